@@ -1,0 +1,112 @@
+// Flag and environment parsing shared by every process's parseConfig. A flag
+// `--refresh-interval-ms` mirrors the environment key TALLY_REFRESH_INTERVAL_MS;
+// a flag wins over the environment, which wins over the default.
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses `--name value`, `--name=value` and bare `--flag` (true). */
+export function parseFlags(argv: readonly string[], booleanFlags: readonly string[] = []): Map<string, string> {
+  const flags = new Map<string, string>();
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
+    const equals = arg.indexOf('=');
+    if (equals > 0) {
+      flags.set(arg.slice(2, equals), arg.slice(equals + 1));
+    } else if (booleanFlags.includes(arg.slice(2))) {
+      flags.set(arg.slice(2), 'true');
+    } else {
+      const value = argv[index + 1];
+      if (value === undefined) throw new ConfigError(`flag ${arg} needs a value`);
+      flags.set(arg.slice(2), value);
+      index++;
+    }
+  }
+  return flags;
+}
+
+function envKeyOf(flag: string): string {
+  return `TALLY_${flag.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/** Reads typed settings from flags, then env, then defaults, and refuses unknown flags. */
+export class ConfigReader {
+  private readonly used = new Set<string>();
+  constructor(
+    private readonly flags: Map<string, string>,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  private raw(flag: string): { value: string; source: string } | undefined {
+    this.used.add(flag);
+    const fromFlag = this.flags.get(flag);
+    if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
+    const envKey = envKeyOf(flag);
+    const fromEnv = this.env[envKey];
+    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: envKey };
+    return undefined;
+  }
+
+  string(flag: string, fallback: string): string {
+    return this.raw(flag)?.value ?? fallback;
+  }
+
+  int(flag: string, fallback: number, bounds: { min: number; max: number }): number {
+    const raw = this.raw(flag);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw.value)) throw new ConfigError(`${raw.source} must be a whole number, got "${raw.value}"`);
+    const value = Number(raw.value);
+    if (value < bounds.min || value > bounds.max) {
+      throw new ConfigError(`${raw.source} must be between ${bounds.min} and ${bounds.max}, got ${value}`);
+    }
+    return value;
+  }
+
+  bool(flag: string, fallback: boolean): boolean {
+    const raw = this.raw(flag);
+    if (raw === undefined) return fallback;
+    if (raw.value === 'true' || raw.value === '1') return true;
+    if (raw.value === 'false' || raw.value === '0') return false;
+    throw new ConfigError(`${raw.source} must be true or false, got "${raw.value}"`);
+  }
+
+  oneOf<T extends string>(flag: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.raw(flag);
+    if (raw === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(raw.value)) {
+      throw new ConfigError(`${raw.source} must be one of ${allowed.join(', ')}, got "${raw.value}"`);
+    }
+    return raw.value as T;
+  }
+
+  /** Call after reading every setting: a typo in a flag is a startup error. */
+  rejectUnknownFlags(): void {
+    for (const flag of this.flags.keys()) {
+      if (!this.used.has(flag)) throw new ConfigError(`unknown flag --${flag}`);
+    }
+  }
+}
+
+/** host:port with a port in range; the host may be empty for "all interfaces". */
+export function parseAddress(value: string, what: string): { host: string; port: number } {
+  const colon = value.lastIndexOf(':');
+  const port = Number(value.slice(colon + 1));
+  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`${what} must be host:port, got "${value}"`);
+  }
+  return { host: value.slice(0, colon), port };
+}
+
+/** Runs a process's main, turning a ConfigError into one line and exit code 2. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`${error instanceof ConfigError ? 'config error' : 'fatal'}: ${message}\n`);
+    process.exit(error instanceof ConfigError ? 2 : 1);
+  });
+}

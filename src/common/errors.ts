@@ -1,0 +1,81 @@
+// The one operating-error type and its mapping to gRPC status codes.
+// Callers match on `code`, never on message text.
+import { status, type ServiceError, Metadata } from '@grpc/grpc-js';
+
+export const ErrorCode = {
+  invalidArgument: 'invalid_argument',
+  outOfRange: 'out_of_range',
+  notFound: 'not_found',
+  failedPrecondition: 'failed_precondition',
+  unavailable: 'unavailable',
+  resourceExhausted: 'resource_exhausted',
+  deadlineExceeded: 'deadline_exceeded',
+  internal: 'internal',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class TallyError extends Error {
+  readonly code: ErrorCode;
+  /** The gRPC status code on the wire (kept as received on the client side). */
+  readonly grpcCode: number;
+  constructor(code: ErrorCode, message: string, grpcCode?: number) {
+    super(message);
+    this.name = 'TallyError';
+    this.code = code;
+    this.grpcCode = grpcCode ?? grpcStatusByCode[code];
+  }
+}
+
+const grpcStatusByCode: Record<ErrorCode, status> = {
+  invalid_argument: status.INVALID_ARGUMENT,
+  out_of_range: status.OUT_OF_RANGE,
+  not_found: status.NOT_FOUND,
+  failed_precondition: status.FAILED_PRECONDITION,
+  unavailable: status.UNAVAILABLE,
+  resource_exhausted: status.RESOURCE_EXHAUSTED,
+  deadline_exceeded: status.DEADLINE_EXCEEDED,
+  internal: status.INTERNAL,
+};
+
+const codeByGrpcStatus = new Map<number, ErrorCode>(
+  Object.entries(grpcStatusByCode).map(([code, grpcStatus]) => [grpcStatus, code as ErrorCode]),
+);
+
+export function grpcStatusOf(code: ErrorCode): status {
+  return grpcStatusByCode[code];
+}
+
+export function errorCodeOfGrpcStatus(grpcStatus: number): ErrorCode {
+  return codeByGrpcStatus.get(grpcStatus) ?? ErrorCode.internal;
+}
+
+/** Server side: any thrown value becomes a ServiceError with the right status. */
+export function toServiceError(error: unknown): Partial<ServiceError> {
+  if (error instanceof TallyError) {
+    return { code: grpcStatusOf(error.code), details: error.message, metadata: new Metadata() };
+  }
+  if (isServiceError(error)) {
+    return { code: error.code, details: error.details, metadata: new Metadata() };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: status.INTERNAL, details: `internal error: ${message}`, metadata: new Metadata() };
+}
+
+/** A gRPC error as received from a call (it carries a numeric code). */
+export function isServiceError(error: unknown): error is ServiceError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as ServiceError).code === 'number' &&
+    'details' in error
+  );
+}
+
+/** Client side: a failed call becomes a TallyError, keeping the server's words. */
+export function fromServiceError(error: unknown): TallyError {
+  if (error instanceof TallyError) return error;
+  if (isServiceError(error)) {
+    return new TallyError(errorCodeOfGrpcStatus(error.code), error.details || error.message, error.code);
+  }
+  return new TallyError(ErrorCode.internal, error instanceof Error ? error.message : String(error));
+}

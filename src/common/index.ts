@@ -1,0 +1,9 @@
+// What every process shares. Import from here, not from the files.
+export * from './errors.ts';
+export * from './limits.ts';
+export * from './validate.ts';
+export * from './config.ts';
+export * from './logger.ts';
+export * from './metrics.ts';
+export * from './proto.ts';
+export * from './server.ts';

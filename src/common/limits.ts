@@ -1,0 +1,28 @@
+// Every bound in Tally, in one place. Processes and the client import these;
+// nothing else hard-codes a limit.
+
+export const INT64_MAX = 9223372036854775807n;
+export const INT64_MIN = -9223372036854775808n;
+
+/** Counter names: 1..200 bytes of UTF-8, no control characters. */
+export const counterNameBytesMax = 200;
+/** Idempotency keys: 0..128 bytes; empty means "no key". */
+export const idempotencyKeyBytesMax = 128;
+/** Items in one IncrementBatch. */
+export const batchItemsMax = 10_000;
+/** Counters in one ReadMany. */
+export const readManyCountersMax = 1_000;
+/** Largest gRPC message any Tally server accepts or sends. */
+export const messageBytesMax = 4 * 1024 * 1024;
+/** Shards one counter may have. */
+export const shardsPerCounterMax = 1_024;
+/** Node pairs one router may address. */
+export const pairsMax = 64;
+/** Items one router-to-node Apply call carries; further items wait for the next call. */
+export const applyItemsPerCallMax = 20_000;
+/** Router-to-node calls in flight per node; later increments coalesce behind them. */
+export const nodeCallsInFlightMax = 2;
+/** Increments queued for one node before the router sheds load (RESOURCE_EXHAUSTED). */
+export const nodeQueueItemsMax = 200_000;
+/** Rows a node reads per step while replaying its log. */
+export const replayBatchRows = 10_000;

@@ -1,0 +1,155 @@
+// Loads proto/counter.proto and proto/shard.proto and describes their
+// messages as TypeScript types. int64 travels as a decimal string (proto-loader
+// `longs: String`) so no amount ever passes through a float.
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import * as protoLoader from '@grpc/proto-loader';
+import { loadPackageDefinition, type GrpcObject, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+
+const protoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
+
+export const protoLoaderOptions: protoLoader.Options = {
+  keepCase: false,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [protoDir],
+};
+
+export const counterPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), protoLoaderOptions);
+export const shardPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'shard.proto'), protoLoaderOptions);
+
+function serviceAt(definition: protoLoader.PackageDefinition, dottedPath: string): ServiceClientConstructor {
+  let node: unknown = loadPackageDefinition(definition) as GrpcObject;
+  for (const part of dottedPath.split('.')) node = (node as Record<string, unknown>)[part];
+  if (typeof node !== 'function') throw new Error(`proto has no service ${dottedPath}`);
+  return node as ServiceClientConstructor;
+}
+
+export const CounterServiceClient = serviceAt(counterPackageDefinition, 'counter.v1.CounterService');
+export const AdminServiceClient = serviceAt(counterPackageDefinition, 'counter.v1.AdminService');
+export const ShardNodeClient = serviceAt(shardPackageDefinition, 'tally.shard.v1.ShardNode');
+
+export const counterServiceDefinition: ServiceDefinition = CounterServiceClient.service;
+export const adminServiceDefinition: ServiceDefinition = AdminServiceClient.service;
+export const shardNodeServiceDefinition: ServiceDefinition = ShardNodeClient.service;
+
+/** int64 on the wire: a decimal string when decoded; string or number when encoded. */
+export type Int64Wire = string;
+
+export type ConsistencyName = 'EXACT' | 'CACHED';
+
+export interface IncrementRequestMsg {
+  counter: string;
+  amount: Int64Wire;
+  idempotencyKey: Buffer;
+}
+export interface IncrementResponseMsg {
+  applied: boolean;
+  shard: number;
+}
+export interface IncrementBatchRequestMsg {
+  items: IncrementRequestMsg[];
+}
+export interface IncrementBatchResponseMsg {
+  results: IncrementResponseMsg[];
+}
+export interface ReadRequestMsg {
+  counter: string;
+  consistency: ConsistencyName;
+}
+export interface ReadResponseMsg {
+  counter: string;
+  total: Int64Wire;
+  exact: boolean;
+  asOfUnixMs: Int64Wire;
+  stalenessMs: Int64Wire;
+  shards: number;
+}
+export interface ReadManyRequestMsg {
+  counters: string[];
+  consistency: ConsistencyName;
+}
+export interface ReadManyResponseMsg {
+  values: ReadResponseMsg[];
+}
+export interface DescribeRequestMsg {
+  counter: string;
+}
+export interface ShardPlacementMsg {
+  shard: number;
+  shardId: Int64Wire;
+  pair: number;
+  primary: string;
+  follower: string;
+  epoch: Int64Wire;
+}
+export interface DescribeResponseMsg {
+  counter: string;
+  shards: number;
+  placements: ShardPlacementMsg[];
+  heatPerSec: number;
+  config: { createdUnixMs: Int64Wire };
+}
+export interface SetShardsRequestMsg {
+  counter: string;
+  shards: number;
+}
+export interface SetShardsResponseMsg {
+  counter: string;
+  previousShards: number;
+  shards: number;
+}
+export interface NodeInfoMsg {
+  address: string;
+  role: string;
+  pair: number;
+  health: string;
+  lastLsn: Int64Wire;
+  pid: number;
+  shardCount: Int64Wire;
+  replicationLagEntries: Int64Wire;
+  error: string;
+}
+export interface ClusterStatusResponseMsg {
+  nodes: NodeInfoMsg[];
+  counters: Int64Wire;
+}
+
+// Internal shard node messages.
+export interface ApplyItemMsg {
+  shardId: Int64Wire;
+  amount: Int64Wire;
+  idempotencyKey: Buffer;
+}
+export interface ApplyGroupMsg {
+  items: ApplyItemMsg[];
+}
+export interface ApplyRequestMsg {
+  epoch: Int64Wire;
+  groups: ApplyGroupMsg[];
+}
+export interface GroupResultMsg {
+  code: number;
+  message: string;
+  applied: boolean[];
+}
+export interface ApplyResponseMsg {
+  results: GroupResultMsg[];
+  lsn: Int64Wire;
+}
+export interface ReadShardsRequestMsg {
+  shardIds: Int64Wire[];
+}
+export interface ReadShardsResponseMsg {
+  totals: Int64Wire[];
+  lsn: Int64Wire;
+}
+export interface StatusResponseMsg {
+  role: string;
+  pid: number;
+  lastLsn: Int64Wire;
+  shardCount: Int64Wire;
+  epoch: Int64Wire;
+}

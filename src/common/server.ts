@@ -1,0 +1,102 @@
+// gRPC server plumbing shared by the router and the node: message limits,
+// health and reflection, binding, and async handlers whose thrown errors
+// become the right status.
+import {
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  type handleUnaryCall,
+  type ChannelOptions,
+} from '@grpc/grpc-js';
+import type { PackageDefinition } from '@grpc/proto-loader';
+import { HealthImplementation } from 'grpc-health-check';
+import { ReflectionService } from '@grpc/reflection';
+import { messageBytesMax } from './limits.ts';
+import { toServiceError } from './errors.ts';
+
+export const serverOptions: ChannelOptions = {
+  'grpc.max_receive_message_length': messageBytesMax,
+  'grpc.max_send_message_length': messageBytesMax,
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+  'grpc.keepalive_permit_without_calls': 1,
+};
+
+/** Channel options for every Tally client: fail fast, reconnect quickly. */
+export const clientChannelOptions: ChannelOptions = {
+  'grpc.max_receive_message_length': messageBytesMax,
+  'grpc.max_send_message_length': messageBytesMax,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1_000,
+  'grpc.min_reconnect_backoff_ms': 100,
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.enable_retries': 0,
+};
+
+export interface TallyServer {
+  server: Server;
+  health: HealthImplementation;
+}
+
+/** A server with health (NOT_SERVING until the caller says ready) and reflection. */
+export function createTallyServer(packageDefinitions: PackageDefinition[], serviceNames: string[]): TallyServer {
+  const server = new Server(serverOptions);
+  const initial: Record<string, 'NOT_SERVING'> = { '': 'NOT_SERVING' };
+  for (const name of serviceNames) initial[name] = 'NOT_SERVING';
+  const health = new HealthImplementation(initial);
+  health.addToServer(server);
+  // One reflection service may be registered per server: merge the definitions.
+  new ReflectionService(Object.assign({}, ...packageDefinitions)).addToServer(server);
+  return { server, health };
+}
+
+export function setServing(tallyServer: TallyServer, serviceNames: string[], serving: boolean): void {
+  const value = serving ? 'SERVING' : 'NOT_SERVING';
+  tallyServer.health.setStatus('', value);
+  for (const name of serviceNames) tallyServer.health.setStatus(name, value);
+}
+
+export function bindServer(server: Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) => {
+      if (error) reject(error);
+      else resolve(port);
+    });
+  });
+}
+
+/** Wraps an async handler: its result is sent, anything it throws is mapped to a status. */
+export function unary<Request, Response>(
+  handler: (request: Request, call: ServerUnaryCall<Request, Response>) => Promise<Response> | Response,
+): handleUnaryCall<Request, Response> {
+  return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => {
+    let result: Promise<Response> | Response;
+    try {
+      result = handler(call.request, call);
+    } catch (error) {
+      callback(toServiceError(error));
+      return;
+    }
+    Promise.resolve(result).then(
+      (response) => callback(null, response),
+      (error: unknown) => callback(toServiceError(error)),
+    );
+  };
+}
+
+/** Shuts the server down, forcing it after timeoutMs. */
+export function shutdownServer(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, timeoutMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,69 @@
+// Input validation shared by the router and the client: names, keys, amounts.
+// Every failure is a TallyError with the code the spec names (G7).
+import { ErrorCode, TallyError } from './errors.ts';
+import { counterNameBytesMax, idempotencyKeyBytesMax, INT64_MAX, INT64_MIN } from './limits.ts';
+
+// C0 and C1 control characters and DEL.
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function validateCounterName(name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new TallyError(ErrorCode.invalidArgument, 'counter name is empty');
+  }
+  const sizeBytes = Buffer.byteLength(name, 'utf8');
+  if (sizeBytes > counterNameBytesMax) {
+    throw new TallyError(
+      ErrorCode.invalidArgument,
+      `counter name is ${sizeBytes} bytes; the limit is ${counterNameBytesMax}`,
+    );
+  }
+  if (controlCharacter.test(name)) {
+    throw new TallyError(ErrorCode.invalidArgument, 'counter name contains a control character');
+  }
+  // A lone surrogate has no UTF-8 form; the wire would silently turn it into U+FFFD.
+  if (loneSurrogate.test(name)) {
+    throw new TallyError(ErrorCode.invalidArgument, 'counter name is not valid UTF-8');
+  }
+  return name;
+}
+
+export function validateIdempotencyKey(key: Buffer | Uint8Array | undefined | null): Buffer {
+  if (key === undefined || key === null) return Buffer.alloc(0);
+  const buffer = Buffer.isBuffer(key) ? key : Buffer.from(key);
+  if (buffer.length > idempotencyKeyBytesMax) {
+    throw new TallyError(
+      ErrorCode.invalidArgument,
+      `idempotency key is ${buffer.length} bytes; the limit is ${idempotencyKeyBytesMax}`,
+    );
+  }
+  return buffer;
+}
+
+/** Parses a decimal int64 (as decoded from the wire or typed by a user). */
+export function parseInt64(value: unknown, what: string): bigint {
+  let parsed: bigint;
+  if (typeof value === 'bigint') {
+    parsed = value;
+  } else if (typeof value === 'number' && Number.isSafeInteger(value)) {
+    parsed = BigInt(value);
+  } else if (typeof value === 'string' && /^[+-]?\d{1,20}$/.test(value)) {
+    parsed = BigInt(value);
+  } else {
+    throw new TallyError(ErrorCode.invalidArgument, `${what} is not an integer: ${String(value).slice(0, 40)}`);
+  }
+  if (parsed > INT64_MAX || parsed < INT64_MIN) {
+    throw new TallyError(ErrorCode.outOfRange, `${what} ${parsed} is beyond int64`);
+  }
+  return parsed;
+}
+
+export function validateAmount(value: unknown): bigint {
+  const amount = parseInt64(value, 'amount');
+  if (amount === 0n) throw new TallyError(ErrorCode.invalidArgument, 'amount is 0; it must be non-zero');
+  return amount;
+}
+
+export function isInt64(value: bigint): boolean {
+  return value <= INT64_MAX && value >= INT64_MIN;
+}

@@ -1,0 +1,49 @@
+// The shard node's configuration: one typed object from flags and environment,
+// defaults in one place, every key validated at startup.
+import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, type LogLevel } from '../common/index.ts';
+
+export interface NodeConfig {
+  /** host:port the gRPC server binds. */
+  listenAddress: string;
+  /** Directory holding this node's log (node.sqlite). */
+  dataDir: string;
+  metricsHost: string;
+  /** 0 disables the metrics endpoint. */
+  metricsPort: number;
+  /** Name used in logs and metric labels. */
+  nodeName: string;
+  logLevel: LogLevel;
+  shutdownTimeoutMs: number;
+  /** Role at start; the router may change it later (failover). */
+  role: 'primary' | 'follower';
+}
+
+export const nodeDefaults = {
+  listenAddress: '127.0.0.1:50061',
+  dataDir: './data/node',
+  metricsHost: '127.0.0.1',
+  metricsPort: 0,
+  logLevel: 'info' as LogLevel,
+  shutdownTimeoutMs: 5_000,
+  role: 'primary' as 'primary' | 'follower',
+};
+
+export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
+  const reader = new ConfigReader(parseFlags(argv), env);
+  const listenAddress = reader.string('listen', nodeDefaults.listenAddress);
+  parseAddress(listenAddress, '--listen');
+  const logLevel = reader.string('log-level', nodeDefaults.logLevel);
+  if (!isLogLevel(logLevel)) throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
+  const config: NodeConfig = {
+    listenAddress,
+    dataDir: reader.string('data-dir', nodeDefaults.dataDir),
+    metricsHost: reader.string('metrics-host', nodeDefaults.metricsHost),
+    metricsPort: reader.int('metrics-port', nodeDefaults.metricsPort, { min: 0, max: 65535 }),
+    nodeName: reader.string('node-name', listenAddress),
+    logLevel,
+    shutdownTimeoutMs: reader.int('shutdown-timeout-ms', nodeDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
+    role: reader.oneOf('role', nodeDefaults.role, ['primary', 'follower'] as const),
+  };
+  reader.rejectUnknownFlags();
+  return config;
+}

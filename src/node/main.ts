@@ -1,0 +1,67 @@
+// Shard node process: wiring only. Parse config, open and replay the log,
+// bind the server, mark SERVING, and stop cleanly on SIGTERM/SIGINT.
+import { createLogger, createMetricsRegistry, createTallyServer, bindServer, setServing, shutdownServer, startMetricsServer, shardPackageDefinition, shardNodeServiceDefinition, counterPackageDefinition, runMain } from '../common/index.ts';
+import { parseNodeConfig } from './config.ts';
+import { ShardLog } from './shard-log.ts';
+import { ShardTotals } from './shard-totals.ts';
+import { GroupCommitter } from './group-commit.ts';
+import { createNodeMetrics } from './node-metrics.ts';
+import { createNodeService, type NodeState } from './node-service.ts';
+
+const serviceName = 'tally.shard.v1.ShardNode';
+
+runMain(async () => {
+  const config = parseNodeConfig(process.argv.slice(2), process.env);
+  const logger = createLogger('node', config.logLevel);
+  const registry = createMetricsRegistry({ process: 'node', node: config.nodeName });
+  const metrics = createNodeMetrics(registry);
+  const state: NodeState = { ready: false, role: config.role, epoch: 0n };
+
+  const log = ShardLog.open(config.dataDir);
+  const totals = new ShardTotals();
+  const committer = new GroupCommitter(log, totals, {
+    onCommit(rows, durationSeconds) {
+      metrics.commitBatchRows.observe(rows);
+      metrics.commitSeconds.observe(durationSeconds);
+      metrics.lastLsn.set(Number(log.lastLsn));
+    },
+  });
+
+  const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
+  tallyServer.server.addService(shardNodeServiceDefinition, createNodeService({ state, log, totals, committer, metrics }));
+  const port = await bindServer(tallyServer.server, config.listenAddress);
+  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
+  logger.info('start', { listen: config.listenAddress, port, dataDir: config.dataDir, role: config.role, metricsPort: metricsServer?.port });
+
+  const replayStartedMs = Date.now();
+  const lastLsn = log.replay((_lsn, shardId, amount) => totals.add(shardId, amount));
+  metrics.lastLsn.set(Number(lastLsn));
+  metrics.shardCount.set(totals.shardCount);
+  state.ready = true;
+  setServing(tallyServer, [serviceName], true);
+  logger.info('ready', { lastLsn, shards: totals.shardCount, replayMs: Date.now() - replayStartedMs });
+
+  const gaugeTimer = setInterval(() => {
+    metrics.shardCount.set(totals.shardCount);
+    metrics.logSizeBytes.set(log.sizeBytes());
+  }, 5_000);
+  gaugeTimer.unref();
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutdown', { signal });
+    setServing(tallyServer, [serviceName], false);
+    // Drain: in-flight Apply calls finish their commit before the server closes.
+    await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
+    state.ready = false;
+    committer.flush();
+    log.close();
+    await metricsServer?.close();
+    logger.info('stopped', { lastLsn: log.lastLsn });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+});

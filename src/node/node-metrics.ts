@@ -1,0 +1,35 @@
+// The shard node's Prometheus metrics.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { batchSizeBuckets, latencyBucketsSeconds } from '../common/index.ts';
+
+export function createNodeMetrics(registry: Registry) {
+  return {
+    incrementsApplied: new Counter({
+      name: 'tally_node_increments_applied_total',
+      help: 'Increments committed to this node\'s log',
+      registers: [registry],
+    }),
+    incrementsRejected: new Counter({
+      name: 'tally_node_increments_rejected_total',
+      help: 'Increment groups this node refused, by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    commitBatchRows: new Histogram({
+      name: 'tally_log_commit_batch_rows',
+      help: 'Log entries per commit (one transaction, one fsync)',
+      buckets: batchSizeBuckets,
+      registers: [registry],
+    }),
+    commitSeconds: new Histogram({
+      name: 'tally_log_fsync_seconds',
+      help: 'Time to commit one log transaction, fsync included',
+      buckets: latencyBucketsSeconds,
+      registers: [registry],
+    }),
+    lastLsn: new Gauge({ name: 'tally_log_last_lsn', help: 'Last committed log sequence number', registers: [registry] }),
+    shardCount: new Gauge({ name: 'tally_node_shards', help: 'Shards held in memory', registers: [registry] }),
+    logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
+  };
+}
+export type NodeMetrics = ReturnType<typeof createNodeMetrics>;
