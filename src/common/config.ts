@@ -110,3 +110,14 @@ export function runMain(main: () => Promise<void>): void {
     process.exit(error instanceof ConfigError ? 2 : 1);
   });
 }
+
+/**
+ * Calls stop when the parent that launched us (with TALLY_STOP_WITH_PARENT=1)
+ * goes away: it holds our stdin open, so its death closes it.
+ */
+export function stopWithParent(env: NodeJS.ProcessEnv, stop: () => void): void {
+  if (env.TALLY_STOP_WITH_PARENT !== '1') return;
+  process.stdin.on('end', stop);
+  process.stdin.on('error', stop);
+  process.stdin.resume();
+}

@@ -152,4 +152,5 @@ export interface StatusResponseMsg {
   lastLsn: Int64Wire;
   shardCount: Int64Wire;
   epoch: Int64Wire;
+  ready: boolean;
 }

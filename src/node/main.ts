@@ -1,6 +1,6 @@
 // Shard node process: wiring only. Parse config, open and replay the log,
 // bind the server, mark SERVING, and stop cleanly on SIGTERM/SIGINT.
-import { createLogger, createMetricsRegistry, createTallyServer, bindServer, setServing, shutdownServer, startMetricsServer, shardPackageDefinition, shardNodeServiceDefinition, counterPackageDefinition, runMain } from '../common/index.ts';
+import { createLogger, createMetricsRegistry, createTallyServer, bindServer, setServing, shutdownServer, startMetricsServer, shardPackageDefinition, shardNodeServiceDefinition, counterPackageDefinition, runMain, stopWithParent } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
 import { ShardTotals } from './shard-totals.ts';
@@ -64,4 +64,5 @@ runMain(async () => {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  stopWithParent(process.env, () => void stop('parent exited'));
 });

@@ -76,6 +76,7 @@ export function createNodeService(deps: {
       lastLsn: log.lastLsn.toString(),
       shardCount: String(totals.shardCount),
       epoch: state.epoch.toString(),
+      ready: state.ready,
     })),
   };
 }

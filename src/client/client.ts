@@ -1,0 +1,226 @@
+// The typed Tally client: one channel to the router, one method per RPC, each
+// with a deadline. Amounts and totals are bigint end to end. A failed call
+// rejects with a TallyError carrying the gRPC status code.
+import { credentials, type Client, type CallOptions, type requestCallback, type Metadata } from '@grpc/grpc-js';
+import {
+  AdminServiceClient,
+  CounterServiceClient,
+  clientChannelOptions,
+  fromServiceError,
+  parseInt64,
+  type ClusterStatusResponseMsg,
+  type DescribeResponseMsg,
+  type IncrementBatchResponseMsg,
+  type IncrementResponseMsg,
+  type ReadManyResponseMsg,
+  type ReadResponseMsg,
+  type SetShardsResponseMsg,
+} from '../common/index.ts';
+
+export interface TallyClientOptions {
+  /** Router address, host:port. */
+  address: string;
+  /** Deadline of each call unless the call gives its own. Default 5000. */
+  deadlineMs?: number;
+}
+
+export type Int64Input = bigint | number | string;
+
+export interface CallSettings {
+  deadlineMs?: number;
+}
+
+export interface IncrementItem {
+  counter: string;
+  amount: Int64Input;
+  /** 0-128 bytes. Omit or pass null for an unkeyed increment. */
+  idempotencyKey?: string | Uint8Array | null;
+}
+
+export interface IncrementResult {
+  /** False when the key was seen before and this increment was not applied again. */
+  applied: boolean;
+  /** Index of the shard within the counter that holds the increment. */
+  shard: number;
+}
+
+export type Consistency = 'exact' | 'cached';
+
+export interface ReadResult {
+  counter: string;
+  total: bigint;
+  exact: boolean;
+  asOfUnixMs: number;
+  stalenessMs: number;
+  shards: number;
+}
+
+export interface ShardPlacement {
+  shard: number;
+  shardId: number;
+  pair: number;
+  primary: string;
+  follower: string;
+  epoch: number;
+}
+
+export interface CounterDescription {
+  counter: string;
+  shards: number;
+  placements: ShardPlacement[];
+  heatPerSec: number;
+  createdUnixMs: number;
+}
+
+export interface NodeStatus {
+  address: string;
+  role: string;
+  pair: number;
+  health: string;
+  lastLsn: bigint;
+  pid: number;
+  shardCount: number;
+  replicationLagEntries: bigint;
+  error: string;
+}
+
+export interface ClusterStatus {
+  nodes: NodeStatus[];
+  counters: number;
+}
+
+type Unary<Request, Response> = {
+  (request: Request, metadata: Metadata, options: CallOptions, callback: requestCallback<Response>): void;
+  (request: Request, options: CallOptions, callback: requestCallback<Response>): void;
+};
+
+interface CounterRpc extends Client {
+  Increment: Unary<object, IncrementResponseMsg>;
+  IncrementBatch: Unary<object, IncrementBatchResponseMsg>;
+  Read: Unary<object, ReadResponseMsg>;
+  ReadMany: Unary<object, ReadManyResponseMsg>;
+}
+
+interface AdminRpc extends Client {
+  Describe: Unary<object, DescribeResponseMsg>;
+  SetShards: Unary<object, SetShardsResponseMsg>;
+  ClusterStatus: Unary<object, ClusterStatusResponseMsg>;
+}
+
+function toWireAmount(amount: Int64Input): string {
+  return parseInt64(amount, 'amount').toString();
+}
+
+function toWireKey(key: string | Uint8Array | null | undefined): Buffer {
+  if (key === undefined || key === null) return Buffer.alloc(0);
+  return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
+}
+
+function fromReadResponse(response: ReadResponseMsg): ReadResult {
+  return {
+    counter: response.counter,
+    total: BigInt(response.total),
+    exact: response.exact,
+    asOfUnixMs: Number(response.asOfUnixMs),
+    stalenessMs: Number(response.stalenessMs),
+    shards: response.shards,
+  };
+}
+
+export class TallyClient {
+  private readonly counterRpc: CounterRpc;
+  private readonly adminRpc: AdminRpc;
+  private readonly deadlineMs: number;
+
+  constructor(options: TallyClientOptions) {
+    const channelCredentials = credentials.createInsecure();
+    this.counterRpc = new CounterServiceClient(options.address, channelCredentials, clientChannelOptions) as unknown as CounterRpc;
+    // Share the channel: the admin client rides on the counter client's connection.
+    this.adminRpc = new AdminServiceClient(options.address, channelCredentials, {
+      ...clientChannelOptions,
+      channelOverride: this.counterRpc.getChannel(),
+    }) as unknown as AdminRpc;
+    this.deadlineMs = options.deadlineMs ?? 5_000;
+  }
+
+  private call<Response>(method: Unary<object, Response>, rpc: Client, request: object, settings?: CallSettings): Promise<Response> {
+    const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
+    return new Promise((resolve, reject) => {
+      method.call(rpc, request, { deadline }, (error, response) => {
+        if (error || response === undefined) reject(fromServiceError(error));
+        else resolve(response);
+      });
+    });
+  }
+
+  async increment(counter: string, amount: Int64Input, options?: CallSettings & { idempotencyKey?: string | Uint8Array | null }): Promise<IncrementResult> {
+    const request = { counter, amount: toWireAmount(amount), idempotencyKey: toWireKey(options?.idempotencyKey) };
+    const response = await this.call(this.counterRpc.Increment, this.counterRpc, request, options);
+    return { applied: response.applied, shard: response.shard };
+  }
+
+  async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {
+    const request = {
+      items: items.map((item) => ({ counter: item.counter, amount: toWireAmount(item.amount), idempotencyKey: toWireKey(item.idempotencyKey) })),
+    };
+    const response = await this.call(this.counterRpc.IncrementBatch, this.counterRpc, request, settings);
+    return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
+  }
+
+  async read(counter: string, options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult> {
+    const request = { counter, consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    return fromReadResponse(await this.call(this.counterRpc.Read, this.counterRpc, request, options));
+  }
+
+  async readMany(counters: readonly string[], options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult[]> {
+    const request = { counters, consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    const response = await this.call(this.counterRpc.ReadMany, this.counterRpc, request, options);
+    return response.values.map(fromReadResponse);
+  }
+
+  async describe(counter: string, settings?: CallSettings): Promise<CounterDescription> {
+    const response = await this.call(this.adminRpc.Describe, this.adminRpc, { counter }, settings);
+    return {
+      counter: response.counter,
+      shards: response.shards,
+      placements: response.placements.map((placement) => ({
+        shard: placement.shard,
+        shardId: Number(placement.shardId),
+        pair: placement.pair,
+        primary: placement.primary,
+        follower: placement.follower,
+        epoch: Number(placement.epoch),
+      })),
+      heatPerSec: response.heatPerSec,
+      createdUnixMs: Number(response.config?.createdUnixMs ?? 0),
+    };
+  }
+
+  async setShards(counter: string, shards: number, settings?: CallSettings): Promise<{ previousShards: number; shards: number }> {
+    const response = await this.call(this.adminRpc.SetShards, this.adminRpc, { counter, shards }, settings);
+    return { previousShards: response.previousShards, shards: response.shards };
+  }
+
+  async clusterStatus(settings?: CallSettings): Promise<ClusterStatus> {
+    const response = await this.call(this.adminRpc.ClusterStatus, this.adminRpc, {}, settings);
+    return {
+      counters: Number(response.counters),
+      nodes: response.nodes.map((node) => ({
+        address: node.address,
+        role: node.role,
+        pair: node.pair,
+        health: node.health,
+        lastLsn: BigInt(node.lastLsn),
+        pid: node.pid,
+        shardCount: Number(node.shardCount),
+        replicationLagEntries: BigInt(node.replicationLagEntries),
+        error: node.error,
+      })),
+    };
+  }
+
+  close(): void {
+    this.adminRpc.close();
+    this.counterRpc.close();
+  }
+}

@@ -1,0 +1,38 @@
+// The whole public surface of the Tally client library.
+import { TallyClient, type TallyClientOptions } from './client.ts';
+
+export {
+  /** The typed client; create one with createTallyClient. */
+  TallyClient,
+};
+export type {
+  /** Options for createTallyClient: the router address and a default deadline. */
+  TallyClientOptions,
+  /** One item of incrementBatch. */
+  IncrementItem,
+  /** What an increment reports: applied (false for a duplicate key) and the shard. */
+  IncrementResult,
+  /** A total with how exact and how old it is. */
+  ReadResult,
+  /** 'exact' (sum every shard now) or 'cached' (the refreshed total). */
+  Consistency,
+  /** Shard count, placements and heat of one counter. */
+  CounterDescription,
+  /** Where one shard lives. */
+  ShardPlacement,
+  /** Every node's address, role, health and log position. */
+  ClusterStatus,
+  /** One node in ClusterStatus. */
+  NodeStatus,
+  /** Per-call settings: deadlineMs. */
+  CallSettings,
+  /** An int64 as bigint, safe-integer number or decimal string. */
+  Int64Input,
+} from './client.ts';
+/** The error every failed call rejects with: `code` to match on, `grpcCode` as received. */
+export { TallyError, ErrorCode } from '../common/errors.ts';
+
+/** Creates a client for the router at options.address. Call close() when done. */
+export function createTallyClient(options: TallyClientOptions): TallyClient {
+  return new TallyClient(options);
+}

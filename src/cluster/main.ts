@@ -1,0 +1,92 @@
+// `npm start`: a whole local cluster (router + node pairs) as child processes.
+// Prints where everything listens; SIGINT/SIGTERM stop every child cleanly.
+import path from 'node:path';
+import { ConfigReader, parseFlags, runMain } from '../common/index.ts';
+import { LocalCluster } from './local-cluster.ts';
+
+interface LauncherConfig {
+  host: string;
+  port: number;
+  pairCount: number;
+  dataDir: string;
+  metricsPort: number;
+  nodeBasePort: number;
+  verbose: boolean;
+}
+
+function parseLauncherConfig(argv: readonly string[], env: NodeJS.ProcessEnv): LauncherConfig {
+  const reader = new ConfigReader(parseFlags(argv, ['verbose']), env);
+  const config: LauncherConfig = {
+    host: reader.string('host', '127.0.0.1'),
+    port: reader.int('port', 50051, { min: 1, max: 65535 }),
+    pairCount: reader.int('pairs', 2, { min: 1, max: 16 }),
+    dataDir: path.resolve(reader.string('data-dir', './data')),
+    metricsPort: reader.int('metrics-port', 9464, { min: 0, max: 65535 }),
+    nodeBasePort: reader.int('node-base-port', 50061, { min: 1, max: 65000 }),
+    verbose: reader.bool('verbose', false),
+  };
+  reader.rejectUnknownFlags();
+  return config;
+}
+
+runMain(async () => {
+  const config = parseLauncherConfig(process.argv.slice(2), process.env);
+  const nodeCount = config.pairCount * 2;
+  const cluster = new LocalCluster({
+    pairCount: config.pairCount,
+    dataDir: config.dataDir,
+    host: config.host,
+    routerPort: config.port,
+    nodePorts: Array.from({ length: nodeCount }, (_, index) => config.nodeBasePort + index),
+    routerMetricsPort: config.metricsPort,
+    nodeMetricsPorts: Array.from({ length: nodeCount }, (_, index) => (config.metricsPort === 0 ? 0 : config.metricsPort + 1 + index)),
+    onLine: (name, line) => {
+      // Lifecycle lines always; everything else with --verbose.
+      if (config.verbose || /"level":"(warn|error)"|"msg":"(ready|shutdown|stopped|growth|promotion)"|^(fatal|config error)/.test(line)) {
+        process.stdout.write(`[${name}] ${line}\n`);
+      }
+    },
+  });
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping the cluster...\n`);
+    await cluster.stop('SIGTERM');
+    process.stdout.write('stopped.\n');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  const startedMs = Date.now();
+  try {
+    await cluster.start();
+  } catch (error) {
+    await cluster.stop('SIGKILL');
+    throw error;
+  }
+  const lines = [
+    '',
+    `Tally local cluster ready in ${Date.now() - startedMs} ms (data in ${config.dataDir})`,
+    `  router     ${cluster.routerAddress}${config.metricsPort ? `   metrics http://${config.host}:${config.metricsPort}/metrics` : ''}`,
+    ...cluster.nodes.map(
+      (node) => `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${node.metricsPort ? `   metrics http://${config.host}:${node.metricsPort}/metrics` : ''}`,
+    ),
+    '',
+    `Try: npx tally incr likes 1 && npx tally get likes   (Ctrl-C stops the cluster)`,
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+
+  // A child that dies while we run takes the cluster down with a clear message,
+  // rather than leaving a half-cluster that looks healthy.
+  for (const member of [cluster.router, ...cluster.nodes.map((node) => node.process)]) {
+    void member.exited().then((code) => {
+      if (stopping) return;
+      process.stderr.write(`${member.name} exited unexpectedly (code ${code}); stopping the cluster\n`);
+      void stop('child exit');
+    });
+  }
+});

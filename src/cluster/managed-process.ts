@@ -1,0 +1,98 @@
+// One Tally process started with `node` directly (never via npm or a shell,
+// so a signal reaches the process we mean), watched until it logs "ready".
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import readline from 'node:readline';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const nodeMainPath = path.join(repoRoot, 'src/node/main.ts');
+export const routerMainPath = path.join(repoRoot, 'src/router/main.ts');
+
+export interface ManagedProcessOptions {
+  name: string;
+  script: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Receives every log line the process writes (stdout and stderr). */
+  onLine?: (name: string, line: string) => void;
+}
+
+export class ManagedProcess {
+  private child: ChildProcess | undefined;
+  private exitPromise: Promise<number | null> | undefined;
+
+  constructor(readonly options: ManagedProcessOptions) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Starts the process; resolves once it logs "ready", rejects if it exits first or times out. */
+  start(readyTimeoutMs = 20_000): Promise<void> {
+    if (this.running) throw new Error(`${this.name} is already running`);
+    const child = spawn(process.execPath, ['--import', 'tsx', this.options.script, ...this.options.args], {
+      cwd: repoRoot,
+      env: { ...process.env, ...this.options.env, TALLY_STOP_WITH_PARENT: '1' },
+      // Own process group: a Ctrl-C in the terminal reaches only the launcher,
+      // which stops the router before the nodes. stdin stays open as a
+      // lifeline: when the launcher dies, the child sees it close and stops.
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.exitPromise = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const settle = (error?: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(() => settle(new Error(`${this.name} was not ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
+      const lastLines: string[] = [];
+      const watch = (stream: NodeJS.ReadableStream): void => {
+        readline.createInterface({ input: stream }).on('line', (line) => {
+          this.options.onLine?.(this.name, line);
+          lastLines.push(line);
+          if (lastLines.length > 5) lastLines.shift();
+          if (line.includes('"msg":"ready"')) settle();
+        });
+      };
+      watch(child.stdout!);
+      watch(child.stderr!);
+      child.once('exit', (code, signal) => settle(new Error(`${this.name} exited (${signal ?? code}) before it was ready: ${lastLines.join(' | ')}`)));
+    });
+  }
+
+  /** Sends a signal and waits for the exit. SIGKILL gives the process no chance to clean up. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 10_000): Promise<void> {
+    if (!this.running) return;
+    this.child!.kill(signal);
+    const exited = await Promise.race([this.exitPromise!.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+    if (!exited) {
+      this.child!.kill('SIGKILL');
+      await this.exitPromise;
+    }
+  }
+
+  /** Resolves when the process exits (at once if it is not running). */
+  exited(): Promise<number | null> {
+    return this.exitPromise ?? Promise.resolve(null);
+  }
+
+  /** Pause and resume (SIGSTOP/SIGCONT), for tests of hung processes. */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+}

@@ -1,0 +1,82 @@
+// The router's configuration: one typed object from flags and environment,
+// defaults in one place, every key validated at startup.
+import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, type LogLevel } from '../common/index.ts';
+import type { PairAddresses } from './directory.ts';
+
+export interface RouterConfig {
+  listenAddress: string;
+  /** Node pairs, primary then follower, in directory order. */
+  pairs: PairAddresses[];
+  dataDir: string;
+  metricsHost: string;
+  /** 0 disables the metrics endpoint. */
+  metricsPort: number;
+  /** How often cached totals are recomputed (G4). */
+  refreshIntervalMs: number;
+  /** Deadline of one node read; bounds the summing time of any read. */
+  readTimeoutMs: number;
+  /** Deadline of one node Apply call. */
+  nodeCallTimeoutMs: number;
+  /** A counter not read CACHED for this long stops being refreshed. */
+  cacheIdleMs: number;
+  cacheEntriesMax: number;
+  /** Half-life of the heat (increments/s) moving average. */
+  heatHalfLifeMs: number;
+  logLevel: LogLevel;
+  shutdownTimeoutMs: number;
+}
+
+export const routerDefaults = {
+  listenAddress: '127.0.0.1:50051',
+  dataDir: './data/router',
+  metricsHost: '127.0.0.1',
+  metricsPort: 9464,
+  refreshIntervalMs: 1_000,
+  readTimeoutMs: 1_000,
+  nodeCallTimeoutMs: 2_000,
+  cacheIdleMs: 60_000,
+  cacheEntriesMax: 100_000,
+  heatHalfLifeMs: 5_000,
+  logLevel: 'info' as LogLevel,
+  shutdownTimeoutMs: 5_000,
+};
+
+/** "p1:port,f1:port;p2:port,f2:port" → pairs. */
+export function parsePairs(value: string): PairAddresses[] {
+  if (value.trim() === '') throw new ConfigError('--pairs is required: "primary:port,follower:port;..."');
+  const pairs = value.split(';').map((pairText, index) => {
+    const members = pairText.split(',').map((member) => member.trim());
+    if (members.length !== 2) throw new ConfigError(`--pairs entry ${index} must be "primary:port,follower:port", got "${pairText}"`);
+    for (const member of members) parseAddress(member, `--pairs entry ${index}`);
+    return { primary: members[0]!, follower: members[1]! };
+  });
+  if (pairs.length > pairsMax) throw new ConfigError(`--pairs lists ${pairs.length} pairs; the limit is ${pairsMax}`);
+  const all = pairs.flatMap((pair) => [pair.primary, pair.follower]);
+  if (new Set(all).size !== all.length) throw new ConfigError('--pairs names a node twice');
+  return pairs;
+}
+
+export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEnv): RouterConfig {
+  const reader = new ConfigReader(parseFlags(argv), env);
+  const listenAddress = reader.string('listen', routerDefaults.listenAddress);
+  parseAddress(listenAddress, '--listen');
+  const logLevel = reader.string('log-level', routerDefaults.logLevel);
+  if (!isLogLevel(logLevel)) throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
+  const config: RouterConfig = {
+    listenAddress,
+    pairs: parsePairs(reader.string('pairs', '')),
+    dataDir: reader.string('data-dir', routerDefaults.dataDir),
+    metricsHost: reader.string('metrics-host', routerDefaults.metricsHost),
+    metricsPort: reader.int('metrics-port', routerDefaults.metricsPort, { min: 0, max: 65535 }),
+    refreshIntervalMs: reader.int('refresh-interval-ms', routerDefaults.refreshIntervalMs, { min: 10, max: 3_600_000 }),
+    readTimeoutMs: reader.int('read-timeout-ms', routerDefaults.readTimeoutMs, { min: 10, max: 60_000 }),
+    nodeCallTimeoutMs: reader.int('node-call-timeout-ms', routerDefaults.nodeCallTimeoutMs, { min: 10, max: 60_000 }),
+    cacheIdleMs: reader.int('cache-idle-ms', routerDefaults.cacheIdleMs, { min: 1_000, max: 86_400_000 }),
+    cacheEntriesMax: reader.int('cache-entries-max', routerDefaults.cacheEntriesMax, { min: 1, max: 10_000_000 }),
+    heatHalfLifeMs: reader.int('heat-half-life-ms', routerDefaults.heatHalfLifeMs, { min: 100, max: 3_600_000 }),
+    logLevel,
+    shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
+  };
+  reader.rejectUnknownFlags();
+  return config;
+}

@@ -1,0 +1,213 @@
+// The counter directory: per counter its shards, each shard's node pair, and
+// the pairs themselves with their epoch. Persisted in SQLite (fsync'd before a
+// new shard receives anything, so a shard id is never reused) and held in
+// memory for the hot path. It never talks to nodes.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { ErrorCode, TallyError, shardsPerCounterMax } from '../common/index.ts';
+import { choosePairs } from './placement.ts';
+
+export interface PairInfo {
+  pairIndex: number;
+  primary: string;
+  follower: string;
+  epoch: bigint;
+}
+
+export interface ShardInfo {
+  shardIndex: number;
+  /** Cluster-wide id the nodes know the shard by. */
+  shardId: number;
+  pairIndex: number;
+}
+
+export interface CounterInfo {
+  name: string;
+  shards: ShardInfo[];
+  createdMs: number;
+}
+
+export interface PairAddresses {
+  primary: string;
+  follower: string;
+}
+
+export class Directory {
+  private readonly db: Database.Database;
+  private readonly counters = new Map<string, CounterInfo>();
+  private readonly pairs: PairInfo[] = [];
+  private readonly shardsPerPair: number[] = [];
+  private readonly insertCounter: Database.Statement;
+  private readonly insertShard: Database.Statement;
+  private readonly updateShardCount: Database.Statement;
+
+  private constructor(db: Database.Database, configuredPairs: readonly PairAddresses[], private readonly now: () => number) {
+    this.db = db;
+    this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms) VALUES (?, ?, ?)');
+    this.insertShard = db.prepare('INSERT INTO shards (counter, shard_index, pair_index, created_ms) VALUES (?, ?, ?, ?)');
+    this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
+    this.loadPairs(configuredPairs);
+    this.loadCounters();
+  }
+
+  static open(dataDir: string, configuredPairs: readonly PairAddresses[], now: () => number = Date.now): Directory {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const db = new Database(path.join(dataDir, 'directory.sqlite'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS pairs (
+        pair_index INTEGER PRIMARY KEY,
+        primary_addr TEXT NOT NULL,
+        follower_addr TEXT NOT NULL,
+        epoch INTEGER NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS counters (
+        name TEXT PRIMARY KEY,
+        shard_count INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL
+      );
+      -- AUTOINCREMENT: a shard id is never reused, even after a crash.
+      CREATE TABLE IF NOT EXISTS shards (
+        shard_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        counter TEXT NOT NULL,
+        shard_index INTEGER NOT NULL,
+        pair_index INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL,
+        UNIQUE (counter, shard_index)
+      );
+    `);
+    return new Directory(db, configuredPairs, now);
+  }
+
+  private loadPairs(configuredPairs: readonly PairAddresses[]): void {
+    const stored = this.db.prepare('SELECT pair_index, primary_addr, follower_addr, epoch FROM pairs ORDER BY pair_index').safeIntegers(true).all() as {
+      pair_index: bigint;
+      primary_addr: string;
+      follower_addr: string;
+      epoch: bigint;
+    }[];
+    if (stored.length > configuredPairs.length) {
+      throw new TallyError(ErrorCode.failedPrecondition, `the directory knows ${stored.length} node pairs but only ${configuredPairs.length} are configured`);
+    }
+    for (const row of stored) {
+      const configured = configuredPairs[Number(row.pair_index)]!;
+      // A failover may have swapped the roles; the pair's members must stay the same.
+      const storedSet = [row.primary_addr, row.follower_addr].sort().join(',');
+      const configuredSet = [configured.primary, configured.follower].sort().join(',');
+      if (storedSet !== configuredSet) {
+        throw new TallyError(ErrorCode.failedPrecondition, `pair ${row.pair_index} is ${storedSet} in the directory but ${configuredSet} in the configuration`);
+      }
+      this.pairs.push({ pairIndex: Number(row.pair_index), primary: row.primary_addr, follower: row.follower_addr, epoch: row.epoch });
+    }
+    const insertPair = this.db.prepare('INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch) VALUES (?, ?, ?, ?)');
+    for (let pairIndex = stored.length; pairIndex < configuredPairs.length; pairIndex++) {
+      const configured = configuredPairs[pairIndex]!;
+      insertPair.run(pairIndex, configured.primary, configured.follower, 1);
+      this.pairs.push({ pairIndex, primary: configured.primary, follower: configured.follower, epoch: 1n });
+    }
+    for (let pairIndex = 0; pairIndex < this.pairs.length; pairIndex++) this.shardsPerPair.push(0);
+  }
+
+  private loadCounters(): void {
+    const counterRows = this.db.prepare('SELECT name, shard_count, created_ms FROM counters').all() as { name: string; shard_count: number; created_ms: number }[];
+    for (const row of counterRows) this.counters.set(row.name, { name: row.name, shards: [], createdMs: row.created_ms });
+    const shardRows = this.db.prepare('SELECT shard_id, counter, shard_index, pair_index FROM shards ORDER BY counter, shard_index').all() as {
+      shard_id: number;
+      counter: string;
+      shard_index: number;
+      pair_index: number;
+    }[];
+    for (const row of shardRows) {
+      const counter = this.counters.get(row.counter);
+      if (counter === undefined || row.shard_index !== counter.shards.length || row.pair_index >= this.pairs.length) {
+        throw new TallyError(ErrorCode.internal, `directory is inconsistent at shard ${row.shard_id} of ${row.counter}`);
+      }
+      counter.shards.push({ shardIndex: row.shard_index, shardId: row.shard_id, pairIndex: row.pair_index });
+      this.shardsPerPair[row.pair_index]!++;
+    }
+    for (const row of counterRows) {
+      if (this.counters.get(row.name)!.shards.length !== row.shard_count) {
+        throw new TallyError(ErrorCode.internal, `directory is inconsistent: ${row.name} should have ${row.shard_count} shards`);
+      }
+    }
+  }
+
+  get(name: string): CounterInfo | undefined {
+    return this.counters.get(name);
+  }
+
+  /** The counter, created with one shard on its first use. */
+  getOrCreate(name: string): CounterInfo {
+    const existing = this.counters.get(name);
+    if (existing !== undefined) return existing;
+    const counter: CounterInfo = { name, shards: [], createdMs: this.now() };
+    const created = this.db.transaction(() => {
+      this.insertCounter.run(name, 0, counter.createdMs);
+      return this.insertShards(counter, 1);
+    })();
+    this.publish(counter, created);
+    this.counters.set(name, counter);
+    return counter;
+  }
+
+  /** Grows a counter's shard set. No data moves; old shards stay in every sum. */
+  setShards(name: string, shardCount: number): { previousShardCount: number; counter: CounterInfo } {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    if (!Number.isInteger(shardCount) || shardCount < 1) throw new TallyError(ErrorCode.invalidArgument, `shard count must be at least 1, got ${shardCount}`);
+    if (shardCount > shardsPerCounterMax) {
+      throw new TallyError(ErrorCode.invalidArgument, `shard count ${shardCount} exceeds the limit of ${shardsPerCounterMax}`);
+    }
+    const previousShardCount = counter.shards.length;
+    if (shardCount < previousShardCount) {
+      throw new TallyError(ErrorCode.failedPrecondition, `shrinking ${name} from ${previousShardCount} to ${shardCount} shards is not supported`);
+    }
+    if (shardCount > previousShardCount) {
+      const created = this.db.transaction(() => this.insertShards(counter, shardCount - previousShardCount))();
+      this.publish(counter, created);
+    }
+    return { previousShardCount, counter };
+  }
+
+  /** Inside a transaction: inserts the rows; memory changes only after commit (publish). */
+  private insertShards(counter: CounterInfo, addCount: number): ShardInfo[] {
+    const mine = this.pairs.map(() => 0);
+    for (const shard of counter.shards) mine[shard.pairIndex]!++;
+    const chosen = choosePairs(mine, this.shardsPerPair, addCount);
+    const created: ShardInfo[] = [];
+    for (const pairIndex of chosen) {
+      const shardIndex = counter.shards.length + created.length;
+      const result = this.insertShard.run(counter.name, shardIndex, pairIndex, this.now());
+      created.push({ shardIndex, shardId: Number(result.lastInsertRowid), pairIndex });
+    }
+    this.updateShardCount.run(counter.shards.length + created.length, counter.name);
+    return created;
+  }
+
+  private publish(counter: CounterInfo, created: readonly ShardInfo[]): void {
+    for (const shard of created) {
+      counter.shards.push(shard);
+      this.shardsPerPair[shard.pairIndex]!++;
+    }
+  }
+
+  pair(pairIndex: number): PairInfo {
+    const pair = this.pairs[pairIndex];
+    if (pair === undefined) throw new Error(`no pair ${pairIndex}`);
+    return pair;
+  }
+
+  allPairs(): readonly PairInfo[] {
+    return this.pairs;
+  }
+
+  get counterCount(): number {
+    return this.counters.size;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,84 @@
+// Router process: wiring only. Parse config, open the directory, bind the
+// public services, start the cache refresher, stop cleanly on SIGTERM/SIGINT.
+import {
+  createLogger,
+  createMetricsRegistry,
+  createTallyServer,
+  bindServer,
+  setServing,
+  shutdownServer,
+  startMetricsServer,
+  counterPackageDefinition,
+  counterServiceDefinition,
+  adminServiceDefinition,
+  runMain,
+  stopWithParent,
+} from '../common/index.ts';
+import { parseRouterConfig } from './config.ts';
+import { Directory } from './directory.ts';
+import { NodePool } from './node-pool.ts';
+import { IncrementPath } from './increment-path.ts';
+import { ReadPath } from './read-path.ts';
+import { HeatTracker } from './heat.ts';
+import { createRouterMetrics } from './router-metrics.ts';
+import { createAdminService, createCounterService } from './router-service.ts';
+
+const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
+
+runMain(async () => {
+  const config = parseRouterConfig(process.argv.slice(2), process.env);
+  const logger = createLogger('router', config.logLevel);
+  const registry = createMetricsRegistry({ process: 'router' });
+  const metrics = createRouterMetrics(registry);
+
+  const directory = Directory.open(config.dataDir, config.pairs);
+  const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
+  const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, {
+    onCall(items) {
+      metrics.nodeCalls.inc({ kind: 'apply' });
+      metrics.nodeCallItems.observe(items);
+    },
+  });
+  const increments = new IncrementPath(directory, pool);
+  const reads = new ReadPath(directory, pool, metrics, logger, config);
+  const heat = new HeatTracker(config.heatHalfLifeMs);
+  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs };
+
+  const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
+  tallyServer.server.addService(counterServiceDefinition, createCounterService(deps));
+  tallyServer.server.addService(adminServiceDefinition, createAdminService(deps));
+  const port = await bindServer(tallyServer.server, config.listenAddress);
+  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
+  reads.startRefresher();
+  const gaugeTimer = setInterval(() => metrics.directoryCounters.set(directory.counterCount), 1_000);
+  gaugeTimer.unref();
+  metrics.directoryCounters.set(directory.counterCount);
+  setServing(tallyServer, serviceNames, true);
+  logger.info('ready', {
+    listen: config.listenAddress,
+    port,
+    pairs: config.pairs.length,
+    counters: directory.counterCount,
+    metricsPort: metricsServer?.port,
+    refreshIntervalMs: config.refreshIntervalMs,
+  });
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutdown', { signal });
+    setServing(tallyServer, serviceNames, false);
+    // Drain: in-flight increments wait for their node commits before we exit.
+    await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
+    reads.stopRefresher();
+    pool.close();
+    directory.close();
+    await metricsServer?.close();
+    logger.info('stopped', {});
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  stopWithParent(process.env, () => void stop('parent exited'));
+});

@@ -1,0 +1,73 @@
+// One gRPC channel and one coalescing sender per node address. The only place
+// the router opens connections to nodes.
+import { credentials, connectivityState, type CallOptions, type requestCallback, type Metadata } from '@grpc/grpc-js';
+import { ShardNodeClient, clientChannelOptions, type ReadShardsRequestMsg, type ReadShardsResponseMsg, type StatusResponseMsg } from '../common/index.ts';
+import { NodeSender, nodeCallError, type ShardNodeRpc, type SenderObserver } from './node-sender.ts';
+
+export interface ShardNodeFullRpc extends ShardNodeRpc {
+  ReadShards(request: ReadShardsRequestMsg, options: CallOptions, callback: requestCallback<ReadShardsResponseMsg>): void;
+  ReadShards(request: ReadShardsRequestMsg, metadata: Metadata, options: CallOptions, callback: requestCallback<ReadShardsResponseMsg>): void;
+  Status(request: object, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
+  Status(request: object, metadata: Metadata, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
+}
+
+export interface NodeHandle {
+  address: string;
+  rpc: ShardNodeFullRpc;
+  sender: NodeSender;
+}
+
+export class NodePool {
+  private readonly nodes = new Map<string, NodeHandle>();
+
+  constructor(
+    private readonly callTimeoutMs: number,
+    private readonly epochOf: (address: string) => bigint,
+    private readonly observer: SenderObserver,
+  ) {}
+
+  get(address: string): NodeHandle {
+    let handle = this.nodes.get(address);
+    if (handle === undefined) {
+      const rpc = new ShardNodeClient(address, credentials.createInsecure(), clientChannelOptions) as unknown as ShardNodeFullRpc;
+      const sender = new NodeSender(address, rpc, this.callTimeoutMs, () => this.epochOf(address), this.observer);
+      handle = { address, rpc, sender };
+      this.nodes.set(address, handle);
+    }
+    return handle;
+  }
+
+  /**
+   * True when the channel is known to be failing, so a call would not even be
+   * sent. Used to steer unkeyed increments to another shard without risk of
+   * applying one twice.
+   */
+  isKnownDown(address: string): boolean {
+    return this.get(address).rpc.getChannel().getConnectivityState(true) === connectivityState.TRANSIENT_FAILURE;
+  }
+
+  readShards(address: string, shardIds: readonly number[], timeoutMs: number): Promise<ReadShardsResponseMsg> {
+    const { rpc } = this.get(address);
+    return new Promise((resolve, reject) => {
+      rpc.ReadShards({ shardIds: shardIds.map(String) }, { deadline: Date.now() + timeoutMs }, (error, response) => {
+        if (error || response === undefined || response.totals.length !== shardIds.length) reject(nodeCallError(address, error ?? null));
+        else resolve(response);
+      });
+    });
+  }
+
+  status(address: string, timeoutMs: number): Promise<StatusResponseMsg> {
+    const { rpc } = this.get(address);
+    return new Promise((resolve, reject) => {
+      rpc.Status({}, { deadline: Date.now() + timeoutMs }, (error, response) => {
+        if (error || response === undefined) reject(nodeCallError(address, error ?? null));
+        else resolve(response);
+      });
+    });
+  }
+
+  close(): void {
+    for (const handle of this.nodes.values()) handle.rpc.close();
+    this.nodes.clear();
+  }
+}

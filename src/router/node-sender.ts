@@ -1,0 +1,89 @@
+// Coalescing sender for one node: increments bound for a node while a call to
+// it is in flight wait and leave together in the next call, so a crowd of
+// callers costs a few node calls, not one each. Each caller's group is
+// acknowledged on its own once the node has committed it.
+import { status, type Client, type ServiceError, type Metadata, type CallOptions, type requestCallback } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallsInFlightMax, nodeQueueItemsMax, type ApplyItemMsg, type ApplyRequestMsg, type ApplyResponseMsg, type GroupResultMsg } from '../common/index.ts';
+
+export interface ShardNodeRpc extends Client {
+  Apply(request: ApplyRequestMsg, metadata: Metadata, options: CallOptions, callback: requestCallback<ApplyResponseMsg>): void;
+  Apply(request: ApplyRequestMsg, options: CallOptions, callback: requestCallback<ApplyResponseMsg>): void;
+}
+
+interface Waiting {
+  items: ApplyItemMsg[];
+  resolve: (result: GroupResultMsg) => void;
+  reject: (error: TallyError) => void;
+}
+
+export interface SenderObserver {
+  onCall(items: number, groups: number): void;
+}
+
+export class NodeSender {
+  private queue: Waiting[] = [];
+  private queuedItems = 0;
+  private inFlight = 0;
+
+  constructor(
+    readonly address: string,
+    private readonly rpc: ShardNodeRpc,
+    private readonly callTimeoutMs: number,
+    private readonly epoch: () => bigint,
+    private readonly observer: SenderObserver,
+  ) {}
+
+  /** Sends one atomic group; resolves with the node's verdict for it. */
+  send(items: ApplyItemMsg[]): Promise<GroupResultMsg> {
+    if (this.queuedItems + items.length > nodeQueueItemsMax) {
+      return Promise.reject(new TallyError(ErrorCode.resourceExhausted, `node ${this.address} has ${this.queuedItems} increments queued; try again`));
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ items, resolve, reject });
+      this.queuedItems += items.length;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < nodeCallsInFlightMax && this.queue.length > 0) {
+      const batch: Waiting[] = [];
+      let itemCount = 0;
+      while (this.queue.length > 0) {
+        const next = this.queue[0]!;
+        if (batch.length > 0 && itemCount + next.items.length > applyItemsPerCallMax) break;
+        batch.push(this.queue.shift()!);
+        itemCount += next.items.length;
+      }
+      this.queuedItems -= itemCount;
+      this.call(batch, itemCount);
+    }
+  }
+
+  private call(batch: Waiting[], itemCount: number): void {
+    this.inFlight++;
+    this.observer.onCall(itemCount, batch.length);
+    const request: ApplyRequestMsg = { epoch: this.epoch().toString(), groups: batch.map((waiting) => ({ items: waiting.items })) };
+    this.rpc.Apply(request, { deadline: Date.now() + this.callTimeoutMs }, (error: ServiceError | null, response?: ApplyResponseMsg) => {
+      this.inFlight--;
+      if (error || response === undefined || response.results.length !== batch.length) {
+        const failure = nodeCallError(this.address, error);
+        for (const waiting of batch) waiting.reject(failure);
+      } else {
+        batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
+      }
+      this.pump();
+    });
+  }
+}
+
+// Statuses a node gives when it refused the call outright (nothing applied).
+const refusalStatuses = new Set<number>([status.RESOURCE_EXHAUSTED, status.INVALID_ARGUMENT, status.OUT_OF_RANGE, status.FAILED_PRECONDITION]);
+
+/** A failed node call: the increments' outcome is unknown unless the node refused it. */
+export function nodeCallError(address: string, error: ServiceError | null): TallyError {
+  if (error === null) return new TallyError(ErrorCode.internal, `node ${address} sent a malformed response`);
+  if (refusalStatuses.has(error.code)) return new TallyError(errorCodeOfGrpcStatus(error.code), `node ${address}: ${error.details}`);
+  if (error.code === status.DEADLINE_EXCEEDED) return new TallyError(ErrorCode.unavailable, `node ${address} did not answer in time`);
+  return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`);
+}

@@ -1,0 +1,116 @@
+// The read path: EXACT reads sum every shard now; CACHED reads come from
+// totals a refresher recomputes every refreshIntervalMs. A cached total older
+// than refresh interval + read timeout is never served; the read falls back to
+// summing now (G4).
+import type { Logger } from '../common/index.ts';
+import { readExact } from './exact-reader.ts';
+import { ReadCache, type CachedTotal } from './read-cache.ts';
+import type { Directory } from './directory.ts';
+import type { NodePool } from './node-pool.ts';
+import type { RouterMetrics } from './router-metrics.ts';
+
+export interface TotalRead {
+  counter: string;
+  total: bigint;
+  exact: boolean;
+  asOfMs: number;
+  stalenessMs: number;
+  shardCount: number;
+}
+
+export class ReadPath {
+  readonly cache: ReadCache;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private refreshing = false;
+
+  constructor(
+    private readonly directory: Directory,
+    private readonly pool: NodePool,
+    private readonly metrics: RouterMetrics,
+    private readonly logger: Logger,
+    private readonly settings: { refreshIntervalMs: number; readTimeoutMs: number; cacheIdleMs: number; cacheEntriesMax: number },
+    private readonly now: () => number = Date.now,
+  ) {
+    this.cache = new ReadCache(settings.refreshIntervalMs + settings.readTimeoutMs, settings.cacheIdleMs, settings.cacheEntriesMax);
+  }
+
+  async readExact(names: readonly string[]): Promise<TotalRead[]> {
+    // Taken before the first node call: everything acknowledged before it is in the sum.
+    const asOfMs = this.now();
+    const { totals, nodeCalls } = await readExact(names, this.directory, this.pool, this.settings.readTimeoutMs);
+    this.metrics.nodeCalls.inc({ kind: 'read' }, nodeCalls);
+    return names.map((counter) => {
+      const { total, shardCount } = totals.get(counter)!;
+      return { counter, total, exact: true, asOfMs, stalenessMs: 0, shardCount };
+    });
+  }
+
+  async readCached(names: readonly string[]): Promise<TotalRead[]> {
+    const served = new Map<string, CachedTotal>();
+    const nowMs = this.now();
+    const misses = new Set<string>();
+    for (const name of names) {
+      const cached = this.cache.get(name, nowMs);
+      if (cached === undefined) misses.add(name);
+      else served.set(name, cached);
+    }
+    if (misses.size > 0) {
+      for (const read of await this.readExact([...misses])) {
+        const value = { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs };
+        this.cache.put(read.counter, value, this.now());
+        served.set(read.counter, value);
+      }
+    }
+    const servedMs = this.now();
+    return names.map((counter) => {
+      const cached = served.get(counter)!;
+      const stalenessMs = Math.max(0, servedMs - cached.asOfMs);
+      this.metrics.cacheAgeSeconds.observe(stalenessMs / 1000);
+      return { counter, total: cached.total, exact: false, asOfMs: cached.asOfMs, stalenessMs, shardCount: cached.shardCount };
+    });
+  }
+
+  startRefresher(): void {
+    this.refreshTimer = setInterval(() => void this.refreshOnce(), this.settings.refreshIntervalMs);
+    this.refreshTimer.unref();
+  }
+
+  stopRefresher(): void {
+    clearInterval(this.refreshTimer);
+  }
+
+  /** Recomputes every cached total; a counter whose shards cannot be read keeps aging. */
+  async refreshOnce(): Promise<void> {
+    if (this.refreshing) return;
+    this.refreshing = true;
+    const startedMs = this.now();
+    try {
+      const names = this.cache.namesToRefresh(startedMs);
+      this.metrics.cacheEntries.set(names.length);
+      const chunkSize = 1_000;
+      for (let offset = 0; offset < names.length; offset += chunkSize) {
+        const chunk = names.slice(offset, offset + chunkSize);
+        try {
+          this.store(await this.readExact(chunk));
+        } catch {
+          // One unreadable shard must not stop the others from refreshing.
+          for (const name of chunk) {
+            try {
+              this.store(await this.readExact([name]));
+            } catch (error) {
+              this.logger.debug('cache refresh failed', { counter: name, error: (error as Error).message });
+            }
+          }
+        }
+      }
+      this.metrics.cacheRefreshSeconds.observe((this.now() - startedMs) / 1000);
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  private store(reads: readonly TotalRead[]): void {
+    const nowMs = this.now();
+    for (const read of reads) this.cache.put(read.counter, { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs }, nowMs);
+  }
+}

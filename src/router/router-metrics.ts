@@ -1,0 +1,22 @@
+// The router's Prometheus metrics. No series per counter: counter names are
+// unbounded, labels here are not.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { batchSizeBuckets, latencyBucketsSeconds } from '../common/index.ts';
+
+export function createRouterMetrics(registry: Registry) {
+  return {
+    incrementsAccepted: new Counter({ name: 'tally_increments_accepted_total', help: 'Increments acknowledged as applied', registers: [registry] }),
+    incrementsDeduplicated: new Counter({ name: 'tally_increments_deduplicated_total', help: 'Increments acknowledged as duplicates of an earlier key', registers: [registry] }),
+    incrementsRejected: new Counter({ name: 'tally_increments_rejected_total', help: 'Increments refused, by reason', labelNames: ['reason'], registers: [registry] }),
+    incrementLatency: new Histogram({ name: 'tally_increment_latency_seconds', help: 'Increment and IncrementBatch call latency', labelNames: ['rpc'], buckets: latencyBucketsSeconds, registers: [registry] }),
+    readLatency: new Histogram({ name: 'tally_read_latency_seconds', help: 'Read latency by consistency', labelNames: ['consistency'], buckets: latencyBucketsSeconds, registers: [registry] }),
+    nodeCalls: new Counter({ name: 'tally_router_node_calls_total', help: 'Calls from the router to nodes, by kind', labelNames: ['kind'], registers: [registry] }),
+    nodeCallItems: new Histogram({ name: 'tally_router_node_call_items', help: 'Increments coalesced into one node Apply call', buckets: batchSizeBuckets, registers: [registry] }),
+    cacheAgeSeconds: new Histogram({ name: 'tally_cache_age_seconds', help: 'Age of cached totals when served', buckets: latencyBucketsSeconds, registers: [registry] }),
+    cacheEntries: new Gauge({ name: 'tally_cache_entries', help: 'Counters whose total the refresher keeps', registers: [registry] }),
+    cacheRefreshSeconds: new Histogram({ name: 'tally_cache_refresh_seconds', help: 'Time to recompute every cached total once', buckets: latencyBucketsSeconds, registers: [registry] }),
+    directoryCounters: new Gauge({ name: 'tally_directory_counters', help: 'Counters in the directory', registers: [registry] }),
+    shardGrowths: new Counter({ name: 'tally_shard_growths_total', help: 'Shard set growths, by cause', labelNames: ['cause'], registers: [registry] }),
+  };
+}
+export type RouterMetrics = ReturnType<typeof createRouterMetrics>;

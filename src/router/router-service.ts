@@ -1,0 +1,240 @@
+// CounterService and AdminService handlers: validate every input (G7), then
+// hand off to the write path, the read path or the directory. Nothing changes
+// before the whole request has been validated.
+import {
+  ErrorCode,
+  TallyError,
+  batchItemsMax,
+  readManyCountersMax,
+  unary,
+  validateAmount,
+  validateCounterName,
+  validateIdempotencyKey,
+  type IncrementRequestMsg,
+  type IncrementResponseMsg,
+  type IncrementBatchRequestMsg,
+  type IncrementBatchResponseMsg,
+  type ReadRequestMsg,
+  type ReadResponseMsg,
+  type ReadManyRequestMsg,
+  type ReadManyResponseMsg,
+  type DescribeRequestMsg,
+  type DescribeResponseMsg,
+  type SetShardsRequestMsg,
+  type SetShardsResponseMsg,
+  type ClusterStatusResponseMsg,
+  type NodeInfoMsg,
+  type Logger,
+} from '../common/index.ts';
+import type { Directory } from './directory.ts';
+import type { IncrementPath, ValidIncrement } from './increment-path.ts';
+import type { ReadPath, TotalRead } from './read-path.ts';
+import type { NodePool } from './node-pool.ts';
+import type { HeatTracker } from './heat.ts';
+import type { RouterMetrics } from './router-metrics.ts';
+
+export interface RouterDeps {
+  directory: Directory;
+  increments: IncrementPath;
+  reads: ReadPath;
+  pool: NodePool;
+  heat: HeatTracker;
+  metrics: RouterMetrics;
+  logger: Logger;
+  statusTimeoutMs: number;
+}
+
+function validateIncrement(request: IncrementRequestMsg, where = ''): ValidIncrement {
+  try {
+    return {
+      counter: validateCounterName(request.counter),
+      amount: validateAmount(request.amount),
+      idempotencyKey: validateIdempotencyKey(request.idempotencyKey),
+    };
+  } catch (error) {
+    if (error instanceof TallyError && where) throw new TallyError(error.code, `${where}: ${error.message}`);
+    throw error;
+  }
+}
+
+function rejectReason(error: unknown): string {
+  return error instanceof TallyError ? error.code : 'internal';
+}
+
+function toReadResponse(read: TotalRead): ReadResponseMsg {
+  return {
+    counter: read.counter,
+    total: read.total.toString(),
+    exact: read.exact,
+    asOfUnixMs: String(read.asOfMs),
+    stalenessMs: String(read.stalenessMs),
+    shards: read.shardCount,
+  };
+}
+
+export function createCounterService(deps: RouterDeps) {
+  const { increments, reads, heat, metrics } = deps;
+
+  const applyCounted = async (items: ValidIncrement[], rpc: string): Promise<IncrementResponseMsg[]> => {
+    const timer = metrics.incrementLatency.startTimer({ rpc });
+    try {
+      const outcomes = await increments.apply(items);
+      for (const [index, outcome] of outcomes.entries()) {
+        if (outcome.applied) metrics.incrementsAccepted.inc();
+        else metrics.incrementsDeduplicated.inc();
+        heat.record(items[index]!.counter, 1);
+      }
+      return outcomes.map((outcome) => ({ applied: outcome.applied, shard: outcome.shardIndex }));
+    } catch (error) {
+      metrics.incrementsRejected.inc({ reason: rejectReason(error) }, items.length);
+      throw error;
+    } finally {
+      timer();
+    }
+  };
+
+  const validated = <T>(count: number, validate: () => T): T => {
+    try {
+      return validate();
+    } catch (error) {
+      metrics.incrementsRejected.inc({ reason: rejectReason(error) }, count);
+      throw error;
+    }
+  };
+
+  const timedRead = async (consistency: string, read: () => Promise<TotalRead[]>): Promise<TotalRead[]> => {
+    const timer = metrics.readLatency.startTimer({ consistency: consistency.toLowerCase() });
+    try {
+      return await read();
+    } finally {
+      timer();
+    }
+  };
+
+  const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> =>
+    timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
+
+  const validateConsistency = (consistency: string): string => {
+    if (consistency !== 'EXACT' && consistency !== 'CACHED') {
+      throw new TallyError(ErrorCode.invalidArgument, `consistency must be EXACT or CACHED, got ${consistency}`);
+    }
+    return consistency;
+  };
+
+  return {
+    Increment: unary<IncrementRequestMsg, IncrementResponseMsg>(async (request) => {
+      const item = validated(1, () => validateIncrement(request));
+      const [response] = await applyCounted([item], 'increment');
+      return response!;
+    }),
+
+    IncrementBatch: unary<IncrementBatchRequestMsg, IncrementBatchResponseMsg>(async (request) => {
+      const count = request.items.length;
+      const items = validated(count, () => {
+        if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
+        if (count > batchItemsMax) throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
+        return request.items.map((item, index) => validateIncrement(item, `item ${index}`));
+      });
+      return { results: await applyCounted(items, 'increment_batch') };
+    }),
+
+    Read: unary<ReadRequestMsg, ReadResponseMsg>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const [read] = await readTotals([name], validateConsistency(request.consistency));
+      return toReadResponse(read!);
+    }),
+
+    ReadMany: unary<ReadManyRequestMsg, ReadManyResponseMsg>(async (request) => {
+      if (request.counters.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no counters named');
+      if (request.counters.length > readManyCountersMax) {
+        throw new TallyError(ErrorCode.resourceExhausted, `ReadMany of ${request.counters.length} counters; the limit is ${readManyCountersMax}`);
+      }
+      const names = request.counters.map((name, index) => {
+        try {
+          return validateCounterName(name);
+        } catch (error) {
+          throw new TallyError((error as TallyError).code, `counter ${index}: ${(error as Error).message}`);
+        }
+      });
+      const values = await readTotals(names, validateConsistency(request.consistency));
+      return { values: values.map(toReadResponse) };
+    }),
+  };
+}
+
+export function createAdminService(deps: RouterDeps) {
+  const { directory, pool, heat, metrics, logger } = deps;
+
+  const knownCounter = (name: string) => {
+    const counter = directory.get(validateCounterName(name));
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    return counter;
+  };
+
+  return {
+    Describe: unary<DescribeRequestMsg, DescribeResponseMsg>((request) => {
+      const counter = knownCounter(request.counter);
+      return {
+        counter: counter.name,
+        shards: counter.shards.length,
+        placements: counter.shards.map((shard) => {
+          const pair = directory.pair(shard.pairIndex);
+          return {
+            shard: shard.shardIndex,
+            shardId: String(shard.shardId),
+            pair: shard.pairIndex,
+            primary: pair.primary,
+            follower: pair.follower,
+            epoch: pair.epoch.toString(),
+          };
+        }),
+        heatPerSec: heat.ratePerSec(counter.name),
+        config: { createdUnixMs: String(counter.createdMs) },
+      };
+    }),
+
+    SetShards: unary<SetShardsRequestMsg, SetShardsResponseMsg>((request) => {
+      const counter = knownCounter(request.counter);
+      const { previousShardCount } = directory.setShards(counter.name, request.shards);
+      if (request.shards > previousShardCount) {
+        metrics.shardGrowths.inc({ cause: 'manual' });
+        logger.info('growth', { counter: counter.name, from: previousShardCount, to: request.shards, cause: 'manual', heatPerSec: heat.ratePerSec(counter.name) });
+      }
+      return { counter: counter.name, previousShards: previousShardCount, shards: counter.shards.length };
+    }),
+
+    ClusterStatus: unary<unknown, ClusterStatusResponseMsg>(async () => {
+      const members = directory.allPairs().flatMap((pair) => [
+        { address: pair.primary, role: 'primary', pair: pair.pairIndex },
+        { address: pair.follower, role: 'follower', pair: pair.pairIndex },
+      ]);
+      const statuses = await Promise.allSettled(members.map((member) => pool.status(member.address, deps.statusTimeoutMs)));
+      const nodes: NodeInfoMsg[] = members.map((member, index) => {
+        const outcome = statuses[index]!;
+        if (outcome.status === 'rejected') {
+          return { ...member, health: 'UNREACHABLE', lastLsn: '0', pid: 0, shardCount: '0', replicationLagEntries: '0', error: (outcome.reason as Error).message };
+        }
+        const status = outcome.value;
+        return {
+          ...member,
+          health: status.ready ? 'SERVING' : 'NOT_SERVING',
+          lastLsn: status.lastLsn,
+          pid: status.pid,
+          shardCount: status.shardCount,
+          replicationLagEntries: '0',
+          error: '',
+        };
+      });
+      // A follower's lag is how far its log trails its primary's.
+      for (let index = 0; index < nodes.length; index += 2) {
+        const primary = nodes[index]!;
+        const follower = nodes[index + 1]!;
+        if (primary.health !== 'UNREACHABLE' && follower.health !== 'UNREACHABLE') {
+          const lag = BigInt(primary.lastLsn) - BigInt(follower.lastLsn);
+          follower.replicationLagEntries = (lag > 0n ? lag : 0n).toString();
+        }
+      }
+      return { nodes, counters: String(directory.counterCount) };
+    }),
+  };
+}
