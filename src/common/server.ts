@@ -8,12 +8,13 @@ import {
   type sendUnaryData,
   type handleUnaryCall,
   type ChannelOptions,
+  type ServiceDefinition,
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { messageBytesMax } from './limits.ts';
-import { toServiceError } from './errors.ts';
+import { toServiceError, TallyError, ErrorCode } from './errors.ts';
 
 export const serverOptions: ChannelOptions = {
   'grpc.max_receive_message_length': messageBytesMax,
@@ -68,12 +69,44 @@ export function bindServer(server: Server, address: string): Promise<number> {
   });
 }
 
+const malformed = Symbol('malformed request');
+interface MalformedRequest {
+  [malformed]: string;
+}
+
+/**
+ * A service definition whose requests that fail to decode reach the handler
+ * as a marker instead of being answered INTERNAL by grpc-js, so `unary` can
+ * answer INVALID_ARGUMENT (G7: malformed messages get a clear status).
+ */
+export function guardMalformed(definition: ServiceDefinition): ServiceDefinition {
+  const guarded: Record<string, ServiceDefinition[string]> = {};
+  for (const [name, method] of Object.entries(definition)) {
+    guarded[name] = {
+      ...method,
+      requestDeserialize: (bytes: Buffer) => {
+        try {
+          return method.requestDeserialize(bytes);
+        } catch (error) {
+          return { [malformed]: (error as Error).message } satisfies MalformedRequest;
+        }
+      },
+    };
+  }
+  return guarded;
+}
+
 /** Wraps an async handler: its result is sent, anything it throws is mapped to a status. */
 export function unary<Request, Response>(
   handler: (request: Request, call: ServerUnaryCall<Request, Response>) => Promise<Response> | Response,
 ): handleUnaryCall<Request, Response> {
   return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => {
     let result: Promise<Response> | Response;
+    const request = call.request as unknown;
+    if (typeof request === 'object' && request !== null && malformed in request) {
+      callback(toServiceError(new TallyError(ErrorCode.invalidArgument, `malformed request: ${(request as MalformedRequest)[malformed]}`)));
+      return;
+    }
     try {
       result = handler(call.request, call);
     } catch (error) {

@@ -1,6 +1,6 @@
 // Shard node process: wiring only. Parse config, open and replay the log,
 // bind the server, mark SERVING, and stop cleanly on SIGTERM/SIGINT.
-import { createLogger, createMetricsRegistry, createTallyServer, bindServer, setServing, shutdownServer, startMetricsServer, shardPackageDefinition, shardNodeServiceDefinition, counterPackageDefinition, runMain, stopWithParent } from '../common/index.ts';
+import { createLogger, createMetricsRegistry, createTallyServer, bindServer, setServing, shutdownServer, startMetricsServer, shardPackageDefinition, shardNodeServiceDefinition, counterPackageDefinition, runMain, stopWithParent, guardMalformed } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
 import { ShardTotals } from './shard-totals.ts';
@@ -28,7 +28,7 @@ runMain(async () => {
   });
 
   const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
-  tallyServer.server.addService(shardNodeServiceDefinition, createNodeService({ state, log, totals, committer, metrics }));
+  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, totals, committer, metrics }));
   const port = await bindServer(tallyServer.server, config.listenAddress);
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
   logger.info('start', { listen: config.listenAddress, port, dataDir: config.dataDir, role: config.role, metricsPort: metricsServer?.port });

@@ -13,6 +13,7 @@ import {
   adminServiceDefinition,
   runMain,
   stopWithParent,
+  guardMalformed,
 } from '../common/index.ts';
 import { parseRouterConfig } from './config.ts';
 import { Directory } from './directory.ts';
@@ -45,8 +46,8 @@ runMain(async () => {
   const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs };
 
   const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
-  tallyServer.server.addService(counterServiceDefinition, createCounterService(deps));
-  tallyServer.server.addService(adminServiceDefinition, createAdminService(deps));
+  tallyServer.server.addService(guardMalformed(counterServiceDefinition), createCounterService(deps));
+  tallyServer.server.addService(guardMalformed(adminServiceDefinition), createAdminService(deps));
   const port = await bindServer(tallyServer.server, config.listenAddress);
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
   reads.startRefresher();

@@ -1,0 +1,106 @@
+// Starts a real cluster (router + node pairs as processes) on free loopback
+// ports with a temp data dir, and always cleans up. Tests talk to it through
+// the public client only.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { LocalCluster } from '../../src/cluster/local-cluster.ts';
+import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as net.AddressInfo;
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+export async function waitFor<T>(check: () => T | Promise<T>, options: { timeoutMs: number; intervalMs?: number; what?: string }): Promise<NonNullable<T>> {
+  const deadline = Date.now() + options.timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what ?? 'a condition'}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
+  }
+}
+
+export interface TestCluster {
+  cluster: LocalCluster;
+  client: TallyClient;
+  dataDir: string;
+  routerMetricsPort: number;
+  /** Output of every process, for a failing test's message. */
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export async function startCluster(options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean } = {}): Promise<TestCluster> {
+  const pairCount = options.pairs ?? 2;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-test-'));
+  const nodePorts: number[] = [];
+  for (let index = 0; index < pairCount * 2; index++) nodePorts.push(await freePort());
+  const routerPort = await freePort();
+  const routerMetricsPort = options.metrics ? await freePort() : 0;
+  const nodeMetricsPorts: number[] = [];
+  for (let index = 0; index < pairCount * 2; index++) nodeMetricsPorts.push(options.metrics ? await freePort() : 0);
+  const logs: string[] = [];
+  const cluster = new LocalCluster({
+    pairCount,
+    dataDir,
+    host: '127.0.0.1',
+    routerPort,
+    nodePorts,
+    routerMetricsPort,
+    nodeMetricsPorts,
+    routerArgs: options.routerArgs,
+    nodeArgs: options.nodeArgs,
+    onLine: (name, line) => {
+      logs.push(`[${name}] ${line}`);
+      if (logs.length > 2_000) logs.shift();
+    },
+  });
+  try {
+    await cluster.start();
+  } catch (error) {
+    await cluster.stop('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const client = createTallyClient({ address: cluster.routerAddress, deadlineMs: 10_000 });
+  return {
+    cluster,
+    client,
+    dataDir,
+    routerMetricsPort,
+    logs,
+    async stop() {
+      client.close();
+      await cluster.stop('SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reads one metric's value (summed over label sets matching `labels`) from a /metrics endpoint. */
+export async function scrapeMetric(port: number, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let sum = 0;
+  for (const line of body.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
