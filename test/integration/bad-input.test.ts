@@ -1,0 +1,155 @@
+// G7: every bad input gets its named status and changes nothing — neither a
+// total nor any node's log.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentials, status, type Client } from '@grpc/grpc-js';
+import { CounterServiceClient, messageBytesMax, batchItemsMax, INT64_MAX } from '../../src/common/index.ts';
+import { TallyError } from '../../src/client/index.ts';
+import { startCluster, type TestCluster } from '../helpers/cluster.ts';
+
+describe('bad input (G7)', () => {
+  let tc: TestCluster;
+  let raw: Client & Record<string, Function>;
+
+  beforeAll(async () => {
+    tc = await startCluster({ pairs: 1 });
+    await tc.client.increment('guarded', 5);
+    raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as Client & Record<string, Function>;
+  });
+  afterAll(async () => {
+    raw?.close();
+    await tc?.stop();
+  });
+
+  /** Sum of every node's last lsn: any log write changes it. */
+  async function logPosition(): Promise<bigint> {
+    const cluster = await tc.client.clusterStatus();
+    return cluster.nodes.reduce((sum, node) => sum + node.lastLsn, 0n);
+  }
+
+  async function expectRejected(attempt: () => Promise<unknown>, grpcCode: number): Promise<TallyError> {
+    const totalBefore = (await tc.client.read('guarded')).total;
+    const positionBefore = await logPosition();
+    const countersBefore = (await tc.client.clusterStatus()).counters;
+    const error = await attempt().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(TallyError);
+    expect((error as TallyError).grpcCode).toBe(grpcCode);
+    expect((await tc.client.read('guarded')).total).toBe(totalBefore);
+    expect(await logPosition()).toBe(positionBefore);
+    expect((await tc.client.clusterStatus()).counters).toBe(countersBefore);
+    return error as TallyError;
+  }
+
+  function rawCall(method: string, request: object): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      raw[method]!(request, { deadline: Date.now() + 5_000 }, (error: unknown, response: unknown) => (error ? reject(error) : resolve(response)));
+    }).catch((error: { code: number; details: string }) => {
+      throw new TallyError('invalid_argument', error.details, error.code);
+    });
+  }
+
+  it('router: an empty counter name is INVALID_ARGUMENT', async () => {
+    await expectRejected(() => tc.client.increment('', 1), status.INVALID_ARGUMENT);
+  });
+
+  it('router: a counter name over 200 bytes is INVALID_ARGUMENT (multi-byte characters count as bytes)', async () => {
+    await expectRejected(() => tc.client.increment('é'.repeat(101), 1), status.INVALID_ARGUMENT);
+    await expectRejected(() => tc.client.read('x'.repeat(201)), status.INVALID_ARGUMENT);
+  });
+
+  it('router: a counter name with a control character is INVALID_ARGUMENT', async () => {
+    await expectRejected(() => tc.client.increment('bad\nname', 1), status.INVALID_ARGUMENT);
+    await expectRejected(() => tc.client.increment('bad\u0000name', 1), status.INVALID_ARGUMENT);
+  });
+
+  it('router: an idempotency key over 128 bytes is INVALID_ARGUMENT', async () => {
+    await expectRejected(() => tc.client.increment('guarded', 1, { idempotencyKey: 'k'.repeat(129) }), status.INVALID_ARGUMENT);
+  });
+
+  it('router: a zero amount is INVALID_ARGUMENT', async () => {
+    const error = await expectRejected(() => rawCall('Increment', { counter: 'guarded', amount: '0' }), status.INVALID_ARGUMENT);
+    expect(error.message).toMatch(/amount/);
+  });
+
+  it('client: an amount beyond int64 is OUT_OF_RANGE before anything is sent', async () => {
+    await expectRejected(() => tc.client.increment('guarded', INT64_MAX + 1n), status.OUT_OF_RANGE);
+  });
+
+  it('router: an increment that would take a shard total beyond int64 is OUT_OF_RANGE and changes nothing', async () => {
+    await tc.client.increment('huge', INT64_MAX - 10n);
+    const before = (await tc.client.read('huge')).total;
+    await expectRejected(() => tc.client.increment('huge', 11), status.OUT_OF_RANGE);
+    expect((await tc.client.read('huge')).total).toBe(before);
+    // The same counter still takes increments that fit.
+    await tc.client.increment('huge', 10);
+    expect((await tc.client.read('huge')).total).toBe(INT64_MAX);
+    await tc.client.increment('huge', -5);
+    await expectRejected(() => tc.client.increment('huge', -(INT64_MAX + 1n) + 1n - 10n), status.OUT_OF_RANGE);
+  });
+
+  it('router: a batch with one bad item is INVALID_ARGUMENT and applies none of the good ones', async () => {
+    await expectRejected(
+      () =>
+        tc.client.incrementBatch([
+          { counter: 'guarded', amount: 1 },
+          { counter: 'batch:new', amount: 2 },
+          { counter: '', amount: 3 },
+        ]),
+      status.INVALID_ARGUMENT,
+    );
+    expect((await tc.client.read('batch:new')).shards).toBe(0);
+    await expectRejected(() => rawCall('IncrementBatch', { items: [{ counter: 'guarded', amount: '1' }, { counter: 'guarded', amount: '0' }] }), status.INVALID_ARGUMENT);
+  });
+
+  it('router: an empty batch is INVALID_ARGUMENT and an oversized one RESOURCE_EXHAUSTED', async () => {
+    await expectRejected(() => tc.client.incrementBatch([]), status.INVALID_ARGUMENT);
+    const items = Array.from({ length: batchItemsMax + 1 }, () => ({ counter: 'guarded', amount: 1 }));
+    await expectRejected(() => tc.client.incrementBatch(items), status.RESOURCE_EXHAUSTED);
+  });
+
+  it('router: a message over the size limit is RESOURCE_EXHAUSTED', async () => {
+    // Items each carrying a 128-byte key and a 200-byte name add up past the limit.
+    const itemsNeeded = Math.ceil(messageBytesMax / 300) + 10;
+    const items = Array.from({ length: Math.min(itemsNeeded, 20_000) }, (_, index) => ({ counter: `${'n'.repeat(190)}${index}`, amount: 1, idempotencyKey: 'k'.repeat(128) }));
+    await expectRejected(() => tc.client.incrementBatch(items), status.RESOURCE_EXHAUSTED);
+  });
+
+  it('router: a malformed message is INVALID_ARGUMENT', async () => {
+    // Field 2 (amount, a varint) announced with no value after it: undecodable.
+    const garbage = Buffer.from([0x10]);
+    const error = await expectRejected(
+      () =>
+        new Promise((resolve, reject) => {
+          raw.makeUnaryRequest('/counter.v1.CounterService/Increment', (value: Buffer) => value, (value: Buffer) => value, garbage, { deadline: Date.now() + 5_000 }, (callError, response) =>
+            callError ? reject(new TallyError('invalid_argument', callError.details, callError.code)) : resolve(response),
+          );
+        }),
+      status.INVALID_ARGUMENT,
+    );
+    expect(error.message).toMatch(/malformed/);
+  });
+
+  it('router: an unknown consistency is INVALID_ARGUMENT', async () => {
+    await expectRejected(() => rawCall('Read', { counter: 'guarded', consistency: 7 }), status.INVALID_ARGUMENT);
+  });
+
+  it('admin: Describe and SetShards of an unknown counter are NOT_FOUND', async () => {
+    await expectRejected(() => tc.client.describe('never:seen'), status.NOT_FOUND);
+    await expectRejected(() => tc.client.setShards('never:seen', 4), status.NOT_FOUND);
+  });
+
+  it('admin: shrinking a counter is FAILED_PRECONDITION; zero or too many shards INVALID_ARGUMENT', async () => {
+    await tc.client.setShards('guarded', 3);
+    await expectRejected(() => tc.client.setShards('guarded', 2), status.FAILED_PRECONDITION);
+    await expectRejected(() => tc.client.setShards('guarded', 0), status.INVALID_ARGUMENT);
+    await expectRejected(() => tc.client.setShards('guarded', 100_000), status.INVALID_ARGUMENT);
+    expect((await tc.client.describe('guarded')).shards).toBe(3);
+  });
+
+  it('router: ReadMany with no counters is INVALID_ARGUMENT, with a bad name too', async () => {
+    await expectRejected(() => tc.client.readMany([]), status.INVALID_ARGUMENT);
+    await expectRejected(() => tc.client.readMany(['guarded', '']), status.INVALID_ARGUMENT);
+  });
+});
