@@ -1,0 +1,86 @@
+// Stock gRPC tooling works against every process: grpc.health.v1.Health and
+// server reflection; Prometheus metrics are served with the tally_ prefix.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentials, loadPackageDefinition, makeGenericClientConstructor, type Client } from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { service as healthService } from 'grpc-health-check';
+import { startCluster, scrapeMetric, type TestCluster } from '../helpers/cluster.ts';
+
+const require = createRequire(import.meta.url);
+const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
+
+type Rpc = Client & Record<string, Function>;
+
+function healthCheck(address: string, serviceName: string): Promise<string> {
+  const HealthClient = makeGenericClientConstructor(healthService as never, 'Health');
+  const client = new HealthClient(address, credentials.createInsecure()) as unknown as Rpc;
+  return new Promise<string>((resolve, reject) => {
+    client.check!({ service: serviceName }, { deadline: Date.now() + 5_000 }, (error: Error | null, response: { status: string }) => {
+      client.close();
+      if (error) reject(error);
+      else resolve(response.status);
+    });
+  });
+}
+
+function listServices(address: string): Promise<string[]> {
+  const definition = protoLoader.loadSync(reflectionProto, { keepCase: true });
+  const grpcObject = loadPackageDefinition(definition) as unknown as { grpc: { reflection: { v1: { ServerReflection: new (...args: unknown[]) => Rpc } } } };
+  const client = new grpcObject.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
+  return new Promise((resolve, reject) => {
+    const stream = client.ServerReflectionInfo!();
+    stream.on('data', (response: { list_services_response?: { service: { name: string }[] } }) => {
+      resolve((response.list_services_response?.service ?? []).map((entry) => entry.name));
+      stream.end();
+      client.close();
+    });
+    stream.on('error', reject);
+    stream.write({ list_services: '' });
+  });
+}
+
+describe('health, reflection and metrics', () => {
+  let tc: TestCluster;
+  beforeAll(async () => {
+    tc = await startCluster({ pairs: 1, metrics: true });
+  });
+  afterAll(async () => {
+    await tc?.stop();
+  });
+
+  it('router and nodes: grpc.health.v1 reports SERVING once ready, per service too', async () => {
+    expect(await healthCheck(tc.cluster.routerAddress, '')).toBe('SERVING');
+    expect(await healthCheck(tc.cluster.routerAddress, 'counter.v1.CounterService')).toBe('SERVING');
+    expect(await healthCheck(tc.cluster.routerAddress, 'counter.v1.AdminService')).toBe('SERVING');
+    for (const node of tc.cluster.nodes) expect(await healthCheck(node.address, '')).toBe('SERVING');
+  });
+
+  it('router and nodes: server reflection lists the services', async () => {
+    const routerServices = await listServices(tc.cluster.routerAddress);
+    expect(routerServices).toEqual(expect.arrayContaining(['counter.v1.CounterService', 'counter.v1.AdminService']));
+    const nodeServices = await listServices(tc.cluster.nodes[0]!.address);
+    expect(nodeServices).toEqual(expect.arrayContaining(['tally.shard.v1.ShardNode']));
+  });
+
+  it('metrics: increments, rejections, read latency, commit batch size and fsync latency are exported', async () => {
+    const acceptedBefore = await scrapeMetric(tc.routerMetricsPort, 'tally_increments_accepted_total');
+    await tc.client.incrementBatch(Array.from({ length: 10 }, () => ({ counter: 'metered', amount: 1 })));
+    await tc.client.increment('metered', 0).catch(() => undefined);
+    await tc.client.read('metered');
+    await tc.client.read('metered', { consistency: 'cached' });
+    const port = tc.routerMetricsPort;
+    expect((await scrapeMetric(port, 'tally_increments_accepted_total')) - acceptedBefore).toBe(10);
+    expect(await scrapeMetric(port, 'tally_increments_rejected_total', { reason: 'invalid_argument' })).toBeGreaterThanOrEqual(1);
+    expect(await scrapeMetric(port, 'tally_read_latency_seconds_count', { consistency: 'exact' })).toBeGreaterThanOrEqual(1);
+    expect(await scrapeMetric(port, 'tally_read_latency_seconds_count', { consistency: 'cached' })).toBeGreaterThanOrEqual(1);
+    expect(await scrapeMetric(port, 'tally_directory_counters')).toBeGreaterThanOrEqual(0);
+    expect(await scrapeMetric(port, 'tally_process_cpu_user_seconds_total')).toBeGreaterThan(0);
+
+    const primary = tc.cluster.node(0, 'primary');
+    expect(await scrapeMetric(primary.metricsPort, 'tally_log_commit_batch_rows_sum')).toBeGreaterThanOrEqual(10);
+    expect(await scrapeMetric(primary.metricsPort, 'tally_log_fsync_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(await scrapeMetric(primary.metricsPort, 'tally_node_increments_applied_total')).toBeGreaterThanOrEqual(10);
+  });
+});

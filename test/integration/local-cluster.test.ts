@@ -1,0 +1,110 @@
+// `npm start`'s launcher: prints where everything listens once ready, stops
+// every child on SIGINT, and a second start on the same data keeps totals.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { createTallyClient } from '../../src/client/index.ts';
+import { freePort, waitFor } from '../helpers/cluster.ts';
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function freePortRun(length: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let free = true;
+    for (let offset = 0; offset < length && free; offset++) free = await portIsFree(base + offset);
+    if (free) return base;
+  }
+  throw new Error('no run of free ports');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('local cluster launcher (npm start)', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-launcher-'));
+  const launched: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of launched) child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function launch(port: number, nodeBasePort: number, subDir: string): Promise<{ child: ChildProcess; output: () => string }> {
+    const args = ['--port', String(port), '--node-base-port', String(nodeBasePort), '--metrics-port', '0', '--data-dir', path.join(dataDir, subDir)];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cluster/main.ts', ...args], {
+      cwd: repoRoot,
+    });
+    launched.push(child);
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    try {
+      await waitFor(() => output.includes('Tally local cluster ready'), { timeoutMs: 30_000, what: 'the launcher to be ready' });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; its output: ${output}`);
+    }
+    return { child, output: () => output };
+  }
+
+  it('launcher: serves a cluster, stops every child on SIGINT, and keeps totals across restarts', async () => {
+    const port = await freePort();
+    const nodeBasePort = await freePortRun(4);
+    const first = await launch(port, nodeBasePort, 'restarts');
+    expect(first.output()).toContain(`router     127.0.0.1:${port}`);
+    expect(first.output()).toContain(`node 1 follower    127.0.0.1:${nodeBasePort + 3}`);
+    const client = createTallyClient({ address: `127.0.0.1:${port}` });
+    await client.increment('launcher', 42);
+    const pids = (await client.clusterStatus()).nodes.map((node) => node.pid);
+    expect(pids.every((pid) => pid > 0)).toBe(true);
+
+    const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
+    first.child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(first.output()).toContain('stopped.');
+    for (const pid of pids) expect(isAlive(pid)).toBe(false);
+
+    const second = await launch(port, nodeBasePort, 'restarts');
+    const read = await waitFor(() => client.read('launcher'), { timeoutMs: 10_000, what: 'the second cluster' });
+    expect(read.total).toBe(42n);
+    client.close();
+    const secondExited = new Promise<number | null>((resolve) => second.child.once('exit', (code) => resolve(code)));
+    second.child.kill('SIGTERM');
+    expect(await secondExited).toBe(0);
+  });
+
+  it('launcher: children stop by themselves when the launcher is SIGKILLed', async () => {
+    const port = await freePort();
+    const nodeBasePort = await freePortRun(4);
+    const { child } = await launch(port, nodeBasePort, 'orphans');
+    const client = createTallyClient({ address: `127.0.0.1:${port}` });
+    const pids = (await client.clusterStatus()).nodes.map((node) => node.pid);
+    client.close();
+    child.kill('SIGKILL');
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), { timeoutMs: 15_000, what: 'orphaned nodes to exit' });
+  });
+
+  it('launcher: a bad flag is one line and exit code 2', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cluster/main.ts', '--pairs', 'many'], { cwd: repoRoot });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe('config error: --pairs must be a whole number, got "many"');
+  });
+});

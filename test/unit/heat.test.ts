@@ -1,0 +1,96 @@
+// Unit tests for HeatTracker: a smoothed increments/s rate driven by an
+// injected clock, so every instant is chosen by the test.
+import { describe, expect, it } from 'vitest';
+import { HeatTracker } from '../../src/router/heat.ts';
+
+class FakeClock {
+  nowMs = 1_000_000;
+  readonly now = (): number => this.nowMs;
+  advance(ms: number): void {
+    this.nowMs += ms;
+  }
+}
+
+const halfLifeMs = 1_000;
+
+/** Feeds `perSec` increments per second in steps of stepMs for durationMs. */
+function feed(heat: HeatTracker, clock: FakeClock, name: string, perSec: number, stepMs: number, durationMs: number): void {
+  for (let elapsedMs = 0; elapsedMs < durationMs; elapsedMs += stepMs) {
+    clock.advance(stepMs);
+    heat.record(name, (perSec * stepMs) / 1000);
+  }
+}
+
+describe('heat', () => {
+  it('heat: a counter never incremented has rate 0', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now);
+    expect(heat.ratePerSec('unknown')).toBe(0);
+    clock.advance(60_000);
+    expect(heat.ratePerSec('unknown')).toBe(0);
+  });
+
+  it('heat: the rate converges to a steady input rate', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now);
+    feed(heat, clock, 'hot', 500, 100, 20 * halfLifeMs);
+    expect(heat.ratePerSec('hot')).toBeCloseTo(500, 0);
+  });
+
+  it('heat: the rate converges when increments arrive more often than the 100 ms fold', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now);
+    // 3 increments every 30 ms is 100/s, folded in uneven windows.
+    feed(heat, clock, 'hot', 100, 30, 30 * halfLifeMs);
+    expect(heat.ratePerSec('hot')).toBeCloseTo(100, 0);
+  });
+
+  it('heat: the rate follows a change of input rate', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now);
+    feed(heat, clock, 'c', 1_000, 100, 20 * halfLifeMs);
+    feed(heat, clock, 'c', 10, 100, 20 * halfLifeMs);
+    expect(heat.ratePerSec('c')).toBeCloseTo(10, 0);
+  });
+
+  it('heat: an idle counter loses half its rate per half-life and decays toward 0', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now);
+    feed(heat, clock, 'c', 800, 100, 20 * halfLifeMs);
+    const steadyPerSec = heat.ratePerSec('c');
+    clock.advance(halfLifeMs);
+    expect(heat.ratePerSec('c')).toBeCloseTo(steadyPerSec / 2, 6);
+    clock.advance(halfLifeMs);
+    expect(heat.ratePerSec('c')).toBeCloseTo(steadyPerSec / 4, 6);
+    clock.advance(30 * halfLifeMs);
+    expect(heat.ratePerSec('c')).toBeLessThan(steadyPerSec / 1e9);
+    expect(heat.ratePerSec('c')).toBeGreaterThanOrEqual(0);
+  });
+
+  it('heat: a burst within one instant is not read as an infinite rate', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now);
+    heat.record('burst', 1_000_000);
+    heat.record('burst', 1_000_000);
+    expect(Number.isFinite(heat.ratePerSec('burst'))).toBe(true);
+    clock.advance(100);
+    const rate = heat.ratePerSec('burst');
+    expect(Number.isFinite(rate)).toBe(true);
+    // 2e6 increments over 100 ms is 2e7/s; the average may not overshoot it.
+    expect(rate).toBeGreaterThan(0);
+    expect(rate).toBeLessThanOrEqual(2e7);
+  });
+
+  it('heat: counters are tracked independently', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now);
+    for (let step = 0; step < 200; step++) {
+      clock.advance(100);
+      heat.record('hot', 100);
+      heat.record('cold', 1);
+    }
+    expect(heat.ratePerSec('hot')).toBeCloseTo(1_000, 0);
+    expect(heat.ratePerSec('cold')).toBeCloseTo(10, 1);
+    expect(heat.ratePerSec('other')).toBe(0);
+  });
+});

@@ -1,0 +1,171 @@
+// Unit tests for ReadCache (G4): staleness bound, newest-wins, idle eviction
+// and the entry bound. Every call takes an explicit nowMs; nothing sleeps.
+import { describe, expect, it } from 'vitest';
+import { ReadCache, type CachedTotal } from '../../src/router/read-cache.ts';
+import { randomInt, seededRandom } from './seeded-random.ts';
+
+const maxStalenessMs = 2_000;
+const idleMs = 60_000;
+
+function total(value: bigint, asOfMs: number, shardCount = 1): CachedTotal {
+  return { total: value, shardCount, asOfMs };
+}
+
+describe('read cache', () => {
+  it('read cache: serves a total up to exactly maxStalenessMs old', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('c', total(42n, 10_000), 10_000);
+    expect(cache.get('c', 10_000)?.total).toBe(42n);
+    expect(cache.get('c', 10_000 + maxStalenessMs)).toMatchObject({ total: 42n, asOfMs: 10_000, shardCount: 1 });
+  });
+
+  it('read cache: never serves a total older than maxStalenessMs', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('c', total(42n, 10_000), 10_000);
+    expect(cache.get('c', 10_000 + maxStalenessMs + 1)).toBeUndefined();
+    expect(cache.get('c', 10_000 + 10 * maxStalenessMs)).toBeUndefined();
+  });
+
+  it('read cache: a total stored late (after a slow summing) is judged by its asOf, not by when it was stored', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    // The summing began at 10 000 but finished long after: already too old to serve.
+    cache.put('c', total(7n, 10_000), 10_000 + maxStalenessMs + 500);
+    expect(cache.get('c', 10_000 + maxStalenessMs + 500)).toBeUndefined();
+  });
+
+  it('read cache: an unknown counter is a miss', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    expect(cache.get('never-put', 0)).toBeUndefined();
+  });
+
+  it('read cache: a newer asOf replaces the cached total', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('c', total(1n, 1_000), 1_000);
+    cache.put('c', total(5n, 1_500, 3), 1_600);
+    expect(cache.get('c', 1_700)).toMatchObject({ total: 5n, asOfMs: 1_500, shardCount: 3 });
+  });
+
+  it('read cache: an older asOf never replaces a newer one', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('c', total(5n, 2_000), 2_000);
+    // A slower refresh that started earlier finishes after the newer one.
+    cache.put('c', total(3n, 1_500), 2_100);
+    expect(cache.get('c', 2_200)).toMatchObject({ total: 5n, asOfMs: 2_000 });
+  });
+
+  it('read cache: namesToRefresh lists counters read within idleMs', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('a', total(1n, 0), 0);
+    cache.put('b', total(2n, 0), 0);
+    expect(cache.namesToRefresh(idleMs).sort()).toEqual(['a', 'b']);
+    expect(cache.size).toBe(2);
+  });
+
+  it('read cache: namesToRefresh drops a counter not read for more than idleMs', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('idle', total(1n, 0), 0);
+    cache.put('busy', total(2n, 0), 0);
+    cache.get('busy', 30_000);
+    expect(cache.namesToRefresh(idleMs + 1)).toEqual(['busy']);
+    expect(cache.size).toBe(1);
+    // Forgotten: a later read misses even though a fresh-looking asOf could be served.
+    expect(cache.get('idle', idleMs + 1)).toBeUndefined();
+  });
+
+  it('read cache: refreshing a counter does not keep it alive; only reads do', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('c', total(1n, 0), 0);
+    // The refresher stores newer totals, but nobody reads the counter.
+    for (let nowMs = 1_000; nowMs <= idleMs; nowMs += 1_000) cache.put('c', total(1n, nowMs), nowMs);
+    expect(cache.namesToRefresh(idleMs + 1)).toEqual([]);
+  });
+
+  it('read cache: a read that finds the total too old still keeps the counter refreshing', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 10);
+    cache.put('c', total(1n, 0), 0);
+    expect(cache.get('c', idleMs)).toBeUndefined();
+    expect(cache.namesToRefresh(idleMs + 1)).toEqual(['c']);
+  });
+
+  it('read cache: when full, storing a new counter first drops idle counters', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 3);
+    cache.put('old', total(1n, 0), 0);
+    cache.put('b', total(1n, 50_000), 50_000);
+    cache.put('c', total(1n, 50_000), 50_000);
+    cache.put('d', total(1n, 70_000), 70_000);
+    expect(cache.size).toBe(3);
+    expect(cache.namesToRefresh(70_000).sort()).toEqual(['b', 'c', 'd']);
+  });
+
+  it('read cache: when full and nothing is idle, storing a new counter drops the least recently read one', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 3);
+    cache.put('a', total(1n, 0), 0);
+    cache.put('b', total(1n, 1), 1);
+    cache.put('c', total(1n, 2), 2);
+    cache.get('a', 3);
+    cache.put('d', total(1n, 4), 4);
+    expect(cache.size).toBe(3);
+    expect(cache.namesToRefresh(5).sort()).toEqual(['a', 'c', 'd']);
+  });
+
+  it('read cache: updating a counter already cached never evicts another one', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 2);
+    cache.put('a', total(1n, 0), 0);
+    cache.put('b', total(1n, 0), 0);
+    cache.put('a', total(2n, 10), 10);
+    expect(cache.namesToRefresh(10).sort()).toEqual(['a', 'b']);
+  });
+
+  it('read cache: size never exceeds entriesMax and nothing served is too old or made up (random operations)', () => {
+    const random = seededRandom(0xcace_0001);
+    for (let trial = 0; trial < 50; trial++) {
+      const entriesMax = randomInt(random, 1, 8);
+      const cache = new ReadCache(maxStalenessMs, 5_000, entriesMax);
+      const putAsOfs = new Map<string, Set<number>>();
+      let nowMs = 0;
+      for (let step = 0; step < 2_000; step++) {
+        nowMs += randomInt(random, 0, 300);
+        const name = `c${randomInt(random, 0, 15)}`;
+        const operation = random();
+        if (operation < 0.45) {
+          const asOfMs = nowMs - randomInt(random, 0, 3_000);
+          cache.put(name, total(BigInt(asOfMs), asOfMs), nowMs);
+          if (!putAsOfs.has(name)) putAsOfs.set(name, new Set());
+          putAsOfs.get(name)!.add(asOfMs);
+        } else if (operation < 0.9) {
+          const served = cache.get(name, nowMs);
+          if (served !== undefined) {
+            expect(nowMs - served.asOfMs).toBeLessThanOrEqual(maxStalenessMs);
+            expect(putAsOfs.get(name)?.has(served.asOfMs)).toBe(true);
+            expect(served.total).toBe(BigInt(served.asOfMs));
+          }
+        } else {
+          expect(cache.namesToRefresh(nowMs).length).toBe(cache.size);
+        }
+        expect(cache.size).toBeLessThanOrEqual(entriesMax);
+      }
+    }
+  });
+
+  it('read cache: while a counter stays cached, successive reads never go back in time (random operations)', () => {
+    const random = seededRandom(0xcace_0002);
+    // Large bounds: nothing is evicted, so the newest-wins rule is all that is exercised.
+    const cache = new ReadCache(1_000_000_000, 1_000_000_000, 1_000);
+    const lastServedAsOf = new Map<string, number>();
+    let nowMs = 0;
+    for (let step = 0; step < 5_000; step++) {
+      nowMs += randomInt(random, 0, 50);
+      const name = `c${randomInt(random, 0, 5)}`;
+      if (random() < 0.5) {
+        const asOfMs = Math.max(0, nowMs - randomInt(random, 0, 2_000));
+        cache.put(name, total(0n, asOfMs), nowMs);
+      } else {
+        const served = cache.get(name, nowMs);
+        if (served === undefined) continue;
+        expect(served.asOfMs).toBeGreaterThanOrEqual(lastServedAsOf.get(name) ?? -Infinity);
+        lastServedAsOf.set(name, served.asOfMs);
+      }
+    }
+    expect(lastServedAsOf.size).toBe(6);
+  });
+});

@@ -1,0 +1,133 @@
+// Unit tests for the router's parseRouterConfig and parsePairs: defaults,
+// environment keys mirroring flags, and startup errors that name the key.
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/common/config.ts';
+import { pairsMax } from '../../src/common/limits.ts';
+import { parsePairs, parseRouterConfig, routerDefaults } from '../../src/router/config.ts';
+
+function configErrorOf(action: () => unknown): string {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  throw new Error('expected a ConfigError, but nothing was thrown');
+}
+
+const twoPairs = 'n1:1,n2:2;n3:3,n4:4';
+
+describe('router config: parsePairs', () => {
+  it('router config: parsePairs reads primary,follower pairs separated by ";" and trims members', () => {
+    expect(parsePairs(' n1:1 , n2:2 ;n3:3,n4:4')).toEqual([
+      { primary: 'n1:1', follower: 'n2:2' },
+      { primary: 'n3:3', follower: 'n4:4' },
+    ]);
+  });
+
+  it('router config: parsePairs requires a value', () => {
+    expect(configErrorOf(() => parsePairs(''))).toContain('--pairs is required');
+    expect(configErrorOf(() => parsePairs('   '))).toContain('--pairs is required');
+  });
+
+  it.each([
+    ['a pair with one member', 'n1:1', 'entry 0'],
+    ['a pair with three members', 'n1:1,n2:2;n3:3,n4:4,n5:5', 'entry 1'],
+    ['a trailing ";"', 'n1:1,n2:2;', 'entry 1'],
+    ['a member without a port', 'n1:1,n2', 'entry 0'],
+  ])('router config: parsePairs rejects %s and names the entry', (_label, value, entry) => {
+    expect(configErrorOf(() => parsePairs(value))).toContain(entry);
+  });
+
+  it('router config: parsePairs rejects a node named twice, within or across pairs', () => {
+    expect(configErrorOf(() => parsePairs('n1:1,n1:1'))).toContain('twice');
+    expect(configErrorOf(() => parsePairs('n1:1,n2:2;n3:3,n1:1'))).toContain('twice');
+  });
+
+  it('router config: parsePairs accepts pairsMax pairs and rejects one more', () => {
+    const pairsText = (count: number): string =>
+      Array.from({ length: count }, (_, index) => `p${index}:1,f${index}:1`).join(';');
+    expect(parsePairs(pairsText(pairsMax))).toHaveLength(pairsMax);
+    expect(configErrorOf(() => parsePairs(pairsText(pairsMax + 1)))).toContain(`limit is ${pairsMax}`);
+  });
+});
+
+describe('router config: parseRouterConfig', () => {
+  it('router config: with only --pairs every other setting is its default', () => {
+    expect(parseRouterConfig(['--pairs', twoPairs], {})).toEqual({
+      ...routerDefaults,
+      pairs: parsePairs(twoPairs),
+    });
+    expect(routerDefaults.refreshIntervalMs).toBe(1_000);
+  });
+
+  it('router config: every setting can come from its mirrored TALLY_ environment key', () => {
+    const config = parseRouterConfig([], {
+      TALLY_PAIRS: twoPairs,
+      TALLY_LISTEN: '0.0.0.0:7000',
+      TALLY_DATA_DIR: '/var/tally',
+      TALLY_METRICS_HOST: '0.0.0.0',
+      TALLY_METRICS_PORT: '0',
+      TALLY_REFRESH_INTERVAL_MS: '250',
+      TALLY_READ_TIMEOUT_MS: '300',
+      TALLY_NODE_CALL_TIMEOUT_MS: '400',
+      TALLY_CACHE_IDLE_MS: '5000',
+      TALLY_CACHE_ENTRIES_MAX: '10',
+      TALLY_HEAT_HALF_LIFE_MS: '700',
+      TALLY_LOG_LEVEL: 'debug',
+      TALLY_SHUTDOWN_TIMEOUT_MS: '900',
+    });
+    expect(config).toEqual({
+      listenAddress: '0.0.0.0:7000',
+      pairs: parsePairs(twoPairs),
+      dataDir: '/var/tally',
+      metricsHost: '0.0.0.0',
+      metricsPort: 0,
+      refreshIntervalMs: 250,
+      readTimeoutMs: 300,
+      nodeCallTimeoutMs: 400,
+      cacheIdleMs: 5_000,
+      cacheEntriesMax: 10,
+      heatHalfLifeMs: 700,
+      logLevel: 'debug',
+      shutdownTimeoutMs: 900,
+    });
+  });
+
+  it('router config: a flag beats its environment key', () => {
+    const config = parseRouterConfig(['--pairs', twoPairs, '--refresh-interval-ms=50'], { TALLY_REFRESH_INTERVAL_MS: '250' });
+    expect(config.refreshIntervalMs).toBe(50);
+  });
+
+  it('router config: missing --pairs fails at startup', () => {
+    expect(configErrorOf(() => parseRouterConfig([], {}))).toContain('--pairs');
+  });
+
+  it('router config: an out-of-range refresh interval names the flag or the environment key it came from', () => {
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--refresh-interval-ms', '5'], {}))).toContain('--refresh-interval-ms');
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs], { TALLY_REFRESH_INTERVAL_MS: '5' }))).toContain(
+      'TALLY_REFRESH_INTERVAL_MS',
+    );
+  });
+
+  it('router config: a cache of zero entries is refused', () => {
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--cache-entries-max', '0'], {}))).toContain('--cache-entries-max');
+  });
+
+  it('router config: an unknown flag is refused, naming it', () => {
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--refresh-ms', '100'], {}))).toContain('unknown flag --refresh-ms');
+  });
+
+  it('router config: a bad listen address or log level is refused', () => {
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--listen', 'nowhere'], {}))).toContain('--listen');
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--log-level', 'loud'], {}))).toContain('--log-level');
+  });
+
+  // BUG (src/common/logger.ts:29, used by src/router/config.ts:64): isLogLevel
+  // checks `value in levelRank`, which is true for Object.prototype names, so
+  // "toString", "constructor" and "__proto__" pass as log levels. A logger
+  // built with one compares against a function and logs every line.
+  it.fails.each(['toString', 'constructor', '__proto__'])('router config: log level "%s" is refused', (level) => {
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--log-level', level], {}))).toContain('--log-level');
+  });
+});
