@@ -1,0 +1,215 @@
+// Unit tests for the counter Directory with a real SQLite file in a temp dir:
+// creation, growth and its limits, persistence across reopen, and refusal of
+// a pair configuration that does not match the stored one.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Directory, type PairAddresses } from '../../src/router/directory.ts';
+import { TallyError } from '../../src/common/errors.ts';
+import { shardsPerCounterMax } from '../../src/common/limits.ts';
+import { makeTempDir, removeTempDir } from './temp-dir.ts';
+
+const threePairs: PairAddresses[] = [
+  { primary: 'p0:1', follower: 'f0:1' },
+  { primary: 'p1:1', follower: 'f1:1' },
+  { primary: 'p2:1', follower: 'f2:1' },
+];
+
+function codeOf(action: () => unknown): string {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof TallyError) return error.code;
+    throw error;
+  }
+  return 'no error';
+}
+
+function shardsPerPair(directory: Directory, name: string): number[] {
+  const counts = directory.allPairs().map(() => 0);
+  for (const shard of directory.get(name)!.shards) counts[shard.pairIndex]!++;
+  return counts;
+}
+
+describe('directory', () => {
+  let dataDir: string;
+  const opened: Directory[] = [];
+  let clockMs = 1_700_000_000_000;
+  const open = (pairs: readonly PairAddresses[] = threePairs): Directory => {
+    const directory = Directory.open(dataDir, pairs, () => clockMs);
+    opened.push(directory);
+    return directory;
+  };
+
+  beforeEach(() => {
+    dataDir = makeTempDir('directory');
+  });
+  afterEach(() => {
+    for (const directory of opened.splice(0)) directory.close();
+    removeTempDir(dataDir);
+  });
+
+  it('directory: getOrCreate makes a counter with one shard, once', () => {
+    const directory = open();
+    expect(directory.get('views')).toBeUndefined();
+    const created = directory.getOrCreate('views');
+    expect(created.name).toBe('views');
+    expect(created.createdMs).toBe(clockMs);
+    expect(created.shards).toHaveLength(1);
+    expect(created.shards[0]!.shardIndex).toBe(0);
+    expect(created.shards[0]!.shardId).toBeGreaterThan(0);
+    expect(directory.getOrCreate('views')).toBe(created);
+    expect(directory.getOrCreate('views').shards).toHaveLength(1);
+    expect(directory.counterCount).toBe(1);
+  });
+
+  it('directory: new pairs start at epoch 1 with their configured roles', () => {
+    const directory = open();
+    expect(directory.allPairs()).toEqual(threePairs.map((pair, pairIndex) => ({ pairIndex, ...pair, epoch: 1n })));
+    expect(directory.pair(2).primary).toBe('p2:1');
+  });
+
+  it('directory: setShards grows a counter, keeping its existing shards', () => {
+    const directory = open();
+    const first = directory.getOrCreate('c').shards[0]!;
+    const result = directory.setShards('c', 4);
+    expect(result.previousShardCount).toBe(1);
+    expect(result.counter.shards).toHaveLength(4);
+    expect(result.counter.shards[0]).toEqual(first);
+    expect(result.counter.shards.map((shard) => shard.shardIndex)).toEqual([0, 1, 2, 3]);
+    expect(new Set(result.counter.shards.map((shard) => shard.shardId)).size).toBe(4);
+  });
+
+  it('directory: setShards to the current count changes nothing', () => {
+    const directory = open();
+    directory.setShards(directory.getOrCreate('c').name, 2);
+    const before = structuredClone(directory.get('c')!.shards);
+    expect(directory.setShards('c', 2).previousShardCount).toBe(2);
+    expect(directory.get('c')!.shards).toEqual(before);
+  });
+
+  it('directory: setShards refuses to shrink with failed_precondition and keeps every shard', () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    directory.setShards('c', 3);
+    expect(codeOf(() => directory.setShards('c', 2))).toBe('failed_precondition');
+    expect(directory.get('c')!.shards).toHaveLength(3);
+  });
+
+  it('directory: setShards on an unknown counter is not_found and creates nothing', () => {
+    const directory = open();
+    expect(codeOf(() => directory.setShards('ghost', 2))).toBe('not_found');
+    expect(directory.get('ghost')).toBeUndefined();
+    expect(directory.counterCount).toBe(0);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, shardsPerCounterMax + 1])('directory: setShards refuses shard count %s with invalid_argument', (shardCount) => {
+    const directory = open();
+    directory.getOrCreate('c');
+    expect(codeOf(() => directory.setShards('c', shardCount))).toBe('invalid_argument');
+    expect(directory.get('c')!.shards).toHaveLength(1);
+  });
+
+  it('directory: setShards accepts exactly shardsPerCounterMax shards', () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    expect(directory.setShards('c', shardsPerCounterMax).counter.shards).toHaveLength(shardsPerCounterMax);
+  });
+
+  it("directory: one counter's shards spread evenly over the pairs", () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    directory.setShards('c', 3);
+    expect(shardsPerPair(directory, 'c')).toEqual([1, 1, 1]);
+    directory.setShards('c', 7);
+    expect(shardsPerPair(directory, 'c').sort()).toEqual([2, 2, 3]);
+    directory.setShards('c', 9);
+    expect(shardsPerPair(directory, 'c')).toEqual([3, 3, 3]);
+  });
+
+  it('directory: single-shard counters are spread over the pairs', () => {
+    const directory = open();
+    for (let index = 0; index < 9; index++) directory.getOrCreate(`c${index}`);
+    const perPair = [0, 0, 0];
+    for (let index = 0; index < 9; index++) perPair[directory.get(`c${index}`)!.shards[0]!.pairIndex]!++;
+    expect(perPair).toEqual([3, 3, 3]);
+  });
+
+  it('directory: reopen restores counters, shards, shard ids and creation times', () => {
+    const directory = open();
+    directory.getOrCreate('a');
+    clockMs += 1_000;
+    directory.getOrCreate('b');
+    directory.setShards('b', 5);
+    directory.getOrCreate('ünïcode 😀');
+    const before = ['a', 'b', 'ünïcode 😀'].map((name) => structuredClone(directory.get(name)!));
+    directory.close();
+
+    const reopened = open();
+    expect(reopened.counterCount).toBe(3);
+    for (const counter of before) expect(reopened.get(counter.name)).toEqual(counter);
+  });
+
+  it('directory: shard ids are never reused after reopen', () => {
+    const directory = open();
+    directory.getOrCreate('a');
+    directory.setShards('a', 4);
+    directory.getOrCreate('b');
+    const oldIds = [...directory.get('a')!.shards, ...directory.get('b')!.shards].map((shard) => shard.shardId);
+    directory.close();
+
+    const reopened = open();
+    reopened.setShards('a', 6);
+    reopened.getOrCreate('c');
+    const newIds = [...reopened.get('a')!.shards.slice(4), ...reopened.get('c')!.shards].map((shard) => shard.shardId);
+    expect(newIds).toHaveLength(3);
+    for (const id of newIds) expect(id).toBeGreaterThan(Math.max(...oldIds));
+    expect(new Set([...oldIds, ...newIds]).size).toBe(oldIds.length + newIds.length);
+  });
+
+  it('directory: after reopen, growth still spreads shards using the restored placement', () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    directory.setShards('c', 2);
+    directory.close();
+    const reopened = open();
+    reopened.setShards('c', 3);
+    expect(shardsPerPair(reopened, 'c')).toEqual([1, 1, 1]);
+  });
+
+  it('directory: reopening with a pair whose members changed throws failed_precondition', () => {
+    open().getOrCreate('c');
+    opened.pop()!.close();
+    const changed = threePairs.map((pair, index) => (index === 1 ? { primary: 'p1:1', follower: 'elsewhere:1' } : pair));
+    expect(codeOf(() => open(changed))).toBe('failed_precondition');
+  });
+
+  it('directory: reopening with fewer pairs than stored throws failed_precondition', () => {
+    open().close();
+    expect(codeOf(() => open(threePairs.slice(0, 2)))).toBe('failed_precondition');
+  });
+
+  it('directory: reopening with pairs in another order throws failed_precondition', () => {
+    open().close();
+    expect(codeOf(() => open([threePairs[1]!, threePairs[0]!, threePairs[2]!]))).toBe('failed_precondition');
+  });
+
+  it('directory: reopening with a pair whose primary and follower swapped (after a failover) is accepted', () => {
+    open().close();
+    const swapped = threePairs.map((pair, index) => (index === 0 ? { primary: pair.follower, follower: pair.primary } : pair));
+    const directory = open(swapped);
+    // The directory keeps its stored roles; the configuration only names the members.
+    expect(directory.pair(0)).toMatchObject({ primary: 'p0:1', follower: 'f0:1' });
+  });
+
+  it('directory: reopening with an added pair keeps the old pairs and places new shards on the new pair', () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    directory.setShards('c', 3);
+    directory.close();
+    const fourPairs = [...threePairs, { primary: 'p3:1', follower: 'f3:1' }];
+    const reopened = open(fourPairs);
+    expect(reopened.allPairs()).toHaveLength(4);
+    expect(reopened.pair(3)).toMatchObject({ primary: 'p3:1', follower: 'f3:1', epoch: 1n });
+    reopened.setShards('c', 4);
+    expect(shardsPerPair(reopened, 'c')).toEqual([1, 1, 1, 1]);
+  });
+});
