@@ -11,7 +11,8 @@ commands:
   get-many <counter>...         read several totals [--cached]
   describe <counter>            shard count, placements and heat
   set-shards <counter> <n>      grow a counter's shard set to n
-  status                        every node: address, role, health, log position
+  status                        every node: role, health, epoch, sync, log position, lag
+  reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
 
 The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051.`;
 
@@ -115,10 +116,25 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
         `${status.counters} counter${status.counters === 1 ? '' : 's'} in the directory`,
         ...status.nodes.map(
           (node) =>
-            `  pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  pid ${String(node.pid).padEnd(7)}  lsn ${node.lastLsn}  lag ${node.replicationLagEntries}${node.error ? `  (${node.error})` : ''}`,
+            `  pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  pid ${String(node.pid).padEnd(7)}  epoch ${String(node.epoch).padEnd(3)}  ${node.inSync ? 'in sync ' : 'OUT OF SYNC'}  lsn ${node.lastLsn}${node.role === 'follower' ? `  lag ${node.replicationLagEntries} entries ${node.replicationLagMs} ms` : ''}${node.error ? `  (${node.error})` : ''}`,
         ),
       ];
       print(json, status, lines.join('\n'));
+      return;
+    }
+    case 'reconcile': {
+      if (args.length > 1) throw new UsageError('expected: tally reconcile [counter]');
+      const report = await client.reconcile(args[0]);
+      const lines = [
+        `${report.shardsChecked} shard${report.shardsChecked === 1 ? '' : 's'} checked, ${report.shardsDrifting} drifting`,
+        ...report.pairs.map((pair) => `  pair ${pair.pair}: primary lsn ${pair.primaryLsn}, follower ${pair.followerChecked ? `lsn ${pair.followerLsn}` : 'not compared'}${pair.note ? ` (${pair.note})` : ''}`),
+        ...report.shards.map(
+          (shard) =>
+            `  shard ${shard.shardId}${shard.counter ? ` (${shard.counter})` : ''} pair ${shard.pair}: primary memory ${shard.primaryMemory} log ${shard.primaryLog}; follower memory ${shard.followerMemory} log ${shard.followerLog}; drift ${shard.primaryDrift}/${shard.followerDrift}/${shard.replicaDrift}`,
+        ),
+      ];
+      print(json, report, lines.join('\n'));
+      if (report.shardsDrifting > 0) process.exitCode = 3;
       return;
     }
     default:
@@ -146,7 +162,7 @@ async function main(): Promise<number> {
     const deadlineMs = deadlineText === undefined ? 5_000 : parseWholeNumber(deadlineText, '--deadline-ms');
     client = createTallyClient({ address, deadlineMs });
     await run(client, command, args, parsed.flags);
-    return 0;
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`tally: ${error.message}\n`);

@@ -15,6 +15,7 @@ import {
   type ReadManyResponseMsg,
   type ReadResponseMsg,
   type SetShardsResponseMsg,
+  type ReconcileResultMsg,
 } from '../common/index.ts';
 
 export interface TallyClientOptions {
@@ -81,7 +82,36 @@ export interface NodeStatus {
   pid: number;
   shardCount: number;
   replicationLagEntries: bigint;
+  replicationLagMs: number;
+  /** The node's epoch (bumped by every failover of its pair). */
+  epoch: number;
+  /** Whether the pair is in sync: its follower holds every acknowledged increment. */
+  inSync: boolean;
   error: string;
+}
+
+export interface ShardDrift {
+  pair: number;
+  shardId: number;
+  counter: string;
+  primaryMemory: bigint;
+  primaryLog: bigint;
+  followerMemory: bigint;
+  followerLog: bigint;
+  /** primary memory - primary log */
+  primaryDrift: bigint;
+  /** follower memory - follower log */
+  followerDrift: bigint;
+  /** primary log at the follower's lsn - follower log */
+  replicaDrift: bigint;
+}
+
+export interface ReconcileReport {
+  pairs: { pair: number; primaryLsn: bigint; followerLsn: bigint; followerChecked: boolean; note: string }[];
+  /** Shards with drift (and every shard of a named counter). */
+  shards: ShardDrift[];
+  shardsChecked: number;
+  shardsDrifting: number;
 }
 
 export interface ClusterStatus {
@@ -105,6 +135,7 @@ interface AdminRpc extends Client {
   Describe: Unary<object, DescribeResponseMsg>;
   SetShards: Unary<object, SetShardsResponseMsg>;
   ClusterStatus: Unary<object, ClusterStatusResponseMsg>;
+  Reconcile: Unary<object, ReconcileResultMsg>;
 }
 
 function toWireAmount(amount: Int64Input): string {
@@ -214,8 +245,39 @@ export class TallyClient {
         pid: node.pid,
         shardCount: Number(node.shardCount),
         replicationLagEntries: BigInt(node.replicationLagEntries),
+        replicationLagMs: Number(node.replicationLagMs),
+        epoch: Number(node.epoch),
+        inSync: node.inSync,
         error: node.error,
       })),
+    };
+  }
+
+  /** Recomputes shards from their logs and reports drift (all shards, or one counter's). Never repairs. */
+  async reconcile(counter?: string, settings?: CallSettings): Promise<ReconcileReport> {
+    const response = await this.call(this.adminRpc.Reconcile, this.adminRpc, { counter: counter ?? '' }, { deadlineMs: 60_000, ...settings });
+    return {
+      pairs: response.pairs.map((pair) => ({
+        pair: pair.pair,
+        primaryLsn: BigInt(pair.primaryLsn),
+        followerLsn: BigInt(pair.followerLsn),
+        followerChecked: pair.followerChecked,
+        note: pair.note,
+      })),
+      shards: response.shards.map((shard) => ({
+        pair: shard.pair,
+        shardId: Number(shard.shardId),
+        counter: shard.counter,
+        primaryMemory: BigInt(shard.primaryMemory),
+        primaryLog: BigInt(shard.primaryLog),
+        followerMemory: BigInt(shard.followerMemory),
+        followerLog: BigInt(shard.followerLog),
+        primaryDrift: BigInt(shard.primaryDrift),
+        followerDrift: BigInt(shard.followerDrift),
+        replicaDrift: BigInt(shard.replicaDrift),
+      })),
+      shardsChecked: Number(response.shardsChecked),
+      shardsDrifting: Number(response.shardsDrifting),
     };
   }
 

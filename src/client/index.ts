@@ -24,6 +24,10 @@ export type {
   ClusterStatus,
   /** One node in ClusterStatus. */
   NodeStatus,
+  /** What reconcile found: per pair log positions, per shard drift. */
+  ReconcileReport,
+  /** One shard's figures in a ReconcileReport. */
+  ShardDrift,
   /** Per-call settings: deadlineMs. */
   CallSettings,
   /** An int64 as bigint, safe-integer number or decimal string. */

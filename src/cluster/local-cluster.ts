@@ -50,7 +50,7 @@ export class LocalCluster {
           process: new ManagedProcess({
             name,
             script: nodeMainPath,
-            args: ['--listen', address, '--data-dir', dataDir, '--metrics-port', String(metricsPort), '--node-name', name, '--role', role, ...(options.nodeArgs ?? [])],
+            args: ['--listen', address, '--data-dir', dataDir, '--metrics-port', String(metricsPort), '--node-name', name, ...(options.nodeArgs ?? [])],
             onLine: options.onLine,
           }),
         });

@@ -42,7 +42,7 @@ runMain(async () => {
     nodeMetricsPorts: Array.from({ length: nodeCount }, (_, index) => (config.metricsPort === 0 ? 0 : config.metricsPort + 1 + index)),
     onLine: (name, line) => {
       // Lifecycle lines always; everything else with --verbose.
-      if (config.verbose || /"level":"(warn|error)"|"msg":"(ready|shutdown|stopped|growth|promotion)"|^(fatal|config error)/.test(line)) {
+      if (config.verbose || /"level":"(warn|error)"|"msg":"(ready|shutdown|stopped|growth|promotion|in sync|out of sync|truncated unacknowledged tail)"|^(fatal|config error)/.test(line)) {
         process.stdout.write(`[${name}] ${line}\n`);
       }
     },
@@ -80,13 +80,35 @@ runMain(async () => {
   ];
   process.stdout.write(lines.join('\n'));
 
-  // A child that dies while we run takes the cluster down with a clear message,
-  // rather than leaving a half-cluster that looks healthy.
+  // A child that dies while we run is restarted after a second, like a
+  // process supervisor would; one that keeps dying takes the cluster down
+  // with a clear message rather than leaving a half-cluster that looks healthy.
+  const restartsMax = 5;
+  const restartWindowMs = 60_000;
   for (const member of [cluster.router, ...cluster.nodes.map((node) => node.process)]) {
-    void member.exited().then((code) => {
-      if (stopping) return;
-      process.stderr.write(`${member.name} exited unexpectedly (code ${code}); stopping the cluster\n`);
-      void stop('child exit');
-    });
+    const restartTimes: number[] = [];
+    const watch = (): void => {
+      void member.exited().then(async (code) => {
+        if (stopping) return;
+        const nowMs = Date.now();
+        while (restartTimes.length > 0 && nowMs - restartTimes[0]! > restartWindowMs) restartTimes.shift();
+        if (restartTimes.length >= restartsMax) {
+          process.stderr.write(`${member.name} exited (code ${code}) ${restartsMax} times within a minute; stopping the cluster\n`);
+          void stop('child keeps exiting');
+          return;
+        }
+        restartTimes.push(nowMs);
+        process.stderr.write(`${member.name} exited unexpectedly (code ${code}); restarting it in 1 s\n`);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        if (stopping) return;
+        try {
+          await member.start();
+        } catch (error) {
+          process.stderr.write(`${member.name} failed to restart: ${(error as Error).message}\n`);
+        }
+        watch();
+      });
+    };
+    watch();
   }
 });

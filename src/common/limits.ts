@@ -26,3 +26,5 @@ export const nodeCallsInFlightMax = 2;
 export const nodeQueueItemsMax = 200_000;
 /** Rows a node reads per step while replaying its log. */
 export const replayBatchRows = 10_000;
+/** Log entries one AppendEntries call carries from a primary to its follower. */
+export const replicationBatchEntriesMax = 5_000;

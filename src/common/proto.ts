@@ -111,10 +111,39 @@ export interface NodeInfoMsg {
   shardCount: Int64Wire;
   replicationLagEntries: Int64Wire;
   error: string;
+  epoch: Int64Wire;
+  inSync: boolean;
+  replicationLagMs: Int64Wire;
 }
 export interface ClusterStatusResponseMsg {
   nodes: NodeInfoMsg[];
   counters: Int64Wire;
+}
+
+export interface ShardDriftMsg {
+  pair: number;
+  shardId: Int64Wire;
+  counter: string;
+  primaryMemory: Int64Wire;
+  primaryLog: Int64Wire;
+  followerMemory: Int64Wire;
+  followerLog: Int64Wire;
+  primaryDrift: Int64Wire;
+  followerDrift: Int64Wire;
+  replicaDrift: Int64Wire;
+}
+export interface PairReconcileMsg {
+  pair: number;
+  primaryLsn: Int64Wire;
+  followerLsn: Int64Wire;
+  followerChecked: boolean;
+  note: string;
+}
+export interface ReconcileResultMsg {
+  pairs: PairReconcileMsg[];
+  shards: ShardDriftMsg[];
+  shardsChecked: Int64Wire;
+  shardsDrifting: Int64Wire;
 }
 
 // Internal shard node messages.
@@ -145,6 +174,8 @@ export interface ReadShardsRequestMsg {
 export interface ReadShardsResponseMsg {
   totals: Int64Wire[];
   lsn: Int64Wire;
+  role: string;
+  epoch: Int64Wire;
 }
 export interface StatusResponseMsg {
   role: string;
@@ -153,4 +184,53 @@ export interface StatusResponseMsg {
   shardCount: Int64Wire;
   epoch: Int64Wire;
   ready: boolean;
+  peer: string;
+  syncRequired: boolean;
+  followerAckedLsn: Int64Wire;
+  followerCaughtUp: boolean;
+  followerError: string;
+  replicationLagMs: Int64Wire;
+  epochStartLsn: Int64Wire;
+}
+export interface SetRoleRequestMsg {
+  role: string;
+  epoch: Int64Wire;
+  peer: string;
+  syncRequired: boolean;
+  catchUpTimeoutMs: number;
+}
+export interface LogEntryWire {
+  lsn: Int64Wire;
+  epoch: Int64Wire;
+  shardId: Int64Wire;
+  amount: Int64Wire;
+  idempotencyKey: Buffer;
+  atMs: Int64Wire;
+}
+export interface AppendEntriesRequestMsg {
+  epoch: Int64Wire;
+  truncate: boolean;
+  truncateAfterLsn: Int64Wire;
+  entries: LogEntryWire[];
+}
+export interface AppendEntriesResponseMsg {
+  ok: boolean;
+  lastLsn: Int64Wire;
+  lastEpoch: Int64Wire;
+}
+export interface ReconcileRequestMsg {
+  shardIds: Int64Wire[];
+  compareAtLsn: Int64Wire;
+}
+export interface ShardCheckMsg {
+  shardId: Int64Wire;
+  memoryTotal: Int64Wire;
+  logTotal: Int64Wire;
+  logTotalAtCompareLsn: Int64Wire;
+}
+export interface ReconcileResponseMsg {
+  lastLsn: Int64Wire;
+  shards: ShardCheckMsg[];
+  role: string;
+  epoch: Int64Wire;
 }

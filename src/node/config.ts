@@ -14,8 +14,10 @@ export interface NodeConfig {
   nodeName: string;
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
-  /** Role at start; the router may change it later (failover). */
-  role: 'primary' | 'follower';
+  /** How long a primary in sync waits for its follower to confirm a commit before failing the call. */
+  replicationTimeoutMs: number;
+  /** Pause before a primary retries an unreachable follower. */
+  replicationRetryMs: number;
 }
 
 export const nodeDefaults = {
@@ -25,7 +27,8 @@ export const nodeDefaults = {
   metricsPort: 0,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
-  role: 'primary' as 'primary' | 'follower',
+  replicationTimeoutMs: 1_000,
+  replicationRetryMs: 100,
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
@@ -42,7 +45,8 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     nodeName: reader.string('node-name', listenAddress),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', nodeDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
-    role: reader.oneOf('role', nodeDefaults.role, ['primary', 'follower'] as const),
+    replicationTimeoutMs: reader.int('replication-timeout-ms', nodeDefaults.replicationTimeoutMs, { min: 10, max: 60_000 }),
+    replicationRetryMs: reader.int('replication-retry-ms', nodeDefaults.replicationRetryMs, { min: 1, max: 60_000 }),
   };
   reader.rejectUnknownFlags();
   return config;

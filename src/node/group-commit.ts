@@ -2,10 +2,13 @@
 // often, busy committing the previous group) joins one transaction and one
 // fsync. Each group is atomic and is checked alone: a group that would push a
 // shard total beyond int64 fails OUT_OF_RANGE without touching the others.
+// Callers are answered only after the commit and, while the pair is in sync,
+// after the follower has committed it too.
 import { status } from '@grpc/grpc-js';
-import { isInt64 } from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64 } from '../common/index.ts';
 import type { ShardLog, LogEntry } from './shard-log.ts';
 import type { ShardTotals } from './shard-totals.ts';
+import type { RoleState } from './node-role.ts';
 
 export interface GroupOutcome {
   code: number;
@@ -13,14 +16,22 @@ export interface GroupOutcome {
   applied: boolean[];
 }
 
+export interface CommitResult {
+  results: GroupOutcome[];
+  lsn: bigint;
+}
+
 interface Pending {
+  epoch: bigint;
   groups: LogEntry[][];
-  resolve: (outcome: { results: GroupOutcome[]; lsn: bigint }) => void;
+  resolve: (outcome: CommitResult) => void;
   reject: (error: unknown) => void;
 }
 
-export interface CommitObserver {
-  onCommit(rows: number, durationSeconds: number): void;
+export interface CommitHooks {
+  onCommit(rows: number, durationSeconds: number, lastLsn: bigint): void;
+  /** Resolves when the follower holds lsn; only called while sync is required. */
+  waitForFollower(lsn: bigint): Promise<void>;
 }
 
 export class GroupCommitter {
@@ -30,13 +41,15 @@ export class GroupCommitter {
   constructor(
     private readonly log: ShardLog,
     private readonly totals: ShardTotals,
-    private readonly observer: CommitObserver,
+    private readonly role: () => RoleState,
+    private readonly hooks: CommitHooks,
     private readonly now: () => number = Date.now,
   ) {}
 
-  submit(groups: LogEntry[][]): Promise<{ results: GroupOutcome[]; lsn: bigint }> {
+  /** Queues groups sent under `epoch`; they commit with whatever else arrives this tick. */
+  submit(groups: LogEntry[][], epoch: bigint): Promise<CommitResult> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ groups, resolve, reject });
+      this.pending.push({ epoch, groups, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -44,33 +57,48 @@ export class GroupCommitter {
     });
   }
 
-  /** Commits everything pending now. Synchronous: nothing interleaves with it. */
+  /** Commits everything pending now. Synchronous up to the commit: nothing interleaves with it. */
   flush(): void {
     this.flushScheduled = false;
-    const batch = this.pending;
+    const role = this.role();
+    const batch: Pending[] = [];
+    for (const request of this.pending) {
+      // The role may have changed since the request was checked: recheck here,
+      // where nothing can change it before the commit.
+      if (role.role !== 'primary' || request.epoch !== role.epoch) {
+        request.reject(new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${request.epoch}, node ${role.role} at ${role.epoch}`));
+      } else {
+        batch.push(request);
+      }
+    }
     this.pending = [];
     if (batch.length === 0) return;
 
     const tentative = new Map<number, bigint>();
     const rows: LogEntry[] = [];
-    const outcomes: GroupOutcome[][] = batch.map((request) =>
-      request.groups.map((group) => this.stage(group, tentative, rows)),
-    );
+    const outcomes: GroupOutcome[][] = batch.map((request) => request.groups.map((group) => this.stage(group, tentative, rows)));
 
     if (rows.length > 0) {
       const startedNs = process.hrtime.bigint();
       try {
-        this.log.append(rows, this.now());
+        this.log.append(rows, role.epoch, this.now());
       } catch (error) {
         // Nothing reached memory; callers see the failure and know the outcome is unknown.
         for (const request of batch) request.reject(error);
         return;
       }
-      this.observer.onCommit(rows.length, Number(process.hrtime.bigint() - startedNs) / 1e9);
       for (const row of rows) this.totals.add(row.shardId, row.amount);
+      this.hooks.onCommit(rows.length, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn);
     }
     const lsn = this.log.lastLsn;
-    batch.forEach((request, index) => request.resolve({ results: outcomes[index]!, lsn }));
+    const answer = (): void => batch.forEach((request, index) => request.resolve({ results: outcomes[index]!, lsn }));
+    if (rows.length > 0 && role.syncRequired) {
+      this.hooks.waitForFollower(lsn).then(answer, (error: unknown) => {
+        for (const request of batch) request.reject(error);
+      });
+    } else {
+      answer();
+    }
   }
 
   private stage(group: LogEntry[], tentative: Map<number, bigint>, rows: LogEntry[]): GroupOutcome {
@@ -79,11 +107,7 @@ export class GroupCommitter {
       const before = staged.get(item.shardId) ?? tentative.get(item.shardId) ?? this.totals.get(item.shardId);
       const after = before + item.amount;
       if (!isInt64(after)) {
-        return {
-          code: status.OUT_OF_RANGE,
-          message: `increment of ${item.amount} would take a shard total beyond int64`,
-          applied: [],
-        };
+        return { code: status.OUT_OF_RANGE, message: `increment of ${item.amount} would take a shard total beyond int64`, applied: [] };
       }
       staged.set(item.shardId, after);
     }

@@ -1,12 +1,30 @@
 // Shard node process: wiring only. Parse config, open and replay the log,
-// bind the server, mark SERVING, and stop cleanly on SIGTERM/SIGINT.
-import { createLogger, createMetricsRegistry, createTallyServer, bindServer, setServing, shutdownServer, startMetricsServer, shardPackageDefinition, shardNodeServiceDefinition, counterPackageDefinition, runMain, stopWithParent, guardMalformed } from '../common/index.ts';
+// resume the role the router last gave us, bind the server, mark SERVING,
+// and stop cleanly on SIGTERM/SIGINT.
+import {
+  createLogger,
+  createMetricsRegistry,
+  createTallyServer,
+  bindServer,
+  setServing,
+  shutdownServer,
+  startMetricsServer,
+  shardPackageDefinition,
+  shardNodeServiceDefinition,
+  counterPackageDefinition,
+  replicationBatchEntriesMax,
+  runMain,
+  stopWithParent,
+  guardMalformed,
+} from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
 import { ShardTotals } from './shard-totals.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { createNodeMetrics } from './node-metrics.ts';
-import { createNodeService, type NodeState } from './node-service.ts';
+import { createNodeService, rebuildTotals, type NodeState } from './node-service.ts';
+import { loadRole } from './node-role.ts';
+import { Replicator } from './replicator.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 
@@ -15,36 +33,48 @@ runMain(async () => {
   const logger = createLogger('node', config.logLevel);
   const registry = createMetricsRegistry({ process: 'node', node: config.nodeName });
   const metrics = createNodeMetrics(registry);
-  const state: NodeState = { ready: false, role: config.role, epoch: 0n };
 
   const log = ShardLog.open(config.dataDir);
+  const state: NodeState = { ready: false, role: loadRole(log) };
   const totals = new ShardTotals();
-  const committer = new GroupCommitter(log, totals, {
-    onCommit(rows, durationSeconds) {
+  const replicator = new Replicator(
+    log,
+    () => state.role,
+    { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs },
+    (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
+  );
+  const committer = new GroupCommitter(log, totals, () => state.role, {
+    onCommit(rows, durationSeconds, lastLsn) {
       metrics.commitBatchRows.observe(rows);
       metrics.commitSeconds.observe(durationSeconds);
-      metrics.lastLsn.set(Number(log.lastLsn));
+      metrics.lastLsn.set(Number(lastLsn));
+      replicator.onCommit(lastLsn);
     },
+    waitForFollower: (lsn) => replicator.waitForAck(lsn, config.replicationTimeoutMs),
   });
 
   const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
-  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, totals, committer, metrics }));
+  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, totals, committer, replicator, metrics, logger }));
   const port = await bindServer(tallyServer.server, config.listenAddress);
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
-  logger.info('start', { listen: config.listenAddress, port, dataDir: config.dataDir, role: config.role, metricsPort: metricsServer?.port });
+  logger.info('start', { listen: config.listenAddress, port, dataDir: config.dataDir, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
 
   const replayStartedMs = Date.now();
-  const lastLsn = log.replay((_lsn, shardId, amount) => totals.add(shardId, amount));
+  const lastLsn = rebuildTotals(log, totals);
   metrics.lastLsn.set(Number(lastLsn));
   metrics.shardCount.set(totals.shardCount);
   state.ready = true;
+  replicator.onRoleChange();
   setServing(tallyServer, [serviceName], true);
-  logger.info('ready', { lastLsn, shards: totals.shardCount, replayMs: Date.now() - replayStartedMs });
+  logger.info('ready', { lastLsn, shards: totals.shardCount, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
 
   const gaugeTimer = setInterval(() => {
     metrics.shardCount.set(totals.shardCount);
     metrics.logSizeBytes.set(log.sizeBytes());
-  }, 5_000);
+    const replication = replicator.status();
+    metrics.replicationLagMs.set(state.role.role === 'primary' ? replication.lagMs : 0);
+    metrics.replicationLagEntries.set(state.role.role === 'primary' ? Number(log.lastLsn - replication.ackedLsn) : 0);
+  }, 1_000);
   gaugeTimer.unref();
 
   let stopping = false;
@@ -57,6 +87,7 @@ runMain(async () => {
     await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
     state.ready = false;
     committer.flush();
+    replicator.stop();
     log.close();
     await metricsServer?.close();
     logger.info('stopped', { lastLsn: log.lastLsn });

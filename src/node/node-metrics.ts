@@ -29,6 +29,8 @@ export function createNodeMetrics(registry: Registry) {
     }),
     lastLsn: new Gauge({ name: 'tally_log_last_lsn', help: 'Last committed log sequence number', registers: [registry] }),
     shardCount: new Gauge({ name: 'tally_node_shards', help: 'Shards held in memory', registers: [registry] }),
+    replicationLagEntries: new Gauge({ name: 'tally_replication_lag_entries', help: 'Primary: log entries its follower has not confirmed', registers: [registry] }),
+    replicationLagMs: new Gauge({ name: 'tally_replication_lag_ms', help: 'Primary: how long the oldest unconfirmed entry has waited', registers: [registry] }),
     logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
   };
 }

@@ -1,17 +1,38 @@
-// The ShardNode gRPC service: decodes and checks router calls, hands increments
-// to group commit, answers reads from memory. It never acknowledges an
-// increment before its log commit.
+// The ShardNode gRPC service: decodes and checks calls from the router and
+// from the pair's primary, hands increments to group commit, answers reads
+// from memory. It never acknowledges an increment before its log commit (and
+// the follower's, while the pair is in sync), and never acts on a stale epoch.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, unary, type ApplyRequestMsg, type ApplyResponseMsg, type ReadShardsRequestMsg, type ReadShardsResponseMsg, type StatusResponseMsg, idempotencyKeyBytesMax, applyItemsPerCallMax } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  INT64_MAX,
+  INT64_MIN,
+  unary,
+  idempotencyKeyBytesMax,
+  applyItemsPerCallMax,
+  type ApplyRequestMsg,
+  type ApplyResponseMsg,
+  type ReadShardsRequestMsg,
+  type ReadShardsResponseMsg,
+  type StatusResponseMsg,
+  type SetRoleRequestMsg,
+  type AppendEntriesRequestMsg,
+  type AppendEntriesResponseMsg,
+  type ReconcileRequestMsg,
+  type ReconcileResponseMsg,
+  type Logger,
+} from '../common/index.ts';
 import type { GroupCommitter, GroupOutcome } from './group-commit.ts';
-import type { ShardLog, LogEntry } from './shard-log.ts';
+import type { ShardLog, LogEntry, StoredEntry } from './shard-log.ts';
 import type { ShardTotals } from './shard-totals.ts';
 import type { NodeMetrics } from './node-metrics.ts';
+import { saveRole, type Role, type RoleState } from './node-role.ts';
+import type { Replicator } from './replicator.ts';
 
 export interface NodeState {
   ready: boolean;
-  role: 'primary' | 'follower';
-  epoch: bigint;
+  role: RoleState;
 }
 
 function parseShardId(value: string): number {
@@ -33,28 +54,65 @@ function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): LogEntr
   return entries;
 }
 
+/** Rebuilds memory from the log: after start and after a truncation. */
+export function rebuildTotals(log: ShardLog, totals: ShardTotals): bigint {
+  totals.clear();
+  return log.replay((_lsn, shardId, amount) => totals.add(shardId, amount));
+}
+
 export function createNodeService(deps: {
   state: NodeState;
   log: ShardLog;
   totals: ShardTotals;
   committer: GroupCommitter;
+  replicator: Replicator;
   metrics: NodeMetrics;
+  logger: Logger;
 }) {
-  const { state, log, totals, committer, metrics } = deps;
+  const { state, log, totals, committer, replicator, metrics, logger } = deps;
   const requireReady = (): void => {
     if (!state.ready) throw new TallyError(ErrorCode.unavailable, 'node is not ready (replaying its log or shutting down)');
+  };
+
+  const statusOf = (): StatusResponseMsg => {
+    const replication = replicator.status();
+    const isPrimary = state.role.role === 'primary';
+    return {
+      role: state.role.role,
+      pid: process.pid,
+      lastLsn: log.lastLsn.toString(),
+      shardCount: String(totals.shardCount),
+      epoch: state.role.epoch.toString(),
+      ready: state.ready,
+      peer: state.role.peer,
+      syncRequired: state.role.syncRequired,
+      followerAckedLsn: isPrimary ? replication.ackedLsn.toString() : '0',
+      followerCaughtUp: isPrimary && replication.caughtUp,
+      followerError: isPrimary ? replication.lastError : '',
+      replicationLagMs: String(isPrimary ? replication.lagMs : 0),
+      epochStartLsn: state.role.epochStartLsn.toString(),
+    };
+  };
+
+  const waitUntilCaughtUp = async (timeoutMs: number): Promise<void> => {
+    await replicator.waitForAck(log.lastLsn, timeoutMs);
   };
 
   return {
     Apply: unary<ApplyRequestMsg, ApplyResponseMsg>(async (request) => {
       requireReady();
+      const epoch = BigInt(request.epoch);
+      if (state.role.role !== 'primary' || epoch !== state.role.epoch) {
+        metrics.incrementsRejected.inc({ reason: 'stale_epoch' });
+        throw new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${epoch}, node ${state.role.role} at ${state.role.epoch}`);
+      }
       const itemCount = request.groups.reduce((sum, group) => sum + group.items.length, 0);
       if (itemCount > applyItemsPerCallMax) {
         throw new TallyError(ErrorCode.resourceExhausted, `apply of ${itemCount} items exceeds ${applyItemsPerCallMax}`);
       }
       const decoded = request.groups.map((group) => decodeGroup(group.items));
       const valid = decoded.filter((group): group is LogEntry[] => Array.isArray(group));
-      const { results, lsn } = valid.length > 0 ? await committer.submit(valid) : { results: [], lsn: log.lastLsn };
+      const { results, lsn } = valid.length > 0 ? await committer.submit(valid, epoch) : { results: [], lsn: log.lastLsn };
       let next = 0;
       const merged = decoded.map((group) => (Array.isArray(group) ? results[next++]! : group));
       for (const [index, outcome] of merged.entries()) {
@@ -67,16 +125,110 @@ export function createNodeService(deps: {
     ReadShards: unary<ReadShardsRequestMsg, ReadShardsResponseMsg>((request) => {
       requireReady();
       const ids = request.shardIds.map(parseShardId);
-      return { totals: ids.map((id) => totals.get(id).toString()), lsn: log.lastLsn.toString() };
+      return { totals: ids.map((id) => totals.get(id).toString()), lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString() };
     }),
 
-    Status: unary<unknown, StatusResponseMsg>(() => ({
-      role: state.role,
-      pid: process.pid,
-      lastLsn: log.lastLsn.toString(),
-      shardCount: String(totals.shardCount),
-      epoch: state.epoch.toString(),
-      ready: state.ready,
-    })),
+    Status: unary<unknown, StatusResponseMsg>(() => statusOf()),
+
+    SetRole: unary<SetRoleRequestMsg, StatusResponseMsg>(async (request) => {
+      requireReady();
+      const role = request.role as Role;
+      if (role !== 'primary' && role !== 'follower') throw new TallyError(ErrorCode.invalidArgument, `role must be primary or follower, got "${request.role}"`);
+      const epoch = BigInt(request.epoch);
+      const current = state.role;
+      if (epoch < current.epoch) throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: node is at ${current.epoch}`);
+      const changed = role !== current.role || epoch !== current.epoch || request.peer !== current.peer || request.syncRequired !== current.syncRequired;
+      if (changed) {
+        const becamePrimaryNow = role === 'primary' && (current.role !== 'primary' || epoch !== current.epoch);
+        const next: RoleState = {
+          role,
+          epoch,
+          peer: request.peer,
+          syncRequired: role === 'primary' && request.syncRequired,
+          epochStartLsn: becamePrimaryNow ? log.lastLsn : role === 'primary' ? current.epochStartLsn : 0n,
+        };
+        // Durable before anyone hears of it: a restart resumes this role.
+        saveRole(log, next);
+        state.role = next;
+        replicator.onRoleChange();
+        logger.info(role === 'primary' && current.role !== 'primary' ? 'promotion' : 'role', {
+          role,
+          epoch,
+          peer: request.peer,
+          syncRequired: next.syncRequired,
+          lastLsn: log.lastLsn,
+          previousRole: current.role,
+          previousEpoch: current.epoch,
+        });
+      }
+      // Asked to require sync: answer only once the follower holds our whole
+      // log, so the router marks the pair in sync only when it truly is.
+      if (state.role.role === 'primary' && state.role.syncRequired) await waitUntilCaughtUp(Math.max(100, request.catchUpTimeoutMs));
+      return statusOf();
+    }),
+
+    AppendEntries: unary<AppendEntriesRequestMsg, AppendEntriesResponseMsg>((request) => {
+      requireReady();
+      const epoch = BigInt(request.epoch);
+      if (epoch < state.role.epoch) {
+        throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: this node is ${state.role.role} at ${state.role.epoch}`);
+      }
+      if (state.role.role !== 'follower' || epoch !== state.role.epoch) {
+        // Not (yet) told by the router that this primary is ours: try again later.
+        throw new TallyError(ErrorCode.unavailable, `not a follower at epoch ${epoch} (node is ${state.role.role} at ${state.role.epoch})`);
+      }
+      if (request.truncate) {
+        const afterLsn = BigInt(request.truncateAfterLsn);
+        if (afterLsn < log.lastLsn) {
+          const dropped = log.truncateAfter(afterLsn);
+          rebuildTotals(log, totals);
+          logger.warn('truncated unacknowledged tail', { afterLsn, dropped, epoch });
+        }
+      }
+      const entries: StoredEntry[] = request.entries.map((entry) => ({
+        lsn: BigInt(entry.lsn),
+        epoch: BigInt(entry.epoch),
+        shardId: Number(entry.shardId),
+        amount: BigInt(entry.amount),
+        idempotencyKey: entry.idempotencyKey,
+        atMs: Number(entry.atMs),
+      }));
+      if (entries.length > 0) {
+        if (entries[0]!.lsn !== log.lastLsn + 1n) return { ok: false, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
+        const startedNs = process.hrtime.bigint();
+        log.appendReplicated(entries);
+        for (const entry of entries) totals.add(entry.shardId, entry.amount);
+        metrics.commitBatchRows.observe(entries.length);
+        metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+        metrics.lastLsn.set(Number(log.lastLsn));
+      }
+      return { ok: true, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
+    }),
+
+    Reconcile: unary<ReconcileRequestMsg, ReconcileResponseMsg>((request) => {
+      requireReady();
+      const compareAtLsn = BigInt(request.compareAtLsn);
+      const wanted = request.shardIds.length > 0 ? new Set(request.shardIds.map(parseShardId)) : undefined;
+      const fromLog = new Map<number, bigint>();
+      const atCompare = new Map<number, bigint>();
+      // Synchronous: memory and the log are read at the same instant.
+      const lastLsn = log.replay((lsn, shardId, amount) => {
+        if (wanted !== undefined && !wanted.has(shardId)) return;
+        fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
+        if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
+      });
+      const ids = wanted !== undefined ? [...wanted] : [...new Set([...totals.shardIds(), ...fromLog.keys()])];
+      return {
+        lastLsn: lastLsn.toString(),
+        role: state.role.role,
+        epoch: state.role.epoch.toString(),
+        shards: ids.map((shardId) => ({
+          shardId: String(shardId),
+          memoryTotal: totals.get(shardId).toString(),
+          logTotal: (fromLog.get(shardId) ?? 0n).toString(),
+          logTotalAtCompareLsn: (atCompare.get(shardId) ?? 0n).toString(),
+        })),
+      };
+    }),
   };
 }

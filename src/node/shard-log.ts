@@ -1,6 +1,7 @@
 // The node's write-ahead log in SQLite: every accepted increment is a row,
-// committed (fsync'd) before it is acknowledged. It never holds an entry that
-// was not accepted, and a log it cannot read stops the node from starting.
+// committed (fsync'd) before it is acknowledged, tagged with the epoch of the
+// primary that wrote it. It never holds an entry that was not accepted, and a
+// log it cannot read stops the node from starting.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,37 +15,62 @@ export interface LogEntry {
   idempotencyKey: Buffer;
 }
 
-const schemaVersion = 1;
+/** An entry as stored: with its sequence number and the epoch that wrote it. */
+export interface StoredEntry extends LogEntry {
+  lsn: bigint;
+  epoch: bigint;
+  atMs: number;
+}
+
+const schemaVersion = 2;
 
 export class ShardLogError extends Error {
   override name = 'ShardLogError';
 }
 
+function checkEntry(entry: LogEntry): void {
+  assert.ok(entry.amount !== 0n && entry.amount <= INT64_MAX && entry.amount >= INT64_MIN, 'log entry amount out of range');
+  assert.ok(Number.isSafeInteger(entry.shardId) && entry.shardId > 0, 'log entry shard id invalid');
+}
+
 export class ShardLog {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
-  private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, atMs: number) => void;
+  private readonly selectFrom: Database.Statement;
+  private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
+  private lastEntryEpoch: bigint;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, readonly file: string) {
     this.db = db;
-    this.insert = db.prepare('INSERT INTO log (lsn, shard_id, amount, idem_key, at_ms) VALUES (?, ?, ?, ?, ?)');
-    this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, atMs: number) => {
+    this.insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, at_ms) VALUES (?, ?, ?, ?, ?, ?)');
+    this.selectFrom = db
+      .prepare('SELECT lsn, epoch, shard_id, amount, idem_key, at_ms FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?')
+      .safeIntegers(true)
+      .raw(true);
+    this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => {
       let lsn = firstLsn;
       for (const entry of entries) {
-        this.insert.run(lsn, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, atMs);
+        this.insert.run(lsn, epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, atMs);
         lsn++;
       }
     });
-    const last = db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
-    this.nextLsn = (last.lsn ?? 0n) + 1n;
+    this.nextLsn = 1n;
+    this.lastEntryEpoch = 0n;
+    this.refreshTail();
+  }
+
+  private refreshTail(): void {
+    const last = this.db.prepare('SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1').safeIntegers(true).get() as { lsn: bigint; epoch: bigint } | undefined;
+    this.nextLsn = (last?.lsn ?? 0n) + 1n;
+    this.lastEntryEpoch = last?.epoch ?? 0n;
   }
 
   /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */
   static open(dataDir: string): ShardLog {
     fs.mkdirSync(dataDir, { recursive: true });
     const file = path.join(dataDir, 'node.sqlite');
-    let db: Database.Database;
+    let db: Database.Database | undefined;
     try {
       db = new Database(file);
       // WAL + FULL: every commit is fsync'd before better-sqlite3 returns.
@@ -52,11 +78,11 @@ export class ShardLog {
       // last commits on power loss; we set what we mean.
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
-      db.pragma('busy_timeout = 0');
       db.exec(`
         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS log (
           lsn INTEGER PRIMARY KEY,
+          epoch INTEGER NOT NULL,
           shard_id INTEGER NOT NULL,
           amount INTEGER NOT NULL,
           idem_key BLOB,
@@ -69,11 +95,12 @@ export class ShardLog {
       } else if (Number(version.value) !== schemaVersion) {
         throw new ShardLogError(`log ${file} has schema version ${version.value}; this node reads ${schemaVersion}`);
       }
+      return new ShardLog(db, file);
     } catch (error) {
+      db?.close();
       if (error instanceof ShardLogError) throw error;
       throw new ShardLogError(`cannot open log ${file}: ${(error as Error).message}`);
     }
-    return new ShardLog(db);
   }
 
   /** Sequence number of the last committed entry (0 for an empty log). */
@@ -81,33 +108,82 @@ export class ShardLog {
     return this.nextLsn - 1n;
   }
 
-  /** Commits entries in one transaction (one fsync). Returns the last lsn. */
-  append(entries: readonly LogEntry[], atMs: number): bigint {
+  /** Epoch of the last committed entry (0 for an empty log). */
+  get lastEpoch(): bigint {
+    return this.lastEntryEpoch;
+  }
+
+  /** Commits entries written under `epoch` in one transaction (one fsync). Returns the last lsn. */
+  append(entries: readonly LogEntry[], epoch: bigint, atMs: number): bigint {
     assert.ok(entries.length > 0, 'append of no entries');
-    for (const entry of entries) {
-      assert.ok(entry.amount !== 0n && entry.amount <= INT64_MAX && entry.amount >= INT64_MIN, 'log entry amount out of range');
-      assert.ok(Number.isSafeInteger(entry.shardId) && entry.shardId > 0, 'log entry shard id invalid');
-    }
+    for (const entry of entries) checkEntry(entry);
     const firstLsn = this.nextLsn;
-    this.appendTransaction(entries, firstLsn, atMs);
+    this.appendTransaction(entries, firstLsn, epoch, atMs);
     this.nextLsn = firstLsn + BigInt(entries.length);
+    this.lastEntryEpoch = epoch;
     return this.lastLsn;
   }
 
+  /** Follower side: commits a primary's entries, which must continue this log exactly. */
+  appendReplicated(entries: readonly StoredEntry[]): bigint {
+    assert.ok(entries.length > 0, 'append of no entries');
+    const transaction = this.db.transaction(() => {
+      let expectedLsn = this.nextLsn;
+      for (const entry of entries) {
+        checkEntry(entry);
+        assert.equal(entry.lsn, expectedLsn, 'replicated entries must continue the log');
+        this.insert.run(entry.lsn, entry.epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.atMs);
+        expectedLsn++;
+      }
+    });
+    transaction();
+    this.nextLsn = entries[entries.length - 1]!.lsn + 1n;
+    this.lastEntryEpoch = entries[entries.length - 1]!.epoch;
+    return this.lastLsn;
+  }
+
+  /** Up to `limit` entries from lsn `fromLsn` on, in order. */
+  readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
+    const rows = this.selectFrom.all(fromLsn, limit) as [bigint, bigint, bigint, bigint, Buffer | null, bigint][];
+    return rows.map(([lsn, epoch, shardId, amount, key, atMs]) => ({
+      lsn,
+      epoch,
+      shardId: Number(shardId),
+      amount,
+      idempotencyKey: key ?? Buffer.alloc(0),
+      atMs: Number(atMs),
+    }));
+  }
+
+  /** Epoch of the entry at lsn, or undefined when there is none. */
+  epochAt(lsn: bigint): bigint | undefined {
+    const row = this.db.prepare('SELECT epoch FROM log WHERE lsn = ?').safeIntegers(true).get(lsn) as { epoch: bigint } | undefined;
+    return row?.epoch;
+  }
+
+  /** Drops every entry after lsn: a tail that was never acknowledged (a deposed primary's). */
+  truncateAfter(lsn: bigint): number {
+    const result = this.db.prepare('DELETE FROM log WHERE lsn > ?').run(lsn);
+    this.refreshTail();
+    return result.changes;
+  }
+
   /**
-   * Replays every entry in lsn order. Throws ShardLogError on a gap or a bad
-   * row: a log with a hole must not yield a silently smaller total.
+   * Replays entries in lsn order up to uptoLsn (default: all). Throws
+   * ShardLogError on a gap or a bad row: a log with a hole must not yield a
+   * silently smaller total.
    */
-  replay(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void): bigint {
+  replay(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void, uptoLsn: bigint = this.lastLsn): bigint {
     const select = this.db
-      .prepare('SELECT lsn, shard_id, amount FROM log WHERE lsn > ? ORDER BY lsn LIMIT ?')
+      .prepare('SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?')
       .safeIntegers(true)
       .raw(true);
+    const endLsn = uptoLsn < this.lastLsn ? uptoLsn : this.lastLsn;
     let expectedLsn = 1n;
-    // Bounded: each step advances by replayBatchRows until the log ends.
-    const stepsMax = Number(this.lastLsn / BigInt(replayBatchRows)) + 2;
-    for (let step = 0; step < stepsMax; step++) {
-      const rows = select.all(expectedLsn - 1n, replayBatchRows) as [bigint, bigint, bigint][];
+    // Bounded: each step advances by replayBatchRows until the end.
+    const stepsMax = Number(endLsn / BigInt(replayBatchRows)) + 2;
+    for (let step = 0; step < stepsMax && expectedLsn <= endLsn; step++) {
+      const rows = select.all(expectedLsn - 1n, endLsn, replayBatchRows) as [bigint, bigint, bigint][];
       for (const [lsn, shardId, amount] of rows) {
         if (lsn !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${lsn}`);
         if (amount === 0n || shardId <= 0n || shardId > BigInt(Number.MAX_SAFE_INTEGER)) {
@@ -118,10 +194,20 @@ export class ShardLog {
       }
       if (rows.length < replayBatchRows) break;
     }
-    if (expectedLsn - 1n !== this.lastLsn) {
-      throw new ShardLogError(`log replay ended at lsn ${expectedLsn - 1n}, but the log's last lsn is ${this.lastLsn}`);
+    if (expectedLsn - 1n !== endLsn) {
+      throw new ShardLogError(`log replay ended at lsn ${expectedLsn - 1n}, but the log reaches ${endLsn}`);
     }
-    return this.lastLsn;
+    return endLsn;
+  }
+
+  getMeta(key: string): string | undefined {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  /** Durable before it returns (synchronous=FULL). */
+  setMeta(key: string, value: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
   }
 
   sizeBytes(): number {

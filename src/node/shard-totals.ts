@@ -17,6 +17,16 @@ export class ShardTotals {
     this.totals.set(shardId, next);
   }
 
+  /** Forgets everything: before a replay that rebuilds memory from the log. */
+  clear(): void {
+    this.totals.clear();
+  }
+
+  /** Every shard id held, for reconciliation. */
+  shardIds(): number[] {
+    return [...this.totals.keys()];
+  }
+
   get shardCount(): number {
     return this.totals.size;
   }

@@ -22,6 +22,16 @@ export interface RouterConfig {
   cacheEntriesMax: number;
   /** Half-life of the heat (increments/s) moving average. */
   heatHalfLifeMs: number;
+  /** How often every node's status is checked. */
+  healthIntervalMs: number;
+  /** Deadline of one status check. */
+  healthTimeoutMs: number;
+  /** A primary silent this long is replaced by its in-sync follower. */
+  failoverTimeoutMs: number;
+  /** A follower silent or lagging this long is marked out of sync (its primary then acknowledges alone). */
+  followerTimeoutMs: number;
+  /** How long a primary may take to bring a returning follower level before the pair is in sync. */
+  catchUpTimeoutMs: number;
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
 }
@@ -37,6 +47,11 @@ export const routerDefaults = {
   cacheIdleMs: 60_000,
   cacheEntriesMax: 100_000,
   heatHalfLifeMs: 5_000,
+  healthIntervalMs: 250,
+  healthTimeoutMs: 500,
+  failoverTimeoutMs: 2_000,
+  followerTimeoutMs: 1_000,
+  catchUpTimeoutMs: 2_000,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
 };
@@ -74,6 +89,11 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     cacheIdleMs: reader.int('cache-idle-ms', routerDefaults.cacheIdleMs, { min: 1_000, max: 86_400_000 }),
     cacheEntriesMax: reader.int('cache-entries-max', routerDefaults.cacheEntriesMax, { min: 1, max: 10_000_000 }),
     heatHalfLifeMs: reader.int('heat-half-life-ms', routerDefaults.heatHalfLifeMs, { min: 100, max: 3_600_000 }),
+    healthIntervalMs: reader.int('health-interval-ms', routerDefaults.healthIntervalMs, { min: 10, max: 60_000 }),
+    healthTimeoutMs: reader.int('health-timeout-ms', routerDefaults.healthTimeoutMs, { min: 10, max: 60_000 }),
+    failoverTimeoutMs: reader.int('failover-timeout-ms', routerDefaults.failoverTimeoutMs, { min: 100, max: 600_000 }),
+    followerTimeoutMs: reader.int('follower-timeout-ms', routerDefaults.followerTimeoutMs, { min: 100, max: 600_000 }),
+    catchUpTimeoutMs: reader.int('catch-up-timeout-ms', routerDefaults.catchUpTimeoutMs, { min: 100, max: 600_000 }),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
   };

@@ -12,7 +12,10 @@ export interface PairInfo {
   pairIndex: number;
   primary: string;
   follower: string;
+  /** Bumped by every change of role or sync state; nodes refuse older epochs. */
   epoch: bigint;
+  /** True only while the primary acknowledges nothing its follower has not committed. */
+  inSync: boolean;
 }
 
 export interface ShardInfo {
@@ -61,7 +64,8 @@ export class Directory {
         pair_index INTEGER PRIMARY KEY,
         primary_addr TEXT NOT NULL,
         follower_addr TEXT NOT NULL,
-        epoch INTEGER NOT NULL
+        epoch INTEGER NOT NULL,
+        in_sync INTEGER NOT NULL DEFAULT 0
       );
       CREATE TABLE IF NOT EXISTS counters (
         name TEXT PRIMARY KEY,
@@ -82,11 +86,12 @@ export class Directory {
   }
 
   private loadPairs(configuredPairs: readonly PairAddresses[]): void {
-    const stored = this.db.prepare('SELECT pair_index, primary_addr, follower_addr, epoch FROM pairs ORDER BY pair_index').safeIntegers(true).all() as {
+    const stored = this.db.prepare('SELECT pair_index, primary_addr, follower_addr, epoch, in_sync FROM pairs ORDER BY pair_index').safeIntegers(true).all() as {
       pair_index: bigint;
       primary_addr: string;
       follower_addr: string;
       epoch: bigint;
+      in_sync: bigint;
     }[];
     if (stored.length > configuredPairs.length) {
       throw new TallyError(ErrorCode.failedPrecondition, `the directory knows ${stored.length} node pairs but only ${configuredPairs.length} are configured`);
@@ -99,13 +104,13 @@ export class Directory {
       if (storedSet !== configuredSet) {
         throw new TallyError(ErrorCode.failedPrecondition, `pair ${row.pair_index} is ${storedSet} in the directory but ${configuredSet} in the configuration`);
       }
-      this.pairs.push({ pairIndex: Number(row.pair_index), primary: row.primary_addr, follower: row.follower_addr, epoch: row.epoch });
+      this.pairs.push({ pairIndex: Number(row.pair_index), primary: row.primary_addr, follower: row.follower_addr, epoch: row.epoch, inSync: row.in_sync === 1n });
     }
     const insertPair = this.db.prepare('INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch) VALUES (?, ?, ?, ?)');
     for (let pairIndex = stored.length; pairIndex < configuredPairs.length; pairIndex++) {
       const configured = configuredPairs[pairIndex]!;
       insertPair.run(pairIndex, configured.primary, configured.follower, 1);
-      this.pairs.push({ pairIndex, primary: configured.primary, follower: configured.follower, epoch: 1n });
+      this.pairs.push({ pairIndex, primary: configured.primary, follower: configured.follower, epoch: 1n, inSync: false });
     }
     for (let pairIndex = 0; pairIndex < this.pairs.length; pairIndex++) this.shardsPerPair.push(0);
   }
@@ -196,6 +201,17 @@ export class Directory {
   pair(pairIndex: number): PairInfo {
     const pair = this.pairs[pairIndex];
     if (pair === undefined) throw new Error(`no pair ${pairIndex}`);
+    return pair;
+  }
+
+  /** Persists a pair's new roles, epoch and sync state (fsync'd), then publishes them. */
+  updatePair(pairIndex: number, next: { primary: string; follower: string; epoch: bigint; inSync: boolean }): PairInfo {
+    const pair = this.pair(pairIndex);
+    if (next.epoch < pair.epoch) throw new Error(`pair ${pairIndex}: epoch may not go back from ${pair.epoch} to ${next.epoch}`);
+    this.db
+      .prepare('UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ? WHERE pair_index = ?')
+      .run(next.primary, next.follower, next.epoch, next.inSync ? 1 : 0, pairIndex);
+    Object.assign(pair, next);
     return pair;
   }
 

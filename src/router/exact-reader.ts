@@ -1,8 +1,10 @@
 // EXACT reads: sums every shard of the named counters with one ReadShards
-// call per node, however many shards and counters. A shard that cannot be
-// read fails the whole read: a partial sum is never a total (G3).
-import { ErrorCode, TallyError, isInt64 } from '../common/index.ts';
-import type { Directory } from './directory.ts';
+// call per node pair, however many shards and counters. A shard is read from
+// its primary, or — only while the pair is in sync — from its follower. A
+// shard that can be read from neither fails the whole read: a partial sum is
+// never a total (G3).
+import { ErrorCode, TallyError, isInt64, type ReadShardsResponseMsg } from '../common/index.ts';
+import type { Directory, PairInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 
 export interface ExactTotal {
@@ -13,37 +15,67 @@ export interface ExactTotal {
 export interface ExactReadResult {
   totals: Map<string, ExactTotal>;
   nodeCalls: number;
+  followerReads: number;
+}
+
+interface PairPlan {
+  pair: PairInfo;
+  shardIds: number[];
+  counterOf: string[];
+}
+
+async function readPair(plan: PairPlan, pool: NodePool, timeoutMs: number): Promise<{ response: ReadShardsResponseMsg; calls: number; fromFollower: boolean }> {
+  const { pair } = plan;
+  // Both taken now: a failover during the call must not let us read a follower that was never in sync.
+  const epoch = pair.epoch;
+  const follower = pair.follower;
+  const followerReadable = pair.inSync;
+  try {
+    return { response: await pool.readShards(pair.primary, plan.shardIds, timeoutMs), calls: 1, fromFollower: false };
+  } catch (primaryError) {
+    if (!followerReadable) {
+      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex} cannot be read: ${(primaryError as Error).message}; its follower is not in sync`);
+    }
+    let response: ReadShardsResponseMsg;
+    try {
+      response = await pool.readShards(follower, plan.shardIds, timeoutMs);
+    } catch (followerError) {
+      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex} cannot be read from primary (${(primaryError as Error).message}) or follower (${(followerError as Error).message})`);
+    }
+    // The follower holds every acknowledged increment only as the in-sync follower of this epoch.
+    if (response.role !== 'follower' || BigInt(response.epoch) !== epoch) {
+      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex}: primary unreachable and follower is ${response.role} at epoch ${response.epoch}, not follower at ${epoch}`);
+    }
+    return { response, calls: 2, fromFollower: true };
+  }
 }
 
 export async function readExact(names: readonly string[], directory: Directory, pool: NodePool, timeoutMs: number): Promise<ExactReadResult> {
-  // Per node: the shard ids to read and, for each, which counter it adds to.
-  const plan = new Map<string, { shardIds: number[]; counterOf: string[] }>();
+  const plans = new Map<number, PairPlan>();
   const totals = new Map<string, ExactTotal>();
   for (const name of names) {
     if (totals.has(name)) continue;
-    const counter = directory.get(name);
-    const shards = counter?.shards ?? [];
+    const shards = directory.get(name)?.shards ?? [];
     totals.set(name, { total: 0n, shardCount: shards.length });
     for (const shard of shards) {
-      const address = directory.pair(shard.pairIndex).primary;
-      let entry = plan.get(address);
-      if (entry === undefined) plan.set(address, (entry = { shardIds: [], counterOf: [] }));
-      entry.shardIds.push(shard.shardId);
-      entry.counterOf.push(name);
+      let plan = plans.get(shard.pairIndex);
+      if (plan === undefined) plans.set(shard.pairIndex, (plan = { pair: directory.pair(shard.pairIndex), shardIds: [], counterOf: [] }));
+      plan.shardIds.push(shard.shardId);
+      plan.counterOf.push(name);
     }
   }
-  const responses = await Promise.all(
-    [...plan].map(async ([address, entry]) => ({ entry, response: await pool.readShards(address, entry.shardIds, timeoutMs) })),
-  );
-  for (const { entry, response } of responses) {
+  const results = await Promise.all([...plans.values()].map(async (plan) => ({ plan, ...(await readPair(plan, pool, timeoutMs)) })));
+  let nodeCalls = 0;
+  let followerReads = 0;
+  for (const { plan, response, calls, fromFollower } of results) {
+    nodeCalls += calls;
+    if (fromFollower) followerReads++;
     response.totals.forEach((shardTotal, index) => {
-      const name = entry.counterOf[index]!;
-      const sum = totals.get(name)!;
-      sum.total += BigInt(shardTotal);
+      totals.get(plan.counterOf[index]!)!.total += BigInt(shardTotal);
     });
   }
   for (const [name, { total }] of totals) {
     if (!isInt64(total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
   }
-  return { totals, nodeCalls: plan.size };
+  return { totals, nodeCalls, followerReads };
 }

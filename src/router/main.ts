@@ -23,6 +23,7 @@ import { ReadPath } from './read-path.ts';
 import { HeatTracker } from './heat.ts';
 import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
+import { PairSupervisor } from './pair-supervisor.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
@@ -33,6 +34,7 @@ runMain(async () => {
   const metrics = createRouterMetrics(registry);
 
   const directory = Directory.open(config.dataDir, config.pairs);
+  // Apply calls carry the epoch of the pair the address is primary of.
   const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
   const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, {
     onCall(items) {
@@ -43,13 +45,18 @@ runMain(async () => {
   const increments = new IncrementPath(directory, pool);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs);
-  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs };
+  const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
+  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000 };
 
   const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
   tallyServer.server.addService(guardMalformed(counterServiceDefinition), createCounterService(deps));
   tallyServer.server.addService(guardMalformed(adminServiceDefinition), createAdminService(deps));
   const port = await bindServer(tallyServer.server, config.listenAddress);
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
+  // Tell every reachable node its role before taking traffic; the supervisor keeps it so.
+  await supervisor.checkAll();
+  supervisor.start();
+  for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
   const gaugeTimer = setInterval(() => metrics.directoryCounters.set(directory.counterCount), 1_000);
   gaugeTimer.unref();
@@ -73,6 +80,7 @@ runMain(async () => {
     // Drain: in-flight increments wait for their node commits before we exit.
     await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
     reads.stopRefresher();
+    supervisor.stop();
     pool.close();
     directory.close();
     await metricsServer?.close();

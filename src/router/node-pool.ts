@@ -1,13 +1,15 @@
 // One gRPC channel and one coalescing sender per node address. The only place
 // the router opens connections to nodes.
 import { credentials, connectivityState, type CallOptions, type requestCallback, type Metadata } from '@grpc/grpc-js';
-import { ShardNodeClient, clientChannelOptions, type ReadShardsRequestMsg, type ReadShardsResponseMsg, type StatusResponseMsg } from '../common/index.ts';
+import { ShardNodeClient, clientChannelOptions, type ReadShardsRequestMsg, type ReadShardsResponseMsg, type StatusResponseMsg, type SetRoleRequestMsg, type ReconcileRequestMsg, type ReconcileResponseMsg } from '../common/index.ts';
 import { NodeSender, nodeCallError, type ShardNodeRpc, type SenderObserver } from './node-sender.ts';
 
 export interface ShardNodeFullRpc extends ShardNodeRpc {
   ReadShards(request: ReadShardsRequestMsg, options: CallOptions, callback: requestCallback<ReadShardsResponseMsg>): void;
   ReadShards(request: ReadShardsRequestMsg, metadata: Metadata, options: CallOptions, callback: requestCallback<ReadShardsResponseMsg>): void;
   Status(request: object, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
+  SetRole(request: SetRoleRequestMsg, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
+  Reconcile(request: ReconcileRequestMsg, options: CallOptions, callback: requestCallback<ReconcileResponseMsg>): void;
   Status(request: object, metadata: Metadata, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
 }
 
@@ -60,6 +62,26 @@ export class NodePool {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.Status({}, { deadline: Date.now() + timeoutMs }, (error, response) => {
+        if (error || response === undefined) reject(nodeCallError(address, error ?? null));
+        else resolve(response);
+      });
+    });
+  }
+
+  setRole(address: string, request: SetRoleRequestMsg, timeoutMs: number): Promise<StatusResponseMsg> {
+    const { rpc } = this.get(address);
+    return new Promise((resolve, reject) => {
+      rpc.SetRole(request, { deadline: Date.now() + timeoutMs }, (error, response) => {
+        if (error || response === undefined) reject(nodeCallError(address, error ?? null));
+        else resolve(response);
+      });
+    });
+  }
+
+  reconcile(address: string, request: ReconcileRequestMsg, timeoutMs: number): Promise<ReconcileResponseMsg> {
+    const { rpc } = this.get(address);
+    return new Promise((resolve, reject) => {
+      rpc.Reconcile(request, { deadline: Date.now() + timeoutMs }, (error, response) => {
         if (error || response === undefined) reject(nodeCallError(address, error ?? null));
         else resolve(response);
       });

@@ -2,7 +2,7 @@
 // it is in flight wait and leave together in the next call, so a crowd of
 // callers costs a few node calls, not one each. Each caller's group is
 // acknowledged on its own once the node has committed it.
-import { status, type Client, type ServiceError, type Metadata, type CallOptions, type requestCallback } from '@grpc/grpc-js';
+import { status, connectivityState, type Client, type ServiceError, type Metadata, type CallOptions, type requestCallback } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallsInFlightMax, nodeQueueItemsMax, type ApplyItemMsg, type ApplyRequestMsg, type ApplyResponseMsg, type GroupResultMsg } from '../common/index.ts';
 
 export interface ShardNodeRpc extends Client {
@@ -15,6 +15,13 @@ interface Waiting {
   resolve: (result: GroupResultMsg) => void;
   reject: (error: TallyError) => void;
 }
+
+/**
+ * A node call that certainly applied nothing: it was never sent (the channel
+ * was already failing) or the node refused it before committing (stale
+ * epoch). Unkeyed increments may safely go to another shard.
+ */
+export class NotAppliedError extends TallyError {}
 
 export interface SenderObserver {
   onCall(items: number, groups: number): void;
@@ -61,6 +68,11 @@ export class NodeSender {
   }
 
   private call(batch: Waiting[], itemCount: number): void {
+    if (this.rpc.getChannel().getConnectivityState(false) === connectivityState.TRANSIENT_FAILURE) {
+      const failure = new NotAppliedError(ErrorCode.unavailable, `node ${this.address} is unreachable`);
+      for (const waiting of batch) waiting.reject(failure);
+      return;
+    }
     this.inFlight++;
     this.observer.onCall(itemCount, batch.length);
     const request: ApplyRequestMsg = { epoch: this.epoch().toString(), groups: batch.map((waiting) => ({ items: waiting.items })) };
@@ -78,11 +90,12 @@ export class NodeSender {
 }
 
 // Statuses a node gives when it refused the call outright (nothing applied).
-const refusalStatuses = new Set<number>([status.RESOURCE_EXHAUSTED, status.INVALID_ARGUMENT, status.OUT_OF_RANGE, status.FAILED_PRECONDITION]);
+const refusalStatuses = new Set<number>([status.RESOURCE_EXHAUSTED, status.INVALID_ARGUMENT, status.OUT_OF_RANGE]);
 
 /** A failed node call: the increments' outcome is unknown unless the node refused it. */
 export function nodeCallError(address: string, error: ServiceError | null): TallyError {
   if (error === null) return new TallyError(ErrorCode.internal, `node ${address} sent a malformed response`);
+  if (error.code === status.FAILED_PRECONDITION) return new NotAppliedError(ErrorCode.unavailable, `node ${address} refused: ${error.details}`);
   if (refusalStatuses.has(error.code)) return new TallyError(errorCodeOfGrpcStatus(error.code), `node ${address}: ${error.details}`);
   if (error.code === status.DEADLINE_EXCEEDED) return new TallyError(ErrorCode.unavailable, `node ${address} did not answer in time`);
   return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`);

@@ -16,6 +16,10 @@ export function createRouterMetrics(registry: Registry) {
     cacheEntries: new Gauge({ name: 'tally_cache_entries', help: 'Counters whose total the refresher keeps', registers: [registry] }),
     cacheRefreshSeconds: new Histogram({ name: 'tally_cache_refresh_seconds', help: 'Time to recompute every cached total once', buckets: latencyBucketsSeconds, registers: [registry] }),
     directoryCounters: new Gauge({ name: 'tally_directory_counters', help: 'Counters in the directory', registers: [registry] }),
+    failovers: new Counter({ name: 'tally_failovers_total', help: 'Followers promoted after their primary went silent', labelNames: ['pair'], registers: [registry] }),
+    outOfSync: new Counter({ name: 'tally_out_of_sync_total', help: 'Times a pair fell out of sync', labelNames: ['pair'], registers: [registry] }),
+    pairInSync: new Gauge({ name: 'tally_pair_in_sync', help: '1 while the pair is in sync (follower promotable)', labelNames: ['pair'], registers: [registry] }),
+    reconcileDrift: new Gauge({ name: 'tally_reconcile_drift', help: 'Absolute drift found by the last reconciliation, by pair and kind', labelNames: ['pair', 'kind'], registers: [registry] }),
     shardGrowths: new Counter({ name: 'tally_shard_growths_total', help: 'Shard set growths, by cause', labelNames: ['cause'], registers: [registry] }),
   };
 }

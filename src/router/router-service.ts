@@ -25,7 +25,13 @@ import {
   type ClusterStatusResponseMsg,
   type NodeInfoMsg,
   type Logger,
+  type ReconcileResultMsg,
 } from '../common/index.ts';
+import { reconcile } from './reconciler.ts';
+
+interface ReconcileRequestMsg {
+  counter: string;
+}
 import type { Directory } from './directory.ts';
 import type { IncrementPath, ValidIncrement } from './increment-path.ts';
 import type { ReadPath, TotalRead } from './read-path.ts';
@@ -42,6 +48,7 @@ export interface RouterDeps {
   metrics: RouterMetrics;
   logger: Logger;
   statusTimeoutMs: number;
+  reconcileTimeoutMs: number;
 }
 
 function validateIncrement(request: IncrementRequestMsg, where = ''): ValidIncrement {
@@ -204,37 +211,50 @@ export function createAdminService(deps: RouterDeps) {
     }),
 
     ClusterStatus: unary<unknown, ClusterStatusResponseMsg>(async () => {
-      const members = directory.allPairs().flatMap((pair) => [
-        { address: pair.primary, role: 'primary', pair: pair.pairIndex },
-        { address: pair.follower, role: 'follower', pair: pair.pairIndex },
+      const pairs = directory.allPairs();
+      const members = pairs.flatMap((pair) => [
+        { address: pair.primary, role: 'primary', pair },
+        { address: pair.follower, role: 'follower', pair },
       ]);
       const statuses = await Promise.allSettled(members.map((member) => pool.status(member.address, deps.statusTimeoutMs)));
       const nodes: NodeInfoMsg[] = members.map((member, index) => {
         const outcome = statuses[index]!;
+        const base = { address: member.address, role: member.role, pair: member.pair.pairIndex, inSync: member.pair.inSync };
         if (outcome.status === 'rejected') {
-          return { ...member, health: 'UNREACHABLE', lastLsn: '0', pid: 0, shardCount: '0', replicationLagEntries: '0', error: (outcome.reason as Error).message };
+          return { ...base, health: 'UNREACHABLE', lastLsn: '0', pid: 0, shardCount: '0', replicationLagEntries: '0', replicationLagMs: '0', epoch: '0', error: (outcome.reason as Error).message };
         }
         const status = outcome.value;
         return {
-          ...member,
+          ...base,
           health: status.ready ? 'SERVING' : 'NOT_SERVING',
           lastLsn: status.lastLsn,
           pid: status.pid,
           shardCount: status.shardCount,
           replicationLagEntries: '0',
-          error: '',
+          replicationLagMs: '0',
+          epoch: status.epoch,
+          // A node that disagrees with the directory says so.
+          error: status.role !== member.role ? `node reports role ${status.role}` : '',
         };
       });
-      // A follower's lag is how far its log trails its primary's.
+      // A follower's lag is how far its log trails its primary's, as the primary sees it.
       for (let index = 0; index < nodes.length; index += 2) {
-        const primary = nodes[index]!;
+        const primary = statuses[index]!;
         const follower = nodes[index + 1]!;
-        if (primary.health !== 'UNREACHABLE' && follower.health !== 'UNREACHABLE') {
-          const lag = BigInt(primary.lastLsn) - BigInt(follower.lastLsn);
+        if (primary.status === 'fulfilled') {
+          const lag = BigInt(primary.value.lastLsn) - BigInt(primary.value.followerAckedLsn);
           follower.replicationLagEntries = (lag > 0n ? lag : 0n).toString();
+          follower.replicationLagMs = primary.value.replicationLagMs;
         }
       }
       return { nodes, counters: String(directory.counterCount) };
+    }),
+
+    Reconcile: unary<ReconcileRequestMsg, ReconcileResultMsg>(async (request) => {
+      const counter = request.counter === '' ? undefined : validateCounterName(request.counter);
+      const result = await reconcile(directory, pool, metrics, deps.reconcileTimeoutMs, counter);
+      logger.info('reconcile', { counter: counter ?? '*', shardsChecked: result.shardsChecked, shardsDrifting: result.shardsDrifting });
+      return result;
     }),
   };
 }

@@ -70,7 +70,7 @@ describe('chaos: killed nodes', () => {
     expect(read.total).toBeLessThanOrEqual(ok + unknown);
   });
 
-  it('router: an exact read of a counter with a shard on a dead node fails UNAVAILABLE, never a partial sum', async () => {
+  it('router: an exact read of a counter with a shard on a dead pair fails UNAVAILABLE, never a partial sum', async () => {
     tc = await startCluster({ pairs: 2, routerArgs: ['--refresh-interval-ms', '200', '--read-timeout-ms', '300'] });
     const { client } = tc;
     await client.increment('split', 10);
@@ -81,7 +81,12 @@ describe('chaos: killed nodes', () => {
     expect(new Set(placement.map((shard) => shard.pair))).toEqual(new Set([0, 1]));
     await client.read('split', { consistency: 'cached' });
 
+    // The in-sync follower stands in for a dead primary...
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 10_000, what: 'pairs in sync' });
     await tc.cluster.node(1, 'primary').process.stop('SIGKILL');
+    expect((await client.read('split')).total).toBe(50n);
+    // ...but with both copies gone there is no total to give.
+    await tc.cluster.node(1, 'follower').process.stop('SIGKILL');
     const exact = await client.read('split').then(
       (read) => read,
       (error: unknown) => error,

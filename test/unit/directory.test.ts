@@ -1,6 +1,8 @@
 // Unit tests for the counter Directory with a real SQLite file in a temp dir:
 // creation, growth and its limits, persistence across reopen, and refusal of
 // a pair configuration that does not match the stored one.
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Directory, type PairAddresses } from '../../src/router/directory.ts';
 import { TallyError } from '../../src/common/errors.ts';
@@ -165,6 +167,25 @@ describe('directory', () => {
     expect(new Set([...oldIds, ...newIds]).size).toBe(oldIds.length + newIds.length);
   });
 
+  it('directory: a shard id is not reused even when the rows holding the highest ids are gone', () => {
+    // Nodes' logs still hold entries under old shard ids, so an id must never
+    // come back, even if the newest counter's rows were removed by hand.
+    const directory = open();
+    directory.getOrCreate('kept');
+    directory.getOrCreate('removed');
+    directory.setShards('removed', 3);
+    const highestId = Math.max(...directory.get('removed')!.shards.map((shard) => shard.shardId));
+    directory.close();
+    const db = new Database(path.join(dataDir, 'directory.sqlite'));
+    db.prepare("DELETE FROM shards WHERE counter = 'removed'").run();
+    db.prepare("DELETE FROM counters WHERE name = 'removed'").run();
+    db.close();
+
+    const reopened = open();
+    expect(reopened.get('removed')).toBeUndefined();
+    expect(reopened.getOrCreate('new').shards[0]!.shardId).toBeGreaterThan(highestId);
+  });
+
   it('directory: after reopen, growth still spreads shards using the restored placement', () => {
     const directory = open();
     directory.getOrCreate('c');
@@ -176,8 +197,9 @@ describe('directory', () => {
   });
 
   it('directory: reopening with a pair whose members changed throws failed_precondition', () => {
-    open().getOrCreate('c');
-    opened.pop()!.close();
+    const directory = open();
+    directory.getOrCreate('c');
+    directory.close();
     const changed = threePairs.map((pair, index) => (index === 1 ? { primary: 'p1:1', follower: 'elsewhere:1' } : pair));
     expect(codeOf(() => open(changed))).toBe('failed_precondition');
   });

@@ -1,0 +1,93 @@
+// Reconciliation (G8): each node recomputes its shards from its log and
+// reports them beside its memory; the follower's log is compared with the
+// primary's log at the follower's lsn. Drift is reported and exported as a
+// metric — never repaired here.
+import { ErrorCode, TallyError, type ReconcileResultMsg, type ShardDriftMsg, type PairReconcileMsg, type ReconcileResponseMsg } from '../common/index.ts';
+import type { Directory, PairInfo } from './directory.ts';
+import type { NodePool } from './node-pool.ts';
+import type { RouterMetrics } from './router-metrics.ts';
+
+function abs(value: bigint): bigint {
+  return value < 0n ? -value : value;
+}
+
+export async function reconcile(directory: Directory, pool: NodePool, metrics: RouterMetrics, timeoutMs: number, counterName?: string): Promise<ReconcileResultMsg> {
+  // Which shards, on which pairs (all of a pair's shards when no counter is named).
+  const shardsByPair = new Map<number, { ids: string[]; counterOf: Map<string, string> }>();
+  if (counterName !== undefined) {
+    const counter = directory.get(counterName);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${counterName}" does not exist`);
+    for (const shard of counter.shards) {
+      let entry = shardsByPair.get(shard.pairIndex);
+      if (entry === undefined) shardsByPair.set(shard.pairIndex, (entry = { ids: [], counterOf: new Map() }));
+      entry.ids.push(String(shard.shardId));
+      entry.counterOf.set(String(shard.shardId), counterName);
+    }
+  } else {
+    for (const pair of directory.allPairs()) shardsByPair.set(pair.pairIndex, { ids: [], counterOf: new Map() });
+  }
+
+  const pairs: PairReconcileMsg[] = [];
+  const shards: ShardDriftMsg[] = [];
+  let checked = 0n;
+  let drifting = 0n;
+  for (const [pairIndex, wanted] of shardsByPair) {
+    const pair: PairInfo = directory.pair(pairIndex);
+    // Follower first: the primary then recomputes its log at the follower's lsn too.
+    let follower: ReconcileResponseMsg | undefined;
+    let note = '';
+    try {
+      follower = await pool.reconcile(pair.follower, { shardIds: wanted.ids, compareAtLsn: '0' }, timeoutMs);
+    } catch (error) {
+      note = `follower not checked: ${(error as Error).message}`;
+    }
+    const primary = await pool.reconcile(pair.primary, { shardIds: wanted.ids, compareAtLsn: follower?.lastLsn ?? '0' }, timeoutMs);
+    if (follower !== undefined && BigInt(follower.lastLsn) > BigInt(primary.lastLsn)) {
+      note = `follower at lsn ${follower.lastLsn} is ahead of its primary at ${primary.lastLsn}`;
+      follower = undefined;
+    }
+    pairs.push({ pair: pairIndex, primaryLsn: primary.lastLsn, followerLsn: follower?.lastLsn ?? '0', followerChecked: follower !== undefined, note });
+    const followerById = new Map((follower?.shards ?? []).map((shard) => [shard.shardId, shard]));
+    const ids = new Set([...primary.shards.map((shard) => shard.shardId), ...followerById.keys()]);
+    let primaryDriftSum = 0n;
+    let followerDriftSum = 0n;
+    let replicaDriftSum = 0n;
+    const primaryById = new Map(primary.shards.map((shard) => [shard.shardId, shard]));
+    for (const id of ids) {
+      const p = primaryById.get(id);
+      const f = followerById.get(id);
+      const primaryMemory = BigInt(p?.memoryTotal ?? '0');
+      const primaryLog = BigInt(p?.logTotal ?? '0');
+      const followerMemory = BigInt(f?.memoryTotal ?? '0');
+      const followerLog = BigInt(f?.logTotal ?? '0');
+      const primaryDrift = primaryMemory - primaryLog;
+      const followerDrift = follower === undefined ? 0n : followerMemory - followerLog;
+      const replicaDrift = follower === undefined ? 0n : BigInt(p?.logTotalAtCompareLsn ?? '0') - followerLog;
+      primaryDriftSum += abs(primaryDrift);
+      followerDriftSum += abs(followerDrift);
+      replicaDriftSum += abs(replicaDrift);
+      checked++;
+      const drifts = primaryDrift !== 0n || followerDrift !== 0n || replicaDrift !== 0n;
+      if (drifts) drifting++;
+      if (drifts || counterName !== undefined) {
+        shards.push({
+          pair: pairIndex,
+          shardId: id,
+          counter: wanted.counterOf.get(id) ?? '',
+          primaryMemory: primaryMemory.toString(),
+          primaryLog: primaryLog.toString(),
+          followerMemory: followerMemory.toString(),
+          followerLog: followerLog.toString(),
+          primaryDrift: primaryDrift.toString(),
+          followerDrift: followerDrift.toString(),
+          replicaDrift: replicaDrift.toString(),
+        });
+      }
+    }
+    const label = String(pairIndex);
+    metrics.reconcileDrift.set({ pair: label, kind: 'primary_memory_vs_log' }, Number(primaryDriftSum));
+    metrics.reconcileDrift.set({ pair: label, kind: 'follower_memory_vs_log' }, Number(followerDriftSum));
+    metrics.reconcileDrift.set({ pair: label, kind: 'primary_vs_follower' }, Number(replicaDriftSum));
+  }
+  return { pairs, shards, shardsChecked: checked.toString(), shardsDrifting: drifting.toString() };
+}
