@@ -1,0 +1,78 @@
+// Client-side bookkeeping for attacks: every call is ok, failed (certainly
+// not applied) or unknown (may have applied). After the faults heal, an exact
+// read must satisfy ok <= total <= ok + unknown for every counter.
+import { status } from '@grpc/grpc-js';
+import { expect } from 'vitest';
+import { TallyError, type TallyClient } from '../../src/client/index.ts';
+
+// Statuses that mean the router refused before anything was sent anywhere.
+const certainlyNotApplied = new Set<number>([status.INVALID_ARGUMENT, status.OUT_OF_RANGE, status.NOT_FOUND, status.RESOURCE_EXHAUSTED]);
+
+export class Ledger {
+  readonly ok = new Map<string, bigint>();
+  readonly unknown = new Map<string, bigint>();
+  okCalls = 0;
+  unknownCalls = 0;
+  failedCalls = 0;
+
+  record(counter: string, amount: bigint, outcome: 'ok' | 'unknown' | 'failed'): void {
+    if (outcome === 'ok') {
+      this.ok.set(counter, (this.ok.get(counter) ?? 0n) + amount);
+      this.okCalls++;
+    } else if (outcome === 'unknown') {
+      this.unknown.set(counter, (this.unknown.get(counter) ?? 0n) + amount);
+      this.unknownCalls++;
+    } else {
+      this.failedCalls++;
+    }
+  }
+
+  counters(): string[] {
+    return [...new Set([...this.ok.keys(), ...this.unknown.keys()])];
+  }
+
+  /** ok <= total <= ok + unknown for every counter, from one exact ReadMany. */
+  async expectWithinBounds(client: TallyClient): Promise<void> {
+    const names = this.counters();
+    const reads = await client.readMany(names);
+    for (const read of reads) {
+      const ok = this.ok.get(read.counter) ?? 0n;
+      const unknown = this.unknown.get(read.counter) ?? 0n;
+      expect(read.total, `${read.counter}: total ${read.total}, ok ${ok}, unknown ${unknown}`).toBeGreaterThanOrEqual(ok);
+      expect(read.total, `${read.counter}: total ${read.total}, ok ${ok}, unknown ${unknown}`).toBeLessThanOrEqual(ok + unknown);
+    }
+  }
+}
+
+export function classify(error: unknown): 'failed' | 'unknown' {
+  return error instanceof TallyError && certainlyNotApplied.has(error.grpcCode) ? 'failed' : 'unknown';
+}
+
+/** Runs `concurrency` writers of positive amounts until stop() resolves; returns the ledger. */
+export function startLoad(client: TallyClient, options: { counters: () => string; concurrency: number; deadlineMs?: number }): { ledger: Ledger; stop: () => Promise<void> } {
+  const ledger = new Ledger();
+  let running = true;
+  const writers = Array.from({ length: options.concurrency }, async (_, writer) => {
+    let sequence = 0;
+    while (running) {
+      const counter = options.counters();
+      const amount = BigInt((writer % 5) + 1);
+      sequence++;
+      try {
+        await client.increment(counter, amount, { deadlineMs: options.deadlineMs ?? 3_000 });
+        ledger.record(counter, amount, 'ok');
+      } catch (error) {
+        ledger.record(counter, amount, classify(error));
+        // Back off a little so a dead shard does not spin the writer.
+        await new Promise((resolve) => setTimeout(resolve, 10 + (sequence % 20)));
+      }
+    }
+  });
+  return {
+    ledger,
+    stop: async () => {
+      running = false;
+      await Promise.all(writers);
+    },
+  };
+}
