@@ -75,7 +75,8 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     case 'incr': {
       if (args.length < 1 || args.length > 2) throw new UsageError('expected: tally incr <counter> [amount]');
       const amount = args[1] === undefined ? 1n : parseAmount(args[1]);
-      const result = await client.increment(args[0]!, amount, { idempotencyKey: flags.get('key') ?? null });
+      // Without --key the client makes a key, so its own retries cannot count twice.
+      const result = await client.increment(args[0]!, amount, { idempotencyKey: flags.get('key') });
       print(json, { counter: args[0], amount, ...result }, `${result.applied ? 'applied' : 'duplicate (not applied again)'}: ${args[0]} ${amount >= 0n ? '+' : ''}${amount} on shard ${result.shard}`);
       return;
     }

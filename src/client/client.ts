@@ -1,7 +1,8 @@
 // The typed Tally client: one channel to the router, one method per RPC, each
 // with a deadline. Amounts and totals are bigint end to end. A failed call
 // rejects with a TallyError carrying the gRPC status code.
-import { credentials, type Client, type CallOptions, type requestCallback, type Metadata } from '@grpc/grpc-js';
+import { randomBytes } from 'node:crypto';
+import { credentials, status, type Client, type CallOptions, type requestCallback, type Metadata } from '@grpc/grpc-js';
 import {
   AdminServiceClient,
   CounterServiceClient,
@@ -16,13 +17,18 @@ import {
   type ReadResponseMsg,
   type SetShardsResponseMsg,
   type ReconcileResultMsg,
+  type TallyError,
 } from '../common/index.ts';
 
 export interface TallyClientOptions {
   /** Router address, host:port. */
   address: string;
-  /** Deadline of each call unless the call gives its own. Default 5000. */
+  /** Deadline of each call (all its retries included) unless the call gives its own. Default 5000. */
   deadlineMs?: number;
+  /** Deadline of one attempt of a keyed increment; later attempts get what is left. Default 2000. */
+  attemptTimeoutMs?: number;
+  /** Attempts of a keyed increment that fails UNAVAILABLE or DEADLINE_EXCEEDED. Default 12. */
+  attemptsMax?: number;
 }
 
 export type Int64Input = bigint | number | string;
@@ -34,7 +40,12 @@ export interface CallSettings {
 export interface IncrementItem {
   counter: string;
   amount: Int64Input;
-  /** 0-128 bytes. Omit or pass null for an unkeyed increment. */
+  /** 0-128 bytes. Omitted: the client makes one, so retries are safe. null: no key (never retried). */
+  idempotencyKey?: string | Uint8Array | null;
+}
+
+export interface IncrementOptions extends CallSettings {
+  /** 0-128 bytes. Omitted: the client makes one, so retries are safe. null: no key (never retried). */
   idempotencyKey?: string | Uint8Array | null;
 }
 
@@ -142,10 +153,16 @@ function toWireAmount(amount: Int64Input): string {
   return parseInt64(amount, 'amount').toString();
 }
 
+/** A key for an increment: the caller's, a fresh random one when omitted, none when null. */
 function toWireKey(key: string | Uint8Array | null | undefined): Buffer {
-  if (key === undefined || key === null) return Buffer.alloc(0);
+  if (key === null) return Buffer.alloc(0);
+  if (key === undefined) return randomBytes(16);
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
 }
+
+const retryableStatuses = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
+const backoffBaseMs = 100;
+const backoffMaxMs = 1_000;
 
 function fromReadResponse(response: ReadResponseMsg): ReadResult {
   return {
@@ -162,6 +179,8 @@ export class TallyClient {
   private readonly counterRpc: CounterRpc;
   private readonly adminRpc: AdminRpc;
   private readonly deadlineMs: number;
+  private readonly attemptTimeoutMs: number;
+  private readonly attemptsMax: number;
 
   constructor(options: TallyClientOptions) {
     const channelCredentials = credentials.createInsecure();
@@ -172,10 +191,15 @@ export class TallyClient {
       channelOverride: this.counterRpc.getChannel(),
     }) as unknown as AdminRpc;
     this.deadlineMs = options.deadlineMs ?? 5_000;
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
+    this.attemptsMax = options.attemptsMax ?? 12;
   }
 
   private call<Response>(method: Unary<object, Response>, rpc: Client, request: object, settings?: CallSettings): Promise<Response> {
-    const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
+    return this.attempt(method, rpc, request, Date.now() + (settings?.deadlineMs ?? this.deadlineMs));
+  }
+
+  private attempt<Response>(method: Unary<object, Response>, rpc: Client, request: object, deadline: number): Promise<Response> {
     return new Promise((resolve, reject) => {
       method.call(rpc, request, { deadline }, (error, response) => {
         if (error || response === undefined) reject(fromServiceError(error));
@@ -184,17 +208,47 @@ export class TallyClient {
     });
   }
 
-  async increment(counter: string, amount: Int64Input, options?: CallSettings & { idempotencyKey?: string | Uint8Array | null }): Promise<IncrementResult> {
-    const request = { counter, amount: toWireAmount(amount), idempotencyKey: toWireKey(options?.idempotencyKey) };
-    const response = await this.call(this.counterRpc.Increment, this.counterRpc, request, options);
+  /**
+   * Calls until an attempt succeeds, fails for good, or the deadline passes.
+   * Only requests whose every increment is keyed are retried: the key makes
+   * a repeat harmless; without it a retry could count twice.
+   */
+  private async withRetries<Response>(method: Unary<object, Response>, request: object, keyed: boolean, settings?: CallSettings): Promise<Response> {
+    const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
+    for (let attempt = 1; ; attempt++) {
+      const remainingMs = deadline - Date.now();
+      const attemptDeadline = keyed && attempt < this.attemptsMax ? Date.now() + Math.min(remainingMs, this.attemptTimeoutMs) : deadline;
+      try {
+        return await this.attempt(method, this.counterRpc, request, attemptDeadline);
+      } catch (error) {
+        const failure = error as TallyError;
+        // Full jitter: a crowd of clients retrying after one failover does not return in step.
+        const backoffMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
+        const retry = keyed && retryableStatuses.has(failure.grpcCode) && attempt < this.attemptsMax && Date.now() + backoffMs < deadline - 10;
+        if (!retry) throw failure;
+        await new Promise((resolve) => setTimeout(resolve, backoffMs));
+      }
+    }
+  }
+
+  /**
+   * Adds amount to counter. Without an idempotencyKey the client makes one
+   * and retries UNAVAILABLE and DEADLINE_EXCEEDED with the same key (jittered
+   * backoff, bounded attempts, within the deadline), so the increment applies
+   * at most once. Pass idempotencyKey: null for an unkeyed, unretried call.
+   */
+  async increment(counter: string, amount: Int64Input, options?: IncrementOptions): Promise<IncrementResult> {
+    const idempotencyKey = toWireKey(options?.idempotencyKey);
+    const request = { counter, amount: toWireAmount(amount), idempotencyKey };
+    const response = await this.withRetries(this.counterRpc.Increment, request, idempotencyKey.length > 0, options);
     return { applied: response.applied, shard: response.shard };
   }
 
+  /** Many increments in one call; keys as for increment, per item. Retried only when every item is keyed. */
   async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {
-    const request = {
-      items: items.map((item) => ({ counter: item.counter, amount: toWireAmount(item.amount), idempotencyKey: toWireKey(item.idempotencyKey) })),
-    };
-    const response = await this.call(this.counterRpc.IncrementBatch, this.counterRpc, request, settings);
+    const wireItems = items.map((item) => ({ counter: item.counter, amount: toWireAmount(item.amount), idempotencyKey: toWireKey(item.idempotencyKey) }));
+    const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
+    const response = await this.withRetries(this.counterRpc.IncrementBatch, { items: wireItems }, keyed, settings);
     return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
   }
 

@@ -10,6 +10,8 @@ export type {
   TallyClientOptions,
   /** One item of incrementBatch. */
   IncrementItem,
+  /** Per-call options of increment: deadlineMs and idempotencyKey. */
+  IncrementOptions,
   /** What an increment reports: applied (false for a duplicate key) and the shard. */
   IncrementResult,
   /** A total with how exact and how old it is. */

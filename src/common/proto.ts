@@ -151,6 +151,8 @@ export interface ApplyItemMsg {
   shardId: Int64Wire;
   amount: Int64Wire;
   idempotencyKey: Buffer;
+  fence?: boolean;
+  routedShardCount?: number;
 }
 export interface ApplyGroupMsg {
   items: ApplyItemMsg[];
@@ -206,6 +208,7 @@ export interface LogEntryWire {
   amount: Int64Wire;
   idempotencyKey: Buffer;
   atMs: Int64Wire;
+  fenceShardCount: number;
 }
 export interface AppendEntriesRequestMsg {
   epoch: Int64Wire;

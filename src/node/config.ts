@@ -18,6 +18,8 @@ export interface NodeConfig {
   replicationTimeoutMs: number;
   /** Pause before a primary retries an unreachable follower. */
   replicationRetryMs: number;
+  /** A key is deduplicated for this long after its first increment (G2). */
+  dedupWindowMs: number;
 }
 
 export const nodeDefaults = {
@@ -29,6 +31,7 @@ export const nodeDefaults = {
   shutdownTimeoutMs: 5_000,
   replicationTimeoutMs: 1_000,
   replicationRetryMs: 100,
+  dedupWindowMs: 24 * 60 * 60 * 1000,
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
@@ -47,6 +50,7 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', nodeDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
     replicationTimeoutMs: reader.int('replication-timeout-ms', nodeDefaults.replicationTimeoutMs, { min: 10, max: 60_000 }),
     replicationRetryMs: reader.int('replication-retry-ms', nodeDefaults.replicationRetryMs, { min: 1, max: 60_000 }),
+    dedupWindowMs: reader.int('dedup-window-ms', nodeDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
   };
   reader.rejectUnknownFlags();
   return config;

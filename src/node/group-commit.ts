@@ -9,6 +9,14 @@ import { ErrorCode, TallyError, isInt64 } from '../common/index.ts';
 import type { ShardLog, LogEntry } from './shard-log.ts';
 import type { ShardTotals } from './shard-totals.ts';
 import type { RoleState } from './node-role.ts';
+import { DedupIndex } from './dedup-index.ts';
+
+/** An increment to apply, or a key fence: record the key at this shard, change nothing. */
+export interface ApplyEntry extends LogEntry {
+  fence: boolean;
+  /** The counter's shard count when the router routed this item (keyed items only). */
+  routedShardCount: number;
+}
 
 export interface GroupOutcome {
   code: number;
@@ -23,7 +31,7 @@ export interface CommitResult {
 
 interface Pending {
   epoch: bigint;
-  groups: LogEntry[][];
+  groups: ApplyEntry[][];
   resolve: (outcome: CommitResult) => void;
   reject: (error: unknown) => void;
 }
@@ -42,12 +50,13 @@ export class GroupCommitter {
     private readonly log: ShardLog,
     private readonly totals: ShardTotals,
     private readonly role: () => RoleState,
+    private readonly dedup: DedupIndex,
     private readonly hooks: CommitHooks,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** Queues groups sent under `epoch`; they commit with whatever else arrives this tick. */
-  submit(groups: LogEntry[][], epoch: bigint): Promise<CommitResult> {
+  submit(groups: ApplyEntry[][], epoch: bigint): Promise<CommitResult> {
     return new Promise((resolve, reject) => {
       this.pending.push({ epoch, groups, resolve, reject });
       if (!this.flushScheduled) {
@@ -74,26 +83,42 @@ export class GroupCommitter {
     this.pending = [];
     if (batch.length === 0) return;
 
+    const nowMs = this.now();
     const tentative = new Map<number, bigint>();
+    const tentativeKeys = new Map<string, number>();
     const rows: LogEntry[] = [];
-    const outcomes: GroupOutcome[][] = batch.map((request) => request.groups.map((group) => this.stage(group, tentative, rows)));
+    // A duplicate must not be answered before its original is as durable as
+    // an acknowledgement promises: wait for the original's lsn too.
+    let waitLsn = 0n;
+    const outcomes: GroupOutcome[][] = batch.map((request) =>
+      request.groups.map((group) => {
+        const staged = this.stage(group, tentative, tentativeKeys, rows, nowMs);
+        if (staged.originalLsn > waitLsn) waitLsn = staged.originalLsn;
+        return staged.outcome;
+      }),
+    );
 
     if (rows.length > 0) {
+      const firstLsn = this.log.lastLsn + 1n;
       const startedNs = process.hrtime.bigint();
       try {
-        this.log.append(rows, role.epoch, this.now());
+        this.log.append(rows, role.epoch, nowMs);
       } catch (error) {
         // Nothing reached memory; callers see the failure and know the outcome is unknown.
         for (const request of batch) request.reject(error);
         return;
       }
-      for (const row of rows) this.totals.add(row.shardId, row.amount);
+      rows.forEach((row, index) => {
+        this.totals.add(row.shardId, row.amount);
+        if (row.idempotencyKey.length > 0) this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
+      });
       this.hooks.onCommit(rows.length, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn);
+      waitLsn = this.log.lastLsn;
     }
     const lsn = this.log.lastLsn;
     const answer = (): void => batch.forEach((request, index) => request.resolve({ results: outcomes[index]!, lsn }));
-    if (rows.length > 0 && role.syncRequired) {
-      this.hooks.waitForFollower(lsn).then(answer, (error: unknown) => {
+    if (waitLsn > 0n && role.syncRequired) {
+      this.hooks.waitForFollower(waitLsn).then(answer, (error: unknown) => {
         for (const request of batch) request.reject(error);
       });
     } else {
@@ -101,18 +126,68 @@ export class GroupCommitter {
     }
   }
 
-  private stage(group: LogEntry[], tentative: Map<number, bigint>, rows: LogEntry[]): GroupOutcome {
+  /**
+   * One group, all or nothing. For keyed items, the key's record at this
+   * shard decides (a fence is left at a shard an earlier attempt of the key
+   * may have gone to, by a later attempt routed over more shards):
+   *   increment, key applied here           -> duplicate (applied=false)
+   *   increment, fence from more shards     -> a stale attempt: refused (applied=false)
+   *   increment, fence from no more shards  -> applies (its router fenced the older homes)
+   *   fence, key applied here               -> duplicate: the original lives here
+   *   fence, otherwise                      -> fenced (applied=true)
+   */
+  private stage(
+    group: ApplyEntry[],
+    tentative: Map<number, bigint>,
+    tentativeKeys: Map<string, number>,
+    rows: LogEntry[],
+    nowMs: number,
+  ): { outcome: GroupOutcome; originalLsn: bigint } {
     const staged = new Map<number, bigint>();
+    const stagedKeys = new Map<string, number>();
+    const groupRows: LogEntry[] = [];
+    const applied: boolean[] = [];
+    let originalLsn = 0n;
     for (const item of group) {
+      if (item.idempotencyKey.length > 0) {
+        const id = DedupIndex.keyOf(item.shardId, item.idempotencyKey);
+        const seen = this.dedup.get(item.shardId, item.idempotencyKey, nowMs);
+        // What this flush already decided wins over the index: it is newer.
+        const fenceShardCount = stagedKeys.get(id) ?? tentativeKeys.get(id) ?? seen?.fenceShardCount;
+        if (fenceShardCount === 0) {
+          applied.push(false);
+          if (seen !== undefined && seen.fenceShardCount === 0 && seen.lsn > originalLsn) originalLsn = seen.lsn;
+          continue;
+        }
+        if (item.fence) {
+          if (fenceShardCount === undefined || fenceShardCount < item.routedShardCount) {
+            stagedKeys.set(id, item.routedShardCount);
+            groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: item.idempotencyKey, fenceShardCount: item.routedShardCount });
+          }
+          applied.push(true);
+          continue;
+        }
+        if (fenceShardCount !== undefined && item.routedShardCount < fenceShardCount) {
+          applied.push(false);
+          continue;
+        }
+        stagedKeys.set(id, 0);
+      }
       const before = staged.get(item.shardId) ?? tentative.get(item.shardId) ?? this.totals.get(item.shardId);
       const after = before + item.amount;
       if (!isInt64(after)) {
-        return { code: status.OUT_OF_RANGE, message: `increment of ${item.amount} would take a shard total beyond int64`, applied: [] };
+        return {
+          outcome: { code: status.OUT_OF_RANGE, message: `increment of ${item.amount} would take a shard total beyond int64`, applied: [] },
+          originalLsn: 0n,
+        };
       }
       staged.set(item.shardId, after);
+      groupRows.push({ shardId: item.shardId, amount: item.amount, idempotencyKey: item.idempotencyKey, fenceShardCount: 0 });
+      applied.push(true);
     }
     for (const [shardId, total] of staged) tentative.set(shardId, total);
-    for (const item of group) rows.push(item);
-    return { code: status.OK, message: '', applied: group.map(() => true) };
+    for (const [id, fenceShardCount] of stagedKeys) tentativeKeys.set(id, fenceShardCount);
+    rows.push(...groupRows);
+    return { outcome: { code: status.OK, message: '', applied }, originalLsn };
   }
 }

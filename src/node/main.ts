@@ -22,7 +22,8 @@ import { ShardLog } from './shard-log.ts';
 import { ShardTotals } from './shard-totals.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { createNodeMetrics } from './node-metrics.ts';
-import { createNodeService, rebuildTotals, type NodeState } from './node-service.ts';
+import { createNodeService, rebuildMemory, type NodeState } from './node-service.ts';
+import { DedupIndex } from './dedup-index.ts';
 import { loadRole } from './node-role.ts';
 import { Replicator } from './replicator.ts';
 
@@ -43,7 +44,8 @@ runMain(async () => {
     { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs },
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
   );
-  const committer = new GroupCommitter(log, totals, () => state.role, {
+  const dedup = new DedupIndex(config.dedupWindowMs);
+  const committer = new GroupCommitter(log, totals, () => state.role, dedup, {
     onCommit(rows, durationSeconds, lastLsn) {
       metrics.commitBatchRows.observe(rows);
       metrics.commitSeconds.observe(durationSeconds);
@@ -54,19 +56,26 @@ runMain(async () => {
   });
 
   const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
-  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, totals, committer, replicator, metrics, logger }));
+  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, totals, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, metrics, logger }));
   const port = await bindServer(tallyServer.server, config.listenAddress);
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
   logger.info('start', { listen: config.listenAddress, port, dataDir: config.dataDir, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
 
   const replayStartedMs = Date.now();
-  const lastLsn = rebuildTotals(log, totals);
+  const lastLsn = rebuildMemory(log, totals, dedup, Date.now(), config.dedupWindowMs);
   metrics.lastLsn.set(Number(lastLsn));
   metrics.shardCount.set(totals.shardCount);
   state.ready = true;
   replicator.onRoleChange();
   setServing(tallyServer, [serviceName], true);
-  logger.info('ready', { lastLsn, shards: totals.shardCount, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
+  logger.info('ready', { lastLsn, shards: totals.shardCount, dedupKeys: dedup.size, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
+
+  // Keys past the window are dropped a bounded slice at a time, between writes.
+  const pruneTimer = setInterval(() => {
+    metrics.dedupPruned.inc(dedup.prune(Date.now()));
+    metrics.dedupKeys.set(dedup.size);
+  }, Math.min(10_000, Math.max(100, Math.floor(config.dedupWindowMs / 10))));
+  pruneTimer.unref();
 
   const gaugeTimer = setInterval(() => {
     metrics.shardCount.set(totals.shardCount);

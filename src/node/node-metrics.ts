@@ -9,6 +9,13 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Increments committed to this node\'s log',
       registers: [registry],
     }),
+    incrementsDeduplicated: new Counter({
+      name: 'tally_node_increments_deduplicated_total',
+      help: 'Keyed increments (and key fences) answered as duplicates of an earlier key',
+      registers: [registry],
+    }),
+    dedupKeys: new Gauge({ name: 'tally_dedup_keys', help: 'Idempotency keys held within the dedup window', registers: [registry] }),
+    dedupPruned: new Counter({ name: 'tally_dedup_keys_pruned_total', help: 'Idempotency keys dropped after the dedup window', registers: [registry] }),
     incrementsRejected: new Counter({
       name: 'tally_node_increments_rejected_total',
       help: 'Increment groups this node refused, by reason',

@@ -23,8 +23,9 @@ import {
   type ReconcileResponseMsg,
   type Logger,
 } from '../common/index.ts';
-import type { GroupCommitter, GroupOutcome } from './group-commit.ts';
-import type { ShardLog, LogEntry, StoredEntry } from './shard-log.ts';
+import type { GroupCommitter, GroupOutcome, ApplyEntry } from './group-commit.ts';
+import type { DedupIndex } from './dedup-index.ts';
+import type { ShardLog, StoredEntry } from './shard-log.ts';
 import type { ShardTotals } from './shard-totals.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { saveRole, type Role, type RoleState } from './node-role.ts';
@@ -41,23 +42,33 @@ function parseShardId(value: string): number {
   return id;
 }
 
-function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): LogEntry[] | GroupOutcome {
-  const entries: LogEntry[] = [];
+function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): ApplyEntry[] | GroupOutcome {
+  const entries: ApplyEntry[] = [];
   for (const item of items) {
     const id = Number(item.shardId);
     const amount = BigInt(item.amount);
-    if (!Number.isSafeInteger(id) || id <= 0 || amount === 0n || amount > INT64_MAX || amount < INT64_MIN || item.idempotencyKey.length > idempotencyKeyBytesMax) {
-      return { code: status.INVALID_ARGUMENT, message: `bad item (shard ${item.shardId}, amount ${item.amount})`, applied: [] };
+    const fence = item.fence === true;
+    const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
+    if (!Number.isSafeInteger(id) || id <= 0 || !amountValid || item.idempotencyKey.length > idempotencyKeyBytesMax) {
+      return { code: status.INVALID_ARGUMENT, message: `bad item (shard ${item.shardId}, amount ${item.amount}${fence ? ', fence' : ''})`, applied: [] };
     }
-    entries.push({ shardId: id, amount, idempotencyKey: item.idempotencyKey });
+    const routedShardCount = item.routedShardCount ?? 0;
+    if (item.idempotencyKey.length > 0 && routedShardCount < 1) {
+      return { code: status.INVALID_ARGUMENT, message: `keyed item for shard ${item.shardId} has no routed shard count`, applied: [] };
+    }
+    entries.push({ shardId: id, amount, idempotencyKey: item.idempotencyKey, fence, routedShardCount, fenceShardCount: fence ? routedShardCount : 0 });
   }
   return entries;
 }
 
-/** Rebuilds memory from the log: after start and after a truncation. */
-export function rebuildTotals(log: ShardLog, totals: ShardTotals): bigint {
+/** Rebuilds memory (totals and recent keys) from the log: after start and after a truncation. */
+export function rebuildMemory(log: ShardLog, totals: ShardTotals, dedup: DedupIndex, nowMs: number, dedupWindowMs: number): bigint {
   totals.clear();
-  return log.replay((_lsn, shardId, amount) => totals.add(shardId, amount));
+  dedup.clear();
+  return log.replay((lsn, shardId, amount, key, atMs, fenceShardCount) => {
+    totals.add(shardId, amount);
+    if (key !== null && nowMs - atMs < dedupWindowMs) dedup.add(shardId, key, lsn, atMs, fenceShardCount);
+  });
 }
 
 export function createNodeService(deps: {
@@ -66,10 +77,12 @@ export function createNodeService(deps: {
   totals: ShardTotals;
   committer: GroupCommitter;
   replicator: Replicator;
+  dedup: DedupIndex;
+  dedupWindowMs: number;
   metrics: NodeMetrics;
   logger: Logger;
 }) {
-  const { state, log, totals, committer, replicator, metrics, logger } = deps;
+  const { state, log, totals, committer, replicator, dedup, metrics, logger } = deps;
   const requireReady = (): void => {
     if (!state.ready) throw new TallyError(ErrorCode.unavailable, 'node is not ready (replaying its log or shutting down)');
   };
@@ -111,12 +124,16 @@ export function createNodeService(deps: {
         throw new TallyError(ErrorCode.resourceExhausted, `apply of ${itemCount} items exceeds ${applyItemsPerCallMax}`);
       }
       const decoded = request.groups.map((group) => decodeGroup(group.items));
-      const valid = decoded.filter((group): group is LogEntry[] => Array.isArray(group));
+      const valid = decoded.filter((group): group is ApplyEntry[] => Array.isArray(group));
       const { results, lsn } = valid.length > 0 ? await committer.submit(valid, epoch) : { results: [], lsn: log.lastLsn };
       let next = 0;
       const merged = decoded.map((group) => (Array.isArray(group) ? results[next++]! : group));
       for (const [index, outcome] of merged.entries()) {
-        if (outcome.code === status.OK) metrics.incrementsApplied.inc(request.groups[index]!.items.length);
+        if (outcome.code === status.OK) {
+          const appliedCount = outcome.applied.filter(Boolean).length;
+          metrics.incrementsApplied.inc(appliedCount);
+          metrics.incrementsDeduplicated.inc(outcome.applied.length - appliedCount);
+        }
         else metrics.incrementsRejected.inc({ reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : 'invalid' });
       }
       return { results: merged, lsn: lsn.toString() };
@@ -181,7 +198,7 @@ export function createNodeService(deps: {
         const afterLsn = BigInt(request.truncateAfterLsn);
         if (afterLsn < log.lastLsn) {
           const dropped = log.truncateAfter(afterLsn);
-          rebuildTotals(log, totals);
+          rebuildMemory(log, totals, dedup, Date.now(), deps.dedupWindowMs);
           logger.warn('truncated unacknowledged tail', { afterLsn, dropped, epoch });
         }
       }
@@ -191,13 +208,17 @@ export function createNodeService(deps: {
         shardId: Number(entry.shardId),
         amount: BigInt(entry.amount),
         idempotencyKey: entry.idempotencyKey,
+        fenceShardCount: Number(entry.fenceShardCount),
         atMs: Number(entry.atMs),
       }));
       if (entries.length > 0) {
         if (entries[0]!.lsn !== log.lastLsn + 1n) return { ok: false, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
         const startedNs = process.hrtime.bigint();
         log.appendReplicated(entries);
-        for (const entry of entries) totals.add(entry.shardId, entry.amount);
+        for (const entry of entries) {
+          totals.add(entry.shardId, entry.amount);
+          if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
+        }
         metrics.commitBatchRows.observe(entries.length);
         metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
         metrics.lastLsn.set(Number(log.lastLsn));

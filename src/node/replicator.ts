@@ -157,6 +157,7 @@ export class Replicator {
         shardId: String(entry.shardId),
         amount: entry.amount.toString(),
         idempotencyKey: entry.idempotencyKey,
+        fenceShardCount: entry.fenceShardCount,
         atMs: String(entry.atMs),
       })),
     };

@@ -10,9 +10,16 @@ import { INT64_MAX, INT64_MIN, replayBatchRows } from '../common/index.ts';
 
 export interface LogEntry {
   shardId: number;
+  /** 0 only for a key fence: a row that records a key without changing the total. */
   amount: bigint;
   /** Empty when the increment had no idempotency key. */
   idempotencyKey: Buffer;
+  /**
+   * 0 for an increment. For a key fence: the counter's shard count when the
+   * fence was set; attempts of the key routed with fewer shards may no longer
+   * apply at this shard.
+   */
+  fenceShardCount: number;
 }
 
 /** An entry as stored: with its sequence number and the epoch that wrote it. */
@@ -22,14 +29,16 @@ export interface StoredEntry extends LogEntry {
   atMs: number;
 }
 
-const schemaVersion = 2;
+const schemaVersion = 3;
 
 export class ShardLogError extends Error {
   override name = 'ShardLogError';
 }
 
 function checkEntry(entry: LogEntry): void {
-  assert.ok(entry.amount !== 0n && entry.amount <= INT64_MAX && entry.amount >= INT64_MIN, 'log entry amount out of range');
+  assert.ok(entry.amount <= INT64_MAX && entry.amount >= INT64_MIN, 'log entry amount out of range');
+  assert.ok(entry.fenceShardCount === 0 || (entry.amount === 0n && entry.idempotencyKey.length > 0), 'a key fence carries a key and no amount');
+  assert.ok(entry.amount !== 0n || entry.fenceShardCount > 0, 'a zero-amount entry must be a key fence');
   assert.ok(Number.isSafeInteger(entry.shardId) && entry.shardId > 0, 'log entry shard id invalid');
 }
 
@@ -43,15 +52,15 @@ export class ShardLog {
 
   private constructor(db: Database.Database, readonly file: string) {
     this.db = db;
-    this.insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, at_ms) VALUES (?, ?, ?, ?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.selectFrom = db
-      .prepare('SELECT lsn, epoch, shard_id, amount, idem_key, at_ms FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?')
+      .prepare('SELECT lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?')
       .safeIntegers(true)
       .raw(true);
     this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => {
       let lsn = firstLsn;
       for (const entry of entries) {
-        this.insert.run(lsn, epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, atMs);
+        this.insert.run(lsn, epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, atMs);
         lsn++;
       }
     });
@@ -86,6 +95,7 @@ export class ShardLog {
           shard_id INTEGER NOT NULL,
           amount INTEGER NOT NULL,
           idem_key BLOB,
+          fence_shard_count INTEGER,
           at_ms INTEGER NOT NULL
         );
       `);
@@ -132,7 +142,7 @@ export class ShardLog {
       for (const entry of entries) {
         checkEntry(entry);
         assert.equal(entry.lsn, expectedLsn, 'replicated entries must continue the log');
-        this.insert.run(entry.lsn, entry.epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.atMs);
+        this.insert.run(entry.lsn, entry.epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, entry.atMs);
         expectedLsn++;
       }
     });
@@ -144,13 +154,14 @@ export class ShardLog {
 
   /** Up to `limit` entries from lsn `fromLsn` on, in order. */
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
-    const rows = this.selectFrom.all(fromLsn, limit) as [bigint, bigint, bigint, bigint, Buffer | null, bigint][];
-    return rows.map(([lsn, epoch, shardId, amount, key, atMs]) => ({
+    const rows = this.selectFrom.all(fromLsn, limit) as [bigint, bigint, bigint, bigint, Buffer | null, bigint | null, bigint][];
+    return rows.map(([lsn, epoch, shardId, amount, key, fenceShardCount, atMs]) => ({
       lsn,
       epoch,
       shardId: Number(shardId),
       amount,
       idempotencyKey: key ?? Buffer.alloc(0),
+      fenceShardCount: Number(fenceShardCount ?? 0n),
       atMs: Number(atMs),
     }));
   }
@@ -173,9 +184,12 @@ export class ShardLog {
    * ShardLogError on a gap or a bad row: a log with a hole must not yield a
    * silently smaller total.
    */
-  replay(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void, uptoLsn: bigint = this.lastLsn): bigint {
+  replay(
+    onEntry: (lsn: bigint, shardId: number, amount: bigint, key: Buffer | null, atMs: number, fenceShardCount: number) => void,
+    uptoLsn: bigint = this.lastLsn,
+  ): bigint {
     const select = this.db
-      .prepare('SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?')
+      .prepare('SELECT lsn, shard_id, amount, idem_key, at_ms, fence_shard_count FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?')
       .safeIntegers(true)
       .raw(true);
     const endLsn = uptoLsn < this.lastLsn ? uptoLsn : this.lastLsn;
@@ -183,13 +197,14 @@ export class ShardLog {
     // Bounded: each step advances by replayBatchRows until the end.
     const stepsMax = Number(endLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax && expectedLsn <= endLsn; step++) {
-      const rows = select.all(expectedLsn - 1n, endLsn, replayBatchRows) as [bigint, bigint, bigint][];
-      for (const [lsn, shardId, amount] of rows) {
+      const rows = select.all(expectedLsn - 1n, endLsn, replayBatchRows) as [bigint, bigint, bigint, Buffer | null, bigint, bigint | null][];
+      for (const [lsn, shardId, amount, key, atMs, fenceShardCount] of rows) {
         if (lsn !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${lsn}`);
-        if (amount === 0n || shardId <= 0n || shardId > BigInt(Number.MAX_SAFE_INTEGER)) {
+        const validFence = fenceShardCount === null || (amount === 0n && key !== null && fenceShardCount > 0n);
+        if ((amount === 0n && fenceShardCount === null) || !validFence || shardId <= 0n || shardId > BigInt(Number.MAX_SAFE_INTEGER)) {
           throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount})`);
         }
-        onEntry(lsn, Number(shardId), amount);
+        onEntry(lsn, Number(shardId), amount, key, Number(atMs), Number(fenceShardCount ?? 0n));
         expectedLsn++;
       }
       if (rows.length < replayBatchRows) break;

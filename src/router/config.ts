@@ -32,6 +32,8 @@ export interface RouterConfig {
   followerTimeoutMs: number;
   /** How long a primary may take to bring a returning follower level before the pair is in sync. */
   catchUpTimeoutMs: number;
+  /** Must equal the nodes' --dedup-window-ms: keyed retries consult shard homes from growths this recent. */
+  dedupWindowMs: number;
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
 }
@@ -52,6 +54,7 @@ export const routerDefaults = {
   failoverTimeoutMs: 2_000,
   followerTimeoutMs: 1_000,
   catchUpTimeoutMs: 2_000,
+  dedupWindowMs: 24 * 60 * 60 * 1000,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
 };
@@ -94,6 +97,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     failoverTimeoutMs: reader.int('failover-timeout-ms', routerDefaults.failoverTimeoutMs, { min: 100, max: 600_000 }),
     followerTimeoutMs: reader.int('follower-timeout-ms', routerDefaults.followerTimeoutMs, { min: 100, max: 600_000 }),
     catchUpTimeoutMs: reader.int('catch-up-timeout-ms', routerDefaults.catchUpTimeoutMs, { min: 100, max: 600_000 }),
+    dedupWindowMs: reader.int('dedup-window-ms', routerDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
   };

@@ -25,10 +25,17 @@ export interface ShardInfo {
   pairIndex: number;
 }
 
+export interface Growth {
+  previousShardCount: number;
+  grownMs: number;
+}
+
 export interface CounterInfo {
   name: string;
   shards: ShardInfo[];
   createdMs: number;
+  /** Every growth, oldest first: keyed retries consult where earlier shard counts sent a key. */
+  growths: Growth[];
 }
 
 export interface PairAddresses {
@@ -81,6 +88,13 @@ export class Directory {
         created_ms INTEGER NOT NULL,
         UNIQUE (counter, shard_index)
       );
+      CREATE TABLE IF NOT EXISTS growths (
+        counter TEXT NOT NULL,
+        previous_shard_count INTEGER NOT NULL,
+        new_shard_count INTEGER NOT NULL,
+        grown_ms INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS growths_by_counter ON growths (counter);
     `);
     return new Directory(db, configuredPairs, now);
   }
@@ -117,7 +131,9 @@ export class Directory {
 
   private loadCounters(): void {
     const counterRows = this.db.prepare('SELECT name, shard_count, created_ms FROM counters').all() as { name: string; shard_count: number; created_ms: number }[];
-    for (const row of counterRows) this.counters.set(row.name, { name: row.name, shards: [], createdMs: row.created_ms });
+    for (const row of counterRows) this.counters.set(row.name, { name: row.name, shards: [], createdMs: row.created_ms, growths: [] });
+    const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as { counter: string; previous_shard_count: number; grown_ms: number }[];
+    for (const row of growthRows) this.counters.get(row.counter)?.growths.push({ previousShardCount: row.previous_shard_count, grownMs: row.grown_ms });
     const shardRows = this.db.prepare('SELECT shard_id, counter, shard_index, pair_index FROM shards ORDER BY counter, shard_index').all() as {
       shard_id: number;
       counter: string;
@@ -147,7 +163,7 @@ export class Directory {
   getOrCreate(name: string): CounterInfo {
     const existing = this.counters.get(name);
     if (existing !== undefined) return existing;
-    const counter: CounterInfo = { name, shards: [], createdMs: this.now() };
+    const counter: CounterInfo = { name, shards: [], createdMs: this.now(), growths: [] };
     const created = this.db.transaction(() => {
       this.insertCounter.run(name, 0, counter.createdMs);
       return this.insertShards(counter, 1);
@@ -170,7 +186,12 @@ export class Directory {
       throw new TallyError(ErrorCode.failedPrecondition, `shrinking ${name} from ${previousShardCount} to ${shardCount} shards is not supported`);
     }
     if (shardCount > previousShardCount) {
-      const created = this.db.transaction(() => this.insertShards(counter, shardCount - previousShardCount))();
+      const growth: Growth = { previousShardCount, grownMs: this.now() };
+      const created = this.db.transaction(() => {
+        this.db.prepare('INSERT INTO growths (counter, previous_shard_count, new_shard_count, grown_ms) VALUES (?, ?, ?, ?)').run(name, previousShardCount, shardCount, growth.grownMs);
+        return this.insertShards(counter, shardCount - previousShardCount);
+      })();
+      counter.growths.push(growth);
       this.publish(counter, created);
     }
     return { previousShardCount, counter };

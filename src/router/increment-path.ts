@@ -33,14 +33,76 @@ export class IncrementPath {
   constructor(
     private readonly directory: Directory,
     private readonly pool: NodePool,
+    /** Must equal the nodes' dedup window: growths younger than this are consulted. */
+    private readonly dedupWindowMs: number,
     private readonly random: () => number = Math.random,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  private chooseShard(counter: CounterInfo, key: Buffer, avoid: ReadonlySet<string>): ShardInfo | undefined {
+  /**
+   * Shards an earlier attempt of this key may have gone to: where the shard
+   * counts before each growth younger than the dedup window sent it.
+   */
+  private earlierHomes(counter: CounterInfo, key: Buffer, routedShardCount: number): ShardInfo[] {
+    const nowMs = this.now();
+    const hash = hashKey(key);
+    const home = counter.shards[hash % routedShardCount]!;
+    const homes = new Map<number, ShardInfo>();
+    for (const growth of counter.growths) {
+      if (nowMs - growth.grownMs >= this.dedupWindowMs || growth.previousShardCount >= routedShardCount) continue;
+      const earlier = counter.shards[hash % growth.previousShardCount]!;
+      if (earlier.shardIndex !== home.shardIndex) homes.set(earlier.shardIndex, earlier);
+    }
+    return [...homes.values()];
+  }
+
+  /**
+   * Keyed items of counters that grew within the window first fence their
+   * earlier homes: each records the key there, or reports it was already
+   * there (the increment is a duplicate). Whichever of an old attempt and
+   * its retry reaches the old home first wins, so they never both apply.
+   * Returns, per item index, the shard of the original when it is a duplicate.
+   */
+  private async fenceEarlierHomes(items: readonly ValidIncrement[], indexes: readonly number[], routedShardCounts: readonly number[]): Promise<Map<number, number>> {
+    const duplicates = new Map<number, number>();
+    const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItemMsg[] }>();
+    for (const index of indexes) {
+      const item = items[index]!;
+      if (item.idempotencyKey.length === 0) continue;
+      const counter = this.directory.getOrCreate(item.counter);
+      const routedShardCount = routedShardCounts[index]!;
+      for (const earlier of this.earlierHomes(counter, item.idempotencyKey, routedShardCount)) {
+        const address = this.primaryOf(earlier);
+        let group = byNode.get(address);
+        if (group === undefined) byNode.set(address, (group = { itemIndexes: [], shardIndexes: [], items: [] }));
+        group.itemIndexes.push(index);
+        group.shardIndexes.push(earlier.shardIndex);
+        group.items.push({ shardId: String(earlier.shardId), amount: '0', idempotencyKey: item.idempotencyKey, fence: true, routedShardCount });
+      }
+    }
+    await Promise.all(
+      [...byNode].map(async ([address, group]) => {
+        let result;
+        try {
+          result = await this.pool.get(address).sender.send(group.items);
+        } catch (error) {
+          // Without the fence, applying at the new home could count the key twice.
+          throw new TallyError(ErrorCode.unavailable, `cannot check an earlier home of a keyed increment: ${(error as Error).message}`);
+        }
+        if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+        group.itemIndexes.forEach((itemIndex, position) => {
+          if (result.applied[position] === false) duplicates.set(itemIndex, group.shardIndexes[position]!);
+        });
+      }),
+    );
+    return duplicates;
+  }
+
+  private chooseShard(counter: CounterInfo, key: Buffer, routedShardCount: number, avoid: ReadonlySet<string>): ShardInfo | undefined {
     const shards = counter.shards;
     if (key.length > 0) {
       // A keyed increment has exactly one home; it waits for failover rather than moving.
-      const home = shards[hashKey(key) % shards.length]!;
+      const home = shards[hashKey(key) % routedShardCount]!;
       return avoid.has(this.primaryOf(home)) ? undefined : home;
     }
     // Increments commute: skip shards whose node failed this call or is
@@ -68,19 +130,24 @@ export class IncrementPath {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
     let pending = items.map((_, index) => index);
+    // Routing is decided once per call: a growth during the call must not
+    // move a keyed item past the homes it fenced.
+    const routedShardCounts = items.map((item) => this.directory.getOrCreate(item.counter).shards.length);
+    for (const [itemIndex, shardIndex] of await this.fenceEarlierHomes(items, pending, routedShardCounts)) outcomes[itemIndex] = { applied: false, shardIndex };
+    pending = pending.filter((index) => outcomes[index] === undefined);
     for (let attempt = 0; pending.length > 0; attempt++) {
       const byNode = new Map<string, { indexes: number[]; shardIndexes: number[]; items: ApplyItemMsg[] }>();
       for (const index of pending) {
         const item = items[index]!;
         const counter = this.directory.getOrCreate(item.counter);
-        const shard = this.chooseShard(counter, item.idempotencyKey, avoid);
+        const shard = this.chooseShard(counter, item.idempotencyKey, routedShardCounts[index]!, avoid);
         if (shard === undefined) throw new TallyError(ErrorCode.unavailable, `no live shard of ${item.counter} can take the increment now`);
         const address = this.primaryOf(shard);
         let group = byNode.get(address);
         if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
         group.indexes.push(index);
         group.shardIndexes.push(shard.shardIndex);
-        group.items.push({ shardId: String(shard.shardId), amount: item.amount.toString(), idempotencyKey: item.idempotencyKey });
+        group.items.push({ shardId: String(shard.shardId), amount: item.amount.toString(), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! });
       }
       const retry: number[] = [];
       const failures: TallyError[] = [];

@@ -42,7 +42,7 @@ runMain(async () => {
       metrics.nodeCallItems.observe(items);
     },
   });
-  const increments = new IncrementPath(directory, pool);
+  const increments = new IncrementPath(directory, pool, config.dedupWindowMs);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);

@@ -63,10 +63,46 @@ describe('directory', () => {
     expect(directory.counterCount).toBe(1);
   });
 
-  it('directory: new pairs start at epoch 1 with their configured roles', () => {
+  it('directory: new pairs start at epoch 1, out of sync, with their configured roles', () => {
     const directory = open();
-    expect(directory.allPairs()).toEqual(threePairs.map((pair, pairIndex) => ({ pairIndex, ...pair, epoch: 1n })));
+    expect(directory.allPairs().map((pair) => ({ ...pair }))).toEqual(
+      threePairs.map((pair, pairIndex) => expect.objectContaining({ pairIndex, ...pair, epoch: 1n, inSync: false })),
+    );
     expect(directory.pair(2).primary).toBe('p2:1');
+  });
+
+  it('directory: a pair update (failover) survives reopen, and the original configuration still matches it', () => {
+    const directory = open();
+    directory.updatePair(1, { primary: 'f1:1', follower: 'p1:1', epoch: 2n, inSync: true });
+    directory.close();
+    const reopened = open();
+    expect(reopened.pair(1)).toMatchObject({ pairIndex: 1, primary: 'f1:1', follower: 'p1:1', epoch: 2n, inSync: true });
+    expect(reopened.pair(0)).toMatchObject({ primary: 'p0:1', epoch: 1n, inSync: false });
+  });
+
+  it('directory: a pair update may not move the epoch back', () => {
+    const directory = open();
+    directory.updatePair(0, { primary: 'p0:1', follower: 'f0:1', epoch: 5n, inSync: true });
+    expect(() => directory.updatePair(0, { primary: 'f0:1', follower: 'p0:1', epoch: 4n, inSync: false })).toThrow(/epoch/);
+    expect(directory.pair(0)).toMatchObject({ primary: 'p0:1', epoch: 5n, inSync: true });
+  });
+
+  it('directory: each growth is recorded with the shard count before it, and survives reopen', () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    clockMs += 10;
+    directory.setShards('c', 3);
+    directory.setShards('c', 3);
+    clockMs += 10;
+    directory.setShards('c', 5);
+    const growths = [
+      { previousShardCount: 1, grownMs: clockMs - 10 },
+      { previousShardCount: 3, grownMs: clockMs },
+    ];
+    expect(directory.get('c')!.growths).toEqual(growths);
+    expect(directory.getOrCreate('fresh').growths).toEqual([]);
+    directory.close();
+    expect(open().get('c')!.growths).toEqual(growths);
   });
 
   it('directory: setShards grows a counter, keeping its existing shards', () => {

@@ -14,18 +14,22 @@ function configErrorOf(action: () => unknown): string {
   throw new Error('expected a ConfigError, but nothing was thrown');
 }
 
+/** dedupWindowMs -> TALLY_DEDUP_WINDOW_MS */
+function envKeyOf(settingName: string): string {
+  return `TALLY_${settingName.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`;
+}
+
+type NodeDefaultKey = keyof typeof nodeDefaults;
+const numericKeys = (Object.keys(nodeDefaults) as NodeDefaultKey[]).filter((key) => typeof nodeDefaults[key] === 'number');
+
 describe('node config: parseNodeConfig', () => {
   it('node config: with no flags every setting is its default and the node is named by its listen address', () => {
-    expect(parseNodeConfig([], {})).toEqual({
-      listenAddress: nodeDefaults.listenAddress,
-      dataDir: nodeDefaults.dataDir,
-      metricsHost: nodeDefaults.metricsHost,
-      metricsPort: nodeDefaults.metricsPort,
-      nodeName: nodeDefaults.listenAddress,
-      logLevel: 'info',
-      shutdownTimeoutMs: nodeDefaults.shutdownTimeoutMs,
-      role: 'primary',
-    });
+    expect(parseNodeConfig([], {})).toEqual({ ...nodeDefaults, nodeName: nodeDefaults.listenAddress });
+    expect(nodeDefaults.logLevel).toBe('info');
+  });
+
+  it('node config: the dedup window defaults to 24 hours (SPEC G2)', () => {
+    expect(parseNodeConfig([], {}).dedupWindowMs).toBe(24 * 60 * 60 * 1000);
   });
 
   it('node config: the node name follows a configured listen address unless set', () => {
@@ -33,32 +37,36 @@ describe('node config: parseNodeConfig', () => {
     expect(parseNodeConfig(['--listen', '127.0.0.1:7001', '--node-name', 'n1'], {}).nodeName).toBe('n1');
   });
 
-  it('node config: settings come from TALLY_ environment keys, and flags beat them', () => {
+  it('node config: every numeric setting is read from the TALLY_ environment key that mirrors its name', () => {
+    expect(numericKeys).toContain('dedupWindowMs');
+    const env: Record<string, string> = {};
+    for (const key of numericKeys) env[envKeyOf(key)] = String((nodeDefaults[key] as number) + 1);
+    const config = parseNodeConfig([], env) as unknown as Record<string, unknown>;
+    for (const key of numericKeys) expect({ key, value: config[key] }).toEqual({ key, value: (nodeDefaults[key] as number) + 1 });
+  });
+
+  it('node config: string settings come from TALLY_ environment keys, and flags beat them', () => {
     const env = {
       TALLY_LISTEN: '127.0.0.1:7002',
       TALLY_DATA_DIR: '/var/node',
-      TALLY_METRICS_PORT: '9500',
-      TALLY_ROLE: 'follower',
-      TALLY_SHUTDOWN_TIMEOUT_MS: '1000',
       TALLY_LOG_LEVEL: 'warn',
+      TALLY_DEDUP_WINDOW_MS: '60000',
     };
-    const fromEnv = parseNodeConfig([], env);
-    expect(fromEnv).toMatchObject({
+    expect(parseNodeConfig([], env)).toMatchObject({
       listenAddress: '127.0.0.1:7002',
+      nodeName: '127.0.0.1:7002',
       dataDir: '/var/node',
-      metricsPort: 9500,
-      role: 'follower',
-      shutdownTimeoutMs: 1_000,
       logLevel: 'warn',
+      dedupWindowMs: 60_000,
     });
-    const withFlags = parseNodeConfig(['--role', 'primary', '--shutdown-timeout-ms=200'], env);
-    expect(withFlags.role).toBe('primary');
-    expect(withFlags.shutdownTimeoutMs).toBe(200);
+    const withFlags = parseNodeConfig(['--data-dir', '/srv/node', '--dedup-window-ms=120000'], env);
+    expect(withFlags.dataDir).toBe('/srv/node');
+    expect(withFlags.dedupWindowMs).toBe(120_000);
   });
 
-  it('node config: a role other than primary or follower names its key', () => {
-    expect(configErrorOf(() => parseNodeConfig(['--role', 'leader'], {}))).toContain('--role');
-    expect(configErrorOf(() => parseNodeConfig([], { TALLY_ROLE: 'leader' }))).toContain('TALLY_ROLE');
+  it('node config: a dedup window below one second names the flag or environment key it came from', () => {
+    expect(configErrorOf(() => parseNodeConfig(['--dedup-window-ms', '999'], {}))).toContain('--dedup-window-ms');
+    expect(configErrorOf(() => parseNodeConfig([], { TALLY_DEDUP_WINDOW_MS: '999' }))).toContain('TALLY_DEDUP_WINDOW_MS');
   });
 
   it('node config: metrics port and shutdown timeout are bounded', () => {
