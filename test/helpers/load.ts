@@ -48,7 +48,11 @@ export function classify(error: unknown): 'failed' | 'unknown' {
   return error instanceof TallyError && certainlyNotApplied.has(error.grpcCode) ? 'failed' : 'unknown';
 }
 
-/** Runs `concurrency` writers of positive amounts until stop() resolves; returns the ledger. */
+/**
+ * Runs `concurrency` writers of positive amounts until stop() resolves.
+ * Unkeyed (so the router may move a write to any live shard, G5, and the
+ * client never retries): the ledger's bounds are the whole guarantee.
+ */
 export function startLoad(client: TallyClient, options: { counters: () => string; concurrency: number; deadlineMs?: number }): { ledger: Ledger; stop: () => Promise<void> } {
   const ledger = new Ledger();
   let running = true;
@@ -59,7 +63,7 @@ export function startLoad(client: TallyClient, options: { counters: () => string
       const amount = BigInt((writer % 5) + 1);
       sequence++;
       try {
-        await client.increment(counter, amount, { deadlineMs: options.deadlineMs ?? 3_000 });
+        await client.increment(counter, amount, { deadlineMs: options.deadlineMs ?? 3_000, idempotencyKey: null });
         ledger.record(counter, amount, 'ok');
       } catch (error) {
         ledger.record(counter, amount, classify(error));

@@ -10,8 +10,14 @@ import { INT64_MAX, INT64_MIN, replayBatchRows } from '../../src/common/limits.t
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 
 function entry(shardId: number, amount: bigint, key = ''): LogEntry {
-  return { shardId, amount, idempotencyKey: Buffer.from(key) };
+  return { shardId, amount, idempotencyKey: Buffer.from(key), fenceShardCount: 0 };
 }
+
+function fenceEntry(shardId: number, key: string, fenceShardCount: number): LogEntry {
+  return { shardId, amount: 0n, idempotencyKey: Buffer.from(key), fenceShardCount };
+}
+
+const epoch = 1n;
 
 function replayAll(log: ShardLog): { lsn: bigint; shardId: number; amount: bigint }[] {
   const rows: { lsn: bigint; shardId: number; amount: bigint }[] = [];
@@ -57,9 +63,9 @@ describe('shard log', () => {
   it('shard log: entries replay in order with consecutive lsns and exact bigint amounts at the int64 extremes', () => {
     const log = open();
     const amounts = [INT64_MAX, INT64_MIN, -1n, 1n, INT64_MAX - 1n, INT64_MIN + 1n, 2n ** 53n + 1n];
-    expect(log.append([entry(1, amounts[0]!), entry(2, amounts[1]!)], 1_000)).toBe(2n);
-    expect(log.append([entry(Number.MAX_SAFE_INTEGER, amounts[2]!)], 1_001)).toBe(3n);
-    expect(log.append(amounts.slice(3).map((amount, index) => entry(10 + index, amount)), 1_002)).toBe(7n);
+    expect(log.append([entry(1, amounts[0]!), entry(2, amounts[1]!)], epoch, 1_000)).toBe(2n);
+    expect(log.append([entry(Number.MAX_SAFE_INTEGER, amounts[2]!)], epoch, 1_001)).toBe(3n);
+    expect(log.append(amounts.slice(3).map((amount, index) => entry(10 + index, amount)), epoch, 1_002)).toBe(7n);
     const expected = [
       { lsn: 1n, shardId: 1, amount: INT64_MAX },
       { lsn: 2n, shardId: 2, amount: INT64_MIN },
@@ -76,11 +82,11 @@ describe('shard log', () => {
 
   it('shard log: lastLsn survives reopen and appends continue after it', () => {
     const first = open();
-    first.append([entry(1, 5n), entry(1, 6n), entry(2, 7n)], 0);
+    first.append([entry(1, 5n), entry(1, 6n), entry(2, 7n)], epoch, 0);
     first.close();
     const second = open();
     expect(second.lastLsn).toBe(3n);
-    expect(second.append([entry(3, 8n)], 0)).toBe(4n);
+    expect(second.append([entry(3, 8n)], epoch, 0)).toBe(4n);
     second.close();
     const third = open();
     expect(third.lastLsn).toBe(4n);
@@ -91,7 +97,7 @@ describe('shard log', () => {
     const log = open();
     const rowCount = 2 * replayBatchRows + 7;
     const entries = Array.from({ length: rowCount }, (_, index) => entry((index % 5) + 1, BigInt(index + 1)));
-    log.append(entries, 0);
+    log.append(entries, epoch, 0);
     let count = 0;
     let sum = 0n;
     let previousLsn = 0n;
@@ -110,7 +116,7 @@ describe('shard log', () => {
 
   it('shard log: stores the idempotency key, and no key as NULL, with the commit time', () => {
     const log = open();
-    log.append([entry(1, 1n, 'retry-1'), entry(1, 2n)], 123_456);
+    log.append([entry(1, 1n, 'retry-1'), entry(1, 2n)], epoch, 123_456);
     const rows = withRawDb((db) => db.prepare('SELECT lsn, idem_key, at_ms FROM log ORDER BY lsn').all()) as {
       lsn: number;
       idem_key: Buffer | null;
@@ -124,7 +130,7 @@ describe('shard log', () => {
 
   it('shard log: replay throws ShardLogError when a middle row is missing', () => {
     const log = open();
-    log.append([entry(1, 1n), entry(1, 2n), entry(1, 3n), entry(1, 4n)], 0);
+    log.append([entry(1, 1n), entry(1, 2n), entry(1, 3n), entry(1, 4n)], epoch, 0);
     log.close();
     withRawDb((db) => db.prepare('DELETE FROM log WHERE lsn = 2').run());
     const reopened = open();
@@ -138,21 +144,21 @@ describe('shard log', () => {
 
   it('shard log: replay throws ShardLogError when the first row is missing', () => {
     const log = open();
-    log.append([entry(1, 1n), entry(1, 2n)], 0);
+    log.append([entry(1, 1n), entry(1, 2n)], epoch, 0);
     withRawDb((db) => db.prepare('DELETE FROM log WHERE lsn = 1').run());
     expect(() => log.replay(() => {})).toThrow(ShardLogError);
   });
 
   it('shard log: replay throws ShardLogError when the last committed row vanished under an open log', () => {
     const log = open();
-    log.append([entry(1, 1n), entry(1, 2n)], 0);
+    log.append([entry(1, 1n), entry(1, 2n)], epoch, 0);
     withRawDb((db) => db.prepare('DELETE FROM log WHERE lsn = 2').run());
     expect(() => log.replay(() => {})).toThrow(ShardLogError);
   });
 
   it('shard log: replay throws ShardLogError on a row with amount 0 or a non-positive shard id', () => {
     const log = open();
-    log.append([entry(1, 1n), entry(1, 2n)], 0);
+    log.append([entry(1, 1n), entry(1, 2n)], epoch, 0);
     withRawDb((db) => db.prepare('UPDATE log SET amount = 0 WHERE lsn = 2').run());
     expect(() => log.replay(() => {})).toThrow(ShardLogError);
     withRawDb((db) => db.prepare('UPDATE log SET amount = 2, shard_id = 0 WHERE lsn = 2').run());
@@ -173,13 +179,13 @@ describe('shard log', () => {
 
   it('shard log: append refuses an empty batch, amount 0, amounts beyond int64 and bad shard ids, writing nothing', () => {
     const log = open();
-    log.append([entry(1, 1n)], 0);
-    expect(() => log.append([], 0)).toThrow(/no entries/);
-    expect(() => log.append([entry(1, 2n), entry(1, 0n)], 0)).toThrow(/out of range/);
-    expect(() => log.append([entry(1, INT64_MAX + 1n)], 0)).toThrow(/out of range/);
-    expect(() => log.append([entry(1, INT64_MIN - 1n)], 0)).toThrow(/out of range/);
-    expect(() => log.append([entry(0, 1n)], 0)).toThrow(/shard id/);
-    expect(() => log.append([entry(1.5, 1n)], 0)).toThrow(/shard id/);
+    log.append([entry(1, 1n)], epoch, 0);
+    expect(() => log.append([], epoch, 0)).toThrow(/no entries/);
+    expect(() => log.append([entry(1, 2n), entry(1, 0n)], epoch, 0)).toThrow(/out of range/);
+    expect(() => log.append([entry(1, INT64_MAX + 1n)], epoch, 0)).toThrow(/out of range/);
+    expect(() => log.append([entry(1, INT64_MIN - 1n)], epoch, 0)).toThrow(/out of range/);
+    expect(() => log.append([entry(0, 1n)], epoch, 0)).toThrow(/shard id/);
+    expect(() => log.append([entry(1.5, 1n)], epoch, 0)).toThrow(/shard id/);
     expect(log.lastLsn).toBe(1n);
     expect(replayAll(log)).toEqual([{ lsn: 1n, shardId: 1, amount: 1n }]);
   });
