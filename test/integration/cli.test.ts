@@ -66,6 +66,20 @@ describe('tally CLI', () => {
     expect(nodes.map((node) => node.role)).toEqual(['primary', 'follower', 'primary', 'follower']);
   });
 
+  it('cli: incr --key applies once; reconcile reports zero drift; status shows epochs and sync', async () => {
+    const first = await tally(['incr', 'cli:keyed', '4', '--key', 'order-1', ...router]);
+    expect(first.stdout).toMatch(/^applied: cli:keyed \+4/);
+    const again = await tally(['incr', 'cli:keyed', '4', '--key', 'order-1', ...router]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^duplicate \(not applied again\)/);
+    expect((await tally(['get', 'cli:keyed', ...router])).stdout).toMatch(/^cli:keyed = 4 /);
+    const reconcile = await tally(['reconcile', ...router]);
+    expect(reconcile.code).toBe(0);
+    expect(reconcile.stdout).toMatch(/^\d+ shards? checked, 0 drifting/);
+    const status = await tally(['status', ...router]);
+    expect(status.stdout).toMatch(/pair 0 {2}primary .* epoch \d+/);
+  });
+
   it('cli: a bad argument is one line on stderr and exit code 2, never a stack trace', async () => {
     for (const args of [['incr', 'x', 'lots'], ['frobnicate'], ['get'], ['set-shards', 'x', '-1'], ['incr', 'x', '--nope']]) {
       const result = await tally([...args, ...router]);
