@@ -2,6 +2,8 @@
 // default, --json for scripts; any error is one line on stderr and a non-zero
 // exit (2 for a usage error, 1 for a failed call), never a stack trace.
 import { createTallyClient, TallyError, type TallyClient } from './index.ts';
+import { runBench, runWorker, newRunId, type BenchOptions } from './bench.ts';
+import { batchItemsMax } from '../common/limits.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
 
@@ -13,6 +15,9 @@ commands:
   set-shards <counter> <n>      grow a counter's shard set to n
   status                        every node: role, health, epoch, sync, log position, lag
   reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
+  bench                         drive load and report throughput, latency and an exact-read check
+      [--workload hot|cold|mix] [--cold-counters N] [--batch B] [--concurrency C]
+      [--rate R] [--seconds S] [--procs P] [--keyed] [--no-check]
 
 The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051.`;
 
@@ -23,8 +28,11 @@ interface ParsedArgs {
   flags: Map<string, string>;
 }
 
-const booleanFlags = new Set(['json', 'cached', 'help']);
-const valueFlags = new Set(['router', 'key', 'deadline-ms']);
+const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check']);
+const valueFlags = new Set([
+  'router', 'key', 'deadline-ms',
+  'workload', 'cold-counters', 'batch', 'concurrency', 'rate', 'seconds', 'duration-ms', 'procs', 'procs-total', 'run-id',
+]);
 
 function parseArgs(argv: readonly string[]): ParsedArgs {
   const positional: string[] = [];
@@ -138,9 +146,70 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       if (report.shardsDrifting > 0) process.exitCode = 3;
       return;
     }
+    case 'bench': {
+      expectArgs(args, 0, 'bench [flags]');
+      await bench(client, flags, json);
+      return;
+    }
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+function benchOptions(flags: Map<string, string>, router: string): BenchOptions {
+  const workload = flags.get('workload') ?? 'hot';
+  if (workload !== 'hot' && workload !== 'cold' && workload !== 'mix') throw new UsageError(`--workload must be hot, cold or mix, got "${workload}"`);
+  const whole = (name: string, fallback: number, min: number, max: number): number => {
+    const text = flags.get(name);
+    if (text === undefined) return fallback;
+    const value = parseWholeNumber(text, `--${name}`);
+    if (value < min || value > max) throw new UsageError(`--${name} must be between ${min} and ${max}, got ${value}`);
+    return value;
+  };
+  const seconds = whole('seconds', 10, 1, 3_600);
+  return {
+    router,
+    workload,
+    coldCounters: whole('cold-counters', 1_000, 1, 10_000_000),
+    keyed: flags.has('keyed'),
+    batch: whole('batch', 1, 1, batchItemsMax),
+    concurrency: whole('concurrency', 64, 1, 10_000),
+    ratePerSec: whole('rate', 0, 0, 100_000_000),
+    durationMs: whole('duration-ms', seconds * 1000, 100, 3_600_000),
+    procs: whole('procs-total', whole('procs', 1, 1, 64), 1, 64),
+    runId: flags.get('run-id') ?? newRunId(),
+    check: !flags.has('no-check'),
+  };
+}
+
+async function bench(client: TallyClient, flags: Map<string, string>, json: boolean): Promise<void> {
+  const router = flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
+  const options = benchOptions(flags, router);
+  if (flags.has('worker')) {
+    // A worker of a multi-process bench: JSON lines on stdout for the parent.
+    const result = await runWorker(options, (ok, errors, p99) => process.stdout.write(`${JSON.stringify({ progress: { ok, errors, p99 } })}\n`));
+    process.stdout.write(`${JSON.stringify({ result })}\n`);
+    return;
+  }
+  const startedMs = Date.now();
+  const tty = process.stderr.isTTY === true;
+  const summary = await runBench(options, (ok, errors, p99) => {
+    const elapsedSec = (Date.now() - startedMs) / 1000;
+    const line = `${elapsedSec.toFixed(0)}s  ${Math.round(ok / elapsedSec).toLocaleString('en-US')} increments/s  errors ${errors}  p99 ${p99.toFixed(2)} ms`;
+    process.stderr.write(tty ? `\r${line.padEnd(70)}` : `${line}\n`);
+  });
+  if (tty) process.stderr.write('\n');
+  const lines = [
+    `${summary.workload} workload, ${summary.keyed ? 'keyed' : 'unkeyed'}, ${summary.batch === 1 ? 'unary' : `batches of ${summary.batch}`}, ${summary.concurrency} in flight x ${summary.procs} process${summary.procs === 1 ? '' : 'es'}, ${(summary.durationMs / 1000).toFixed(1)} s`,
+    `throughput  ${summary.incrementsPerSec.toLocaleString('en-US')} increments/s (${summary.callsPerSec.toLocaleString('en-US')} calls/s), ${summary.okIncrements.toLocaleString('en-US')} acknowledged`,
+    `latency     p50 ${summary.latencyMs.p50.toFixed(2)} ms  p99 ${summary.latencyMs.p99.toFixed(2)} ms  p999 ${summary.latencyMs.p999.toFixed(2)} ms  max ${summary.latencyMs.max.toFixed(2)} ms`,
+    `errors      ${Object.keys(summary.errors).length === 0 ? 'none' : Object.entries(summary.errors).map(([code, count]) => `${code} ${count}`).join(', ')}`,
+    summary.check === undefined
+      ? 'check       skipped'
+      : `check       ${summary.check.passed ? 'passed' : 'FAILED'}: exact totals of ${summary.check.counters} counter${summary.check.counters === 1 ? '' : 's'} ${summary.check.passed ? 'match the acknowledged sums' : `disagree: ${summary.check.failures.join('; ')}`}`,
+  ];
+  print(json, summary, lines.join('\n'));
+  if (summary.check !== undefined && !summary.check.passed) process.exitCode = 3;
 }
 
 async function main(): Promise<number> {

@@ -95,8 +95,9 @@ export class ConfigReader {
 /** host:port with a port in range; the host may be empty for "all interfaces". */
 export function parseAddress(value: string, what: string): { host: string; port: number } {
   const colon = value.lastIndexOf(':');
-  const port = Number(value.slice(colon + 1));
-  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) {
+  const portText = value.slice(colon + 1);
+  const port = Number(portText);
+  if (colon < 0 || !/^\d{1,5}$/.test(portText) || port > 65535) {
     throw new ConfigError(`${what} must be host:port, got "${value}"`);
   }
   return { host: value.slice(0, colon), port };

@@ -26,5 +26,5 @@ export function createLogger(component: string, level: LogLevel = 'info'): Logge
 }
 
 export function isLogLevel(value: string): value is LogLevel {
-  return value in levelRank;
+  return Object.hasOwn(levelRank, value);
 }

@@ -47,7 +47,9 @@ export function parseInt64(value: unknown, what: string): bigint {
     parsed = value;
   } else if (typeof value === 'number' && Number.isSafeInteger(value)) {
     parsed = BigInt(value);
-  } else if (typeof value === 'string' && /^[+-]?\d{1,20}$/.test(value)) {
+  } else if (typeof value === 'number' && Number.isInteger(value) && Math.abs(value) >= 2 ** 63) {
+    throw new TallyError(ErrorCode.outOfRange, `${what} ${value} is beyond int64`);
+  } else if (typeof value === 'string' && /^[+-]?\d{1,400}$/.test(value)) {
     parsed = BigInt(value);
   } else {
     throw new TallyError(ErrorCode.invalidArgument, `${what} is not an integer: ${String(value).slice(0, 40)}`);

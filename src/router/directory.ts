@@ -96,7 +96,12 @@ export class Directory {
       );
       CREATE INDEX IF NOT EXISTS growths_by_counter ON growths (counter);
     `);
-    return new Directory(db, configuredPairs, now);
+    try {
+      return new Directory(db, configuredPairs, now);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
   }
 
   private loadPairs(configuredPairs: readonly PairAddresses[]): void {

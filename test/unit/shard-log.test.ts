@@ -156,13 +156,19 @@ describe('shard log', () => {
     expect(() => log.replay(() => {})).toThrow(ShardLogError);
   });
 
-  it('shard log: replay throws ShardLogError on a row with amount 0 or a non-positive shard id', () => {
+  it('shard log: replay throws ShardLogError on a row with amount 0 outside a fence, a fence with an amount, or a non-positive shard id', () => {
     const log = open();
-    log.append([entry(1, 1n), entry(1, 2n)], epoch, 0);
-    withRawDb((db) => db.prepare('UPDATE log SET amount = 0 WHERE lsn = 2').run());
-    expect(() => log.replay(() => {})).toThrow(ShardLogError);
-    withRawDb((db) => db.prepare('UPDATE log SET amount = 2, shard_id = 0 WHERE lsn = 2').run());
-    expect(() => log.replay(() => {})).toThrow(ShardLogError);
+    log.append([entry(1, 1n), entry(1, 2n, 'k')], epoch, 0);
+    const corruptions = [
+      'UPDATE log SET amount = 0 WHERE lsn = 2',
+      'UPDATE log SET amount = 2, fence_shard_count = 3 WHERE lsn = 2',
+      'UPDATE log SET amount = 0, fence_shard_count = 3, idem_key = NULL WHERE lsn = 2',
+      'UPDATE log SET amount = 2, fence_shard_count = NULL, idem_key = NULL, shard_id = 0 WHERE lsn = 2',
+    ];
+    for (const corruption of corruptions) {
+      withRawDb((db) => db.prepare(corruption).run());
+      expect(() => log.replay(() => {}), corruption).toThrow(ShardLogError);
+    }
   });
 
   it('shard log: opening a file that is not a database throws ShardLogError', () => {
@@ -172,22 +178,121 @@ describe('shard log', () => {
 
   it('shard log: opening a log with another schema version throws ShardLogError', () => {
     open().close();
-    withRawDb((db) => db.prepare("UPDATE meta SET value = '2' WHERE key = 'schema_version'").run());
-    expect(() => ShardLog.open(dataDir)).toThrow(/schema version 2/);
+    withRawDb((db) => db.prepare("UPDATE meta SET value = '999' WHERE key = 'schema_version'").run());
+    expect(() => ShardLog.open(dataDir)).toThrow(/schema version 999/);
     expect(() => ShardLog.open(dataDir)).toThrow(ShardLogError);
   });
 
-  it('shard log: append refuses an empty batch, amount 0, amounts beyond int64 and bad shard ids, writing nothing', () => {
+  it('shard log: append refuses an empty batch, amount 0 outside a key fence, malformed fences, amounts beyond int64 and bad shard ids, writing nothing', () => {
     const log = open();
     log.append([entry(1, 1n)], epoch, 0);
     expect(() => log.append([], epoch, 0)).toThrow(/no entries/);
-    expect(() => log.append([entry(1, 2n), entry(1, 0n)], epoch, 0)).toThrow(/out of range/);
+    expect(() => log.append([entry(1, 2n), entry(1, 0n)], epoch, 0)).toThrow(/key fence/);
+    expect(() => log.append([entry(1, 0n, 'key-but-no-fence')], epoch, 0)).toThrow(/key fence/);
+    expect(() => log.append([{ ...fenceEntry(1, 'k', 2), amount: 1n }], epoch, 0)).toThrow(/key fence/);
+    expect(() => log.append([fenceEntry(1, '', 2)], epoch, 0)).toThrow(/key fence/);
     expect(() => log.append([entry(1, INT64_MAX + 1n)], epoch, 0)).toThrow(/out of range/);
     expect(() => log.append([entry(1, INT64_MIN - 1n)], epoch, 0)).toThrow(/out of range/);
     expect(() => log.append([entry(0, 1n)], epoch, 0)).toThrow(/shard id/);
     expect(() => log.append([entry(1.5, 1n)], epoch, 0)).toThrow(/shard id/);
     expect(log.lastLsn).toBe(1n);
     expect(replayAll(log)).toEqual([{ lsn: 1n, shardId: 1, amount: 1n }]);
+  });
+
+  it('shard log: readFrom returns stored entries with their epoch, key, fence and commit time', () => {
+    const log = open();
+    log.append([entry(1, 5n, 'k1'), fenceEntry(2, 'k2', 4)], 7n, 1_000);
+    log.append([entry(3, -1n)], 8n, 2_000);
+    expect(log.readFrom(2n, 10)).toEqual([
+      { lsn: 2n, epoch: 7n, shardId: 2, amount: 0n, idempotencyKey: Buffer.from('k2'), fenceShardCount: 4, atMs: 1_000 },
+      { lsn: 3n, epoch: 8n, shardId: 3, amount: -1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, atMs: 2_000 },
+    ]);
+    expect(log.readFrom(1n, 1)).toHaveLength(1);
+    expect(log.readFrom(4n, 10)).toEqual([]);
+  });
+
+  it('shard log: replay passes keys, commit times and fence shard counts, and treats a fence as amount 0', () => {
+    const log = open();
+    log.append([entry(1, 5n, 'k1'), fenceEntry(1, 'k2', 4), entry(1, 2n)], epoch, 1_234);
+    const seen: unknown[] = [];
+    log.replay((lsn, shardId, amount, key, atMs, fenceShardCount) => seen.push({ lsn, shardId, amount, key: key?.toString() ?? null, atMs, fenceShardCount }));
+    expect(seen).toEqual([
+      { lsn: 1n, shardId: 1, amount: 5n, key: 'k1', atMs: 1_234, fenceShardCount: 0 },
+      { lsn: 2n, shardId: 1, amount: 0n, key: 'k2', atMs: 1_234, fenceShardCount: 4 },
+      { lsn: 3n, shardId: 1, amount: 2n, key: null, atMs: 1_234, fenceShardCount: 0 },
+    ]);
+  });
+
+  it('shard log: replay up to an lsn stops there', () => {
+    const log = open();
+    log.append([entry(1, 1n), entry(1, 2n), entry(1, 3n)], epoch, 0);
+    const lsns: bigint[] = [];
+    expect(log.replay((lsn) => lsns.push(lsn), 2n)).toBe(2n);
+    expect(lsns).toEqual([1n, 2n]);
+    expect(log.replay(() => {}, 99n)).toBe(3n);
+  });
+
+  it('shard log: the last epoch and each entry epoch survive reopen', () => {
+    const first = open();
+    expect(first.lastEpoch).toBe(0n);
+    first.append([entry(1, 1n)], 2n, 0);
+    first.append([entry(1, 1n)], 5n, 0);
+    expect(first.lastEpoch).toBe(5n);
+    first.close();
+    const second = open();
+    expect(second.lastEpoch).toBe(5n);
+    expect([second.epochAt(1n), second.epochAt(2n), second.epochAt(3n)]).toEqual([2n, 5n, undefined]);
+  });
+
+  it('shard log: truncateAfter drops the tail, and the next append reuses its lsns', () => {
+    const log = open();
+    log.append([entry(1, 1n), entry(1, 2n)], 1n, 0);
+    log.append([entry(1, 40n), entry(1, 50n)], 2n, 0);
+    expect(log.truncateAfter(2n)).toBe(2);
+    expect(log.lastLsn).toBe(2n);
+    expect(log.lastEpoch).toBe(1n);
+    expect(log.append([entry(1, 3n)], 3n, 0)).toBe(3n);
+    expect(replayAll(log).map((row) => row.amount)).toEqual([1n, 2n, 3n]);
+    log.close();
+    expect(open().lastLsn).toBe(3n);
+  });
+
+  it("shard log: appendReplicated copies a primary's entries exactly, lsn, epoch and time included", () => {
+    const primaryDir = makeTempDir('shard-log-primary');
+    try {
+      const primary = ShardLog.open(primaryDir);
+      primary.append([entry(1, 5n, 'k'), fenceEntry(2, 'f', 3)], 4n, 1_000);
+      primary.append([entry(2, -7n)], 6n, 2_000);
+      const shipped = primary.readFrom(1n, 100);
+      primary.close();
+      const follower = open();
+      expect(follower.appendReplicated(shipped.slice(0, 1))).toBe(1n);
+      expect(follower.appendReplicated(shipped.slice(1))).toBe(3n);
+      expect(follower.lastEpoch).toBe(6n);
+      expect(follower.readFrom(1n, 100)).toEqual(shipped);
+    } finally {
+      removeTempDir(primaryDir);
+    }
+  });
+
+  it('shard log: appendReplicated refuses entries that do not continue the log, writing none of them', () => {
+    const log = open();
+    log.append([entry(1, 1n)], epoch, 0);
+    const stored = (lsn: bigint): ReturnType<ShardLog['readFrom']>[number] => ({ ...entry(1, 1n), lsn, epoch, atMs: 0 });
+    expect(() => log.appendReplicated([stored(3n)])).toThrow(/continue/);
+    expect(() => log.appendReplicated([stored(2n), stored(4n)])).toThrow(/continue/);
+    expect(() => log.appendReplicated([stored(1n)])).toThrow();
+    expect(log.lastLsn).toBe(1n);
+    expect(replayAll(log)).toHaveLength(1);
+  });
+
+  it('shard log: meta values are stored, replaced and survive reopen', () => {
+    const log = open();
+    expect(log.getMeta('role')).toBeUndefined();
+    log.setMeta('role', 'a');
+    log.setMeta('role', 'b');
+    log.close();
+    expect(open().getMeta('role')).toBe('b');
   });
 
   it('shard log: the file is in WAL journal mode, seen from a second connection', () => {

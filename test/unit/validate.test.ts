@@ -144,18 +144,18 @@ describe('validate: int64 amounts', () => {
     }
   });
 
-  // BUG (src/common/validate.ts:50): the string pattern allows at most 20
+  // Regression test (src/common/validate.ts:50, fixed): the string pattern allows at most 20
   // digits, so a decimal integer of 21 or more digits is reported as "not an
   // integer" (invalid_argument) instead of beyond int64 (out_of_range, G7).
-  it.fails('validate: a decimal string of 21+ digits is out_of_range, not invalid_argument', () => {
+  it('validate: a decimal string of 21+ digits is out_of_range, not invalid_argument', () => {
     expect(codeOf(() => parseInt64('123456789012345678901', 'amount'))).toBe('out_of_range');
     expect(codeOf(() => validateAmount('-100000000000000000000000'))).toBe('out_of_range');
   });
 
-  // BUG (src/common/validate.ts:48): a JS number that is an integer beyond
+  // Regression test (src/common/validate.ts:48, fixed): a JS number that is an integer beyond
   // int64 (here 2^63 and 1e19) fails the safe-integer check and is reported as
   // "not an integer" (invalid_argument) rather than out_of_range.
-  it.fails('validate: a number that is an integer beyond int64 is out_of_range', () => {
+  it('validate: a number that is an integer beyond int64 is out_of_range', () => {
     expect(codeOf(() => parseInt64(2 ** 63, 'amount'))).toBe('out_of_range');
     expect(codeOf(() => parseInt64(1e19, 'amount'))).toBe('out_of_range');
   });

@@ -1,0 +1,59 @@
+// `tally bench` smoke run: a few seconds of real load, asserting the
+// exact-read check and the shape of the summary — never a speed.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { startCluster, type TestCluster } from '../helpers/cluster.ts';
+
+function tally(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/tally.mjs'), ...args], { cwd: repoRoot });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('tally bench', () => {
+  let tc: TestCluster;
+  beforeAll(async () => {
+    tc = await startCluster({ pairs: 2 });
+  });
+  afterAll(async () => {
+    await tc?.stop();
+  });
+
+  it('bench: a mixed batched run in two processes passes the exact-read check', async () => {
+    const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--workload', 'mix', '--cold-counters', '50', '--batch', '20', '--concurrency', '4', '--procs', '2', '--seconds', '2', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { okIncrements: number; incrementsPerSec: number; procs: number; latencyMs: { p50: number; p99: number }; check: { passed: boolean; counters: number } };
+    expect(summary.procs).toBe(2);
+    expect(summary.okIncrements).toBeGreaterThan(0);
+    expect(summary.okIncrements % 20).toBe(0);
+    expect(summary.latencyMs.p99).toBeGreaterThanOrEqual(summary.latencyMs.p50);
+    expect(summary.check.passed).toBe(true);
+    expect(summary.check.counters).toBeGreaterThan(1);
+    // Progress lines went to stderr (not a TTY here: one per second).
+    expect(result.stderr).toMatch(/increments\/s {2}errors \d+ {2}p99/);
+  });
+
+  it('bench: a keyed unary run at a target rate passes the check and stays near the rate', async () => {
+    const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--keyed', '--rate', '100', '--concurrency', '8', '--seconds', '2', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { okIncrements: number; keyed: boolean; check: { passed: boolean } };
+    expect(summary.keyed).toBe(true);
+    expect(summary.check.passed).toBe(true);
+    // Paced: never more than the rate allows (2 s at 100/s, plus one round of loops).
+    expect(summary.okIncrements).toBeLessThanOrEqual(200 + 8);
+  });
+
+  it('bench: a bad flag is one line and exit code 2', async () => {
+    const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--workload', 'lukewarm']);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('tally: --workload must be hot, cold or mix, got "lukewarm"');
+  });
+});
