@@ -3,6 +3,7 @@
 // exit (2 for a usage error, 1 for a failed call), never a stack trace.
 import { createTallyClient, TallyError, type TallyClient } from './index.ts';
 import { runBench, runWorker, newRunId, type BenchOptions } from './bench.ts';
+import { runTop } from './top.ts';
 import { batchItemsMax } from '../common/limits.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
@@ -15,6 +16,9 @@ commands:
   set-shards <counter> <n>      grow a counter's shard set to n
   status                        every node: role, health, epoch, sync, log position, lag
   reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
+  configure <counter> --autoscale on|off
+                                let heat grow the counter's shards, or fix them
+  top                           the hottest counters and the nodes, live [--limit N] [--iterations N]
   bench                         drive load and report throughput, latency and an exact-read check
       [--workload hot|cold|mix] [--cold-counters N] [--batch B] [--concurrency C]
       [--rate R] [--seconds S] [--procs P] [--keyed] [--no-check]
@@ -31,6 +35,7 @@ interface ParsedArgs {
 const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check']);
 const valueFlags = new Set([
   'router', 'key', 'deadline-ms',
+  'autoscale', 'limit', 'iterations', 'interval-ms',
   'workload', 'cold-counters', 'batch', 'concurrency', 'rate', 'seconds', 'duration-ms', 'procs', 'procs-total', 'run-id',
 ]);
 
@@ -105,7 +110,7 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       expectArgs(args, 1, 'describe <counter>');
       const description = await client.describe(args[0]!);
       const lines = [
-        `${description.counter}: ${description.shards} shard${description.shards === 1 ? '' : 's'}, heat ${description.heatPerSec.toFixed(1)} increments/s, created ${new Date(description.createdUnixMs).toISOString()}`,
+        `${description.counter}: ${description.shards} shard${description.shards === 1 ? '' : 's'}, heat ${description.heatPerSec.toFixed(1)} increments/s (peak ${description.peakPerSec.toFixed(1)}), skew ${description.skew.toFixed(2)}, autoscale ${description.autoscale ? 'on' : 'off'}, created ${new Date(description.createdUnixMs).toISOString()}`,
         ...description.placements.map((placement) => `  shard ${placement.shard} (id ${placement.shardId})  pair ${placement.pair}  primary ${placement.primary}  follower ${placement.follower}  epoch ${placement.epoch}`),
       ];
       print(json, description, lines.join('\n'));
@@ -144,6 +149,20 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       ];
       print(json, report, lines.join('\n'));
       if (report.shardsDrifting > 0) process.exitCode = 3;
+      return;
+    }
+    case 'configure': {
+      expectArgs(args, 1, 'configure <counter> --autoscale on|off');
+      const autoscale = flags.get('autoscale');
+      if (autoscale !== 'on' && autoscale !== 'off') throw new UsageError('--autoscale must be on or off');
+      const description = await client.configure(args[0]!, { autoscale: autoscale === 'on' });
+      print(json, description, `${description.counter}: autoscale ${description.autoscale ? 'on' : 'off'}, ${description.shards} shard${description.shards === 1 ? '' : 's'}`);
+      return;
+    }
+    case 'top': {
+      expectArgs(args, 0, 'top [--limit N] [--iterations N]');
+      const whole = (name: string, fallback: number): number => (flags.has(name) ? parseWholeNumber(flags.get(name)!, `--${name}`) : fallback);
+      await runTop(client, { router: flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051', limit: whole('limit', 20), iterations: whole('iterations', 0), intervalMs: Math.max(100, whole('interval-ms', 1_000)) });
       return;
     }
     case 'bench': {

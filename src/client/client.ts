@@ -18,6 +18,7 @@ import {
   type SetShardsResponseMsg,
   type ReconcileResultMsg,
   type TallyError,
+  type HotResponseMsg,
 } from '../common/index.ts';
 
 export interface TallyClientOptions {
@@ -80,8 +81,27 @@ export interface CounterDescription {
   counter: string;
   shards: number;
   placements: ShardPlacement[];
+  /** Increments/s, smoothed. */
   heatPerSec: number;
+  /** Recent peak of heatPerSec: what automatic sizing follows. */
+  peakPerSec: number;
+  /** Increments/s per shard over the router's last sample window. */
+  shardRates: number[];
+  /** max shard rate / mean shard rate; 1 is even. */
+  skew: number;
   createdUnixMs: number;
+  /** False when heat-driven growth is off for this counter. */
+  autoscale: boolean;
+}
+
+export interface HotCounter {
+  counter: string;
+  ratePerSec: number;
+  peakPerSec: number;
+  shards: number;
+  skew: number;
+  shardRates: number[];
+  autoscale: boolean;
 }
 
 export interface NodeStatus {
@@ -147,6 +167,8 @@ interface AdminRpc extends Client {
   SetShards: Unary<object, SetShardsResponseMsg>;
   ClusterStatus: Unary<object, ClusterStatusResponseMsg>;
   Reconcile: Unary<object, ReconcileResultMsg>;
+  Configure: Unary<object, DescribeResponseMsg>;
+  Hot: Unary<object, HotResponseMsg>;
 }
 
 function toWireAmount(amount: Int64Input): string {
@@ -172,6 +194,27 @@ function fromReadResponse(response: ReadResponseMsg): ReadResult {
     asOfUnixMs: Number(response.asOfUnixMs),
     stalenessMs: Number(response.stalenessMs),
     shards: response.shards,
+  };
+}
+
+function fromDescribeResponse(response: DescribeResponseMsg): CounterDescription {
+  return {
+    counter: response.counter,
+    shards: response.shards,
+    placements: response.placements.map((placement) => ({
+      shard: placement.shard,
+      shardId: Number(placement.shardId),
+      pair: placement.pair,
+      primary: placement.primary,
+      follower: placement.follower,
+      epoch: Number(placement.epoch),
+    })),
+    heatPerSec: response.heatPerSec,
+    peakPerSec: response.peakPerSec,
+    shardRates: response.shardRates,
+    skew: response.skew,
+    createdUnixMs: Number(response.config?.createdUnixMs ?? 0),
+    autoscale: response.config?.autoscale ?? true,
   };
 }
 
@@ -264,21 +307,19 @@ export class TallyClient {
   }
 
   async describe(counter: string, settings?: CallSettings): Promise<CounterDescription> {
-    const response = await this.call(this.adminRpc.Describe, this.adminRpc, { counter }, settings);
-    return {
-      counter: response.counter,
-      shards: response.shards,
-      placements: response.placements.map((placement) => ({
-        shard: placement.shard,
-        shardId: Number(placement.shardId),
-        pair: placement.pair,
-        primary: placement.primary,
-        follower: placement.follower,
-        epoch: Number(placement.epoch),
-      })),
-      heatPerSec: response.heatPerSec,
-      createdUnixMs: Number(response.config?.createdUnixMs ?? 0),
-    };
+    return fromDescribeResponse(await this.call(this.adminRpc.Describe, this.adminRpc, { counter }, settings));
+  }
+
+  /** Turns heat-driven growth on or off for one counter; returns its description. */
+  async configure(counter: string, options: { autoscale?: boolean }, settings?: CallSettings): Promise<CounterDescription> {
+    const autoscale = options.autoscale === undefined ? 'AUTOSCALE_UNCHANGED' : options.autoscale ? 'AUTOSCALE_ON' : 'AUTOSCALE_OFF';
+    return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, { counter, autoscale }, settings));
+  }
+
+  /** The hottest counters now, hottest first, and how many counters have measurable heat. */
+  async hot(limit = 20, settings?: CallSettings): Promise<{ counters: HotCounter[]; tracked: number }> {
+    const response = await this.call(this.adminRpc.Hot, this.adminRpc, { limit }, settings);
+    return { counters: response.counters, tracked: Number(response.tracked) };
   }
 
   async setShards(counter: string, shards: number, settings?: CallSettings): Promise<{ previousShards: number; shards: number }> {

@@ -20,6 +20,8 @@ export type {
   Consistency,
   /** Shard count, placements and heat of one counter. */
   CounterDescription,
+  /** One entry of hot(): a hot counter's rate, peak, shards and skew. */
+  HotCounter,
   /** Where one shard lives. */
   ShardPlacement,
   /** Every node's address, role, health and log position. */

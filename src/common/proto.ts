@@ -90,7 +90,27 @@ export interface DescribeResponseMsg {
   shards: number;
   placements: ShardPlacementMsg[];
   heatPerSec: number;
-  config: { createdUnixMs: Int64Wire };
+  config: { createdUnixMs: Int64Wire; autoscale: boolean };
+  peakPerSec: number;
+  shardRates: number[];
+  skew: number;
+}
+export interface ConfigureRequestMsg {
+  counter: string;
+  autoscale: 'AUTOSCALE_UNCHANGED' | 'AUTOSCALE_ON' | 'AUTOSCALE_OFF';
+}
+export interface HotCounterMsg {
+  counter: string;
+  ratePerSec: number;
+  peakPerSec: number;
+  shards: number;
+  skew: number;
+  shardRates: number[];
+  autoscale: boolean;
+}
+export interface HotResponseMsg {
+  counters: HotCounterMsg[];
+  tracked: Int64Wire;
 }
 export interface SetShardsRequestMsg {
   counter: string;

@@ -1,6 +1,6 @@
 // The router's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, type LogLevel } from '../common/index.ts';
+import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, type LogLevel } from '../common/index.ts';
 import type { PairAddresses } from './directory.ts';
 
 export interface RouterConfig {
@@ -32,6 +32,14 @@ export interface RouterConfig {
   followerTimeoutMs: number;
   /** How long a primary may take to bring a returning follower level before the pair is in sync. */
   catchUpTimeoutMs: number;
+  /** Increments/s one shard is sized for: automatic sizing aims at ceil(peak / this) shards. */
+  shardCeilingPerSec: number;
+  /** Automatic sizing never grows a counter past this. */
+  shardsMax: number;
+  /** How often heat is sampled and sizing decided. */
+  autoscaleIntervalMs: number;
+  /** Counters with their own metric series: the K hottest. */
+  topK: number;
   /** Must equal the nodes' --dedup-window-ms: keyed retries consult shard homes from growths this recent. */
   dedupWindowMs: number;
   logLevel: LogLevel;
@@ -55,6 +63,10 @@ export const routerDefaults = {
   followerTimeoutMs: 1_000,
   catchUpTimeoutMs: 2_000,
   dedupWindowMs: 24 * 60 * 60 * 1000,
+  shardCeilingPerSec: 1_000,
+  shardsMax: 64,
+  autoscaleIntervalMs: 1_000,
+  topK: 20,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
 };
@@ -97,6 +109,10 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     failoverTimeoutMs: reader.int('failover-timeout-ms', routerDefaults.failoverTimeoutMs, { min: 100, max: 600_000 }),
     followerTimeoutMs: reader.int('follower-timeout-ms', routerDefaults.followerTimeoutMs, { min: 100, max: 600_000 }),
     catchUpTimeoutMs: reader.int('catch-up-timeout-ms', routerDefaults.catchUpTimeoutMs, { min: 100, max: 600_000 }),
+    shardCeilingPerSec: reader.int('shard-ceiling-per-sec', routerDefaults.shardCeilingPerSec, { min: 1, max: 100_000_000 }),
+    shardsMax: reader.int('shards-max', routerDefaults.shardsMax, { min: 1, max: shardsPerCounterMax }),
+    autoscaleIntervalMs: reader.int('autoscale-interval-ms', routerDefaults.autoscaleIntervalMs, { min: 50, max: 600_000 }),
+    topK: reader.int('top-k', routerDefaults.topK, { min: 0, max: 1_000 }),
     dedupWindowMs: reader.int('dedup-window-ms', routerDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),

@@ -36,6 +36,8 @@ export interface CounterInfo {
   createdMs: number;
   /** Every growth, oldest first: keyed retries consult where earlier shard counts sent a key. */
   growths: Growth[];
+  /** False when an operator fixed the shard count: heat never grows it. */
+  autoscale: boolean;
 }
 
 export interface PairAddresses {
@@ -96,6 +98,13 @@ export class Directory {
       );
       CREATE INDEX IF NOT EXISTS growths_by_counter ON growths (counter);
     `);
+    // Columns added after the first release: add them to older directories.
+    const addColumn = (table: string, column: string, definition: string): void => {
+      const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[];
+      if (!columns.some((entry) => entry.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+    };
+    addColumn('pairs', 'in_sync', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('counters', 'autoscale', 'INTEGER NOT NULL DEFAULT 1');
     try {
       return new Directory(db, configuredPairs, now);
     } catch (error) {
@@ -135,8 +144,8 @@ export class Directory {
   }
 
   private loadCounters(): void {
-    const counterRows = this.db.prepare('SELECT name, shard_count, created_ms FROM counters').all() as { name: string; shard_count: number; created_ms: number }[];
-    for (const row of counterRows) this.counters.set(row.name, { name: row.name, shards: [], createdMs: row.created_ms, growths: [] });
+    const counterRows = this.db.prepare('SELECT name, shard_count, created_ms, autoscale FROM counters').all() as { name: string; shard_count: number; created_ms: number; autoscale: number }[];
+    for (const row of counterRows) this.counters.set(row.name, { name: row.name, shards: [], createdMs: row.created_ms, growths: [], autoscale: row.autoscale === 1 });
     const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as { counter: string; previous_shard_count: number; grown_ms: number }[];
     for (const row of growthRows) this.counters.get(row.counter)?.growths.push({ previousShardCount: row.previous_shard_count, grownMs: row.grown_ms });
     const shardRows = this.db.prepare('SELECT shard_id, counter, shard_index, pair_index FROM shards ORDER BY counter, shard_index').all() as {
@@ -168,7 +177,7 @@ export class Directory {
   getOrCreate(name: string): CounterInfo {
     const existing = this.counters.get(name);
     if (existing !== undefined) return existing;
-    const counter: CounterInfo = { name, shards: [], createdMs: this.now(), growths: [] };
+    const counter: CounterInfo = { name, shards: [], createdMs: this.now(), growths: [], autoscale: true };
     const created = this.db.transaction(() => {
       this.insertCounter.run(name, 0, counter.createdMs);
       return this.insertShards(counter, 1);
@@ -222,6 +231,15 @@ export class Directory {
       counter.shards.push(shard);
       this.shardsPerPair[shard.pairIndex]!++;
     }
+  }
+
+  /** Turns heat-driven growth on or off for one counter (persisted). */
+  setAutoscale(name: string, autoscale: boolean): CounterInfo {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    this.db.prepare('UPDATE counters SET autoscale = ? WHERE name = ?').run(autoscale ? 1 : 0, name);
+    counter.autoscale = autoscale;
+    return counter;
   }
 
   pair(pairIndex: number): PairInfo {

@@ -24,6 +24,8 @@ import { HeatTracker } from './heat.ts';
 import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
 import { PairSupervisor } from './pair-supervisor.ts';
+import { Autoscaler } from './autoscaler.ts';
+import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
@@ -46,7 +48,9 @@ runMain(async () => {
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
-  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000 };
+  const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
+  const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, { intervalMs: config.autoscaleIntervalMs, topK: config.topK, skewMinIncrements: 100 });
+  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000, autoscaler };
 
   const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
   tallyServer.server.addService(guardMalformed(counterServiceDefinition), createCounterService(deps));
@@ -56,6 +60,7 @@ runMain(async () => {
   // Tell every reachable node its role before taking traffic; the supervisor keeps it so.
   await supervisor.checkAll();
   supervisor.start();
+  autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
   const gaugeTimer = setInterval(() => metrics.directoryCounters.set(directory.counterCount), 1_000);
@@ -69,6 +74,8 @@ runMain(async () => {
     counters: directory.counterCount,
     metricsPort: metricsServer?.port,
     refreshIntervalMs: config.refreshIntervalMs,
+    shardCeilingPerSec: config.shardCeilingPerSec,
+    shardsMax: config.shardsMax,
   });
 
   let stopping = false;
@@ -81,6 +88,7 @@ runMain(async () => {
     await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
     reads.stopRefresher();
     supervisor.stop();
+    autoscaler.stop();
     pool.close();
     directory.close();
     await metricsServer?.close();

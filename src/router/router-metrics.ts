@@ -20,6 +20,12 @@ export function createRouterMetrics(registry: Registry) {
     outOfSync: new Counter({ name: 'tally_out_of_sync_total', help: 'Times a pair fell out of sync', labelNames: ['pair'], registers: [registry] }),
     pairInSync: new Gauge({ name: 'tally_pair_in_sync', help: '1 while the pair is in sync (follower promotable)', labelNames: ['pair'], registers: [registry] }),
     reconcileDrift: new Gauge({ name: 'tally_reconcile_drift', help: 'Absolute drift found by the last reconciliation, by pair and kind', labelNames: ['pair', 'kind'], registers: [registry] }),
+    counterRate: new Gauge({ name: 'tally_counter_increments_per_second', help: 'Smoothed increments/s of the top-K hottest counters (K = --top-k)', labelNames: ['counter'], registers: [registry] }),
+    counterShards: new Gauge({ name: 'tally_counter_shards', help: 'Shard count of the top-K hottest counters', labelNames: ['counter'], registers: [registry] }),
+    counterSkew: new Gauge({ name: 'tally_counter_shard_skew', help: 'Max shard rate / mean shard rate of the top-K hottest counters', labelNames: ['counter'], registers: [registry] }),
+    otherCountersRate: new Gauge({ name: 'tally_other_counters_increments_per_second', help: 'Increments/s of every counter outside the top K, summed', registers: [registry] }),
+    trackedCounters: new Gauge({ name: 'tally_heat_tracked_counters', help: 'Counters with measurable heat', registers: [registry] }),
+    shardSkewMax: new Gauge({ name: 'tally_shard_skew_max', help: 'Highest shard skew among the top-K multi-shard counters', registers: [registry] }),
     shardGrowths: new Counter({ name: 'tally_shard_growths_total', help: 'Shard set growths, by cause', labelNames: ['cause'], registers: [registry] }),
   };
 }

@@ -26,13 +26,17 @@ import {
   type NodeInfoMsg,
   type Logger,
   type ReconcileResultMsg,
+  type ConfigureRequestMsg,
+  type HotResponseMsg,
 } from '../common/index.ts';
 import { reconcile } from './reconciler.ts';
 
 interface ReconcileRequestMsg {
   counter: string;
 }
-import type { Directory } from './directory.ts';
+import type { Directory, CounterInfo } from './directory.ts';
+import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
+import { skewOf } from './heat.ts';
 import type { IncrementPath, ValidIncrement } from './increment-path.ts';
 import type { ReadPath, TotalRead } from './read-path.ts';
 import type { NodePool } from './node-pool.ts';
@@ -49,6 +53,7 @@ export interface RouterDeps {
   logger: Logger;
   statusTimeoutMs: number;
   reconcileTimeoutMs: number;
+  autoscaler: Autoscaler;
 }
 
 function validateIncrement(request: IncrementRequestMsg, where = ''): ValidIncrement {
@@ -89,7 +94,7 @@ export function createCounterService(deps: RouterDeps) {
       for (const [index, outcome] of outcomes.entries()) {
         if (outcome.applied) metrics.incrementsAccepted.inc();
         else metrics.incrementsDeduplicated.inc();
-        heat.record(items[index]!.counter, 1);
+        heat.record(items[index]!.counter, 1, outcome.shardIndex);
       }
       return outcomes.map((outcome) => ({ applied: outcome.applied, shard: outcome.shardIndex }));
     } catch (error) {
@@ -172,6 +177,24 @@ export function createCounterService(deps: RouterDeps) {
 export function createAdminService(deps: RouterDeps) {
   const { directory, pool, heat, metrics, logger } = deps;
 
+  const describe = (counter: CounterInfo): DescribeResponseMsg => {
+    const sample = heat.lastSample(counter.name);
+    const shardRates = shardRatesOf(sample, counter.shards.length);
+    return {
+      counter: counter.name,
+      shards: counter.shards.length,
+      placements: counter.shards.map((shard) => {
+        const pair = directory.pair(shard.pairIndex);
+        return { shard: shard.shardIndex, shardId: String(shard.shardId), pair: shard.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch.toString() };
+      }),
+      heatPerSec: heat.ratePerSec(counter.name),
+      peakPerSec: heat.peakPerSec(counter.name),
+      shardRates,
+      skew: sample === undefined ? 1 : skewOf(sample.shardCounts, counter.shards.length),
+      config: { createdUnixMs: String(counter.createdMs), autoscale: counter.autoscale },
+    };
+  };
+
   const knownCounter = (name: string) => {
     const counter = directory.get(validateCounterName(name));
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
@@ -179,25 +202,26 @@ export function createAdminService(deps: RouterDeps) {
   };
 
   return {
-    Describe: unary<DescribeRequestMsg, DescribeResponseMsg>((request) => {
+    Describe: unary<DescribeRequestMsg, DescribeResponseMsg>((request) => describe(knownCounter(request.counter))),
+
+    Configure: unary<ConfigureRequestMsg, DescribeResponseMsg>((request) => {
       const counter = knownCounter(request.counter);
-      return {
-        counter: counter.name,
-        shards: counter.shards.length,
-        placements: counter.shards.map((shard) => {
-          const pair = directory.pair(shard.pairIndex);
-          return {
-            shard: shard.shardIndex,
-            shardId: String(shard.shardId),
-            pair: shard.pairIndex,
-            primary: pair.primary,
-            follower: pair.follower,
-            epoch: pair.epoch.toString(),
-          };
-        }),
-        heatPerSec: heat.ratePerSec(counter.name),
-        config: { createdUnixMs: String(counter.createdMs) },
-      };
+      if (request.autoscale === 'AUTOSCALE_ON' || request.autoscale === 'AUTOSCALE_OFF') {
+        const autoscale = request.autoscale === 'AUTOSCALE_ON';
+        if (autoscale !== counter.autoscale) {
+          directory.setAutoscale(counter.name, autoscale);
+          logger.info('configure', { counter: counter.name, autoscale });
+        }
+      } else if (request.autoscale !== 'AUTOSCALE_UNCHANGED') {
+        throw new TallyError(ErrorCode.invalidArgument, `autoscale must be AUTOSCALE_ON or AUTOSCALE_OFF, got ${request.autoscale}`);
+      }
+      return describe(counter);
+    }),
+
+    Hot: unary<{ limit: number }, HotResponseMsg>((request) => {
+      const limit = request.limit === 0 ? 20 : Math.min(request.limit, 1_000);
+      const { counters, tracked } = deps.autoscaler.hot(limit);
+      return { counters, tracked: String(tracked) };
     }),
 
     SetShards: unary<SetShardsRequestMsg, SetShardsResponseMsg>((request) => {

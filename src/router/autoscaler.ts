@@ -1,0 +1,105 @@
+// Every intervalMs: closes a heat sample, grows counters the sizing policy
+// says are too hot for their shards (through the same directory path as
+// SetShards: no data moves), and publishes per-counter metrics for the
+// top-K hottest only — never one series per counter.
+import type { Logger } from '../common/index.ts';
+import type { Directory } from './directory.ts';
+import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
+import type { SizingPolicy } from './sizing-policy.ts';
+import type { RouterMetrics } from './router-metrics.ts';
+
+export interface HotCounter {
+  counter: string;
+  ratePerSec: number;
+  peakPerSec: number;
+  shards: number;
+  skew: number;
+  shardRates: number[];
+  autoscale: boolean;
+}
+
+/** Per-shard increments/s from a sample, one entry per shard of the counter. */
+export function shardRatesOf(sample: HeatSample | undefined, shardCount: number): number[] {
+  const windowSec = (sample?.sampleMs ?? 0) / 1000;
+  return Array.from({ length: shardCount }, (_, index) => (windowSec > 0 ? (sample?.shardCounts[index] ?? 0) / windowSec : 0));
+}
+
+export class Autoscaler {
+  private timer: NodeJS.Timeout | undefined;
+  private hottest: HotCounter[] = [];
+  private tracked = 0;
+
+  constructor(
+    private readonly directory: Directory,
+    private readonly heat: HeatTracker,
+    private readonly policy: SizingPolicy,
+    private readonly metrics: RouterMetrics,
+    private readonly logger: Logger,
+    private readonly settings: { intervalMs: number; topK: number; skewMinIncrements: number },
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.tick(), this.settings.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** The hottest counters as of the last tick, hottest first. */
+  hot(limit: number): { counters: HotCounter[]; tracked: number } {
+    return { counters: this.hottest.slice(0, limit), tracked: this.tracked };
+  }
+
+  tick(): void {
+    const nowMs = this.now();
+    const samples = this.heat.sample();
+    this.policy.retain(new Set(samples.map((sample) => sample.counter)));
+    const hot: HotCounter[] = [];
+    for (const sample of samples) {
+      const counter = this.directory.get(sample.counter);
+      if (counter === undefined) continue;
+      const grownTo = this.policy.decide(counter.name, counter.shards.length, sample.peakPerSec, nowMs, counter.autoscale);
+      if (grownTo !== undefined) {
+        const from = counter.shards.length;
+        this.directory.setShards(counter.name, grownTo);
+        this.metrics.shardGrowths.inc({ cause: 'heat' });
+        this.logger.info('growth', { counter: counter.name, from, to: grownTo, cause: 'heat', ratePerSec: Math.round(sample.ratePerSec), peakPerSec: Math.round(sample.peakPerSec) });
+      }
+      const shardCount = counter.shards.length;
+      const sampled = sample.shardCounts.reduce((sum, count) => sum + (count ?? 0), 0);
+      hot.push({
+        counter: counter.name,
+        ratePerSec: sample.ratePerSec,
+        peakPerSec: sample.peakPerSec,
+        shards: shardCount,
+        // Too few increments say nothing about skew.
+        skew: sampled >= this.settings.skewMinIncrements ? skewOf(sample.shardCounts, shardCount) : 1,
+        shardRates: shardRatesOf(sample, shardCount),
+        autoscale: counter.autoscale,
+      });
+    }
+    hot.sort((a, b) => b.ratePerSec - a.ratePerSec);
+    this.hottest = hot;
+    this.tracked = hot.length;
+    this.publish(hot);
+  }
+
+  private publish(hot: HotCounter[]): void {
+    const { metrics } = this;
+    metrics.counterRate.reset();
+    metrics.counterShards.reset();
+    metrics.counterSkew.reset();
+    const top = hot.slice(0, this.settings.topK);
+    for (const entry of top) {
+      metrics.counterRate.set({ counter: entry.counter }, entry.ratePerSec);
+      metrics.counterShards.set({ counter: entry.counter }, entry.shards);
+      metrics.counterSkew.set({ counter: entry.counter }, entry.skew);
+    }
+    metrics.otherCountersRate.set(hot.slice(this.settings.topK).reduce((sum, entry) => sum + entry.ratePerSec, 0));
+    metrics.trackedCounters.set(hot.length);
+    metrics.shardSkewMax.set(top.filter((entry) => entry.shards > 1).reduce((max, entry) => Math.max(max, entry.skew), 1));
+  }
+}
