@@ -16,7 +16,7 @@ function number(value: number): string {
 }
 
 export function renderTop(hot: { counters: HotCounter[]; tracked: number }, status: ClusterStatus | undefined, options: { columns: number; rows: number; router: string; nowMs: number; tty: boolean }): string[] {
-  const nameWidth = Math.max(8, Math.min(40, ...hot.counters.map((entry) => entry.counter.length)));
+  const nameWidth = Math.max(8, Math.min(40, Math.max(0, ...hot.counters.map((entry) => entry.counter.length))));
   const fixedWidth = nameWidth + 10 + 10 + 8 + 7 + 4;
   const barWidth = Math.max(0, options.columns - fixedWidth);
   const lines = [
