@@ -28,3 +28,9 @@ export const nodeQueueItemsMax = 200_000;
 export const replayBatchRows = 10_000;
 /** Log entries one AppendEntries call carries from a primary to its follower. */
 export const replicationBatchEntriesMax = 5_000;
+/**
+ * Idempotency keys one node holds in memory (~200 bytes each: ~1 GB). Past
+ * it the oldest keys are dropped early, shortening the dedup window; the
+ * node counts and exports that (tally_dedup_keys_evicted_early_total).
+ */
+export const dedupKeysMax = 5_000_000;

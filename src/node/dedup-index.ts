@@ -2,7 +2,8 @@
 // memory side of G2. Rebuilt from the log on start; fed by local commits and
 // by replicated entries alike, so a promoted follower deduplicates too.
 // A Map iterates in insertion order and keys arrive in time order, so
-// pruning walks only the expired front.
+// pruning walks only the expired front. Bounded by dedupKeysMax.
+import { dedupKeysMax } from '../common/limits.ts';
 
 export interface SeenKey {
   lsn: bigint;
@@ -13,11 +14,18 @@ export interface SeenKey {
 
 export class DedupIndex {
   private readonly seen = new Map<string, SeenKey>();
+  /** Keys dropped before their window ended because the index was full. */
+  evictedEarly = 0;
 
-  constructor(private readonly windowMs: number) {}
+  constructor(
+    private readonly windowMs: number,
+    /** Bound on memory: past it the oldest keys go first, shortening the window (counted, exported). */
+    private readonly keysMax: number = dedupKeysMax,
+  ) {}
 
   static keyOf(shardId: number, key: Buffer): string {
-    return `${shardId}:${key.toString('base64')}`;
+    // latin1: one byte per key byte, so V8 keeps it a compact one-byte string.
+    return `${shardId}:${key.toString('latin1')}`;
   }
 
   get(shardId: number, key: Buffer, nowMs: number): SeenKey | undefined {
@@ -30,6 +38,18 @@ export class DedupIndex {
     // Re-inserting moves it to the back, keeping the map in time order.
     this.seen.delete(id);
     this.seen.set(id, { lsn, atMs, fenceShardCount });
+    if (this.seen.size > this.keysMax) {
+      const oldest = this.seen.keys().next().value as string;
+      this.seen.delete(oldest);
+      this.evictedEarly++;
+    }
+  }
+
+  /** How far back keys are still held: the window, or less once the bound has bitten. */
+  coveredMs(nowMs: number): number {
+    const oldest = this.seen.values().next().value as SeenKey | undefined;
+    if (this.evictedEarly === 0 || oldest === undefined) return this.windowMs;
+    return Math.min(this.windowMs, nowMs - oldest.atMs);
   }
 
   /** Drops keys older than the window; at most `limit` per call so writes never wait long. */

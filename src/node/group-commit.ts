@@ -131,7 +131,7 @@ export class GroupCommitter {
    * shard decides (a fence is left at a shard an earlier attempt of the key
    * may have gone to, by a later attempt routed over more shards):
    *   increment, key applied here           -> duplicate (applied=false)
-   *   increment, fence from more shards     -> a stale attempt: refused (applied=false)
+   *   increment, fence from more shards     -> a stale attempt: the group fails UNAVAILABLE (retry re-routes)
    *   increment, fence from no more shards  -> applies (its router fenced the older homes)
    *   fence, key applied here               -> duplicate: the original lives here
    *   fence, otherwise                      -> fenced (applied=true)
@@ -168,8 +168,14 @@ export class GroupCommitter {
           continue;
         }
         if (fenceShardCount !== undefined && item.routedShardCount < fenceShardCount) {
-          applied.push(false);
-          continue;
+          // An attempt routed before a growth whose key a later attempt has
+          // fenced here: it must not apply here, and it may not claim the key
+          // applied (that attempt may never have). The caller retries and is
+          // routed by the current shard count.
+          return {
+            outcome: { code: status.UNAVAILABLE, message: `key was routed by ${item.routedShardCount} shards; the counter has grown to ${fenceShardCount}: retry`, applied: [] },
+            originalLsn: 0n,
+          };
         }
         stagedKeys.set(id, 0);
       }

@@ -72,8 +72,11 @@ runMain(async () => {
 
   // Keys past the window are dropped a bounded slice at a time, between writes.
   const pruneTimer = setInterval(() => {
-    metrics.dedupPruned.inc(dedup.prune(Date.now()));
+    const nowMs = Date.now();
+    metrics.dedupPruned.inc(dedup.prune(nowMs));
     metrics.dedupKeys.set(dedup.size);
+    metrics.dedupEvictedEarly.set(dedup.evictedEarly);
+    metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
   }, Math.min(10_000, Math.max(100, Math.floor(config.dedupWindowMs / 10))));
   pruneTimer.unref();
 

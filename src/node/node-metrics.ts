@@ -15,6 +15,8 @@ export function createNodeMetrics(registry: Registry) {
       registers: [registry],
     }),
     dedupKeys: new Gauge({ name: 'tally_dedup_keys', help: 'Idempotency keys held within the dedup window', registers: [registry] }),
+    dedupEvictedEarly: new Gauge({ name: 'tally_dedup_keys_evicted_early_total', help: 'Keys dropped before their window ended because the index was full', registers: [registry] }),
+    dedupCoveredSeconds: new Gauge({ name: 'tally_dedup_window_covered_seconds', help: 'How far back keys are actually held (the window, or less once the bound bites)', registers: [registry] }),
     dedupPruned: new Counter({ name: 'tally_dedup_keys_pruned_total', help: 'Idempotency keys dropped after the dedup window', registers: [registry] }),
     incrementsRejected: new Counter({
       name: 'tally_node_increments_rejected_total',

@@ -197,6 +197,14 @@ export function createNodeService(deps: {
       if (request.truncate) {
         const afterLsn = BigInt(request.truncateAfterLsn);
         if (afterLsn < log.lastLsn) {
+          // Only a deposed primary's tail is dropped: entries written under
+          // this epoch (or a newer one) may have been acknowledged.
+          const newestEpoch = log.maxEpochAfter(afterLsn);
+          if (newestEpoch >= epoch) {
+            // UNAVAILABLE, not FAILED_PRECONDITION: the primary is not deposed, this is a state to look at.
+            logger.error('refused truncation of current-epoch entries', { afterLsn, newestEpoch, epoch });
+            throw new TallyError(ErrorCode.unavailable, `refusing to drop entries after lsn ${afterLsn}: they carry epoch ${newestEpoch}, not older than ${epoch}`);
+          }
           const dropped = log.truncateAfter(afterLsn);
           rebuildMemory(log, totals, dedup, Date.now(), deps.dedupWindowMs);
           logger.warn('truncated unacknowledged tail', { afterLsn, dropped, epoch });
@@ -226,26 +234,29 @@ export function createNodeService(deps: {
       return { ok: true, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
     }),
 
-    Reconcile: unary<ReconcileRequestMsg, ReconcileResponseMsg>((request) => {
+    Reconcile: unary<ReconcileRequestMsg, ReconcileResponseMsg>(async (request) => {
       requireReady();
       const compareAtLsn = BigInt(request.compareAtLsn);
-      const wanted = request.shardIds.length > 0 ? new Set(request.shardIds.map(parseShardId)) : undefined;
+      const wanted = request.shardIds.length > 0 ? request.shardIds.map(parseShardId) : undefined;
+      // Memory is taken now, at lastLsn; the log is then replayed up to that
+      // same lsn in slices that let writes and health checks through.
+      const lastLsn = log.lastLsn;
+      const ids = wanted ?? totals.shardIds();
+      const memory = new Map(ids.map((shardId) => [shardId, totals.get(shardId)]));
       const fromLog = new Map<number, bigint>();
       const atCompare = new Map<number, bigint>();
-      // Synchronous: memory and the log are read at the same instant.
-      const lastLsn = log.replay((lsn, shardId, amount) => {
-        if (wanted !== undefined && !wanted.has(shardId)) return;
+      await log.replaySliced((lsn, shardId, amount) => {
         fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
         if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
-      });
-      const ids = wanted !== undefined ? [...wanted] : [...new Set([...totals.shardIds(), ...fromLog.keys()])];
+      }, lastLsn, wanted);
+      const allIds = wanted ?? [...new Set([...memory.keys(), ...fromLog.keys()])];
       return {
         lastLsn: lastLsn.toString(),
         role: state.role.role,
         epoch: state.role.epoch.toString(),
-        shards: ids.map((shardId) => ({
+        shards: allIds.map((shardId) => ({
           shardId: String(shardId),
-          memoryTotal: totals.get(shardId).toString(),
+          memoryTotal: (memory.get(shardId) ?? 0n).toString(),
           logTotal: (fromLog.get(shardId) ?? 0n).toString(),
           logTotalAtCompareLsn: (atCompare.get(shardId) ?? 0n).toString(),
         })),

@@ -43,7 +43,8 @@ export class Replicator {
   private retryTimer: NodeJS.Timeout | undefined;
   private waiters: Waiter[] = [];
   private lastError = '';
-  private firstUnackedAtMs = 0;
+  /** Commits not yet confirmed, oldest first: the lag is the age of the first. */
+  private unconfirmed: { lsn: bigint; atMs: number }[] = [];
   private stopped = false;
 
   constructor(
@@ -58,6 +59,7 @@ export class Replicator {
     const role = this.role();
     this.followerLastLsn = undefined;
     this.ackedLsn = 0n;
+    this.unconfirmed = [];
     if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
     if (this.clientPeer !== role.peer) {
       this.client?.close();
@@ -69,7 +71,8 @@ export class Replicator {
 
   /** A local commit reached lsn: ship it. */
   onCommit(lsn: bigint): void {
-    if (this.firstUnackedAtMs === 0 && this.ackedLsn < lsn) this.firstUnackedAtMs = Date.now();
+    // Bounded: one entry per commit; a follower away for long is measured by its oldest.
+    if (this.unconfirmed.length < 100_000) this.unconfirmed.push({ lsn, atMs: Date.now() });
     this.kick();
   }
 
@@ -93,7 +96,8 @@ export class Replicator {
 
   status(): ReplicationStatus {
     const caughtUp = this.followerLastLsn !== undefined && this.ackedLsn >= this.log.lastLsn;
-    return { ackedLsn: this.ackedLsn, caughtUp, lastError: this.lastError, lagMs: caughtUp || this.firstUnackedAtMs === 0 ? 0 : Date.now() - this.firstUnackedAtMs };
+    const oldest = this.unconfirmed[0];
+    return { ackedLsn: this.ackedLsn, caughtUp, lastError: this.lastError, lagMs: caughtUp || oldest === undefined ? 0 : Date.now() - oldest.atMs };
   }
 
   stop(): void {
@@ -113,11 +117,17 @@ export class Replicator {
   }
 
   private resolveUpTo(lsn: bigint): void {
-    while (this.waiters.length > 0 && this.waiters[0]!.lsn <= lsn) {
-      const waiter = this.waiters.shift()!;
-      clearTimeout(waiter.timer);
-      waiter.resolve();
+    // Waiters are not in lsn order: a flush of duplicates waits on an older original.
+    const waiting: Waiter[] = [];
+    for (const waiter of this.waiters) {
+      if (waiter.lsn <= lsn) {
+        clearTimeout(waiter.timer);
+        waiter.resolve();
+      } else {
+        waiting.push(waiter);
+      }
     }
+    this.waiters = waiting;
   }
 
   private kick(): void {
@@ -210,7 +220,9 @@ export class Replicator {
     const divergent = this.followerLastEpoch < role.epoch && lsn > role.epochStartLsn;
     if (divergent || ownEpochAtLsn !== this.followerLastEpoch) return;
     if (lsn > this.ackedLsn) this.ackedLsn = lsn;
-    if (this.ackedLsn >= this.log.lastLsn) this.firstUnackedAtMs = 0;
+    let confirmed = 0;
+    while (confirmed < this.unconfirmed.length && this.unconfirmed[confirmed]!.lsn <= this.ackedLsn) confirmed++;
+    if (confirmed > 0) this.unconfirmed.splice(0, confirmed);
     this.onAcked(this.log.lastLsn - this.ackedLsn);
     this.resolveUpTo(this.ackedLsn);
   }

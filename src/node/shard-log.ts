@@ -172,6 +172,12 @@ export class ShardLog {
     return row?.epoch;
   }
 
+  /** The highest epoch among entries after lsn (0 when there are none). */
+  maxEpochAfter(lsn: bigint): bigint {
+    const row = this.db.prepare('SELECT max(epoch) AS epoch FROM log WHERE lsn > ?').safeIntegers(true).get(lsn) as { epoch: bigint | null };
+    return row.epoch ?? 0n;
+  }
+
   /** Drops every entry after lsn: a tail that was never acknowledged (a deposed primary's). */
   truncateAfter(lsn: bigint): number {
     const result = this.db.prepare('DELETE FROM log WHERE lsn > ?').run(lsn);
@@ -213,6 +219,29 @@ export class ShardLog {
       throw new ShardLogError(`log replay ended at lsn ${expectedLsn - 1n}, but the log reaches ${endLsn}`);
     }
     return endLsn;
+  }
+
+  /**
+   * Replays entries up to uptoLsn (optionally only some shards, filtered in
+   * SQL) in slices, yielding to the event loop between them, so a long log
+   * never blocks writes or health checks. Entries past uptoLsn are ignored,
+   * so concurrent appends do not change the answer.
+   */
+  async replaySliced(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void, uptoLsn: bigint, shardIds?: readonly number[]): Promise<void> {
+    const filter = shardIds === undefined ? '' : ` AND shard_id IN (${shardIds.map(() => '?').join(',')})`;
+    const select = this.db
+      .prepare(`SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`)
+      .safeIntegers(true)
+      .raw(true);
+    let afterLsn = 0n;
+    const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
+    for (let step = 0; step < stepsMax; step++) {
+      const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows) as [bigint, bigint, bigint][];
+      for (const [lsn, shardId, amount] of rows) onEntry(lsn, Number(shardId), amount);
+      if (rows.length < replayBatchRows) return;
+      afterLsn = rows[rows.length - 1]![0];
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   getMeta(key: string): string | undefined {

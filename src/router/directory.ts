@@ -12,7 +12,7 @@ export interface PairInfo {
   pairIndex: number;
   primary: string;
   follower: string;
-  /** Bumped by every change of role or sync state; nodes refuse older epochs. */
+  /** Bumped by every failover (change of roles); nodes refuse calls carrying an older epoch. */
   epoch: bigint;
   /** True only while the primary acknowledges nothing its follower has not committed. */
   inSync: boolean;

@@ -124,6 +124,14 @@ export class PairSupervisor {
       return;
     }
 
+    // The directory says in sync but the primary is not requiring its
+    // follower (a delayed or lost SetRole): it may have acknowledged alone,
+    // so the follower is no longer known to hold everything. Record that
+    // first; the pair earns in sync again through markInSync.
+    if (pair.inSync && primary.role === 'primary' && BigInt(primary.epoch) === pair.epoch && !primary.syncRequired) {
+      await this.markOutOfSync(pair, 'primary was not requiring its follower');
+      return;
+    }
     // Bring each node in line with the directory (a restarted or deposed node, a missed push).
     const wantsSync = pair.inSync;
     if (primary.role !== 'primary' || BigInt(primary.epoch) !== pair.epoch || primary.peer !== pair.follower || primary.syncRequired !== wantsSync) {

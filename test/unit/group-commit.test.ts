@@ -259,9 +259,12 @@ describe('group commit', () => {
       expect(log.readFrom(1n, 10)).toEqual([expect.objectContaining({ shardId: 1, amount: 0n, fenceShardCount: 4 })]);
     });
 
-    it('group commit: after a fence, an attempt routed over fewer shards is refused and one routed over as many applies', async () => {
+    it('group commit: after a fence, an attempt routed over fewer shards fails UNAVAILABLE (retry re-routes) and one routed over as many applies', async () => {
       await submit([[fence(1, 'k', 4)]]);
-      expect((await submit([[increment(1, 5n, 'k', 2)]])).results[0]!.applied).toEqual([false]);
+      // Not applied=false: that would claim the key applied, which nothing proves.
+      const stale = (await submit([[increment(1, 5n, 'k', 2)]])).results[0]!;
+      expect(stale.code).toBe(status.UNAVAILABLE);
+      expect(stale.applied).toEqual([]);
       expect(totals.get(1)).toBe(0n);
       expect((await submit([[increment(1, 5n, 'k', 4)]])).results[0]!.applied).toEqual([true]);
       expect(totals.get(1)).toBe(5n);
@@ -284,7 +287,7 @@ describe('group commit', () => {
       expect(log.lastLsn).toBe(1n);
       await submit([[fence(1, 'k', 6)]]);
       expect(log.lastLsn).toBe(2n);
-      expect((await submit([[increment(1, 5n, 'k', 4)]])).results[0]!.applied).toEqual([false]);
+      expect((await submit([[increment(1, 5n, 'k', 4)]])).results[0]!.code).toBe(status.UNAVAILABLE);
     });
 
     it('group commit: keys and fences still hold after the log is replayed into fresh memory (restart)', async () => {
@@ -296,7 +299,8 @@ describe('group commit', () => {
       expect(rebuildMemory(log, totals, dedup, nowMs, dedupWindowMs)).toBe(2n);
       committer = new GroupCommitter(log, totals, () => role, dedup, hooks, () => nowMs);
       const outcome = await submit([[increment(1, 5n, 'applied')], [increment(2, 5n, 'fenced', 2)]]);
-      expect(outcome.results.map((result) => result.applied)).toEqual([[false], [false]]);
+      expect(outcome.results.map((result) => result.applied)).toEqual([[false], []]);
+      expect(outcome.results[1]!.code).toBe(status.UNAVAILABLE);
       expect([totals.get(1), totals.get(2)]).toEqual([5n, 0n]);
     });
   });
