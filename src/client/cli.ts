@@ -4,6 +4,8 @@
 import { createTallyClient, TallyError, type TallyClient } from './index.ts';
 import { runBench, runWorker, newRunId, type BenchOptions } from './bench.ts';
 import { runTop } from './top.ts';
+import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
 import { batchItemsMax } from '../common/limits.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
@@ -18,6 +20,8 @@ commands:
   reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
   configure <counter> --autoscale on|off
                                 let heat grow the counter's shards, or fix them
+  health [--address host:port]  grpc.health.v1 check of any Tally process (default: the router);
+                                exit 0 only when SERVING (for container health checks)
   top                           the hottest counters and the nodes, live [--limit N] [--iterations N]
   bench                         drive load and report throughput, latency and an exact-read check
       [--workload hot|cold|mix] [--cold-counters N] [--batch B] [--concurrency C]
@@ -35,6 +39,7 @@ interface ParsedArgs {
 const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check']);
 const valueFlags = new Set([
   'router', 'key', 'deadline-ms',
+  'address', 'service',
   'autoscale', 'limit', 'iterations', 'interval-ms',
   'workload', 'cold-counters', 'batch', 'concurrency', 'rate', 'seconds', 'duration-ms', 'procs', 'procs-total', 'run-id',
 ]);
@@ -151,6 +156,14 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       if (report.shardsDrifting > 0) process.exitCode = 3;
       return;
     }
+    case 'health': {
+      expectArgs(args, 0, 'health [--address host:port] [--service name]');
+      const address = flags.get('address') ?? flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
+      const status = await checkHealth(address, flags.get('service') ?? '', Number(flags.get('deadline-ms') ?? 2_000));
+      print(json, { address, status }, `${address}: ${status}`);
+      if (status !== 'SERVING') process.exitCode = 1;
+      return;
+    }
     case 'configure': {
       expectArgs(args, 1, 'configure <counter> --autoscale on|off');
       const autoscale = flags.get('autoscale');
@@ -173,6 +186,21 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** grpc.health.v1 Check against any process; a failed call is NOT_SERVING's cousin, UNREACHABLE. */
+function checkHealth(address: string, service: string, deadlineMs: number): Promise<string> {
+  const HealthClient = makeGenericClientConstructor(healthService as never, 'Health');
+  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
+    check(request: object, options: object, callback: (error: Error | null, response?: { status: string }) => void): void;
+    close(): void;
+  };
+  return new Promise((resolve) => {
+    client.check({ service }, { deadline: Date.now() + deadlineMs }, (error, response) => {
+      client.close();
+      resolve(error || response === undefined ? 'UNREACHABLE' : response.status);
+    });
+  });
 }
 
 function benchOptions(flags: Map<string, string>, router: string): BenchOptions {

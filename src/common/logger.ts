@@ -1,7 +1,11 @@
-// Structured JSON log lines on stderr, one per lifecycle event. Never one per
-// increment at the default level.
+// Structured JSON log lines (pino) on stderr, one per lifecycle event (start,
+// ready, promotion, growth, shutdown...). Never one per increment at the
+// default level. Synchronous writes: the few lines we log must survive an
+// exit right after them.
+import pino from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-const levelRank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const levels: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -10,21 +14,33 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** bigint fields (lsn, epoch, totals) as decimal strings: JSON has no int64. */
+function plain(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (fields === undefined) return {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) out[key] = typeof value === 'bigint' ? value.toString() : value;
+  return out;
+}
+
 export function createLogger(component: string, level: LogLevel = 'info'): Logger {
-  const threshold = levelRank[level];
-  const write = (lineLevel: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
-    if (levelRank[lineLevel] < threshold) return;
-    const line = { time: new Date().toISOString(), level: lineLevel, component, pid: process.pid, msg, ...fields };
-    process.stderr.write(`${JSON.stringify(line, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))}\n`);
-  };
+  const base = pino(
+    {
+      level,
+      base: { component, pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Level names, not numbers: operators grep for "level":"warn".
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    pino.destination({ fd: 2, sync: true }),
+  );
   return {
-    debug: (msg, fields) => write('debug', msg, fields),
-    info: (msg, fields) => write('info', msg, fields),
-    warn: (msg, fields) => write('warn', msg, fields),
-    error: (msg, fields) => write('error', msg, fields),
+    debug: (msg, fields) => base.debug(plain(fields), msg),
+    info: (msg, fields) => base.info(plain(fields), msg),
+    warn: (msg, fields) => base.warn(plain(fields), msg),
+    error: (msg, fields) => base.error(plain(fields), msg),
   };
 }
 
 export function isLogLevel(value: string): value is LogLevel {
-  return Object.hasOwn(levelRank, value);
+  return (levels as readonly string[]).includes(value);
 }

@@ -93,7 +93,12 @@ runMain(async () => {
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutdown', { signal });
+    logger.info('shutdown', { signal, shutdownTimeoutMs: config.shutdownTimeoutMs });
+    // Whatever happens below, the process is gone shortly after the bound.
+    setTimeout(() => {
+      logger.error('forced exit: shutdown took longer than allowed', { shutdownTimeoutMs: config.shutdownTimeoutMs });
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 1_000).unref();
     setServing(tallyServer, [serviceName], false);
     // Drain: in-flight Apply calls finish their commit before the server closes.
     await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);

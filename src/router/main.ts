@@ -82,7 +82,12 @@ runMain(async () => {
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutdown', { signal });
+    logger.info('shutdown', { signal, shutdownTimeoutMs: config.shutdownTimeoutMs });
+    // Whatever happens below, the process is gone shortly after the bound.
+    setTimeout(() => {
+      logger.error('forced exit: shutdown took longer than allowed', { shutdownTimeoutMs: config.shutdownTimeoutMs });
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 1_000).unref();
     setServing(tallyServer, serviceNames, false);
     // Drain: in-flight increments wait for their node commits before we exit.
     await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);

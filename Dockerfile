@@ -1,0 +1,29 @@
+# One image for every Tally process: `router`, `node`, or any `tally` CLI
+# command (the default). Build stage compiles the native SQLite binding and
+# type-checks; the runtime stage carries only production dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY proto ./proto
+COPY src ./src
+COPY bin ./bin
+RUN npx tsc --noEmit -p . && npm prune --omit=dev
+
+FROM node:20-bookworm-slim AS runtime
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/proto ./proto
+COPY --from=build /app/src ./src
+COPY --from=build /app/bin ./bin
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+ENTRYPOINT ["/app/bin/docker-entrypoint.sh"]
+CMD ["--help"]
