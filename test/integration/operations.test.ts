@@ -1,0 +1,145 @@
+// What operators run: the compose file (checked by docker-compose itself and
+// for shape), the Grafana dashboard (every metric it queries exists), a real
+// Prometheus scraping a local cluster, and SIGTERM under load.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { startCluster, freePort, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { startLoad } from '../helpers/load.ts';
+
+function installed(command: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const hasCompose = installed('docker-compose');
+const hasPrometheus = installed('prometheus');
+if (!hasCompose || !hasPrometheus) {
+  // .ci/run installs both; say so loudly when a machine lacks them.
+  console.warn(`operations tests: docker-compose ${hasCompose ? 'found' : 'MISSING'}, prometheus ${hasPrometheus ? 'found' : 'MISSING'} (apt-get install docker-compose prometheus)`);
+}
+
+interface ComposeService {
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: (string | { source?: string; target?: string })[];
+  healthcheck?: { test?: string[] };
+}
+
+describe('operations', () => {
+  let tc: TestCluster | undefined;
+  let prometheus: ChildProcess | undefined;
+  afterEach(async () => {
+    prometheus?.kill('SIGKILL');
+    prometheus = undefined;
+    await tc?.stop();
+    tc = undefined;
+  });
+
+  it.skipIf(!hasCompose)('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
+    const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], { cwd: repoRoot, encoding: 'utf8' });
+    const services = (parseYaml(normalized) as { services: Record<string, ComposeService> }).services;
+    const nodes = Object.keys(services).filter((name) => name.startsWith('node-'));
+    expect(nodes).toHaveLength(4);
+    const volumeOf = (service: ComposeService): string | undefined => {
+      for (const volume of service.volumes ?? []) {
+        const [source, target] = typeof volume === 'string' ? volume.split(':') : [volume.source, volume.target];
+        if (target === '/data') return source;
+      }
+      return undefined;
+    };
+    const nodeVolumes = nodes.map((name) => volumeOf(services[name]!));
+    expect(nodeVolumes.every((volume) => volume !== undefined)).toBe(true);
+    expect(new Set(nodeVolumes).size).toBe(4);
+    for (const name of nodes) expect(services[name]!.command).toEqual(['node']);
+
+    const router = services.router!;
+    expect(router.command).toEqual(['router']);
+    const pairs = router.environment!.TALLY_PAIRS!.split(';').map((pair) => pair.split(',').map((member) => member.split(':')[0]!));
+    expect(pairs).toHaveLength(2);
+    for (const [primary, follower] of pairs) {
+      expect(primary).not.toBe(follower);
+      expect(nodes).toContain(primary);
+      expect(nodes).toContain(follower);
+    }
+    expect(new Set(pairs.flat()).size).toBe(4);
+
+    const scrape = parseYaml(fs.readFileSync(path.join(repoRoot, 'deploy/prometheus/prometheus.yml'), 'utf8')) as { scrape_configs: { static_configs: { targets: string[] }[] }[] };
+    const targets = new Set(scrape.scrape_configs.flatMap((job) => job.static_configs.flatMap((config) => config.targets)));
+    expect(targets.has(`router:${router.environment!.TALLY_METRICS_PORT}`)).toBe(true);
+    for (const name of nodes) expect(targets.has(`${name}:${services[name]!.environment!.TALLY_METRICS_PORT}`)).toBe(true);
+
+    for (const name of [...nodes, 'router', 'prometheus', 'grafana']) expect(services[name]!.healthcheck?.test?.length, name).toBeGreaterThan(0);
+    expect(services.grafana!.volumes!.some((volume) => String(typeof volume === 'string' ? volume : volume.source).includes('dashboards'))).toBe(true);
+  });
+
+  it('dashboard: every tally_ metric the Grafana dashboard queries exists on a live endpoint', async () => {
+    tc = await startCluster({ pairs: 1, metrics: true });
+    await tc.client.increment('dash', 1);
+    await tc.client.reconcile();
+    const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
+    const queried = new Set(dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(tally_[a-z_]+)/g)].map((match) => match[1]!))));
+    const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()));
+    const exported = new Set(bodies.flatMap((body) => [...body.matchAll(/^# TYPE (tally_[a-z_]+) (\w+)/gm)].flatMap((match) => (match[2] === 'histogram' ? [`${match[1]}_bucket`, `${match[1]}_sum`, `${match[1]}_count`] : [match[1]!]))));
+    expect(queried.size).toBeGreaterThan(15);
+    for (const name of queried) expect(exported.has(name), `${name} is queried by the dashboard but not exported`).toBe(true);
+  });
+
+  it.skipIf(!hasPrometheus)('prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted', { timeout: 90_000 }, async () => {
+    tc = await startCluster({ pairs: 1, metrics: true });
+    const promDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-prometheus-'));
+    const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
+    fs.writeFileSync(path.join(promDir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`);
+    const port = await freePort();
+    prometheus = spawn('prometheus', [`--config.file=${path.join(promDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+    const query = async (expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
+      return ((await response.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
+    };
+    for (let batch = 0; batch < 5; batch++) await tc.client.incrementBatch(Array.from({ length: 100 }, () => ({ counter: 'scraped', amount: 1 })));
+    await waitFor(async () => {
+      const result = await query('sum(tally_increments_accepted_total)');
+      return result.length === 1 && result[0]!.value[1] === '500';
+    }, { timeoutMs: 40_000, intervalMs: 500, what: 'Prometheus to see 500 accepted increments' });
+    const up = await query('up');
+    expect(up).toHaveLength(3);
+    expect(up.every((series) => series.value[1] === '1')).toBe(true);
+    const committed = await query('sum by (node) (tally_node_increments_applied_total)');
+    expect(committed.map((series) => series.value[1])).toContain('500');
+    fs.rmSync(promDir, { recursive: true, force: true });
+  });
+
+  it('shutdown: SIGTERM under load drains and exits within the bound, and nothing acknowledged is lost', { timeout: 90_000 }, async () => {
+    const bound = ['--shutdown-timeout-ms', '3000'];
+    tc = await startCluster({ pairs: 1, routerArgs: bound, nodeArgs: bound });
+    const { client, cluster } = tc;
+    await client.increment('drained', 1, { idempotencyKey: null });
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 10_000, what: 'in sync' });
+    const load = startLoad(client, { concurrency: 16, counters: () => 'drained' });
+    load.ledger.record('drained', 1n, 'ok');
+    await waitFor(() => load.ledger.okCalls > 200, { timeoutMs: 20_000, what: 'load' });
+
+    for (const member of [cluster.router, cluster.node(0, 'follower').process, cluster.node(0, 'primary').process]) {
+      const startedMs = Date.now();
+      await member.stop('SIGTERM', 10_000);
+      const tookMs = Date.now() - startedMs;
+      expect(await member.exited(), `${member.name} exit code`).toBe(0);
+      expect(tookMs, `${member.name} took ${tookMs} ms to stop`).toBeLessThan(3_000 + 1_000);
+      await member.start();
+      const okBefore = load.ledger.okCalls;
+      await waitFor(() => load.ledger.okCalls > okBefore + 50, { timeoutMs: 20_000, what: `writes after ${member.name} restarted` });
+    }
+    await load.stop();
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync && node.health === 'SERVING'), { timeoutMs: 20_000, what: 'in sync again' });
+    await load.ledger.expectWithinBounds(client);
+    expect(tc.logs.some((line) => line.includes('"msg":"shutdown"') && line.includes('"signal":"SIGTERM"'))).toBe(true);
+    expect(tc.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
+  });
+});
