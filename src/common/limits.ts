@@ -34,3 +34,5 @@ export const replicationBatchEntriesMax = 5_000;
  * node counts and exports that (tally_dedup_keys_evicted_early_total).
  */
 export const dedupKeysMax = 5_000_000;
+/** Log entries folded into the checkpoint per transaction; the event loop runs between slices. */
+export const checkpointSliceRows = 20_000;

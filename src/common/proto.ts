@@ -256,4 +256,6 @@ export interface ReconcileResponseMsg {
   shards: ShardCheckMsg[];
   role: string;
   epoch: Int64Wire;
+  checkpointLsn: Int64Wire;
+  compareAvailable: boolean;
 }

@@ -20,6 +20,8 @@ export interface NodeConfig {
   replicationRetryMs: number;
   /** A key is deduplicated for this long after its first increment (G2). */
   dedupWindowMs: number;
+  /** How often committed entries are folded into the checkpoint (bounds the log and recovery). */
+  checkpointIntervalMs: number;
 }
 
 export const nodeDefaults = {
@@ -32,6 +34,7 @@ export const nodeDefaults = {
   replicationTimeoutMs: 1_000,
   replicationRetryMs: 100,
   dedupWindowMs: 24 * 60 * 60 * 1000,
+  checkpointIntervalMs: 2_000,
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
@@ -51,6 +54,7 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     replicationTimeoutMs: reader.int('replication-timeout-ms', nodeDefaults.replicationTimeoutMs, { min: 10, max: 60_000 }),
     replicationRetryMs: reader.int('replication-retry-ms', nodeDefaults.replicationRetryMs, { min: 1, max: 60_000 }),
     dedupWindowMs: reader.int('dedup-window-ms', nodeDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
+    checkpointIntervalMs: reader.int('checkpoint-interval-ms', nodeDefaults.checkpointIntervalMs, { min: 10, max: 3_600_000 }),
   };
   reader.rejectUnknownFlags();
   return config;

@@ -13,6 +13,7 @@ import {
   shardNodeServiceDefinition,
   counterPackageDefinition,
   replicationBatchEntriesMax,
+  checkpointSliceRows,
   runMain,
   stopWithParent,
   guardMalformed,
@@ -26,6 +27,7 @@ import { createNodeService, rebuildMemory, type NodeState } from './node-service
 import { DedupIndex } from './dedup-index.ts';
 import { loadRole } from './node-role.ts';
 import { Replicator } from './replicator.ts';
+import { Checkpointer } from './checkpointer.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 
@@ -36,7 +38,7 @@ runMain(async () => {
   const metrics = createNodeMetrics(registry);
 
   const log = ShardLog.open(config.dataDir);
-  const state: NodeState = { ready: false, role: loadRole(log) };
+  const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
   const totals = new ShardTotals();
   const replicator = new Replicator(
     log,
@@ -68,7 +70,24 @@ runMain(async () => {
   state.ready = true;
   replicator.onRoleChange();
   setServing(tallyServer, [serviceName], true);
-  logger.info('ready', { lastLsn, shards: totals.shardCount, dedupKeys: dedup.size, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
+  logger.info('ready', { lastLsn, checkpointLsn: log.checkpointLsn, shards: totals.shardCount, dedupKeys: dedup.size, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
+
+  const checkpointer = new Checkpointer(
+    log,
+    state,
+    replicator,
+    { intervalMs: config.checkpointIntervalMs, sliceRows: checkpointSliceRows, dedupWindowMs: config.dedupWindowMs },
+    {
+      onFold(rows, durationSeconds, checkpointLsn) {
+        metrics.checkpointRows.inc(rows);
+        metrics.checkpointSliceSeconds.observe(durationSeconds);
+        metrics.checkpointLsn.set(Number(checkpointLsn));
+      },
+    },
+    logger,
+  );
+  checkpointer.start();
+  metrics.checkpointLsn.set(Number(log.checkpointLsn));
 
   // Keys past the window are dropped a bounded slice at a time, between writes.
   const pruneTimer = setInterval(() => {
@@ -105,6 +124,7 @@ runMain(async () => {
     state.ready = false;
     committer.flush();
     replicator.stop();
+    checkpointer.stop();
     log.close();
     await metricsServer?.close();
     logger.info('stopped', { lastLsn: log.lastLsn });

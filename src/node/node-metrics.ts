@@ -40,6 +40,9 @@ export function createNodeMetrics(registry: Registry) {
     shardCount: new Gauge({ name: 'tally_node_shards', help: 'Shards held in memory', registers: [registry] }),
     replicationLagEntries: new Gauge({ name: 'tally_replication_lag_entries', help: 'Primary: log entries its follower has not confirmed', registers: [registry] }),
     replicationLagMs: new Gauge({ name: 'tally_replication_lag_ms', help: 'Primary: how long the oldest unconfirmed entry has waited', registers: [registry] }),
+    checkpointLsn: new Gauge({ name: 'tally_checkpoint_lsn', help: 'Every log entry up to this lsn is folded into the checkpoint', registers: [registry] }),
+    checkpointRows: new Counter({ name: 'tally_checkpoint_rows_folded_total', help: 'Log entries folded into the checkpoint', registers: [registry] }),
+    checkpointSliceSeconds: new Histogram({ name: 'tally_checkpoint_slice_seconds', help: 'Time one checkpoint slice held the event loop', buckets: latencyBucketsSeconds, registers: [registry] }),
     logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
   };
 }

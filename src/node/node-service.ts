@@ -34,6 +34,13 @@ import type { Replicator } from './replicator.ts';
 export interface NodeState {
   ready: boolean;
   role: RoleState;
+  /**
+   * Follower only: the log up to here is known to match the current
+   * primary's (it accepted an append continuing it this epoch). Only that
+   * much may be folded into a checkpoint: the rest may be a deposed
+   * primary's tail, to be dropped.
+   */
+  confirmedLsn: bigint;
 }
 
 function parseShardId(value: string): number {
@@ -65,10 +72,12 @@ function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): ApplyEn
 export function rebuildMemory(log: ShardLog, totals: ShardTotals, dedup: DedupIndex, nowMs: number, dedupWindowMs: number): bigint {
   totals.clear();
   dedup.clear();
-  return log.replay((lsn, shardId, amount, key, atMs, fenceShardCount) => {
-    totals.add(shardId, amount);
-    if (key !== null && nowMs - atMs < dedupWindowMs) dedup.add(shardId, key, lsn, atMs, fenceShardCount);
-  });
+  // Checkpoint, then the tail after it: the same totals as replaying everything.
+  for (const [shardId, total] of log.checkpointTotals()) totals.add(shardId, total);
+  const lastLsn = log.replay((_lsn, shardId, amount) => totals.add(shardId, amount));
+  // Keys come from every keyed row of the window, folded or not.
+  log.replayKeys(nowMs - dedupWindowMs + 1, (lsn, shardId, key, atMs, fenceShardCount) => dedup.add(shardId, key, lsn, atMs, fenceShardCount));
+  return lastLsn;
 }
 
 export function createNodeService(deps: {
@@ -167,6 +176,7 @@ export function createNodeService(deps: {
         // Durable before anyone hears of it: a restart resumes this role.
         saveRole(log, next);
         state.role = next;
+        state.confirmedLsn = 0n;
         replicator.onRoleChange();
         logger.info(role === 'primary' && current.role !== 'primary' ? 'promotion' : 'role', {
           role,
@@ -231,6 +241,7 @@ export function createNodeService(deps: {
         metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
         metrics.lastLsn.set(Number(log.lastLsn));
       }
+      if (entries.length > 0 || request.truncate) state.confirmedLsn = log.lastLsn;
       return { ok: true, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
     }),
 
@@ -243,8 +254,12 @@ export function createNodeService(deps: {
       const lastLsn = log.lastLsn;
       const ids = wanted ?? totals.shardIds();
       const memory = new Map(ids.map((shardId) => [shardId, totals.get(shardId)]));
-      const fromLog = new Map<number, bigint>();
-      const atCompare = new Map<number, bigint>();
+      const checkpointLsn = log.checkpointLsn;
+      // The log's view: the checkpoint's totals plus the entries after it.
+      const fromLog = log.checkpointTotals(wanted);
+      // The log at compareAtLsn is only known when that lsn is not folded yet.
+      const compareAvailable = compareAtLsn >= checkpointLsn;
+      const atCompare = new Map(compareAvailable ? fromLog : []);
       await log.replaySliced((lsn, shardId, amount) => {
         fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
         if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
@@ -254,6 +269,8 @@ export function createNodeService(deps: {
         lastLsn: lastLsn.toString(),
         role: state.role.role,
         epoch: state.role.epoch.toString(),
+        checkpointLsn: checkpointLsn.toString(),
+        compareAvailable,
         shards: allIds.map((shardId) => ({
           shardId: String(shardId),
           memoryTotal: (memory.get(shardId) ?? 0n).toString(),

@@ -156,7 +156,14 @@ export class Replicator {
       return undefined;
     }
     if (!truncate && fromLsn > this.log.lastLsn) return undefined;
-    const entries = this.log.readFrom(fromLsn, this.settings.batchEntriesMax);
+    let entries;
+    try {
+      entries = this.log.readFrom(fromLsn, this.settings.batchEntriesMax);
+    } catch (error) {
+      // The follower is behind this log's checkpoint: the log alone cannot bring it level.
+      this.lastError = `follower needs entries from lsn ${fromLsn}: ${(error as Error).message}`;
+      return undefined;
+    }
     return {
       ...base,
       truncate,
@@ -216,7 +223,10 @@ export class Replicator {
   /** The follower's log now matches ours up to lsn. */
   private confirm(lsn: bigint, role: RoleState): void {
     // An answer to a probe only proves a match when the follower's tail is ours.
-    const ownEpochAtLsn = lsn === 0n ? 0n : this.log.epochAt(lsn);
+    // Folded entries are gone, but only what a follower had confirmed is ever
+    // folded, so a follower at or below the checkpoint holds our prefix.
+    const folded = lsn <= this.log.checkpointLsn;
+    const ownEpochAtLsn = lsn === 0n || folded ? this.followerLastEpoch : this.log.epochAt(lsn);
     const divergent = this.followerLastEpoch < role.epoch && lsn > role.epochStartLsn;
     if (divergent || ownEpochAtLsn !== this.followerLastEpoch) return;
     if (lsn > this.ackedLsn) this.ackedLsn = lsn;

@@ -49,6 +49,7 @@ export class ShardLog {
   private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
   private lastEntryEpoch: bigint;
+  private foldedLsn: bigint;
 
   private constructor(db: Database.Database, readonly file: string) {
     this.db = db;
@@ -66,13 +67,89 @@ export class ShardLog {
     });
     this.nextLsn = 1n;
     this.lastEntryEpoch = 0n;
+    this.foldedLsn = BigInt(this.getMeta('checkpoint_lsn') ?? '0');
     this.refreshTail();
   }
 
   private refreshTail(): void {
     const last = this.db.prepare('SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1').safeIntegers(true).get() as { lsn: bigint; epoch: bigint } | undefined;
-    this.nextLsn = (last?.lsn ?? 0n) + 1n;
-    this.lastEntryEpoch = last?.epoch ?? 0n;
+    const lastEpoch = this.getMeta('checkpoint_epoch');
+    // Every entry may have been folded into the checkpoint: the tail is then the checkpoint's.
+    if (last === undefined || last.lsn < this.foldedLsn) {
+      this.nextLsn = this.foldedLsn + 1n;
+      this.lastEntryEpoch = BigInt(lastEpoch ?? '0');
+    } else {
+      this.nextLsn = last.lsn + 1n;
+      this.lastEntryEpoch = last.epoch;
+    }
+  }
+
+  /** Every entry up to this lsn is folded into the checkpoint's shard totals. */
+  get checkpointLsn(): bigint {
+    return this.foldedLsn;
+  }
+
+  /** The checkpoint's shard totals (the fold of every entry up to checkpointLsn). */
+  checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
+    const filter = shardIds === undefined ? '' : ` WHERE shard_id IN (${shardIds.map(() => '?').join(',')})`;
+    const rows = this.db.prepare(`SELECT shard_id, total FROM checkpoint${filter}`).safeIntegers(true).raw(true).all(...(shardIds ?? [])) as [bigint, bigint][];
+    return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));
+  }
+
+  /**
+   * Folds entries after the checkpoint, up to uptoLsn and at most sliceRows
+   * of them, into the checkpoint's totals, then deletes them — except keyed
+   * rows younger than keepKeysSinceMs, which idempotency still needs. One
+   * transaction: a crash leaves either the old checkpoint with its rows or
+   * the new one without them. Returns the rows folded.
+   */
+  foldSlice(uptoLsn: bigint, sliceRows: number, keepKeysSinceMs: number): number {
+    if (uptoLsn <= this.foldedLsn) return 0;
+    const rows = this.db
+      .prepare('SELECT lsn, epoch, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?')
+      .safeIntegers(true)
+      .raw(true)
+      .all(this.foldedLsn, uptoLsn, sliceRows) as [bigint, bigint, bigint, bigint][];
+    if (rows.length === 0) return 0;
+    let expectedLsn = this.foldedLsn + 1n;
+    const sums = new Map<number, bigint>();
+    for (const [lsn, , shardId, amount] of rows) {
+      if (lsn !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${lsn}`);
+      sums.set(Number(shardId), (sums.get(Number(shardId)) ?? 0n) + amount);
+      expectedLsn++;
+    }
+    const [newLsn, newEpoch] = [rows[rows.length - 1]![0], rows[rows.length - 1]![1]];
+    const current = this.checkpointTotals([...sums.keys()]);
+    const upsert = this.db.prepare('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total');
+    this.db.transaction(() => {
+      for (const [shardId, sum] of sums) {
+        const total = (current.get(shardId) ?? 0n) + sum;
+        assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
+        upsert.run(shardId, total);
+      }
+      this.db.prepare('DELETE FROM log WHERE lsn > ? AND lsn <= ? AND (idem_key IS NULL OR at_ms < ?)').run(this.foldedLsn, newLsn, keepKeysSinceMs);
+      this.setMeta('checkpoint_lsn', newLsn.toString());
+      this.setMeta('checkpoint_epoch', newEpoch.toString());
+    })();
+    this.foldedLsn = newLsn;
+    return rows.length;
+  }
+
+  /** Deletes folded keyed rows older than the dedup window, oldest first, at most `limit`. */
+  pruneFoldedKeys(keepKeysSinceMs: number, limit: number): number {
+    return this.db
+      .prepare('DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?')
+      .run(this.foldedLsn, limit, keepKeysSinceMs).changes;
+  }
+
+  /** Keyed entries written since sinceMs, folded or not: what the dedup index is rebuilt from. */
+  replayKeys(sinceMs: number, onKey: (lsn: bigint, shardId: number, key: Buffer, atMs: number, fenceShardCount: number) => void): void {
+    const rows = this.db
+      .prepare('SELECT lsn, shard_id, idem_key, at_ms, fence_shard_count FROM log WHERE idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn')
+      .safeIntegers(true)
+      .raw(true)
+      .iterate(sinceMs) as IterableIterator<[bigint, bigint, Buffer, bigint, bigint | null]>;
+    for (const [lsn, shardId, key, atMs, fenceShardCount] of rows) onKey(lsn, Number(shardId), key, Number(atMs), Number(fenceShardCount ?? 0n));
   }
 
   /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */
@@ -98,6 +175,8 @@ export class ShardLog {
           fence_shard_count INTEGER,
           at_ms INTEGER NOT NULL
         );
+        -- Shard totals folded from every entry up to meta checkpoint_lsn.
+        CREATE TABLE IF NOT EXISTS checkpoint (shard_id INTEGER PRIMARY KEY, total INTEGER NOT NULL);
       `);
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
       if (version === undefined) {
@@ -152,8 +231,13 @@ export class ShardLog {
     return this.lastLsn;
   }
 
-  /** Up to `limit` entries from lsn `fromLsn` on, in order. */
+  /**
+   * Up to `limit` entries from lsn `fromLsn` on, in order. Throws when fromLsn
+   * is already folded into the checkpoint (its rows are gone): a peer that far
+   * behind needs the checkpoint, not the log.
+   */
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
+    if (fromLsn <= this.foldedLsn) throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
     const rows = this.selectFrom.all(fromLsn, limit) as [bigint, bigint, bigint, bigint, Buffer | null, bigint | null, bigint][];
     return rows.map(([lsn, epoch, shardId, amount, key, fenceShardCount, atMs]) => ({
       lsn,
@@ -180,13 +264,15 @@ export class ShardLog {
 
   /** Drops every entry after lsn: a tail that was never acknowledged (a deposed primary's). */
   truncateAfter(lsn: bigint): number {
+    if (lsn < this.foldedLsn) throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
     const result = this.db.prepare('DELETE FROM log WHERE lsn > ?').run(lsn);
     this.refreshTail();
     return result.changes;
   }
 
   /**
-   * Replays entries in lsn order up to uptoLsn (default: all). Throws
+   * Replays the entries after the checkpoint in lsn order up to uptoLsn
+   * (default: all); with checkpointTotals() that is the whole log. Throws
    * ShardLogError on a gap or a bad row: a log with a hole must not yield a
    * silently smaller total.
    */
@@ -199,7 +285,9 @@ export class ShardLog {
       .safeIntegers(true)
       .raw(true);
     const endLsn = uptoLsn < this.lastLsn ? uptoLsn : this.lastLsn;
-    let expectedLsn = 1n;
+    // Entries up to the checkpoint are in its totals (checkpointTotals); the tail follows it.
+    let expectedLsn = this.foldedLsn + 1n;
+    if (endLsn < this.foldedLsn) throw new ShardLogError(`cannot replay up to lsn ${endLsn}: the checkpoint already covers up to ${this.foldedLsn}`);
     // Bounded: each step advances by replayBatchRows until the end.
     const stepsMax = Number(endLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax && expectedLsn <= endLsn; step++) {
@@ -233,7 +321,7 @@ export class ShardLog {
       .prepare(`SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`)
       .safeIntegers(true)
       .raw(true);
-    let afterLsn = 0n;
+    let afterLsn = this.foldedLsn;
     const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax; step++) {
       const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows) as [bigint, bigint, bigint][];

@@ -45,6 +45,9 @@ export async function reconcile(directory: Directory, pool: NodePool, metrics: R
     if (follower !== undefined && BigInt(follower.lastLsn) > BigInt(primary.lastLsn)) {
       note = `follower at lsn ${follower.lastLsn} is ahead of its primary at ${primary.lastLsn}`;
       follower = undefined;
+    } else if (follower !== undefined && !primary.compareAvailable) {
+      note = `follower at lsn ${follower.lastLsn} is behind the primary's checkpoint at ${primary.checkpointLsn}`;
+      follower = undefined;
     }
     pairs.push({ pair: pairIndex, primaryLsn: primary.lastLsn, followerLsn: follower?.lastLsn ?? '0', followerChecked: follower !== undefined, note });
     const followerById = new Map((follower?.shards ?? []).map((shard) => [shard.shardId, shard]));

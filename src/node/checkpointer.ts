@@ -1,0 +1,85 @@
+// Keeps the log bounded: every intervalMs, folds committed entries into the
+// checkpoint's per-shard totals and deletes them (keeping keyed rows the
+// dedup window still needs), a slice per transaction with the event loop
+// free between slices, so writes never wait long behind it. Recovery is then
+// checkpoint + tail. A primary folds only what its follower has confirmed
+// (the follower may still need the rest to catch up); a follower only what
+// it knows matches its current primary (never a deposed primary's tail).
+import type { Logger } from '../common/index.ts';
+import type { ShardLog } from './shard-log.ts';
+import type { NodeState } from './node-service.ts';
+import type { Replicator } from './replicator.ts';
+
+export interface CheckpointSettings {
+  intervalMs: number;
+  sliceRows: number;
+  dedupWindowMs: number;
+}
+
+export interface CheckpointObserver {
+  onFold(rows: number, durationSeconds: number, checkpointLsn: bigint): void;
+}
+
+export class Checkpointer {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    private readonly log: ShardLog,
+    private readonly state: NodeState,
+    private readonly replicator: Replicator,
+    private readonly settings: CheckpointSettings,
+    private readonly observer: CheckpointObserver,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.run(), this.settings.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** The highest lsn this node may fold now. */
+  safeLsn(): bigint {
+    const { role } = this.state;
+    if (!this.state.ready) return 0n;
+    if (role.role === 'primary') {
+      const acked = this.replicator.status().ackedLsn;
+      return acked < this.log.lastLsn ? acked : this.log.lastLsn;
+    }
+    if (role.role === 'follower') return this.state.confirmedLsn < this.log.lastLsn ? this.state.confirmedLsn : this.log.lastLsn;
+    return 0n;
+  }
+
+  /** Folds everything safe now, slice by slice. */
+  async run(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const target = this.safeLsn();
+      const keepKeysSinceMs = this.now() - this.settings.dedupWindowMs;
+      // Bounded: each slice folds at least one row or stops.
+      const slicesMax = Number((target - this.log.checkpointLsn) / BigInt(this.settings.sliceRows)) + 2;
+      for (let slice = 0; slice < slicesMax && this.log.checkpointLsn < target; slice++) {
+        // The role may have changed while we yielded: recheck what is safe.
+        const upto = this.safeLsn() < target ? this.safeLsn() : target;
+        const startedNs = process.hrtime.bigint();
+        const folded = this.log.foldSlice(upto, this.settings.sliceRows, keepKeysSinceMs);
+        if (folded === 0) break;
+        this.observer.onFold(folded, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.checkpointLsn);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      for (let slice = 0; slice < 100 && this.log.pruneFoldedKeys(keepKeysSinceMs, this.settings.sliceRows) > 0; slice++) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      this.logger.error('checkpoint failed', { error: (error as Error).message });
+    } finally {
+      this.running = false;
+    }
+  }
+}
