@@ -35,4 +35,4 @@ export const replicationBatchEntriesMax = 5_000;
  */
 export const dedupKeysMax = 5_000_000;
 /** Log entries folded into the checkpoint per transaction; the event loop runs between slices. */
-export const checkpointSliceRows = 20_000;
+export const checkpointSliceRows = 5_000;
