@@ -61,7 +61,7 @@ export class Autoscaler {
     for (const sample of samples) {
       const counter = this.directory.get(sample.counter);
       if (counter === undefined) continue;
-      const grownTo = this.policy.decide(counter.name, counter.shards.length, sample.peakPerSec, nowMs, counter.autoscale);
+      const grownTo = this.policy.decide(counter.name, counter.shards.length, sample.ratePerSec, sample.peakPerSec, nowMs, counter.autoscale);
       if (grownTo !== undefined) {
         const from = counter.shards.length;
         this.directory.setShards(counter.name, grownTo);

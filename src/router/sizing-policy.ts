@@ -1,10 +1,11 @@
 // Automatic shard sizing (G6): a counter's shard count follows its measured
-// peak rate, target = ceil(peak / shardCeilingPerSec) clamped to
-// [1, shardsMax]. Growth only (no data moves, nothing to undo), and only
-// after the peak has stayed above the current capacity by growThreshold for
-// sustainMs, growing with headroom so a counter near a boundary grows once
-// rather than step by step. A cold counter (peak under one shard's ceiling)
-// never grows. Pure: injected times, no I/O.
+// heat, target = ceil(peak / shardCeilingPerSec) clamped to [1, shardsMax].
+// Growth only (no data moves, nothing to undo), and only while the counter
+// is hot now: its smoothed rate must stay above the current capacity by
+// growThreshold for sustainMs (a remembered peak alone never grows a counter
+// that has cooled). It then grows to the peak with headroom, so a counter
+// near a boundary grows once rather than step by step. A cold counter never
+// grows. Pure: injected times, no I/O.
 
 export interface SizingSettings {
   /** Increments/s one shard is sized for. */
@@ -36,9 +37,9 @@ export class SizingPolicy {
   constructor(private readonly settings: SizingSettings) {}
 
   /** The shard count to grow to now, or undefined to leave the counter alone. */
-  decide(counter: string, shardCount: number, peakPerSec: number, nowMs: number, autoscale: boolean): number | undefined {
+  decide(counter: string, shardCount: number, ratePerSec: number, peakPerSec: number, nowMs: number, autoscale: boolean): number | undefined {
     const capacityPerSec = shardCount * this.settings.shardCeilingPerSec;
-    if (!autoscale || shardCount >= this.settings.shardsMax || peakPerSec <= capacityPerSec * this.settings.growThreshold) {
+    if (!autoscale || shardCount >= this.settings.shardsMax || ratePerSec <= capacityPerSec * this.settings.growThreshold) {
       this.overSinceMs.delete(counter);
       return undefined;
     }
@@ -49,7 +50,7 @@ export class SizingPolicy {
     }
     if (nowMs - since < this.settings.sustainMs) return undefined;
     this.overSinceMs.delete(counter);
-    const target = targetShards(peakPerSec * this.settings.headroom, this.settings);
+    const target = targetShards(Math.max(peakPerSec, ratePerSec) * this.settings.headroom, this.settings);
     return target > shardCount ? target : undefined;
   }
 

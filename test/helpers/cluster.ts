@@ -8,15 +8,23 @@ import path from 'node:path';
 import { LocalCluster } from '../../src/cluster/local-cluster.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 
+/**
+ * A free loopback port, chosen at random from 20000-59999 rather than by the
+ * kernel: test files run in parallel workers, and the kernel's next free port
+ * is the one most likely to be handed to another worker (or taken while a
+ * test restarts the process that held it).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address() as net.AddressInfo;
-      server.close(() => resolve(address.port));
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 40_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free loopback port found');
 }
 
 export async function waitFor<T>(check: () => T | Promise<T>, options: { timeoutMs: number; intervalMs?: number; what?: string }): Promise<NonNullable<T>> {

@@ -73,8 +73,8 @@ describe('heat and automatic sizing', () => {
     await client.increment('skew', 1, { idempotencyKey: null });
     await client.configure('skew', { autoscale: false });
     await client.setShards('skew', 16);
-    for (let batch = 0; batch < 10; batch++) {
-      await client.incrementBatch(Array.from({ length: 10_000 }, () => ({ counter: 'skew', amount: 1, idempotencyKey: null })));
+    for (let batch = 0; batch < 50; batch++) {
+      await client.incrementBatch(Array.from({ length: 2_000 }, () => ({ counter: 'skew', amount: 1, idempotencyKey: null })));
     }
     const report = await client.reconcile('skew');
     const perShard = report.shards.map((shard) => Number(shard.primaryMemory));

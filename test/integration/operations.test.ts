@@ -108,9 +108,11 @@ describe('operations', () => {
       const result = await query('sum(tally_increments_accepted_total)');
       return result.length === 1 && result[0]!.value[1] === '500';
     }, { timeoutMs: 40_000, intervalMs: 500, what: 'Prometheus to see 500 accepted increments' });
-    const up = await query('up');
-    expect(up).toHaveLength(3);
-    expect(up.every((series) => series.value[1] === '1')).toBe(true);
+    // Every process scraped and up (each target's first scrape may lag the others by an interval).
+    await waitFor(async () => {
+      const up = await query('up');
+      return up.length === 3 && up.every((series) => series.value[1] === '1');
+    }, { timeoutMs: 20_000, intervalMs: 500, what: 'all three targets up' });
     const committed = await query('sum by (node) (tally_node_increments_applied_total)');
     expect(committed.map((series) => series.value[1])).toContain('500');
     fs.rmSync(promDir, { recursive: true, force: true });

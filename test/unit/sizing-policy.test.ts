@@ -17,42 +17,47 @@ describe('sizing policy', () => {
 
   it('sizing: a counter over capacity grows only after sustainMs, to the target with headroom', () => {
     const policy = new SizingPolicy(settings);
-    expect(policy.decide('hot', 1, 5_000, 0, true)).toBeUndefined();
-    expect(policy.decide('hot', 1, 5_000, settings.sustainMs - 1, true)).toBeUndefined();
-    expect(policy.decide('hot', 1, 5_000, settings.sustainMs, true)).toBe(Math.ceil((5_000 * settings.headroom) / 1_000));
+    expect(policy.decide('hot', 1, 5_000, 5_000, 0, true)).toBeUndefined();
+    expect(policy.decide('hot', 1, 5_000, 5_000, settings.sustainMs - 1, true)).toBeUndefined();
+    expect(policy.decide('hot', 1, 5_000, 5_000, settings.sustainMs, true)).toBe(Math.ceil((5_000 * settings.headroom) / 1_000));
   });
 
   it('sizing: a dip below capacity restarts the sustain clock (a spike does not grow)', () => {
     const policy = new SizingPolicy(settings);
-    expect(policy.decide('spiky', 2, 3_000, 0, true)).toBeUndefined();
-    expect(policy.decide('spiky', 2, 1_500, 2_000, true)).toBeUndefined();
-    expect(policy.decide('spiky', 2, 3_000, 2_500, true)).toBeUndefined();
-    expect(policy.decide('spiky', 2, 3_000, 2_500 + settings.sustainMs - 1, true)).toBeUndefined();
-    expect(policy.decide('spiky', 2, 3_000, 2_500 + settings.sustainMs, true)).toBe(4);
+    expect(policy.decide('spiky', 2, 3_000, 3_000, 0, true)).toBeUndefined();
+    expect(policy.decide('spiky', 2, 1_500, 1_500, 2_000, true)).toBeUndefined();
+    expect(policy.decide('spiky', 2, 3_000, 3_000, 2_500, true)).toBeUndefined();
+    expect(policy.decide('spiky', 2, 3_000, 3_000, 2_500 + settings.sustainMs - 1, true)).toBeUndefined();
+    expect(policy.decide('spiky', 2, 3_000, 3_000, 2_500 + settings.sustainMs, true)).toBe(4);
   });
 
   it('sizing: near a boundary (within the 10% threshold) it never grows; a cold counter never grows', () => {
     const policy = new SizingPolicy(settings);
     for (let nowMs = 0; nowMs < 60_000; nowMs += 500) {
-      expect(policy.decide('edge', 4, 4_300, nowMs, true)).toBeUndefined();
-      expect(policy.decide('cold', 1, 3, nowMs, true)).toBeUndefined();
+      expect(policy.decide('edge', 4, 4_300, 4_300, nowMs, true)).toBeUndefined();
+      expect(policy.decide('cold', 1, 3, 3, nowMs, true)).toBeUndefined();
     }
   });
 
   it('sizing: autoscale off, or already at shardsMax, never grows', () => {
     const policy = new SizingPolicy(settings);
     for (let nowMs = 0; nowMs < 10_000; nowMs += 500) {
-      expect(policy.decide('pinned', 2, 50_000, nowMs, false)).toBeUndefined();
-      expect(policy.decide('maxed', 64, 500_000, nowMs, true)).toBeUndefined();
+      expect(policy.decide('pinned', 2, 50_000, 50_000, nowMs, false)).toBeUndefined();
+      expect(policy.decide('maxed', 64, 500_000, 500_000, nowMs, true)).toBeUndefined();
     }
+  });
+
+  it('sizing: a remembered peak alone never grows a counter that has cooled', () => {
+    const policy = new SizingPolicy(settings);
+    for (let nowMs = 0; nowMs < 30_000; nowMs += 500) expect(policy.decide('cooled', 2, 150, 9_000, nowMs, true)).toBeUndefined();
   });
 
   it('sizing: after a growth the new capacity covers the peak, so it does not grow again at once', () => {
     const policy = new SizingPolicy(settings);
-    policy.decide('hot', 1, 8_000, 0, true);
-    const grown = policy.decide('hot', 1, 8_000, settings.sustainMs, true)!;
+    policy.decide('hot', 1, 8_000, 8_000, 0, true);
+    const grown = policy.decide('hot', 1, 8_000, 8_000, settings.sustainMs, true)!;
     expect(grown).toBe(10);
-    for (let nowMs = settings.sustainMs; nowMs < 60_000; nowMs += 500) expect(policy.decide('hot', grown, 8_000, nowMs, true)).toBeUndefined();
+    for (let nowMs = settings.sustainMs; nowMs < 60_000; nowMs += 500) expect(policy.decide('hot', grown, 8_000, 8_000, nowMs, true)).toBeUndefined();
   });
 });
 
