@@ -15,6 +15,8 @@ import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { messageBytesMax } from './limits.ts';
 import { toServiceError, TallyError, ErrorCode } from './errors.ts';
+import { stopWithParent } from './config.ts';
+import type { Logger } from './logger.ts';
 
 export const serverOptions: ChannelOptions = {
   'grpc.max_receive_message_length': messageBytesMax,
@@ -132,4 +134,29 @@ export function shutdownServer(server: Server, timeoutMs: number): Promise<void>
       resolve();
     });
   });
+}
+
+/**
+ * Runs `drain` once on SIGTERM, SIGINT or the launcher's exit, logs the
+ * shutdown, and exits 0 when it is done — or 1 if it has not finished
+ * shutdownTimeoutMs (+1 s) later, whatever it is stuck on.
+ */
+export function onShutdown(options: { logger: Logger; shutdownTimeoutMs: number; env: NodeJS.ProcessEnv; drain: () => Promise<Record<string, unknown>> }): void {
+  const { logger, shutdownTimeoutMs } = options;
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutdown', { signal, shutdownTimeoutMs });
+    setTimeout(() => {
+      logger.error('forced exit: shutdown took longer than allowed', { shutdownTimeoutMs });
+      process.exit(1);
+    }, shutdownTimeoutMs + 1_000).unref();
+    const fields = await options.drain();
+    logger.info('stopped', fields);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  stopWithParent(options.env, () => void stop('parent exited'));
 }

@@ -15,7 +15,7 @@ import {
   replicationBatchEntriesMax,
   checkpointSliceRows,
   runMain,
-  stopWithParent,
+  onShutdown,
   guardMalformed,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
@@ -108,29 +108,21 @@ runMain(async () => {
   }, 1_000);
   gaugeTimer.unref();
 
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutdown', { signal, shutdownTimeoutMs: config.shutdownTimeoutMs });
-    // Whatever happens below, the process is gone shortly after the bound.
-    setTimeout(() => {
-      logger.error('forced exit: shutdown took longer than allowed', { shutdownTimeoutMs: config.shutdownTimeoutMs });
-      process.exit(1);
-    }, config.shutdownTimeoutMs + 1_000).unref();
-    setServing(tallyServer, [serviceName], false);
-    // Drain: in-flight Apply calls finish their commit before the server closes.
-    await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
-    state.ready = false;
-    committer.flush();
-    replicator.stop();
-    checkpointer.stop();
-    log.close();
-    await metricsServer?.close();
-    logger.info('stopped', { lastLsn: log.lastLsn });
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  stopWithParent(process.env, () => void stop('parent exited'));
+  onShutdown({
+    logger,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    env: process.env,
+    drain: async () => {
+      setServing(tallyServer, [serviceName], false);
+      // Drain: in-flight Apply calls finish their commit before the server closes.
+      await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
+      state.ready = false;
+      committer.flush();
+      replicator.stop();
+      checkpointer.stop();
+      log.close();
+      await metricsServer?.close();
+      return { lastLsn: log.lastLsn };
+    },
+  });
 });

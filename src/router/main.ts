@@ -12,7 +12,7 @@ import {
   counterServiceDefinition,
   adminServiceDefinition,
   runMain,
-  stopWithParent,
+  onShutdown,
   guardMalformed,
 } from '../common/index.ts';
 import { parseRouterConfig } from './config.ts';
@@ -78,29 +78,21 @@ runMain(async () => {
     shardsMax: config.shardsMax,
   });
 
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutdown', { signal, shutdownTimeoutMs: config.shutdownTimeoutMs });
-    // Whatever happens below, the process is gone shortly after the bound.
-    setTimeout(() => {
-      logger.error('forced exit: shutdown took longer than allowed', { shutdownTimeoutMs: config.shutdownTimeoutMs });
-      process.exit(1);
-    }, config.shutdownTimeoutMs + 1_000).unref();
-    setServing(tallyServer, serviceNames, false);
-    // Drain: in-flight increments wait for their node commits before we exit.
-    await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
-    reads.stopRefresher();
-    supervisor.stop();
-    autoscaler.stop();
-    pool.close();
-    directory.close();
-    await metricsServer?.close();
-    logger.info('stopped', {});
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  stopWithParent(process.env, () => void stop('parent exited'));
+  onShutdown({
+    logger,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    env: process.env,
+    drain: async () => {
+      setServing(tallyServer, serviceNames, false);
+      // Drain: in-flight increments wait for their node commits before we exit.
+      await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
+      reads.stopRefresher();
+      supervisor.stop();
+      autoscaler.stop();
+      pool.close();
+      directory.close();
+      await metricsServer?.close();
+      return {};
+    },
+  });
 });

@@ -2,16 +2,9 @@
 // load runs and nodes are SIGKILLed (often mid-fold); restarts recover from
 // checkpoint + tail with nothing acknowledged lost and no drift.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TallyClient } from '../../src/client/index.ts';
-import { startCluster, scrapeMetric, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { startCluster, scrapeMetric, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
 
-async function waitForHealthy(client: TallyClient): Promise<void> {
-  await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.health === 'SERVING' && node.inSync && node.replicationLagEntries === 0n), {
-    timeoutMs: 30_000,
-    what: 'every pair in sync',
-  });
-}
 
 describe('chaos: checkpoints', () => {
   let tc: TestCluster | undefined;

@@ -3,17 +3,11 @@
 // dedup window's end.
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { TallyError, type TallyClient } from '../../src/client/index.ts';
-import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { TallyError } from '../../src/client/index.ts';
+import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 
 const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
-async function waitForHealthy(client: TallyClient, timeoutMs = 20_000): Promise<void> {
-  await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.health === 'SERVING' && node.inSync && node.error === ''), {
-    timeoutMs,
-    what: 'every pair in sync',
-  });
-}
 
 describe('chaos: idempotency keys', () => {
   let tc: TestCluster | undefined;

@@ -6,20 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { credentials, status, type Client } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
-import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { Ledger, classify, startLoad } from '../helpers/load.ts';
 
 const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
-async function waitForHealthy(client: TallyClient, timeoutMs = 20_000): Promise<void> {
-  await waitFor(
-    async () => {
-      const cluster = await client.clusterStatus();
-      return cluster.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.error === '' && node.replicationLagEntries === 0n);
-    },
-    { timeoutMs, what: 'every node serving and every pair in sync' },
-  );
-}
 
 async function expectNoDrift(client: TallyClient): Promise<void> {
   const report = await client.reconcile();

@@ -112,3 +112,14 @@ export async function scrapeMetric(port: number, name: string, labels: Record<st
   }
   return sum;
 }
+
+/** Every node SERVING, every pair in sync, no follower behind. */
+export async function waitForHealthy(client: TallyClient, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const cluster = await client.clusterStatus();
+      return cluster.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.error === '' && node.replicationLagEntries === 0n);
+    },
+    { timeoutMs, what: 'every node serving and every pair in sync' },
+  );
+}

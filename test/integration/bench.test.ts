@@ -1,22 +1,9 @@
 // `tally bench` smoke run: a few seconds of real load, asserting the
 // exact-read check and the shape of the summary — never a speed.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { tally } from '../helpers/cli.ts';
 import { startCluster, type TestCluster } from '../helpers/cluster.ts';
 
-function tally(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/tally.mjs'), ...args], { cwd: repoRoot });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('tally bench', () => {
   let tc: TestCluster;

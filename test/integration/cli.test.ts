@@ -1,28 +1,9 @@
 // The tally CLI against a started cluster: spawned with node directly, its
 // stdout parsed, its errors one line with a non-zero exit.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { tally } from '../helpers/cli.ts';
 import { startCluster, type TestCluster } from '../helpers/cluster.ts';
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tally(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/tally.mjs'), ...args], { cwd: repoRoot, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('tally CLI', () => {
   let tc: TestCluster;
