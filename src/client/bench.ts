@@ -25,6 +25,10 @@ export interface BenchOptions {
   procs: number;
   runId: string;
   check: boolean;
+  /** TLS and token for every client, workers included. */
+  security: { tls?: { ca: Buffer; cert?: Buffer; key?: Buffer }; token?: string };
+  /** The TLS flags as given, passed on to worker processes (the token goes by environment). */
+  securityFlags: string[];
 }
 
 export interface WorkerResult {
@@ -70,7 +74,7 @@ function counterPicker(options: BenchOptions): () => string {
 
 /** Runs the workload in this process. */
 export async function runWorker(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult> {
-  const client = createTallyClient({ address: options.router, deadlineMs: 10_000 });
+  const client = createTallyClient({ address: options.router, deadlineMs: 10_000, ...options.security });
   const pick = counterPicker(options);
   const histogram = new LatencyHistogram();
   const ok = new Map<string, bigint>();
@@ -146,8 +150,10 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
       '--duration-ms', String(options.durationMs),
       '--run-id', options.runId,
       ...(options.keyed ? ['--keyed'] : []),
+      ...options.securityFlags,
     ];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const env = options.security.token === undefined ? process.env : { ...process.env, TALLY_TOKEN: options.security.token };
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
     return new Promise<WorkerResult>((resolve, reject) => {
       let result: WorkerResult | undefined;
       readline.createInterface({ input: child.stdout }).on('line', (line) => {
@@ -202,7 +208,7 @@ export async function runBench(options: BenchOptions, onProgress?: Progress): Pr
   const calls = results.reduce((sum, result) => sum + result.calls, 0);
   let check: BenchSummary['check'];
   if (options.check) {
-    const client = createTallyClient({ address: options.router, deadlineMs: 30_000 });
+    const client = createTallyClient({ address: options.router, deadlineMs: 30_000, ...options.security });
     try {
       check = await checkTotals(client, results);
     } finally {

@@ -3,6 +3,7 @@
 // exit (2 for a usage error, 1 for a failed call), never a stack trace.
 import { createTallyClient, TallyError, type TallyClient } from './index.ts';
 import { runBench, runWorker, newRunId, type BenchOptions } from './bench.ts';
+import fs from 'node:fs';
 import { runTop } from './top.ts';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
@@ -27,7 +28,9 @@ commands:
       [--workload hot|cold|mix] [--cold-counters N] [--batch B] [--concurrency C]
       [--rate R] [--seconds S] [--procs P] [--keyed] [--no-check]
 
-The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051.`;
+The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051.
+TLS: --tls-ca (and --tls-cert/--tls-key for a client certificate), or TALLY_TLS_CA,
+TALLY_TLS_CERT, TALLY_TLS_KEY. Token: --token-file, TALLY_TOKEN_FILE or TALLY_TOKEN.`;
 
 class UsageError extends Error {}
 
@@ -39,7 +42,7 @@ interface ParsedArgs {
 const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check']);
 const valueFlags = new Set([
   'router', 'key', 'deadline-ms',
-  'address', 'service',
+  'address', 'service', 'tls-ca', 'tls-cert', 'tls-key', 'token-file',
   'autoscale', 'limit', 'iterations', 'interval-ms',
   'workload', 'cold-counters', 'batch', 'concurrency', 'rate', 'seconds', 'duration-ms', 'procs', 'procs-total', 'run-id',
 ]);
@@ -159,7 +162,7 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     case 'health': {
       expectArgs(args, 0, 'health [--address host:port] [--service name]');
       const address = flags.get('address') ?? flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
-      const status = await checkHealth(address, flags.get('service') ?? '', Number(flags.get('deadline-ms') ?? 2_000));
+      const status = await checkHealth(address, flags.get('service') ?? '', Number(flags.get('deadline-ms') ?? 2_000), securityOptions(flags));
       print(json, { address, status }, `${address}: ${status}`);
       if (status !== 'SERVING') process.exitCode = 1;
       return;
@@ -188,10 +191,33 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
   }
 }
 
+/** TLS files and the token, from flags or TALLY_* environment (never the token itself on the command line). */
+function securityOptions(flags: Map<string, string>): { tls?: { ca: Buffer; cert?: Buffer; key?: Buffer }; token?: string } {
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (error) {
+      throw new UsageError(`cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const caFile = flags.get('tls-ca') ?? process.env.TALLY_TLS_CA;
+  const certFile = flags.get('tls-cert') ?? process.env.TALLY_TLS_CERT;
+  const keyFile = flags.get('tls-key') ?? process.env.TALLY_TLS_KEY;
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  if (certFile !== undefined && caFile === undefined) throw new UsageError('--tls-cert needs --tls-ca');
+  const tokenFile = flags.get('token-file') ?? process.env.TALLY_TOKEN_FILE;
+  const token = tokenFile !== undefined ? read(tokenFile, '--token-file').toString('utf8').trim() : process.env.TALLY_TOKEN;
+  return {
+    tls: caFile === undefined ? undefined : { ca: read(caFile, '--tls-ca'), cert: certFile === undefined ? undefined : read(certFile, '--tls-cert'), key: keyFile === undefined ? undefined : read(keyFile, '--tls-key') },
+    token,
+  };
+}
+
 /** grpc.health.v1 Check against any process; a failed call is NOT_SERVING's cousin, UNREACHABLE. */
-function checkHealth(address: string, service: string, deadlineMs: number): Promise<string> {
+function checkHealth(address: string, service: string, deadlineMs: number, security: ReturnType<typeof securityOptions>): Promise<string> {
   const HealthClient = makeGenericClientConstructor(healthService as never, 'Health');
-  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
+  const channelCredentials = security.tls === undefined ? credentials.createInsecure() : credentials.createSsl(security.tls.ca, security.tls.key ?? null, security.tls.cert ?? null);
+  const client = new HealthClient(address, channelCredentials) as unknown as {
     check(request: object, options: object, callback: (error: Error | null, response?: { status: string }) => void): void;
     close(): void;
   };
@@ -226,6 +252,8 @@ function benchOptions(flags: Map<string, string>, router: string): BenchOptions 
     procs: whole('procs-total', whole('procs', 1, 1, 64), 1, 64),
     runId: flags.get('run-id') ?? newRunId(),
     check: !flags.has('no-check'),
+    security: securityOptions(flags),
+    securityFlags: ['tls-ca', 'tls-cert', 'tls-key'].flatMap((name) => (flags.has(name) ? [`--${name}`, flags.get(name)!] : [])),
   };
 }
 
@@ -277,7 +305,7 @@ async function main(): Promise<number> {
   try {
     const deadlineText = parsed.flags.get('deadline-ms');
     const deadlineMs = deadlineText === undefined ? 5_000 : parseWholeNumber(deadlineText, '--deadline-ms');
-    client = createTallyClient({ address, deadlineMs });
+    client = createTallyClient({ address, deadlineMs, ...securityOptions(parsed.flags) });
     await run(client, command, args, parsed.flags);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {

@@ -2,7 +2,7 @@
 // with a deadline. Amounts and totals are bigint end to end. A failed call
 // rejects with a TallyError carrying the gRPC status code.
 import { randomBytes } from 'node:crypto';
-import { credentials, status, type Client, type CallOptions, type requestCallback, type Metadata } from '@grpc/grpc-js';
+import { credentials, status, Metadata, type Client, type CallOptions, type requestCallback } from '@grpc/grpc-js';
 import {
   AdminServiceClient,
   CounterServiceClient,
@@ -30,6 +30,10 @@ export interface TallyClientOptions {
   attemptTimeoutMs?: number;
   /** Attempts of a keyed increment that fails UNAVAILABLE or DEADLINE_EXCEEDED. Default 12. */
   attemptsMax?: number;
+  /** TLS to the router: the CA to verify it by, and a client certificate if the router requires one (PEM). */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** Bearer token sent with every call (the client or the admin token). */
+  token?: string;
 }
 
 export type Int64Input = bigint | number | string;
@@ -151,8 +155,9 @@ export interface ClusterStatus {
 }
 
 type Unary<Request, Response> = {
-  (request: Request, metadata: Metadata, options: CallOptions, callback: requestCallback<Response>): void;
   (request: Request, options: CallOptions, callback: requestCallback<Response>): void;
+  // Last: Function.prototype.call sees the last overload.
+  (request: Request, metadata: Metadata, options: CallOptions, callback: requestCallback<Response>): void;
 };
 
 interface CounterRpc extends Client {
@@ -225,8 +230,13 @@ export class TallyClient {
   private readonly attemptTimeoutMs: number;
   private readonly attemptsMax: number;
 
+  private readonly metadata: Metadata;
+
   constructor(options: TallyClientOptions) {
-    const channelCredentials = credentials.createInsecure();
+    const channelCredentials =
+      options.tls === undefined ? credentials.createInsecure() : credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null);
+    this.metadata = new Metadata();
+    if (options.token !== undefined) this.metadata.set('authorization', `Bearer ${options.token}`);
     this.counterRpc = new CounterServiceClient(options.address, channelCredentials, clientChannelOptions) as unknown as CounterRpc;
     // Share the channel: the admin client rides on the counter client's connection.
     this.adminRpc = new AdminServiceClient(options.address, channelCredentials, {
@@ -244,7 +254,7 @@ export class TallyClient {
 
   private attempt<Response>(method: Unary<object, Response>, rpc: Client, request: object, deadline: number): Promise<Response> {
     return new Promise((resolve, reject) => {
-      method.call(rpc, request, { deadline }, (error, response) => {
+      method.call(rpc, request, this.metadata, { deadline }, (error, response) => {
         if (error || response === undefined) reject(fromServiceError(error));
         else resolve(response);
       });

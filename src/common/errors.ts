@@ -10,6 +10,8 @@ export const ErrorCode = {
   unavailable: 'unavailable',
   resourceExhausted: 'resource_exhausted',
   deadlineExceeded: 'deadline_exceeded',
+  unauthenticated: 'unauthenticated',
+  permissionDenied: 'permission_denied',
   internal: 'internal',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -34,6 +36,8 @@ const grpcStatusByCode: Record<ErrorCode, status> = {
   unavailable: status.UNAVAILABLE,
   resource_exhausted: status.RESOURCE_EXHAUSTED,
   deadline_exceeded: status.DEADLINE_EXCEEDED,
+  unauthenticated: status.UNAUTHENTICATED,
+  permission_denied: status.PERMISSION_DENIED,
   internal: status.INTERNAL,
 };
 

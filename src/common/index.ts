@@ -7,3 +7,4 @@ export * from './logger.ts';
 export * from './metrics.ts';
 export * from './proto.ts';
 export * from './server.ts';
+export * from './tls.ts';

@@ -36,3 +36,5 @@ export const replicationBatchEntriesMax = 5_000;
 export const dedupKeysMax = 5_000_000;
 /** Log entries folded into the checkpoint per transaction; the event loop runs between slices. */
 export const checkpointSliceRows = 5_000;
+/** Concurrent calls one client connection may have open on a server (HTTP/2 streams). */
+export const streamsPerConnectionMax = 1_000;

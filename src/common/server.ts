@@ -13,12 +13,13 @@ import {
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
-import { messageBytesMax } from './limits.ts';
+import { messageBytesMax, streamsPerConnectionMax } from './limits.ts';
 import { toServiceError, TallyError, ErrorCode } from './errors.ts';
 import { stopWithParent } from './config.ts';
 import type { Logger } from './logger.ts';
 
 export const serverOptions: ChannelOptions = {
+  'grpc.max_concurrent_streams': streamsPerConnectionMax,
   'grpc.max_receive_message_length': messageBytesMax,
   'grpc.max_send_message_length': messageBytesMax,
   'grpc.keepalive_time_ms': 30_000,
@@ -62,9 +63,9 @@ export function setServing(tallyServer: TallyServer, serviceNames: string[], ser
   for (const name of serviceNames) tallyServer.health.setStatus(name, value);
 }
 
-export function bindServer(server: Server, address: string): Promise<number> {
+export function bindServer(server: Server, address: string, serverCredentials: ServerCredentials = ServerCredentials.createInsecure()): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) => {
+    server.bindAsync(address, serverCredentials, (error, port) => {
       if (error) reject(error);
       else resolve(port);
     });

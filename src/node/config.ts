@@ -1,6 +1,6 @@
 // The shard node's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, type LogLevel } from '../common/index.ts';
+import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, readTlsFiles, checkPlaintextAllowed, type LogLevel, type TlsFiles } from '../common/index.ts';
 
 export interface NodeConfig {
   /** host:port the gRPC server binds. */
@@ -22,6 +22,10 @@ export interface NodeConfig {
   dedupWindowMs: number;
   /** How often committed entries are folded into the checkpoint (bounds the log and recovery). */
   checkpointIntervalMs: number;
+  /** Mutual TLS for every call in and out (router, peer); undefined = plaintext (loopback only). */
+  tls: TlsFiles | undefined;
+  /** Plaintext on a non-loopback address, accepted explicitly. */
+  insecure: boolean;
 }
 
 export const nodeDefaults = {
@@ -38,7 +42,7 @@ export const nodeDefaults = {
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
-  const reader = new ConfigReader(parseFlags(argv), env);
+  const reader = new ConfigReader(parseFlags(argv, ['insecure']), env);
   const listenAddress = reader.string('listen', nodeDefaults.listenAddress);
   parseAddress(listenAddress, '--listen');
   const logLevel = reader.string('log-level', nodeDefaults.logLevel);
@@ -55,7 +59,10 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     replicationRetryMs: reader.int('replication-retry-ms', nodeDefaults.replicationRetryMs, { min: 1, max: 60_000 }),
     dedupWindowMs: reader.int('dedup-window-ms', nodeDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     checkpointIntervalMs: reader.int('checkpoint-interval-ms', nodeDefaults.checkpointIntervalMs, { min: 10, max: 3_600_000 }),
+    tls: readTlsFiles(reader),
+    insecure: reader.bool('insecure', false),
   };
+  checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
   reader.rejectUnknownFlags();
   return config;
 }

@@ -16,6 +16,9 @@ import {
   checkpointSliceRows,
   runMain,
   onShutdown,
+  loadTls,
+  serverCredentialsOf,
+  channelCredentialsOf,
   guardMalformed,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
@@ -37,13 +40,15 @@ runMain(async () => {
   const registry = createMetricsRegistry({ process: 'node', node: config.nodeName });
   const metrics = createNodeMetrics(registry);
 
+  const tls = config.tls === undefined ? undefined : loadTls(config.tls);
+  if (tls === undefined && config.insecure) logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can write', { listen: config.listenAddress });
   const log = ShardLog.open(config.dataDir);
   const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
   const totals = new ShardTotals();
   const replicator = new Replicator(
     log,
     () => state.role,
-    { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs },
+    { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs, channelCredentials: channelCredentialsOf(tls) },
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
   );
   const dedup = new DedupIndex(config.dedupWindowMs);
@@ -59,9 +64,10 @@ runMain(async () => {
 
   const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
   tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, totals, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, metrics, logger }));
-  const port = await bindServer(tallyServer.server, config.listenAddress);
+  // A node takes calls only from peers whose certificate chains to the cluster CA.
+  const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, true));
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
-  logger.info('start', { listen: config.listenAddress, port, dataDir: config.dataDir, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
+  logger.info('start', { listen: config.listenAddress, port, tls: tls !== undefined, dataDir: config.dataDir, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
 
   const replayStartedMs = Date.now();
   const lastLsn = rebuildMemory(log, totals, dedup, Date.now(), config.dedupWindowMs);

@@ -3,7 +3,7 @@
 // group commit when the follower has committed an lsn. It never decides on
 // its own to stop waiting for the follower: only the router may (SetRole with
 // syncRequired=false), so a follower it can't reach is never silently dropped.
-import { credentials, status, type ServiceError, type CallOptions, type requestCallback, type Client } from '@grpc/grpc-js';
+import { credentials, status, type ServiceError, type CallOptions, type requestCallback, type Client, type ChannelCredentials } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, ShardNodeClient, clientChannelOptions, type AppendEntriesRequestMsg, type AppendEntriesResponseMsg } from '../common/index.ts';
 import type { ShardLog } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
@@ -23,6 +23,8 @@ export interface ReplicatorSettings {
   batchEntriesMax: number;
   callTimeoutMs: number;
   retryDelayMs: number;
+  /** Mutual TLS to the follower when the cluster runs TLS. */
+  channelCredentials?: ChannelCredentials;
 }
 
 export interface ReplicationStatus {
@@ -183,7 +185,7 @@ export class Replicator {
   private rpc(peer: string): AppendRpc {
     if (this.client === undefined || this.clientPeer !== peer) {
       this.client?.close();
-      this.client = new ShardNodeClient(peer, credentials.createInsecure(), clientChannelOptions) as unknown as AppendRpc;
+      this.client = new ShardNodeClient(peer, this.settings.channelCredentials ?? credentials.createInsecure(), clientChannelOptions) as unknown as AppendRpc;
       this.clientPeer = peer;
     }
     return this.client;

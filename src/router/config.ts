@@ -1,6 +1,7 @@
 // The router's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, type LogLevel } from '../common/index.ts';
+import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, readTlsFiles, checkPlaintextAllowed, type LogLevel, type TlsFiles } from '../common/index.ts';
+import fs from 'node:fs';
 import type { PairAddresses } from './directory.ts';
 
 export interface RouterConfig {
@@ -44,6 +45,14 @@ export interface RouterConfig {
   dedupWindowMs: number;
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
+  /** TLS on the public port and mutual TLS to the nodes; undefined = plaintext (loopback only). */
+  tls: TlsFiles | undefined;
+  /** Require clients of the public port to present a certificate from the CA. */
+  tlsRequireClientCert: boolean;
+  insecure: boolean;
+  /** Bearer tokens; from files or env, never flags with the secret itself (ps would show it). */
+  adminToken: string | undefined;
+  clientToken: string | undefined;
 }
 
 export const routerDefaults = {
@@ -86,8 +95,24 @@ export function parsePairs(value: string): PairAddresses[] {
   return pairs;
 }
 
+/** A token from its file (--*-token-file / TALLY_*_TOKEN_FILE) or the environment (TALLY_*_TOKEN). */
+function readToken(file: string, fromEnv: string | undefined, what: string): string | undefined {
+  let token = fromEnv;
+  if (file !== '') {
+    try {
+      token = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`cannot read the ${what} token file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  if (token === undefined) return undefined;
+  token = token.trim();
+  if (token.length < 16) throw new ConfigError(`the ${what} token must be at least 16 characters`);
+  return token;
+}
+
 export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEnv): RouterConfig {
-  const reader = new ConfigReader(parseFlags(argv), env);
+  const reader = new ConfigReader(parseFlags(argv, ['insecure', 'tls-require-client-cert']), env);
   const listenAddress = reader.string('listen', routerDefaults.listenAddress);
   parseAddress(listenAddress, '--listen');
   const logLevel = reader.string('log-level', routerDefaults.logLevel);
@@ -116,7 +141,15 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     dedupWindowMs: reader.int('dedup-window-ms', routerDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
+    tls: readTlsFiles(reader),
+    tlsRequireClientCert: reader.bool('tls-require-client-cert', false),
+    insecure: reader.bool('insecure', false),
+    adminToken: readToken(reader.string('admin-token-file', ''), env.TALLY_ADMIN_TOKEN, 'admin'),
+    clientToken: readToken(reader.string('client-token-file', ''), env.TALLY_CLIENT_TOKEN, 'client'),
   };
   reader.rejectUnknownFlags();
+  checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
+  if (config.tlsRequireClientCert && config.tls === undefined) throw new ConfigError('--tls-require-client-cert needs --tls-cert, --tls-key and --tls-ca');
+  if (config.adminToken !== undefined && config.adminToken === config.clientToken) throw new ConfigError('the admin and client tokens must differ');
   return config;
 }

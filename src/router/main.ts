@@ -13,6 +13,9 @@ import {
   adminServiceDefinition,
   runMain,
   onShutdown,
+  loadTls,
+  serverCredentialsOf,
+  channelCredentialsOf,
   guardMalformed,
 } from '../common/index.ts';
 import { parseRouterConfig } from './config.ts';
@@ -25,6 +28,7 @@ import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
 import { PairSupervisor } from './pair-supervisor.ts';
 import { Autoscaler } from './autoscaler.ts';
+import { tokensOf, withAuth } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
@@ -35,6 +39,8 @@ runMain(async () => {
   const registry = createMetricsRegistry({ process: 'router' });
   const metrics = createRouterMetrics(registry);
 
+  const tls = config.tls === undefined ? undefined : loadTls(config.tls);
+  if (tls === undefined && config.insecure) logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', { listen: config.listenAddress });
   const directory = Directory.open(config.dataDir, config.pairs);
   // Apply calls carry the epoch of the pair the address is primary of.
   const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
@@ -43,19 +49,20 @@ runMain(async () => {
       metrics.nodeCalls.inc({ kind: 'apply' });
       metrics.nodeCallItems.observe(items);
     },
-  });
+  }, channelCredentialsOf(tls));
   const increments = new IncrementPath(directory, pool, config.dedupWindowMs);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
   const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, { intervalMs: config.autoscaleIntervalMs, topK: config.topK, skewMinIncrements: 100 });
-  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000, autoscaler };
+  const tokens = tokensOf(config.adminToken, config.clientToken);
+  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000, autoscaler, tokens };
 
   const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
-  tallyServer.server.addService(guardMalformed(counterServiceDefinition), createCounterService(deps));
-  tallyServer.server.addService(guardMalformed(adminServiceDefinition), createAdminService(deps));
-  const port = await bindServer(tallyServer.server, config.listenAddress);
+  tallyServer.server.addService(guardMalformed(counterServiceDefinition), withAuth(createCounterService(deps), tokens, 'client'));
+  tallyServer.server.addService(guardMalformed(adminServiceDefinition), withAuth(createAdminService(deps), tokens, 'admin'));
+  const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, config.tlsRequireClientCert));
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
   // Tell every reachable node its role before taking traffic; the supervisor keeps it so.
   await supervisor.checkAll();
@@ -70,6 +77,8 @@ runMain(async () => {
   logger.info('ready', {
     listen: config.listenAddress,
     port,
+    tls: tls !== undefined,
+    tokens: tokens.admin !== undefined || tokens.client !== undefined,
     pairs: config.pairs.length,
     counters: directory.counterCount,
     metricsPort: metricsServer?.port,

@@ -1,6 +1,6 @@
 // One gRPC channel and one coalescing sender per node address. The only place
 // the router opens connections to nodes.
-import { credentials, connectivityState, type CallOptions, type requestCallback, type Metadata } from '@grpc/grpc-js';
+import { credentials, connectivityState, type CallOptions, type requestCallback, type Metadata, type ChannelCredentials } from '@grpc/grpc-js';
 import { ShardNodeClient, clientChannelOptions, type ReadShardsRequestMsg, type ReadShardsResponseMsg, type StatusResponseMsg, type SetRoleRequestMsg, type ReconcileRequestMsg, type ReconcileResponseMsg } from '../common/index.ts';
 import { NodeSender, nodeCallError, type ShardNodeRpc, type SenderObserver } from './node-sender.ts';
 
@@ -26,12 +26,14 @@ export class NodePool {
     private readonly callTimeoutMs: number,
     private readonly epochOf: (address: string) => bigint,
     private readonly observer: SenderObserver,
+    /** Mutual TLS to the nodes when the cluster runs TLS. */
+    private readonly channelCredentials: ChannelCredentials = credentials.createInsecure(),
   ) {}
 
   get(address: string): NodeHandle {
     let handle = this.nodes.get(address);
     if (handle === undefined) {
-      const rpc = new ShardNodeClient(address, credentials.createInsecure(), clientChannelOptions) as unknown as ShardNodeFullRpc;
+      const rpc = new ShardNodeClient(address, this.channelCredentials, clientChannelOptions) as unknown as ShardNodeFullRpc;
       const sender = new NodeSender(address, rpc, this.callTimeoutMs, () => this.epochOf(address), this.observer);
       handle = { address, rpc, sender };
       this.nodes.set(address, handle);

@@ -1,11 +1,13 @@
 // Starts a real cluster (router + node pairs as processes) on free loopback
 // ports with a temp data dir, and always cleans up. Tests talk to it through
 // the public client only.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalCluster } from '../../src/cluster/local-cluster.ts';
+import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 
 /**
@@ -48,15 +50,31 @@ export interface TestCluster {
   cluster: LocalCluster;
   client: TallyClient;
   dataDir: string;
+  /** With { secure: true }: the certificates and tokens made by scripts/make-certs.sh. */
+  certDir: string | undefined;
   routerMetricsPort: number;
   /** Output of every process, for a failing test's message. */
   logs: string[];
   stop(): Promise<void>;
 }
 
-export async function startCluster(options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean } = {}): Promise<TestCluster> {
+/** Certificate, key and CA flags for one of the identities make-certs.sh writes. */
+export function tlsArgs(certDir: string, name: 'router' | 'node' | 'client'): string[] {
+  return ['--tls-cert', path.join(certDir, `${name}.crt`), '--tls-key', path.join(certDir, `${name}.key`), '--tls-ca', path.join(certDir, 'ca.crt')];
+}
+
+export function makeCerts(dir: string): void {
+  execFileSync(path.join(repoRoot, 'scripts/make-certs.sh'), [dir], { stdio: 'ignore' });
+}
+
+export async function startCluster(options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean; secure?: boolean } = {}): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-test-'));
+  // Secure: TLS everywhere, mutual between processes, and bearer tokens on the router.
+  const certDir = options.secure ? path.join(dataDir, 'certs') : undefined;
+  if (certDir !== undefined) makeCerts(certDir);
+  const secureRouterArgs = certDir === undefined ? [] : [...tlsArgs(certDir, 'router'), '--admin-token-file', path.join(certDir, 'admin.token'), '--client-token-file', path.join(certDir, 'client.token')];
+  const secureNodeArgs = certDir === undefined ? [] : tlsArgs(certDir, 'node');
   const nodePorts: number[] = [];
   for (let index = 0; index < pairCount * 2; index++) nodePorts.push(await freePort());
   const routerPort = await freePort();
@@ -72,8 +90,8 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     nodePorts,
     routerMetricsPort,
     nodeMetricsPorts,
-    routerArgs: options.routerArgs,
-    nodeArgs: options.nodeArgs,
+    routerArgs: [...secureRouterArgs, ...(options.routerArgs ?? [])],
+    nodeArgs: [...secureNodeArgs, ...(options.nodeArgs ?? [])],
     onLine: (name, line) => {
       logs.push(`[${name}] ${line}`);
       if (logs.length > 2_000) logs.shift();
@@ -86,11 +104,18 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const client = createTallyClient({ address: cluster.routerAddress, deadlineMs: 10_000 });
+  const client = createTallyClient({
+    address: cluster.routerAddress,
+    deadlineMs: 10_000,
+    ...(certDir === undefined
+      ? {}
+      : { tls: { ca: fs.readFileSync(path.join(certDir, 'ca.crt')) }, token: fs.readFileSync(path.join(certDir, 'admin.token'), 'utf8').trim() }),
+  });
   return {
     cluster,
     client,
     dataDir,
+    certDir,
     routerMetricsPort,
     logs,
     async stop() {

@@ -2,7 +2,7 @@
 // total nor any node's log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status, type Client } from '@grpc/grpc-js';
-import { CounterServiceClient, messageBytesMax, batchItemsMax, INT64_MAX } from '../../src/common/index.ts';
+import { CounterServiceClient, messageBytesMax, batchItemsMax, readManyCountersMax, INT64_MAX } from '../../src/common/index.ts';
 import { TallyError } from '../../src/client/index.ts';
 import { startCluster, type TestCluster } from '../helpers/cluster.ts';
 
@@ -148,8 +148,9 @@ describe('bad input (G7)', () => {
     expect((await tc.client.describe('guarded')).shards).toBe(3);
   });
 
-  it('router: ReadMany with no counters is INVALID_ARGUMENT, with a bad name too', async () => {
+  it('router: ReadMany with no counters is INVALID_ARGUMENT, over the limit RESOURCE_EXHAUSTED, with a bad name INVALID_ARGUMENT', async () => {
     await expectRejected(() => tc.client.readMany([]), status.INVALID_ARGUMENT);
+    await expectRejected(() => tc.client.readMany(Array.from({ length: readManyCountersMax + 1 }, (_, index) => `many:${index}`)), status.RESOURCE_EXHAUSTED);
     await expectRejected(() => tc.client.readMany(['guarded', '']), status.INVALID_ARGUMENT);
   });
 });
