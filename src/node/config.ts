@@ -39,6 +39,8 @@ export const nodeDefaults = {
   replicationRetryMs: 100,
   dedupWindowMs: 24 * 60 * 60 * 1000,
   checkpointIntervalMs: 2_000,
+  tls: undefined as TlsFiles | undefined,
+  insecure: false,
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
@@ -60,7 +62,7 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     dedupWindowMs: reader.int('dedup-window-ms', nodeDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     checkpointIntervalMs: reader.int('checkpoint-interval-ms', nodeDefaults.checkpointIntervalMs, { min: 10, max: 3_600_000 }),
     tls: readTlsFiles(reader),
-    insecure: reader.bool('insecure', false),
+    insecure: reader.bool('insecure', nodeDefaults.insecure),
   };
   checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
   reader.rejectUnknownFlags();

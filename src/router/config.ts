@@ -78,6 +78,11 @@ export const routerDefaults = {
   topK: 20,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
+  tls: undefined as TlsFiles | undefined,
+  tlsRequireClientCert: false,
+  insecure: false,
+  adminToken: undefined as string | undefined,
+  clientToken: undefined as string | undefined,
 };
 
 /** "p1:port,f1:port;p2:port,f2:port" → pairs. */
@@ -142,8 +147,8 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
     tls: readTlsFiles(reader),
-    tlsRequireClientCert: reader.bool('tls-require-client-cert', false),
-    insecure: reader.bool('insecure', false),
+    tlsRequireClientCert: reader.bool('tls-require-client-cert', routerDefaults.tlsRequireClientCert),
+    insecure: reader.bool('insecure', routerDefaults.insecure),
     adminToken: readToken(reader.string('admin-token-file', ''), env.TALLY_ADMIN_TOKEN, 'admin'),
     clientToken: readToken(reader.string('client-token-file', ''), env.TALLY_CLIENT_TOKEN, 'client'),
   };

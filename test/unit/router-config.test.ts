@@ -83,6 +83,8 @@ describe('router config: parseRouterConfig', () => {
       TALLY_DATA_DIR: '/var/tally',
       TALLY_METRICS_HOST: '0.0.0.0',
       TALLY_LOG_LEVEL: 'debug',
+      // Off loopback without TLS needs the explicit opt-in.
+      TALLY_INSECURE: 'true',
     });
     expect(config).toMatchObject({
       listenAddress: '0.0.0.0:7000',
