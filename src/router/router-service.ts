@@ -91,11 +91,19 @@ export function createCounterService(deps: RouterDeps) {
     const timer = metrics.incrementLatency.startTimer({ rpc });
     try {
       const outcomes = await increments.apply(items);
+      // One metric update per call and one heat update per (counter, shard), not per item.
+      let applied = 0;
+      const heatByCounter = new Map<string, Map<number, number>>();
       for (const [index, outcome] of outcomes.entries()) {
-        if (outcome.applied) metrics.incrementsAccepted.inc();
-        else metrics.incrementsDeduplicated.inc();
-        heat.record(items[index]!.counter, 1, outcome.shardIndex);
+        if (outcome.applied) applied++;
+        const counter = items[index]!.counter;
+        let byShard = heatByCounter.get(counter);
+        if (byShard === undefined) heatByCounter.set(counter, (byShard = new Map()));
+        byShard.set(outcome.shardIndex, (byShard.get(outcome.shardIndex) ?? 0) + 1);
       }
+      if (applied > 0) metrics.incrementsAccepted.inc(applied);
+      if (applied < outcomes.length) metrics.incrementsDeduplicated.inc(outcomes.length - applied);
+      for (const [counter, byShard] of heatByCounter) for (const [shardIndex, count] of byShard) heat.record(counter, count, shardIndex);
       return outcomes.map((outcome) => ({ applied: outcome.applied, shard: outcome.shardIndex }));
     } catch (error) {
       metrics.incrementsRejected.inc({ reason: rejectReason(error) }, items.length);
