@@ -1,0 +1,31 @@
+// Memory per cold counter (one shard each): on a node (the in-memory total)
+// and on the router (the directory entry), measured in-process.
+//   node --expose-gc --import tsx bench/cold-memory.mts [counters]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ShardTotals } from '../src/node/shard-totals.ts';
+import { Directory } from '../src/router/directory.ts';
+
+const count = Number(process.argv[2] ?? 1_000_000);
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error('run with node --expose-gc');
+
+gc();
+let before = process.memoryUsage().heapUsed;
+const totals = new ShardTotals();
+for (let shardId = 1; shardId <= count; shardId++) totals.add(shardId, BigInt(shardId % 1000) + 1n);
+gc();
+const nodeBytesPerCounter = (process.memoryUsage().heapUsed - before) / count;
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-cold-'));
+const routerCount = Math.min(count, 200_000);
+const directory = Directory.open(dir, [{ primary: '127.0.0.1:1', follower: '127.0.0.1:2' }]);
+gc();
+before = process.memoryUsage().heapUsed;
+for (let index = 0; index < routerCount; index++) directory.getOrCreate(`post:${index}:like`);
+gc();
+const routerBytesPerCounter = (process.memoryUsage().heapUsed - before) / routerCount;
+directory.close();
+fs.rmSync(dir, { recursive: true, force: true });
+console.log(JSON.stringify({ counters: count, nodeBytesPerCounter: Math.round(nodeBytesPerCounter), routerCounters: routerCount, routerBytesPerCounter: Math.round(routerBytesPerCounter), keepAlive: totals.shardCount }));
