@@ -52,7 +52,11 @@ function parseArgs(argv: readonly string[]): ParsedArgs {
   const flags = new Map<string, string>();
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
-    // A lone "-5" is a negative amount, not a flag.
+    // "--" ends the flags; a lone "-5" is a negative amount, not a flag.
+    if (arg === '--') {
+      positional.push(...argv.slice(index + 1));
+      break;
+    }
     if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
       if (booleanFlags.has(name)) {
@@ -292,7 +296,7 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs(process.argv.slice(2));
   } catch (error) {
-    process.stderr.write(`tally: ${(error as Error).message}\n${usage}\n`);
+    process.stderr.write(`tally: ${(error as Error).message} (tally --help shows usage)\n`);
     return 2;
   }
   const [command, ...args] = parsed.positional;

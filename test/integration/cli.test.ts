@@ -21,6 +21,9 @@ describe('tally CLI', () => {
     const negative = await tally(['incr', 'cli:likes', '-2', ...router]);
     expect(negative.code).toBe(0);
     expect(negative.stdout).toMatch(/applied: cli:likes -2 on shard 0/);
+    // "--" ends the flags, as the README shows for negative amounts.
+    expect((await tally([...router, 'incr', 'cli:likes', '--', '-1'])).stdout).toMatch(/applied: cli:likes -1/);
+    expect((await tally(['incr', 'cli:likes', '1', ...router])).code).toBe(0);
     const get = await tally(['get', 'cli:likes', ...router]);
     expect(get.code).toBe(0);
     expect(get.stdout.trim()).toBe('cli:likes = 3 (exact, 1 shard)');
@@ -65,7 +68,8 @@ describe('tally CLI', () => {
     for (const args of [['incr', 'x', 'lots'], ['frobnicate'], ['get'], ['set-shards', 'x', '-1'], ['incr', 'x', '--nope']]) {
       const result = await tally([...args, ...router]);
       expect(result.code).toBe(2);
-      expect(result.stderr.trim().split('\n')[0]).toMatch(/^tally: /);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr.trim()).toMatch(/^tally: /);
       expect(result.stderr).not.toMatch(/\n\s+at /);
     }
   });
