@@ -98,7 +98,7 @@ export class IncrementPath {
     return duplicates;
   }
 
-  private chooseShard(counter: CounterInfo, key: Buffer, routedShardCount: number, avoid: ReadonlySet<string>): ShardInfo | undefined {
+  private chooseShard(counter: CounterInfo, key: Buffer, routedShardCount: number, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): ShardInfo | undefined {
     const shards = counter.shards;
     if (key.length > 0) {
       // A keyed increment has exactly one home; it waits for failover rather than moving.
@@ -109,7 +109,13 @@ export class IncrementPath {
     // known to be down (the call would not even be sent), unless all are.
     const usable = shards.filter((shard) => !avoid.has(this.primaryOf(shard)));
     if (usable.length === 0) return undefined;
-    const live = usable.filter((shard) => !this.pool.isKnownDown(this.primaryOf(shard)));
+    // Asked once per node per call, not once per shard per item.
+    const isDown = (address: string): boolean => {
+      let down = downByAddress.get(address);
+      if (down === undefined) downByAddress.set(address, (down = this.pool.isKnownDown(address)));
+      return down;
+    };
+    const live = usable.filter((shard) => !isDown(this.primaryOf(shard)));
     const candidates = live.length > 0 ? live : usable;
     return candidates[Math.floor(this.random() * candidates.length)]!;
   }
@@ -129,6 +135,7 @@ export class IncrementPath {
   async apply(items: readonly ValidIncrement[]): Promise<IncrementOutcome[]> {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
+    const downByAddress = new Map<string, boolean>();
     let pending = items.map((_, index) => index);
     // Routing is decided once per call: a growth during the call must not
     // move a keyed item past the homes it fenced.
@@ -140,7 +147,7 @@ export class IncrementPath {
       for (const index of pending) {
         const item = items[index]!;
         const counter = this.directory.getOrCreate(item.counter);
-        const shard = this.chooseShard(counter, item.idempotencyKey, routedShardCounts[index]!, avoid);
+        const shard = this.chooseShard(counter, item.idempotencyKey, routedShardCounts[index]!, avoid, downByAddress);
         if (shard === undefined) throw new TallyError(ErrorCode.unavailable, `no live shard of ${item.counter} can take the increment now`);
         const address = this.primaryOf(shard);
         let group = byNode.get(address);
