@@ -4,7 +4,7 @@
 //   node --import tsx bench/recovery.mts [rows]
 import fs from 'node:fs'; import os from 'node:os'; import path from 'node:path';
 import { ShardLog } from '../src/node/shard-log.ts';
-import { ShardTotals } from '../src/node/shard-totals.ts';
+import { NodeMemory } from '../src/node/node-memory.ts';
 import { DedupIndex } from '../src/node/dedup-index.ts';
 import { rebuildMemory } from '../src/node/node-service.ts';
 import { checkpointSliceRows } from '../src/common/limits.ts';
@@ -18,14 +18,14 @@ const bytes = fs.statSync(path.join(dir, 'node.sqlite')).size + (fs.existsSync(p
 log.close();
 log = ShardLog.open(dir);
 t0 = performance.now();
-rebuildMemory(log, new ShardTotals(), new DedupIndex(86_400_000), Date.now(), 86_400_000);
+rebuildMemory(log, new NodeMemory(), new DedupIndex(86_400_000), Date.now(), 86_400_000);
 const replayMs = performance.now() - t0;
 t0 = performance.now();
 let worst = 0; while (true) { const s = performance.now(); const f = log.foldSlice(log.lastLsn, checkpointSliceRows, Date.now()); worst = Math.max(worst, performance.now() - s); if (f === 0) break; }
 const foldMs = performance.now() - t0;
 log.close(); log = ShardLog.open(dir);
 t0 = performance.now();
-rebuildMemory(log, new ShardTotals(), new DedupIndex(86_400_000), Date.now(), 86_400_000);
+rebuildMemory(log, new NodeMemory(), new DedupIndex(86_400_000), Date.now(), 86_400_000);
 const afterMs = performance.now() - t0;
 console.log(JSON.stringify({ rows: n, appendRowsPerSec: Math.round(n / appendMs * 1000), logBytesPerRow: Math.round(bytes / n), replayMs: Math.round(replayMs), replayRowsPerSec: Math.round(n / replayMs * 1000), foldMs: Math.round(foldMs), worstSliceMs: Math.round(worst), recoveryAfterFoldMs: Math.round(afterMs) }));
 fs.rmSync(dir, { recursive: true, force: true });

@@ -38,3 +38,13 @@ export const dedupKeysMax = 5_000_000;
 export const checkpointSliceRows = 5_000;
 /** Concurrent calls one client connection may have open on a server (HTTP/2 streams). */
 export const streamsPerConnectionMax = 1_000;
+/** Window shards the background expiry visits per second on a node. */
+export const windowShardsPerSweep = 1_000;
+/** Members in one AddDistinct or IsMember call. */
+export const distinctMembersMax = 10_000;
+/** Bytes of one distinct member. */
+export const distinctMemberBytesMax = 1_024;
+/** Counters in one CountDistinct. */
+export const countDistinctCountersMax = 100;
+/** Partitions a membership counter may have (fixed at creation). */
+export const memberPartitionsMax = 256;

@@ -90,7 +90,7 @@ export interface DescribeResponseMsg {
   shards: number;
   placements: ShardPlacementMsg[];
   heatPerSec: number;
-  config: { createdUnixMs: Int64Wire; autoscale: boolean };
+  config: { createdUnixMs: Int64Wire; autoscale: boolean; kind: string; windowBucketMs: Int64Wire; windowRetentionMs: Int64Wire };
   peakPerSec: number;
   shardRates: number[];
   skew: number;
@@ -98,6 +98,8 @@ export interface DescribeResponseMsg {
 export interface ConfigureRequestMsg {
   counter: string;
   autoscale: 'AUTOSCALE_UNCHANGED' | 'AUTOSCALE_ON' | 'AUTOSCALE_OFF';
+  window?: WindowSettingsMsg | null;
+  membershipPartitions?: number;
 }
 export interface HotCounterMsg {
   counter: string;
@@ -173,7 +175,14 @@ export interface ApplyItemMsg {
   idempotencyKey: Buffer;
   fence?: boolean;
   routedShardCount?: number;
+  op?: ApplyOpName;
+  member?: Int64Wire;
+  present?: boolean;
+  registers?: Buffer;
+  windowBucketMs?: Int64Wire;
+  windowRetentionMs?: Int64Wire;
 }
+export type ApplyOpName = 'INCREMENT' | 'MEMBER_SET' | 'DISTINCT' | 'MEMBER_REPAIR';
 export interface ApplyGroupMsg {
   items: ApplyItemMsg[];
 }
@@ -185,6 +194,7 @@ export interface GroupResultMsg {
   code: number;
   message: string;
   applied: boolean[];
+  changed?: Int64Wire[];
 }
 export interface ApplyResponseMsg {
   results: GroupResultMsg[];
@@ -198,6 +208,31 @@ export interface ReadShardsResponseMsg {
   lsn: Int64Wire;
   role: string;
   epoch: Int64Wire;
+}
+/** What every node read answers besides its values: who answered, and at which epoch. */
+export interface NodeReadMeta {
+  lsn: Int64Wire;
+  role: string;
+  epoch: Int64Wire;
+}
+export interface ReadSketchesResponseMsg extends NodeReadMeta {
+  sketches: Buffer[];
+}
+export interface ReadWindowsRequestMsg {
+  shardIds: Int64Wire[];
+  fromMs: Int64Wire;
+  toMs: Int64Wire;
+}
+export interface CheckMembersRequestMsg {
+  shardIds: Int64Wire[];
+  members: Int64Wire[];
+}
+export interface CheckMembersResponseMsg extends NodeReadMeta {
+  present: boolean[];
+}
+export interface MemberCountsResponseMsg extends NodeReadMeta {
+  memberCounts: Int64Wire[];
+  totals: Int64Wire[];
 }
 export interface StatusResponseMsg {
   role: string;
@@ -229,6 +264,9 @@ export interface LogEntryWire {
   idempotencyKey: Buffer;
   atMs: Int64Wire;
   fenceShardCount: number;
+  kind?: number;
+  member?: Int64Wire;
+  payload?: Buffer;
 }
 export interface AppendEntriesRequestMsg {
   epoch: Int64Wire;
@@ -258,4 +296,77 @@ export interface ReconcileResponseMsg {
   epoch: Int64Wire;
   checkpointLsn: Int64Wire;
   compareAvailable: boolean;
+}
+
+export interface AddDistinctRequestMsg {
+  counter: string;
+  members: Buffer[];
+}
+export interface AddDistinctResponseMsg {
+  registersChanged: number;
+}
+export interface CountDistinctRequestMsg {
+  counters: string[];
+}
+export interface CountDistinctResponseMsg {
+  estimate: Int64Wire;
+  standardError: number;
+  shards: number;
+}
+export interface ReadWindowRequestMsg {
+  counter: string;
+  lastMs: Int64Wire;
+  consistency: ConsistencyName;
+}
+export interface ReadWindowResponseMsg {
+  counter: string;
+  total: Int64Wire;
+  exact: boolean;
+  fromUnixMs: Int64Wire;
+  toUnixMs: Int64Wire;
+  bucketMs: Int64Wire;
+  buckets: number;
+  asOfUnixMs: Int64Wire;
+  stalenessMs: Int64Wire;
+}
+export interface SetMemberRequestMsg {
+  counter: string;
+  member: Int64Wire;
+  present: boolean;
+}
+export interface SetMemberResponseMsg {
+  changed: boolean;
+  count: Int64Wire;
+}
+export interface IsMemberRequestMsg {
+  counter: string;
+  members: Int64Wire[];
+}
+export interface IsMemberResponseMsg {
+  present: boolean[];
+}
+export interface RebuildRequestMsg {
+  counter: string;
+  repair: boolean;
+}
+export interface PartitionCheckMsg {
+  partition: number;
+  shardId: Int64Wire;
+  pair: number;
+  members: Int64Wire;
+  storedCount: Int64Wire;
+  drift: Int64Wire;
+  repaired: Int64Wire;
+}
+export interface RebuildResponseMsg {
+  counter: string;
+  members: Int64Wire;
+  storedCount: Int64Wire;
+  drift: Int64Wire;
+  repaired: boolean;
+  partitions: PartitionCheckMsg[];
+}
+export interface WindowSettingsMsg {
+  bucketMs: Int64Wire;
+  retentionMs: Int64Wire;
 }

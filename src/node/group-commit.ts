@@ -6,22 +6,40 @@
 // after the follower has committed it too.
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64 } from '../common/index.ts';
-import type { ShardLog, LogEntry } from './shard-log.ts';
-import type { ShardTotals } from './shard-totals.ts';
+import { EntryKind, type ShardLog, type LogEntry } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
 import { DedupIndex } from './dedup-index.ts';
+import { encodeWindowSetting, type NodeMemory, type WindowSetting } from './node-memory.ts';
+import { packRegisterChanges } from '../sketch/index.ts';
 
-/** An increment to apply, or a key fence: record the key at this shard, change nothing. */
+/**
+ * What a router asks of one shard:
+ *   increment     add amount (or, with fence, record the key at this shard, change nothing)
+ *   memberSet     make member present or absent; logged only when that flips it
+ *   distinct      raise sketch registers; logged only for registers that rise
+ *   memberRepair  set the total to the member set's size (an operator's repair)
+ */
+export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair';
+
 export interface ApplyEntry extends LogEntry {
+  op: ApplyOp;
   fence: boolean;
   /** The counter's shard count when the router routed this item (keyed items only). */
   routedShardCount: number;
+  /** memberSet: the wanted state. */
+  present?: boolean;
+  /** distinct: (register index, rank) pairs to observe. */
+  registers?: [number, number][];
+  /** increment: the counter's window setting ({0, 0}: none). */
+  window?: WindowSetting;
 }
 
 export interface GroupOutcome {
   code: number;
   message: string;
   applied: boolean[];
+  /** Per item: registers raised (distinct), 1 or 0 (memberSet), the correction made (memberRepair). */
+  changed: string[];
 }
 
 export interface CommitResult {
@@ -48,7 +66,7 @@ export class GroupCommitter {
 
   constructor(
     private readonly log: ShardLog,
-    private readonly totals: ShardTotals,
+    private readonly memory: NodeMemory,
     private readonly role: () => RoleState,
     private readonly dedup: DedupIndex,
     private readonly hooks: CommitHooks,
@@ -84,15 +102,14 @@ export class GroupCommitter {
     if (batch.length === 0) return;
 
     const nowMs = this.now();
-    const tentative = new Map<number, bigint>();
-    const tentativeKeys = new Map<string, number>();
+    const tentative: Staged = newStaged();
     const rows: LogEntry[] = [];
     // A duplicate must not be answered before its original is as durable as
     // an acknowledgement promises: wait for the original's lsn too.
     let waitLsn = 0n;
     const outcomes: GroupOutcome[][] = batch.map((request) =>
       request.groups.map((group) => {
-        const staged = this.stage(group, tentative, tentativeKeys, rows, nowMs);
+        const staged = this.stage(group, tentative, rows, nowMs);
         if (staged.originalLsn > waitLsn) waitLsn = staged.originalLsn;
         return staged.outcome;
       }),
@@ -109,7 +126,7 @@ export class GroupCommitter {
         return;
       }
       rows.forEach((row, index) => {
-        this.totals.add(row.shardId, row.amount);
+        this.memory.apply({ ...row, atMs: nowMs });
         if (row.idempotencyKey.length > 0) this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
       });
       this.hooks.onCommit(rows.length, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn);
@@ -135,36 +152,85 @@ export class GroupCommitter {
    *   increment, fence from no more shards  -> applies (its router fenced the older homes)
    *   fence, key applied here               -> duplicate: the original lives here
    *   fence, otherwise                      -> fenced (applied=true)
+   * State other items of this flush already changed (tentative) wins over memory.
    */
-  private stage(
-    group: ApplyEntry[],
-    tentative: Map<number, bigint>,
-    tentativeKeys: Map<string, number>,
-    rows: LogEntry[],
-    nowMs: number,
-  ): { outcome: GroupOutcome; originalLsn: bigint } {
-    const staged = new Map<number, bigint>();
-    const stagedKeys = new Map<string, number>();
+  private stage(group: ApplyEntry[], tentative: Staged, rows: LogEntry[], nowMs: number): { outcome: GroupOutcome; originalLsn: bigint } {
+    const staged = newStaged();
     const groupRows: LogEntry[] = [];
     const applied: boolean[] = [];
+    const changed: string[] = [];
     let originalLsn = 0n;
+    const totalOf = (shardId: number): bigint => staged.totals.get(shardId) ?? tentative.totals.get(shardId) ?? this.memory.totals.get(shardId);
+    const addToTotal = (shardId: number, amount: bigint): string | undefined => {
+      const after = totalOf(shardId) + amount;
+      if (!isInt64(after)) return `increment of ${amount} would take a shard total beyond int64`;
+      staged.totals.set(shardId, after);
+      return undefined;
+    };
+    const outOfRange = (message: string) => ({ outcome: { code: status.OUT_OF_RANGE, message, applied: [], changed: [] }, originalLsn: 0n });
     for (const item of group) {
+      if (item.op === 'memberSet') {
+        const id = `${item.shardId}:${item.member}`;
+        const present = staged.members.get(id) ?? tentative.members.get(id) ?? this.memory.hasMember(item.shardId, item.member!);
+        const flips = present !== item.present;
+        if (flips) {
+          const amount = item.present ? 1n : -1n;
+          const problem = addToTotal(item.shardId, amount);
+          if (problem !== undefined) return outOfRange(problem);
+          staged.members.set(id, item.present!);
+          groupRows.push({ shardId: item.shardId, amount, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.memberFlip, member: item.member });
+        }
+        applied.push(flips);
+        changed.push(flips ? '1' : '0');
+        continue;
+      }
+      if (item.op === 'distinct') {
+        let registers = staged.registers.get(item.shardId);
+        if (registers === undefined) staged.registers.set(item.shardId, (registers = new Map()));
+        const rises: [number, number][] = [];
+        for (const [index, rank] of item.registers!) {
+          const current = registers.get(index) ?? tentative.registers.get(item.shardId)?.get(index) ?? this.memory.register(item.shardId, index);
+          if (rank > current) {
+            registers.set(index, rank);
+            rises.push([index, rank]);
+          }
+        }
+        if (rises.length > 0) groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges(rises) });
+        applied.push(rises.length > 0);
+        changed.push(String(rises.length));
+        continue;
+      }
+      if (item.op === 'memberRepair') {
+        // Flips move the count and the set together; only a repair changes their difference.
+        const drift = staged.drift.get(item.shardId) ?? tentative.drift.get(item.shardId) ?? BigInt(this.memory.memberCount(item.shardId)) - this.memory.totals.get(item.shardId);
+        if (drift !== 0n) {
+          const problem = addToTotal(item.shardId, drift);
+          if (problem !== undefined) return outOfRange(problem);
+          groupRows.push({ shardId: item.shardId, amount: drift, idempotencyKey: emptyKey, fenceShardCount: 0 });
+        }
+        staged.drift.set(item.shardId, 0n);
+        applied.push(drift !== 0n);
+        changed.push(drift.toString());
+        continue;
+      }
       if (item.idempotencyKey.length > 0) {
         const id = DedupIndex.keyOf(item.shardId, item.idempotencyKey);
         const seen = this.dedup.get(item.shardId, item.idempotencyKey, nowMs);
         // What this flush already decided wins over the index: it is newer.
-        const fenceShardCount = stagedKeys.get(id) ?? tentativeKeys.get(id) ?? seen?.fenceShardCount;
+        const fenceShardCount = staged.keys.get(id) ?? tentative.keys.get(id) ?? seen?.fenceShardCount;
         if (fenceShardCount === 0) {
           applied.push(false);
+          changed.push('0');
           if (seen !== undefined && seen.fenceShardCount === 0 && seen.lsn > originalLsn) originalLsn = seen.lsn;
           continue;
         }
         if (item.fence) {
           if (fenceShardCount === undefined || fenceShardCount < item.routedShardCount) {
-            stagedKeys.set(id, item.routedShardCount);
+            staged.keys.set(id, item.routedShardCount);
             groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: item.idempotencyKey, fenceShardCount: item.routedShardCount });
           }
           applied.push(true);
+          changed.push('0');
           continue;
         }
         if (fenceShardCount !== undefined && item.routedShardCount < fenceShardCount) {
@@ -173,27 +239,60 @@ export class GroupCommitter {
           // applied (that attempt may never have). The caller retries and is
           // routed by the current shard count.
           return {
-            outcome: { code: status.UNAVAILABLE, message: `key was routed by ${item.routedShardCount} shards; the counter has grown to ${fenceShardCount}: retry`, applied: [] },
+            outcome: { code: status.UNAVAILABLE, message: `key was routed by ${item.routedShardCount} shards; the counter has grown to ${fenceShardCount}: retry`, applied: [], changed: [] },
             originalLsn: 0n,
           };
         }
-        stagedKeys.set(id, 0);
+        staged.keys.set(id, 0);
       }
-      const before = staged.get(item.shardId) ?? tentative.get(item.shardId) ?? this.totals.get(item.shardId);
-      const after = before + item.amount;
-      if (!isInt64(after)) {
-        return {
-          outcome: { code: status.OUT_OF_RANGE, message: `increment of ${item.amount} would take a shard total beyond int64`, applied: [] },
-          originalLsn: 0n,
-        };
+      const problem = addToTotal(item.shardId, item.amount);
+      if (problem !== undefined) return outOfRange(problem);
+      // The window setting travels with every increment; the log records it only when it changes.
+      const window = item.window ?? noWindow;
+      const current = staged.windows.get(item.shardId) ?? tentative.windows.get(item.shardId) ?? this.memory.windowSetting(item.shardId);
+      if (window.bucketMs !== current.bucketMs || window.retentionMs !== current.retentionMs) {
+        staged.windows.set(item.shardId, window);
+        groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting(window) });
       }
-      staged.set(item.shardId, after);
       groupRows.push({ shardId: item.shardId, amount: item.amount, idempotencyKey: item.idempotencyKey, fenceShardCount: 0 });
       applied.push(true);
+      changed.push('0');
     }
-    for (const [shardId, total] of staged) tentative.set(shardId, total);
-    for (const [id, fenceShardCount] of stagedKeys) tentativeKeys.set(id, fenceShardCount);
+    mergeStaged(tentative, staged);
     rows.push(...groupRows);
-    return { outcome: { code: status.OK, message: '', applied }, originalLsn };
+    return { outcome: { code: status.OK, message: '', applied, changed }, originalLsn };
   }
+}
+
+const emptyKey = Buffer.alloc(0);
+const noWindow: WindowSetting = { bucketMs: 0, retentionMs: 0 };
+
+/** What a group (or, merged, the flush so far) changed and memory does not show yet. */
+interface Staged {
+  totals: Map<number, bigint>;
+  /** DedupIndex.keyOf -> fence shard count (0: applied). */
+  keys: Map<string, number>;
+  /** `${shardId}:${member}` -> present. */
+  members: Map<string, boolean>;
+  registers: Map<number, Map<number, number>>;
+  /** Member count minus total, per shard. */
+  drift: Map<number, bigint>;
+  windows: Map<number, WindowSetting>;
+}
+
+function newStaged(): Staged {
+  return { totals: new Map(), keys: new Map(), members: new Map(), registers: new Map(), drift: new Map(), windows: new Map() };
+}
+
+function mergeStaged(into: Staged, from: Staged): void {
+  for (const [shardId, total] of from.totals) into.totals.set(shardId, total);
+  for (const [id, fenceShardCount] of from.keys) into.keys.set(id, fenceShardCount);
+  for (const [id, present] of from.members) into.members.set(id, present);
+  for (const [shardId, registers] of from.registers) {
+    let target = into.registers.get(shardId);
+    if (target === undefined) into.registers.set(shardId, (target = new Map()));
+    for (const [index, rank] of registers) target.set(index, rank);
+  }
+  for (const [shardId, drift] of from.drift) into.drift.set(shardId, drift);
+  for (const [shardId, window] of from.windows) into.windows.set(shardId, window);
 }

@@ -14,6 +14,7 @@ import {
   counterPackageDefinition,
   replicationBatchEntriesMax,
   checkpointSliceRows,
+  windowShardsPerSweep,
   runMain,
   onShutdown,
   loadTls,
@@ -23,7 +24,7 @@ import {
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
-import { ShardTotals } from './shard-totals.ts';
+import { NodeMemory, checkpointFolder } from './node-memory.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { createNodeMetrics } from './node-metrics.ts';
 import { createNodeService, rebuildMemory, type NodeState } from './node-service.ts';
@@ -42,9 +43,10 @@ runMain(async () => {
 
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
   if (tls === undefined && config.insecure) logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can write', { listen: config.listenAddress });
-  const log = ShardLog.open(config.dataDir);
+  const log = ShardLog.open(config.dataDir, checkpointFolder);
   const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
-  const totals = new ShardTotals();
+  const memory = new NodeMemory();
+  const { totals } = memory;
   const replicator = new Replicator(
     log,
     () => state.role,
@@ -52,7 +54,7 @@ runMain(async () => {
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
   );
   const dedup = new DedupIndex(config.dedupWindowMs);
-  const committer = new GroupCommitter(log, totals, () => state.role, dedup, {
+  const committer = new GroupCommitter(log, memory, () => state.role, dedup, {
     onCommit(rows, durationSeconds, lastLsn) {
       metrics.commitBatchRows.observe(rows);
       metrics.commitSeconds.observe(durationSeconds);
@@ -63,14 +65,14 @@ runMain(async () => {
   });
 
   const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
-  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, totals, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, metrics, logger }));
+  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, memory, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, metrics, logger }));
   // A node takes calls only from peers whose certificate chains to the cluster CA.
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, true));
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
   logger.info('start', { listen: config.listenAddress, port, tls: tls !== undefined, dataDir: config.dataDir, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
 
   const replayStartedMs = Date.now();
-  const lastLsn = rebuildMemory(log, totals, dedup, Date.now(), config.dedupWindowMs);
+  const lastLsn = rebuildMemory(log, memory, dedup, Date.now(), config.dedupWindowMs);
   metrics.lastLsn.set(Number(lastLsn));
   metrics.shardCount.set(totals.shardCount);
   state.ready = true;
@@ -105,8 +107,17 @@ runMain(async () => {
   }, Math.min(10_000, Math.max(100, Math.floor(config.dedupWindowMs / 10))));
   pruneTimer.unref();
 
+  // Expired window buckets leave memory a bounded number of shards per tick,
+  // so counters rolling over together do not stall writes (reads already skip them).
+  const windowTimer = setInterval(() => metrics.windowBucketsExpired.inc(memory.windows.expire(Date.now(), windowShardsPerSweep)), 1_000);
+  windowTimer.unref();
+
   const gaugeTimer = setInterval(() => {
     metrics.shardCount.set(totals.shardCount);
+    const structures = memory.structureBytes();
+    metrics.sketchBytes.set(structures.sketchBytes);
+    metrics.memberSetBytes.set(structures.memberBytes);
+    metrics.windowBuckets.set(memory.windows.bucketCount);
     metrics.logSizeBytes.set(log.sizeBytes());
     const replication = replicator.status();
     metrics.replicationLagMs.set(state.role.role === 'primary' ? replication.lagMs : 0);

@@ -43,6 +43,10 @@ export function createNodeMetrics(registry: Registry) {
     checkpointLsn: new Gauge({ name: 'tally_checkpoint_lsn', help: 'Every log entry up to this lsn is folded into the checkpoint', registers: [registry] }),
     checkpointRows: new Counter({ name: 'tally_checkpoint_rows_folded_total', help: 'Log entries folded into the checkpoint', registers: [registry] }),
     checkpointSliceSeconds: new Histogram({ name: 'tally_checkpoint_slice_seconds', help: 'Time one checkpoint slice held the event loop', buckets: latencyBucketsSeconds, registers: [registry] }),
+    sketchBytes: new Gauge({ name: 'tally_distinct_sketch_bytes', help: 'Memory held by distinct-count sketches', registers: [registry] }),
+    memberSetBytes: new Gauge({ name: 'tally_member_set_bytes', help: 'Memory held by membership bitmaps (estimated)', registers: [registry] }),
+    windowBuckets: new Gauge({ name: 'tally_window_buckets', help: 'Window buckets held in memory', registers: [registry] }),
+    windowBucketsExpired: new Counter({ name: 'tally_window_buckets_expired_total', help: 'Window buckets dropped after their retention', registers: [registry] }),
     logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
   };
 }

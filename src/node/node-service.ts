@@ -21,12 +21,19 @@ import {
   type AppendEntriesResponseMsg,
   type ReconcileRequestMsg,
   type ReconcileResponseMsg,
+  type ReadSketchesResponseMsg,
+  type ReadWindowsRequestMsg,
+  type CheckMembersRequestMsg,
+  type CheckMembersResponseMsg,
+  type MemberCountsResponseMsg,
   type Logger,
 } from '../common/index.ts';
 import type { GroupCommitter, GroupOutcome, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
-import type { ShardLog, StoredEntry } from './shard-log.ts';
-import type { ShardTotals } from './shard-totals.ts';
+import { EntryKind, entryProblem, type ShardLog, type StoredEntry } from './shard-log.ts';
+import type { NodeMemory } from './node-memory.ts';
+import { unpackRegisterChanges } from '../sketch/index.ts';
+import { validateWindowConfig } from '../window/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { saveRole, type Role, type RoleState } from './node-role.ts';
 import type { Replicator } from './replicator.ts';
@@ -49,32 +56,87 @@ function parseShardId(value: string): number {
   return id;
 }
 
+const emptyKey = Buffer.alloc(0);
+
+function badItem(message: string): GroupOutcome {
+  return { code: status.INVALID_ARGUMENT, message, applied: [], changed: [] };
+}
+
+function decodeItem(item: ApplyRequestMsg['groups'][number]['items'][number]): ApplyEntry | GroupOutcome {
+  const id = Number(item.shardId);
+  if (!Number.isSafeInteger(id) || id <= 0) return badItem(`bad item: shard ${item.shardId}`);
+  const base = { shardId: id, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, fence: false, routedShardCount: 0 };
+  switch (item.op ?? 'INCREMENT') {
+    case 'MEMBER_SET':
+      return { ...base, op: 'memberSet', member: BigInt(item.member ?? '0'), present: item.present === true };
+    case 'MEMBER_REPAIR':
+      return { ...base, op: 'memberRepair' };
+    case 'DISTINCT': {
+      let registers: [number, number][];
+      try {
+        registers = unpackRegisterChanges(item.registers ?? emptyKey);
+      } catch (error) {
+        return badItem(`bad distinct item for shard ${id}: ${(error as Error).message}`);
+      }
+      if (registers.length === 0) return badItem(`distinct item for shard ${id} has no registers`);
+      return { ...base, op: 'distinct', registers };
+    }
+    case 'INCREMENT':
+      break;
+    default:
+      return badItem(`unknown op ${item.op}`);
+  }
+  const amount = BigInt(item.amount);
+  const fence = item.fence === true;
+  const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
+  if (!amountValid || item.idempotencyKey.length > idempotencyKeyBytesMax) return badItem(`bad item (shard ${item.shardId}, amount ${item.amount}${fence ? ', fence' : ''})`);
+  const routedShardCount = item.routedShardCount ?? 0;
+  if (item.idempotencyKey.length > 0 && routedShardCount < 1) return badItem(`keyed item for shard ${item.shardId} has no routed shard count`);
+  const window = { bucketMs: Number(item.windowBucketMs ?? '0'), retentionMs: Number(item.windowRetentionMs ?? '0') };
+  const windowProblem = validateWindowConfig(window.bucketMs, window.retentionMs);
+  if (windowProblem !== undefined) return badItem(`bad window for shard ${id}: ${windowProblem}`);
+  return { ...base, op: 'increment', amount, idempotencyKey: item.idempotencyKey, fence, routedShardCount, fenceShardCount: fence ? routedShardCount : 0, window };
+}
+
 function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): ApplyEntry[] | GroupOutcome {
   const entries: ApplyEntry[] = [];
   for (const item of items) {
-    const id = Number(item.shardId);
-    const amount = BigInt(item.amount);
-    const fence = item.fence === true;
-    const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
-    if (!Number.isSafeInteger(id) || id <= 0 || !amountValid || item.idempotencyKey.length > idempotencyKeyBytesMax) {
-      return { code: status.INVALID_ARGUMENT, message: `bad item (shard ${item.shardId}, amount ${item.amount}${fence ? ', fence' : ''})`, applied: [] };
-    }
-    const routedShardCount = item.routedShardCount ?? 0;
-    if (item.idempotencyKey.length > 0 && routedShardCount < 1) {
-      return { code: status.INVALID_ARGUMENT, message: `keyed item for shard ${item.shardId} has no routed shard count`, applied: [] };
-    }
-    entries.push({ shardId: id, amount, idempotencyKey: item.idempotencyKey, fence, routedShardCount, fenceShardCount: fence ? routedShardCount : 0 });
+    const decoded = decodeItem(item);
+    if (!('op' in decoded)) return decoded;
+    entries.push(decoded);
   }
   return entries;
 }
 
-/** Rebuilds memory (totals and recent keys) from the log: after start and after a truncation. */
-export function rebuildMemory(log: ShardLog, totals: ShardTotals, dedup: DedupIndex, nowMs: number, dedupWindowMs: number): bigint {
-  totals.clear();
+/** A peer's entry, checked like a stored row: a malformed one is refused, never written. */
+function decodeReplicated(entry: AppendEntriesRequestMsg['entries'][number]): StoredEntry {
+  const kind = (entry.kind ?? 0) as EntryKind;
+  const decoded: StoredEntry = {
+    lsn: BigInt(entry.lsn),
+    epoch: BigInt(entry.epoch),
+    shardId: Number(entry.shardId),
+    amount: BigInt(entry.amount),
+    idempotencyKey: entry.idempotencyKey,
+    fenceShardCount: Number(entry.fenceShardCount),
+    atMs: Number(entry.atMs),
+    kind,
+    member: kind === EntryKind.memberFlip ? BigInt(entry.member ?? '0') : undefined,
+    payload: entry.payload !== undefined && entry.payload.length > 0 ? entry.payload : undefined,
+  };
+  const problem = entryProblem(decoded);
+  if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `replicated entry ${entry.lsn} is invalid: ${problem}`);
+  return decoded;
+}
+
+/** Rebuilds memory (every kind's state and recent keys) from the log: after start and after a truncation. */
+export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupIndex, nowMs: number, dedupWindowMs: number): bigint {
+  memory.clear();
   dedup.clear();
-  // Checkpoint, then the tail after it: the same totals as replaying everything.
-  for (const [shardId, total] of log.checkpointTotals()) totals.add(shardId, total);
-  const lastLsn = log.replay((_lsn, shardId, amount) => totals.add(shardId, amount));
+  // Checkpoint, then the tail after it: the same state as replaying everything.
+  memory.load(log.checkpointState());
+  const lastLsn = log.replay((entry) => memory.apply(entry));
+  // Replayed buckets may be long expired: free them now rather than on the sweep's rounds.
+  memory.windows.expire(nowMs, memory.windows.shardCount);
   // Keys come from every keyed row of the window, folded or not.
   log.replayKeys(nowMs - dedupWindowMs + 1, (lsn, shardId, key, atMs, fenceShardCount) => dedup.add(shardId, key, lsn, atMs, fenceShardCount));
   return lastLsn;
@@ -83,7 +145,7 @@ export function rebuildMemory(log: ShardLog, totals: ShardTotals, dedup: DedupIn
 export function createNodeService(deps: {
   state: NodeState;
   log: ShardLog;
-  totals: ShardTotals;
+  memory: NodeMemory;
   committer: GroupCommitter;
   replicator: Replicator;
   dedup: DedupIndex;
@@ -91,7 +153,8 @@ export function createNodeService(deps: {
   metrics: NodeMetrics;
   logger: Logger;
 }) {
-  const { state, log, totals, committer, replicator, dedup, metrics, logger } = deps;
+  const { state, log, memory, committer, replicator, dedup, metrics, logger } = deps;
+  const { totals } = memory;
   const requireReady = (): void => {
     if (!state.ready) throw new TallyError(ErrorCode.unavailable, 'node is not ready (replaying its log or shutting down)');
   };
@@ -115,6 +178,8 @@ export function createNodeService(deps: {
       epochStartLsn: state.role.epochStartLsn.toString(),
     };
   };
+
+  const readMeta = () => ({ lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString() });
 
   const waitUntilCaughtUp = async (timeoutMs: number): Promise<void> => {
     await replicator.waitForAck(log.lastLsn, timeoutMs);
@@ -152,6 +217,34 @@ export function createNodeService(deps: {
       requireReady();
       const ids = request.shardIds.map(parseShardId);
       return { totals: ids.map((id) => totals.get(id).toString()), lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString() };
+    }),
+
+    ReadSketches: unary<ReadShardsRequestMsg, ReadSketchesResponseMsg>((request) => {
+      requireReady();
+      const ids = request.shardIds.map(parseShardId);
+      return { sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() };
+    }),
+
+    ReadWindows: unary<ReadWindowsRequestMsg, ReadShardsResponseMsg>((request) => {
+      requireReady();
+      const ids = request.shardIds.map(parseShardId);
+      const fromMs = Number(request.fromMs);
+      const toMs = Number(request.toMs);
+      if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs > toMs) throw new TallyError(ErrorCode.invalidArgument, `bad window [${request.fromMs}, ${request.toMs})`);
+      return { totals: ids.map((id) => memory.windows.sum(id, fromMs, toMs).toString()), ...readMeta() };
+    }),
+
+    CheckMembers: unary<CheckMembersRequestMsg, CheckMembersResponseMsg>((request) => {
+      requireReady();
+      if (request.shardIds.length !== request.members.length) throw new TallyError(ErrorCode.invalidArgument, 'shard ids and members differ in length');
+      const ids = request.shardIds.map(parseShardId);
+      return { present: ids.map((id, index) => memory.hasMember(id, BigInt(request.members[index]!))), ...readMeta() };
+    }),
+
+    MemberCounts: unary<ReadShardsRequestMsg, MemberCountsResponseMsg>((request) => {
+      requireReady();
+      const ids = request.shardIds.map(parseShardId);
+      return { memberCounts: ids.map((id) => String(memory.memberCount(id))), totals: ids.map((id) => totals.get(id).toString()), ...readMeta() };
     }),
 
     Status: unary<unknown, StatusResponseMsg>(() => statusOf()),
@@ -204,6 +297,8 @@ export function createNodeService(deps: {
         // Not (yet) told by the router that this primary is ours: try again later.
         throw new TallyError(ErrorCode.unavailable, `not a follower at epoch ${epoch} (node is ${state.role.role} at ${state.role.epoch})`);
       }
+      // Decoded first: a malformed request changes nothing.
+      const entries = request.entries.map(decodeReplicated);
       if (request.truncate) {
         const afterLsn = BigInt(request.truncateAfterLsn);
         if (afterLsn < log.lastLsn) {
@@ -216,25 +311,16 @@ export function createNodeService(deps: {
             throw new TallyError(ErrorCode.unavailable, `refusing to drop entries after lsn ${afterLsn}: they carry epoch ${newestEpoch}, not older than ${epoch}`);
           }
           const dropped = log.truncateAfter(afterLsn);
-          rebuildMemory(log, totals, dedup, Date.now(), deps.dedupWindowMs);
+          rebuildMemory(log, memory, dedup, Date.now(), deps.dedupWindowMs);
           logger.warn('truncated unacknowledged tail', { afterLsn, dropped, epoch });
         }
       }
-      const entries: StoredEntry[] = request.entries.map((entry) => ({
-        lsn: BigInt(entry.lsn),
-        epoch: BigInt(entry.epoch),
-        shardId: Number(entry.shardId),
-        amount: BigInt(entry.amount),
-        idempotencyKey: entry.idempotencyKey,
-        fenceShardCount: Number(entry.fenceShardCount),
-        atMs: Number(entry.atMs),
-      }));
       if (entries.length > 0) {
         if (entries[0]!.lsn !== log.lastLsn + 1n) return { ok: false, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
         const startedNs = process.hrtime.bigint();
         log.appendReplicated(entries);
         for (const entry of entries) {
-          totals.add(entry.shardId, entry.amount);
+          memory.apply(entry);
           if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
         }
         metrics.commitBatchRows.observe(entries.length);

@@ -178,6 +178,9 @@ export class Replicator {
         idempotencyKey: entry.idempotencyKey,
         fenceShardCount: entry.fenceShardCount,
         atMs: String(entry.atMs),
+        kind: entry.kind ?? 0,
+        member: (entry.member ?? 0n).toString(),
+        payload: entry.payload ?? emptyPayload,
       })),
     };
   }
@@ -247,3 +250,5 @@ export class Replicator {
     this.retryTimer.unref();
   }
 }
+
+const emptyPayload = Buffer.alloc(0);

@@ -8,6 +8,19 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN, replayBatchRows } from '../common/index.ts';
 
+/** What a log row records. Every kind changes at most one shard. */
+export const EntryKind = {
+  /** amount added to the shard total (or, with amount 0, a key fence). */
+  increment: 0,
+  /** A membership flip: member added (amount +1) or removed (-1); the total is the member count. */
+  memberFlip: 1,
+  /** HyperLogLog registers raised: payload holds the packed (index, rank) changes. */
+  distinct: 2,
+  /** The shard's window settings from here on: payload holds bucketMs and retentionMs. */
+  windowConfig: 3,
+} as const;
+export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind];
+
 export interface LogEntry {
   shardId: number;
   /** 0 only for a key fence: a row that records a key without changing the total. */
@@ -20,6 +33,12 @@ export interface LogEntry {
    * apply at this shard.
    */
   fenceShardCount: number;
+  /** Default increment. */
+  kind?: EntryKind;
+  /** memberFlip only: the member, 0..2^64-1. */
+  member?: bigint;
+  /** distinct and windowConfig only. */
+  payload?: Buffer;
 }
 
 /** An entry as stored: with its sequence number and the epoch that wrote it. */
@@ -29,17 +48,93 @@ export interface StoredEntry extends LogEntry {
   atMs: number;
 }
 
-const schemaVersion = 3;
+const schemaVersion = 4;
+
+const uint64Max = (1n << 64n) - 1n;
+
+/** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
+export function entryProblem(entry: LogEntry): string | undefined {
+  const kind = entry.kind ?? EntryKind.increment;
+  if (!Number.isSafeInteger(entry.shardId) || entry.shardId <= 0) return 'shard id invalid';
+  if (entry.amount > INT64_MAX || entry.amount < INT64_MIN) return 'amount out of range';
+  const keyed = entry.idempotencyKey.length > 0;
+  switch (kind) {
+    case EntryKind.increment:
+      if (entry.member !== undefined || (entry.payload?.length ?? 0) > 0) return 'an increment carries no member or payload';
+      if (entry.fenceShardCount !== 0 && (entry.amount !== 0n || !keyed)) return 'a key fence carries a key and no amount';
+      if (entry.amount === 0n && entry.fenceShardCount === 0) return 'a zero-amount increment must be a key fence';
+      return undefined;
+    case EntryKind.memberFlip:
+      if (entry.amount !== 1n && entry.amount !== -1n) return 'a member flip changes the count by exactly one';
+      if (entry.member === undefined || entry.member < 0n || entry.member > uint64Max) return 'a member flip needs a member in 0..2^64-1';
+      return keyed || entry.fenceShardCount !== 0 ? 'a member flip carries no key' : undefined;
+    case EntryKind.distinct:
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a distinct entry has no amount or key';
+      return entry.payload === undefined || entry.payload.length === 0 || entry.payload.length % 3 !== 0 ? 'a distinct entry needs packed register changes' : undefined;
+    case EntryKind.windowConfig:
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a window setting has no amount or key';
+      return entry.payload?.length !== 16 ? 'a window setting needs 16 bytes' : undefined;
+    default:
+      return `unknown kind ${String(kind)}`;
+  }
+}
+
+/** Row values for the kind, member and payload columns (NULL for a plain increment). */
+function extraColumns(entry: LogEntry): [number | null, bigint | null, Buffer | null] {
+  const kind = entry.kind ?? EntryKind.increment;
+  return [
+    kind === EntryKind.increment ? null : kind,
+    entry.member === undefined ? null : BigInt.asIntN(64, entry.member),
+    entry.payload === undefined || entry.payload.length === 0 ? null : entry.payload,
+  ];
+}
+
+type RawRow = [lsn: bigint, epoch: bigint, shardId: bigint, amount: bigint, key: Buffer | null, fenceShardCount: bigint | null, atMs: bigint, kind: bigint | null, member: bigint | null, payload: Buffer | null];
+const rowColumns = 'lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload';
+
+/** A stored row as an entry, checked: a row that could not have been written fails the read. */
+function entryOfRow(row: RawRow): StoredEntry {
+  const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload] = row;
+  const entry: StoredEntry = {
+    lsn,
+    epoch,
+    shardId: shardId > BigInt(Number.MAX_SAFE_INTEGER) || shardId <= 0n ? -1 : Number(shardId),
+    amount,
+    idempotencyKey: key ?? Buffer.alloc(0),
+    fenceShardCount: Number(fenceShardCount ?? 0n),
+    atMs: Number(atMs),
+  };
+  // A plain increment row stays a plain object: no kind, member or payload.
+  if (kind !== null) entry.kind = Number(kind) as EntryKind;
+  if (member !== null) entry.member = BigInt.asUintN(64, member);
+  if (payload !== null) entry.payload = payload;
+  const problem = entryProblem(entry);
+  if (problem !== undefined) throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount}): ${problem}`);
+  return entry;
+}
+
+/** The checkpoint: per-shard totals plus each shard's folded state of the other kinds. */
+export interface CheckpointState {
+  totals: Map<number, bigint>;
+  /** Per shard, per part ('window', 'sketch', 'members'): the part's serialized state. */
+  parts: Map<number, Map<string, Buffer>>;
+}
+
+/**
+ * Folds entries into checkpoint state: the same code that applies entries
+ * to memory, so checkpoint + tail always equals a full replay.
+ */
+export interface CheckpointFolder {
+  fold(state: CheckpointState, entries: readonly StoredEntry[], nowMs: number): CheckpointState;
+}
 
 export class ShardLogError extends Error {
   override name = 'ShardLogError';
 }
 
 function checkEntry(entry: LogEntry): void {
-  assert.ok(entry.amount <= INT64_MAX && entry.amount >= INT64_MIN, 'log entry amount out of range');
-  assert.ok(entry.fenceShardCount === 0 || (entry.amount === 0n && entry.idempotencyKey.length > 0), 'a key fence carries a key and no amount');
-  assert.ok(entry.amount !== 0n || entry.fenceShardCount > 0, 'a zero-amount entry must be a key fence');
-  assert.ok(Number.isSafeInteger(entry.shardId) && entry.shardId > 0, 'log entry shard id invalid');
+  const problem = entryProblem(entry);
+  assert.ok(problem === undefined, `log entry invalid: ${problem}`);
 }
 
 export class ShardLog {
@@ -51,17 +146,21 @@ export class ShardLog {
   private lastEntryEpoch: bigint;
   private foldedLsn: bigint;
 
-  private constructor(db: Database.Database, readonly file: string) {
+  private constructor(
+    db: Database.Database,
+    readonly file: string,
+    private readonly folder: CheckpointFolder | undefined,
+  ) {
     this.db = db;
-    this.insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     this.selectFrom = db
-      .prepare('SELECT lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?')
+      .prepare(`SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`)
       .safeIntegers(true)
       .raw(true);
     this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => {
       let lsn = firstLsn;
       for (const entry of entries) {
-        this.insert.run(lsn, epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, atMs);
+        this.insert.run(lsn, epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, atMs, ...extraColumns(entry));
         lsn++;
       }
     });
@@ -96,43 +195,79 @@ export class ShardLog {
     return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));
   }
 
+  /** The checkpoint's state for some shards (default: all): totals and the other kinds' parts. */
+  checkpointState(shardIds?: readonly number[]): CheckpointState {
+    const filter = shardIds === undefined ? '' : ` WHERE shard_id IN (${shardIds.map(() => '?').join(',')})`;
+    const rows = this.db.prepare(`SELECT shard_id, part, data FROM checkpoint_parts${filter}`).safeIntegers(true).raw(true).all(...(shardIds ?? [])) as [bigint, string, Buffer][];
+    const parts = new Map<number, Map<string, Buffer>>();
+    for (const [shardId, part, data] of rows) {
+      let shardParts = parts.get(Number(shardId));
+      if (shardParts === undefined) parts.set(Number(shardId), (shardParts = new Map()));
+      shardParts.set(part, data);
+    }
+    return { totals: this.checkpointTotals(shardIds), parts };
+  }
+
   /**
    * Folds entries after the checkpoint, up to uptoLsn and at most sliceRows
-   * of them, into the checkpoint's totals, then deletes them — except keyed
-   * rows younger than keepKeysSinceMs, which idempotency still needs. One
-   * transaction: a crash leaves either the old checkpoint with its rows or
-   * the new one without them. Returns the rows folded.
+   * of them, into the checkpoint (totals here, every other kind's state
+   * through the folder), then deletes them — except keyed rows younger than
+   * keepKeysSinceMs, which idempotency still needs. One transaction: a crash
+   * leaves either the old checkpoint with its rows or the new one without
+   * them. Returns the rows folded.
    */
-  foldSlice(uptoLsn: bigint, sliceRows: number, keepKeysSinceMs: number): number {
+  foldSlice(uptoLsn: bigint, sliceRows: number, keepKeysSinceMs: number, nowMs: number = Date.now()): number {
     if (uptoLsn <= this.foldedLsn) return 0;
     const rows = this.db
-      .prepare('SELECT lsn, epoch, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?')
+      .prepare(`SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`)
       .safeIntegers(true)
       .raw(true)
-      .all(this.foldedLsn, uptoLsn, sliceRows) as [bigint, bigint, bigint, bigint][];
+      .all(this.foldedLsn, uptoLsn, sliceRows) as RawRow[];
     if (rows.length === 0) return 0;
     let expectedLsn = this.foldedLsn + 1n;
-    const sums = new Map<number, bigint>();
-    for (const [lsn, , shardId, amount] of rows) {
-      if (lsn !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${lsn}`);
-      sums.set(Number(shardId), (sums.get(Number(shardId)) ?? 0n) + amount);
+    const entries = rows.map((row) => {
+      if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
       expectedLsn++;
-    }
-    const [newLsn, newEpoch] = [rows[rows.length - 1]![0], rows[rows.length - 1]![1]];
-    const current = this.checkpointTotals([...sums.keys()]);
+      return entryOfRow(row);
+    });
+    const last = entries[entries.length - 1]!;
+    const touched = [...new Set(entries.map((entry) => entry.shardId))];
+    const before = this.checkpointState(touched);
+    const sums = new Map<number, bigint>();
+    for (const entry of entries) sums.set(entry.shardId, (sums.get(entry.shardId) ?? 0n) + entry.amount);
+    const withParts = entries.some((entry) => (entry.kind ?? EntryKind.increment) !== EntryKind.increment);
+    if (withParts && this.folder === undefined) throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
+    const after = withParts || before.parts.size > 0 ? this.folder!.fold(before, entries, nowMs) : before;
     const upsert = this.db.prepare('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total');
+    const upsertPart = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data');
+    const deletePart = this.db.prepare('DELETE FROM checkpoint_parts WHERE shard_id = ? AND part = ?');
     this.db.transaction(() => {
       for (const [shardId, sum] of sums) {
-        const total = (current.get(shardId) ?? 0n) + sum;
+        const total = (before.totals.get(shardId) ?? 0n) + sum;
         assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
         upsert.run(shardId, total);
       }
-      this.db.prepare('DELETE FROM log WHERE lsn > ? AND lsn <= ? AND (idem_key IS NULL OR at_ms < ?)').run(this.foldedLsn, newLsn, keepKeysSinceMs);
-      this.setMeta('checkpoint_lsn', newLsn.toString());
-      this.setMeta('checkpoint_epoch', newEpoch.toString());
+      for (const shardId of touched) {
+        const beforeParts = before.parts.get(shardId) ?? new Map<string, Buffer>();
+        const afterParts = after.parts.get(shardId) ?? new Map<string, Buffer>();
+        for (const [part, data] of afterParts) if (!beforeParts.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
+        for (const part of beforeParts.keys()) if (!afterParts.has(part)) deletePart.run(shardId, part);
+      }
+      this.db.prepare('DELETE FROM log WHERE lsn > ? AND lsn <= ? AND (idem_key IS NULL OR at_ms < ?)').run(this.foldedLsn, last.lsn, keepKeysSinceMs);
+      this.setMeta('checkpoint_lsn', last.lsn.toString());
+      this.setMeta('checkpoint_epoch', last.epoch.toString());
     })();
-    this.foldedLsn = newLsn;
+    this.foldedLsn = last.lsn;
     return rows.length;
+  }
+
+  /** Replaces one shard's checkpointed parts (e.g. expired window buckets dropped) without folding entries. */
+  rewriteCheckpointParts(shardId: number, parts: ReadonlyMap<string, Buffer>): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM checkpoint_parts WHERE shard_id = ?').run(shardId);
+      const insert = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?)');
+      for (const [part, data] of parts) insert.run(shardId, part, data);
+    })();
   }
 
   /** Deletes folded keyed rows older than the dedup window, oldest first, at most `limit`. */
@@ -153,7 +288,7 @@ export class ShardLog {
   }
 
   /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */
-  static open(dataDir: string): ShardLog {
+  static open(dataDir: string, folder?: CheckpointFolder): ShardLog {
     fs.mkdirSync(dataDir, { recursive: true });
     const file = path.join(dataDir, 'node.sqlite');
     let db: Database.Database | undefined;
@@ -173,18 +308,26 @@ export class ShardLog {
           amount INTEGER NOT NULL,
           idem_key BLOB,
           fence_shard_count INTEGER,
-          at_ms INTEGER NOT NULL
+          at_ms INTEGER NOT NULL,
+          kind INTEGER,
+          member INTEGER,
+          payload BLOB
         );
         -- Shard totals folded from every entry up to meta checkpoint_lsn.
         CREATE TABLE IF NOT EXISTS checkpoint (shard_id INTEGER PRIMARY KEY, total INTEGER NOT NULL);
+        -- The same fold for the other kinds: window buckets, sketches, member sets.
+        CREATE TABLE IF NOT EXISTS checkpoint_parts (shard_id INTEGER NOT NULL, part TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (shard_id, part));
       `);
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
-      if (version === undefined) {
-        db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?)").run(String(schemaVersion));
+      if (version === undefined || Number(version.value) === 3) {
+        // Version 3 lacks only the kind, member and payload columns.
+        const columns = db.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[];
+        if (!columns.some((column) => column.name === 'kind')) db.exec('ALTER TABLE log ADD COLUMN kind INTEGER; ALTER TABLE log ADD COLUMN member INTEGER; ALTER TABLE log ADD COLUMN payload BLOB;');
+        db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(schemaVersion));
       } else if (Number(version.value) !== schemaVersion) {
         throw new ShardLogError(`log ${file} has schema version ${version.value}; this node reads ${schemaVersion}`);
       }
-      return new ShardLog(db, file);
+      return new ShardLog(db, file, folder);
     } catch (error) {
       db?.close();
       if (error instanceof ShardLogError) throw error;
@@ -221,7 +364,7 @@ export class ShardLog {
       for (const entry of entries) {
         checkEntry(entry);
         assert.equal(entry.lsn, expectedLsn, 'replicated entries must continue the log');
-        this.insert.run(entry.lsn, entry.epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, entry.atMs);
+        this.insert.run(entry.lsn, entry.epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, entry.atMs, ...extraColumns(entry));
         expectedLsn++;
       }
     });
@@ -238,16 +381,7 @@ export class ShardLog {
    */
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
     if (fromLsn <= this.foldedLsn) throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
-    const rows = this.selectFrom.all(fromLsn, limit) as [bigint, bigint, bigint, bigint, Buffer | null, bigint | null, bigint][];
-    return rows.map(([lsn, epoch, shardId, amount, key, fenceShardCount, atMs]) => ({
-      lsn,
-      epoch,
-      shardId: Number(shardId),
-      amount,
-      idempotencyKey: key ?? Buffer.alloc(0),
-      fenceShardCount: Number(fenceShardCount ?? 0n),
-      atMs: Number(atMs),
-    }));
+    return (this.selectFrom.all(fromLsn, limit) as RawRow[]).map(entryOfRow);
   }
 
   /** Epoch of the entry at lsn, or undefined when there is none. */
@@ -276,29 +410,22 @@ export class ShardLog {
    * ShardLogError on a gap or a bad row: a log with a hole must not yield a
    * silently smaller total.
    */
-  replay(
-    onEntry: (lsn: bigint, shardId: number, amount: bigint, key: Buffer | null, atMs: number, fenceShardCount: number) => void,
-    uptoLsn: bigint = this.lastLsn,
-  ): bigint {
+  replay(onEntry: (entry: StoredEntry) => void, uptoLsn: bigint = this.lastLsn): bigint {
     const select = this.db
-      .prepare('SELECT lsn, shard_id, amount, idem_key, at_ms, fence_shard_count FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?')
+      .prepare(`SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`)
       .safeIntegers(true)
       .raw(true);
     const endLsn = uptoLsn < this.lastLsn ? uptoLsn : this.lastLsn;
-    // Entries up to the checkpoint are in its totals (checkpointTotals); the tail follows it.
+    // Entries up to the checkpoint are in its state (checkpointState); the tail follows it.
     let expectedLsn = this.foldedLsn + 1n;
     if (endLsn < this.foldedLsn) throw new ShardLogError(`cannot replay up to lsn ${endLsn}: the checkpoint already covers up to ${this.foldedLsn}`);
     // Bounded: each step advances by replayBatchRows until the end.
     const stepsMax = Number(endLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax && expectedLsn <= endLsn; step++) {
-      const rows = select.all(expectedLsn - 1n, endLsn, replayBatchRows) as [bigint, bigint, bigint, Buffer | null, bigint, bigint | null][];
-      for (const [lsn, shardId, amount, key, atMs, fenceShardCount] of rows) {
-        if (lsn !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${lsn}`);
-        const validFence = fenceShardCount === null || (amount === 0n && key !== null && fenceShardCount > 0n);
-        if ((amount === 0n && fenceShardCount === null) || !validFence || shardId <= 0n || shardId > BigInt(Number.MAX_SAFE_INTEGER)) {
-          throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount})`);
-        }
-        onEntry(lsn, Number(shardId), amount, key, Number(atMs), Number(fenceShardCount ?? 0n));
+      const rows = select.all(expectedLsn - 1n, endLsn, replayBatchRows) as RawRow[];
+      for (const row of rows) {
+        if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
+        onEntry(entryOfRow(row));
         expectedLsn++;
       }
       if (rows.length < replayBatchRows) break;

@@ -2,7 +2,7 @@
 // whole log gives — totals, keys, lsn and epoch — wherever the fold stopped.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShardLog, type LogEntry } from '../../src/node/shard-log.ts';
-import { ShardTotals } from '../../src/node/shard-totals.ts';
+import { NodeMemory, checkpointFolder } from '../../src/node/node-memory.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/node-service.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
@@ -21,9 +21,10 @@ function randomEntries(random: () => number, count: number, sequence: { next: nu
 }
 
 function memoryOf(log: ShardLog, nowMs: number): { totals: Map<number, bigint>; dedup: DedupIndex; lastLsn: bigint } {
-  const totals = new ShardTotals();
+  const memory = new NodeMemory();
+  const totals = memory.totals;
   const dedup = new DedupIndex(windowMs);
-  const lastLsn = rebuildMemory(log, totals, dedup, nowMs, windowMs);
+  const lastLsn = rebuildMemory(log, memory, dedup, nowMs, windowMs);
   return { totals: new Map(totals.shardIds().map((id) => [id, totals.get(id)])), dedup, lastLsn };
 }
 

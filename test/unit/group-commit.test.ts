@@ -8,6 +8,7 @@ import { status } from '@grpc/grpc-js';
 import { GroupCommitter, type ApplyEntry, type CommitHooks, type CommitResult } from '../../src/node/group-commit.ts';
 import { ShardLog } from '../../src/node/shard-log.ts';
 import { ShardTotals } from '../../src/node/shard-totals.ts';
+import { NodeMemory } from '../../src/node/node-memory.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import type { RoleState } from '../../src/node/node-role.ts';
 import { rebuildMemory } from '../../src/node/node-service.ts';
@@ -19,11 +20,11 @@ import { randomInt, seededRandom } from './seeded-random.ts';
 const dedupWindowMs = 60_000;
 
 function increment(shardId: number, amount: bigint, key = '', routedShardCount = 1): ApplyEntry {
-  return { shardId, amount, idempotencyKey: Buffer.from(key), fenceShardCount: 0, fence: false, routedShardCount };
+  return { shardId, amount, idempotencyKey: Buffer.from(key), fenceShardCount: 0, fence: false, routedShardCount, op: 'increment' };
 }
 
 function fence(shardId: number, key: string, routedShardCount: number): ApplyEntry {
-  return { shardId, amount: 0n, idempotencyKey: Buffer.from(key), fenceShardCount: 0, fence: true, routedShardCount };
+  return { shardId, amount: 0n, idempotencyKey: Buffer.from(key), fenceShardCount: 0, fence: true, routedShardCount, op: 'increment' };
 }
 
 class RecordingHooks implements CommitHooks {
@@ -48,6 +49,7 @@ describe('group commit', () => {
   let dataDir: string;
   let log: ShardLog;
   let totals: ShardTotals;
+  let memory: NodeMemory;
   let dedup: DedupIndex;
   let hooks: RecordingHooks;
   let role: RoleState;
@@ -60,12 +62,13 @@ describe('group commit', () => {
   beforeEach(() => {
     dataDir = makeTempDir('group-commit');
     log = ShardLog.open(dataDir);
-    totals = new ShardTotals();
+    memory = new NodeMemory();
+    totals = memory.totals;
     dedup = new DedupIndex(dedupWindowMs);
     hooks = new RecordingHooks();
     role = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n };
     nowMs = 5_000;
-    committer = new GroupCommitter(log, totals, () => role, dedup, hooks, () => nowMs);
+    committer = new GroupCommitter(log, memory, () => role, dedup, hooks, () => nowMs);
   });
   afterEach(() => {
     log.close();
@@ -294,10 +297,11 @@ describe('group commit', () => {
       await submit([[increment(1, 5n, 'applied')], [fence(2, 'fenced', 4)]]);
       log.close();
       log = ShardLog.open(dataDir);
-      totals = new ShardTotals();
+      memory = new NodeMemory();
+    totals = memory.totals;
       dedup = new DedupIndex(dedupWindowMs);
-      expect(rebuildMemory(log, totals, dedup, nowMs, dedupWindowMs)).toBe(2n);
-      committer = new GroupCommitter(log, totals, () => role, dedup, hooks, () => nowMs);
+      expect(rebuildMemory(log, memory, dedup, nowMs, dedupWindowMs)).toBe(2n);
+      committer = new GroupCommitter(log, memory, () => role, dedup, hooks, () => nowMs);
       const outcome = await submit([[increment(1, 5n, 'applied')], [increment(2, 5n, 'fenced', 2)]]);
       expect(outcome.results.map((result) => result.applied)).toEqual([[false], []]);
       expect(outcome.results[1]!.code).toBe(status.UNAVAILABLE);
@@ -338,7 +342,7 @@ describe('group commit', () => {
     log.close();
     log = ShardLog.open(dataDir);
     const replayed = new ShardTotals();
-    log.replay((_lsn, shardId, amount) => replayed.add(shardId, amount));
+    log.replay(({ shardId, amount }) => replayed.add(shardId, amount));
     for (let shardId = 1; shardId <= 4; shardId++) expect(replayed.get(shardId)).toBe(totals.get(shardId));
   });
 });

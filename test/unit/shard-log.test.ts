@@ -21,7 +21,7 @@ const epoch = 1n;
 
 function replayAll(log: ShardLog): { lsn: bigint; shardId: number; amount: bigint }[] {
   const rows: { lsn: bigint; shardId: number; amount: bigint }[] = [];
-  log.replay((lsn, shardId, amount) => rows.push({ lsn, shardId, amount }));
+  log.replay(({ lsn, shardId, amount }) => rows.push({ lsn, shardId, amount }));
   return rows;
 }
 
@@ -102,7 +102,7 @@ describe('shard log', () => {
     let sum = 0n;
     let previousLsn = 0n;
     let outOfOrder = 0;
-    const lastLsn = log.replay((lsn, _shardId, amount) => {
+    const lastLsn = log.replay(({ lsn, amount }) => {
       if (lsn !== previousLsn + 1n) outOfOrder++;
       previousLsn = lsn;
       count++;
@@ -136,7 +136,7 @@ describe('shard log', () => {
     const reopened = open();
     expect(reopened.lastLsn).toBe(4n);
     const seen: bigint[] = [];
-    expect(() => reopened.replay((lsn) => seen.push(lsn))).toThrow(ShardLogError);
+    expect(() => reopened.replay(({ lsn }) => seen.push(lsn))).toThrow(ShardLogError);
     expect(() => reopened.replay(() => {})).toThrow(/gap/);
     // Entries before the hole may have been passed on; none after it.
     expect(seen.every((lsn) => lsn < 2n)).toBe(true);
@@ -215,7 +215,7 @@ describe('shard log', () => {
     const log = open();
     log.append([entry(1, 5n, 'k1'), fenceEntry(1, 'k2', 4), entry(1, 2n)], epoch, 1_234);
     const seen: unknown[] = [];
-    log.replay((lsn, shardId, amount, key, atMs, fenceShardCount) => seen.push({ lsn, shardId, amount, key: key?.toString() ?? null, atMs, fenceShardCount }));
+    log.replay(({ lsn, shardId, amount, idempotencyKey, atMs, fenceShardCount }) => seen.push({ lsn, shardId, amount, key: idempotencyKey.length > 0 ? idempotencyKey.toString() : null, atMs, fenceShardCount }));
     expect(seen).toEqual([
       { lsn: 1n, shardId: 1, amount: 5n, key: 'k1', atMs: 1_234, fenceShardCount: 0 },
       { lsn: 2n, shardId: 1, amount: 0n, key: 'k2', atMs: 1_234, fenceShardCount: 4 },
@@ -227,7 +227,7 @@ describe('shard log', () => {
     const log = open();
     log.append([entry(1, 1n), entry(1, 2n), entry(1, 3n)], epoch, 0);
     const lsns: bigint[] = [];
-    expect(log.replay((lsn) => lsns.push(lsn), 2n)).toBe(2n);
+    expect(log.replay(({ lsn }) => lsns.push(lsn), 2n)).toBe(2n);
     expect(lsns).toEqual([1n, 2n]);
     expect(log.replay(() => {}, 99n)).toBe(3n);
   });

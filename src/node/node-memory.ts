@@ -1,0 +1,175 @@
+// Everything a node holds in memory, per shard: totals, window buckets,
+// distinct-count sketches and member sets. Changed only by applying log
+// entries — after their commit, during replay, and (on a scratch copy) when a
+// checkpoint folds them — so memory, replay and checkpoint cannot disagree.
+import assert from 'node:assert/strict';
+import { HllSketch, unpackRegisterChanges } from '../sketch/index.ts';
+import { MemberSet } from '../membership/index.ts';
+import { WindowBuckets } from '../window/index.ts';
+import { ShardTotals } from './shard-totals.ts';
+import { EntryKind, type CheckpointFolder, type CheckpointState, type LogEntry, type StoredEntry } from './shard-log.ts';
+
+export interface WindowSetting {
+  bucketMs: number;
+  retentionMs: number;
+}
+
+/** A windowConfig entry's payload: bucketMs then retentionMs, 8 bytes each. */
+export function encodeWindowSetting(setting: WindowSetting): Buffer {
+  const payload = Buffer.alloc(16);
+  payload.writeBigUInt64BE(BigInt(setting.bucketMs), 0);
+  payload.writeBigUInt64BE(BigInt(setting.retentionMs), 8);
+  return payload;
+}
+
+export function decodeWindowSetting(payload: Buffer): WindowSetting {
+  assert.equal(payload.length, 16, 'window setting payload is 16 bytes');
+  return { bucketMs: Number(payload.readBigUInt64BE(0)), retentionMs: Number(payload.readBigUInt64BE(8)) };
+}
+
+// Checkpoint part names.
+const windowPart = 'window';
+const sketchPart = 'sketch';
+const membersPart = 'members';
+
+function encodeWindowPart(setting: WindowSetting, buckets: readonly [number, bigint][]): Buffer {
+  const data = Buffer.alloc(20 + 16 * buckets.length);
+  encodeWindowSetting(setting).copy(data, 0);
+  data.writeUInt32BE(buckets.length, 16);
+  buckets.forEach(([startMs, total], index) => {
+    data.writeBigUInt64BE(BigInt(startMs), 20 + 16 * index);
+    data.writeBigInt64BE(total, 28 + 16 * index);
+  });
+  return data;
+}
+
+function decodeWindowPart(data: Buffer): { setting: WindowSetting; buckets: [number, bigint][] } {
+  assert.ok(data.length >= 20 && data.length === 20 + 16 * data.readUInt32BE(16), 'window checkpoint part is malformed');
+  const buckets: [number, bigint][] = [];
+  for (let offset = 20; offset < data.length; offset += 16) buckets.push([Number(data.readBigUInt64BE(offset)), data.readBigInt64BE(offset + 8)]);
+  return { setting: decodeWindowSetting(data.subarray(0, 16)), buckets };
+}
+
+export class NodeMemory {
+  readonly totals = new ShardTotals();
+  readonly windows = new WindowBuckets();
+  private readonly sketches = new Map<number, HllSketch>();
+  private readonly memberSets = new Map<number, MemberSet>();
+
+  /** Applies one committed entry. */
+  apply(entry: LogEntry & { atMs: number }): void {
+    const { shardId, amount } = entry;
+    switch (entry.kind ?? EntryKind.increment) {
+      case EntryKind.increment:
+        if (amount === 0n) return; // a key fence
+        this.totals.add(shardId, amount);
+        this.windows.add(shardId, entry.atMs, amount);
+        return;
+      case EntryKind.memberFlip: {
+        let members = this.memberSets.get(shardId);
+        if (members === undefined) this.memberSets.set(shardId, (members = new MemberSet()));
+        // Only real flips are logged: a flip that changes nothing means the log and memory disagree.
+        const flipped = amount === 1n ? members.add(entry.member!) : members.remove(entry.member!);
+        assert.ok(flipped, `member ${entry.member} of shard ${shardId} flipped to the state it already had`);
+        this.totals.add(shardId, amount);
+        return;
+      }
+      case EntryKind.distinct: {
+        let sketch = this.sketches.get(shardId);
+        if (sketch === undefined) this.sketches.set(shardId, (sketch = new HllSketch()));
+        for (const [index, rank] of unpackRegisterChanges(entry.payload!)) sketch.observe(index, rank);
+        return;
+      }
+      case EntryKind.windowConfig: {
+        const { bucketMs, retentionMs } = decodeWindowSetting(entry.payload!);
+        this.windows.configure(shardId, bucketMs, retentionMs);
+        return;
+      }
+    }
+  }
+
+  hasMember(shardId: number, member: bigint): boolean {
+    return this.memberSets.get(shardId)?.has(member) ?? false;
+  }
+
+  memberCount(shardId: number): number {
+    return this.memberSets.get(shardId)?.size ?? 0;
+  }
+
+  register(shardId: number, index: number): number {
+    return this.sketches.get(shardId)?.get(index) ?? 0;
+  }
+
+  sketch(shardId: number): HllSketch | undefined {
+    return this.sketches.get(shardId);
+  }
+
+  windowSetting(shardId: number): WindowSetting {
+    return this.windows.configOf(shardId) ?? { bucketMs: 0, retentionMs: 0 };
+  }
+
+  /** Bytes held by sketches and member sets (totals and buckets are small and counted elsewhere). */
+  structureBytes(): { sketchBytes: number; memberBytes: number; sketches: number; memberSets: number } {
+    let sketchBytes = 0;
+    let memberBytes = 0;
+    for (const sketch of this.sketches.values()) sketchBytes += sketch.memoryBytes();
+    for (const members of this.memberSets.values()) memberBytes += members.memoryBytes();
+    return { sketchBytes, memberBytes, sketches: this.sketches.size, memberSets: this.memberSets.size };
+  }
+
+  clear(): void {
+    this.totals.clear();
+    this.windows.clear();
+    this.sketches.clear();
+    this.memberSets.clear();
+  }
+
+  /** Loads a checkpoint (into empty memory). */
+  load(state: CheckpointState): void {
+    for (const [shardId, total] of state.totals) this.totals.add(shardId, total);
+    for (const [shardId, parts] of state.parts) {
+      for (const [part, data] of parts) {
+        if (part === windowPart) {
+          const { setting, buckets } = decodeWindowPart(data);
+          this.windows.load(shardId, setting, buckets);
+        } else if (part === sketchPart) {
+          this.sketches.set(shardId, HllSketch.deserialize(data));
+        } else if (part === membersPart) {
+          this.memberSets.set(shardId, MemberSet.deserialize(data));
+        } else {
+          assert.fail(`unknown checkpoint part ${part} of shard ${shardId}`);
+        }
+      }
+    }
+  }
+
+  /** The checkpoint state of some shards. */
+  checkpointOf(shardIds: readonly number[]): CheckpointState {
+    const totals = new Map<number, bigint>();
+    const parts = new Map<number, Map<string, Buffer>>();
+    for (const shardId of shardIds) {
+      totals.set(shardId, this.totals.get(shardId));
+      const shardParts = new Map<string, Buffer>();
+      const setting = this.windows.configOf(shardId);
+      if (setting !== undefined) shardParts.set(windowPart, encodeWindowPart(setting, this.windows.buckets(shardId)));
+      const sketch = this.sketches.get(shardId);
+      if (sketch !== undefined) shardParts.set(sketchPart, sketch.serialize());
+      const members = this.memberSets.get(shardId);
+      if (members !== undefined) shardParts.set(membersPart, members.serialize());
+      if (shardParts.size > 0) parts.set(shardId, shardParts);
+    }
+    return { totals, parts };
+  }
+}
+
+/** Folds entries into a checkpoint with the same apply() as memory, dropping expired window buckets. */
+export const checkpointFolder: CheckpointFolder = {
+  fold(state: CheckpointState, entries: readonly StoredEntry[], nowMs: number): CheckpointState {
+    const scratch = new NodeMemory();
+    scratch.load(state);
+    for (const entry of entries) scratch.apply(entry);
+    const shardIds = [...new Set([...state.totals.keys(), ...state.parts.keys(), ...entries.map((entry) => entry.shardId)])];
+    scratch.windows.expire(nowMs, scratch.windows.shardCount);
+    return scratch.checkpointOf(shardIds);
+  },
+};
