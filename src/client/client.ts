@@ -19,6 +19,14 @@ import {
   type ReconcileResultMsg,
   type TallyError,
   type HotResponseMsg,
+  type AddDistinctResponseMsg,
+  type CountDistinctResponseMsg,
+  type ReadWindowResponseMsg,
+  type SetMemberResponseMsg,
+  type IsMemberResponseMsg,
+  type RebuildResponseMsg,
+  TallyError as TallyErrorClass,
+  ErrorCode,
 } from '../common/index.ts';
 
 export interface TallyClientOptions {
@@ -96,6 +104,62 @@ export interface CounterDescription {
   createdUnixMs: number;
   /** False when heat-driven growth is off for this counter. */
   autoscale: boolean;
+  /** 'total', 'distinct' or 'membership'. */
+  kind: string;
+  /** Totals with a window: bucket size and retention (0 when none). */
+  windowBucketMs: number;
+  windowRetentionMs: number;
+}
+
+export interface WindowReadResult {
+  counter: string;
+  total: bigint;
+  exact: boolean;
+  /** The buckets summed, [fromUnixMs, toUnixMs); the newest is the current, partial one. */
+  fromUnixMs: number;
+  toUnixMs: number;
+  bucketMs: number;
+  buckets: number;
+  asOfUnixMs: number;
+  stalenessMs: number;
+}
+
+export interface DistinctCount {
+  estimate: number;
+  /** Relative standard error (about 0.0081). */
+  standardError: number;
+  shards: number;
+}
+
+/** A member id: an unsigned 64-bit integer as bigint, safe integer or decimal string. */
+export type MemberId = bigint | number | string;
+
+export interface PartitionReport {
+  partition: number;
+  shardId: number;
+  pair: number;
+  members: bigint;
+  storedCount: bigint;
+  drift: bigint;
+  repaired: bigint;
+}
+
+export interface RebuildReport {
+  counter: string;
+  members: bigint;
+  storedCount: bigint;
+  /** storedCount - members: 0 on a healthy counter. */
+  drift: bigint;
+  repaired: boolean;
+  partitions: PartitionReport[];
+}
+
+export interface ConfigureOptions {
+  autoscale?: boolean;
+  /** Time buckets for a total counter ({0, 0} turns them off). */
+  window?: { bucketMs: number; retentionMs: number };
+  /** Creates a membership counter with this many partitions (fixed for life). */
+  membershipPartitions?: number;
 }
 
 export interface HotCounter {
@@ -165,6 +229,11 @@ interface CounterRpc extends Client {
   IncrementBatch: Unary<object, IncrementBatchResponseMsg>;
   Read: Unary<object, ReadResponseMsg>;
   ReadMany: Unary<object, ReadManyResponseMsg>;
+  AddDistinct: Unary<object, AddDistinctResponseMsg>;
+  CountDistinct: Unary<object, CountDistinctResponseMsg>;
+  ReadWindow: Unary<object, ReadWindowResponseMsg>;
+  SetMember: Unary<object, SetMemberResponseMsg>;
+  IsMember: Unary<object, IsMemberResponseMsg>;
 }
 
 interface AdminRpc extends Client {
@@ -174,6 +243,18 @@ interface AdminRpc extends Client {
   Reconcile: Unary<object, ReconcileResultMsg>;
   Configure: Unary<object, DescribeResponseMsg>;
   Hot: Unary<object, HotResponseMsg>;
+  Rebuild: Unary<object, RebuildResponseMsg>;
+}
+
+const uint64Max = (1n << 64n) - 1n;
+
+/** A member id on the wire; anything but an unsigned 64-bit integer fails here, before a call. */
+function toWireMember(member: MemberId): string {
+  const text = typeof member === 'number' && !Number.isSafeInteger(member) ? 'not a safe integer' : String(member);
+  if (!/^\d{1,20}$/.test(text) || BigInt(text) > uint64Max) {
+    throw new TallyErrorClass(ErrorCode.invalidArgument, `member must be an unsigned 64-bit integer (0..${uint64Max}), got ${JSON.stringify(String(member))}`);
+  }
+  return text;
 }
 
 function toWireAmount(amount: Int64Input): string {
@@ -220,6 +301,9 @@ function fromDescribeResponse(response: DescribeResponseMsg): CounterDescription
     skew: response.skew,
     createdUnixMs: Number(response.config?.createdUnixMs ?? 0),
     autoscale: response.config?.autoscale ?? true,
+    kind: response.config?.kind ?? 'total',
+    windowBucketMs: Number(response.config?.windowBucketMs ?? 0),
+    windowRetentionMs: Number(response.config?.windowRetentionMs ?? 0),
   };
 }
 
@@ -320,10 +404,91 @@ export class TallyClient {
     return fromDescribeResponse(await this.call(this.adminRpc.Describe, this.adminRpc, { counter }, settings));
   }
 
-  /** Turns heat-driven growth on or off for one counter; returns its description. */
-  async configure(counter: string, options: { autoscale?: boolean }, settings?: CallSettings): Promise<CounterDescription> {
+  /**
+   * Per-counter settings: heat-driven growth on or off, a total counter's
+   * time window (creating the counter if absent), or a new membership
+   * counter's partition count. Returns the counter's description.
+   */
+  async configure(counter: string, options: ConfigureOptions, settings?: CallSettings): Promise<CounterDescription> {
     const autoscale = options.autoscale === undefined ? 'AUTOSCALE_UNCHANGED' : options.autoscale ? 'AUTOSCALE_ON' : 'AUTOSCALE_OFF';
-    return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, { counter, autoscale }, settings));
+    const window = options.window === undefined ? null : { bucketMs: String(options.window.bucketMs), retentionMs: String(options.window.retentionMs) };
+    const request = { counter, autoscale, window, membershipPartitions: options.membershipPartitions ?? 0 };
+    return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, request, settings));
+  }
+
+  /**
+   * Adds members (strings as UTF-8, or bytes) to a distinct counter, created
+   * on first use. Adding is idempotent, so the call is retried on
+   * UNAVAILABLE and DEADLINE_EXCEEDED within the deadline.
+   */
+  async addDistinct(counter: string, members: readonly (string | Uint8Array)[], settings?: CallSettings): Promise<{ registersChanged: number }> {
+    const request = { counter, members: members.map((member) => (typeof member === 'string' ? Buffer.from(member, 'utf8') : Buffer.from(member))) };
+    const response = await this.withRetries(this.counterRpc.AddDistinct, request, true, settings);
+    return { registersChanged: response.registersChanged };
+  }
+
+  /** The estimated number of distinct members in the union of the named distinct counters. */
+  async countDistinct(counters: string | readonly string[], settings?: CallSettings): Promise<DistinctCount> {
+    const request = { counters: typeof counters === 'string' ? [counters] : counters };
+    const response = await this.call(this.counterRpc.CountDistinct, this.counterRpc, request, settings);
+    return { estimate: Number(response.estimate), standardError: response.standardError, shards: response.shards };
+  }
+
+  /** The sum of a windowed counter's increments over the last lastMs (see WindowReadResult for the buckets used). */
+  async readWindow(counter: string, lastMs: number, options?: CallSettings & { consistency?: Consistency }): Promise<WindowReadResult> {
+    const request = { counter, lastMs: String(lastMs), consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    const response = await this.call(this.counterRpc.ReadWindow, this.counterRpc, request, options);
+    return {
+      counter: response.counter,
+      total: BigInt(response.total),
+      exact: response.exact,
+      fromUnixMs: Number(response.fromUnixMs),
+      toUnixMs: Number(response.toUnixMs),
+      bucketMs: Number(response.bucketMs),
+      buckets: response.buckets,
+      asOfUnixMs: Number(response.asOfUnixMs),
+      stalenessMs: Number(response.stalenessMs),
+    };
+  }
+
+  /**
+   * Makes member present (like) or absent (unlike) in a membership counter,
+   * created on first use. changed says whether this call flipped it; count is
+   * the counter's exact count after it. Setting a state is idempotent, so the
+   * call is retried on UNAVAILABLE; a retried call that had already applied
+   * reports changed=false.
+   */
+  async setMember(counter: string, member: MemberId, present: boolean, settings?: CallSettings): Promise<{ changed: boolean; count: bigint }> {
+    const request = { counter, member: toWireMember(member), present };
+    const response = await this.withRetries(this.counterRpc.SetMember, request, true, settings);
+    return { changed: response.changed, count: BigInt(response.count) };
+  }
+
+  /** Whether each member is present in a membership counter. */
+  async isMember(counter: string, members: readonly MemberId[], settings?: CallSettings): Promise<boolean[]> {
+    const request = { counter, members: members.map(toWireMember) };
+    return (await this.call(this.counterRpc.IsMember, this.counterRpc, request, settings)).present;
+  }
+
+  /** Recomputes a membership counter's count from its bitmaps; repairs drift only with repair: true. */
+  async rebuild(counter: string, options?: CallSettings & { repair?: boolean }): Promise<RebuildReport> {
+    const response = await this.call(this.adminRpc.Rebuild, this.adminRpc, { counter, repair: options?.repair === true }, { deadlineMs: 60_000, ...options });
+    return {
+      counter: response.counter,
+      members: BigInt(response.members),
+      storedCount: BigInt(response.storedCount),
+      drift: BigInt(response.drift),
+      repaired: response.repaired,
+      partitions: response.partitions.map((partition) => ({
+        partition: partition.partition,
+        shardId: Number(partition.shardId),
+        pair: partition.pair,
+        members: BigInt(partition.members),
+        storedCount: BigInt(partition.storedCount),
+        drift: BigInt(partition.drift),
+        repaired: BigInt(partition.repaired),
+      })),
+    };
   }
 
   /** The hottest counters now, hottest first, and how many counters have measurable heat. */

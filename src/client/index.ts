@@ -36,6 +36,18 @@ export type {
   CallSettings,
   /** An int64 as bigint, safe-integer number or decimal string. */
   Int64Input,
+  /** A window read: the sum and the buckets it covers. */
+  WindowReadResult,
+  /** A distinct-count estimate and its relative standard error. */
+  DistinctCount,
+  /** A membership member id: unsigned 64-bit, as bigint, number or decimal string. */
+  MemberId,
+  /** What rebuild found: members in the bitmaps, the stored count, drift per partition. */
+  RebuildReport,
+  /** One partition of a RebuildReport. */
+  PartitionReport,
+  /** Options of configure: autoscale, window, membershipPartitions. */
+  ConfigureOptions,
 } from './client.ts';
 /** The error every failed call rejects with: `code` to match on, `grpcCode` as received. */
 export { TallyError, ErrorCode } from '../common/errors.ts';

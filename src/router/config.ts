@@ -1,6 +1,6 @@
 // The router's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, readTlsFiles, checkPlaintextAllowed, type LogLevel, type TlsFiles } from '../common/index.ts';
+import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, memberPartitionsMax, readTlsFiles, checkPlaintextAllowed, type LogLevel, type TlsFiles } from '../common/index.ts';
 import fs from 'node:fs';
 import type { PairAddresses } from './directory.ts';
 
@@ -41,6 +41,8 @@ export interface RouterConfig {
   autoscaleIntervalMs: number;
   /** Counters with their own metric series: the K hottest. */
   topK: number;
+  /** Partitions a membership counter gets when its first SetMember creates it. */
+  memberPartitions: number;
   /** Must equal the nodes' --dedup-window-ms: keyed retries consult shard homes from growths this recent. */
   dedupWindowMs: number;
   logLevel: LogLevel;
@@ -76,6 +78,7 @@ export const routerDefaults = {
   shardsMax: 64,
   autoscaleIntervalMs: 1_000,
   topK: 20,
+  memberPartitions: 16,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
   tls: undefined as TlsFiles | undefined,
@@ -143,6 +146,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     shardsMax: reader.int('shards-max', routerDefaults.shardsMax, { min: 1, max: shardsPerCounterMax }),
     autoscaleIntervalMs: reader.int('autoscale-interval-ms', routerDefaults.autoscaleIntervalMs, { min: 50, max: 600_000 }),
     topK: reader.int('top-k', routerDefaults.topK, { min: 0, max: 1_000 }),
+    memberPartitions: reader.int('member-partitions', routerDefaults.memberPartitions, { min: 1, max: memberPartitionsMax }),
     dedupWindowMs: reader.int('dedup-window-ms', routerDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),

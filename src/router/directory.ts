@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, TallyError, shardsPerCounterMax } from '../common/index.ts';
+import { ErrorCode, TallyError, shardsPerCounterMax, memberPartitionsMax } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 
 export interface PairInfo {
@@ -30,8 +30,24 @@ export interface Growth {
   grownMs: number;
 }
 
+/**
+ * What a counter counts: a total (Increment, Read, windows), a distinct count
+ * (AddDistinct, CountDistinct) or a member count (SetMember, IsMember, Read).
+ * Fixed when the counter is created.
+ */
+export type CounterKind = 'total' | 'distinct' | 'membership';
+export const counterKinds: readonly CounterKind[] = ['total', 'distinct', 'membership'];
+
+export interface WindowSetting {
+  bucketMs: number;
+  retentionMs: number;
+}
+
 export interface CounterInfo {
   name: string;
+  kind: CounterKind;
+  /** Totals only: time buckets every increment also lands in ({0, 0}: none). */
+  window: WindowSetting;
   shards: ShardInfo[];
   createdMs: number;
   /** Every growth, oldest first: keyed retries consult where earlier shard counts sent a key. */
@@ -56,7 +72,7 @@ export class Directory {
 
   private constructor(db: Database.Database, configuredPairs: readonly PairAddresses[], private readonly now: () => number) {
     this.db = db;
-    this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms) VALUES (?, ?, ?)');
+    this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms, kind, autoscale) VALUES (?, ?, ?, ?, ?)');
     this.insertShard = db.prepare('INSERT INTO shards (counter, shard_index, pair_index, created_ms) VALUES (?, ?, ?, ?)');
     this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
     this.loadPairs(configuredPairs);
@@ -105,6 +121,9 @@ export class Directory {
     };
     addColumn('pairs', 'in_sync', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'autoscale', 'INTEGER NOT NULL DEFAULT 1');
+    addColumn('counters', 'kind', "TEXT NOT NULL DEFAULT 'total'");
+    addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('counters', 'window_retention_ms', 'INTEGER NOT NULL DEFAULT 0');
     try {
       return new Directory(db, configuredPairs, now);
     } catch (error) {
@@ -144,8 +163,27 @@ export class Directory {
   }
 
   private loadCounters(): void {
-    const counterRows = this.db.prepare('SELECT name, shard_count, created_ms, autoscale FROM counters').all() as { name: string; shard_count: number; created_ms: number; autoscale: number }[];
-    for (const row of counterRows) this.counters.set(row.name, { name: row.name, shards: [], createdMs: row.created_ms, growths: [], autoscale: row.autoscale === 1 });
+    const counterRows = this.db.prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms FROM counters').all() as {
+      name: string;
+      shard_count: number;
+      created_ms: number;
+      autoscale: number;
+      kind: string;
+      window_bucket_ms: number;
+      window_retention_ms: number;
+    }[];
+    for (const row of counterRows) {
+      if (!counterKinds.includes(row.kind as CounterKind)) throw new TallyError(ErrorCode.internal, `directory: counter ${row.name} has unknown kind ${row.kind}`);
+      this.counters.set(row.name, {
+        name: row.name,
+        kind: row.kind as CounterKind,
+        window: { bucketMs: row.window_bucket_ms, retentionMs: row.window_retention_ms },
+        shards: [],
+        createdMs: row.created_ms,
+        growths: [],
+        autoscale: row.autoscale === 1,
+      });
+    }
     const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as { counter: string; previous_shard_count: number; grown_ms: number }[];
     for (const row of growthRows) this.counters.get(row.counter)?.growths.push({ previousShardCount: row.previous_shard_count, grownMs: row.grown_ms });
     const shardRows = this.db.prepare('SELECT shard_id, counter, shard_index, pair_index FROM shards ORDER BY counter, shard_index').all() as {
@@ -173,14 +211,27 @@ export class Directory {
     return this.counters.get(name);
   }
 
-  /** The counter, created with one shard on its first use. */
-  getOrCreate(name: string): CounterInfo {
+  /**
+   * The counter, created on its first use: with one shard, or for a
+   * membership counter with its fixed partitions (one shard each, never
+   * grown: a member must always live in the same partition). Using a counter
+   * as another kind than it was created as is FAILED_PRECONDITION.
+   */
+  getOrCreate(name: string, kind: CounterKind = 'total', partitions = 1): CounterInfo {
     const existing = this.counters.get(name);
-    if (existing !== undefined) return existing;
-    const counter: CounterInfo = { name, shards: [], createdMs: this.now(), growths: [], autoscale: true };
+    if (existing !== undefined) {
+      if (existing.kind !== kind) throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+      return existing;
+    }
+    if (!Number.isInteger(partitions) || partitions < 1 || partitions > memberPartitionsMax) {
+      throw new TallyError(ErrorCode.invalidArgument, `partitions must be 1..${memberPartitionsMax}, got ${partitions}`);
+    }
+    const shardCount = kind === 'membership' ? partitions : 1;
+    const autoscale = kind !== 'membership';
+    const counter: CounterInfo = { name, kind, window: { bucketMs: 0, retentionMs: 0 }, shards: [], createdMs: this.now(), growths: [], autoscale };
     const created = this.db.transaction(() => {
-      this.insertCounter.run(name, 0, counter.createdMs);
-      return this.insertShards(counter, 1);
+      this.insertCounter.run(name, 0, counter.createdMs, kind, autoscale ? 1 : 0);
+      return this.insertShards(counter, shardCount);
     })();
     this.publish(counter, created);
     this.counters.set(name, counter);
@@ -196,6 +247,9 @@ export class Directory {
       throw new TallyError(ErrorCode.invalidArgument, `shard count ${shardCount} exceeds the limit of ${shardsPerCounterMax}`);
     }
     const previousShardCount = counter.shards.length;
+    if (counter.kind === 'membership' && shardCount !== previousShardCount) {
+      throw new TallyError(ErrorCode.failedPrecondition, `${name} is a membership counter: its ${previousShardCount} partitions are fixed at creation`);
+    }
     if (shardCount < previousShardCount) {
       throw new TallyError(ErrorCode.failedPrecondition, `shrinking ${name} from ${previousShardCount} to ${shardCount} shards is not supported`);
     }
@@ -233,10 +287,21 @@ export class Directory {
     }
   }
 
+  /** Sets a total counter's window (persisted); nodes learn it with the next increment. */
+  setWindow(name: string, window: WindowSetting): CounterInfo {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    if (counter.kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter: only totals have windows`);
+    this.db.prepare('UPDATE counters SET window_bucket_ms = ?, window_retention_ms = ? WHERE name = ?').run(window.bucketMs, window.retentionMs, name);
+    counter.window = { ...window };
+    return counter;
+  }
+
   /** Turns heat-driven growth on or off for one counter (persisted). */
   setAutoscale(name: string, autoscale: boolean): CounterInfo {
     const counter = this.counters.get(name);
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    if (autoscale && counter.kind === 'membership') throw new TallyError(ErrorCode.failedPrecondition, `${name} is a membership counter: its partitions are fixed`);
     this.db.prepare('UPDATE counters SET autoscale = ? WHERE name = ?').run(autoscale ? 1 : 0, name);
     counter.autoscale = autoscale;
     return counter;

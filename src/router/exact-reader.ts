@@ -3,7 +3,7 @@
 // its primary, or — only while the pair is in sync — from its follower. A
 // shard that can be read from neither fails the whole read: a partial sum is
 // never a total (G3).
-import { ErrorCode, TallyError, isInt64, type ReadShardsResponseMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, type ReadShardsResponseMsg, type NodeReadMeta } from '../common/index.ts';
 import type { Directory, PairInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 
@@ -24,21 +24,28 @@ interface PairPlan {
   counterOf: string[];
 }
 
-async function readPair(plan: PairPlan, pool: NodePool, timeoutMs: number): Promise<{ response: ReadShardsResponseMsg; calls: number; fromFollower: boolean }> {
-  const { pair } = plan;
+/**
+ * One read of a pair's shards: from the primary, or — only while the pair is
+ * in sync, and only from a node that still answers as its follower at the
+ * same epoch — from the follower. Anything else fails UNAVAILABLE.
+ */
+export async function readPairWithFallback<Response extends NodeReadMeta>(
+  pair: PairInfo,
+  read: (address: string) => Promise<Response>,
+): Promise<{ response: Response; calls: number; fromFollower: boolean }> {
   // Both taken now: a failover during the call must not let us read a follower that was never in sync.
   const epoch = pair.epoch;
   const follower = pair.follower;
   const followerReadable = pair.inSync;
   try {
-    return { response: await pool.readShards(pair.primary, plan.shardIds, timeoutMs), calls: 1, fromFollower: false };
+    return { response: await read(pair.primary), calls: 1, fromFollower: false };
   } catch (primaryError) {
     if (!followerReadable) {
       throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex} cannot be read: ${(primaryError as Error).message}; its follower is not in sync`);
     }
-    let response: ReadShardsResponseMsg;
+    let response: Response;
     try {
-      response = await pool.readShards(follower, plan.shardIds, timeoutMs);
+      response = await read(follower);
     } catch (followerError) {
       throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex} cannot be read from primary (${(primaryError as Error).message}) or follower (${(followerError as Error).message})`);
     }
@@ -48,6 +55,10 @@ async function readPair(plan: PairPlan, pool: NodePool, timeoutMs: number): Prom
     }
     return { response, calls: 2, fromFollower: true };
   }
+}
+
+function readPair(plan: PairPlan, pool: NodePool, timeoutMs: number): Promise<{ response: ReadShardsResponseMsg; calls: number; fromFollower: boolean }> {
+  return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs));
 }
 
 export async function readExact(names: readonly string[], directory: Directory, pool: NodePool, timeoutMs: number): Promise<ExactReadResult> {

@@ -154,7 +154,15 @@ export class IncrementPath {
         if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
         group.indexes.push(index);
         group.shardIndexes.push(shard.shardIndex);
-        group.items.push({ shardId: String(shard.shardId), amount: item.amount.toString(), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! });
+        group.items.push({
+          shardId: String(shard.shardId),
+          amount: item.amount.toString(),
+          idempotencyKey: item.idempotencyKey,
+          routedShardCount: routedShardCounts[index]!,
+          // The node logs a window setting only when it differs from the shard's.
+          windowBucketMs: String(counter.window.bucketMs),
+          windowRetentionMs: String(counter.window.retentionMs),
+        });
       }
       const retry: number[] = [];
       const failures: TallyError[] = [];

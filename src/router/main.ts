@@ -23,6 +23,10 @@ import { Directory } from './directory.ts';
 import { NodePool } from './node-pool.ts';
 import { IncrementPath } from './increment-path.ts';
 import { ReadPath } from './read-path.ts';
+import { DistinctPath } from './distinct-path.ts';
+import { WindowReader } from './window-reader.ts';
+import { MembershipPath } from './membership-path.ts';
+import { loadMemberHasher } from '../sketch/index.ts';
 import { HeatTracker } from './heat.ts';
 import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
@@ -57,7 +61,10 @@ runMain(async () => {
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
   const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, { intervalMs: config.autoscaleIntervalMs, topK: config.topK, skewMinIncrements: 100 });
   const tokens = tokensOf(config.adminToken, config.clientToken);
-  const deps = { directory, increments, reads, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000, autoscaler, tokens };
+  const distinct = new DistinctPath(directory, pool, await loadMemberHasher(), config.readTimeoutMs);
+  const windows = new WindowReader(directory, pool, config);
+  const membership = new MembershipPath(directory, pool, { defaultPartitions: config.memberPartitions, readTimeoutMs: config.readTimeoutMs });
+  const deps = { directory, increments, reads, distinct, windows, membership, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000, autoscaler, tokens };
 
   const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
   tallyServer.server.addService(guardMalformed(counterServiceDefinition), withAuth(createCounterService(deps), tokens, 'client'));

@@ -13,6 +13,8 @@ export interface ShardNodeFullRpc extends ShardNodeRpc {
   Status(request: object, metadata: Metadata, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
 }
 
+export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts';
+
 export interface NodeHandle {
   address: string;
   rpc: ShardNodeFullRpc;
@@ -84,6 +86,18 @@ export class NodePool {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.Reconcile(request, { deadline: Date.now() + timeoutMs }, (error, response) => {
+        if (error || response === undefined) reject(nodeCallError(address, error ?? null));
+        else resolve(response);
+      });
+    });
+  }
+
+  /** A read-only ShardNode method by name (the kinds beyond totals). */
+  read<Request, Response>(address: string, method: NodeReadMethod, request: Request, timeoutMs: number): Promise<Response> {
+    const { rpc } = this.get(address);
+    const invoke = (rpc as unknown as Record<NodeReadMethod, (request: Request, options: CallOptions, callback: requestCallback<Response>) => void>)[method];
+    return new Promise((resolve, reject) => {
+      invoke.call(rpc, request, { deadline: Date.now() + timeoutMs }, (error, response) => {
         if (error || response === undefined) reject(nodeCallError(address, error ?? null));
         else resolve(response);
       });

@@ -28,7 +28,27 @@ import {
   type ReconcileResultMsg,
   type ConfigureRequestMsg,
   type HotResponseMsg,
+  type AddDistinctRequestMsg,
+  type AddDistinctResponseMsg,
+  type CountDistinctRequestMsg,
+  type CountDistinctResponseMsg,
+  type ReadWindowRequestMsg,
+  type ReadWindowResponseMsg,
+  type SetMemberRequestMsg,
+  type SetMemberResponseMsg,
+  type IsMemberRequestMsg,
+  type IsMemberResponseMsg,
+  type RebuildRequestMsg,
+  type RebuildResponseMsg,
+  distinctMembersMax,
+  distinctMemberBytesMax,
+  countDistinctCountersMax,
+  parseInt64,
 } from '../common/index.ts';
+import { validateWindowConfig } from '../window/index.ts';
+import type { DistinctPath } from './distinct-path.ts';
+import type { WindowReader } from './window-reader.ts';
+import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
 
 interface ReconcileRequestMsg {
@@ -47,6 +67,9 @@ export interface RouterDeps {
   directory: Directory;
   increments: IncrementPath;
   reads: ReadPath;
+  distinct: DistinctPath;
+  windows: WindowReader;
+  membership: MembershipPath;
   pool: NodePool;
   heat: HeatTracker;
   metrics: RouterMetrics;
@@ -122,7 +145,7 @@ export function createCounterService(deps: RouterDeps) {
     }
   };
 
-  const timedRead = async (consistency: string, read: () => Promise<TotalRead[]>): Promise<TotalRead[]> => {
+  const timedRead = async <T>(consistency: string, read: () => Promise<T>): Promise<T> => {
     const timer = metrics.readLatency.startTimer({ consistency: consistency.toLowerCase() });
     try {
       return await read();
@@ -131,8 +154,13 @@ export function createCounterService(deps: RouterDeps) {
     }
   };
 
-  const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> =>
-    timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
+  const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> => {
+    for (const name of names) {
+      // A sketch has no exact total: its count is an estimate with an error.
+      if (deps.directory.get(name)?.kind === 'distinct') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a distinct counter: use CountDistinct`);
+    }
+    return timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
+  };
 
   const validateConsistency = (consistency: string): string => {
     if (consistency !== 'EXACT' && consistency !== 'CACHED') {
@@ -179,7 +207,83 @@ export function createCounterService(deps: RouterDeps) {
       const values = await readTotals(names, validateConsistency(request.consistency));
       return { values: values.map(toReadResponse) };
     }),
+
+    AddDistinct: unary<AddDistinctRequestMsg, AddDistinctResponseMsg>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const members = request.members;
+      if (members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
+      if (members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${members.length} members in one call; the limit is ${distinctMembersMax}`);
+      members.forEach((member, index) => {
+        if (member.length === 0) throw new TallyError(ErrorCode.invalidArgument, `member ${index} is empty`);
+        if (member.length > distinctMemberBytesMax) throw new TallyError(ErrorCode.invalidArgument, `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`);
+      });
+      const { registersChanged } = await deps.distinct.add(name, members);
+      metrics.distinctMembersAdded.inc(members.length);
+      return { registersChanged };
+    }),
+
+    CountDistinct: unary<CountDistinctRequestMsg, CountDistinctResponseMsg>(async (request) => {
+      if (request.counters.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no counters named');
+      if (request.counters.length > countDistinctCountersMax) {
+        throw new TallyError(ErrorCode.resourceExhausted, `CountDistinct of ${request.counters.length} counters; the limit is ${countDistinctCountersMax}`);
+      }
+      const names = request.counters.map((name, index) => {
+        try {
+          return validateCounterName(name);
+        } catch (error) {
+          throw new TallyError((error as TallyError).code, `counter ${index}: ${(error as Error).message}`);
+        }
+      });
+      const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
+      return { estimate: String(estimate), standardError, shards: shardCount };
+    }),
+
+    ReadWindow: unary<ReadWindowRequestMsg, ReadWindowResponseMsg>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const consistency = validateConsistency(request.consistency);
+      const lastMs = parseInt64(request.lastMs, 'last_ms');
+      if (lastMs <= 0n) throw new TallyError(ErrorCode.invalidArgument, `last_ms must be positive, got ${lastMs}`);
+      // Beyond any retention: out of range without a float conversion surprise.
+      const lastMsNumber = lastMs > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(lastMs);
+      const read = await timedRead(`window_${consistency}`, () => deps.windows.read(name, lastMsNumber, consistency === 'CACHED'));
+      return {
+        counter: read.counter,
+        total: read.total.toString(),
+        exact: read.exact,
+        fromUnixMs: String(read.fromMs),
+        toUnixMs: String(read.toMs),
+        bucketMs: String(read.bucketMs),
+        buckets: read.buckets,
+        asOfUnixMs: String(read.asOfMs),
+        stalenessMs: String(read.stalenessMs),
+      };
+    }),
+
+    SetMember: unary<SetMemberRequestMsg, SetMemberResponseMsg>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const member = parseMember(request.member, 'member');
+      const { changed, count } = await deps.membership.set(name, member, request.present === true);
+      metrics.memberSets.inc({ changed: String(changed) });
+      return { changed, count: count.toString() };
+    }),
+
+    IsMember: unary<IsMemberRequestMsg, IsMemberResponseMsg>(async (request) => {
+      const name = validateCounterName(request.counter);
+      if (request.members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
+      if (request.members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${request.members.length} members in one call; the limit is ${distinctMembersMax}`);
+      const members = request.members.map((member, index) => parseMember(member, `member ${index}`));
+      return { present: await timedRead('membership', () => deps.membership.check(name, members)) };
+    }),
   };
+}
+
+const uint64Max = (1n << 64n) - 1n;
+
+/** A member id from the wire (uint64 as a decimal string). */
+function parseMember(value: unknown, what: string): bigint {
+  const text = String(value);
+  if (!/^\d{1,20}$/.test(text) || BigInt(text) > uint64Max) throw new TallyError(ErrorCode.invalidArgument, `${what} must be an unsigned 64-bit integer, got ${text}`);
+  return BigInt(text);
 }
 
 export function createAdminService(deps: RouterDeps) {
@@ -199,7 +303,13 @@ export function createAdminService(deps: RouterDeps) {
       peakPerSec: heat.peakPerSec(counter.name),
       shardRates,
       skew: sample === undefined ? 1 : skewOf(sample.shardCounts, counter.shards.length),
-      config: { createdUnixMs: String(counter.createdMs), autoscale: counter.autoscale },
+      config: {
+        createdUnixMs: String(counter.createdMs),
+        autoscale: counter.autoscale,
+        kind: counter.kind,
+        windowBucketMs: String(counter.window.bucketMs),
+        windowRetentionMs: String(counter.window.retentionMs),
+      },
     };
   };
 
@@ -213,7 +323,40 @@ export function createAdminService(deps: RouterDeps) {
     Describe: unary<DescribeRequestMsg, DescribeResponseMsg>((request) => describe(knownCounter(request.counter))),
 
     Configure: unary<ConfigureRequestMsg, DescribeResponseMsg>((request) => {
-      const counter = knownCounter(request.counter);
+      const name = validateCounterName(request.counter);
+      // Everything is checked before anything changes.
+      if (!['AUTOSCALE_UNCHANGED', 'AUTOSCALE_ON', 'AUTOSCALE_OFF'].includes(request.autoscale)) {
+        throw new TallyError(ErrorCode.invalidArgument, `autoscale must be AUTOSCALE_ON or AUTOSCALE_OFF, got ${request.autoscale}`);
+      }
+      const window = request.window ?? undefined;
+      const setting = window === undefined ? undefined : { bucketMs: Number(window.bucketMs), retentionMs: Number(window.retentionMs) };
+      if (setting !== undefined) {
+        const problem = validateWindowConfig(setting.bucketMs, setting.retentionMs);
+        if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `window: ${problem}`);
+      }
+      const partitions = request.membershipPartitions ?? 0;
+      if (partitions > 0 && setting !== undefined) throw new TallyError(ErrorCode.invalidArgument, 'a membership counter has no window');
+      const existing = directory.get(name);
+      if (request.autoscale === 'AUTOSCALE_ON' && (partitions > 0 || existing?.kind === 'membership')) {
+        throw new TallyError(ErrorCode.failedPrecondition, `a membership counter's partitions are fixed: autoscale stays off`);
+      }
+      if (partitions > 0) {
+        if (existing !== undefined && (existing.kind !== 'membership' || existing.shards.length !== partitions)) {
+          const what = existing.kind === 'membership' ? `membership counter with ${existing.shards.length} partitions` : `${existing.kind} counter`;
+          throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" already exists as a ${what}; partitions are fixed at creation`);
+        }
+        if (existing === undefined) {
+          directory.getOrCreate(name, 'membership', partitions);
+          logger.info('configure', { counter: name, kind: 'membership', partitions });
+        }
+      }
+      if (setting !== undefined) {
+        if (existing !== undefined && existing.kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter: only totals have windows`);
+        directory.getOrCreate(name, 'total');
+        directory.setWindow(name, setting);
+        logger.info('configure', { counter: name, windowBucketMs: setting.bucketMs, windowRetentionMs: setting.retentionMs });
+      }
+      const counter = knownCounter(name);
       if (request.autoscale === 'AUTOSCALE_ON' || request.autoscale === 'AUTOSCALE_OFF') {
         const autoscale = request.autoscale === 'AUTOSCALE_ON';
         if (autoscale !== counter.autoscale) {
@@ -224,6 +367,30 @@ export function createAdminService(deps: RouterDeps) {
         throw new TallyError(ErrorCode.invalidArgument, `autoscale must be AUTOSCALE_ON or AUTOSCALE_OFF, got ${request.autoscale}`);
       }
       return describe(counter);
+    }),
+
+    Rebuild: unary<RebuildRequestMsg, RebuildResponseMsg>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const result = await deps.membership.rebuild(name, request.repair === true);
+      metrics.membershipDrift.set(Number(result.drift));
+      metrics.membershipRebuilds.inc({ result: result.repaired ? 'repaired' : result.drift === 0n ? 'clean' : 'drift' });
+      logger.info('rebuild', { counter: name, members: result.members, storedCount: result.storedCount, drift: result.drift, repaired: result.repaired });
+      return {
+        counter: name,
+        members: result.members.toString(),
+        storedCount: result.storedCount.toString(),
+        drift: result.drift.toString(),
+        repaired: result.repaired,
+        partitions: result.partitions.map((check) => ({
+          partition: check.partition,
+          shardId: String(check.shardId),
+          pair: check.pairIndex,
+          members: check.members.toString(),
+          storedCount: check.storedCount.toString(),
+          drift: check.drift.toString(),
+          repaired: check.repaired.toString(),
+        })),
+      };
     }),
 
     Hot: unary<{ limit: number }, HotResponseMsg>((request) => {

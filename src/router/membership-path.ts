@@ -1,0 +1,144 @@
+// Membership counters: a member always lives in the partition (shard) its
+// id hashes to, so a flip is decided where the member's bit is — one node,
+// serially, in its group commit — and the count is the sum of the partition
+// totals. Rebuild compares each partition's bitmap with its stored count;
+// it repairs only when asked, through the log like any change.
+import { status } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type ApplyItemMsg, type CheckMembersRequestMsg, type CheckMembersResponseMsg, type MemberCountsResponseMsg } from '../common/index.ts';
+import { partitionOf } from '../membership/index.ts';
+import type { CounterInfo, Directory, ShardInfo } from './directory.ts';
+import type { NodePool } from './node-pool.ts';
+import { NotAppliedError } from './node-sender.ts';
+import { readPairWithFallback, readExact } from './exact-reader.ts';
+
+export interface MemberSetResult {
+  changed: boolean;
+  count: bigint;
+}
+
+export interface PartitionCheck {
+  partition: number;
+  shardId: number;
+  pairIndex: number;
+  members: bigint;
+  storedCount: bigint;
+  drift: bigint;
+  repaired: bigint;
+}
+
+export interface RebuildResult {
+  counter: string;
+  members: bigint;
+  storedCount: bigint;
+  drift: bigint;
+  repaired: boolean;
+  partitions: PartitionCheck[];
+}
+
+const emptyKey = Buffer.alloc(0);
+
+export class MembershipPath {
+  constructor(
+    private readonly directory: Directory,
+    private readonly pool: NodePool,
+    private readonly settings: { defaultPartitions: number; readTimeoutMs: number },
+  ) {}
+
+  private membershipCounter(name: string): CounterInfo | undefined {
+    const counter = this.directory.get(name);
+    if (counter !== undefined && counter.kind !== 'membership') {
+      throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter, not a membership counter`);
+    }
+    return counter;
+  }
+
+  private async send(shard: ShardInfo, item: ApplyItemMsg): Promise<{ applied: boolean; changed: string }> {
+    const address = this.directory.pair(shard.pairIndex).primary;
+    try {
+      const result = await this.pool.get(address).sender.send([item]);
+      if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+      return { applied: result.applied[0] ?? false, changed: result.changed?.[0] ?? '0' };
+    } catch (error) {
+      // A member has one home: it waits for failover rather than moving. Setting it again is safe.
+      if (error instanceof NotAppliedError) throw new TallyError(ErrorCode.unavailable, error.message);
+      throw error;
+    }
+  }
+
+  /** Makes member present or absent; the count is read after the flip is durable. */
+  async set(name: string, member: bigint, present: boolean): Promise<MemberSetResult> {
+    const counter = this.directory.getOrCreate(name, 'membership', this.settings.defaultPartitions);
+    const shard = counter.shards[partitionOf(member, counter.shards.length)]!;
+    const { applied } = await this.send(shard, { shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'MEMBER_SET', member: member.toString(), present });
+    const { totals } = await readExact([name], this.directory, this.pool, this.settings.readTimeoutMs);
+    return { changed: applied, count: totals.get(name)!.total };
+  }
+
+  /** Whether each member is present (a counter never written has none). */
+  async check(name: string, members: readonly bigint[]): Promise<boolean[]> {
+    const counter = this.membershipCounter(name);
+    if (counter === undefined) return members.map(() => false);
+    const byPair = new Map<number, { indexes: number[]; request: CheckMembersRequestMsg }>();
+    members.forEach((member, index) => {
+      const shard = counter.shards[partitionOf(member, counter.shards.length)]!;
+      let plan = byPair.get(shard.pairIndex);
+      if (plan === undefined) byPair.set(shard.pairIndex, (plan = { indexes: [], request: { shardIds: [], members: [] } }));
+      plan.indexes.push(index);
+      plan.request.shardIds.push(String(shard.shardId));
+      plan.request.members.push(member.toString());
+    });
+    const present = members.map(() => false);
+    await Promise.all(
+      [...byPair].map(async ([pairIndex, plan]) => {
+        const { response } = await readPairWithFallback(this.directory.pair(pairIndex), (address) =>
+          this.pool.read<CheckMembersRequestMsg, CheckMembersResponseMsg>(address, 'CheckMembers', plan.request, this.settings.readTimeoutMs),
+        );
+        if (response.present.length !== plan.indexes.length) throw new TallyError(ErrorCode.internal, `pair ${pairIndex} answered ${response.present.length} of ${plan.indexes.length} members`);
+        plan.indexes.forEach((index, position) => (present[index] = response.present[position]!));
+      }),
+    );
+    return present;
+  }
+
+  /**
+   * Recomputes each partition's count from its bitmap on the pair's primary
+   * and compares it with the stored count. With repair, a drifting partition
+   * gets a correction entry (computed by the node at commit time, so flips
+   * racing the repair are not undone).
+   */
+  async rebuild(name: string, repair: boolean): Promise<RebuildResult> {
+    const counter = this.membershipCounter(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    const byPair = new Map<number, ShardInfo[]>();
+    for (const shard of counter.shards) {
+      let shards = byPair.get(shard.pairIndex);
+      if (shards === undefined) byPair.set(shard.pairIndex, (shards = []));
+      shards.push(shard);
+    }
+    const checks: PartitionCheck[] = [];
+    await Promise.all(
+      [...byPair].map(async ([pairIndex, shards]) => {
+        const address = this.directory.pair(pairIndex).primary;
+        const response = await this.pool.read<{ shardIds: string[] }, MemberCountsResponseMsg>(address, 'MemberCounts', { shardIds: shards.map((shard) => String(shard.shardId)) }, this.settings.readTimeoutMs);
+        shards.forEach((shard, position) => {
+          const members = BigInt(response.memberCounts[position] ?? '0');
+          const storedCount = BigInt(response.totals[position] ?? '0');
+          checks.push({ partition: shard.shardIndex, shardId: shard.shardId, pairIndex, members, storedCount, drift: storedCount - members, repaired: 0n });
+        });
+      }),
+    );
+    checks.sort((a, b) => a.partition - b.partition);
+    const drifting = checks.filter((check) => check.drift !== 0n);
+    if (repair) {
+      await Promise.all(
+        drifting.map(async (check) => {
+          const shard = counter.shards[check.partition]!;
+          const { changed } = await this.send(shard, { shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'MEMBER_REPAIR' });
+          check.repaired = BigInt(changed);
+        }),
+      );
+    }
+    const sum = (pick: (check: PartitionCheck) => bigint) => checks.reduce((total, check) => total + pick(check), 0n);
+    return { counter: name, members: sum((check) => check.members), storedCount: sum((check) => check.storedCount), drift: sum((check) => check.drift), repaired: repair && drifting.length > 0, partitions: checks };
+  }
+}

@@ -1,0 +1,82 @@
+// Window reads: the sum of a windowed counter's buckets over the last lastMs,
+// every shard's buckets summed with one ReadWindows call per node pair (a
+// partial sum is never returned). CACHED reads reuse a sum younger than the
+// refresh interval; an older one is recomputed, never served.
+import { ErrorCode, TallyError, isInt64, type ReadShardsResponseMsg, type ReadWindowsRequestMsg } from '../common/index.ts';
+import { windowRange } from '../window/index.ts';
+import type { Directory } from './directory.ts';
+import type { NodePool } from './node-pool.ts';
+import { readPairWithFallback } from './exact-reader.ts';
+
+export interface WindowRead {
+  counter: string;
+  total: bigint;
+  exact: boolean;
+  fromMs: number;
+  toMs: number;
+  bucketMs: number;
+  buckets: number;
+  asOfMs: number;
+  stalenessMs: number;
+}
+
+export class WindowReader {
+  private readonly cache = new Map<string, WindowRead>();
+
+  constructor(
+    private readonly directory: Directory,
+    private readonly pool: NodePool,
+    private readonly settings: { readTimeoutMs: number; refreshIntervalMs: number; cacheEntriesMax: number },
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async read(name: string, lastMs: number, cached: boolean): Promise<WindowRead> {
+    const counter = this.directory.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    if (counter.kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter: only totals have windows`);
+    const { bucketMs, retentionMs } = counter.window;
+    if (bucketMs === 0) throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" has no window: set one with Configure`);
+    if (!Number.isSafeInteger(lastMs) || lastMs <= 0) throw new TallyError(ErrorCode.invalidArgument, `last_ms must be a positive number of milliseconds, got ${lastMs}`);
+    if (lastMs > retentionMs) throw new TallyError(ErrorCode.outOfRange, `last_ms ${lastMs} is beyond ${name}'s retention of ${retentionMs} ms`);
+
+    const key = `${name}\u0000${lastMs}`;
+    if (cached) {
+      const hit = this.cache.get(key);
+      const nowMs = this.now();
+      if (hit !== undefined && hit.bucketMs === bucketMs && nowMs - hit.asOfMs <= this.settings.refreshIntervalMs) {
+        return { ...hit, exact: false, stalenessMs: nowMs - hit.asOfMs };
+      }
+    }
+    const read = await this.readExact(name, lastMs, bucketMs);
+    if (cached) {
+      this.cache.delete(key);
+      this.cache.set(key, read);
+      // Bounded: the least recently stored entry goes first.
+      if (this.cache.size > this.settings.cacheEntriesMax) this.cache.delete(this.cache.keys().next().value!);
+      return { ...read, exact: false };
+    }
+    return read;
+  }
+
+  private async readExact(name: string, lastMs: number, bucketMs: number): Promise<WindowRead> {
+    // Taken before the first node call: every increment acknowledged before it is in the sum.
+    const asOfMs = this.now();
+    const range = windowRange(asOfMs, lastMs, bucketMs);
+    const byPair = new Map<number, number[]>();
+    for (const shard of this.directory.get(name)!.shards) {
+      let shardIds = byPair.get(shard.pairIndex);
+      if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
+      shardIds.push(shard.shardId);
+    }
+    const request = (shardIds: number[]): ReadWindowsRequestMsg => ({ shardIds: shardIds.map(String), fromMs: String(range.fromMs), toMs: String(range.toMs) });
+    const responses = await Promise.all(
+      [...byPair].map(([pairIndex, shardIds]) =>
+        readPairWithFallback(this.directory.pair(pairIndex), (address) => this.pool.read<ReadWindowsRequestMsg, ReadShardsResponseMsg>(address, 'ReadWindows', request(shardIds), this.settings.readTimeoutMs)),
+      ),
+    );
+    let total = 0n;
+    for (const { response } of responses) for (const sum of response.totals) total += BigInt(sum);
+    if (!isInt64(total)) throw new TallyError(ErrorCode.outOfRange, `the window sum of ${name} is beyond int64`);
+    return { counter: name, total, exact: true, fromMs: range.fromMs, toMs: range.toMs, bucketMs, buckets: range.buckets, asOfMs, stalenessMs: 0 };
+  }
+}
