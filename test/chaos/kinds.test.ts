@@ -1,0 +1,143 @@
+// Distinct sketches, window buckets and member sets under attack: SIGKILL
+// every node while checkpoints fold every 50 ms, fail a membership counter
+// over to its follower, and corrupt a partition's count on disk to see
+// rebuild find it (and repair it only when asked).
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCluster, scrapeMetric, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+
+const failoverArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
+
+describe('chaos: distinct, window and membership state', () => {
+  let tc: TestCluster | undefined;
+  afterEach(async () => {
+    await tc?.stop();
+    tc = undefined;
+  });
+
+  it('kinds: sketches, window buckets and member sets survive SIGKILL of every node and a restart, from checkpoint + tail', { timeout: 90_000 }, async () => {
+    tc = await startCluster({ pairs: 1, metrics: true, nodeArgs: ['--checkpoint-interval-ms', '50'] });
+    const { client, cluster } = tc;
+    await client.configure('pageviews', { window: { bucketMs: 1_000, retentionMs: 600_000 } });
+    await client.setShards('pageviews', 3);
+    let views = 0n;
+    for (let round = 0; round < 4; round++) {
+      await client.addDistinct('visitors', Array.from({ length: 2_500 }, (_, index) => `v${round * 2_000 + index}`));
+      for (let step = 0; step < 20; step++) {
+        await client.increment('pageviews', round + 1);
+        views += BigInt(round + 1);
+      }
+      for (let member = 0; member < 50; member++) await client.setMember('likes', BigInt(round * 50 + member), true);
+      await client.setMember('likes', BigInt(round * 50), false);
+      // Some state folds into the checkpoint, some stays in the log's tail.
+      if (round === 1) await waitFor(async () => (await scrapeMetric(cluster.nodes[0]!.metricsPort, 'tally_checkpoint_lsn')) > 0, { timeoutMs: 10_000, what: 'a checkpoint' });
+    }
+    const likes = Array.from({ length: 200 }, (_, member) => BigInt(member));
+    const before = {
+      visitors: await client.countDistinct('visitors'),
+      window: (await client.readWindow('pageviews', 600_000)).total,
+      likes: (await client.read('likes')).total,
+      present: await client.isMember('likes', likes),
+    };
+    expect(before.window).toBe(views);
+    expect(before.likes).toBe(196n);
+
+    await Promise.all(cluster.nodes.map((node) => node.process.stop('SIGKILL')));
+    await Promise.all(cluster.nodes.map((node) => node.process.start()));
+    await waitForHealthy(client);
+
+    const visitors = await waitFor(() => client.countDistinct('visitors'), { timeoutMs: 15_000, what: 'the restarted cluster' });
+    expect(visitors).toEqual(before.visitors);
+    expect(Math.abs(visitors.estimate - 8_500) / 8_500).toBeLessThan(0.03);
+    expect((await client.readWindow('pageviews', 600_000)).total).toBe(views);
+    expect((await client.read('pageviews')).total).toBe(views);
+    expect((await client.read('likes')).total).toBe(196n);
+    expect(await client.isMember('likes', likes)).toEqual(before.present);
+    expect((await client.rebuild('likes')).drift).toBe(0n);
+    // Adding the same members again still changes nothing after recovery.
+    expect((await client.addDistinct('visitors', ['v0', 'v1', 'v7999'])).registersChanged).toBe(0);
+  });
+
+  it('membership: with the follower in sync, SIGKILL of the primary during flips fails over and keeps every member and the count', { timeout: 90_000 }, async () => {
+    tc = await startCluster({ pairs: 1, routerArgs: [...failoverArgs, '--member-partitions', '4'] });
+    const { client, cluster } = tc;
+    for (let member = 0n; member < 100n; member++) await client.setMember('follows', member, true);
+    await waitForHealthy(client);
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 15_000, what: 'the pair to be in sync' });
+    const oldPrimary = cluster.node(0, 'primary');
+    let stop = false;
+    let failures = 0;
+    const flippers = Array.from({ length: 8 }, async (_, caller) => {
+      for (let step = 0; !stop; step++) {
+        const member = BigInt((caller * 31 + step * 7) % 150);
+        try {
+          await client.setMember('follows', member, step % 2 === 0);
+        } catch {
+          failures++;
+        }
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await oldPrimary.process.stop('SIGKILL');
+    await waitFor(async () => (await client.describe('follows')).placements[0]!.primary !== oldPrimary.address, { timeoutMs: 15_000, what: 'the follower to be promoted' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    stop = true;
+    await Promise.all(flippers);
+    // Whatever the flips did, the count is the number of members present, on the new primary...
+    const members = Array.from({ length: 150 }, (_, member) => BigInt(member));
+    const present = await client.isMember('follows', members);
+    expect((await client.read('follows')).total).toBe(BigInt(present.filter(Boolean).length));
+    expect((await client.rebuild('follows')).drift).toBe(0n);
+    // ...and after the old primary rejoins as the follower and takes over again.
+    await oldPrimary.process.start();
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 20_000, what: 'the old primary to rejoin in sync' });
+    const newPrimary = cluster.nodes.find((node) => node.address !== oldPrimary.address)!;
+    await newPrimary.process.stop('SIGKILL');
+    await waitFor(async () => (await client.describe('follows')).placements[0]!.primary === oldPrimary.address, { timeoutMs: 15_000, what: 'the old primary to be promoted back' });
+    expect(await waitFor(() => client.isMember('follows', members), { timeoutMs: 10_000 })).toEqual(present);
+    expect((await client.read('follows')).total).toBe(BigInt(present.filter(Boolean).length));
+    expect(failures).toBeLessThan(1_000);
+  });
+
+  it('rebuild: a count corrupted on disk is reported as drift and exported, and repaired only when asked', { timeout: 60_000 }, async () => {
+    tc = await startCluster({ pairs: 1, metrics: true, routerArgs: ['--member-partitions', '4'] });
+    const { client, cluster } = tc;
+    for (let member = 0n; member < 40n; member++) await client.setMember('reviews', member, true);
+    expect((await client.rebuild('reviews')).drift).toBe(0n);
+    const shardId = (await client.describe('reviews')).placements[2]!.shardId;
+
+    // Stop both nodes and append to the primary's log an increment no member
+    // flip explains: the stored count now disagrees with the bitmap.
+    await cluster.stop('SIGTERM');
+    const db = new Database(path.join(cluster.node(0, 'primary').dataDir, 'node.sqlite'));
+    const last = db.prepare("SELECT max(lsn) AS lsn, max(epoch) AS epoch FROM log").get() as { lsn: number | null; epoch: number | null };
+    const meta = (key: string) => Number((db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? 0);
+    const lastLsn = Math.max(last.lsn ?? 0, meta('checkpoint_lsn'));
+    const epoch = Math.max(last.epoch ?? 0, meta('checkpoint_epoch'));
+    db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, at_ms) VALUES (?, ?, ?, ?, ?)').run(lastLsn + 1, epoch, shardId, 5, Date.now());
+    db.close();
+    await cluster.start();
+    await waitForHealthy(client);
+
+    expect((await client.read('reviews')).total).toBe(45n);
+    const report = await client.rebuild('reviews');
+    expect([report.members, report.storedCount, report.drift, report.repaired]).toEqual([40n, 45n, 5n, false]);
+    expect(report.partitions.filter((partition) => partition.drift !== 0n).map((partition) => [partition.partition, partition.drift])).toEqual([[2, 5n]]);
+    expect(await scrapeMetric(tc.routerMetricsPort, 'tally_membership_drift')).toBe(5);
+    // Reporting did not repair.
+    expect((await client.read('reviews')).total).toBe(45n);
+
+    const repaired = await client.rebuild('reviews', { repair: true });
+    expect(repaired.repaired).toBe(true);
+    expect(repaired.partitions[2]!.repaired).toBe(-5n);
+    expect((await client.read('reviews')).total).toBe(40n);
+    expect((await client.rebuild('reviews')).drift).toBe(0n);
+    expect(await scrapeMetric(tc.routerMetricsPort, 'tally_membership_drift')).toBe(0);
+    // The repair went through the log: it survives a restart.
+    await cluster.stop('SIGKILL');
+    await cluster.start();
+    await waitForHealthy(client);
+    expect((await client.read('reviews')).total).toBe(40n);
+  });
+});
