@@ -2,7 +2,9 @@
 // whole log gives — totals, keys, lsn and epoch — wherever the fold stopped.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShardLog, type LogEntry } from '../../src/node/shard-log.ts';
-import { NodeMemory, checkpointFolder } from '../../src/node/node-memory.ts';
+import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/node-memory.ts';
+import { EntryKind } from '../../src/node/shard-log.ts';
+import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/node-service.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
@@ -92,6 +94,78 @@ describe('checkpoint', () => {
     expect(() => log.truncateAfter(5n)).toThrow(/checkpoint/);
     expect(log.truncateAfter(8n)).toBe(2);
     expect(memoryOf(log, 0).totals.get(1)).toBe(8n);
+    log.close();
+  });
+
+  it('checkpoint: with member flips, sketch registers and window buckets, checkpoint + tail equals a full replay wherever the fold stops', () => {
+    dir = makeTempDir('checkpoint');
+    let log = ShardLog.open(dir, checkpointFolder);
+    const random = seededRandom(0x51de);
+    const present = new Map<string, boolean>();
+    const bucketMs = 1_000;
+    // Shards 1-2: windowed totals; 3-4: membership partitions; 5: a sketch.
+    log.append([1, 2].map((shardId) => ({ shardId, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs, retentionMs: 20_000 }) })), 1n, 0);
+    for (let batch = 0; batch < 80; batch++) {
+      const entries: LogEntry[] = [];
+      for (let item = 0; item < 1 + Math.floor(random() * 20); item++) {
+        const choice = random();
+        if (choice < 0.4) {
+          entries.push({ shardId: 1 + Math.floor(random() * 2), amount: BigInt(Math.floor(random() * 100) - 30) || 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
+        } else if (choice < 0.8) {
+          const shardId = 3 + Math.floor(random() * 2);
+          const member = BigInt(Math.floor(random() * 40)) * 0x1_0000_0001n;
+          const id = `${shardId}:${member}`;
+          const flipTo = !(present.get(id) ?? false);
+          present.set(id, flipTo);
+          entries.push({ shardId, amount: flipTo ? 1n : -1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member });
+        } else {
+          const changes = Array.from({ length: 5 }, () => [Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)] as [number, number]);
+          entries.push({ shardId: 5, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges(changes) });
+        }
+      }
+      log.append(entries, 1n, 10_000 + batch * 250);
+    }
+    const nowMs = 10_000 + 80 * 250;
+    const stateOf = (target: ShardLog) => {
+      const memory = new NodeMemory();
+      const lastLsn = rebuildMemory(target, memory, new DedupIndex(windowMs), nowMs, windowMs);
+      return {
+        lastLsn,
+        totals: [1, 2, 3, 4, 5].map((shardId) => memory.totals.get(shardId)),
+        windows: [1, 2].map((shardId) => [0, 5_000, 12_000, 19_000].map((fromMs) => memory.windows.sum(shardId, nowMs - fromMs - bucketMs, nowMs + bucketMs))),
+        members: [3, 4].map((shardId) => [memory.memberCount(shardId), Array.from({ length: 40 }, (_, index) => memory.hasMember(shardId, BigInt(index) * 0x1_0000_0001n))]),
+        sketch: memory.sketch(5)?.serialize().toString('hex'),
+      };
+    };
+    const full = stateOf(log);
+    expect(full.members.map(([count]) => count)).toEqual([3, 4].map((shardId) => [...present].filter(([id, isPresent]) => isPresent && id.startsWith(`${shardId}:`)).length));
+    for (const upto of [2n, full.lastLsn / 3n, full.lastLsn - 1n, full.lastLsn]) {
+      while (log.foldSlice(upto, 17, 0, nowMs) > 0);
+      expect(log.checkpointLsn).toBe(upto);
+      expect(stateOf(log)).toEqual(full);
+    }
+    log.close();
+    log = ShardLog.open(dir, checkpointFolder);
+    expect(stateOf(log)).toEqual(full);
+    log.close();
+    // A log with kinds beyond increments cannot be folded by a node that does not know them.
+    const bare = ShardLog.open(dir);
+    bare.append([{ shardId: 3, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member: 999n }], 2n, nowMs);
+    expect(() => bare.foldSlice(bare.lastLsn, 10, 0, nowMs)).toThrow(/folder/);
+    bare.close();
+  });
+
+  it('checkpoint: window buckets past retention are dropped from the checkpoint when it folds', () => {
+    dir = makeTempDir('checkpoint');
+    const log = ShardLog.open(dir, checkpointFolder);
+    const setting = { shardId: 1, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 3_000 }) };
+    log.append([setting, { shardId: 1, amount: 7n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 1n, 1_000);
+    log.append([{ shardId: 1, amount: 2n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 1n, 9_000);
+    while (log.foldSlice(log.lastLsn, 100, 0, 9_500) > 0);
+    const memory = new NodeMemory();
+    memory.load(log.checkpointState());
+    expect(memory.windows.buckets(1)).toEqual([[9_000, 2n]]);
+    expect(memory.totals.get(1)).toBe(9n);
     log.close();
   });
 });

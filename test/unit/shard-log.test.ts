@@ -164,6 +164,13 @@ describe('shard log', () => {
       'UPDATE log SET amount = 2, fence_shard_count = 3 WHERE lsn = 2',
       'UPDATE log SET amount = 0, fence_shard_count = 3, idem_key = NULL WHERE lsn = 2',
       'UPDATE log SET amount = 2, fence_shard_count = NULL, idem_key = NULL, shard_id = 0 WHERE lsn = 2',
+      // Kinds beyond increments: each must carry exactly what it needs.
+      'UPDATE log SET shard_id = 1, kind = 9 WHERE lsn = 2',
+      'UPDATE log SET kind = 1, amount = 1, member = NULL WHERE lsn = 2',
+      'UPDATE log SET kind = 1, amount = 2, member = 5 WHERE lsn = 2',
+      "UPDATE log SET kind = 2, amount = 0, member = NULL, payload = x'0102' WHERE lsn = 2",
+      "UPDATE log SET kind = 3, amount = 0, payload = x'00' WHERE lsn = 2",
+      "UPDATE log SET kind = NULL, amount = 4, payload = x'000102' WHERE lsn = 2",
     ];
     for (const corruption of corruptions) {
       withRawDb((db) => db.prepare(corruption).run());
