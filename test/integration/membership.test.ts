@@ -4,17 +4,8 @@
 // and bad input changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { TallyError } from '../../src/client/index.ts';
+import { rejection } from '../helpers/rejection.ts';
 import { startCluster, type TestCluster } from '../helpers/cluster.ts';
-
-async function rejection(call: Promise<unknown>): Promise<TallyError> {
-  const error = await call.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(TallyError);
-  return error as TallyError;
-}
 
 describe('membership counters', () => {
   let tc: TestCluster;

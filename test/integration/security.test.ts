@@ -8,19 +8,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status, type Client } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
-import { createTallyClient, TallyError, type TallyClient } from '../../src/client/index.ts';
+import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { nodeMainPath, repoRoot, routerMainPath } from '../../src/cluster/managed-process.ts';
 import { makeCerts, startCluster, type TestCluster } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
-
-async function failure(attempt: Promise<unknown>): Promise<TallyError> {
-  const outcome = await attempt.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(TallyError);
-  return outcome as TallyError;
-}
+import { rejection } from '../helpers/rejection.ts';
 
 describe('security', () => {
   let tc: TestCluster;
@@ -54,7 +46,7 @@ describe('security', () => {
 
   it('tls: a plaintext client cannot talk to the router', async () => {
     const plain = client({ token: file('client.token').toString().trim() });
-    expect((await failure(plain.read('secure'))).grpcCode).toBe(status.UNAVAILABLE);
+    expect((await rejection(plain.read('secure'))).grpcCode).toBe(status.UNAVAILABLE);
   });
 
   it('mtls: a node refuses a client whose certificate does not chain to the cluster CA', async () => {
@@ -79,11 +71,11 @@ describe('security', () => {
     const anonymous = client({ tls: { ca: file('ca.crt') } });
     const user = client({ tls: { ca: file('ca.crt') }, token: file('client.token').toString().trim() });
     const impostor = client({ tls: { ca: file('ca.crt') }, token: 'not-the-admin-token-at-all-0000' });
-    expect((await failure(anonymous.setShards('guarded', 4))).grpcCode).toBe(status.UNAUTHENTICATED);
-    expect((await failure(impostor.setShards('guarded', 4))).grpcCode).toBe(status.UNAUTHENTICATED);
-    expect((await failure(user.setShards('guarded', 4))).grpcCode).toBe(status.PERMISSION_DENIED);
-    expect((await failure(user.describe('guarded'))).grpcCode).toBe(status.PERMISSION_DENIED);
-    expect((await failure(anonymous.increment('guarded', 1))).grpcCode).toBe(status.UNAUTHENTICATED);
+    expect((await rejection(anonymous.setShards('guarded', 4))).grpcCode).toBe(status.UNAUTHENTICATED);
+    expect((await rejection(impostor.setShards('guarded', 4))).grpcCode).toBe(status.UNAUTHENTICATED);
+    expect((await rejection(user.setShards('guarded', 4))).grpcCode).toBe(status.PERMISSION_DENIED);
+    expect((await rejection(user.describe('guarded'))).grpcCode).toBe(status.PERMISSION_DENIED);
+    expect((await rejection(anonymous.increment('guarded', 1))).grpcCode).toBe(status.UNAUTHENTICATED);
     expect((await tc.client.describe('guarded')).shards).toBe(1);
     expect((await tc.client.read('guarded')).total).toBe(1n);
     // The admin token may do both.

@@ -5,17 +5,8 @@
 // test/unit/window-buckets.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { TallyError } from '../../src/client/index.ts';
+import { rejection } from '../helpers/rejection.ts';
 import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
-
-async function rejection(call: Promise<unknown>): Promise<TallyError> {
-  const error = await call.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(TallyError);
-  return error as TallyError;
-}
 
 const bucketMs = 1_000;
 const retentionMs = 4_000;
