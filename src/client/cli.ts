@@ -1,26 +1,40 @@
 // The `tally` CLI: thin commands over the client library. Readable output by
 // default, --json for scripts; any error is one line on stderr and a non-zero
 // exit (2 for a usage error, 1 for a failed call), never a stack trace.
-import { createTallyClient, TallyError, type TallyClient } from './index.ts';
+import { createTallyClient, TallyError, type TallyClient, type ConfigureOptions, type CounterDescription } from './index.ts';
 import { runBench, runWorker, newRunId, type BenchOptions } from './bench.ts';
 import fs from 'node:fs';
 import { runTop } from './top.ts';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { batchItemsMax } from '../common/limits.ts';
+import { batchItemsMax, memberPartitionsMax } from '../common/limits.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
 
 commands:
   incr <counter> [amount]       add amount (default 1; may be negative) [--key K]
   get <counter>                 read a total [--cached]
+  get <counter> --last D        read a windowed total over the last D (e.g. 90000, 1500ms, 30s, 15m, 1h, 7d) [--cached]
   get-many <counter>...         read several totals [--cached]
   describe <counter>            shard count, placements and heat
   set-shards <counter> <n>      grow a counter's shard set to n
   status                        every node: role, health, epoch, sync, log position, lag
   reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
-  configure <counter> --autoscale on|off
-                                let heat grow the counter's shards, or fix them
+  configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window]
+            [--membership-partitions N]
+                                let heat grow the counter's shards, or fix them; keep the last
+                                D of a total in buckets (--no-window drops them); create a
+                                membership counter with N partitions
+  distinct add <counter> <member>...
+                                add members (any text) to a distinct counter
+  distinct count <counter>...   estimated distinct members of the counters' union, ± its standard error
+  member add|remove <counter> <member>
+                                make a member (an unsigned 64-bit integer) present or absent
+  member check <counter> <member>...
+                                whether each member is present
+  rebuild <counter> [--repair] [--verbose]
+                                recount a membership counter from its members; report drift
+                                (exit 0 either way); --repair corrects it
   health [--address host:port]  grpc.health.v1 check of any Tally process (default: the router);
                                 exit 0 only when SERVING (for container health checks)
   top                           the hottest counters and the nodes, live [--limit N] [--iterations N]
@@ -39,9 +53,9 @@ interface ParsedArgs {
   flags: Map<string, string>;
 }
 
-const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check']);
+const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check', 'no-window', 'repair', 'verbose']);
 const valueFlags = new Set([
-  'router', 'key', 'deadline-ms',
+  'router', 'key', 'deadline-ms', 'last', 'window-bucket', 'window-retention', 'membership-partitions',
   'address', 'service', 'tls-ca', 'tls-cert', 'tls-key', 'token-file',
   'autoscale', 'limit', 'iterations', 'interval-ms',
   'workload', 'cold-counters', 'batch', 'concurrency', 'rate', 'seconds', 'duration-ms', 'procs', 'procs-total', 'run-id',
@@ -85,6 +99,39 @@ function parseAmount(text: string): bigint {
   return BigInt(text);
 }
 
+const uint64Max = (1n << 64n) - 1n;
+
+/** A membership member id: an unsigned 64-bit decimal integer, checked here so a typo is a usage error, not a call. */
+function parseMember(text: string): string {
+  if (!/^\d{1,20}$/.test(text) || BigInt(text) > uint64Max) throw new UsageError(`member must be an unsigned 64-bit integer (0..${uint64Max}), got "${text}"`);
+  return text;
+}
+
+const msPerUnit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A positive duration: plain milliseconds ("90000") or a whole number with a unit ("1500ms", "30s", "15m", "1h", "7d"). */
+function parseDurationMs(text: string, what: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
+  if (match === null) throw new UsageError(`${what} must be a duration such as 90000 (ms), 1500ms, 30s, 15m, 1h or 7d, got "${text}"`);
+  // In bigint first: "99999999999999999999d" must fail as too long, not round.
+  const durationMs = BigInt(match[1]!) * BigInt(msPerUnit[(match[2] ?? 'ms') as keyof typeof msPerUnit]);
+  if (durationMs === 0n) throw new UsageError(`${what} must be longer than 0, got "${text}"`);
+  if (durationMs > BigInt(Number.MAX_SAFE_INTEGER)) throw new UsageError(`${what} is too long, got "${text}"`);
+  return Number(durationMs);
+}
+
+/** The largest unit that divides durationMs evenly: 3600000 is "1h", 1500 is "1500ms". */
+function formatDuration(durationMs: number): string {
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    if (durationMs > 0 && durationMs % msPerUnit[unit] === 0) return `${durationMs / msPerUnit[unit]}${unit}`;
+  }
+  return `${durationMs}ms`;
+}
+
+function plural(count: number | bigint, noun: string): string {
+  return `${count} ${noun}${count === 1 || count === 1n ? '' : 's'}`;
+}
+
 function expectArgs(args: string[], count: number, shape: string): void {
   if (args.length !== count) throw new UsageError(`expected: tally ${shape}`);
 }
@@ -106,7 +153,15 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       return;
     }
     case 'get': {
-      expectArgs(args, 1, 'get <counter>');
+      expectArgs(args, 1, 'get <counter> [--last D]');
+      const lastText = flags.get('last');
+      if (lastText !== undefined) {
+        const lastMs = parseDurationMs(lastText, '--last');
+        const window = await client.readWindow(args[0]!, lastMs, { consistency });
+        const range = `${plural(window.buckets, 'bucket')} of ${formatDuration(window.bucketMs)}, ${new Date(window.fromUnixMs).toISOString()} to ${new Date(window.toUnixMs).toISOString()}`;
+        print(json, { ...window, lastMs }, `${window.counter} = ${window.total} in the last ${formatDuration(lastMs)} (${window.exact ? 'exact' : `cached, ${window.stalenessMs} ms old`}; ${range})`);
+        return;
+      }
       const read = await client.read(args[0]!, { consistency });
       print(json, read, `${read.counter} = ${read.total}${read.exact ? ' (exact' : ` (cached, ${read.stalenessMs} ms old`}, ${read.shards} shard${read.shards === 1 ? '' : 's'})`);
       return;
@@ -172,11 +227,59 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       return;
     }
     case 'configure': {
-      expectArgs(args, 1, 'configure <counter> --autoscale on|off');
-      const autoscale = flags.get('autoscale');
-      if (autoscale !== 'on' && autoscale !== 'off') throw new UsageError('--autoscale must be on or off');
-      const description = await client.configure(args[0]!, { autoscale: autoscale === 'on' });
-      print(json, description, `${description.counter}: autoscale ${description.autoscale ? 'on' : 'off'}, ${description.shards} shard${description.shards === 1 ? '' : 's'}`);
+      expectArgs(args, 1, 'configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window] [--membership-partitions N]');
+      const options = configureOptions(flags);
+      const description = await client.configure(args[0]!, options);
+      print(json, description, configureLine(description, options));
+      return;
+    }
+    case 'distinct': {
+      const [action, counter, ...rest] = args;
+      if (action === 'add' && counter !== undefined && rest.length > 0) {
+        const result = await client.addDistinct(counter, rest);
+        print(json, { counter, members: rest.length, ...result }, `${counter}: ${plural(result.registersChanged, 'register')} changed (${plural(rest.length, 'member')} given)`);
+        return;
+      }
+      if (action === 'count' && counter !== undefined) {
+        const counters = [counter, ...rest];
+        const count = await client.countDistinct(counters);
+        const name = counters.length === 1 ? counter : `union of ${counters.join(', ')}`;
+        print(json, { counters, ...count }, `${name}: ${count.estimate} distinct ± ${(count.standardError * 100).toFixed(2)}% (${plural(count.shards, 'shard')})`);
+        return;
+      }
+      throw new UsageError('expected: tally distinct add <counter> <member>... or tally distinct count <counter>...');
+    }
+    case 'member': {
+      const [action, counter, ...rest] = args;
+      if ((action === 'add' || action === 'remove') && counter !== undefined && rest.length === 1) {
+        const member = parseMember(rest[0]!);
+        const result = await client.setMember(counter, member, action === 'add');
+        print(json, { counter, member, present: action === 'add', ...result }, `changed: ${result.changed ? 'yes' : 'no'}\ncount: ${result.count}`);
+        return;
+      }
+      if (action === 'check' && counter !== undefined && rest.length > 0) {
+        const members = rest.map(parseMember);
+        const present = await client.isMember(counter, members);
+        print(json, members.map((member, index) => ({ member, present: present[index] })), members.map((member, index) => `${member} ${present[index] ? 'present' : 'absent'}`).join('\n'));
+        return;
+      }
+      throw new UsageError('expected: tally member add|remove <counter> <member> or tally member check <counter> <member>...');
+    }
+    case 'rebuild': {
+      expectArgs(args, 1, 'rebuild <counter> [--repair] [--verbose]');
+      const report = await client.rebuild(args[0]!, { repair: flags.has('repair') });
+      const advice = report.drift !== 0n && !report.repaired ? ' (tally rebuild --repair corrects it)' : '';
+      const lines = [
+        `${report.counter}: members ${report.members}, stored count ${report.storedCount}, drift: ${report.drift}, repaired: ${report.repaired ? 'yes' : 'no'}${advice}`,
+        ...report.partitions
+          .filter((partition) => flags.has('verbose') || partition.drift !== 0n)
+          .map(
+            (partition) =>
+              `  partition ${partition.partition} (shard id ${partition.shardId}, pair ${partition.pair}): members ${partition.members}, stored count ${partition.storedCount}, drift: ${partition.drift}${partition.repaired !== 0n ? `, corrected by ${partition.repaired}` : ''}`,
+          ),
+      ];
+      // A report, not a check: drift is stated plainly, and exit stays 0.
+      print(json, report, lines.join('\n'));
       return;
     }
     case 'top': {
@@ -193,6 +296,48 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** What configure changes; each flag is optional but at least one is needed. */
+function configureOptions(flags: Map<string, string>): ConfigureOptions {
+  const options: ConfigureOptions = {};
+  const autoscale = flags.get('autoscale');
+  if (autoscale !== undefined) {
+    if (autoscale !== 'on' && autoscale !== 'off') throw new UsageError('--autoscale must be on or off');
+    options.autoscale = autoscale === 'on';
+  }
+  const bucketText = flags.get('window-bucket');
+  const retentionText = flags.get('window-retention');
+  if (flags.has('no-window')) {
+    if (bucketText !== undefined || retentionText !== undefined) throw new UsageError('--no-window goes without --window-bucket and --window-retention');
+    options.window = { bucketMs: 0, retentionMs: 0 };
+  } else if (bucketText !== undefined || retentionText !== undefined) {
+    if (bucketText === undefined || retentionText === undefined) throw new UsageError('--window-bucket and --window-retention go together');
+    options.window = { bucketMs: parseDurationMs(bucketText, '--window-bucket'), retentionMs: parseDurationMs(retentionText, '--window-retention') };
+  }
+  const partitionsText = flags.get('membership-partitions');
+  if (partitionsText !== undefined) {
+    const partitions = parseWholeNumber(partitionsText, '--membership-partitions');
+    if (partitions < 1 || partitions > memberPartitionsMax) throw new UsageError(`--membership-partitions must be between 1 and ${memberPartitionsMax}, got ${partitions}`);
+    options.membershipPartitions = partitions;
+  }
+  if (options.autoscale === undefined && options.window === undefined && options.membershipPartitions === undefined) {
+    throw new UsageError('configure needs --autoscale on|off, --window-bucket with --window-retention, --no-window or --membership-partitions');
+  }
+  return options;
+}
+
+/** "c: autoscale on, 1 shard" as before, with the kind and window when there is something to say. */
+function configureLine(description: CounterDescription, options: ConfigureOptions): string {
+  const kind = description.kind === 'total' ? '' : `${description.kind} counter, `;
+  const shards = plural(description.shards, description.kind === 'membership' ? 'partition' : 'shard');
+  const window =
+    description.windowBucketMs > 0
+      ? `, window ${formatDuration(description.windowRetentionMs)} in ${formatDuration(description.windowBucketMs)} buckets`
+      : options.window !== undefined
+        ? ', no window'
+        : '';
+  return `${description.counter}: ${kind}autoscale ${description.autoscale ? 'on' : 'off'}, ${shards}${window}`;
 }
 
 /** TLS files and the token, from flags or TALLY_* environment (never the token itself on the command line). */

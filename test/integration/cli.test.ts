@@ -64,6 +64,91 @@ describe('tally CLI', () => {
     expect(status.stdout).toMatch(/pair 0 {2}primary .* epoch \d+/);
   });
 
+  it('cli: distinct add then count reports the members added and the estimate with its error', async () => {
+    const add = await tally(['distinct', 'add', 'cli:visitors', 'ann', 'bob', 'cy', ...router]);
+    expect(add.code).toBe(0);
+    expect(add.stdout.trim()).toMatch(/^cli:visitors: \d+ registers? changed \(3 members given\)$/);
+    // Adding a member again changes nothing.
+    expect((await tally(['distinct', 'add', 'cli:visitors', 'bob', ...router])).stdout.trim()).toBe('cli:visitors: 0 registers changed (1 member given)');
+    const count = await tally(['distinct', 'count', 'cli:visitors', ...router]);
+    expect(count.code).toBe(0);
+    expect(count.stdout.trim()).toMatch(/^cli:visitors: 3 distinct ± 0\.\d\d% \(1 shard\)$/);
+    await tally(['distinct', 'add', 'cli:visitors-2', 'cy', 'dee', ...router]);
+    const union = await tally(['distinct', 'count', 'cli:visitors', 'cli:visitors-2', '--json', ...router]);
+    expect(JSON.parse(union.stdout)).toMatchObject({ counters: ['cli:visitors', 'cli:visitors-2'], estimate: 4 });
+  });
+
+  it('cli: configure a window, incr, get --last sums the buckets; beyond retention is one line naming it', async () => {
+    // Minute buckets: a loaded machine may take seconds per CLI call.
+    const configure = await tally(['configure', 'cli:win', '--window-bucket', '1m', '--window-retention', '10m', ...router]);
+    expect(configure.code).toBe(0);
+    expect(configure.stdout.trim()).toBe('cli:win: autoscale on, 1 shard, window 10m in 1m buckets');
+    const incrs = await Promise.all(['2', '3', '4'].map((amount) => tally(['incr', 'cli:win', amount, ...router])));
+    expect(incrs.map((result) => result.code)).toEqual([0, 0, 0]);
+    const read = await tally(['get', 'cli:win', '--last', '5m', ...router]);
+    expect(read.code).toBe(0);
+    expect(read.stdout.trim()).toMatch(/^cli:win = 9 in the last 5m \(exact; 5 buckets of 1m, \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\)$/);
+    const json = JSON.parse((await tally(['get', 'cli:win', '--last', '600000', '--json', ...router])).stdout);
+    expect(json).toMatchObject({ counter: 'cli:win', total: '9', bucketMs: 60_000, buckets: 10, lastMs: 600_000 });
+    expect(json.toUnixMs - json.fromUnixMs).toBe(600_000);
+    const beyond = await tally(['get', 'cli:win', '--last', '1h', ...router]);
+    expect(beyond.code).toBe(1);
+    expect(beyond.stderr.trim().split('\n')).toHaveLength(1);
+    expect(beyond.stderr).toMatch(/^tally: out_of_range: .*retention/);
+    expect((await tally(['configure', 'cli:win', '--no-window', ...router])).stdout.trim()).toBe('cli:win: autoscale on, 1 shard, no window');
+  });
+
+  it('cli: member add, add again, remove report changed yes/no/yes and counts 1/1/0; check lists each member', async () => {
+    const lines = async (args: string[]) => {
+      const result = await tally([...args, ...router]);
+      expect(result.code).toBe(0);
+      return result.stdout.trim();
+    };
+    expect(await lines(['member', 'add', 'cli:likes-by', '42'])).toBe('changed: yes\ncount: 1');
+    expect(await lines(['member', 'add', 'cli:likes-by', '42'])).toBe('changed: no\ncount: 1');
+    expect(await lines(['member', 'add', 'cli:likes-by', '18446744073709551615'])).toBe('changed: yes\ncount: 2');
+    expect(await lines(['member', 'check', 'cli:likes-by', '42', '7', '18446744073709551615'])).toBe('42 present\n7 absent\n18446744073709551615 present');
+    expect(await lines(['member', 'remove', 'cli:likes-by', '18446744073709551615'])).toBe('changed: yes\ncount: 1');
+    expect(await lines(['member', 'remove', 'cli:likes-by', '42'])).toBe('changed: yes\ncount: 0');
+    expect(await lines(['member', 'check', 'cli:likes-by', '42'])).toBe('42 absent');
+  });
+
+  it('cli: rebuild of a healthy membership counter says drift: 0 and exits 0', async () => {
+    const configure = await tally(['configure', 'cli:members', '--membership-partitions', '4', ...router]);
+    expect(configure.stdout.trim()).toBe('cli:members: membership counter, autoscale off, 4 partitions');
+    for (const member of ['1', '2', '3']) expect((await tally(['member', 'add', 'cli:members', member, ...router])).code).toBe(0);
+    const rebuild = await tally(['rebuild', 'cli:members', ...router]);
+    expect(rebuild.code).toBe(0);
+    expect(rebuild.stdout.trim()).toBe('cli:members: members 3, stored count 3, drift: 0, repaired: no');
+    const verbose = await tally(['rebuild', 'cli:members', '--verbose', ...router]);
+    expect(verbose.stdout.match(/^ {2}partition \d \(shard id \d+, pair \d\): members \d, stored count \d, drift: 0$/gm)).toHaveLength(4);
+  });
+
+  it('cli: a bad member id or duration is one line on stderr, exit code 2, and no call', async () => {
+    const cases = [
+      ['member', 'add', 'likes', 'abc'],
+      ['member', 'add', 'likes', '-1'],
+      ['member', 'add', 'likes', '18446744073709551616'],
+      ['get', 'x', '--last', '5x'],
+      ['get', 'x', '--last', '0'],
+      ['get', 'x', '--last', '99999999999999999999d'],
+      ['configure', 'x', '--window-bucket', '1s'],
+      ['configure', 'x', '--window-bucket', '1s', '--window-retention', 'forever'],
+      ['configure', 'x', '--no-window', '--window-bucket', '1s', '--window-retention', '10s'],
+    ];
+    // A dead router: a CLI that called out would fail unavailable (exit 1), not 2.
+    const results = await Promise.all(cases.map((args) => tally([...args, '--router', '127.0.0.1:1', '--deadline-ms', '500'])));
+    results.forEach((result, index) => {
+      expect({ args: cases[index], code: result.code }).toEqual({ args: cases[index], code: 2 });
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr.trim()).toMatch(/^tally: /);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      expect(result.stdout).toBe('');
+    });
+    expect(results[2]!.stderr.trim()).toBe('tally: member must be an unsigned 64-bit integer (0..18446744073709551615), got "18446744073709551616"');
+    expect(results[3]!.stderr.trim()).toBe('tally: --last must be a duration such as 90000 (ms), 1500ms, 30s, 15m, 1h or 7d, got "5x"');
+  });
+
   it('cli: a bad argument is one line on stderr and exit code 2, never a stack trace', async () => {
     for (const args of [['incr', 'x', 'lots'], ['frobnicate'], ['get'], ['set-shards', 'x', '-1'], ['incr', 'x', '--nope']]) {
       const result = await tally([...args, ...router]);
