@@ -38,7 +38,7 @@ export interface GroupOutcome {
   code: number;
   message: string;
   applied: boolean[];
-  /** Per item: registers raised (distinct), 1 or 0 (memberSet), the correction made (memberRepair). */
+  /** Per item: registers raised (distinct), 1 or 0 (memberSet), the correction made (memberRepair); empty for a group of increments only. */
   changed: string[];
 }
 
@@ -126,7 +126,7 @@ export class GroupCommitter {
         return;
       }
       rows.forEach((row, index) => {
-        this.memory.apply({ ...row, atMs: nowMs });
+        this.memory.apply(row, nowMs);
         if (row.idempotencyKey.length > 0) this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
       });
       this.hooks.onCommit(rows.length, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn);
@@ -159,6 +159,8 @@ export class GroupCommitter {
     const groupRows: LogEntry[] = [];
     const applied: boolean[] = [];
     const changed: string[] = [];
+    // Increments report nothing in `changed`: a zero per item would cost encoding on the hot path.
+    let reportsChanges = false;
     let originalLsn = 0n;
     const totalOf = (shardId: number): bigint => staged.totals.get(shardId) ?? tentative.totals.get(shardId) ?? this.memory.totals.get(shardId);
     const addToTotal = (shardId: number, amount: bigint): string | undefined => {
@@ -169,6 +171,7 @@ export class GroupCommitter {
     };
     const outOfRange = (message: string) => ({ outcome: { code: status.OUT_OF_RANGE, message, applied: [], changed: [] }, originalLsn: 0n });
     for (const item of group) {
+      if (item.op !== 'increment') reportsChanges = true;
       if (item.op === 'memberSet') {
         const id = `${item.shardId}:${item.member}`;
         const present = staged.members.get(id) ?? tentative.members.get(id) ?? this.memory.hasMember(item.shardId, item.member!);
@@ -249,7 +252,7 @@ export class GroupCommitter {
       if (problem !== undefined) return outOfRange(problem);
       // The window setting travels with every increment; the log records it only when it changes.
       const window = item.window ?? noWindow;
-      const current = staged.windows.get(item.shardId) ?? tentative.windows.get(item.shardId) ?? this.memory.windowSetting(item.shardId);
+      const current = staged.windows.get(item.shardId) ?? tentative.windows.get(item.shardId) ?? this.memory.windows.configOf(item.shardId) ?? noWindow;
       if (window.bucketMs !== current.bucketMs || window.retentionMs !== current.retentionMs) {
         staged.windows.set(item.shardId, window);
         groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting(window) });
@@ -260,7 +263,7 @@ export class GroupCommitter {
     }
     mergeStaged(tentative, staged);
     rows.push(...groupRows);
-    return { outcome: { code: status.OK, message: '', applied, changed }, originalLsn };
+    return { outcome: { code: status.OK, message: '', applied, changed: reportsChanges ? changed : [] }, originalLsn };
   }
 }
 

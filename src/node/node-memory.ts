@@ -56,14 +56,14 @@ export class NodeMemory {
   private readonly sketches = new Map<number, HllSketch>();
   private readonly memberSets = new Map<number, MemberSet>();
 
-  /** Applies one committed entry. */
-  apply(entry: LogEntry & { atMs: number }): void {
+  /** Applies one committed entry, accepted at atMs. */
+  apply(entry: LogEntry, atMs: number): void {
     const { shardId, amount } = entry;
     switch (entry.kind ?? EntryKind.increment) {
       case EntryKind.increment:
         if (amount === 0n) return; // a key fence
         this.totals.add(shardId, amount);
-        this.windows.add(shardId, entry.atMs, amount);
+        this.windows.add(shardId, atMs, amount);
         return;
       case EntryKind.memberFlip: {
         let members = this.memberSets.get(shardId);
@@ -167,7 +167,7 @@ export const checkpointFolder: CheckpointFolder = {
   fold(state: CheckpointState, entries: readonly StoredEntry[], nowMs: number): CheckpointState {
     const scratch = new NodeMemory();
     scratch.load(state);
-    for (const entry of entries) scratch.apply(entry);
+    for (const entry of entries) scratch.apply(entry, entry.atMs);
     const shardIds = [...new Set([...state.totals.keys(), ...state.parts.keys(), ...entries.map((entry) => entry.shardId)])];
     scratch.windows.expire(nowMs, scratch.windows.shardCount);
     return scratch.checkpointOf(shardIds);

@@ -31,7 +31,7 @@ import {
 import type { GroupCommitter, GroupOutcome, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import { EntryKind, entryProblem, type ShardLog, type StoredEntry } from './shard-log.ts';
-import type { NodeMemory } from './node-memory.ts';
+import type { NodeMemory, WindowSetting } from './node-memory.ts';
 import { unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
@@ -65,8 +65,10 @@ function badItem(message: string): GroupOutcome {
 function decodeItem(item: ApplyRequestMsg['groups'][number]['items'][number]): ApplyEntry | GroupOutcome {
   const id = Number(item.shardId);
   if (!Number.isSafeInteger(id) || id <= 0) return badItem(`bad item: shard ${item.shardId}`);
+  const op = item.op ?? 'INCREMENT';
+  if (op === 'INCREMENT') return decodeIncrement(id, item);
   const base = { shardId: id, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, fence: false, routedShardCount: 0 };
-  switch (item.op ?? 'INCREMENT') {
+  switch (op) {
     case 'MEMBER_SET':
       return { ...base, op: 'memberSet', member: BigInt(item.member ?? '0'), present: item.present === true };
     case 'MEMBER_REPAIR':
@@ -81,21 +83,28 @@ function decodeItem(item: ApplyRequestMsg['groups'][number]['items'][number]): A
       if (registers.length === 0) return badItem(`distinct item for shard ${id} has no registers`);
       return { ...base, op: 'distinct', registers };
     }
-    case 'INCREMENT':
-      break;
     default:
       return badItem(`unknown op ${item.op}`);
   }
+}
+
+/** The hot path: one object per increment, no window object unless the counter has one. */
+function decodeIncrement(id: number, item: ApplyRequestMsg['groups'][number]['items'][number]): ApplyEntry | GroupOutcome {
   const amount = BigInt(item.amount);
   const fence = item.fence === true;
   const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
   if (!amountValid || item.idempotencyKey.length > idempotencyKeyBytesMax) return badItem(`bad item (shard ${item.shardId}, amount ${item.amount}${fence ? ', fence' : ''})`);
   const routedShardCount = item.routedShardCount ?? 0;
   if (item.idempotencyKey.length > 0 && routedShardCount < 1) return badItem(`keyed item for shard ${item.shardId} has no routed shard count`);
-  const window = { bucketMs: Number(item.windowBucketMs ?? '0'), retentionMs: Number(item.windowRetentionMs ?? '0') };
-  const windowProblem = validateWindowConfig(window.bucketMs, window.retentionMs);
-  if (windowProblem !== undefined) return badItem(`bad window for shard ${id}: ${windowProblem}`);
-  return { ...base, op: 'increment', amount, idempotencyKey: item.idempotencyKey, fence, routedShardCount, fenceShardCount: fence ? routedShardCount : 0, window };
+  let window: WindowSetting | undefined;
+  const bucketMs = Number(item.windowBucketMs ?? '0');
+  const retentionMs = Number(item.windowRetentionMs ?? '0');
+  if (bucketMs !== 0 || retentionMs !== 0) {
+    const windowProblem = validateWindowConfig(bucketMs, retentionMs);
+    if (windowProblem !== undefined) return badItem(`bad window for shard ${id}: ${windowProblem}`);
+    window = { bucketMs, retentionMs };
+  }
+  return { shardId: id, amount, idempotencyKey: item.idempotencyKey, fenceShardCount: fence ? routedShardCount : 0, op: 'increment', fence, routedShardCount, window };
 }
 
 function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): ApplyEntry[] | GroupOutcome {
@@ -134,7 +143,7 @@ export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupInd
   dedup.clear();
   // Checkpoint, then the tail after it: the same state as replaying everything.
   memory.load(log.checkpointState());
-  const lastLsn = log.replay((entry) => memory.apply(entry));
+  const lastLsn = log.replay((entry) => memory.apply(entry, entry.atMs));
   // Replayed buckets may be long expired: free them now rather than on the sweep's rounds.
   memory.windows.expire(nowMs, memory.windows.shardCount);
   // Keys come from every keyed row of the window, folded or not.
@@ -320,7 +329,7 @@ export function createNodeService(deps: {
         const startedNs = process.hrtime.bigint();
         log.appendReplicated(entries);
         for (const entry of entries) {
-          memory.apply(entry);
+          memory.apply(entry, entry.atMs);
           if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
         }
         metrics.commitBatchRows.observe(entries.length);

@@ -4,7 +4,7 @@
 // its own to stop waiting for the follower: only the router may (SetRole with
 // syncRequired=false), so a follower it can't reach is never silently dropped.
 import { credentials, status, type ServiceError, type CallOptions, type requestCallback, type Client, type ChannelCredentials } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, ShardNodeClient, clientChannelOptions, type AppendEntriesRequestMsg, type AppendEntriesResponseMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, ShardNodeClient, clientChannelOptions, type AppendEntriesRequestMsg, type AppendEntriesResponseMsg, type LogEntryWire } from '../common/index.ts';
 import type { ShardLog } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
 
@@ -170,18 +170,22 @@ export class Replicator {
       ...base,
       truncate,
       truncateAfterLsn: (fromLsn - 1n).toString(),
-      entries: entries.map((entry) => ({
-        lsn: entry.lsn.toString(),
-        epoch: entry.epoch.toString(),
-        shardId: String(entry.shardId),
-        amount: entry.amount.toString(),
-        idempotencyKey: entry.idempotencyKey,
-        fenceShardCount: entry.fenceShardCount,
-        atMs: String(entry.atMs),
-        kind: entry.kind ?? 0,
-        member: (entry.member ?? 0n).toString(),
-        payload: entry.payload ?? emptyPayload,
-      })),
+      entries: entries.map((entry) => {
+        const message: LogEntryWire = {
+          lsn: entry.lsn.toString(),
+          epoch: entry.epoch.toString(),
+          shardId: String(entry.shardId),
+          amount: entry.amount.toString(),
+          idempotencyKey: entry.idempotencyKey,
+          fenceShardCount: entry.fenceShardCount,
+          atMs: String(entry.atMs),
+        };
+        // Only what the kind needs: every field set costs encoding, even a zero.
+        if (entry.kind !== undefined) message.kind = entry.kind;
+        if (entry.member !== undefined) message.member = entry.member.toString();
+        if (entry.payload !== undefined) message.payload = entry.payload;
+        return message;
+      }),
     };
   }
 
@@ -250,5 +254,3 @@ export class Replicator {
     this.retryTimer.unref();
   }
 }
-
-const emptyPayload = Buffer.alloc(0);

@@ -140,6 +140,7 @@ function checkEntry(entry: LogEntry): void {
 export class ShardLog {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
+  private readonly insertPlain: Database.Statement;
   private readonly selectFrom: Database.Statement;
   private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
@@ -153,6 +154,8 @@ export class ShardLog {
   ) {
     this.db = db;
     this.insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    // Most rows are plain increments: no kind, member or payload to bind.
+    this.insertPlain = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.selectFrom = db
       .prepare(`SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`)
       .safeIntegers(true)
@@ -160,7 +163,7 @@ export class ShardLog {
     this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => {
       let lsn = firstLsn;
       for (const entry of entries) {
-        this.insert.run(lsn, epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, atMs, ...extraColumns(entry));
+        this.insertRow(lsn, epoch, entry, atMs);
         lsn++;
       }
     });
@@ -168,6 +171,15 @@ export class ShardLog {
     this.lastEntryEpoch = 0n;
     this.foldedLsn = BigInt(this.getMeta('checkpoint_lsn') ?? '0');
     this.refreshTail();
+  }
+
+  private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number): void {
+    const key = entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null;
+    if (entry.kind === undefined && entry.member === undefined && entry.payload === undefined) {
+      this.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs);
+    } else {
+      this.insert.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs, ...extraColumns(entry));
+    }
   }
 
   private refreshTail(): void {
@@ -364,7 +376,7 @@ export class ShardLog {
       for (const entry of entries) {
         checkEntry(entry);
         assert.equal(entry.lsn, expectedLsn, 'replicated entries must continue the log');
-        this.insert.run(entry.lsn, entry.epoch, entry.shardId, entry.amount, entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null, entry.fenceShardCount || null, entry.atMs, ...extraColumns(entry));
+        this.insertRow(entry.lsn, entry.epoch, entry, entry.atMs);
         expectedLsn++;
       }
     });

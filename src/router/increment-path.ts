@@ -154,15 +154,15 @@ export class IncrementPath {
         if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
         group.indexes.push(index);
         group.shardIndexes.push(shard.shardIndex);
-        group.items.push({
-          shardId: String(shard.shardId),
-          amount: item.amount.toString(),
-          idempotencyKey: item.idempotencyKey,
-          routedShardCount: routedShardCounts[index]!,
-          // The node logs a window setting only when it differs from the shard's.
-          windowBucketMs: String(counter.window.bucketMs),
-          windowRetentionMs: String(counter.window.retentionMs),
-        });
+        const applyItem: ApplyItemMsg = { shardId: String(shard.shardId), amount: item.amount.toString(), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! };
+        // Every increment carries its counter's window setting; absent means
+        // none (0, 0), and costs nothing on the wire. The node logs a setting
+        // only when it differs from the shard's.
+        if (counter.window.bucketMs > 0) {
+          applyItem.windowBucketMs = String(counter.window.bucketMs);
+          applyItem.windowRetentionMs = String(counter.window.retentionMs);
+        }
+        group.items.push(applyItem);
       }
       const retry: number[] = [];
       const failures: TallyError[] = [];
