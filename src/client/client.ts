@@ -9,6 +9,7 @@ import {
   clientChannelOptions,
   fromServiceError,
   parseInt64,
+  toWireInt64,
   type ClusterStatusResponseMsg,
   type DescribeResponseMsg,
   type IncrementBatchResponseMsg,
@@ -257,8 +258,10 @@ function toWireMember(member: MemberId): string {
   return text;
 }
 
-function toWireAmount(amount: Int64Input): string {
-  return parseInt64(amount, 'amount').toString();
+/** A number when it is exact as one: protobufjs encodes that without parsing a decimal string. */
+function toWireAmount(amount: Int64Input): string | number {
+  if (typeof amount === 'number' && Number.isSafeInteger(amount)) return amount;
+  return toWireInt64(parseInt64(amount, 'amount'));
 }
 
 /** A key for an increment: the caller's, a fresh random one when omitted, none when null. */

@@ -170,8 +170,9 @@ export interface ReconcileResultMsg {
 
 // Internal shard node messages.
 export interface ApplyItemMsg {
-  shardId: Int64Wire;
-  amount: Int64Wire;
+  // Numbers when sent (exact, and cheaper to encode than decimal strings); strings when received.
+  shardId: Int64Wire | number;
+  amount: Int64Wire | number;
   idempotencyKey: Buffer;
   fence?: boolean;
   routedShardCount?: number;
@@ -257,12 +258,13 @@ export interface SetRoleRequestMsg {
   catchUpTimeoutMs: number;
 }
 export interface LogEntryWire {
-  lsn: Int64Wire;
-  epoch: Int64Wire;
-  shardId: Int64Wire;
-  amount: Int64Wire;
+  // Numbers when sent and exact as one (cheaper to encode); strings when received.
+  lsn: Int64Wire | number;
+  epoch: Int64Wire | number;
+  shardId: Int64Wire | number;
+  amount: Int64Wire | number;
   idempotencyKey: Buffer;
-  atMs: Int64Wire;
+  atMs: Int64Wire | number;
   fenceShardCount: number;
   kind?: number;
   member?: Int64Wire;

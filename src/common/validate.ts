@@ -69,3 +69,14 @@ export function validateAmount(value: unknown): bigint {
 export function isInt64(value: bigint): boolean {
   return value <= INT64_MAX && value >= INT64_MIN;
 }
+
+const safeIntegerMax = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * An int64 for a message being sent: a number when it is exact as one
+ * (protobufjs encodes that without parsing a decimal string), else the
+ * decimal string. Received int64s are always strings.
+ */
+export function toWireInt64(value: bigint): number | string {
+  return value <= safeIntegerMax && value >= -safeIntegerMax ? Number(value) : value.toString();
+}

@@ -3,7 +3,7 @@
 // to a uniformly random shard (never chosen by writer, G6); keyed items to the
 // shard their key hashes to, so a retry lands where its first attempt did.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type ApplyItemMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, toWireInt64, type ApplyItemMsg } from '../common/index.ts';
 import type { Directory, CounterInfo, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import { NotAppliedError } from './node-sender.ts';
@@ -154,7 +154,7 @@ export class IncrementPath {
         if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
         group.indexes.push(index);
         group.shardIndexes.push(shard.shardIndex);
-        const applyItem: ApplyItemMsg = { shardId: String(shard.shardId), amount: item.amount.toString(), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! };
+        const applyItem: ApplyItemMsg = { shardId: shard.shardId, amount: toWireInt64(item.amount), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! };
         // Every increment carries its counter's window setting; absent means
         // none (0, 0), and costs nothing on the wire. The node logs a setting
         // only when it differs from the shard's.
