@@ -1,0 +1,58 @@
+#!/bin/bash
+# Where the CPU goes per increment: starts a 1-pair cluster (router, primary,
+# follower, each with a metrics port), runs `tally bench` with the given
+# arguments, and prints each process's CPU seconds and microseconds per
+# acknowledged increment, plus the pipeline's shape (items per node call,
+# rows per commit, commit time).
+#   bench/cpu-split.sh --batch 100 --concurrency 64 --procs 1 --seconds 8
+# Set PROFILE=1 to also write V8 CPU profiles (node --cpu-prof) to $OUT/prof.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$(mktemp -d /tmp/tally-cpu-split-XXXXXX)}
+mkdir -p "$OUT/data"
+PROF=()
+if [ "${PROFILE:-0}" = 1 ]; then PROF=(--cpu-prof "--cpu-prof-dir=$OUT/prof"); fi
+port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+R=$(port); P=$(port); F=$(port); RM=$(port); PM=$(port); FM=$(port)
+pids=()
+cleanup() { kill -TERM "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
+trap cleanup EXIT
+node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$P --data-dir "$OUT/data/primary" --metrics-port $PM --node-name primary >"$OUT/primary.log" 2>&1 & pids+=($!)
+node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$F --data-dir "$OUT/data/follower" --metrics-port $FM --node-name follower >"$OUT/follower.log" 2>&1 & pids+=($!)
+node "${PROF[@]}" --import tsx src/router/main.ts --listen 127.0.0.1:$R --pairs 127.0.0.1:$P,127.0.0.1:$F --data-dir "$OUT/data/router" --metrics-port $RM >"$OUT/router.log" 2>&1 & pids+=($!)
+for _ in $(seq 1 120); do node bin/tally.mjs health --router 127.0.0.1:$R >/dev/null 2>&1 && break; sleep 0.5; done
+sleep 3 # the pair goes in sync
+scrape() { for p in $RM $PM $FM; do curl -s localhost:$p/metrics; done > "$OUT/metrics.$1.txt"; }
+scrape before
+/usr/bin/time -f "%U %S" -o "$OUT/client.time" node bin/tally.mjs bench --router 127.0.0.1:$R "$@" --json >"$OUT/bench.json" 2>"$OUT/bench.err"
+scrape after
+python3 - "$OUT" <<'PY'
+import json, re, sys
+out = sys.argv[1]
+bench = json.load(open(f'{out}/bench.json'))
+def metrics(which):
+    values = {}
+    for line in open(f'{out}/metrics.{which}.txt'):
+        if line.startswith('#') or not line.strip(): continue
+        name, value = line.rsplit(' ', 1)
+        values[name] = values.get(name, 0) + float(value)
+    return values
+before, after = metrics('before'), metrics('after')
+delta = lambda name: after.get(name, 0) - before.get(name, 0)
+acked = bench['okIncrements']
+user, system = map(float, open(f'{out}/client.time').read().split())
+print(f"{bench['incrementsPerSec']:,} increments/s, p50 {bench['latencyMs']['p50']:.1f} ms, p99 {bench['latencyMs']['p99']:.1f} ms, {acked:,} acknowledged")
+rows = [('load generator', user + system)]
+rows += [(who, delta(f'tally_process_cpu_seconds_total{{{label}}}')) for who, label in (('router', 'process="router"'), ('primary', 'process="node",node="primary"'), ('follower', 'process="node",node="follower"'))]
+total = sum(seconds for _, seconds in rows)
+for who, seconds in rows: print(f"  {who:15s} {seconds:6.2f} s CPU  {1e6 * seconds / acked:6.1f} us/increment  {100 * seconds / total:4.0f}%")
+print(f"  {'all':15s} {total:6.2f} s CPU  {1e6 * total / acked:6.1f} us/increment")
+router = 'process="router"'
+calls = delta(f'tally_router_node_call_items_count{{{router}}}')
+print(f"  items per router->node call {delta(f'tally_router_node_call_items_sum{{{router}}}') / max(1, calls):.0f}")
+for who in ('primary', 'follower'):
+    label = f'process="node",node="{who}"'
+    commits = delta(f'tally_log_commit_batch_rows_count{{{label}}}')
+    print(f"  {who}: {commits:.0f} commits, {delta(f'tally_log_commit_batch_rows_sum{{{label}}}') / max(1, commits):.0f} rows each, {1000 * delta(f'tally_log_fsync_seconds_sum{{{label}}}') / max(1, commits):.1f} ms each")
+PY
+echo "output in $OUT"
