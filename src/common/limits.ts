@@ -48,3 +48,9 @@ export const distinctMemberBytesMax = 1_024;
 export const countDistinctCountersMax = 100;
 /** Partitions a membership counter may have (fixed at creation). */
 export const memberPartitionsMax = 256;
+/**
+ * Bytes one router-to-node Apply or one AppendEntries may carry (estimated),
+ * half the message limit: items with large payloads (sketch registers) stop
+ * a batch before it could exceed messageBytesMax.
+ */
+export const nodeCallBytesMax = messageBytesMax / 2;

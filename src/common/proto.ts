@@ -216,6 +216,10 @@ export interface NodeReadMeta {
   role: string;
   epoch: Int64Wire;
 }
+export interface ReadSketchesRequestMsg {
+  shardIds: Int64Wire[];
+  merge: boolean;
+}
 export interface ReadSketchesResponseMsg extends NodeReadMeta {
   sketches: Buffer[];
 }

@@ -107,13 +107,19 @@ export class GroupCommitter {
     // A duplicate must not be answered before its original is as durable as
     // an acknowledgement promises: wait for the original's lsn too.
     let waitLsn = 0n;
+    // A member set or a register read from memory may hold a change committed
+    // here but not yet on the follower: an answer that relies on it ("no
+    // change") must wait for everything committed so far.
+    let readsCommittedState = false;
     const outcomes: GroupOutcome[][] = batch.map((request) =>
       request.groups.map((group) => {
         const staged = this.stage(group, tentative, rows, nowMs);
         if (staged.originalLsn > waitLsn) waitLsn = staged.originalLsn;
+        if (group.some((item) => item.op !== 'increment')) readsCommittedState = true;
         return staged.outcome;
       }),
     );
+    if (readsCommittedState && this.log.lastLsn > waitLsn) waitLsn = this.log.lastLsn;
 
     if (rows.length > 0) {
       const firstLsn = this.log.lastLsn + 1n;
@@ -253,9 +259,22 @@ export class GroupCommitter {
       // The window setting travels with every increment; the log records it only when it changes.
       const window = item.window ?? noWindow;
       const current = staged.windows.get(item.shardId) ?? tentative.windows.get(item.shardId) ?? this.memory.windows.configOf(item.shardId) ?? noWindow;
-      if (window.bucketMs !== current.bucketMs || window.retentionMs !== current.retentionMs) {
+      const widthChanges = window.bucketMs !== current.bucketMs;
+      if (widthChanges || window.retentionMs !== current.retentionMs) {
         staged.windows.set(item.shardId, window);
         groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting(window) });
+      }
+      if (window.bucketMs > 0) {
+        // A bucket's total is stored and sent as an int64 too: +MAX, -MAX, +MAX
+        // keeps the shard total in range but not one bucket.
+        const bucketStartMs = Math.floor(nowMs / window.bucketMs) * window.bucketMs;
+        const bucketBefore =
+          staged.buckets.get(item.shardId) ??
+          tentative.buckets.get(item.shardId) ??
+          (widthChanges || staged.windows.has(item.shardId) || tentative.windows.has(item.shardId) ? 0n : this.memory.windows.sum(item.shardId, bucketStartMs, bucketStartMs + window.bucketMs));
+        const bucketAfter = bucketBefore + item.amount;
+        if (!isInt64(bucketAfter)) return outOfRange(`increment of ${item.amount} would take a window bucket beyond int64`);
+        staged.buckets.set(item.shardId, bucketAfter);
       }
       groupRows.push({ shardId: item.shardId, amount: item.amount, idempotencyKey: item.idempotencyKey, fenceShardCount: 0 });
       applied.push(true);
@@ -281,10 +300,12 @@ interface Staged {
   /** Member count minus total, per shard. */
   drift: Map<number, bigint>;
   windows: Map<number, WindowSetting>;
+  /** The total of the shard's current window bucket (every row of a flush shares one commit time). */
+  buckets: Map<number, bigint>;
 }
 
 function newStaged(): Staged {
-  return { totals: new Map(), keys: new Map(), members: new Map(), registers: new Map(), drift: new Map(), windows: new Map() };
+  return { totals: new Map(), keys: new Map(), members: new Map(), registers: new Map(), drift: new Map(), windows: new Map(), buckets: new Map() };
 }
 
 function mergeStaged(into: Staged, from: Staged): void {
@@ -298,4 +319,5 @@ function mergeStaged(into: Staged, from: Staged): void {
   }
   for (const [shardId, drift] of from.drift) into.drift.set(shardId, drift);
   for (const [shardId, window] of from.windows) into.windows.set(shardId, window);
+  for (const [shardId, total] of from.buckets) into.buckets.set(shardId, total);
 }

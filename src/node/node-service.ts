@@ -22,6 +22,7 @@ import {
   type ReconcileRequestMsg,
   type ReconcileResponseMsg,
   type ReadSketchesResponseMsg,
+  type ReadSketchesRequestMsg,
   type ReadWindowsRequestMsg,
   type CheckMembersRequestMsg,
   type CheckMembersResponseMsg,
@@ -32,7 +33,7 @@ import type { GroupCommitter, GroupOutcome, ApplyEntry } from './group-commit.ts
 import type { DedupIndex } from './dedup-index.ts';
 import { EntryKind, entryProblem, type ShardLog, type StoredEntry } from './shard-log.ts';
 import type { NodeMemory, WindowSetting } from './node-memory.ts';
-import { unpackRegisterChanges } from '../sketch/index.ts';
+import { HllSketch, unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { saveRole, type Role, type RoleState } from './node-role.ts';
@@ -228,10 +229,16 @@ export function createNodeService(deps: {
       return { totals: ids.map((id) => totals.get(id).toString()), lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString() };
     }),
 
-    ReadSketches: unary<ReadShardsRequestMsg, ReadSketchesResponseMsg>((request) => {
+    ReadSketches: unary<ReadSketchesRequestMsg, ReadSketchesResponseMsg>((request) => {
       requireReady();
       const ids = request.shardIds.map(parseShardId);
-      return { sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() };
+      if (!request.merge) return { sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() };
+      const union = new HllSketch();
+      for (const id of ids) {
+        const sketch = memory.sketch(id);
+        if (sketch !== undefined) union.mergeFrom(sketch);
+      }
+      return { sketches: [union.serialize()], ...readMeta() };
     }),
 
     ReadWindows: unary<ReadWindowsRequestMsg, ReadShardsResponseMsg>((request) => {

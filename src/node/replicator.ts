@@ -4,8 +4,8 @@
 // its own to stop waiting for the follower: only the router may (SetRole with
 // syncRequired=false), so a follower it can't reach is never silently dropped.
 import { credentials, status, type ServiceError, type CallOptions, type requestCallback, type Client, type ChannelCredentials } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, ShardNodeClient, toWireInt64, clientChannelOptions, type AppendEntriesRequestMsg, type AppendEntriesResponseMsg, type LogEntryWire } from '../common/index.ts';
-import type { ShardLog } from './shard-log.ts';
+import { ErrorCode, TallyError, ShardNodeClient, toWireInt64, nodeCallBytesMax, clientChannelOptions, type AppendEntriesRequestMsg, type AppendEntriesResponseMsg, type LogEntryWire } from '../common/index.ts';
+import type { ShardLog, StoredEntry } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
 
 interface AppendRpc extends Client {
@@ -166,6 +166,10 @@ export class Replicator {
       this.lastError = `follower needs entries from lsn ${fromLsn}: ${(error as Error).message}`;
       return undefined;
     }
+    // Bounded in bytes as well as entries: rows with sketch registers are large.
+    let sizeBytes = 0;
+    const fitting = entries.findIndex((entry) => (sizeBytes += entryWireBytes(entry)) > nodeCallBytesMax);
+    if (fitting >= 0) entries = entries.slice(0, Math.max(1, fitting));
     return {
       ...base,
       truncate,
@@ -254,4 +258,9 @@ export class Replicator {
     }, this.settings.retryDelayMs);
     this.retryTimer.unref();
   }
+}
+
+/** An upper estimate of one entry's encoded size. */
+function entryWireBytes(entry: StoredEntry): number {
+  return 64 + entry.idempotencyKey.length + (entry.payload?.length ?? 0);
 }

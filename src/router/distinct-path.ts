@@ -3,7 +3,7 @@
 // count merges every shard's sketch by register maximum, so a member seen by
 // two shards is still counted once. Adding is idempotent, so any retry is safe.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type ReadSketchesResponseMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type ReadSketchesResponseMsg, type ReadSketchesRequestMsg } from '../common/index.ts';
 import { HllSketch, hllStandardError, packRegisterChanges, type MemberHasher } from '../sketch/index.ts';
 import type { Directory, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
@@ -86,7 +86,8 @@ export class DistinctPath {
     const responses = await Promise.all(
       [...byPair].map(([pairIndex, shardIds]) =>
         readPairWithFallback(this.directory.pair(pairIndex), (address) =>
-          this.pool.read<{ shardIds: string[] }, ReadSketchesResponseMsg>(address, 'ReadSketches', { shardIds: shardIds.map(String) }, this.readTimeoutMs),
+          // Merged on the node: one sketch per pair, however many shards.
+          this.pool.read<ReadSketchesRequestMsg, ReadSketchesResponseMsg>(address, 'ReadSketches', { shardIds: shardIds.map(String), merge: true }, this.readTimeoutMs),
         ),
       ),
     );

@@ -3,7 +3,7 @@
 // callers costs a few node calls, not one each. Each caller's group is
 // acknowledged on its own once the node has committed it.
 import { status, connectivityState, type Client, type ServiceError, type Metadata, type CallOptions, type requestCallback } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallsInFlightMax, nodeQueueItemsMax, type ApplyItemMsg, type ApplyRequestMsg, type ApplyResponseMsg, type GroupResultMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallBytesMax, nodeCallsInFlightMax, nodeQueueItemsMax, type ApplyItemMsg, type ApplyRequestMsg, type ApplyResponseMsg, type GroupResultMsg } from '../common/index.ts';
 
 export interface ShardNodeRpc extends Client {
   Apply(request: ApplyRequestMsg, metadata: Metadata, options: CallOptions, callback: requestCallback<ApplyResponseMsg>): void;
@@ -56,11 +56,14 @@ export class NodeSender {
     while (this.inFlight < nodeCallsInFlightMax && this.queue.length > 0) {
       const batch: Waiting[] = [];
       let itemCount = 0;
+      let sizeBytes = 0;
       while (this.queue.length > 0) {
         const next = this.queue[0]!;
-        if (batch.length > 0 && itemCount + next.items.length > applyItemsPerCallMax) break;
+        const nextBytes = groupWireBytes(next.items);
+        if (batch.length > 0 && (itemCount + next.items.length > applyItemsPerCallMax || sizeBytes + nextBytes > nodeCallBytesMax)) break;
         batch.push(this.queue.shift()!);
         itemCount += next.items.length;
+        sizeBytes += nextBytes;
       }
       this.queuedItems -= itemCount;
       this.call(batch, itemCount);
@@ -99,4 +102,11 @@ export function nodeCallError(address: string, error: ServiceError | null): Tall
   if (refusalStatuses.has(error.code)) return new TallyError(errorCodeOfGrpcStatus(error.code), `node ${address}: ${error.details}`);
   if (error.code === status.DEADLINE_EXCEEDED) return new TallyError(ErrorCode.unavailable, `node ${address} did not answer in time`);
   return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`);
+}
+
+/** An upper estimate of a group's encoded size: items with sketch registers are large. */
+function groupWireBytes(items: readonly ApplyItemMsg[]): number {
+  let sizeBytes = 0;
+  for (const item of items) sizeBytes += 48 + item.idempotencyKey.length + (item.registers?.length ?? 0);
+  return sizeBytes;
 }

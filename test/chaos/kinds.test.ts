@@ -100,6 +100,32 @@ describe('chaos: distinct, window and membership state', () => {
     expect(failures).toBeLessThan(1_000);
   });
 
+  it('distinct: a follower that was away catches up through more sketch rows than one 4 MiB AppendEntries can carry', { timeout: 120_000 }, async () => {
+    tc = await startCluster({ pairs: 1, routerArgs: failoverArgs });
+    const { client, cluster } = tc;
+    await client.addDistinct('wide:0', ['x']);
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 15_000, what: 'the pair to be in sync' });
+    const follower = cluster.node(0, 'follower');
+    await follower.process.stop('SIGKILL');
+    // ~3 KB of register changes per row: 2,400 rows are ~7 MB behind the follower.
+    for (let batch = 0; batch < 40; batch++) {
+      await Promise.all(
+        Array.from({ length: 60 }, (_, index) => {
+          const counter = `wide:${batch * 60 + index}`;
+          return client.addDistinct(counter, Array.from({ length: 1_000 }, (_, member) => `${counter}:${member}`));
+        }),
+      );
+    }
+    await follower.process.start();
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 60_000, what: 'the follower to catch up and the pair to be in sync again' });
+    const statuses = (await client.clusterStatus()).nodes;
+    expect(statuses[0]!.lastLsn).toBe(statuses[1]!.lastLsn);
+    // A count over 100 counters (one merged sketch per pair) stays small and exact to the estimate.
+    const names = Array.from({ length: 100 }, (_, index) => `wide:${index}`);
+    const union = await client.countDistinct(names);
+    expect(Math.abs(union.estimate - 100_000) / 100_000).toBeLessThan(0.03);
+  });
+
   it('rebuild: a count corrupted on disk is reported as drift and exported, and repaired only when asked', { timeout: 60_000 }, async () => {
     tc = await startCluster({ pairs: 1, metrics: true, routerArgs: ['--member-partitions', '4'] });
     const { client, cluster } = tc;

@@ -273,6 +273,28 @@ describe('group commit', () => {
       expect([totals.get(1), memory.memberCount(1)]).toEqual([3n, 3]);
     });
 
+    it('group commit: while sync is required, a member set or register that changes nothing is answered only after the follower holds what it read', async () => {
+      await submit([[memberSet(1, 4n, true)], [distinct(2, [[3, 5]])]]);
+      await submit([[increment(3, 1n)]]);
+      role = { ...role, syncRequired: true };
+      const outcome = await submit([[memberSet(1, 4n, true)], [distinct(2, [[3, 2]])]]);
+      expect(outcome.results.map((result) => result.changed)).toEqual([['0'], ['0']]);
+      // Nothing was written, yet the answer waited for everything committed before it.
+      expect(hooks.followerWaits).toEqual([3n]);
+    });
+
+    it('group commit: an increment that would take its window bucket beyond int64 fails OUT_OF_RANGE, though the shard total would fit', async () => {
+      const windowed = (amount: bigint): ApplyEntry => ({ ...increment(1, amount), window: { bucketMs: 60_000, retentionMs: 600_000 } });
+      nowMs = 1_000;
+      await submit([[windowed(INT64_MIN)]]);
+      nowMs = 70_000;
+      expect((await submit([[windowed(INT64_MAX)]])).results[0]!.code).toBe(status.OK);
+      const outcome = await submit([[windowed(1n)], [windowed(INT64_MAX)]]);
+      expect(outcome.results.map((result) => result.code)).toEqual([status.OUT_OF_RANGE, status.OUT_OF_RANGE]);
+      expect(totals.get(1)).toBe(-1n);
+      expect(memory.windows.buckets(1)).toEqual([[0, INT64_MIN], [60_000, INT64_MAX]]);
+    });
+
     it('group commit: the window setting is logged once per change and increments land in the bucket of their commit time', async () => {
       const windowed = (amount: bigint, bucketMs: number, retentionMs: number): ApplyEntry => ({ ...increment(1, amount), window: { bucketMs, retentionMs } });
       nowMs = 61_500;
