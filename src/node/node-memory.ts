@@ -88,6 +88,23 @@ export class NodeMemory {
     }
   }
 
+  /**
+   * Why these entries cannot follow this memory, or undefined: a member flip
+   * to the state the member already has means the logs have diverged.
+   * Checked before a follower writes anything.
+   */
+  flipProblem(entries: readonly LogEntry[]): string | undefined {
+    const flipped = new Map<string, boolean>();
+    for (const entry of entries) {
+      if (entry.kind !== EntryKind.memberFlip) continue;
+      const id = `${entry.shardId}:${entry.member}`;
+      const present = flipped.get(id) ?? this.hasMember(entry.shardId, entry.member!);
+      if (present === (entry.amount === 1n)) return `member ${entry.member} of shard ${entry.shardId} is already ${present ? 'present' : 'absent'}`;
+      flipped.set(id, !present);
+    }
+    return undefined;
+  }
+
   hasMember(shardId: number, member: bigint): boolean {
     return this.memberSets.get(shardId)?.has(member) ?? false;
   }

@@ -333,6 +333,12 @@ export function createNodeService(deps: {
       }
       if (entries.length > 0) {
         if (entries[0]!.lsn !== log.lastLsn + 1n) return { ok: false, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
+        // Nothing is written that memory could not apply: the logs would have diverged.
+        const problem = memory.flipProblem(entries);
+        if (problem !== undefined) {
+          logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: entries[0]!.lsn });
+          throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${entries[0]!.lsn}: ${problem}`);
+        }
         const startedNs = process.hrtime.bigint();
         log.appendReplicated(entries);
         for (const entry of entries) {

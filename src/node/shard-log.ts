@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN, replayBatchRows } from '../common/index.ts';
+import { unpackRegisterChanges } from '../sketch/index.ts';
+import { validateWindowConfig } from '../window/index.ts';
 
 /** What a log row records. Every kind changes at most one shard. */
 export const EntryKind = {
@@ -53,9 +55,10 @@ const schemaVersion = 4;
 const uint64Max = (1n << 64n) - 1n;
 
 /** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
-export function entryProblem(entry: LogEntry): string | undefined {
+export function entryProblem(entry: LogEntry & { atMs?: number }): string | undefined {
   const kind = entry.kind ?? EntryKind.increment;
   if (!Number.isSafeInteger(entry.shardId) || entry.shardId <= 0) return 'shard id invalid';
+  if (entry.atMs !== undefined && (!Number.isSafeInteger(entry.atMs) || entry.atMs < 0)) return 'commit time invalid';
   if (entry.amount > INT64_MAX || entry.amount < INT64_MIN) return 'amount out of range';
   const keyed = entry.idempotencyKey.length > 0;
   switch (kind) {
@@ -70,10 +73,20 @@ export function entryProblem(entry: LogEntry): string | undefined {
       return keyed || entry.fenceShardCount !== 0 ? 'a member flip carries no key' : undefined;
     case EntryKind.distinct:
       if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a distinct entry has no amount or key';
-      return entry.payload === undefined || entry.payload.length === 0 || entry.payload.length % 3 !== 0 ? 'a distinct entry needs packed register changes' : undefined;
-    case EntryKind.windowConfig:
+      if (entry.payload === undefined || entry.payload.length === 0) return 'a distinct entry needs packed register changes';
+      try {
+        // Fully decoded here, so applying it cannot fail after it is written.
+        unpackRegisterChanges(entry.payload);
+      } catch (error) {
+        return `bad register changes: ${(error as Error).message}`;
+      }
+      return undefined;
+    case EntryKind.windowConfig: {
       if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a window setting has no amount or key';
-      return entry.payload?.length !== 16 ? 'a window setting needs 16 bytes' : undefined;
+      if (entry.payload?.length !== 16) return 'a window setting needs 16 bytes';
+      const problem = validateWindowConfig(Number(entry.payload.readBigUInt64BE(0)), Number(entry.payload.readBigUInt64BE(8)));
+      return problem === undefined ? undefined : `bad window setting: ${problem}`;
+    }
     default:
       return `unknown kind ${String(kind)}`;
   }

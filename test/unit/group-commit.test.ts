@@ -9,6 +9,7 @@ import { GroupCommitter, type ApplyEntry, type CommitHooks, type CommitResult } 
 import { ShardLog } from '../../src/node/shard-log.ts';
 import { ShardTotals } from '../../src/node/shard-totals.ts';
 import { NodeMemory } from '../../src/node/node-memory.ts';
+import { EntryKind } from '../../src/node/shard-log.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import type { RoleState } from '../../src/node/node-role.ts';
 import { rebuildMemory } from '../../src/node/node-service.ts';
@@ -281,6 +282,15 @@ describe('group commit', () => {
       expect(outcome.results.map((result) => result.changed)).toEqual([['0'], ['0']]);
       // Nothing was written, yet the answer waited for everything committed before it.
       expect(hooks.followerWaits).toEqual([3n]);
+    });
+
+    it('node memory: replicated flips to the state a member already has are refused before anything is written', async () => {
+      await submit([[memberSet(1, 4n, true)]]);
+      const flip = (member: bigint, amount: bigint) => ({ shardId: 1, amount, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member });
+      expect(memory.flipProblem([flip(4n, -1n), flip(4n, 1n), flip(5n, 1n)])).toBeUndefined();
+      expect(memory.flipProblem([flip(4n, 1n)])).toMatch(/already present/);
+      expect(memory.flipProblem([flip(5n, 1n), flip(5n, 1n)])).toMatch(/already present/);
+      expect(memory.flipProblem([flip(6n, -1n)])).toMatch(/already absent/);
     });
 
     it('group commit: an increment that would take its window bucket beyond int64 fails OUT_OF_RANGE, though the shard total would fit', async () => {

@@ -171,6 +171,10 @@ describe('shard log', () => {
       "UPDATE log SET kind = 2, amount = 0, member = NULL, payload = x'0102' WHERE lsn = 2",
       "UPDATE log SET kind = 3, amount = 0, payload = x'00' WHERE lsn = 2",
       "UPDATE log SET kind = NULL, amount = 4, payload = x'000102' WHERE lsn = 2",
+      // Payloads are decoded in full: applying a row read back can never fail.
+      "UPDATE log SET kind = 3, amount = 0, payload = x'00000000000000050000000000000007' WHERE lsn = 2",
+      "UPDATE log SET kind = 2, amount = 0, payload = x'FFFF05' WHERE lsn = 2",
+      "UPDATE log SET kind = 2, amount = 0, payload = x'000140' WHERE lsn = 2",
     ];
     for (const corruption of corruptions) {
       withRawDb((db) => db.prepare(corruption).run());
