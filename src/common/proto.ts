@@ -227,6 +227,7 @@ export interface ReadWindowsRequestMsg {
   shardIds: Int64Wire[];
   fromMs: Int64Wire;
   toMs: Int64Wire;
+  bucketMs: Int64Wire;
 }
 export interface CheckMembersRequestMsg {
   shardIds: Int64Wire[];

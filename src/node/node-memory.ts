@@ -82,6 +82,14 @@ export class NodeMemory {
       }
       case EntryKind.windowConfig: {
         const { bucketMs, retentionMs } = decodeWindowSetting(entry.payload!);
+        const previous = this.windows.configOf(shardId);
+        if (previous !== undefined && previous.bucketMs === bucketMs && retentionMs > previous.retentionMs) {
+          // A longer retention must not revive buckets that had expired when
+          // it was set: which ones those are depends only on the log, not on
+          // when a sweep or a fold happened to run.
+          const alive = this.windows.buckets(shardId).filter(([startMs]) => startMs + bucketMs > atMs - previous.retentionMs);
+          this.windows.load(shardId, previous, alive);
+        }
         this.windows.configure(shardId, bucketMs, retentionMs);
         return;
       }
@@ -184,9 +192,15 @@ export const checkpointFolder: CheckpointFolder = {
   fold(state: CheckpointState, entries: readonly StoredEntry[], nowMs: number): CheckpointState {
     const scratch = new NodeMemory();
     scratch.load(state);
-    for (const entry of entries) scratch.apply(entry, entry.atMs);
+    let logTimeMs = 0;
+    for (const entry of entries) {
+      scratch.apply(entry, entry.atMs);
+      if (entry.atMs > logTimeMs) logTimeMs = entry.atMs;
+    }
     const shardIds = [...new Set([...state.totals.keys(), ...state.parts.keys(), ...entries.map((entry) => entry.shardId)])];
-    scratch.windows.expire(nowMs, scratch.windows.shardCount);
+    // Expired as of the log's own time (never later than now), so the
+    // checkpoint depends on the entries folded, not on when the fold ran.
+    scratch.windows.expire(Math.min(nowMs, logTimeMs), scratch.windows.shardCount);
     return scratch.checkpointOf(shardIds);
   },
 };

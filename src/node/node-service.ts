@@ -8,6 +8,7 @@ import {
   TallyError,
   INT64_MAX,
   INT64_MIN,
+  isInt64,
   unary,
   idempotencyKeyBytesMax,
   applyItemsPerCallMax,
@@ -246,8 +247,12 @@ export function createNodeService(deps: {
       const ids = request.shardIds.map(parseShardId);
       const fromMs = Number(request.fromMs);
       const toMs = Number(request.toMs);
+      const bucketMs = Number(request.bucketMs);
       if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs > toMs) throw new TallyError(ErrorCode.invalidArgument, `bad window [${request.fromMs}, ${request.toMs})`);
-      return { totals: ids.map((id) => memory.windows.sum(id, fromMs, toMs).toString()), ...readMeta() };
+      const sums = ids.map((id) => (memory.windows.configOf(id)?.bucketMs === bucketMs ? memory.windows.sum(id, fromMs, toMs) : 0n));
+      // Buckets are int64 each, but a sum of several may not be: say so rather than wrap on the wire.
+      if (!sums.every(isInt64)) throw new TallyError(ErrorCode.outOfRange, 'a shard\'s window sum is beyond int64');
+      return { totals: sums.map(String), ...readMeta() };
     }),
 
     CheckMembers: unary<CheckMembersRequestMsg, CheckMembersResponseMsg>((request) => {

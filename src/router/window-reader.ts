@@ -68,7 +68,7 @@ export class WindowReader {
       if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
       shardIds.push(shard.shardId);
     }
-    const request = (shardIds: number[]): ReadWindowsRequestMsg => ({ shardIds: shardIds.map(String), fromMs: String(range.fromMs), toMs: String(range.toMs) });
+    const request = (shardIds: number[]): ReadWindowsRequestMsg => ({ shardIds: shardIds.map(String), fromMs: String(range.fromMs), toMs: String(range.toMs), bucketMs: String(bucketMs) });
     const responses = await Promise.all(
       [...byPair].map(([pairIndex, shardIds]) =>
         readPairWithFallback(this.directory.pair(pairIndex), (address) => this.pool.read<ReadWindowsRequestMsg, ReadShardsResponseMsg>(address, 'ReadWindows', request(shardIds), this.settings.readTimeoutMs)),

@@ -78,6 +78,20 @@ describe('windowed counters', () => {
     await waitFor(async () => (await client.readWindow('cached-hits', retentionMs, { consistency: 'cached' })).total === 4n, { timeoutMs: 3_000 });
   });
 
+  it('window: a new bucket width restarts the window on every shard at once, even shards that have not heard of it', async () => {
+    const { client } = tc;
+    await client.configure('rewidth', { window: { bucketMs: 60_000, retentionMs: 600_000 } });
+    await client.setShards('rewidth', 4);
+    for (let step = 0; step < 20; step++) await client.increment('rewidth', 1);
+    expect((await client.readWindow('rewidth', 600_000)).total).toBe(20n);
+    await client.configure('rewidth', { window: { bucketMs, retentionMs } });
+    // No shard has had an increment since: none may sum its old, wider buckets.
+    expect((await client.readWindow('rewidth', retentionMs)).total).toBe(0n);
+    await client.increment('rewidth', 5);
+    expect((await client.readWindow('rewidth', retentionMs)).total).toBe(5n);
+    expect((await client.read('rewidth')).total).toBe(25n);
+  });
+
   it('window: bad input gets a clear status and changes nothing', async () => {
     const { client } = tc;
     await client.configure('strict-window', { window: { bucketMs, retentionMs } });

@@ -168,4 +168,33 @@ describe('checkpoint', () => {
     expect(memory.totals.get(1)).toBe(9n);
     log.close();
   });
+
+  it('checkpoint: a longer retention revives no bucket that had expired when it was set, however sweeps and folds ran', () => {
+    dir = makeTempDir('checkpoint');
+    const log = ShardLog.open(dir, checkpointFolder);
+    const setting = (retentionMs: number) => ({ shardId: 1, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs }) });
+    const plus = (amount: bigint) => ({ shardId: 1, amount, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
+    log.append([setting(3_000)], 1n, 0);
+    log.append([plus(7n)], 1n, 1_000);
+    log.append([plus(2n)], 1n, 8_500);
+    log.append([setting(60_000), plus(1n)], 1n, 10_000);
+    const windowSum = (memory: NodeMemory) => memory.windows.sum(1, 10_000 - 59_000, 11_000);
+    // Live memory whose sweep ran before the longer retention arrived, and one whose sweep never ran.
+    const swept = new NodeMemory();
+    const unswept = new NodeMemory();
+    log.replay((entry) => {
+      if (entry.atMs === 10_000) swept.windows.expire(9_000, 10);
+      swept.apply(entry, entry.atMs);
+      unswept.apply(entry, entry.atMs);
+    });
+    expect([windowSum(swept), windowSum(unswept)]).toEqual([3n, 3n]);
+    // Folding at any point, with the fold running long after, gives the same.
+    for (const upto of [2n, 3n, 5n]) {
+      while (log.foldSlice(upto, 1, 0, 1_000_000) > 0);
+      const recovered = new NodeMemory();
+      rebuildMemory(log, recovered, new DedupIndex(windowMs), 10_500, windowMs);
+      expect(windowSum(recovered)).toBe(3n);
+    }
+    log.close();
+  });
 });
