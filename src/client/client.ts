@@ -143,6 +143,8 @@ export interface PartitionReport {
   storedCount: bigint;
   drift: bigint;
   repaired: bigint;
+  /** The same drift on the pair's follower; undefined when it could not be read. */
+  followerDrift: bigint | undefined;
 }
 
 export interface RebuildReport {
@@ -490,6 +492,7 @@ export class TallyClient {
         storedCount: BigInt(partition.storedCount),
         drift: BigInt(partition.drift),
         repaired: BigInt(partition.repaired),
+        followerDrift: partition.followerChecked ? BigInt(partition.followerDrift) : undefined,
       })),
     };
   }

@@ -364,6 +364,8 @@ export interface PartitionCheckMsg {
   storedCount: Int64Wire;
   drift: Int64Wire;
   repaired: Int64Wire;
+  followerChecked: boolean;
+  followerDrift: Int64Wire;
 }
 export interface RebuildResponseMsg {
   counter: string;

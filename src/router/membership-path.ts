@@ -24,6 +24,8 @@ export interface PartitionCheck {
   storedCount: bigint;
   drift: bigint;
   repaired: bigint;
+  /** Undefined when the follower could not be read. */
+  followerDrift: bigint | undefined;
 }
 
 export interface RebuildResult {
@@ -102,9 +104,11 @@ export class MembershipPath {
 
   /**
    * Recomputes each partition's count from its bitmap on the pair's primary
-   * and compares it with the stored count. With repair, a drifting partition
-   * gets a correction entry (computed by the node at commit time, so flips
-   * racing the repair are not undone).
+   * and compares it with the stored count; the follower's drift is read too.
+   * With repair, a drifting partition gets a correction entry (computed by
+   * the node at commit time, so flips racing the repair are not undone) —
+   * only when the follower shows the same drift, since the entry replays
+   * there as it is.
    */
   async rebuild(name: string, repair: boolean): Promise<RebuildResult> {
     const counter = this.membershipCounter(name);
@@ -116,20 +120,41 @@ export class MembershipPath {
       shards.push(shard);
     }
     const checks: PartitionCheck[] = [];
+    const countsOf = async (address: string, shards: ShardInfo[]): Promise<{ members: bigint; storedCount: bigint }[]> => {
+      const response = await this.pool.read<{ shardIds: string[] }, MemberCountsResponseMsg>(address, 'MemberCounts', { shardIds: shards.map((shard) => String(shard.shardId)) }, this.settings.readTimeoutMs);
+      if (response.memberCounts.length !== shards.length || response.totals.length !== shards.length) {
+        throw new TallyError(ErrorCode.internal, `node ${address} answered ${response.memberCounts.length} of ${shards.length} partitions`);
+      }
+      return shards.map((_, position) => ({ members: BigInt(response.memberCounts[position]!), storedCount: BigInt(response.totals[position]!) }));
+    };
     await Promise.all(
       [...byPair].map(async ([pairIndex, shards]) => {
-        const address = this.directory.pair(pairIndex).primary;
-        const response = await this.pool.read<{ shardIds: string[] }, MemberCountsResponseMsg>(address, 'MemberCounts', { shardIds: shards.map((shard) => String(shard.shardId)) }, this.settings.readTimeoutMs);
+        const pair = this.directory.pair(pairIndex);
+        const [primary, follower] = await Promise.all([countsOf(pair.primary, shards), countsOf(pair.follower, shards).catch(() => undefined)]);
         shards.forEach((shard, position) => {
-          const members = BigInt(response.memberCounts[position] ?? '0');
-          const storedCount = BigInt(response.totals[position] ?? '0');
-          checks.push({ partition: shard.shardIndex, shardId: shard.shardId, pairIndex, members, storedCount, drift: storedCount - members, repaired: 0n });
+          const { members, storedCount } = primary[position]!;
+          const theirs = follower?.[position];
+          checks.push({
+            partition: shard.shardIndex,
+            shardId: shard.shardId,
+            pairIndex,
+            members,
+            storedCount,
+            drift: storedCount - members,
+            repaired: 0n,
+            followerDrift: theirs === undefined ? undefined : theirs.storedCount - theirs.members,
+          });
         });
       }),
     );
     checks.sort((a, b) => a.partition - b.partition);
-    const drifting = checks.filter((check) => check.drift !== 0n);
-    if (repair) {
+    const drifting = checks.filter((check) => check.drift !== 0n || (check.followerDrift ?? 0n) !== 0n);
+    if (repair && drifting.length > 0) {
+      const unsafe = drifting.filter((check) => check.followerDrift !== check.drift);
+      if (unsafe.length > 0) {
+        const where = unsafe.map((check) => `partition ${check.partition}: primary ${check.drift}, follower ${check.followerDrift ?? 'unreadable'}`).join('; ');
+        throw new TallyError(ErrorCode.failedPrecondition, `not repairing ${name}: the replicas do not show the same drift (${where}); a repair would move the follower wrongly. Reconcile the pair first`);
+      }
       await Promise.all(
         drifting.map(async (check) => {
           const shard = counter.shards[check.partition]!;

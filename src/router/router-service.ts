@@ -389,6 +389,8 @@ export function createAdminService(deps: RouterDeps) {
           storedCount: check.storedCount.toString(),
           drift: check.drift.toString(),
           repaired: check.repaired.toString(),
+          followerChecked: check.followerDrift !== undefined,
+          followerDrift: (check.followerDrift ?? 0n).toString(),
         })),
       };
     }),

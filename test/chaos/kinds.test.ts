@@ -5,7 +5,9 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { status } from '@grpc/grpc-js';
 import { startCluster, scrapeMetric, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { rejection } from '../helpers/rejection.ts';
 
 const failoverArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
@@ -154,11 +156,23 @@ describe('chaos: distinct, window and membership state', () => {
     // Reporting did not repair.
     expect((await client.read('reviews')).total).toBe(45n);
 
+    // Without the follower's figures a repair is refused: the correction would replay there unchecked.
+    await cluster.node(0, 'follower').process.stop('SIGKILL');
+    const blind = await client.rebuild('reviews');
+    expect([blind.drift, blind.partitions[2]!.followerDrift]).toEqual([5n, undefined]);
+    const refused = await rejection(client.rebuild('reviews', { repair: true }));
+    expect(refused.grpcCode).toBe(status.FAILED_PRECONDITION);
+    expect(refused.message).toMatch(/follower unreadable/);
+    expect((await client.read('reviews')).total).toBe(45n);
+    await cluster.node(0, 'follower').process.start();
+    // The corrupt row replicated: the follower shows the same drift, so a repair is safe.
+    await waitFor(async () => (await client.rebuild('reviews')).partitions[2]!.followerDrift === 5n, { timeoutMs: 10_000, what: 'the follower to show the drift' });
     const repaired = await client.rebuild('reviews', { repair: true });
     expect(repaired.repaired).toBe(true);
     expect(repaired.partitions[2]!.repaired).toBe(-5n);
     expect((await client.read('reviews')).total).toBe(40n);
     expect((await client.rebuild('reviews')).drift).toBe(0n);
+    await waitFor(async () => (await client.rebuild('reviews')).partitions.every((partition) => partition.followerDrift === 0n), { timeoutMs: 10_000, what: 'the repair to reach the follower' });
     expect(await scrapeMetric(tc.routerMetricsPort, 'tally_membership_drift')).toBe(0);
     // The repair went through the log: it survives a restart.
     await cluster.stop('SIGKILL');
