@@ -254,7 +254,7 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       if ((action === 'add' || action === 'remove') && counter !== undefined && rest.length === 1) {
         const member = parseMember(rest[0]!);
         const result = await client.setMember(counter, member, action === 'add');
-        print(json, { counter, member, present: action === 'add', ...result }, `changed: ${result.changed ? 'yes' : 'no'}\ncount: ${result.count}`);
+        print(json, { counter, member, present: action === 'add', ...result }, `changed: ${result.changed ? 'yes' : 'no'}\ncount: ${result.count ?? 'unavailable now (a pair of the counter cannot be read)'}`);
         return;
       }
       if (action === 'check' && counter !== undefined && rest.length > 0) {

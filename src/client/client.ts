@@ -459,14 +459,16 @@ export class TallyClient {
   /**
    * Makes member present (like) or absent (unlike) in a membership counter,
    * created on first use. changed says whether this call flipped it; count is
-   * the counter's exact count after it. Setting a state is idempotent, so the
+   * the counter's exact count after it (undefined when a pair of the counter
+   * could not be read for it: the flip itself is done). Setting a state is idempotent, so the
    * call is retried on UNAVAILABLE; a retried call that had already applied
    * reports changed=false.
    */
-  async setMember(counter: string, member: MemberId, present: boolean, settings?: CallSettings): Promise<{ changed: boolean; count: bigint }> {
+  async setMember(counter: string, member: MemberId, present: boolean, settings?: CallSettings): Promise<{ changed: boolean; count: bigint | undefined }> {
     const request = { counter, member: toWireMember(member), present };
     const response = await this.withRetries(this.counterRpc.SetMember, request, true, settings);
-    return { changed: response.changed, count: BigInt(response.count) };
+    // undefined: the flip is done, but the count could not be read right then.
+    return { changed: response.changed, count: response.countUnavailable === true ? undefined : BigInt(response.count) };
   }
 
   /** Whether each member is present in a membership counter. */

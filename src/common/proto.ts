@@ -344,6 +344,7 @@ export interface SetMemberRequestMsg {
 export interface SetMemberResponseMsg {
   changed: boolean;
   count: Int64Wire;
+  countUnavailable?: boolean;
 }
 export interface IsMemberRequestMsg {
   counter: string;

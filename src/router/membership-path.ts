@@ -13,7 +13,8 @@ import { readPairWithFallback, readExact } from './exact-reader.ts';
 
 export interface MemberSetResult {
   changed: boolean;
-  count: bigint;
+  /** Undefined when the count could not be read after the flip. */
+  count: bigint | undefined;
 }
 
 export interface PartitionCheck {
@@ -72,8 +73,14 @@ export class MembershipPath {
     const counter = this.directory.getOrCreate(name, 'membership', this.settings.defaultPartitions);
     const shard = counter.shards[partitionOf(member, counter.shards.length)]!;
     const { applied } = await this.send(shard, { shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'MEMBER_SET', member: member.toString(), present });
-    const { totals } = await readExact([name], this.directory, this.pool, this.settings.readTimeoutMs);
-    return { changed: applied, count: totals.get(name)!.total };
+    try {
+      const { totals } = await readExact([name], this.directory, this.pool, this.settings.readTimeoutMs);
+      return { changed: applied, count: totals.get(name)!.total };
+    } catch {
+      // The flip is done: its caller must learn that, even when another
+      // partition's pair cannot be read for the count right now.
+      return { changed: applied, count: undefined };
+    }
   }
 
   /** Whether each member is present (a counter never written has none). */

@@ -264,7 +264,7 @@ export function createCounterService(deps: RouterDeps) {
       const member = parseMember(request.member, 'member');
       const { changed, count } = await deps.membership.set(name, member, request.present === true);
       metrics.memberSets.inc({ changed: String(changed) });
-      return { changed, count: count.toString() };
+      return { changed, count: (count ?? 0n).toString(), countUnavailable: count === undefined };
     }),
 
     IsMember: unary<IsMemberRequestMsg, IsMemberResponseMsg>(async (request) => {

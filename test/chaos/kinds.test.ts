@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { startCluster, scrapeMetric, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { rejection } from '../helpers/rejection.ts';
+import { partitionOf } from '../../src/membership/index.ts';
 
 const failoverArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
@@ -126,6 +127,21 @@ describe('chaos: distinct, window and membership state', () => {
     const names = Array.from({ length: 100 }, (_, index) => `wide:${index}`);
     const union = await client.countDistinct(names);
     expect(Math.abs(union.estimate - 100_000) / 100_000).toBeLessThan(0.03);
+  });
+
+  it('membership: with one pair wholly down, a flip on a live pair is done and says so; only its count is unavailable', { timeout: 60_000 }, async () => {
+    tc = await startCluster({ pairs: 2, routerArgs: ['--member-partitions', '4'] });
+    const { client, cluster } = tc;
+    await client.setMember('split', 1n, true);
+    const placements = (await client.describe('split')).placements;
+    const onLivePair = Array.from({ length: 1_000 }, (_, index) => BigInt(index + 100)).find((member) => placements[partitionOf(member, 4)]!.pair === 0)!;
+    await Promise.all([cluster.node(1, 'primary').process.stop('SIGKILL'), cluster.node(1, 'follower').process.stop('SIGKILL')]);
+    const flipped = await client.setMember('split', onLivePair, true);
+    expect(flipped).toEqual({ changed: true, count: undefined });
+    expect(await client.isMember('split', [onLivePair])).toEqual([true]);
+    await Promise.all([cluster.node(1, 'primary').process.start(), cluster.node(1, 'follower').process.start()]);
+    await waitForHealthy(client);
+    expect((await waitFor(() => client.read('split'), { timeoutMs: 10_000 })).total).toBe(onLivePair === 1n ? 1n : 2n);
   });
 
   it('rebuild: a count corrupted on disk is reported as drift and exported, and repaired only when asked', { timeout: 60_000 }, async () => {
