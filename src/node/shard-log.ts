@@ -286,15 +286,6 @@ export class ShardLog {
     return rows.length;
   }
 
-  /** Replaces one shard's checkpointed parts (e.g. expired window buckets dropped) without folding entries. */
-  rewriteCheckpointParts(shardId: number, parts: ReadonlyMap<string, Buffer>): void {
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM checkpoint_parts WHERE shard_id = ?').run(shardId);
-      const insert = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?)');
-      for (const [part, data] of parts) insert.run(shardId, part, data);
-    })();
-  }
-
   /** Deletes folded keyed rows older than the dedup window, oldest first, at most `limit`. */
   pruneFoldedKeys(keepKeysSinceMs: number, limit: number): number {
     return this.db
@@ -346,9 +337,14 @@ export class ShardLog {
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
       if (version === undefined || Number(version.value) === 3) {
         // Version 3 lacks only the kind, member and payload columns.
-        const columns = db.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[];
-        if (!columns.some((column) => column.name === 'kind')) db.exec('ALTER TABLE log ADD COLUMN kind INTEGER; ALTER TABLE log ADD COLUMN member INTEGER; ALTER TABLE log ADD COLUMN payload BLOB;');
-        db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(schemaVersion));
+        // One transaction (SQLite DDL is transactional): a crash leaves version 3 or version 4, never half.
+        db.transaction(() => {
+          const columns = new Set((db!.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[]).map((column) => column.name));
+          for (const [column, type] of [['kind', 'INTEGER'], ['member', 'INTEGER'], ['payload', 'BLOB']]) {
+            if (!columns.has(column!)) db!.exec(`ALTER TABLE log ADD COLUMN ${column} ${type}`);
+          }
+          db!.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(schemaVersion));
+        })();
       } else if (Number(version.value) !== schemaVersion) {
         throw new ShardLogError(`log ${file} has schema version ${version.value}; this node reads ${schemaVersion}`);
       }

@@ -137,6 +137,12 @@ export class IncrementPath {
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
     let pending = items.map((_, index) => index);
+    // Bad input changes nothing: a batch naming a counter of another kind
+    // fails before any new counter of the batch is created.
+    for (const item of items) {
+      const kind = this.directory.get(item.counter)?.kind;
+      if (kind !== undefined && kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${item.counter}" is a ${kind} counter, not a total counter`);
+    }
     // Routing is decided once per call: a growth during the call must not
     // move a keyed item past the homes it fenced.
     const routedShardCounts = items.map((item) => this.directory.getOrCreate(item.counter).shards.length);

@@ -79,6 +79,10 @@ describe('distinct counts', () => {
     // Kinds do not mix: a distinct counter has no exact total, a total no sketch.
     expect((await rejection(tc.client.read('strict'))).grpcCode).toBe(status.FAILED_PRECONDITION);
     expect((await rejection(tc.client.increment('strict', 1))).grpcCode).toBe(status.FAILED_PRECONDITION);
+    // A batch naming a distinct counter creates none of its new counters either.
+    const batch = tc.client.incrementBatch([{ counter: 'fresh-in-bad-batch', amount: 1 }, { counter: 'strict', amount: 1 }]);
+    expect((await rejection(batch)).grpcCode).toBe(status.FAILED_PRECONDITION);
+    expect((await rejection(tc.client.describe('fresh-in-bad-batch'))).grpcCode).toBe(status.NOT_FOUND);
     await tc.client.increment('a-total', 1);
     expect((await rejection(tc.client.addDistinct('a-total', ['a']))).grpcCode).toBe(status.FAILED_PRECONDITION);
     expect((await rejection(tc.client.countDistinct('a-total'))).grpcCode).toBe(status.FAILED_PRECONDITION);

@@ -187,6 +187,27 @@ describe('shard log', () => {
     expect(() => ShardLog.open(dataDir)).toThrow(ShardLogError);
   });
 
+  it('shard log: a version-3 log (before entry kinds) is upgraded in place and keeps every entry', () => {
+    const db = new Database(logFile);
+    db.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE log (lsn INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, shard_id INTEGER NOT NULL, amount INTEGER NOT NULL, idem_key BLOB, fence_shard_count INTEGER, at_ms INTEGER NOT NULL);
+      CREATE TABLE checkpoint (shard_id INTEGER PRIMARY KEY, total INTEGER NOT NULL);
+      INSERT INTO meta VALUES ('schema_version', '3');
+      INSERT INTO log VALUES (1, 1, 7, 5, NULL, NULL, 100), (2, 1, 7, -2, NULL, NULL, 200);
+    `);
+    db.close();
+    const log = ShardLog.open(dataDir);
+    expect(replayAll(log)).toEqual([
+      { lsn: 1n, shardId: 7, amount: 5n },
+      { lsn: 2n, shardId: 7, amount: -2n },
+    ]);
+    expect(log.append([{ shardId: 7, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: 1, member: 2n ** 64n - 1n }], 1n, 300)).toBe(3n);
+    expect(log.readFrom(3n, 1)[0]!.member).toBe(2n ** 64n - 1n);
+    expect(log.getMeta('schema_version')).toBe('4');
+    log.close();
+  });
+
   it('shard log: opening a log with another schema version throws ShardLogError', () => {
     open().close();
     withRawDb((db) => db.prepare("UPDATE meta SET value = '999' WHERE key = 'schema_version'").run());
