@@ -13,6 +13,8 @@ import { readPairWithFallback, readExact } from './exact-reader.ts';
 
 export interface MemberSetResult {
   changed: boolean;
+  /** The partition (shard index) the member lives in. */
+  partition: number;
   /** Undefined when the count could not be read after the flip. */
   count: bigint | undefined;
 }
@@ -75,11 +77,11 @@ export class MembershipPath {
     const { applied } = await this.send(shard, { shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'MEMBER_SET', member: member.toString(), present });
     try {
       const { totals } = await readExact([name], this.directory, this.pool, this.settings.readTimeoutMs);
-      return { changed: applied, count: totals.get(name)!.total };
+      return { changed: applied, count: totals.get(name)!.total, partition: shard.shardIndex };
     } catch {
       // The flip is done: its caller must learn that, even when another
       // partition's pair cannot be read for the count right now.
-      return { changed: applied, count: undefined };
+      return { changed: applied, count: undefined, partition: shard.shardIndex };
     }
   }
 

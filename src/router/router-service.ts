@@ -217,8 +217,10 @@ export function createCounterService(deps: RouterDeps) {
         if (member.length === 0) throw new TallyError(ErrorCode.invalidArgument, `member ${index} is empty`);
         if (member.length > distinctMemberBytesMax) throw new TallyError(ErrorCode.invalidArgument, `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`);
       });
-      const { registersChanged } = await deps.distinct.add(name, members);
+      const { registersChanged, shardIndex } = await deps.distinct.add(name, members);
       metrics.distinctMembersAdded.inc(members.length);
+      // One write to one shard: heat sizes distinct counters like totals.
+      heat.record(name, 1, shardIndex);
       return { registersChanged };
     }),
 
@@ -262,8 +264,10 @@ export function createCounterService(deps: RouterDeps) {
     SetMember: unary<SetMemberRequestMsg, SetMemberResponseMsg>(async (request) => {
       const name = validateCounterName(request.counter);
       const member = parseMember(request.member, 'member');
-      const { changed, count } = await deps.membership.set(name, member, request.present === true);
+      const { changed, count, partition } = await deps.membership.set(name, member, request.present === true);
       metrics.memberSets.inc({ changed: String(changed) });
+      // Shown by `tally top`; partitions never grow, so this only informs.
+      heat.record(name, 1, partition);
       return { changed, count: (count ?? 0n).toString(), countUnavailable: count === undefined };
     }),
 
