@@ -215,9 +215,17 @@ export function createNodeService(deps: {
       const merged = decoded.map((group) => (Array.isArray(group) ? results[next++]! : group));
       for (const [index, outcome] of merged.entries()) {
         if (outcome.code === status.OK) {
-          const appliedCount = outcome.applied.filter(Boolean).length;
+          // Increments only: a member set that changes nothing is not a duplicate.
+          const group = decoded[index] as ApplyEntry[];
+          let appliedCount = 0;
+          let duplicateCount = 0;
+          group.forEach((item, position) => {
+            if (item.op !== 'increment') return;
+            if (outcome.applied[position]) appliedCount++;
+            else duplicateCount++;
+          });
           metrics.incrementsApplied.inc(appliedCount);
-          metrics.incrementsDeduplicated.inc(outcome.applied.length - appliedCount);
+          metrics.incrementsDeduplicated.inc(duplicateCount);
         }
         else metrics.incrementsRejected.inc({ reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : 'invalid' });
       }
