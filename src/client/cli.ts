@@ -121,6 +121,13 @@ function parseDurationMs(text: string, what: string): number {
 }
 
 /** The largest unit that divides durationMs evenly: 3600000 is "1h", 1500 is "1500ms". */
+/** What describe adds for counters beyond plain totals. */
+function kindNote(description: CounterDescription): string {
+  if (description.kind !== 'total') return `, ${description.kind} counter`;
+  if (description.windowBucketMs > 0) return `, window ${formatDuration(description.windowRetentionMs)} in ${formatDuration(description.windowBucketMs)} buckets`;
+  return '';
+}
+
 function formatDuration(durationMs: number): string {
   for (const unit of ['d', 'h', 'm', 's'] as const) {
     if (durationMs > 0 && durationMs % msPerUnit[unit] === 0) return `${durationMs / msPerUnit[unit]}${unit}`;
@@ -177,7 +184,7 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       expectArgs(args, 1, 'describe <counter>');
       const description = await client.describe(args[0]!);
       const lines = [
-        `${description.counter}: ${description.shards} shard${description.shards === 1 ? '' : 's'}, heat ${description.heatPerSec.toFixed(1)} increments/s (peak ${description.peakPerSec.toFixed(1)}), skew ${description.skew.toFixed(2)}, autoscale ${description.autoscale ? 'on' : 'off'}, created ${new Date(description.createdUnixMs).toISOString()}`,
+        `${description.counter}: ${description.shards} shard${description.shards === 1 ? '' : 's'}, heat ${description.heatPerSec.toFixed(1)} increments/s (peak ${description.peakPerSec.toFixed(1)}), skew ${description.skew.toFixed(2)}, autoscale ${description.autoscale ? 'on' : 'off'}${kindNote(description)}, created ${new Date(description.createdUnixMs).toISOString()}`,
         ...description.placements.map((placement) => `  shard ${placement.shard} (id ${placement.shardId})  pair ${placement.pair}  primary ${placement.primary}  follower ${placement.follower}  epoch ${placement.epoch}`),
       ];
       print(json, description, lines.join('\n'));

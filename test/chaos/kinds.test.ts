@@ -129,9 +129,14 @@ describe('chaos: distinct, window and membership state', () => {
       );
     }
     await follower.process.start();
-    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 60_000, what: 'the follower to catch up and the pair to be in sync again' });
-    const statuses = (await client.clusterStatus()).nodes;
-    expect(statuses[0]!.lastLsn).toBe(statuses[1]!.lastLsn);
+    // In sync again, and both nodes answer with the same log end (a node busy catching up may not answer at first).
+    await waitFor(
+      async () => {
+        const nodes = (await client.clusterStatus()).nodes;
+        return nodes.every((node) => node.inSync && node.health === 'SERVING') && nodes[0]!.lastLsn === nodes[1]!.lastLsn && nodes[0]!.lastLsn > 2_400n;
+      },
+      { timeoutMs: 60_000, what: 'the follower to catch up and the pair to be in sync again' },
+    );
     // A count over 100 counters (one merged sketch per pair) stays small and exact to the estimate.
     const names = Array.from({ length: 100 }, (_, index) => `wide:${index}`);
     const union = await client.countDistinct(names);
