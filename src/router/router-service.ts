@@ -193,17 +193,7 @@ export function createCounterService(deps: RouterDeps) {
     }),
 
     ReadMany: unary<ReadManyRequestMsg, ReadManyResponseMsg>(async (request) => {
-      if (request.counters.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no counters named');
-      if (request.counters.length > readManyCountersMax) {
-        throw new TallyError(ErrorCode.resourceExhausted, `ReadMany of ${request.counters.length} counters; the limit is ${readManyCountersMax}`);
-      }
-      const names = request.counters.map((name, index) => {
-        try {
-          return validateCounterName(name);
-        } catch (error) {
-          throw new TallyError((error as TallyError).code, `counter ${index}: ${(error as Error).message}`);
-        }
-      });
+      const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
       const values = await readTotals(names, validateConsistency(request.consistency));
       return { values: values.map(toReadResponse) };
     }),
@@ -225,17 +215,7 @@ export function createCounterService(deps: RouterDeps) {
     }),
 
     CountDistinct: unary<CountDistinctRequestMsg, CountDistinctResponseMsg>(async (request) => {
-      if (request.counters.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no counters named');
-      if (request.counters.length > countDistinctCountersMax) {
-        throw new TallyError(ErrorCode.resourceExhausted, `CountDistinct of ${request.counters.length} counters; the limit is ${countDistinctCountersMax}`);
-      }
-      const names = request.counters.map((name, index) => {
-        try {
-          return validateCounterName(name);
-        } catch (error) {
-          throw new TallyError((error as TallyError).code, `counter ${index}: ${(error as Error).message}`);
-        }
-      });
+      const names = validateCounterNames(request.counters, countDistinctCountersMax, 'CountDistinct');
       const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
       return { estimate: String(estimate), standardError, shards: shardCount };
     }),
@@ -282,6 +262,19 @@ export function createCounterService(deps: RouterDeps) {
 }
 
 const uint64Max = (1n << 64n) - 1n;
+
+/** 1..limit valid counter names; a bad one is named by its position. */
+function validateCounterNames(counters: readonly string[], limit: number, rpc: string): string[] {
+  if (counters.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no counters named');
+  if (counters.length > limit) throw new TallyError(ErrorCode.resourceExhausted, `${rpc} of ${counters.length} counters; the limit is ${limit}`);
+  return counters.map((name, index) => {
+    try {
+      return validateCounterName(name);
+    } catch (error) {
+      throw new TallyError((error as TallyError).code, `counter ${index}: ${(error as Error).message}`);
+    }
+  });
+}
 
 /** A member id from the wire (uint64 as a decimal string). */
 function parseMember(value: unknown, what: string): bigint {
