@@ -8,6 +8,7 @@ import { runTop } from './top.ts';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { batchItemsMax, memberPartitionsMax } from '../common/limits.ts';
+import { parseMemberId } from '../common/validate.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
 
@@ -99,12 +100,13 @@ function parseAmount(text: string): bigint {
   return BigInt(text);
 }
 
-const uint64Max = (1n << 64n) - 1n;
-
-/** A membership member id: an unsigned 64-bit decimal integer, checked here so a typo is a usage error, not a call. */
+/** A membership member id, checked here so a typo is a usage error, not a call. */
 function parseMember(text: string): string {
-  if (!/^\d{1,20}$/.test(text) || BigInt(text) > uint64Max) throw new UsageError(`member must be an unsigned 64-bit integer (0..${uint64Max}), got "${text}"`);
-  return text;
+  try {
+    return parseMemberId(text).toString();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 const msPerUnit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

@@ -10,6 +10,7 @@ import {
   fromServiceError,
   parseInt64,
   toWireInt64,
+  parseMemberId,
   type ClusterStatusResponseMsg,
   type DescribeResponseMsg,
   type IncrementBatchResponseMsg,
@@ -26,8 +27,6 @@ import {
   type SetMemberResponseMsg,
   type IsMemberResponseMsg,
   type RebuildResponseMsg,
-  TallyError as TallyErrorClass,
-  ErrorCode,
 } from '../common/index.ts';
 
 export interface TallyClientOptions {
@@ -249,15 +248,9 @@ interface AdminRpc extends Client {
   Rebuild: Unary<object, RebuildResponseMsg>;
 }
 
-const uint64Max = (1n << 64n) - 1n;
-
 /** A member id on the wire; anything but an unsigned 64-bit integer fails here, before a call. */
 function toWireMember(member: MemberId): string {
-  const text = typeof member === 'number' && !Number.isSafeInteger(member) ? 'not a safe integer' : String(member);
-  if (!/^\d{1,20}$/.test(text) || BigInt(text) > uint64Max) {
-    throw new TallyErrorClass(ErrorCode.invalidArgument, `member must be an unsigned 64-bit integer (0..${uint64Max}), got ${JSON.stringify(String(member))}`);
-  }
-  return text;
+  return parseMemberId(member).toString();
 }
 
 /** A number when it is exact as one: protobufjs encodes that without parsing a decimal string. */

@@ -3,6 +3,8 @@
 
 export const INT64_MAX = 9223372036854775807n;
 export const INT64_MIN = -9223372036854775808n;
+/** Membership member ids are unsigned 64-bit. */
+export const UINT64_MAX = 18446744073709551615n;
 
 /** Counter names: 1..200 bytes of UTF-8, no control characters. */
 export const counterNameBytesMax = 200;

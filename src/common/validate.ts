@@ -1,7 +1,7 @@
 // Input validation shared by the router and the client: names, keys, amounts.
 // Every failure is a TallyError with the code the spec names (G7).
 import { ErrorCode, TallyError } from './errors.ts';
-import { counterNameBytesMax, idempotencyKeyBytesMax, INT64_MAX, INT64_MIN } from './limits.ts';
+import { counterNameBytesMax, idempotencyKeyBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './limits.ts';
 
 // C0 and C1 control characters and DEL.
 const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
@@ -79,4 +79,17 @@ const safeIntegerMax = BigInt(Number.MAX_SAFE_INTEGER);
  */
 export function toWireInt64(value: bigint): number | string {
   return value <= safeIntegerMax && value >= -safeIntegerMax ? Number(value) : value.toString();
+}
+
+/**
+ * A membership member id: an unsigned 64-bit decimal integer (a bigint, a
+ * safe-integer number or a string of digits). Throws INVALID_ARGUMENT
+ * naming `what` otherwise.
+ */
+export function parseMemberId(value: unknown, what = 'member'): bigint {
+  const text = typeof value === 'number' && !Number.isSafeInteger(value) ? '' : String(value);
+  if (!/^\d{1,20}$/.test(text) || BigInt(text) > UINT64_MAX) {
+    throw new TallyError(ErrorCode.invalidArgument, `${what} must be an unsigned 64-bit integer (0..${UINT64_MAX}), got ${JSON.stringify(String(value))}`);
+  }
+  return BigInt(text);
 }

@@ -115,7 +115,7 @@ export class GroupCommitter {
       request.groups.map((group) => {
         const staged = this.stage(group, tentative, rows, nowMs);
         if (staged.originalLsn > waitLsn) waitLsn = staged.originalLsn;
-        if (group.some((item) => item.op !== 'increment')) readsCommittedState = true;
+        if (staged.readsCommittedState) readsCommittedState = true;
         return staged.outcome;
       }),
     );
@@ -160,7 +160,7 @@ export class GroupCommitter {
    *   fence, otherwise                      -> fenced (applied=true)
    * State other items of this flush already changed (tentative) wins over memory.
    */
-  private stage(group: ApplyEntry[], tentative: Staged, rows: LogEntry[], nowMs: number): { outcome: GroupOutcome; originalLsn: bigint } {
+  private stage(group: ApplyEntry[], tentative: Staged, rows: LogEntry[], nowMs: number): { outcome: GroupOutcome; originalLsn: bigint; readsCommittedState?: boolean } {
     const staged = newStaged();
     const groupRows: LogEntry[] = [];
     const applied: boolean[] = [];
@@ -282,7 +282,8 @@ export class GroupCommitter {
     }
     mergeStaged(tentative, staged);
     rows.push(...groupRows);
-    return { outcome: { code: status.OK, message: '', applied, changed: reportsChanges ? changed : [] }, originalLsn };
+    // Only ops beyond increments answer from member sets or registers (and report changes).
+    return { outcome: { code: status.OK, message: '', applied, changed: reportsChanges ? changed : [] }, originalLsn, readsCommittedState: reportsChanges };
   }
 }
 

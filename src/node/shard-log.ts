@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN, replayBatchRows } from '../common/index.ts';
+import { INT64_MAX, INT64_MIN, UINT64_MAX, replayBatchRows } from '../common/index.ts';
 import { unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 
@@ -52,7 +52,6 @@ export interface StoredEntry extends LogEntry {
 
 const schemaVersion = 4;
 
-const uint64Max = (1n << 64n) - 1n;
 
 /** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
 export function entryProblem(entry: LogEntry & { atMs?: number }): string | undefined {
@@ -69,7 +68,7 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
       return undefined;
     case EntryKind.memberFlip:
       if (entry.amount !== 1n && entry.amount !== -1n) return 'a member flip changes the count by exactly one';
-      if (entry.member === undefined || entry.member < 0n || entry.member > uint64Max) return 'a member flip needs a member in 0..2^64-1';
+      if (entry.member === undefined || entry.member < 0n || entry.member > UINT64_MAX) return 'a member flip needs a member in 0..2^64-1';
       return keyed || entry.fenceShardCount !== 0 ? 'a member flip carries no key' : undefined;
     case EntryKind.distinct:
       if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a distinct entry has no amount or key';

@@ -44,6 +44,7 @@ import {
   distinctMemberBytesMax,
   countDistinctCountersMax,
   parseInt64,
+  parseMemberId,
 } from '../common/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 import type { DistinctPath } from './distinct-path.ts';
@@ -243,7 +244,7 @@ export function createCounterService(deps: RouterDeps) {
 
     SetMember: unary<SetMemberRequestMsg, SetMemberResponseMsg>(async (request) => {
       const name = validateCounterName(request.counter);
-      const member = parseMember(request.member, 'member');
+      const member = parseMemberId(request.member);
       const { changed, count, partition } = await deps.membership.set(name, member, request.present === true);
       metrics.memberSets.inc({ changed: String(changed) });
       // Shown by `tally top`; partitions never grow, so this only informs.
@@ -255,13 +256,11 @@ export function createCounterService(deps: RouterDeps) {
       const name = validateCounterName(request.counter);
       if (request.members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
       if (request.members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${request.members.length} members in one call; the limit is ${distinctMembersMax}`);
-      const members = request.members.map((member, index) => parseMember(member, `member ${index}`));
+      const members = request.members.map((member, index) => parseMemberId(member, `member ${index}`));
       return { present: await timedRead('membership', () => deps.membership.check(name, members)) };
     }),
   };
 }
-
-const uint64Max = (1n << 64n) - 1n;
 
 /** 1..limit valid counter names; a bad one is named by its position. */
 function validateCounterNames(counters: readonly string[], limit: number, rpc: string): string[] {
@@ -274,13 +273,6 @@ function validateCounterNames(counters: readonly string[], limit: number, rpc: s
       throw new TallyError((error as TallyError).code, `counter ${index}: ${(error as Error).message}`);
     }
   });
-}
-
-/** A member id from the wire (uint64 as a decimal string). */
-function parseMember(value: unknown, what: string): bigint {
-  const text = String(value);
-  if (!/^\d{1,20}$/.test(text) || BigInt(text) > uint64Max) throw new TallyError(ErrorCode.invalidArgument, `${what} must be an unsigned 64-bit integer, got ${text}`);
-  return BigInt(text);
 }
 
 export function createAdminService(deps: RouterDeps) {
