@@ -209,12 +209,15 @@ export interface ReadShardsResponseMsg {
   lsn: Int64Wire;
   role: string;
   epoch: Int64Wire;
+  nodeId?: string;
 }
 /** What every node read answers besides its values: who answered, and at which epoch. */
 export interface NodeReadMeta {
   lsn: Int64Wire;
   role: string;
   epoch: Int64Wire;
+  /** The answering node's log identity. */
+  nodeId?: string;
 }
 export interface ReadSketchesRequestMsg {
   shardIds: Int64Wire[];
@@ -254,6 +257,11 @@ export interface StatusResponseMsg {
   followerError: string;
   replicationLagMs: Int64Wire;
   epochStartLsn: Int64Wire;
+  nodeId: string;
+  lastEpoch: Int64Wire;
+  checkpointLsn: Int64Wire;
+  followerId: string;
+  installing: boolean;
 }
 export interface SetRoleRequestMsg {
   role: string;
@@ -261,6 +269,8 @@ export interface SetRoleRequestMsg {
   peer: string;
   syncRequired: boolean;
   catchUpTimeoutMs: number;
+  nodeId?: string;
+  minLastLsn?: Int64Wire;
 }
 export interface LogEntryWire {
   // Numbers when sent and exact as one (cheaper to encode); strings when received.
@@ -280,11 +290,35 @@ export interface AppendEntriesRequestMsg {
   truncate: boolean;
   truncateAfterLsn: Int64Wire;
   entries: LogEntryWire[];
+  prevLsn: Int64Wire;
+  prevEpoch: Int64Wire;
 }
 export interface AppendEntriesResponseMsg {
   ok: boolean;
   lastLsn: Int64Wire;
   lastEpoch: Int64Wire;
+  nodeId: string;
+  checkpointLsn: Int64Wire;
+}
+export interface SnapshotShardMsg {
+  shardId: Int64Wire | number;
+  total: Int64Wire;
+}
+export interface SnapshotPartMsg {
+  shardId: Int64Wire | number;
+  part: string;
+  data: Buffer;
+}
+export interface InstallSnapshotRequestMsg {
+  epoch: Int64Wire;
+  snapshotId: string;
+  chunkIndex: number;
+  snapshotLsn: Int64Wire;
+  snapshotEpoch: Int64Wire;
+  shards: SnapshotShardMsg[];
+  parts: SnapshotPartMsg[];
+  keys: LogEntryWire[];
+  done: boolean;
 }
 export interface ReconcileRequestMsg {
   shardIds: Int64Wire[];

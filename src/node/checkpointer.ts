@@ -2,18 +2,22 @@
 // checkpoint's per-shard totals and deletes them (keeping keyed rows the
 // dedup window still needs), a slice per transaction with the event loop
 // free between slices, so writes never wait long behind it. Recovery is then
-// checkpoint + tail. A primary folds only what its follower has confirmed
-// (the follower may still need the rest to catch up); a follower only what
-// it knows matches its current primary (never a deposed primary's tail).
+// checkpoint + tail. A primary in sync folds only what its follower has
+// confirmed; out of sync it keeps the last retainEntries for a follower that
+// is briefly away (one further behind is refilled by snapshot install), and
+// never folds past a snapshot being installed. A follower folds only what it
+// knows matches its current primary (never a deposed primary's tail).
 import type { Logger } from '../common/index.ts';
 import type { ShardLog } from './shard-log.ts';
-import type { NodeState } from './node-service.ts';
+import type { NodeState } from './node-state.ts';
 import type { Replicator } from './replicator.ts';
 
 export interface CheckpointSettings {
   intervalMs: number;
   sliceRows: number;
   dedupWindowMs: number;
+  /** Out of sync, a primary keeps this many recent entries unfolded for its follower to catch up by log. */
+  retainEntries: number;
 }
 
 export interface CheckpointObserver {
@@ -48,10 +52,15 @@ export class Checkpointer {
     const { role } = this.state;
     if (!this.state.ready) return 0n;
     if (role.role === 'primary') {
+      const lastLsn = this.log.lastLsn;
       const acked = this.replicator.status().ackedLsn;
-      return acked < this.log.lastLsn ? acked : this.log.lastLsn;
+      if (role.syncRequired) return min(acked, lastLsn);
+      const retained = lastLsn - BigInt(this.settings.retainEntries);
+      const limit = min(acked > retained ? acked : retained, lastLsn);
+      const installLimit = this.replicator.foldLimitLsn();
+      return installLimit === undefined ? limit : min(limit, installLimit);
     }
-    if (role.role === 'follower') return this.state.confirmedLsn < this.log.lastLsn ? this.state.confirmedLsn : this.log.lastLsn;
+    if (role.role === 'follower') return this.log.installing ? 0n : min(this.state.confirmedLsn, this.log.lastLsn);
     return 0n;
   }
 
@@ -82,4 +91,8 @@ export class Checkpointer {
       this.running = false;
     }
   }
+}
+
+function min(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
 }

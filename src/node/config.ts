@@ -22,6 +22,8 @@ export interface NodeConfig {
   dedupWindowMs: number;
   /** How often committed entries are folded into the checkpoint (bounds the log and recovery). */
   checkpointIntervalMs: number;
+  /** Out of sync, a primary keeps this many recent entries unfolded so a follower briefly away catches up by log, not by snapshot. */
+  checkpointRetainEntries: number;
   /** Mutual TLS for every call in and out (router, peer); undefined = plaintext (loopback only). */
   tls: TlsFiles | undefined;
   /** Plaintext on a non-loopback address, accepted explicitly. */
@@ -39,6 +41,7 @@ export const nodeDefaults = {
   replicationRetryMs: 100,
   dedupWindowMs: 24 * 60 * 60 * 1000,
   checkpointIntervalMs: 2_000,
+  checkpointRetainEntries: 100_000,
   tls: undefined as TlsFiles | undefined,
   insecure: false,
 };
@@ -61,6 +64,7 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     replicationRetryMs: reader.int('replication-retry-ms', nodeDefaults.replicationRetryMs, { min: 1, max: 60_000 }),
     dedupWindowMs: reader.int('dedup-window-ms', nodeDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     checkpointIntervalMs: reader.int('checkpoint-interval-ms', nodeDefaults.checkpointIntervalMs, { min: 10, max: 3_600_000 }),
+    checkpointRetainEntries: reader.int('checkpoint-retain-entries', nodeDefaults.checkpointRetainEntries, { min: 0, max: 100_000_000 }),
     tls: readTlsFiles(reader),
     insecure: reader.bool('insecure', nodeDefaults.insecure),
   };

@@ -27,7 +27,8 @@ import { ShardLog } from './shard-log.ts';
 import { NodeMemory, checkpointFolder } from './node-memory.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { createNodeMetrics } from './node-metrics.ts';
-import { createNodeService, rebuildMemory, type NodeState } from './node-service.ts';
+import { createNodeService, rebuildMemory } from './node-service.ts';
+import type { NodeState } from './node-state.ts';
 import { DedupIndex } from './dedup-index.ts';
 import { loadRole } from './node-role.ts';
 import { Replicator } from './replicator.ts';
@@ -44,14 +45,16 @@ runMain(async () => {
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
   if (tls === undefined && config.insecure) logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can write', { listen: config.listenAddress });
   const log = ShardLog.open(config.dataDir, checkpointFolder);
+  if (log.abandonedInstall) logger.warn('a snapshot install was cut short: the log starts empty and the install starts over', { nodeId: log.nodeId });
   const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
   const memory = new NodeMemory();
   const { totals } = memory;
   const replicator = new Replicator(
     log,
     () => state.role,
-    { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs, channelCredentials: channelCredentialsOf(tls) },
+    { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs, dedupWindowMs: config.dedupWindowMs, channelCredentials: channelCredentialsOf(tls) },
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
+    logger,
   );
   const dedup = new DedupIndex(config.dedupWindowMs);
   const committer = new GroupCommitter(log, memory, () => state.role, dedup, {
@@ -65,11 +68,11 @@ runMain(async () => {
   });
 
   const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
-  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, memory, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, metrics, logger }));
+  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, memory, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, replicationTimeoutMs: config.replicationTimeoutMs, metrics, logger }));
   // A node takes calls only from peers whose certificate chains to the cluster CA.
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, true));
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
-  logger.info('start', { listen: config.listenAddress, port, tls: tls !== undefined, dataDir: config.dataDir, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
+  logger.info('start', { listen: config.listenAddress, port, tls: tls !== undefined, dataDir: config.dataDir, nodeId: log.nodeId, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
 
   const replayStartedMs = Date.now();
   const lastLsn = rebuildMemory(log, memory, dedup, Date.now(), config.dedupWindowMs);
@@ -84,7 +87,7 @@ runMain(async () => {
     log,
     state,
     replicator,
-    { intervalMs: config.checkpointIntervalMs, sliceRows: checkpointSliceRows, dedupWindowMs: config.dedupWindowMs },
+    { intervalMs: config.checkpointIntervalMs, sliceRows: checkpointSliceRows, dedupWindowMs: config.dedupWindowMs, retainEntries: config.checkpointRetainEntries },
     {
       onFold(rows, durationSeconds, checkpointLsn) {
         metrics.checkpointRows.inc(rows);

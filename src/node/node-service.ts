@@ -2,6 +2,7 @@
 // from the pair's primary, hands increments to group commit, answers reads
 // from memory. It never acknowledges an increment before its log commit (and
 // the follower's, while the pair is in sync), and never acts on a stale epoch.
+import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import {
   ErrorCode,
@@ -20,6 +21,7 @@ import {
   type SetRoleRequestMsg,
   type AppendEntriesRequestMsg,
   type AppendEntriesResponseMsg,
+  type InstallSnapshotRequestMsg,
   type ReconcileRequestMsg,
   type ReconcileResponseMsg,
   type ReadSketchesResponseMsg,
@@ -32,25 +34,15 @@ import {
 } from '../common/index.ts';
 import type { GroupCommitter, GroupOutcome, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
-import { EntryKind, entryProblem, type ShardLog, type StoredEntry } from './shard-log.ts';
+import type { ShardLog } from './shard-log.ts';
 import type { NodeMemory, WindowSetting } from './node-memory.ts';
 import { HllSketch, unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { saveRole, type Role, type RoleState } from './node-role.ts';
 import type { Replicator } from './replicator.ts';
-
-export interface NodeState {
-  ready: boolean;
-  role: RoleState;
-  /**
-   * Follower only: the log up to here is known to match the current
-   * primary's (it accepted an append continuing it this epoch). Only that
-   * much may be folded into a checkpoint: the rest may be a deposed
-   * primary's tail, to be dropped.
-   */
-  confirmedLsn: bigint;
-}
+import type { NodeState } from './node-state.ts';
+import { createFollower } from './follower.ts';
 
 function parseShardId(value: string): number {
   const id = Number(value);
@@ -119,26 +111,6 @@ function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): ApplyEn
   return entries;
 }
 
-/** A peer's entry, checked like a stored row: a malformed one is refused, never written. */
-function decodeReplicated(entry: AppendEntriesRequestMsg['entries'][number]): StoredEntry {
-  const kind = (entry.kind ?? 0) as EntryKind;
-  const decoded: StoredEntry = {
-    lsn: BigInt(entry.lsn),
-    epoch: BigInt(entry.epoch),
-    shardId: Number(entry.shardId),
-    amount: BigInt(entry.amount),
-    idempotencyKey: entry.idempotencyKey,
-    fenceShardCount: Number(entry.fenceShardCount),
-    atMs: Number(entry.atMs),
-    kind,
-    member: kind === EntryKind.memberFlip ? BigInt(entry.member ?? '0') : undefined,
-    payload: entry.payload !== undefined && entry.payload.length > 0 ? entry.payload : undefined,
-  };
-  const problem = entryProblem(decoded);
-  if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `replicated entry ${entry.lsn} is invalid: ${problem}`);
-  return decoded;
-}
-
 /** Rebuilds memory (every kind's state and recent keys) from the log: after start and after a truncation. */
 export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupIndex, nowMs: number, dedupWindowMs: number): bigint {
   memory.clear();
@@ -161,6 +133,8 @@ export function createNodeService(deps: {
   replicator: Replicator;
   dedup: DedupIndex;
   dedupWindowMs: number;
+  /** How long a read waits for the follower to confirm what it answers. */
+  replicationTimeoutMs: number;
   metrics: NodeMetrics;
   logger: Logger;
 }) {
@@ -187,10 +161,27 @@ export function createNodeService(deps: {
       followerError: isPrimary ? replication.lastError : '',
       replicationLagMs: String(isPrimary ? replication.lagMs : 0),
       epochStartLsn: state.role.epochStartLsn.toString(),
+      nodeId: log.nodeId,
+      lastEpoch: log.lastEpoch.toString(),
+      checkpointLsn: log.checkpointLsn.toString(),
+      followerId: isPrimary ? replication.followerId : '',
+      installing: log.installing,
     };
   };
 
-  const readMeta = () => ({ lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString() });
+  const readMeta = () => ({ lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString(), nodeId: log.nodeId });
+
+  /**
+   * Reads answer only what a failover can no longer drop (G3: a total never
+   * goes backwards). Values are taken now; while the pair is in sync the
+   * answer waits until the follower holds everything up to now.
+   */
+  const confirmed = async <T>(values: T): Promise<T> => {
+    if (state.role.role === 'primary' && state.role.syncRequired) await replicator.waitForAck(log.lastLsn, deps.replicationTimeoutMs);
+    return values;
+  };
+
+  const follower = createFollower({ state, log, memory, dedup, metrics, logger, rebuild: () => rebuildMemory(log, memory, dedup, Date.now(), deps.dedupWindowMs) });
 
   const waitUntilCaughtUp = async (timeoutMs: number): Promise<void> => {
     await replicator.waitForAck(log.lastLsn, timeoutMs);
@@ -235,19 +226,19 @@ export function createNodeService(deps: {
     ReadShards: unary<ReadShardsRequestMsg, ReadShardsResponseMsg>((request) => {
       requireReady();
       const ids = request.shardIds.map(parseShardId);
-      return { totals: ids.map((id) => totals.get(id).toString()), lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString() };
+      return confirmed({ totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
     }),
 
     ReadSketches: unary<ReadSketchesRequestMsg, ReadSketchesResponseMsg>((request) => {
       requireReady();
       const ids = request.shardIds.map(parseShardId);
-      if (!request.merge) return { sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() };
+      if (!request.merge) return confirmed({ sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() });
       const union = new HllSketch();
       for (const id of ids) {
         const sketch = memory.sketch(id);
         if (sketch !== undefined) union.mergeFrom(sketch);
       }
-      return { sketches: [union.serialize()], ...readMeta() };
+      return confirmed({ sketches: [union.serialize()], ...readMeta() });
     }),
 
     ReadWindows: unary<ReadWindowsRequestMsg, ReadShardsResponseMsg>((request) => {
@@ -260,20 +251,20 @@ export function createNodeService(deps: {
       const sums = ids.map((id) => (memory.windows.configOf(id)?.bucketMs === bucketMs ? memory.windows.sum(id, fromMs, toMs) : 0n));
       // Buckets are int64 each, but a sum of several may not be: say so rather than wrap on the wire.
       if (!sums.every(isInt64)) throw new TallyError(ErrorCode.outOfRange, 'a shard\'s window sum is beyond int64');
-      return { totals: sums.map(String), ...readMeta() };
+      return confirmed({ totals: sums.map(String), ...readMeta() });
     }),
 
     CheckMembers: unary<CheckMembersRequestMsg, CheckMembersResponseMsg>((request) => {
       requireReady();
       if (request.shardIds.length !== request.members.length) throw new TallyError(ErrorCode.invalidArgument, 'shard ids and members differ in length');
       const ids = request.shardIds.map(parseShardId);
-      return { present: ids.map((id, index) => memory.hasMember(id, BigInt(request.members[index]!))), ...readMeta() };
+      return confirmed({ present: ids.map((id, index) => memory.hasMember(id, BigInt(request.members[index]!))), ...readMeta() });
     }),
 
     MemberCounts: unary<ReadShardsRequestMsg, MemberCountsResponseMsg>((request) => {
       requireReady();
       const ids = request.shardIds.map(parseShardId);
-      return { memberCounts: ids.map((id) => String(memory.memberCount(id))), totals: ids.map((id) => totals.get(id).toString()), ...readMeta() };
+      return confirmed({ memberCounts: ids.map((id) => String(memory.memberCount(id))), totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
     }),
 
     Status: unary<unknown, StatusResponseMsg>(() => statusOf()),
@@ -285,6 +276,16 @@ export function createNodeService(deps: {
       const epoch = BigInt(request.epoch);
       const current = state.role;
       if (epoch < current.epoch) throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: node is at ${current.epoch}`);
+      // The router names the log it means: a node that lost its disk is not
+      // the node it was, whatever its address.
+      if ((request.nodeId ?? '') !== '' && request.nodeId !== log.nodeId) {
+        throw new TallyError(ErrorCode.failedPrecondition, `node identity is ${log.nodeId}, not ${request.nodeId}: this log is not the one the router knows`);
+      }
+      if (role === 'primary') {
+        const minLastLsn = BigInt(request.minLastLsn ?? '0');
+        if (log.installing) throw new TallyError(ErrorCode.failedPrecondition, 'a snapshot install is under way: this log is incomplete');
+        if (log.lastLsn < minLastLsn) throw new TallyError(ErrorCode.failedPrecondition, `log ends at lsn ${log.lastLsn}, before the acknowledged ${minLastLsn}`);
+      }
       const changed = role !== current.role || epoch !== current.epoch || request.peer !== current.peer || request.syncRequired !== current.syncRequired;
       if (changed) {
         const becamePrimaryNow = role === 'primary' && (current.role !== 'primary' || epoch !== current.epoch);
@@ -318,73 +319,44 @@ export function createNodeService(deps: {
 
     AppendEntries: unary<AppendEntriesRequestMsg, AppendEntriesResponseMsg>((request) => {
       requireReady();
-      const epoch = BigInt(request.epoch);
-      if (epoch < state.role.epoch) {
-        throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: this node is ${state.role.role} at ${state.role.epoch}`);
-      }
-      if (state.role.role !== 'follower' || epoch !== state.role.epoch) {
-        // Not (yet) told by the router that this primary is ours: try again later.
-        throw new TallyError(ErrorCode.unavailable, `not a follower at epoch ${epoch} (node is ${state.role.role} at ${state.role.epoch})`);
-      }
-      // Decoded first: a malformed request changes nothing.
-      const entries = request.entries.map(decodeReplicated);
-      if (request.truncate) {
-        const afterLsn = BigInt(request.truncateAfterLsn);
-        if (afterLsn < log.lastLsn) {
-          // Only a deposed primary's tail is dropped: entries written under
-          // this epoch (or a newer one) may have been acknowledged.
-          const newestEpoch = log.maxEpochAfter(afterLsn);
-          if (newestEpoch >= epoch) {
-            // UNAVAILABLE, not FAILED_PRECONDITION: the primary is not deposed, this is a state to look at.
-            logger.error('refused truncation of current-epoch entries', { afterLsn, newestEpoch, epoch });
-            throw new TallyError(ErrorCode.unavailable, `refusing to drop entries after lsn ${afterLsn}: they carry epoch ${newestEpoch}, not older than ${epoch}`);
-          }
-          const dropped = log.truncateAfter(afterLsn);
-          rebuildMemory(log, memory, dedup, Date.now(), deps.dedupWindowMs);
-          logger.warn('truncated unacknowledged tail', { afterLsn, dropped, epoch });
-        }
-      }
-      if (entries.length > 0) {
-        if (entries[0]!.lsn !== log.lastLsn + 1n) return { ok: false, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
-        // Nothing is written that memory could not apply: the logs would have diverged.
-        const problem = memory.flipProblem(entries);
-        if (problem !== undefined) {
-          logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: entries[0]!.lsn });
-          throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${entries[0]!.lsn}: ${problem}`);
-        }
-        const startedNs = process.hrtime.bigint();
-        log.appendReplicated(entries);
-        for (const entry of entries) {
-          memory.apply(entry, entry.atMs);
-          if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
-        }
-        metrics.commitBatchRows.observe(entries.length);
-        metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
-        metrics.lastLsn.set(Number(log.lastLsn));
-      }
-      if (entries.length > 0 || request.truncate) state.confirmedLsn = log.lastLsn;
-      return { ok: true, lastLsn: log.lastLsn.toString(), lastEpoch: log.lastEpoch.toString() };
+      return follower.appendEntries(request);
+    }),
+
+    InstallSnapshot: unary<InstallSnapshotRequestMsg, AppendEntriesResponseMsg>((request) => {
+      requireReady();
+      return follower.installSnapshot(request);
     }),
 
     Reconcile: unary<ReconcileRequestMsg, ReconcileResponseMsg>(async (request) => {
       requireReady();
       const compareAtLsn = BigInt(request.compareAtLsn);
       const wanted = request.shardIds.length > 0 ? request.shardIds.map(parseShardId) : undefined;
-      // Memory is taken now, at lastLsn; the log is then replayed up to that
-      // same lsn in slices that let writes and health checks through.
+      // Memory and a read view of the log are taken in the same turn, so
+      // both stand at lastLsn; the view then stays fixed while writes and
+      // checkpoint folds go on (a fold during the replay cannot fake drift).
       const lastLsn = log.lastLsn;
       const ids = wanted ?? totals.shardIds();
       const memory = new Map(ids.map((shardId) => [shardId, totals.get(shardId)]));
-      const checkpointLsn = log.checkpointLsn;
-      // The log's view: the checkpoint's totals plus the entries after it.
-      const fromLog = log.checkpointTotals(wanted);
-      // The log at compareAtLsn is only known when that lsn is not folded yet.
-      const compareAvailable = compareAtLsn >= checkpointLsn;
-      const atCompare = new Map(compareAvailable ? fromLog : []);
-      await log.replaySliced((lsn, shardId, amount) => {
-        fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
-        if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
-      }, lastLsn, wanted);
+      const view = log.openView();
+      let checkpointLsn: bigint;
+      let compareAvailable: boolean;
+      const fromLog = new Map<number, bigint>();
+      let atCompare = new Map<number, bigint>();
+      try {
+        assert.equal(view.lastLsn, lastLsn, 'a log view opened in the same turn sees the same log end');
+        checkpointLsn = view.checkpointLsn;
+        // The log's view: the checkpoint's totals plus the entries after it.
+        for (const [shardId, total] of view.checkpointTotals(wanted)) fromLog.set(shardId, total);
+        // The log at compareAtLsn is only known when that lsn is not folded yet.
+        compareAvailable = compareAtLsn >= checkpointLsn;
+        atCompare = new Map(compareAvailable ? fromLog : []);
+        await view.replaySliced((lsn, shardId, amount) => {
+          fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
+          if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
+        }, lastLsn, wanted);
+      } finally {
+        view.close();
+      }
       const allIds = wanted ?? [...new Set([...memory.keys(), ...fromLog.keys()])];
       return {
         lastLsn: lastLsn.toString(),

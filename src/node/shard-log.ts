@@ -3,6 +3,7 @@
 // primary that wrote it. It never holds an entry that was not accepted, and a
 // log it cannot read stops the node from starting.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -51,6 +52,16 @@ export interface StoredEntry extends LogEntry {
 }
 
 const schemaVersion = 4;
+const nodeIdMetaKey = 'node_id';
+/** Present while a snapshot install is under way (holds its id). */
+const installMetaKey = 'install';
+
+/** A piece of a snapshot: checkpoint totals, part pieces and keyed entries. */
+export interface SnapshotChunk {
+  shards: [shardId: number, total: bigint][];
+  parts: { shardId: number; part: string; data: Buffer }[];
+  keys: StoredEntry[];
+}
 
 
 /** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
@@ -181,8 +192,101 @@ export class ShardLog {
     });
     this.nextLsn = 1n;
     this.lastEntryEpoch = 0n;
+    // A snapshot install cut short leaves a log that is neither the old one
+    // nor the primary's: start again from empty (the install restarts).
+    this.abandonedInstall = this.getMeta(installMetaKey) !== undefined;
+    if (this.abandonedInstall) this.emptyAll(undefined);
     this.foldedLsn = BigInt(this.getMeta('checkpoint_lsn') ?? '0');
+    let nodeId = this.getMeta(nodeIdMetaKey);
+    if (nodeId === undefined) this.setMeta(nodeIdMetaKey, (nodeId = randomUUID()));
+    this.nodeId = nodeId;
     this.refreshTail();
+  }
+
+  /**
+   * This log's identity, made when the data directory was first initialised.
+   * A node that lost its disk comes back with another: the router knows a
+   * node by it, never by its address alone.
+   */
+  readonly nodeId: string;
+  /** True when the open found a snapshot install cut short and emptied the log. */
+  readonly abandonedInstall: boolean;
+
+  /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
+  private emptyAll(installId: string | undefined): void {
+    this.db.transaction(() => {
+      this.db.exec('DELETE FROM log; DELETE FROM checkpoint; DELETE FROM checkpoint_parts;');
+      this.setMeta('checkpoint_lsn', '0');
+      this.setMeta('checkpoint_epoch', '0');
+      if (installId === undefined) this.db.prepare('DELETE FROM meta WHERE key = ?').run(installMetaKey);
+      else this.setMeta(installMetaKey, installId);
+    })();
+    this.foldedLsn = 0n;
+    this.refreshTail();
+  }
+
+  /** True while a snapshot install is under way: the log is incomplete. */
+  get installing(): boolean {
+    return this.getMeta(installMetaKey) !== undefined;
+  }
+
+  /** Follower side, chunk 0 of an install: the log is emptied, to be replaced by the snapshot. */
+  beginInstall(installId: string): void {
+    this.emptyAll(installId);
+  }
+
+  /** Follower side: one chunk of the snapshot, in one transaction. Parts in several pieces are concatenated. */
+  installChunk(chunk: SnapshotChunk): void {
+    assert.ok(this.installing, 'install chunk without an install under way');
+    const upsertTotal = this.db.prepare('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total');
+    const appendPart = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = data || excluded.data');
+    this.db.transaction(() => {
+      for (const [shardId, total] of chunk.shards) {
+        assert.ok(Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN, `snapshot shard ${shardId} is invalid`);
+        upsertTotal.run(shardId, total);
+      }
+      for (const piece of chunk.parts) appendPart.run(piece.shardId, piece.part, piece.data);
+      for (const entry of chunk.keys) {
+        checkEntry(entry);
+        assert.ok(entry.idempotencyKey.length > 0, 'a snapshot key entry carries a key');
+        this.insertRow(entry.lsn, entry.epoch, entry, entry.atMs);
+      }
+    })();
+  }
+
+  /** Follower side, the last chunk: the snapshot becomes the checkpoint, at lsn written by epoch. */
+  finishInstall(lsn: bigint, epoch: bigint): void {
+    assert.ok(this.installing, 'install finished without an install under way');
+    this.db.transaction(() => {
+      const newestKey = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
+      assert.ok(newestKey.lsn === null || newestKey.lsn <= lsn, 'a snapshot key lies past the snapshot');
+      this.setMeta('checkpoint_lsn', lsn.toString());
+      this.setMeta('checkpoint_epoch', epoch.toString());
+      this.db.prepare('DELETE FROM meta WHERE key = ?').run(installMetaKey);
+    })();
+    this.foldedLsn = lsn;
+    this.refreshTail();
+  }
+
+  /**
+   * The epoch of the entry at lsn, where this log can still tell: 0 at the
+   * start, the checkpoint's epoch at the checkpoint, a row's own epoch;
+   * undefined past the end or inside the folded part (rows gone).
+   */
+  entryEpoch(lsn: bigint): bigint | undefined {
+    if (lsn === 0n) return 0n;
+    if (lsn > this.lastLsn) return undefined;
+    if (lsn === this.foldedLsn) return BigInt(this.getMeta('checkpoint_epoch') ?? '0');
+    return this.epochAt(lsn);
+  }
+
+  /**
+   * A consistent read of the log as it is now (a read transaction on its own
+   * connection): later commits and checkpoint folds do not change what it
+   * sees, however long it is held. Close it when done.
+   */
+  openView(): LogView {
+    return new LogView(this.file);
   }
 
   private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number): void {
@@ -496,5 +600,109 @@ export class ShardLog {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+}
+
+/**
+ * A read transaction on its own connection: a fixed view of the log for as
+ * long as it is open (WAL lets the writer go on meanwhile). Used where a
+ * read spans many event-loop turns: reconciliation and snapshot install,
+ * which must not see the checkpointer fold rows away halfway through.
+ */
+export class LogView {
+  private readonly db: Database.Database;
+  /** Every entry up to here is folded into the view's checkpoint. */
+  readonly checkpointLsn: bigint;
+  /** Epoch of the entry at checkpointLsn (0 for none). */
+  readonly checkpointEpoch: bigint;
+  /** The last entry in the view. */
+  readonly lastLsn: bigint;
+
+  constructor(file: string) {
+    this.db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      this.db.exec('BEGIN');
+      // The first read fixes the view.
+      const meta = new Map((this.db.prepare("SELECT key, value FROM meta WHERE key IN ('checkpoint_lsn', 'checkpoint_epoch')").all() as { key: string; value: string }[]).map((row) => [row.key, row.value]));
+      this.checkpointLsn = BigInt(meta.get('checkpoint_lsn') ?? '0');
+      this.checkpointEpoch = BigInt(meta.get('checkpoint_epoch') ?? '0');
+      const last = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
+      this.lastLsn = last.lsn === null || last.lsn < this.checkpointLsn ? this.checkpointLsn : last.lsn;
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
+  }
+
+  /** The view's checkpoint totals (optionally only some shards). */
+  checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
+    const filter = shardIds === undefined ? '' : ` WHERE shard_id IN (${shardIds.map(() => '?').join(',')})`;
+    const rows = this.db.prepare(`SELECT shard_id, total FROM checkpoint${filter}`).safeIntegers(true).raw(true).all(...(shardIds ?? [])) as [bigint, bigint][];
+    return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));
+  }
+
+  /** Entries after the view's checkpoint up to uptoLsn, in slices with the event loop free between them. */
+  async replaySliced(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void, uptoLsn: bigint, shardIds?: readonly number[]): Promise<void> {
+    const filter = shardIds === undefined ? '' : ` AND shard_id IN (${shardIds.map(() => '?').join(',')})`;
+    const select = this.db.prepare(`SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`).safeIntegers(true).raw(true);
+    let afterLsn = this.checkpointLsn;
+    const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
+    for (let step = 0; step < stepsMax; step++) {
+      const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows) as [bigint, bigint, bigint][];
+      for (const [lsn, shardId, amount] of rows) onEntry(lsn, Number(shardId), amount);
+      if (rows.length < replayBatchRows) return;
+      afterLsn = rows[rows.length - 1]![0];
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * The view's checkpoint as snapshot chunks of at most about chunkBytesMax:
+   * every shard's total, every part (split into pieces when large), then the
+   * keyed entries up to the checkpoint written since keepKeysSinceMs.
+   */
+  *snapshotChunks(chunkBytesMax: number, keepKeysSinceMs: number): Generator<SnapshotChunk> {
+    assert.ok(chunkBytesMax >= 1024, 'snapshot chunks of at least 1 KiB');
+    let chunk: SnapshotChunk = { shards: [], parts: [], keys: [] };
+    let sizeBytes = 0;
+    const full = (): boolean => sizeBytes >= chunkBytesMax;
+    const take = (): SnapshotChunk => {
+      const done = chunk;
+      chunk = { shards: [], parts: [], keys: [] };
+      sizeBytes = 0;
+      return done;
+    };
+    for (const [shardId, total] of this.db.prepare('SELECT shard_id, total FROM checkpoint ORDER BY shard_id').safeIntegers(true).raw(true).iterate() as IterableIterator<[bigint, bigint]>) {
+      chunk.shards.push([Number(shardId), total]);
+      sizeBytes += 24;
+      if (full()) yield take();
+    }
+    const pieceBytesMax = Math.floor(chunkBytesMax / 2);
+    for (const [shardId, part, data] of this.db.prepare('SELECT shard_id, part, data FROM checkpoint_parts ORDER BY shard_id, part').safeIntegers(true).raw(true).iterate() as IterableIterator<[bigint, string, Buffer]>) {
+      for (let offset = 0; offset === 0 || offset < data.length; offset += pieceBytesMax) {
+        const piece = data.subarray(offset, offset + pieceBytesMax);
+        chunk.parts.push({ shardId: Number(shardId), part, data: piece });
+        sizeBytes += 32 + piece.length;
+        if (full()) yield take();
+      }
+    }
+    const keyRows = this.db
+      .prepare(`SELECT ${rowColumns} FROM log WHERE idem_key IS NOT NULL AND lsn <= ? AND at_ms >= ? ORDER BY lsn`)
+      .safeIntegers(true)
+      .raw(true)
+      .iterate(this.checkpointLsn, keepKeysSinceMs) as IterableIterator<RawRow>;
+    for (const row of keyRows) {
+      const entry = entryOfRow(row);
+      chunk.keys.push(entry);
+      sizeBytes += 64 + entry.idempotencyKey.length;
+      if (full()) yield take();
+    }
+    yield take();
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    this.db.exec('COMMIT');
+    this.db.close();
   }
 }

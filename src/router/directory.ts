@@ -16,7 +16,22 @@ export interface PairInfo {
   epoch: bigint;
   /** True only while the primary acknowledges nothing its follower has not committed. */
   inSync: boolean;
+  /** The log identity of the node that is primary ('' before any node was made primary). */
+  primaryId: string;
+  /** The log identity last seen in the follower slot ('' before one answered). */
+  followerId: string;
+  /** The highest lsn the follower is known to have confirmed: every node made primary must hold at least this much. */
+  ackedLsn: bigint;
+  /**
+   * Recorded before node identities existed: the node that answers as the
+   * primary of the current epoch is adopted as the recorded primary.
+   */
+  legacy: boolean;
+  /** An operator moved the follower slot (tally node replace): the directory's addresses win over --pairs. */
+  replaced: boolean;
 }
+
+export type PairUpdate = Partial<Pick<PairInfo, 'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced'>>;
 
 export interface ShardInfo {
   shardIndex: number;
@@ -66,6 +81,8 @@ export class Directory {
   private readonly counters = new Map<string, CounterInfo>();
   private readonly pairs: PairInfo[] = [];
   private readonly shardsPerPair: number[] = [];
+  /** Things an operator should hear about at start (logged by main). */
+  readonly warnings: string[] = [];
   private readonly insertCounter: Database.Statement;
   private readonly insertShard: Database.Statement;
   private readonly updateShardCount: Database.Statement;
@@ -120,6 +137,12 @@ export class Directory {
       if (!columns.some((entry) => entry.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
     };
     addColumn('pairs', 'in_sync', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('pairs', 'primary_id', "TEXT NOT NULL DEFAULT ''");
+    addColumn('pairs', 'follower_id', "TEXT NOT NULL DEFAULT ''");
+    addColumn('pairs', 'acked_lsn', 'INTEGER NOT NULL DEFAULT 0');
+    // Rows from before identities are legacy (1); new pairs are inserted with 0.
+    addColumn('pairs', 'legacy', 'INTEGER NOT NULL DEFAULT 1');
+    addColumn('pairs', 'replaced', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'autoscale', 'INTEGER NOT NULL DEFAULT 1');
     addColumn('counters', 'kind', "TEXT NOT NULL DEFAULT 'total'");
     addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
@@ -133,12 +156,20 @@ export class Directory {
   }
 
   private loadPairs(configuredPairs: readonly PairAddresses[]): void {
-    const stored = this.db.prepare('SELECT pair_index, primary_addr, follower_addr, epoch, in_sync FROM pairs ORDER BY pair_index').safeIntegers(true).all() as {
+    const stored = this.db
+      .prepare('SELECT pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced FROM pairs ORDER BY pair_index')
+      .safeIntegers(true)
+      .all() as {
       pair_index: bigint;
       primary_addr: string;
       follower_addr: string;
       epoch: bigint;
       in_sync: bigint;
+      primary_id: string;
+      follower_id: string;
+      acked_lsn: bigint;
+      legacy: bigint;
+      replaced: bigint;
     }[];
     if (stored.length > configuredPairs.length) {
       throw new TallyError(ErrorCode.failedPrecondition, `the directory knows ${stored.length} node pairs but only ${configuredPairs.length} are configured`);
@@ -149,15 +180,28 @@ export class Directory {
       const storedSet = [row.primary_addr, row.follower_addr].sort().join(',');
       const configuredSet = [configured.primary, configured.follower].sort().join(',');
       if (storedSet !== configuredSet) {
-        throw new TallyError(ErrorCode.failedPrecondition, `pair ${row.pair_index} is ${storedSet} in the directory but ${configuredSet} in the configuration`);
+        if (row.replaced !== 1n) throw new TallyError(ErrorCode.failedPrecondition, `pair ${row.pair_index} is ${storedSet} in the directory but ${configuredSet} in the configuration`);
+        // An operator replaced a node: the directory is the truth; --pairs is out of date.
+        this.warnings.push(`pair ${row.pair_index} is ${storedSet} since a node replacement, but ${configuredSet} in --pairs: using the directory's (update --pairs)`);
       }
-      this.pairs.push({ pairIndex: Number(row.pair_index), primary: row.primary_addr, follower: row.follower_addr, epoch: row.epoch, inSync: row.in_sync === 1n });
+      this.pairs.push({
+        pairIndex: Number(row.pair_index),
+        primary: row.primary_addr,
+        follower: row.follower_addr,
+        epoch: row.epoch,
+        inSync: row.in_sync === 1n,
+        primaryId: row.primary_id,
+        followerId: row.follower_id,
+        ackedLsn: row.acked_lsn,
+        legacy: row.legacy === 1n,
+        replaced: row.replaced === 1n,
+      });
     }
-    const insertPair = this.db.prepare('INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch) VALUES (?, ?, ?, ?)');
+    const insertPair = this.db.prepare('INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch, legacy) VALUES (?, ?, ?, ?, 0)');
     for (let pairIndex = stored.length; pairIndex < configuredPairs.length; pairIndex++) {
       const configured = configuredPairs[pairIndex]!;
       insertPair.run(pairIndex, configured.primary, configured.follower, 1);
-      this.pairs.push({ pairIndex, primary: configured.primary, follower: configured.follower, epoch: 1n, inSync: false });
+      this.pairs.push({ pairIndex, primary: configured.primary, follower: configured.follower, epoch: 1n, inSync: false, primaryId: '', followerId: '', ackedLsn: 0n, legacy: false, replaced: false });
     }
     for (let pairIndex = 0; pairIndex < this.pairs.length; pairIndex++) this.shardsPerPair.push(0);
   }
@@ -313,15 +357,25 @@ export class Directory {
     return pair;
   }
 
-  /** Persists a pair's new roles, epoch and sync state (fsync'd), then publishes them. */
-  updatePair(pairIndex: number, next: { primary: string; follower: string; epoch: bigint; inSync: boolean }): PairInfo {
+  /** Persists a change to a pair (roles, epoch, sync state, identities), fsync'd, then publishes it. */
+  updatePair(pairIndex: number, update: PairUpdate): PairInfo {
     const pair = this.pair(pairIndex);
+    const next = { ...pair, ...update };
     if (next.epoch < pair.epoch) throw new Error(`pair ${pairIndex}: epoch may not go back from ${pair.epoch} to ${next.epoch}`);
+    if (next.ackedLsn < pair.ackedLsn) throw new Error(`pair ${pairIndex}: acknowledged lsn may not go back from ${pair.ackedLsn} to ${next.ackedLsn}`);
+    if (next.primary === next.follower) throw new Error(`pair ${pairIndex}: primary and follower are both ${next.primary}`);
+    // Once a primary identity is recorded the pair is no longer legacy: identities decide from here on.
+    const legacy = pair.legacy && next.primaryId === '';
     this.db
-      .prepare('UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ? WHERE pair_index = ?')
-      .run(next.primary, next.follower, next.epoch, next.inSync ? 1 : 0, pairIndex);
-    Object.assign(pair, next);
+      .prepare('UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ? WHERE pair_index = ?')
+      .run(next.primary, next.follower, next.epoch, next.inSync ? 1 : 0, next.primaryId, next.followerId, next.ackedLsn, legacy ? 1 : 0, next.replaced ? 1 : 0, pairIndex);
+    Object.assign(pair, next, { legacy });
     return pair;
+  }
+
+  /** The pair whose primary or follower is at address, or undefined. */
+  pairOf(address: string): PairInfo | undefined {
+    return this.pairs.find((pair) => pair.primary === address || pair.follower === address);
   }
 
   allPairs(): readonly PairInfo[] {

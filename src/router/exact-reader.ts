@@ -37,8 +37,16 @@ export async function readPairWithFallback<Response extends NodeReadMeta>(
   const epoch = pair.epoch;
   const follower = pair.follower;
   const followerReadable = pair.inSync;
+  const primaryId = pair.primaryId;
   try {
-    return { response: await read(pair.primary), calls: 1, fromFollower: false };
+    const response = await read(pair.primary);
+    // Only the recorded primary of this epoch holds the pair's history: a
+    // node that came back empty at the same address answers 0 for everything.
+    const nodeId = response.nodeId;
+    if (response.role !== 'primary' || BigInt(response.epoch) !== epoch || (primaryId !== '' && nodeId !== undefined && nodeId !== primaryId)) {
+      throw new TallyError(ErrorCode.unavailable, `node ${pair.primary} is ${response.role} at epoch ${response.epoch}${nodeId ? ` (log ${nodeId})` : ''}, not the primary of pair ${pair.pairIndex} at ${epoch}`);
+    }
+    return { response, calls: 1, fromFollower: false };
   } catch (primaryError) {
     if (!followerReadable) {
       throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex} cannot be read: ${(primaryError as Error).message}; its follower is not in sync`);

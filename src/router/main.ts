@@ -46,6 +46,7 @@ runMain(async () => {
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
   if (tls === undefined && config.insecure) logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', { listen: config.listenAddress });
   const directory = Directory.open(config.dataDir, config.pairs);
+  for (const warning of directory.warnings) logger.warn(warning);
   // Apply calls carry the epoch of the pair the address is primary of.
   const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
   const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, {
@@ -53,6 +54,7 @@ runMain(async () => {
       metrics.nodeCalls.inc({ kind: 'apply' });
       metrics.nodeCallItems.observe(items);
     },
+    onUnreachable: (address) => supervisor.nudge(address),
   }, channelCredentialsOf(tls));
   const increments = new IncrementPath(directory, pool, config.dedupWindowMs);
   const reads = new ReadPath(directory, pool, metrics, logger, config);

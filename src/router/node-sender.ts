@@ -25,6 +25,8 @@ export class NotAppliedError extends TallyError {}
 
 export interface SenderObserver {
   onCall(items: number, groups: number): void;
+  /** A node could not be reached: its pair is worth a look now (failover need not wait for the next tick). */
+  onUnreachable?(address: string): void;
 }
 
 export class NodeSender {
@@ -74,6 +76,7 @@ export class NodeSender {
     if (this.rpc.getChannel().getConnectivityState(false) === connectivityState.TRANSIENT_FAILURE) {
       const failure = new NotAppliedError(ErrorCode.unavailable, `node ${this.address} is unreachable`);
       for (const waiting of batch) waiting.reject(failure);
+      this.observer.onUnreachable?.(this.address);
       return;
     }
     this.inFlight++;
@@ -84,6 +87,7 @@ export class NodeSender {
       if (error || response === undefined || response.results.length !== batch.length) {
         const failure = nodeCallError(this.address, error);
         for (const waiting of batch) waiting.reject(failure);
+        if (error?.code === status.UNAVAILABLE) this.observer.onUnreachable?.(this.address);
       } else {
         batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
       }

@@ -1,19 +1,19 @@
-// The only place roles change. Every healthIntervalMs it asks each node of
-// each pair for its status and, one pair at a time, moves the pair between
-// states, persisting every decision in the directory before acting on it:
+// The only place roles change. Every healthIntervalMs (and at once when the
+// write path finds a node unreachable) it asks each node of each pair for
+// its status, and, one pair at a time, carries out what decidePair says,
+// persisting every decision in the directory before acting on it:
 //
 //   in sync      primary acknowledges only what the follower has committed;
 //                the follower may serve reads and may be promoted.
-//   out of sync  primary acknowledges alone; the follower catches up by lsn;
-//                it is never read from and never promoted.
+//   out of sync  primary acknowledges alone; the follower catches up (by
+//                log, or by snapshot install); it is never read from or promoted.
 //
-// Transitions: out of sync -> in sync when the primary reports its follower
-// caught up (primary first told to require sync, then the directory says so);
-// in sync -> out of sync when the follower stops answering (directory first,
-// then the primary is told); failover when an in-sync pair's primary has not
-// answered for failoverTimeoutMs: new epoch persisted, follower promoted.
+// Nodes are known by their log identity (pair-decision.ts has the rules).
+// A primary whose connection is refused (the process is gone) is replaced
+// at once by its in-sync follower; a silent one after failoverTimeoutMs.
 import type { Logger, StatusResponseMsg } from '../common/index.ts';
-import type { Directory, PairInfo } from './directory.ts';
+import type { Directory, PairInfo, PairUpdate } from './directory.ts';
+import { decidePair, type NodeStatusView, type NodeView, type PairAction } from './pair-decision.ts';
 import type { NodePool } from './node-pool.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 
@@ -33,11 +33,38 @@ interface NodeHealth {
   lastOkMs: number;
   status: StatusResponseMsg | undefined;
   error: string;
+  /** The last call's connection was refused: the process is gone. */
+  refused: boolean;
+}
+
+/** Acknowledged-lsn progress is persisted at most this often per pair (each is an fsync). */
+const ackedLsnRecordIntervalMs = 1_000;
+/** The same "stuck" complaint is logged at most this often per pair. */
+const stuckLogIntervalMs = 10_000;
+
+function statusView(status: StatusResponseMsg): NodeStatusView {
+  return {
+    nodeId: status.nodeId,
+    role: status.role,
+    epoch: BigInt(status.epoch),
+    lastLsn: BigInt(status.lastLsn),
+    peer: status.peer,
+    syncRequired: status.syncRequired,
+    installing: status.installing,
+    followerId: status.followerId,
+    followerAckedLsn: BigInt(status.followerAckedLsn),
+    followerCaughtUp: status.followerCaughtUp,
+    replicationLagMs: Number(status.replicationLagMs),
+  };
 }
 
 export class PairSupervisor {
   private readonly health = new Map<string, NodeHealth>();
   private readonly busyPairs = new Set<number>();
+  /** Pairs to check again as soon as the current check ends (nudged while busy). */
+  private readonly recheckPairs = new Set<number>();
+  private readonly ackedRecordedMs = new Map<number, number>();
+  private readonly stuckLoggedMs = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -50,7 +77,7 @@ export class PairSupervisor {
   ) {
     const startedMs = now();
     for (const pair of directory.allPairs()) {
-      for (const address of [pair.primary, pair.follower]) this.health.set(address, { lastOkMs: startedMs, status: undefined, error: '' });
+      for (const address of [pair.primary, pair.follower]) this.health.set(address, { lastOkMs: startedMs, status: undefined, error: '', refused: false });
     }
   }
 
@@ -69,13 +96,31 @@ export class PairSupervisor {
   }
 
   tick(): void {
-    for (const pair of this.directory.allPairs()) {
-      if (this.busyPairs.has(pair.pairIndex)) continue;
-      this.busyPairs.add(pair.pairIndex);
-      this.checkPair(pair)
-        .catch((error: unknown) => this.logger.warn('pair check failed', { pair: pair.pairIndex, error: (error as Error).message }))
-        .finally(() => this.busyPairs.delete(pair.pairIndex));
+    for (const pair of this.directory.allPairs()) this.checkSoon(pair);
+  }
+
+  /**
+   * The write or read path could not reach a node: check its pair now
+   * rather than at the next tick (a dead primary is replaced in well under
+   * a second).
+   */
+  nudge(address: string): void {
+    const pair = this.directory.pairOf(address);
+    if (pair !== undefined) this.checkSoon(pair);
+  }
+
+  private checkSoon(pair: PairInfo): void {
+    if (this.busyPairs.has(pair.pairIndex)) {
+      this.recheckPairs.add(pair.pairIndex);
+      return;
     }
+    this.busyPairs.add(pair.pairIndex);
+    this.checkPair(pair)
+      .catch((error: unknown) => this.logger.warn('pair check failed', { pair: pair.pairIndex, error: (error as Error).message }))
+      .finally(() => {
+        this.busyPairs.delete(pair.pairIndex);
+        if (this.recheckPairs.delete(pair.pairIndex)) this.checkSoon(pair);
+      });
   }
 
   /** Runs one check of every pair and waits for it (startup, tests). */
@@ -95,17 +140,22 @@ export class PairSupervisor {
 
   private async probe(address: string): Promise<StatusResponseMsg | undefined> {
     let health = this.health.get(address);
-    if (health === undefined) this.health.set(address, (health = { lastOkMs: this.now(), status: undefined, error: '' }));
+    if (health === undefined) this.health.set(address, (health = { lastOkMs: this.now(), status: undefined, error: '', refused: false }));
     try {
       const status = await this.pool.status(address, this.settings.healthTimeoutMs);
+      // Answering, but not yet holding its log in memory: alive, not usable.
+      health.refused = false;
       if (!status.ready) throw new Error('not ready');
       health.lastOkMs = this.now();
       health.status = status;
       health.error = '';
       return status;
     } catch (error) {
+      const message = (error as Error).message;
       health.status = undefined;
-      health.error = (error as Error).message;
+      health.error = message;
+      // Refused: nothing listens there. A paused or partitioned process times out instead.
+      if (message.includes('ECONNREFUSED')) health.refused = true;
       return undefined;
     }
   }
@@ -114,44 +164,57 @@ export class PairSupervisor {
     return this.now() - (this.health.get(address)?.lastOkMs ?? this.now());
   }
 
+  private view(address: string, status: StatusResponseMsg | undefined): NodeView {
+    return { status: status === undefined ? undefined : statusView(status), refused: this.health.get(address)?.refused ?? false, silentMs: this.silentForMs(address) };
+  }
+
   private async checkPair(pair: PairInfo): Promise<void> {
     const [primary, follower] = await Promise.all([this.probe(pair.primary), this.probe(pair.follower)]);
+    const actions = decidePair(pair, this.view(pair.primary, primary), this.view(pair.follower, follower), this.settings);
+    for (const action of actions) {
+      // Each step sees what the previous one changed; a failed step ends the round.
+      if (!(await this.act(pair, action))) return;
+    }
+  }
 
-    if (primary === undefined) {
-      if (pair.inSync && follower !== undefined && this.silentForMs(pair.primary) >= this.settings.failoverTimeoutMs) {
-        await this.failover(pair);
+  private async act(pair: PairInfo, action: PairAction): Promise<boolean> {
+    switch (action.kind) {
+      case 'record': {
+        const onlyAcked = Object.keys(action.update).every((key) => key === 'ackedLsn');
+        if (onlyAcked) {
+          const lastMs = this.ackedRecordedMs.get(pair.pairIndex) ?? 0;
+          if (this.now() - lastMs < ackedLsnRecordIntervalMs) return true;
+          this.ackedRecordedMs.set(pair.pairIndex, this.now());
+        } else {
+          this.logger.info(action.reason, { pair: pair.pairIndex, ...stringified(action.update) });
+        }
+        this.directory.updatePair(pair.pairIndex, action.update);
+        return true;
       }
-      return;
-    }
-
-    // The directory says in sync but the primary is not requiring its
-    // follower (a delayed or lost SetRole): it may have acknowledged alone,
-    // so the follower is no longer known to hold everything. Record that
-    // first; the pair earns in sync again through markInSync.
-    if (pair.inSync && primary.role === 'primary' && BigInt(primary.epoch) === pair.epoch && !primary.syncRequired) {
-      await this.markOutOfSync(pair, 'primary was not requiring its follower');
-      return;
-    }
-    // Bring each node in line with the directory (a restarted or deposed node, a missed push).
-    const wantsSync = pair.inSync;
-    if (primary.role !== 'primary' || BigInt(primary.epoch) !== pair.epoch || primary.peer !== pair.follower || primary.syncRequired !== wantsSync) {
-      if (BigInt(primary.epoch) > pair.epoch) {
-        this.logger.error('node is at a newer epoch than the directory', { pair: pair.pairIndex, node: pair.primary, nodeEpoch: primary.epoch, epoch: pair.epoch });
-        return;
+      case 'assignPrimary': {
+        const status = await this.assign(pair.primary, 'primary', pair, action.syncRequired);
+        return status !== undefined;
       }
-      await this.assign(pair.primary, 'primary', pair, wantsSync);
-    }
-    if (follower !== undefined && (follower.role !== 'follower' || BigInt(follower.epoch) !== pair.epoch || follower.peer !== pair.primary)) {
-      await this.assign(pair.follower, 'follower', pair, false);
-    }
-
-    if (pair.inSync) {
-      const lagMs = Number(primary.replicationLagMs);
-      if (this.silentForMs(pair.follower) >= this.settings.followerTimeoutMs || lagMs >= this.settings.followerTimeoutMs) {
-        await this.markOutOfSync(pair, follower === undefined ? 'follower unreachable' : `follower lagging ${lagMs} ms`);
+      case 'assignFollower':
+        await this.assign(pair.follower, 'follower', pair, false);
+        return true;
+      case 'markOutOfSync':
+        await this.markOutOfSync(pair, action.reason, action.update);
+        return true;
+      case 'markInSync':
+        await this.markInSync(pair);
+        return true;
+      case 'failover':
+        await this.failover(pair, action.reason, action.deposedId);
+        return false;
+      case 'stuck': {
+        const lastMs = this.stuckLoggedMs.get(pair.pairIndex) ?? 0;
+        if (this.now() - lastMs >= stuckLogIntervalMs) {
+          this.stuckLoggedMs.set(pair.pairIndex, this.now());
+          this.logger.error('pair unavailable', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, reason: action.reason });
+        }
+        return false;
       }
-    } else if (follower !== undefined && primary.followerCaughtUp && follower.role === 'follower' && BigInt(follower.epoch) === pair.epoch) {
-      await this.markInSync(pair);
     }
   }
 
@@ -159,7 +222,16 @@ export class PairSupervisor {
     try {
       return await this.pool.setRole(
         address,
-        { role, epoch: pair.epoch.toString(), peer: role === 'primary' ? pair.follower : pair.primary, syncRequired, catchUpTimeoutMs: this.settings.catchUpTimeoutMs },
+        {
+          role,
+          epoch: pair.epoch.toString(),
+          peer: role === 'primary' ? pair.follower : pair.primary,
+          syncRequired,
+          catchUpTimeoutMs: this.settings.catchUpTimeoutMs,
+          // The node must be the log we mean, and a primary must hold what was acknowledged.
+          nodeId: role === 'primary' ? pair.primaryId : pair.followerId,
+          minLastLsn: role === 'primary' ? pair.ackedLsn.toString() : '0',
+        },
         this.settings.catchUpTimeoutMs + this.settings.healthTimeoutMs,
       );
     } catch (error) {
@@ -172,33 +244,38 @@ export class PairSupervisor {
     // The primary first starts requiring the follower (and waits until the
     // follower holds its whole log); only then may the directory say in sync.
     const status = await this.assign(pair.primary, 'primary', pair, true);
-    if (status === undefined || !status.syncRequired || BigInt(status.epoch) !== pair.epoch) return;
-    this.directory.updatePair(pair.pairIndex, { primary: pair.primary, follower: pair.follower, epoch: pair.epoch, inSync: true });
+    if (status === undefined || !status.syncRequired || BigInt(status.epoch) !== pair.epoch || status.followerId !== pair.followerId) return;
+    const confirmedLsn = BigInt(status.followerAckedLsn);
+    this.directory.updatePair(pair.pairIndex, { inSync: true, ackedLsn: confirmedLsn > pair.ackedLsn ? confirmedLsn : pair.ackedLsn });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 1);
     this.logger.info('in sync', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, lastLsn: status.lastLsn });
   }
 
-  private async markOutOfSync(pair: PairInfo, reason: string): Promise<void> {
+  private async markOutOfSync(pair: PairInfo, reason: string, update: PairUpdate = {}): Promise<void> {
     // Directory first: from here on the follower is neither read nor promoted.
-    this.directory.updatePair(pair.pairIndex, { primary: pair.primary, follower: pair.follower, epoch: pair.epoch, inSync: false });
+    this.directory.updatePair(pair.pairIndex, { ...update, inSync: false });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
     this.metrics.outOfSync.inc({ pair: String(pair.pairIndex) });
     this.logger.warn('out of sync', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, reason });
     await this.assign(pair.primary, 'primary', pair, false);
   }
 
-  private async failover(pair: PairInfo): Promise<void> {
+  private async failover(pair: PairInfo, reason: string, deposedId: string): Promise<void> {
     const deposed = pair.primary;
     const promoted = pair.follower;
     const epoch = pair.epoch + 1n;
     // Persisted before anyone is told: a router restart keeps the decision.
-    const next = this.directory.updatePair(pair.pairIndex, { primary: promoted, follower: deposed, epoch, inSync: false });
+    const next = this.directory.updatePair(pair.pairIndex, { primary: promoted, follower: deposed, epoch, inSync: false, primaryId: pair.followerId, followerId: deposedId });
     this.metrics.failovers.inc({ pair: String(pair.pairIndex) });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
-    this.logger.warn('promotion', { pair: pair.pairIndex, promoted, deposed, epoch, silentMs: this.silentForMs(deposed) });
+    this.logger.warn('promotion', { pair: pair.pairIndex, promoted, deposed, epoch, reason, silentMs: this.silentForMs(deposed) });
     await this.assign(promoted, 'primary', next, false);
     // Best effort: a deposed primary that is merely paused learns it at once;
     // a dead one is told when it returns (checkPair).
     void this.assign(deposed, 'follower', next, false);
   }
+}
+
+function stringified(update: PairUpdate): Record<string, string | boolean> {
+  return Object.fromEntries(Object.entries(update).map(([key, value]) => [key, typeof value === 'bigint' ? value.toString() : (value as string | boolean)]));
 }

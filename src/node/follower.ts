@@ -1,0 +1,179 @@
+// The follower side of replication: AppendEntries and InstallSnapshot from
+// the pair's primary. Appends only entries whose predecessor (lsn and epoch)
+// matches its own log (log matching), drops only a deposed primary's tail,
+// and replaces its whole state only with a snapshot sent in order by the
+// primary of its current epoch. It never decides who the primary is.
+import {
+  ErrorCode,
+  TallyError,
+  type AppendEntriesRequestMsg,
+  type AppendEntriesResponseMsg,
+  type InstallSnapshotRequestMsg,
+  type LogEntryWire,
+  type Logger,
+} from '../common/index.ts';
+import type { DedupIndex } from './dedup-index.ts';
+import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk } from './shard-log.ts';
+import type { NodeMemory } from './node-memory.ts';
+import type { NodeMetrics } from './node-metrics.ts';
+import type { NodeState } from './node-state.ts';
+
+/** A peer's entry, checked like a stored row: a malformed one is refused, never written. */
+export function decodeReplicated(entry: LogEntryWire): StoredEntry {
+  const kind = (entry.kind ?? 0) as EntryKind;
+  const decoded: StoredEntry = {
+    lsn: BigInt(entry.lsn),
+    epoch: BigInt(entry.epoch),
+    shardId: Number(entry.shardId),
+    amount: BigInt(entry.amount),
+    idempotencyKey: entry.idempotencyKey,
+    fenceShardCount: Number(entry.fenceShardCount),
+    atMs: Number(entry.atMs),
+    kind,
+    member: kind === EntryKind.memberFlip ? BigInt(entry.member ?? '0') : undefined,
+    payload: entry.payload !== undefined && entry.payload.length > 0 ? entry.payload : undefined,
+  };
+  const problem = entryProblem(decoded);
+  if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `replicated entry ${entry.lsn} is invalid: ${problem}`);
+  return decoded;
+}
+
+export interface FollowerDeps {
+  state: NodeState;
+  log: ShardLog;
+  memory: NodeMemory;
+  dedup: DedupIndex;
+  metrics: NodeMetrics;
+  logger: Logger;
+  /** Rebuilds memory and keys from the log (after a truncation or an install). */
+  rebuild: () => void;
+}
+
+export function createFollower(deps: FollowerDeps) {
+  const { state, log, memory, dedup, metrics, logger } = deps;
+  /** The install under way: its id and the chunk expected next. */
+  let install: { snapshotId: string; nextChunk: number } | undefined;
+
+  const position = (ok: boolean): AppendEntriesResponseMsg => ({
+    ok,
+    lastLsn: log.lastLsn.toString(),
+    lastEpoch: log.lastEpoch.toString(),
+    nodeId: log.nodeId,
+    checkpointLsn: log.checkpointLsn.toString(),
+  });
+
+  /** Only the primary of our current epoch may write here. */
+  const checkPrimary = (epoch: bigint): void => {
+    if (epoch < state.role.epoch) {
+      throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: this node is ${state.role.role} at ${state.role.epoch}`);
+    }
+    if (state.role.role !== 'follower' || epoch !== state.role.epoch) {
+      // Not (yet) told by the router that this primary is ours: try again later.
+      throw new TallyError(ErrorCode.unavailable, `not a follower at epoch ${epoch} (node is ${state.role.role} at ${state.role.epoch})`);
+    }
+  };
+
+  const appendEntries = (request: AppendEntriesRequestMsg): AppendEntriesResponseMsg => {
+    const epoch = BigInt(request.epoch);
+    checkPrimary(epoch);
+    // Decoded first: a malformed request changes nothing.
+    const entries = request.entries.map(decodeReplicated);
+    // A probe, or a primary's append into an install it does not know about: say where we are.
+    if (log.installing) return position(false);
+    const prevLsn = BigInt(request.prevLsn ?? '0');
+    const prevEpoch = BigInt(request.prevEpoch ?? '0');
+    if (request.truncate) {
+      const afterLsn = BigInt(request.truncateAfterLsn);
+      // Log matching: the entry we keep must be the primary's.
+      if (afterLsn !== prevLsn || log.entryEpoch(afterLsn) !== prevEpoch) return position(false);
+      if (afterLsn < log.lastLsn) {
+        // Only a deposed primary's tail is dropped: entries written under
+        // this epoch (or a newer one) may have been acknowledged.
+        const newestEpoch = log.maxEpochAfter(afterLsn);
+        if (newestEpoch >= epoch) {
+          // UNAVAILABLE, not FAILED_PRECONDITION: the primary is not deposed, this is a state to look at.
+          logger.error('refused truncation of current-epoch entries', { afterLsn, newestEpoch, epoch });
+          throw new TallyError(ErrorCode.unavailable, `refusing to drop entries after lsn ${afterLsn}: they carry epoch ${newestEpoch}, not older than ${epoch}`);
+        }
+        if (afterLsn < log.checkpointLsn) return position(false);
+        const dropped = log.truncateAfter(afterLsn);
+        deps.rebuild();
+        logger.warn('truncated unacknowledged tail', { afterLsn, dropped, epoch });
+      }
+    } else if (prevLsn !== log.lastLsn || prevEpoch !== log.lastEpoch) {
+      // Not our log's end (a probe lands here too): nothing changes.
+      return position(false);
+    }
+    if (entries.length > 0) {
+      if (entries[0]!.lsn !== log.lastLsn + 1n) return position(false);
+      // Nothing is written that memory could not apply: the logs would have diverged.
+      const problem = memory.flipProblem(entries);
+      if (problem !== undefined) {
+        logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: entries[0]!.lsn });
+        throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${entries[0]!.lsn}: ${problem}`);
+      }
+      const startedNs = process.hrtime.bigint();
+      log.appendReplicated(entries);
+      for (const entry of entries) {
+        memory.apply(entry, entry.atMs);
+        if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
+      }
+      metrics.commitBatchRows.observe(entries.length);
+      metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+      metrics.lastLsn.set(Number(log.lastLsn));
+    }
+    // Our log now matches this epoch's primary up to its end.
+    state.confirmedLsn = log.lastLsn;
+    return position(true);
+  };
+
+  const installSnapshot = (request: InstallSnapshotRequestMsg): AppendEntriesResponseMsg => {
+    const epoch = BigInt(request.epoch);
+    checkPrimary(epoch);
+    const snapshotLsn = BigInt(request.snapshotLsn);
+    const snapshotEpoch = BigInt(request.snapshotEpoch);
+    if (snapshotEpoch > epoch) throw new TallyError(ErrorCode.invalidArgument, `snapshot epoch ${snapshotEpoch} is past the primary's ${epoch}`);
+    // Decoded and checked before anything is written.
+    const chunk: SnapshotChunk = {
+      shards: request.shards.map((shard) => {
+        const shardId = Number(shard.shardId);
+        if (!Number.isSafeInteger(shardId) || shardId <= 0) throw new TallyError(ErrorCode.invalidArgument, `snapshot shard id ${shard.shardId} is invalid`);
+        return [shardId, BigInt(shard.total)];
+      }),
+      parts: request.parts.map((piece) => {
+        const shardId = Number(piece.shardId);
+        if (!Number.isSafeInteger(shardId) || shardId <= 0 || piece.part === '') throw new TallyError(ErrorCode.invalidArgument, `snapshot part of shard ${piece.shardId} is invalid`);
+        return { shardId, part: piece.part, data: piece.data };
+      }),
+      keys: request.keys.map(decodeReplicated),
+    };
+    if (chunk.keys.some((entry) => entry.lsn > snapshotLsn || entry.idempotencyKey.length === 0)) {
+      throw new TallyError(ErrorCode.invalidArgument, 'snapshot keys must be keyed entries at or before the snapshot lsn');
+    }
+    if (request.chunkIndex === 0) {
+      log.beginInstall(request.snapshotId);
+      memory.clear();
+      dedup.clear();
+      state.confirmedLsn = 0n;
+      install = { snapshotId: request.snapshotId, nextChunk: 0 };
+      logger.warn('snapshot install', { snapshotId: request.snapshotId, snapshotLsn, epoch });
+    }
+    if (install === undefined || install.snapshotId !== request.snapshotId || install.nextChunk !== request.chunkIndex || !log.installing) {
+      // A chunk out of order (a lost call, a restart here): the primary starts over.
+      throw new TallyError(ErrorCode.failedPrecondition, `snapshot chunk ${request.chunkIndex} of ${request.snapshotId} is not the one expected`);
+    }
+    log.installChunk(chunk);
+    install.nextChunk++;
+    if (request.done) {
+      log.finishInstall(snapshotLsn, snapshotEpoch);
+      deps.rebuild();
+      state.confirmedLsn = log.lastLsn;
+      logger.info('snapshot installed', { snapshotId: request.snapshotId, snapshotLsn, chunks: install.nextChunk, shards: memory.totals.shardCount, keys: dedup.size });
+      install = undefined;
+      metrics.lastLsn.set(Number(log.lastLsn));
+    }
+    return position(true);
+  };
+
+  return { appendEntries, installSnapshot };
+}

@@ -1,0 +1,125 @@
+// What the supervisor should do with one pair, given what each of its nodes
+// last answered: a pure function, so every decision is a table-driven test.
+// A node is known by its log's identity, never by its address or by
+// "answers Status" alone: a node is made primary, or promoted, only when it
+// is the recorded node and its log reaches what was acknowledged. A node
+// that comes back with a new identity is a new follower to be filled.
+import type { PairInfo, PairUpdate } from './directory.ts';
+
+/** What a node said about itself (a StatusResponse, parsed). */
+export interface NodeStatusView {
+  nodeId: string;
+  role: string;
+  epoch: bigint;
+  lastLsn: bigint;
+  peer: string;
+  syncRequired: boolean;
+  installing: boolean;
+  /** Primary: its follower's log identity and how far that log has confirmed. */
+  followerId: string;
+  followerAckedLsn: bigint;
+  followerCaughtUp: boolean;
+  replicationLagMs: number;
+}
+
+export interface NodeView {
+  /** undefined: no answer this round (or not ready). */
+  status: NodeStatusView | undefined;
+  /** Its connection was refused: the process is gone, not slow. */
+  refused: boolean;
+  /** How long it has not answered. */
+  silentMs: number;
+}
+
+export type PairAction =
+  /** Persist what was learned (identities, acknowledged lsn). */
+  | { kind: 'record'; update: PairUpdate; reason: string }
+  /** Make the primary slot's node primary at the pair's epoch (requiring sync or not). */
+  | { kind: 'assignPrimary'; syncRequired: boolean }
+  | { kind: 'assignFollower' }
+  /** Directory first, then the primary: the follower is no longer read or promoted. */
+  | { kind: 'markOutOfSync'; reason: string; update?: PairUpdate }
+  | { kind: 'markInSync' }
+  /** New epoch: the in-sync follower becomes primary; the old slot's node (with deposedId) becomes the follower. */
+  | { kind: 'failover'; reason: string; deposedId: string }
+  /** No node can safely serve the pair's shards: they answer UNAVAILABLE until an operator or a node returns. */
+  | { kind: 'stuck'; reason: string };
+
+export interface DecisionSettings {
+  failoverTimeoutMs: number;
+  followerTimeoutMs: number;
+}
+
+export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView, settings: DecisionSettings): PairAction[] {
+  const actions: PairAction[] = [];
+  const ps = primary.status;
+  const fs = follower.status;
+  // Only the recorded follower, in sync at this epoch, holding everything
+  // acknowledged, may take over.
+  const followerHoldsHistory =
+    fs !== undefined && pair.followerId !== '' && fs.nodeId === pair.followerId && fs.role === 'follower' && fs.epoch === pair.epoch && !fs.installing && fs.lastLsn >= pair.ackedLsn;
+  const canFailover = pair.inSync && followerHoldsHistory;
+
+  if (ps === undefined) {
+    if (canFailover && (primary.refused || primary.silentMs >= settings.failoverTimeoutMs)) {
+      return [{ kind: 'failover', reason: primary.refused ? 'primary refused connections' : `primary silent for ${primary.silentMs} ms`, deposedId: pair.primaryId }];
+    }
+    return [];
+  }
+
+  // Is the node in the primary slot the pair's primary?
+  let adopt = false;
+  let known: boolean;
+  if (pair.primaryId !== '') known = ps.nodeId === pair.primaryId;
+  else if (pair.legacy) known = adopt = ps.role === 'primary' && ps.epoch === pair.epoch;
+  // A pair no node was ever made primary of has no history to lose.
+  else known = adopt = true;
+  const holdsHistory = known && !ps.installing && ps.lastLsn >= pair.ackedLsn;
+  if (!holdsHistory) {
+    const why = !known
+      ? `the primary slot holds log ${ps.nodeId}, not ${pair.primaryId || 'the primary of this epoch'} (a lost or replaced disk)`
+      : `the primary's log ends at lsn ${ps.lastLsn}, before the acknowledged ${pair.ackedLsn}`;
+    if (canFailover) return [{ kind: 'failover', reason: why, deposedId: ps.nodeId }];
+    return [{ kind: 'stuck', reason: `${why}, and no in-sync follower holds the pair's history` }];
+  }
+  if (adopt) actions.push({ kind: 'record', update: { primaryId: ps.nodeId }, reason: 'primary identity recorded' });
+  if (ps.epoch > pair.epoch) return [...actions, { kind: 'stuck', reason: `node is at epoch ${ps.epoch}, newer than the directory's ${pair.epoch}` }];
+
+  // The directory says in sync but the primary is not requiring its
+  // follower (a delayed or lost SetRole): it may have acknowledged alone,
+  // so the follower is no longer known to hold everything.
+  if (pair.inSync && ps.role === 'primary' && ps.epoch === pair.epoch && !ps.syncRequired) {
+    return [...actions, { kind: 'markOutOfSync', reason: 'primary was not requiring its follower' }];
+  }
+  if (ps.role !== 'primary' || ps.epoch !== pair.epoch || ps.peer !== pair.follower || ps.syncRequired !== pair.inSync) {
+    actions.push({ kind: 'assignPrimary', syncRequired: pair.inSync });
+  }
+
+  if (fs === undefined) {
+    if (pair.inSync && (follower.refused || follower.silentMs >= settings.followerTimeoutMs)) {
+      actions.push({ kind: 'markOutOfSync', reason: follower.refused ? 'follower refused connections' : `follower silent for ${follower.silentMs} ms` });
+    }
+    return actions;
+  }
+  if (fs.nodeId !== pair.followerId) {
+    // A new log in the follower slot (first sight, a lost disk, a replacement): it holds nothing yet.
+    const update: PairUpdate = { followerId: fs.nodeId };
+    const reason = pair.followerId === '' ? 'follower identity recorded' : `the follower slot holds log ${fs.nodeId}, not ${pair.followerId}`;
+    actions.push(pair.inSync ? { kind: 'markOutOfSync', reason, update } : { kind: 'record', update, reason });
+    if (fs.role !== 'follower' || fs.epoch !== pair.epoch || fs.peer !== pair.primary) actions.push({ kind: 'assignFollower' });
+    return actions;
+  }
+  if (fs.role !== 'follower' || fs.epoch !== pair.epoch || fs.peer !== pair.primary) actions.push({ kind: 'assignFollower' });
+
+  const primaryReportsOurFollower = ps.role === 'primary' && ps.epoch === pair.epoch && ps.followerId === pair.followerId;
+  if (pair.inSync) {
+    if (ps.replicationLagMs >= settings.followerTimeoutMs) {
+      actions.push({ kind: 'markOutOfSync', reason: `follower lagging ${ps.replicationLagMs} ms` });
+    } else if (primaryReportsOurFollower && ps.followerAckedLsn > pair.ackedLsn) {
+      actions.push({ kind: 'record', update: { ackedLsn: ps.followerAckedLsn }, reason: 'acknowledged lsn advanced' });
+    }
+  } else if (primaryReportsOurFollower && ps.followerCaughtUp && fs.role === 'follower' && fs.epoch === pair.epoch && !fs.installing) {
+    actions.push({ kind: 'markInSync' });
+  }
+  return actions;
+}
