@@ -138,13 +138,13 @@ export async function scrapeMetric(port: number, name: string, labels: Record<st
   return sum;
 }
 
+/** Whether every node is SERVING, every pair in sync and no follower behind, now. */
+export async function isHealthy(client: TallyClient): Promise<boolean> {
+  const cluster = await client.clusterStatus();
+  return cluster.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.error === '' && node.replicationLagEntries === 0n);
+}
+
 /** Every node SERVING, every pair in sync, no follower behind. */
 export async function waitForHealthy(client: TallyClient, timeoutMs = 30_000): Promise<void> {
-  await waitFor(
-    async () => {
-      const cluster = await client.clusterStatus();
-      return cluster.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.error === '' && node.replicationLagEntries === 0n);
-    },
-    { timeoutMs, what: 'every node serving and every pair in sync' },
-  );
+  await waitFor(() => isHealthy(client), { timeoutMs, what: 'every node serving and every pair in sync' });
 }
