@@ -35,6 +35,12 @@ export class IncrementPath {
     private readonly pool: NodePool,
     /** Must equal the nodes' dedup window: growths younger than this are consulted. */
     private readonly dedupWindowMs: number,
+    /**
+     * How long an increment with no shard to go to (its node down, nothing
+     * sent) waits for a failover before failing UNAVAILABLE: a dead
+     * primary's follower takes over within this.
+     */
+    private readonly failoverWaitMs: number = failoverWaitDefaultMs,
     private readonly random: () => number = Math.random,
     private readonly now: () => number = Date.now,
   ) {}
@@ -148,13 +154,24 @@ export class IncrementPath {
     const routedShardCounts = items.map((item) => this.directory.getOrCreate(item.counter).shards.length);
     for (const [itemIndex, shardIndex] of await this.fenceEarlierHomes(items, pending, routedShardCounts)) outcomes[itemIndex] = { applied: false, shardIndex };
     pending = pending.filter((index) => outcomes[index] === undefined);
-    for (let attempt = 0; pending.length > 0; attempt++) {
+    const waitUntilMs = this.now() + this.failoverWaitMs;
+    // Bounded: every round either sends (and a node that refused is avoided
+    // next) or waits a step; both end at waitUntilMs.
+    for (let round = 0; pending.length > 0; round++) {
       const byNode = new Map<string, { indexes: number[]; shardIndexes: number[]; items: ApplyItemMsg[] }>();
+      const blocked = pending.find((index) => this.chooseShard(this.directory.getOrCreate(items[index]!.counter), items[index]!.idempotencyKey, routedShardCounts[index]!, avoid, downByAddress) === undefined);
+      if (blocked !== undefined) {
+        // Nothing of this call was sent where it failed: wait for the failover, then try the new primaries.
+        if (this.now() >= waitUntilMs) throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[blocked]!.counter} can take the increment now`);
+        await new Promise((resolve) => setTimeout(resolve, failoverWaitStepMs));
+        avoid.clear();
+        downByAddress.clear();
+        continue;
+      }
       for (const index of pending) {
         const item = items[index]!;
         const counter = this.directory.getOrCreate(item.counter);
-        const shard = this.chooseShard(counter, item.idempotencyKey, routedShardCounts[index]!, avoid, downByAddress);
-        if (shard === undefined) throw new TallyError(ErrorCode.unavailable, `no live shard of ${item.counter} can take the increment now`);
+        const shard = this.chooseShard(counter, item.idempotencyKey, routedShardCounts[index]!, avoid, downByAddress)!;
         const address = this.primaryOf(shard);
         let group = byNode.get(address);
         if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
@@ -181,7 +198,8 @@ export class IncrementPath {
               outcomes[itemIndex] = { applied: result.applied[position] ?? true, shardIndex: group.shardIndexes[position]! };
             });
           } catch (error) {
-            const retryable = error instanceof NotAppliedError && attempt < retryAttemptsMax && group.items.every((item) => item.idempotencyKey.length === 0);
+            // Certainly not applied: safe to send again, elsewhere (unkeyed) or to the key's home after failover.
+            const retryable = error instanceof NotAppliedError && (round < retryAttemptsMax || this.now() < waitUntilMs);
             if (!retryable) {
               failures.push(error instanceof TallyError ? error : new TallyError(ErrorCode.internal, String(error)));
               return;
@@ -202,5 +220,7 @@ export class IncrementPath {
   }
 }
 
-/** Other nodes an unkeyed group may try after a certain non-application. */
+/** Rounds a group certainly not applied may be sent again even past failoverWaitMs. */
 const retryAttemptsMax = 2;
+const failoverWaitDefaultMs = 1_000;
+const failoverWaitStepMs = 50;

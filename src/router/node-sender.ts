@@ -105,6 +105,8 @@ export function nodeCallError(address: string, error: ServiceError | null): Tall
   if (error.code === status.FAILED_PRECONDITION) return new NotAppliedError(ErrorCode.unavailable, `node ${address} refused: ${error.details}`);
   if (refusalStatuses.has(error.code)) return new TallyError(errorCodeOfGrpcStatus(error.code), `node ${address}: ${error.details}`);
   if (error.code === status.DEADLINE_EXCEEDED) return new TallyError(ErrorCode.unavailable, `node ${address} did not answer in time`);
+  // grpc-js found no connection to send on: the call never left this process.
+  if (error.code === status.UNAVAILABLE && error.details.startsWith('No connection established')) return new NotAppliedError(ErrorCode.unavailable, `node ${address} is unreachable: ${error.details}`);
   return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`);
 }
 

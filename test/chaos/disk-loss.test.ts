@@ -250,7 +250,7 @@ describe('chaos: disk loss', () => {
   for (const wipe of [false, true]) {
     const away = wipe ? 'a follower whose disk was wiped, away past several checkpoints,' : 'a follower away past several checkpoints';
     it(`snapshot install: ${away} returns and is refilled under load, every kind equal on both nodes`, { timeout: 60_000 }, async () => {
-      tc = await startCluster({ pairs: 1, metrics: true, routerArgs: failoverArgs, nodeArgs: ['--checkpoint-interval-ms', '200'] });
+      tc = await startCluster({ pairs: 1, metrics: true, routerArgs: failoverArgs, nodeArgs: ['--checkpoint-interval-ms', '200', '--checkpoint-retain-entries', '0'] });
       const { client, cluster } = tc;
       const primary = cluster.node(0, 'primary');
       const follower = cluster.node(0, 'follower');
@@ -382,7 +382,7 @@ describe('chaos: disk loss', () => {
     const { okCalls, failedCalls, unknownCalls } = load.ledger;
     const calls = okCalls + failedCalls + unknownCalls - setupCalls;
     const ratio = (okCalls - setupCalls) / calls;
-    console.log(`availability: ${okCalls - setupCalls} of ${calls} unkeyed increments succeeded (${(ratio * 100).toFixed(2)}%), ${failedCalls} failed, ${unknownCalls} unknown, ${kills.length} kills: ${kills.join(' ')}`);
+    console.log(`availability: ${okCalls - setupCalls} of ${calls} unkeyed increments succeeded (${(ratio * 100).toFixed(2)}%), ${failedCalls} failed, ${unknownCalls} unknown, ${kills.length} kills: ${kills.join(' ')}\n${load.ledger.topReasons()}`);
     expect(kills.length).toBeGreaterThanOrEqual(8);
     expect(okBeforeHeal).toBeGreaterThan(500);
     await load.ledger.expectWithinBounds(client);

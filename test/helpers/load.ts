@@ -14,6 +14,18 @@ export class Ledger {
   okCalls = 0;
   unknownCalls = 0;
   failedCalls = 0;
+  /** Why calls did not succeed: message (numbers masked) -> count, for a failing test's message. */
+  readonly reasons = new Map<string, number>();
+
+  recordError(error: unknown): void {
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/\d+/g, '#').slice(0, 160);
+    this.reasons.set(reason, (this.reasons.get(reason) ?? 0) + 1);
+  }
+
+  /** The most common reasons, most frequent first. */
+  topReasons(count = 5): string {
+    return [...this.reasons].sort((a, b) => b[1] - a[1]).slice(0, count).map(([reason, times]) => `${times}x ${reason}`).join('\n');
+  }
 
   record(counter: string, amount: bigint, outcome: 'ok' | 'unknown' | 'failed'): void {
     if (outcome === 'ok') {
@@ -67,6 +79,7 @@ export function startLoad(client: TallyClient, options: { counters: () => string
         ledger.record(counter, amount, 'ok');
       } catch (error) {
         ledger.record(counter, amount, classify(error));
+        ledger.recordError(error);
         // Back off a little so a dead shard does not spin the writer.
         await new Promise((resolve) => setTimeout(resolve, 10 + (sequence % 20)));
       }
