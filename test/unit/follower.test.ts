@@ -1,0 +1,266 @@
+// The follower side of replication with real logs: log matching (an append
+// or truncation lands only where the previous entry's lsn and epoch match),
+// and snapshot install: a follower filled from a primary's checkpoint in
+// chunks, then its tail, holds exactly the primary's state of every kind and
+// its keys, wherever the fold stopped. An install cut short starts over.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { ShardLog, EntryKind, type LogEntry, type StoredEntry } from '../../src/node/shard-log.ts';
+import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/node-memory.ts';
+import { DedupIndex } from '../../src/node/dedup-index.ts';
+import { rebuildMemory } from '../../src/node/node-service.ts';
+import { createFollower } from '../../src/node/follower.ts';
+import { createNodeMetrics } from '../../src/node/node-metrics.ts';
+import type { NodeState } from '../../src/node/node-state.ts';
+import { packRegisterChanges } from '../../src/sketch/index.ts';
+import type { AppendEntriesRequestMsg, InstallSnapshotRequestMsg, LogEntryWire } from '../../src/common/index.ts';
+import { TallyError } from '../../src/common/errors.ts';
+import { makeTempDir, removeTempDir } from './temp-dir.ts';
+import { seededRandom } from './seeded-random.ts';
+
+const windowMs = 60_000;
+const nowMs = 100_000;
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+interface Node {
+  log: ShardLog;
+  memory: NodeMemory;
+  dedup: DedupIndex;
+  state: NodeState;
+  follower: ReturnType<typeof createFollower>;
+}
+
+function openNode(dir: string, epoch = 2n): Node {
+  const log = ShardLog.open(dir, checkpointFolder);
+  const memory = new NodeMemory();
+  const dedup = new DedupIndex(windowMs);
+  rebuildMemory(log, memory, dedup, nowMs, windowMs);
+  const state: NodeState = { ready: true, role: { role: 'follower', epoch, peer: 'primary', syncRequired: false, epochStartLsn: 0n }, confirmedLsn: 0n };
+  const follower = createFollower({ state, log, memory, dedup, metrics: createNodeMetrics(new Registry()), logger: silent, rebuild: () => rebuildMemory(log, memory, dedup, nowMs, windowMs) });
+  return { log, memory, dedup, state, follower };
+}
+
+/** Entries of every kind over a few shards: windowed totals, keys, fences, member flips, sketch registers. */
+function entriesOfEveryKind(random: () => number, count: number, sequence: { next: number; members: Map<string, boolean> }): LogEntry[] {
+  const entries: LogEntry[] = [];
+  for (let index = 0; index < count; index++) {
+    const roll = random();
+    const shardId = 1 + Math.floor(random() * 6);
+    if (roll < 0.05) entries.push({ shardId: 1, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 3_600_000 }) });
+    else if (roll < 0.25) {
+      const member = BigInt(Math.floor(random() * 40));
+      const id = `${shardId + 10}:${member}`;
+      const present = sequence.members.get(id) ?? false;
+      sequence.members.set(id, !present);
+      entries.push({ shardId: shardId + 10, amount: present ? -1n : 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member });
+    } else if (roll < 0.4) {
+      entries.push({ shardId: shardId + 20, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges([[Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)]]) });
+    } else if (roll < 0.7) {
+      entries.push({ shardId, amount: BigInt(1 + Math.floor(random() * 100)), idempotencyKey: Buffer.from(`key-${sequence.next++}`), fenceShardCount: 0 });
+    } else if (roll < 0.75) {
+      entries.push({ shardId, amount: 0n, idempotencyKey: Buffer.from(`fence-${sequence.next++}`), fenceShardCount: 4 });
+    } else {
+      entries.push({ shardId, amount: BigInt(Math.floor(random() * 200) - 100) || 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
+    }
+  }
+  return entries;
+}
+
+function toWire(entry: StoredEntry): LogEntryWire {
+  return {
+    lsn: entry.lsn.toString(),
+    epoch: entry.epoch.toString(),
+    shardId: entry.shardId,
+    amount: entry.amount.toString(),
+    idempotencyKey: entry.idempotencyKey,
+    atMs: entry.atMs,
+    fenceShardCount: entry.fenceShardCount,
+    kind: entry.kind,
+    member: entry.member?.toString(),
+    payload: entry.payload,
+  };
+}
+
+function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: bigint, epoch = node.state.role.epoch): boolean {
+  const request: AppendEntriesRequestMsg = { epoch: epoch.toString(), truncate: false, truncateAfterLsn: '0', entries: entries.map(toWire), prevLsn: prevLsn.toString(), prevEpoch: prevEpoch.toString() };
+  return node.follower.appendEntries(request).ok;
+}
+
+/** Everything memory holds, serialized per shard: equal states give equal results. */
+function stateOf(memory: NodeMemory): unknown {
+  const ids = [...new Set([...memory.totals.shardIds(), ...Array.from({ length: 30 }, (_, index) => index + 1)])].sort((a, b) => a - b);
+  const state = memory.checkpointOf(ids);
+  return { totals: [...state.totals].filter(([, total]) => total !== 0n), parts: [...state.parts].map(([id, parts]) => [id, [...parts].map(([name, data]) => [name, data.toString('hex')])]) };
+}
+
+/** Installs the primary's checkpoint into the follower through InstallSnapshot, in chunks of about chunkBytes. */
+function install(primary: ShardLog, follower: Node, chunkBytes: number, stopAfterChunks = Infinity): number {
+  const view = primary.openView();
+  try {
+    const chunks = [...view.snapshotChunks(chunkBytes, nowMs - windowMs)];
+    let sent = 0;
+    for (const [index, chunk] of chunks.entries()) {
+      if (sent >= stopAfterChunks) break;
+      const request: InstallSnapshotRequestMsg = {
+        epoch: follower.state.role.epoch.toString(),
+        snapshotId: 'snap-1',
+        chunkIndex: index,
+        snapshotLsn: view.checkpointLsn.toString(),
+        snapshotEpoch: view.checkpointEpoch.toString(),
+        shards: chunk.shards.map(([shardId, total]) => ({ shardId, total: total.toString() })),
+        parts: chunk.parts,
+        keys: chunk.keys.map(toWire),
+        done: index === chunks.length - 1,
+      };
+      follower.follower.installSnapshot(request);
+      sent++;
+    }
+    return chunks.length;
+  } finally {
+    view.close();
+  }
+}
+
+describe('follower', () => {
+  const dirs: string[] = [];
+  const logs: ShardLog[] = [];
+  const dir = (name: string): string => {
+    const made = makeTempDir(name);
+    dirs.push(made);
+    return made;
+  };
+  afterEach(() => {
+    for (const log of logs.splice(0)) log.close();
+    for (const made of dirs.splice(0)) removeTempDir(made);
+  });
+
+  function primaryWith(count: number, seed: number): { log: ShardLog; memory: NodeMemory } {
+    const log = ShardLog.open(dir('primary'), checkpointFolder);
+    logs.push(log);
+    const random = seededRandom(seed);
+    const sequence = { next: 0, members: new Map<string, boolean>() };
+    for (let batch = 0; batch * 50 < count; batch++) log.append(entriesOfEveryKind(random, 50, sequence), batch < 4 ? 1n : 2n, nowMs - 5_000 + batch);
+    const memory = new NodeMemory();
+    rebuildMemory(log, memory, new DedupIndex(windowMs), nowMs, windowMs);
+    return { log, memory };
+  }
+
+  it('follower: appends only where the previous entry matches (lsn and epoch); a mismatch changes nothing', () => {
+    const { log: primary } = primaryWith(200, 7);
+    const node = openNode(dir('follower'));
+    logs.push(node.log);
+    const entries = primary.readFrom(1n, 100);
+    expect(append(node, entries.slice(0, 50), 0n, 0n)).toBe(true);
+    expect(node.log.lastLsn).toBe(50n);
+    // Right lsn, wrong epoch at it: the logs diverged there.
+    expect(append(node, entries.slice(50, 60), 50n, entries[49]!.epoch + 1n)).toBe(false);
+    // A gap.
+    expect(append(node, entries.slice(60, 70), 60n, entries[59]!.epoch)).toBe(false);
+    expect(node.log.lastLsn).toBe(50n);
+    expect(append(node, entries.slice(50, 100), 50n, entries[49]!.epoch)).toBe(true);
+    expect(node.log.lastLsn).toBe(100n);
+    expect(node.state.confirmedLsn).toBe(100n);
+    // An older epoch's primary is refused outright.
+    expect(() => append(node, [], 100n, entries[99]!.epoch, 1n)).toThrow(TallyError);
+  });
+
+  it('follower: a truncation whose kept entry does not match is refused and drops nothing; a matching one drops only an older epoch\'s tail', () => {
+    const node = openNode(dir('follower'), 3n);
+    logs.push(node.log);
+    const plain = (shardId: number): LogEntry => ({ shardId, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
+    node.log.append([plain(1), plain(1)], 1n, nowMs);
+    node.log.append([plain(1), plain(2), plain(2)], 2n, nowMs);
+    rebuildMemory(node.log, node.memory, node.dedup, nowMs, windowMs);
+    const truncate = (afterLsn: bigint, prevEpoch: bigint) =>
+      node.follower.appendEntries({ epoch: '3', truncate: true, truncateAfterLsn: afterLsn.toString(), entries: [], prevLsn: afterLsn.toString(), prevEpoch: prevEpoch.toString() }).ok;
+    expect(truncate(2n, 2n)).toBe(false);
+    expect(node.log.lastLsn).toBe(5n);
+    expect(truncate(2n, 1n)).toBe(true);
+    expect(node.log.lastLsn).toBe(2n);
+    expect(node.memory.totals.get(2)).toBe(0n);
+    expect(node.memory.totals.get(1)).toBe(2n);
+  });
+
+  it('snapshot install: checkpoint in chunks, then the tail, equals the primary in every kind and key, wherever the fold stopped', () => {
+    for (const [foldTo, chunkBytes] of [[0n, 1_024], [137n, 1_024], [400n, 4_096], [600n, 1_024]] as const) {
+      const { log: primary, memory: primaryMemory } = primaryWith(600, 11);
+      while (primary.foldSlice(foldTo, 64, nowMs - windowMs, nowMs) > 0);
+      expect(primary.checkpointLsn).toBe(foldTo);
+      const node = openNode(dir('follower'));
+      logs.push(node.log);
+      // The follower held a diverged log of its own: install replaces it.
+      node.log.append([{ shardId: 99, amount: 5n, idempotencyKey: Buffer.from('stray'), fenceShardCount: 0 }], 1n, nowMs);
+      const chunkCount = install(primary, node, chunkBytes);
+      expect(chunkCount).toBeGreaterThan(foldTo > 0n ? 1 : 0);
+      expect(node.log.installing).toBe(false);
+      expect(node.log.lastLsn).toBe(foldTo);
+      expect(node.log.entryEpoch(foldTo)).toBe(primary.entryEpoch(foldTo));
+      const tail = foldTo < primary.lastLsn ? primary.readFrom(foldTo + 1n, 10_000) : [];
+      if (tail.length > 0) expect(append(node, tail, foldTo, primary.entryEpoch(foldTo)!)).toBe(true);
+      expect(node.log.lastLsn).toBe(primary.lastLsn);
+      expect(stateOf(node.memory)).toEqual(stateOf(primaryMemory));
+      expect(node.memory.totals.get(99)).toBe(0n);
+      // Every key of the window deduplicates on the follower, as on the primary.
+      for (let key = 0; key < 100; key++) {
+        for (let shardId = 1; shardId <= 6; shardId++) {
+          const id = Buffer.from(`key-${key}`);
+          expect(node.dedup.get(shardId, id, nowMs)?.lsn, `key-${key} on shard ${shardId}`).toBe(new DedupIndexOf(primary).get(shardId, id)?.lsn);
+        }
+      }
+      // Restarting the follower recovers the same state from its own log.
+      node.log.close();
+      const reopened = openNode(node.log.file.replace(/\/node\.sqlite$/, ''));
+      logs.push(reopened.log);
+      expect(stateOf(reopened.memory)).toEqual(stateOf(primaryMemory));
+      expect(reopened.log.nodeId).toBe(node.log.nodeId);
+    }
+  });
+
+  it('snapshot install: cut short, the log reopens empty (never half a snapshot) and the install starts over', () => {
+    const { log: primary } = primaryWith(600, 13);
+    while (primary.foldSlice(500n, 100, nowMs - windowMs, nowMs) > 0);
+    const followerDir = dir('follower');
+    const node = openNode(followerDir);
+    const chunkCount = install(primary, node, 1_024, 2);
+    expect(chunkCount).toBeGreaterThan(2);
+    expect(node.log.installing).toBe(true);
+    node.log.close();
+    const reopened = openNode(followerDir);
+    logs.push(reopened.log);
+    expect(reopened.log.abandonedInstall).toBe(true);
+    expect(reopened.log.installing).toBe(false);
+    expect(reopened.log.lastLsn).toBe(0n);
+    expect(reopened.memory.totals.shardCount).toBe(0);
+    // A chunk that is not chunk 0 of a fresh install is refused.
+    expect(() =>
+      reopened.follower.installSnapshot({ epoch: '2', snapshotId: 'snap-1', chunkIndex: 2, snapshotLsn: '500', snapshotEpoch: '2', shards: [], parts: [], keys: [], done: true }),
+    ).toThrow(/not the one expected/);
+    install(primary, reopened, 1_024);
+    expect(reopened.log.lastLsn).toBe(500n);
+  });
+
+  it('node identity: made once per data directory, kept across reopen, new after the directory is wiped', () => {
+    const made = dir('identity');
+    const first = ShardLog.open(made);
+    const id = first.nodeId;
+    first.close();
+    const again = ShardLog.open(made);
+    expect(again.nodeId).toBe(id);
+    again.close();
+    removeTempDir(made);
+    const wiped = ShardLog.open(made);
+    logs.push(wiped);
+    expect(wiped.nodeId).not.toBe(id);
+  });
+});
+
+/** The primary's own key index, rebuilt from its log. */
+class DedupIndexOf {
+  private readonly dedup = new DedupIndex(windowMs);
+  constructor(log: ShardLog) {
+    rebuildMemory(log, new NodeMemory(), this.dedup, nowMs, windowMs);
+  }
+  get(shardId: number, key: Buffer) {
+    return this.dedup.get(shardId, key, nowMs);
+  }
+}
