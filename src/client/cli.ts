@@ -20,6 +20,9 @@ commands:
   describe <counter>            shard count, placements and heat
   set-shards <counter> <n>      grow a counter's shard set to n
   status                        every node: role, health, epoch, sync, log position, lag
+  node replace <address> <new-address>
+                                move a pair's follower slot to a new node (a lost disk or
+                                machine); the new node is filled by snapshot install
   reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
   configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window]
             [--membership-partitions N]
@@ -206,10 +209,16 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
         `${status.counters} counter${status.counters === 1 ? '' : 's'} in the directory`,
         ...status.nodes.map(
           (node) =>
-            `  pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  pid ${String(node.pid).padEnd(7)}  epoch ${String(node.epoch).padEnd(3)}  ${node.inSync ? 'in sync ' : 'OUT OF SYNC'}  lsn ${node.lastLsn}${node.role === 'follower' ? `  lag ${node.replicationLagEntries} entries ${node.replicationLagMs} ms` : ''}${node.error ? `  (${node.error})` : ''}`,
+            `  pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  pid ${String(node.pid).padEnd(7)}  epoch ${String(node.epoch).padEnd(3)}  ${node.inSync ? 'in sync ' : 'OUT OF SYNC'}  log ${node.nodeId.slice(0, 8) || '-'}  lsn ${node.lastLsn}${node.role === 'follower' ? `  lag ${node.replicationLagEntries} entries ${node.replicationLagMs} ms` : ''}${node.error ? `  (${node.error})` : ''}`,
         ),
       ];
       print(json, status, lines.join('\n'));
+      return;
+    }
+    case 'node': {
+      if (args[0] !== 'replace' || args.length !== 3) throw new UsageError('expected: tally node replace <address> <new-address>');
+      const result = await client.replaceNode(args[1]!, args[2]!);
+      print(json, result, `pair ${result.pair}: primary ${result.primary}, follower ${result.follower} (to be filled by snapshot install), epoch ${result.epoch}`);
       return;
     }
     case 'reconcile': {

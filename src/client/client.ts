@@ -27,6 +27,7 @@ import {
   type SetMemberResponseMsg,
   type IsMemberResponseMsg,
   type RebuildResponseMsg,
+  type ReplaceNodeResponseMsg,
 } from '../common/index.ts';
 
 export interface TallyClientOptions {
@@ -188,7 +189,19 @@ export interface NodeStatus {
   epoch: number;
   /** Whether the pair is in sync: its follower holds every acknowledged increment. */
   inSync: boolean;
+  /** The node's log identity: a new one at the same address means a new (empty) disk. */
+  nodeId: string;
+  /** A snapshot install into this node is under way. */
+  installing: boolean;
   error: string;
+}
+
+/** Where a pair stands after its follower slot moved. */
+export interface NodeReplacement {
+  pair: number;
+  primary: string;
+  follower: string;
+  epoch: number;
 }
 
 export interface ShardDrift {
@@ -246,6 +259,7 @@ interface AdminRpc extends Client {
   Configure: Unary<object, DescribeResponseMsg>;
   Hot: Unary<object, HotResponseMsg>;
   Rebuild: Unary<object, RebuildResponseMsg>;
+  ReplaceNode: Unary<object, ReplaceNodeResponseMsg>;
 }
 
 /** A member id on the wire; anything but an unsigned 64-bit integer fails here, before a call. */
@@ -519,9 +533,21 @@ export class TallyClient {
         replicationLagMs: Number(node.replicationLagMs),
         epoch: Number(node.epoch),
         inSync: node.inSync,
+        nodeId: node.nodeId,
+        installing: node.installing,
         error: node.error,
       })),
     };
+  }
+
+  /**
+   * Moves a pair's follower slot from address to newAddress (a lost disk or
+   * machine). The new node is filled by snapshot install; the pair returns
+   * to sync by itself. A primary's slot cannot move (fail it over first).
+   */
+  async replaceNode(address: string, newAddress: string, settings?: CallSettings): Promise<NodeReplacement> {
+    const response = await this.call(this.adminRpc.ReplaceNode, this.adminRpc, { address, newAddress }, settings);
+    return { pair: response.pair, primary: response.primary, follower: response.follower, epoch: Number(response.epoch) };
   }
 
   /** Recomputes shards from their logs and reports drift (all shards, or one counter's). Never repairs. */

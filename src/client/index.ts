@@ -48,6 +48,8 @@ export type {
   PartitionReport,
   /** Options of configure: autoscale, window, membershipPartitions. */
   ConfigureOptions,
+  /** A pair after replaceNode: its primary, its new follower and its epoch. */
+  NodeReplacement,
 } from './client.ts';
 /** The error every failed call rejects with: `code` to match on, `grpcCode` as received. */
 export { TallyError, ErrorCode } from '../common/errors.ts';

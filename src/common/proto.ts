@@ -136,6 +136,18 @@ export interface NodeInfoMsg {
   epoch: Int64Wire;
   inSync: boolean;
   replicationLagMs: Int64Wire;
+  nodeId: string;
+  installing: boolean;
+}
+export interface ReplaceNodeRequestMsg {
+  address: string;
+  newAddress: string;
+}
+export interface ReplaceNodeResponseMsg {
+  pair: number;
+  primary: string;
+  follower: string;
+  epoch: Int64Wire;
 }
 export interface ClusterStatusResponseMsg {
   nodes: NodeInfoMsg[];

@@ -40,6 +40,9 @@ import {
   type IsMemberResponseMsg,
   type RebuildRequestMsg,
   type RebuildResponseMsg,
+  type ReplaceNodeRequestMsg,
+  type ReplaceNodeResponseMsg,
+  parseAddress,
   distinctMembersMax,
   distinctMemberBytesMax,
   countDistinctCountersMax,
@@ -54,6 +57,19 @@ import { reconcile } from './reconciler.ts';
 
 interface ReconcileRequestMsg {
   counter: string;
+}
+
+/** A node address from a request: host:port, a host present, no more than a DNS name needs. */
+function validateNodeAddress(value: string, field: string): string {
+  if (value.length === 0 || value.length > 261) throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port (1-261 bytes)`);
+  let host: string;
+  try {
+    host = parseAddress(value, field).host;
+  } catch (error) {
+    throw new TallyError(ErrorCode.invalidArgument, (error as Error).message);
+  }
+  if (host === '' || /[\s/]/.test(host)) throw new TallyError(ErrorCode.invalidArgument, `${field} must name a host, got "${value}"`);
+  return value;
 }
 import type { Directory, CounterInfo } from './directory.ts';
 import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
@@ -411,9 +427,10 @@ export function createAdminService(deps: RouterDeps) {
         const outcome = statuses[index]!;
         const base = { address: member.address, role: member.role, pair: member.pair.pairIndex, inSync: member.pair.inSync };
         if (outcome.status === 'rejected') {
-          return { ...base, health: 'UNREACHABLE', lastLsn: '0', pid: 0, shardCount: '0', replicationLagEntries: '0', replicationLagMs: '0', epoch: '0', error: (outcome.reason as Error).message };
+          return { ...base, health: 'UNREACHABLE', lastLsn: '0', pid: 0, shardCount: '0', replicationLagEntries: '0', replicationLagMs: '0', epoch: '0', nodeId: '', installing: false, error: (outcome.reason as Error).message };
         }
         const status = outcome.value;
+        const recordedId = member.role === 'primary' ? member.pair.primaryId : member.pair.followerId;
         return {
           ...base,
           health: status.ready ? 'SERVING' : 'NOT_SERVING',
@@ -423,8 +440,17 @@ export function createAdminService(deps: RouterDeps) {
           replicationLagEntries: '0',
           replicationLagMs: '0',
           epoch: status.epoch,
+          nodeId: status.nodeId,
+          installing: status.installing,
           // A node that disagrees with the directory says so.
-          error: status.role !== member.role ? `node reports role ${status.role}` : '',
+          error:
+            recordedId !== '' && status.nodeId !== recordedId
+              ? `node reports log ${status.nodeId}, the directory knows ${recordedId} (a lost or replaced disk)`
+              : status.installing
+                ? 'receiving a snapshot'
+                : status.role !== member.role
+                  ? `node reports role ${status.role}`
+                  : '',
         };
       });
       // A follower's lag is how far its log trails its primary's, as the primary sees it.
@@ -438,6 +464,23 @@ export function createAdminService(deps: RouterDeps) {
         }
       }
       return { nodes, counters: String(directory.counterCount) };
+    }),
+
+    ReplaceNode: unary<ReplaceNodeRequestMsg, ReplaceNodeResponseMsg>((request) => {
+      const address = validateNodeAddress(request.address, 'address');
+      const newAddress = validateNodeAddress(request.newAddress, 'new_address');
+      const pair = directory.pairOf(address);
+      if (pair === undefined) throw new TallyError(ErrorCode.notFound, `no pair has a node at ${address}`);
+      if (pair.primary === address) {
+        throw new TallyError(ErrorCode.failedPrecondition, `${address} is the primary of pair ${pair.pairIndex}: only a follower slot can move (a lost primary is replaced by failover first)`);
+      }
+      if (directory.pairOf(newAddress) !== undefined) throw new TallyError(ErrorCode.failedPrecondition, `${newAddress} is already a node of a pair`);
+      // Directory first: from here on the old node is neither read, promoted
+      // nor shipped to; the supervisor tells the primary its new follower.
+      const next = directory.updatePair(pair.pairIndex, { follower: newAddress, followerId: '', inSync: false, replaced: true });
+      metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
+      logger.warn('node replaced', { pair: pair.pairIndex, replaced: address, follower: newAddress, primary: next.primary, epoch: next.epoch });
+      return { pair: next.pairIndex, primary: next.primary, follower: next.follower, epoch: next.epoch.toString() };
     }),
 
     Reconcile: unary<ReconcileRequestMsg, ReconcileResultMsg>(async (request) => {
