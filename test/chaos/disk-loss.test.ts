@@ -211,9 +211,9 @@ describe('chaos: disk loss', () => {
     await wipeAndRestart(tc, follower);
     await primary.process.stop('SIGKILL');
 
-    // Three failover timeouts with only the empty follower alive: nothing may be served from it.
+    // Four failover timeouts with only the empty follower alive: nothing may be served from it.
     let rounds = 0;
-    const untilMs = Date.now() + 5_000;
+    const untilMs = Date.now() + 6_000;
     while (Date.now() < untilMs) {
       for (const counter of ledger.counters()) {
         const outcome = await client.read(counter, { deadlineMs: 2_000 }).then(
@@ -235,7 +235,8 @@ describe('chaos: disk loss', () => {
       rounds++;
       await pause(100);
     }
-    expect(rounds).toBeGreaterThan(5);
+    // Each round's increment may wait up to 1 s for a failover that must not come.
+    expect(rounds).toBeGreaterThanOrEqual(4);
 
     await primary.process.start();
     await waitForHealed(client, 30_000);

@@ -131,7 +131,9 @@ describe('chaos: idempotency keys', () => {
     const { client, cluster } = tc;
     await client.increment('single', 1);
     await waitForHealthy(client);
-    await cluster.node(0, 'primary').process.stop('SIGKILL');
+    // Paused, not dead: the unkeyed call reaches it and times out, so its
+    // outcome is unknown and neither the router nor the client may send it again.
+    cluster.node(0, 'primary').process.signal('SIGSTOP');
     const unkeyed = await client.increment('single', 1, { idempotencyKey: null, deadlineMs: 10_000 }).catch((error: unknown) => error);
     expect((unkeyed as TallyError).grpcCode).toBe(status.UNAVAILABLE);
     // The client's own retries (same generated key) carry it across the promotion.
