@@ -105,7 +105,10 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
     // A new log in the follower slot (first sight, a lost disk, a replacement): it holds nothing yet.
     const update: PairUpdate = { followerId: fs.nodeId };
     const reason = pair.followerId === '' ? 'follower identity recorded' : `the follower slot holds log ${fs.nodeId}, not ${pair.followerId}`;
-    actions.push(pair.inSync ? { kind: 'markOutOfSync', reason, update } : { kind: 'record', update, reason });
+    // First sight of a follower the primary is already confirming (a directory
+    // from before identities): the pair's sync stands on the primary's word.
+    const firstSightOfConfirmed = pair.followerId === '' && ps.followerId === fs.nodeId;
+    actions.push(pair.inSync && !firstSightOfConfirmed ? { kind: 'markOutOfSync', reason, update } : { kind: 'record', update, reason });
     if (fs.role !== 'follower' || fs.epoch !== pair.epoch || fs.peer !== pair.primary) actions.push({ kind: 'assignFollower' });
     return actions;
   }

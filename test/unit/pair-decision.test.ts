@@ -107,7 +107,14 @@ const cases: Case[] = [
   {
     name: 'a legacy pair: the node answering as primary of this epoch is adopted',
     pair: pair({ primaryId: '', followerId: '', ackedLsn: 0n, legacy: true }),
-    primary: up(primaryStatus({ nodeId: 'log-old' })),
+    primary: up(primaryStatus({ nodeId: 'log-old', followerId: 'log-old-f' })),
+    follower: up(followerStatus({ nodeId: 'log-old-f' })),
+    expected: ['record', 'record'],
+  },
+  {
+    name: 'a legacy in-sync pair whose primary confirms another follower log than the one answering: out of sync',
+    pair: pair({ primaryId: '', followerId: '', ackedLsn: 0n, legacy: true }),
+    primary: up(primaryStatus({ nodeId: 'log-old', followerId: 'log-gone' })),
     follower: up(followerStatus({ nodeId: 'log-old-f' })),
     expected: ['record', 'markOutOfSync'],
   },
