@@ -560,29 +560,6 @@ export class ShardLog {
     return endLsn;
   }
 
-  /**
-   * Replays entries up to uptoLsn (optionally only some shards, filtered in
-   * SQL) in slices, yielding to the event loop between them, so a long log
-   * never blocks writes or health checks. Entries past uptoLsn are ignored,
-   * so concurrent appends do not change the answer.
-   */
-  async replaySliced(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void, uptoLsn: bigint, shardIds?: readonly number[]): Promise<void> {
-    const filter = shardIds === undefined ? '' : ` AND shard_id IN (${shardIds.map(() => '?').join(',')})`;
-    const select = this.db
-      .prepare(`SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`)
-      .safeIntegers(true)
-      .raw(true);
-    let afterLsn = this.foldedLsn;
-    const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
-    for (let step = 0; step < stepsMax; step++) {
-      const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows) as [bigint, bigint, bigint][];
-      for (const [lsn, shardId, amount] of rows) onEntry(lsn, Number(shardId), amount);
-      if (rows.length < replayBatchRows) return;
-      afterLsn = rows[rows.length - 1]![0];
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
   getMeta(key: string): string | undefined {
     const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
     return row?.value;

@@ -29,6 +29,8 @@ export interface RouterConfig {
   healthTimeoutMs: number;
   /** A primary silent this long is replaced by its in-sync follower. */
   failoverTimeoutMs: number;
+  /** An increment no live shard can take (nothing sent) waits this long for a failover before failing UNAVAILABLE. */
+  failoverWaitMs: number;
   /** A follower silent or lagging this long is marked out of sync (its primary then acknowledges alone). */
   followerTimeoutMs: number;
   /** How long a primary may take to bring a returning follower level before the pair is in sync. */
@@ -71,6 +73,7 @@ export const routerDefaults = {
   healthIntervalMs: 250,
   healthTimeoutMs: 500,
   failoverTimeoutMs: 2_000,
+  failoverWaitMs: 1_000,
   followerTimeoutMs: 1_000,
   catchUpTimeoutMs: 2_000,
   dedupWindowMs: 24 * 60 * 60 * 1000,
@@ -140,6 +143,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     healthIntervalMs: reader.int('health-interval-ms', routerDefaults.healthIntervalMs, { min: 10, max: 60_000 }),
     healthTimeoutMs: reader.int('health-timeout-ms', routerDefaults.healthTimeoutMs, { min: 10, max: 60_000 }),
     failoverTimeoutMs: reader.int('failover-timeout-ms', routerDefaults.failoverTimeoutMs, { min: 100, max: 600_000 }),
+    failoverWaitMs: reader.int('failover-wait-ms', routerDefaults.failoverWaitMs, { min: 0, max: 60_000 }),
     followerTimeoutMs: reader.int('follower-timeout-ms', routerDefaults.followerTimeoutMs, { min: 100, max: 600_000 }),
     catchUpTimeoutMs: reader.int('catch-up-timeout-ms', routerDefaults.catchUpTimeoutMs, { min: 100, max: 600_000 }),
     shardCeilingPerSec: reader.int('shard-ceiling-per-sec', routerDefaults.shardCeilingPerSec, { min: 1, max: 100_000_000 }),

@@ -40,7 +40,7 @@ export class IncrementPath {
      * sent) waits for a failover before failing UNAVAILABLE: a dead
      * primary's follower takes over within this.
      */
-    private readonly failoverWaitMs: number = failoverWaitDefaultMs,
+    private readonly failoverWaitMs: number = 0,
     private readonly random: () => number = Math.random,
     private readonly now: () => number = Date.now,
   ) {}
@@ -222,5 +222,4 @@ export class IncrementPath {
 
 /** Rounds a group certainly not applied may be sent again even past failoverWaitMs. */
 const retryAttemptsMax = 2;
-const failoverWaitDefaultMs = 1_000;
 const failoverWaitStepMs = 50;

@@ -56,7 +56,7 @@ runMain(async () => {
     },
     onUnreachable: (address) => supervisor.nudge(address),
   }, channelCredentialsOf(tls));
-  const increments = new IncrementPath(directory, pool, config.dedupWindowMs);
+  const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);

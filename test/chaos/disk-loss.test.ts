@@ -338,7 +338,7 @@ describe('chaos: disk loss', () => {
     });
   }
 
-  it('availability: with a random node SIGKILLed every 2 s, at least 95% of unkeyed increments succeed, and nothing acknowledged is lost', { timeout: 60_000 }, async () => {
+  it('kill anything, availability: with a random node SIGKILLed every 2 s, at least 95% of unkeyed increments succeed, and nothing acknowledged is lost', { timeout: 60_000 }, async () => {
     // Default failover settings: a refused connection is the fast signal.
     tc = await startCluster({ pairs: 2 });
     const { client, cluster } = tc;
