@@ -53,7 +53,8 @@ runMain(async () => {
     { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs, channelCredentials: channelCredentialsOf(tls) },
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
   );
-  const dedup = new DedupIndex(config.dedupWindowMs);
+  // Memory holds the newest keys; the log on disk holds the whole window behind it.
+  const dedup = new DedupIndex(config.dedupWindowMs, undefined, log);
   const committer = new GroupCommitter(log, memory, () => state.role, dedup, {
     onCommit(rows, durationSeconds, lastLsn) {
       metrics.commitBatchRows.observe(rows);
@@ -102,7 +103,7 @@ runMain(async () => {
     const nowMs = Date.now();
     metrics.dedupPruned.inc(dedup.prune(nowMs));
     metrics.dedupKeys.set(dedup.size);
-    metrics.dedupEvictedEarly.set(dedup.evictedEarly);
+    metrics.dedupEvictedEarly.set(dedup.evictedFromMemory);
     metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
   }, Math.min(10_000, Math.max(100, Math.floor(config.dedupWindowMs / 10))));
   pruneTimer.unref();
