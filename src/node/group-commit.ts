@@ -127,7 +127,8 @@ export class GroupCommitter {
       try {
         this.log.append(rows, role.epoch, nowMs);
       } catch (error) {
-        // Nothing reached memory; callers see the failure and know the outcome is unknown.
+        // Nothing reached memory. A full disk is a TallyError (RESOURCE_EXHAUSTED):
+        // nothing was written. Otherwise callers know the outcome is unknown.
         for (const request of batch) request.reject(error);
         return;
       }

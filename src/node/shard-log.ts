@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN, UINT64_MAX, replayBatchRows } from '../common/index.ts';
+import { ErrorCode, INT64_MAX, INT64_MIN, TallyError, UINT64_MAX, replayBatchRows } from '../common/index.ts';
 import { unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 
@@ -74,6 +74,13 @@ const schemaVersion = 5;
  */
 const keyIndexSql = 'CREATE INDEX IF NOT EXISTS log_keys ON log (shard_id, idem_key) WHERE idem_key IS NOT NULL';
 
+/** A write that failed because the disk (or the file's page cap) is full becomes RESOURCE_EXHAUSTED; others pass unchanged. */
+function diskFullOr(error: unknown, file: string): unknown {
+  if (error instanceof Database.SqliteError && error.code === 'SQLITE_FULL') {
+    return new TallyError(ErrorCode.resourceExhausted, `disk full: the log ${file} cannot grow; nothing was written (${error.message})`);
+  }
+  return error;
+}
 
 /** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
 export function entryProblem(entry: LogEntry & { atMs?: number }): string | undefined {
@@ -436,7 +443,12 @@ export class ShardLog {
     assert.ok(entries.length > 0, 'append of no entries');
     for (const entry of entries) checkEntry(entry);
     const firstLsn = this.nextLsn;
-    this.appendTransaction(entries, firstLsn, epoch, atMs);
+    try {
+      this.appendTransaction(entries, firstLsn, epoch, atMs);
+    } catch (error) {
+      // The transaction rolled back: nothing of it is in the log.
+      throw diskFullOr(error, this.file);
+    }
     this.nextLsn = firstLsn + BigInt(entries.length);
     this.lastEntryEpoch = epoch;
     return this.lastLsn;
@@ -454,7 +466,11 @@ export class ShardLog {
         expectedLsn++;
       }
     });
-    transaction();
+    try {
+      transaction();
+    } catch (error) {
+      throw diskFullOr(error, this.file);
+    }
     this.nextLsn = entries[entries.length - 1]!.lsn + 1n;
     this.lastEntryEpoch = entries[entries.length - 1]!.epoch;
     return this.lastLsn;
@@ -553,6 +569,16 @@ export class ShardLog {
   /** Durable before it returns (synchronous=FULL). */
   setMeta(key: string, value: string): void {
     this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  /**
+   * Caps the file at `pages` pages (SQLite's max_page_count, for this
+   * connection): an append that needs more fails as on a full disk. Tests
+   * provoke SQLITE_FULL with it. Returns the cap in force (never below the
+   * file's current size).
+   */
+  setPageCountMax(pages: number): number {
+    return this.db.pragma(`max_page_count = ${Math.floor(pages)}`, { simple: true }) as number;
   }
 
   sizeBytes(): number {

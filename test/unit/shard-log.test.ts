@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { ShardLog, ShardLogError, type LogEntry } from '../../src/node/shard-log.ts';
 import { INT64_MAX, INT64_MIN, replayBatchRows } from '../../src/common/limits.ts';
+import { ErrorCode, TallyError } from '../../src/common/errors.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 
 function entry(shardId: number, amount: bigint, key = ''): LogEntry {
@@ -302,6 +303,34 @@ describe('shard log', () => {
     replayed.length = 0;
     expect(log.replayKeys(0, 0, (lsn) => replayed.push(lsn))).toBe(900);
     expect(replayed).toEqual([]);
+  });
+
+  it('shard log: an append that finds the disk full fails RESOURCE_EXHAUSTED, writes nothing, and the log goes on once there is room', () => {
+    const log = open();
+    log.append([entry(1, 1n, 'before')], epoch, 0);
+    // SQLite never caps below the current size: the file may not grow by a page.
+    expect(log.setPageCountMax(1)).toBe(log.sizeBytes() / 4_096);
+    const bigKeys = Array.from({ length: 500 }, (_, index) => entry(1, 1n, `full-${index}-${'x'.repeat(100)}`));
+    const failure = (() => {
+      try {
+        log.append(bigKeys, epoch, 1);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(failure).toBeInstanceOf(TallyError);
+    expect((failure as TallyError).code).toBe(ErrorCode.resourceExhausted);
+    expect((failure as TallyError).message).toMatch(/^disk full: /);
+    expect(log.lastLsn).toBe(1n);
+    expect(log.findKey(1, Buffer.from(`full-0-${'x'.repeat(100)}`), 0)).toBeUndefined();
+    // Replicated entries meet the same refusal.
+    expect(() => log.appendReplicated(bigKeys.map((bigKey, index) => ({ ...bigKey, lsn: 2n + BigInt(index), epoch, atMs: 1 })))).toThrow(/^disk full: /);
+    expect(log.lastLsn).toBe(1n);
+    log.setPageCountMax(1_000_000);
+    expect(log.append(bigKeys, epoch, 2)).toBe(501n);
+    log.close();
+    expect(replayAll(open())).toHaveLength(501);
   });
 
   it('shard log: opening a log with another schema version throws ShardLogError', () => {
