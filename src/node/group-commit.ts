@@ -225,9 +225,11 @@ export class GroupCommitter {
       }
       if (item.idempotencyKey.length > 0) {
         const id = DedupIndex.keyOf(item.shardId, item.idempotencyKey);
-        const seen = this.dedup.get(item.shardId, item.idempotencyKey, nowMs);
         // What this flush already decided wins over the index: it is newer.
-        const fenceShardCount = staged.keys.get(id) ?? tentative.keys.get(id) ?? seen?.fenceShardCount;
+        // Asked first, it also spares the index a lookup (on disk, maybe).
+        const decided = staged.keys.get(id) ?? tentative.keys.get(id);
+        const seen = decided === undefined ? this.dedup.get(item.shardId, item.idempotencyKey, nowMs) : undefined;
+        const fenceShardCount = decided ?? seen?.fenceShardCount;
         if (fenceShardCount === 0) {
           applied.push(false);
           changed.push('0');
