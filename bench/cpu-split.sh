@@ -6,6 +6,10 @@
 # rows per commit, commit time).
 #   bench/cpu-split.sh --batch 100 --concurrency 64 --procs 1 --seconds 8
 # Set PROFILE=1 to also write V8 CPU profiles (node --cpu-prof) to $OUT/prof.
+# NODE_ARGS="--dedup-keys-in-memory-max 100000" passes flags to both nodes;
+# PREFILL_KEYS=2000000 starts both nodes on a log already holding that many
+# keyed rows (bench/prefill-keys.mts; PREFILL_SCHEMA=4 for a release without
+# the key index). The primary's bytes written to disk are printed too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d /tmp/tally-cpu-split-XXXXXX)}
@@ -17,14 +21,23 @@ R=$(port); P=$(port); F=$(port); RM=$(port); PM=$(port); FM=$(port)
 pids=()
 cleanup() { kill -TERM "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT
-node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$P --data-dir "$OUT/data/primary" --metrics-port $PM --node-name primary >"$OUT/primary.log" 2>&1 & pids+=($!)
-node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$F --data-dir "$OUT/data/follower" --metrics-port $FM --node-name follower >"$OUT/follower.log" 2>&1 & pids+=($!)
+read -r -a EXTRA <<<"${NODE_ARGS:-}"
+if [ -n "${PREFILL_KEYS:-}" ]; then
+  node --import tsx bench/prefill-keys.mts "$OUT/data/primary" --keys "$PREFILL_KEYS" --schema "${PREFILL_SCHEMA:-5}" >/dev/null
+  cp -r "$OUT/data/primary" "$OUT/data/follower"
+fi
+node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$P --data-dir "$OUT/data/primary" --metrics-port $PM --node-name primary "${EXTRA[@]}" >"$OUT/primary.log" 2>&1 & pids+=($!)
+PRIMARY_PID=$!
+node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$F --data-dir "$OUT/data/follower" --metrics-port $FM --node-name follower "${EXTRA[@]}" >"$OUT/follower.log" 2>&1 & pids+=($!)
 node "${PROF[@]}" --import tsx src/router/main.ts --listen 127.0.0.1:$R --pairs 127.0.0.1:$P,127.0.0.1:$F --data-dir "$OUT/data/router" --metrics-port $RM >"$OUT/router.log" 2>&1 & pids+=($!)
 for _ in $(seq 1 120); do node bin/tally.mjs health --router 127.0.0.1:$R >/dev/null 2>&1 && break; sleep 0.5; done
 sleep 3 # the pair goes in sync
 scrape() { for p in $RM $PM $FM; do curl -s localhost:$p/metrics; done > "$OUT/metrics.$1.txt"; }
+written() { awk '/^write_bytes:/ {print $2}' "/proc/$PRIMARY_PID/io"; }
 scrape before
+written >"$OUT/written.before"
 /usr/bin/time -f "%U %S" -o "$OUT/client.time" node bin/tally.mjs bench --router 127.0.0.1:$R "$@" --json >"$OUT/bench.json" 2>"$OUT/bench.err"
+written >"$OUT/written.after"
 scrape after
 python3 - "$OUT" <<'PY'
 import json, re, sys
@@ -54,5 +67,8 @@ for who in ('primary', 'follower'):
     label = f'process="node",node="{who}"'
     commits = delta(f'tally_log_commit_batch_rows_count{{{label}}}')
     print(f"  {who}: {commits:.0f} commits, {delta(f'tally_log_commit_batch_rows_sum{{{label}}}') / max(1, commits):.0f} rows each, {1000 * delta(f'tally_log_fsync_seconds_sum{{{label}}}') / max(1, commits):.1f} ms each")
+primary = 'process="node",node="primary"'
+written = int(open(f'{out}/written.after').read()) - int(open(f'{out}/written.before').read())
+print(f"  primary: {written / max(1, acked):.0f} bytes written to disk per increment, {delta(f'tally_dedup_disk_lookups_total{{{primary}}}') / max(1, acked):.2f} key lookups on disk per increment")
 PY
 echo "output in $OUT"

@@ -31,11 +31,12 @@ export const replayBatchRows = 10_000;
 /** Log entries one AppendEntries call carries from a primary to its follower. */
 export const replicationBatchEntriesMax = 5_000;
 /**
- * Idempotency keys one node holds in memory (~200 bytes each: ~1 GB). Past
- * it the oldest keys are dropped early, shortening the dedup window; the
- * node counts and exports that (tally_dedup_keys_evicted_early_total).
+ * Default bound on the idempotency keys one node holds in memory (~200 bytes
+ * each: ~1 GB); a node sets its own with --dedup-keys-in-memory-max. Past it
+ * the oldest keys leave memory (tally_dedup_keys_evicted_early_total) and
+ * are looked up in the log on disk, which keeps them for the whole window.
  */
-export const dedupKeysMax = 5_000_000;
+export const dedupKeysInMemoryMax = 5_000_000;
 /** Log entries folded into the checkpoint per transaction; the event loop runs between slices. */
 export const checkpointSliceRows = 5_000;
 /** Concurrent calls one client connection may have open on a server (HTTP/2 streams). */

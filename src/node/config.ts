@@ -1,6 +1,6 @@
 // The shard node's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, readTlsFiles, checkPlaintextAllowed, type LogLevel, type TlsFiles } from '../common/index.ts';
+import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, readTlsFiles, checkPlaintextAllowed, dedupKeysInMemoryMax, type LogLevel, type TlsFiles } from '../common/index.ts';
 
 export interface NodeConfig {
   /** host:port the gRPC server binds. */
@@ -20,6 +20,8 @@ export interface NodeConfig {
   replicationRetryMs: number;
   /** A key is deduplicated for this long after its first increment (G2). */
   dedupWindowMs: number;
+  /** Keys held in memory; older keys of the window are looked up in the log on disk. */
+  dedupKeysInMemoryMax: number;
   /** How often committed entries are folded into the checkpoint (bounds the log and recovery). */
   checkpointIntervalMs: number;
   /** Out of sync, a primary keeps this many recent entries unfolded so a follower briefly away catches up by log, not by snapshot. */
@@ -40,6 +42,7 @@ export const nodeDefaults = {
   replicationTimeoutMs: 1_000,
   replicationRetryMs: 100,
   dedupWindowMs: 24 * 60 * 60 * 1000,
+  dedupKeysInMemoryMax,
   checkpointIntervalMs: 2_000,
   checkpointRetainEntries: 100_000,
   tls: undefined as TlsFiles | undefined,
@@ -63,6 +66,8 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     replicationTimeoutMs: reader.int('replication-timeout-ms', nodeDefaults.replicationTimeoutMs, { min: 10, max: 60_000 }),
     replicationRetryMs: reader.int('replication-retry-ms', nodeDefaults.replicationRetryMs, { min: 1, max: 60_000 }),
     dedupWindowMs: reader.int('dedup-window-ms', nodeDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
+    // At least one key; at most ~20 GB of memory.
+    dedupKeysInMemoryMax: reader.int('dedup-keys-in-memory-max', nodeDefaults.dedupKeysInMemoryMax, { min: 1, max: 100_000_000 }),
     checkpointIntervalMs: reader.int('checkpoint-interval-ms', nodeDefaults.checkpointIntervalMs, { min: 10, max: 3_600_000 }),
     checkpointRetainEntries: reader.int('checkpoint-retain-entries', nodeDefaults.checkpointRetainEntries, { min: 0, max: 100_000_000 }),
     tls: readTlsFiles(reader),

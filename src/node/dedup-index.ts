@@ -1,26 +1,43 @@
-// Idempotency keys a node has seen, per shard, within the dedup window: the
-// memory side of G2. Rebuilt from the log on start; fed by local commits and
-// by replicated entries alike, so a promoted follower deduplicates too.
-// A Map iterates in insertion order and keys arrive in time order, so
-// pruning walks only the expired front. Bounded by dedupKeysMax.
-import { dedupKeysMax } from '../common/limits.ts';
+// Idempotency keys a node has seen, per shard, within the dedup window (G2):
+// recent keys in bounded memory, in front of the log on disk, which keeps
+// every keyed row for the whole window. Fed by local commits and replicated
+// entries alike, so a promoted follower deduplicates too. It never answers
+// "unseen" for a key the window still holds, and never grows without bound.
+import { dedupKeysInMemoryMax } from '../common/limits.ts';
+import type { KeyRecord } from './shard-log.ts';
 
-export interface SeenKey {
-  lsn: bigint;
-  atMs: number;
-  /** 0: the key's increment applied here. Otherwise a fence set at this shard count. */
-  fenceShardCount: number;
+/** A key's state at a shard: its newest log row. */
+export type SeenKey = KeyRecord;
+
+/** Where keys no longer in memory are found: the log (ShardLog.findKey). */
+export interface KeyStore {
+  findKey(shardId: number, key: Buffer, sinceMs: number): KeyRecord | undefined;
 }
 
 export class DedupIndex {
+  /**
+   * The newest state of each key held in memory. A Map iterates in insertion
+   * order and keys arrive in time order, so pruning and eviction both take
+   * the oldest from the front: O(1) per key.
+   */
   private readonly seen = new Map<string, SeenKey>();
-  /** Keys dropped before their window ended because the index was full. */
-  evictedEarly = 0;
+  /**
+   * Commit time of the newest key that is on disk but not in memory (evicted
+   * by the bound, or left out at startup); -Infinity when there is none.
+   * Until it falls out of the window, a memory miss must ask the disk.
+   */
+  private diskOnlyNewestAtMs = Number.NEGATIVE_INFINITY;
+  /** Keys dropped from memory before their window ended because memory was full (the disk still has them). */
+  evictedFromMemory = 0;
+  /** Memory misses answered from the disk. */
+  diskLookups = 0;
 
   constructor(
     private readonly windowMs: number,
-    /** Bound on memory: past it the oldest keys go first, shortening the window (counted, exported). */
-    private readonly keysMax: number = dedupKeysMax,
+    /** Bound on memory: past it the oldest keys leave memory (counted, exported) and are looked up on disk. */
+    readonly keysInMemoryMax: number = dedupKeysInMemoryMax,
+    /** Without a store (benches, tests of memory alone) an evicted key is forgotten: the window shrinks. */
+    private readonly disk?: KeyStore,
   ) {}
 
   static keyOf(shardId: number, key: Buffer): string {
@@ -30,7 +47,11 @@ export class DedupIndex {
 
   get(shardId: number, key: Buffer, nowMs: number): SeenKey | undefined {
     const seen = this.seen.get(DedupIndex.keyOf(shardId, key));
-    return seen !== undefined && nowMs - seen.atMs < this.windowMs ? seen : undefined;
+    // In memory: that is the key's newest row, so there is nothing newer on disk.
+    if (seen !== undefined) return nowMs - seen.atMs < this.windowMs ? seen : undefined;
+    if (this.disk === undefined || !this.diskHoldsMore(nowMs)) return undefined;
+    this.diskLookups++;
+    return this.disk.findKey(shardId, key, nowMs - this.windowMs + 1);
   }
 
   add(shardId: number, key: Buffer, lsn: bigint, atMs: number, fenceShardCount: number): void {
@@ -38,21 +59,36 @@ export class DedupIndex {
     // Re-inserting moves it to the back, keeping the map in time order.
     this.seen.delete(id);
     this.seen.set(id, { lsn, atMs, fenceShardCount });
-    if (this.seen.size > this.keysMax) {
-      const oldest = this.seen.keys().next().value as string;
-      this.seen.delete(oldest);
-      this.evictedEarly++;
+    if (this.seen.size > this.keysInMemoryMax) {
+      const [oldestId, oldest] = this.seen.entries().next().value as [string, SeenKey];
+      this.seen.delete(oldestId);
+      this.evictedFromMemory++;
+      this.leftOnDisk(oldest.atMs);
     }
   }
 
-  /** How far back keys are still held: the window, or less once the bound has bitten. */
-  coveredMs(nowMs: number): number {
-    const oldest = this.seen.values().next().value as SeenKey | undefined;
-    if (this.evictedEarly === 0 || oldest === undefined) return this.windowMs;
-    return Math.min(this.windowMs, nowMs - oldest.atMs);
+  /** Keys committed up to atMs may be on disk only (rebuild left them out of memory). */
+  leftOnDisk(atMs: number): void {
+    if (atMs > this.diskOnlyNewestAtMs) this.diskOnlyNewestAtMs = atMs;
   }
 
-  /** Drops keys older than the window; at most `limit` per call so writes never wait long. */
+  /** True while some key on disk but not in memory is still within the window. */
+  diskHoldsMore(nowMs: number): boolean {
+    return nowMs - this.diskOnlyNewestAtMs < this.windowMs;
+  }
+
+  /** How far back keys are found: the whole window with the disk behind memory; without it, less once the bound has bitten. */
+  coveredMs(nowMs: number): number {
+    return this.disk === undefined ? this.memoryCoveredMs(nowMs) : this.windowMs;
+  }
+
+  /** How far back memory alone holds every key: the window until the bound bites. */
+  memoryCoveredMs(nowMs: number): number {
+    if (!this.diskHoldsMore(nowMs)) return this.windowMs;
+    return Math.max(0, Math.min(this.windowMs, nowMs - this.diskOnlyNewestAtMs));
+  }
+
+  /** Drops keys older than the window from memory; at most `limit` per call so writes never wait long. */
   prune(nowMs: number, limit = 100_000): number {
     let pruned = 0;
     for (const [id, seen] of this.seen) {
@@ -63,10 +99,13 @@ export class DedupIndex {
     return pruned;
   }
 
+  /** Empties memory (before a rebuild); the counters keep counting. */
   clear(): void {
     this.seen.clear();
+    this.diskOnlyNewestAtMs = Number.NEGATIVE_INFINITY;
   }
 
+  /** Keys held in memory. */
   get size(): number {
     return this.seen.size;
   }

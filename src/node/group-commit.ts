@@ -127,7 +127,8 @@ export class GroupCommitter {
       try {
         this.log.append(rows, role.epoch, nowMs);
       } catch (error) {
-        // Nothing reached memory; callers see the failure and know the outcome is unknown.
+        // Nothing reached memory. A full disk is a TallyError (RESOURCE_EXHAUSTED):
+        // nothing was written. Otherwise callers know the outcome is unknown.
         for (const request of batch) request.reject(error);
         return;
       }
@@ -224,9 +225,11 @@ export class GroupCommitter {
       }
       if (item.idempotencyKey.length > 0) {
         const id = DedupIndex.keyOf(item.shardId, item.idempotencyKey);
-        const seen = this.dedup.get(item.shardId, item.idempotencyKey, nowMs);
         // What this flush already decided wins over the index: it is newer.
-        const fenceShardCount = staged.keys.get(id) ?? tentative.keys.get(id) ?? seen?.fenceShardCount;
+        // Asked first, it also spares the index a lookup (on disk, maybe).
+        const decided = staged.keys.get(id) ?? tentative.keys.get(id);
+        const seen = decided === undefined ? this.dedup.get(item.shardId, item.idempotencyKey, nowMs) : undefined;
+        const fenceShardCount = decided ?? seen?.fenceShardCount;
         if (fenceShardCount === 0) {
           applied.push(false);
           changed.push('0');

@@ -1,6 +1,7 @@
 // Shard node process: wiring only. Parse config, open and replay the log,
 // resume the role the router last gave us, bind the server, mark SERVING,
 // and stop cleanly on SIGTERM/SIGINT.
+import fs from 'node:fs';
 import {
   createLogger,
   createMetricsRegistry,
@@ -56,7 +57,8 @@ runMain(async () => {
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
     logger,
   );
-  const dedup = new DedupIndex(config.dedupWindowMs);
+  // Memory holds the newest keys; the log on disk holds the whole window behind it.
+  const dedup = new DedupIndex(config.dedupWindowMs, config.dedupKeysInMemoryMax, log);
   const committer = new GroupCommitter(log, memory, () => state.role, dedup, {
     onCommit(rows, durationSeconds, lastLsn) {
       metrics.commitBatchRows.observe(rows);
@@ -105,8 +107,6 @@ runMain(async () => {
     const nowMs = Date.now();
     metrics.dedupPruned.inc(dedup.prune(nowMs));
     metrics.dedupKeys.set(dedup.size);
-    metrics.dedupEvictedEarly.set(dedup.evictedEarly);
-    metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
   }, Math.min(10_000, Math.max(100, Math.floor(config.dedupWindowMs / 10))));
   pruneTimer.unref();
 
@@ -115,7 +115,20 @@ runMain(async () => {
   const windowTimer = setInterval(() => metrics.windowBucketsExpired.inc(memory.windows.expire(Date.now(), windowShardsPerSweep)), 1_000);
   windowTimer.unref();
 
+  let diskLookupsReported = 0;
   const gaugeTimer = setInterval(() => {
+    const nowMs = Date.now();
+    metrics.dedupEvictedEarly.set(dedup.evictedFromMemory);
+    metrics.dedupDiskLookups.inc(dedup.diskLookups - diskLookupsReported);
+    diskLookupsReported = dedup.diskLookups;
+    metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
+    metrics.dedupMemoryCoveredSeconds.set(dedup.memoryCoveredMs(nowMs) / 1000);
+    try {
+      const disk = fs.statfsSync(config.dataDir);
+      metrics.dataDirFreeBytes.set(disk.bavail * disk.bsize);
+    } catch {
+      // A gauge is not worth failing for; the next tick tries again.
+    }
     metrics.shardCount.set(totals.shardCount);
     const structures = memory.structureBytes();
     metrics.sketchBytes.set(structures.sketchBytes);

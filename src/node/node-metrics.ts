@@ -14,9 +14,19 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Keyed increments (and key fences) answered as duplicates of an earlier key',
       registers: [registry],
     }),
-    dedupKeys: new Gauge({ name: 'tally_dedup_keys', help: 'Idempotency keys held within the dedup window', registers: [registry] }),
-    dedupEvictedEarly: new Gauge({ name: 'tally_dedup_keys_evicted_early_total', help: 'Keys dropped before their window ended because the index was full', registers: [registry] }),
-    dedupCoveredSeconds: new Gauge({ name: 'tally_dedup_window_covered_seconds', help: 'How far back keys are actually held (the window, or less once the bound bites)', registers: [registry] }),
+    dedupKeys: new Gauge({ name: 'tally_dedup_keys', help: 'Idempotency keys held in memory (the recent part of the dedup window)', registers: [registry] }),
+    dedupEvictedEarly: new Gauge({
+      name: 'tally_dedup_keys_evicted_early_total',
+      help: 'Keys dropped from memory before their window ended because memory was full (the log on disk still finds them)',
+      registers: [registry],
+    }),
+    dedupCoveredSeconds: new Gauge({ name: 'tally_dedup_window_covered_seconds', help: 'How far back keys are deduplicated: the whole window, memory and disk together', registers: [registry] }),
+    dedupMemoryCoveredSeconds: new Gauge({
+      name: 'tally_dedup_memory_covered_seconds',
+      help: 'How far back memory alone holds every key; a miss younger than the window is looked up on disk',
+      registers: [registry],
+    }),
+    dedupDiskLookups: new Counter({ name: 'tally_dedup_disk_lookups_total', help: 'Keys missing from memory looked up in the log on disk', registers: [registry] }),
     dedupPruned: new Counter({ name: 'tally_dedup_keys_pruned_total', help: 'Idempotency keys dropped after the dedup window', registers: [registry] }),
     incrementsRejected: new Counter({
       name: 'tally_node_increments_rejected_total',
@@ -48,6 +58,11 @@ export function createNodeMetrics(registry: Registry) {
     windowBuckets: new Gauge({ name: 'tally_window_buckets', help: 'Window buckets held in memory', registers: [registry] }),
     windowBucketsExpired: new Counter({ name: 'tally_window_buckets_expired_total', help: 'Window buckets dropped after their retention', registers: [registry] }),
     logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
+    dataDirFreeBytes: new Gauge({
+      name: 'tally_data_dir_free_bytes',
+      help: 'Free space for the log on the data directory\'s filesystem; at 0 increments fail RESOURCE_EXHAUSTED',
+      registers: [registry],
+    }),
   };
 }
 export type NodeMetrics = ReturnType<typeof createNodeMetrics>;

@@ -111,7 +111,12 @@ function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): ApplyEn
   return entries;
 }
 
-/** Rebuilds memory (every kind's state and recent keys) from the log: after start and after a truncation. */
+/**
+ * Rebuilds memory (every kind's state and the newest keys) from the log:
+ * after start and after a truncation. Only as many keyed rows as the dedup
+ * index holds in memory are read, so a window of many millions of keys does
+ * not slow a restart; the older ones are found on disk.
+ */
 export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupIndex, nowMs: number, dedupWindowMs: number): bigint {
   memory.clear();
   dedup.clear();
@@ -120,8 +125,9 @@ export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupInd
   const lastLsn = log.replay((entry) => memory.apply(entry, entry.atMs));
   // Replayed buckets may be long expired: free them now rather than on the sweep's rounds.
   memory.windows.expire(nowMs, memory.windows.shardCount);
-  // Keys come from every keyed row of the window, folded or not.
-  log.replayKeys(nowMs - dedupWindowMs + 1, (lsn, shardId, key, atMs, fenceShardCount) => dedup.add(shardId, key, lsn, atMs, fenceShardCount));
+  // Keys come from keyed rows of the window, folded or not: the newest that fit in memory.
+  const leftOutNewestAtMs = log.replayKeys(nowMs - dedupWindowMs + 1, dedup.keysInMemoryMax, (lsn, shardId, key, atMs, fenceShardCount) => dedup.add(shardId, key, lsn, atMs, fenceShardCount));
+  if (leftOutNewestAtMs !== undefined) dedup.leftOnDisk(leftOutNewestAtMs);
   return lastLsn;
 }
 

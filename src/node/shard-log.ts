@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN, UINT64_MAX, replayBatchRows } from '../common/index.ts';
+import { ErrorCode, INT64_MAX, INT64_MIN, TallyError, UINT64_MAX, replayBatchRows } from '../common/index.ts';
 import { unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 
@@ -51,7 +51,6 @@ export interface StoredEntry extends LogEntry {
   atMs: number;
 }
 
-const schemaVersion = 4;
 const nodeIdMetaKey = 'node_id';
 /** Present while a snapshot install is under way (holds its id). */
 const installMetaKey = 'install';
@@ -63,6 +62,37 @@ export interface SnapshotChunk {
   keys: StoredEntry[];
 }
 
+/**
+ * The newest log row of an idempotency key at one shard: the key's state
+ * there (applied, or fenced at a shard count), as the dedup index keeps it.
+ */
+export interface KeyRecord {
+  lsn: bigint;
+  atMs: number;
+  /** 0: the key's increment applied here. Otherwise a fence set at this shard count. */
+  fenceShardCount: number;
+}
+
+/**
+ * 5: keys are looked up on disk (a partial index on shard and key).
+ * 4: entry kinds (kind, member, payload columns).
+ */
+const schemaVersion = 5;
+
+/**
+ * Keyed rows only: unkeyed rows (most of a log) cost the index nothing.
+ * Entries are (shard_id, idem_key, lsn), so the newest row of a key is the
+ * last entry of its run.
+ */
+const keyIndexSql = 'CREATE INDEX IF NOT EXISTS log_keys ON log (shard_id, idem_key) WHERE idem_key IS NOT NULL';
+
+/** A write that failed because the disk (or the file's page cap) is full becomes RESOURCE_EXHAUSTED; others pass unchanged. */
+function diskFullOr(error: unknown, file: string): unknown {
+  if (error instanceof Database.SqliteError && error.code === 'SQLITE_FULL') {
+    return new TallyError(ErrorCode.resourceExhausted, `disk full: the log ${file} cannot grow; nothing was written (${error.message})`);
+  }
+  return error;
+}
 
 /** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
 export function entryProblem(entry: LogEntry & { atMs?: number }): string | undefined {
@@ -165,6 +195,7 @@ export class ShardLog {
   private readonly insert: Database.Statement;
   private readonly insertPlain: Database.Statement;
   private readonly selectFrom: Database.Statement;
+  private readonly selectKey: Database.Statement;
   private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
   private lastEntryEpoch: bigint;
@@ -181,6 +212,12 @@ export class ShardLog {
     this.insertPlain = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.selectFrom = db
       .prepare(`SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`)
+      .safeIntegers(true)
+      .raw(true);
+    // A point lookup in log_keys (`idem_key = ?` implies the index's IS NOT NULL);
+    // the run of one key is a few rows at most (fences, then one increment).
+    this.selectKey = db
+      .prepare('SELECT lsn, at_ms, fence_shard_count FROM log WHERE shard_id = ? AND idem_key = ? AND at_ms >= ? ORDER BY lsn DESC LIMIT 1')
       .safeIntegers(true)
       .raw(true);
     this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => {
@@ -396,14 +433,45 @@ export class ShardLog {
       .run(this.foldedLsn, limit, keepKeysSinceMs).changes;
   }
 
-  /** Keyed entries written since sinceMs, folded or not: what the dedup index is rebuilt from. */
-  replayKeys(sinceMs: number, onKey: (lsn: bigint, shardId: number, key: Buffer, atMs: number, fenceShardCount: number) => void): void {
-    const rows = this.db
-      .prepare('SELECT lsn, shard_id, idem_key, at_ms, fence_shard_count FROM log WHERE idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn')
+  /**
+   * The newest row of `key` at `shardId` committed at or after sinceMs, or
+   * undefined: the key's state within the window, read from disk. Rows are
+   * kept for the window even after the checkpoint folds them.
+   */
+  findKey(shardId: number, key: Buffer, sinceMs: number): KeyRecord | undefined {
+    const row = this.selectKey.get(shardId, key, sinceMs) as [lsn: bigint, atMs: bigint, fenceShardCount: bigint | null] | undefined;
+    if (row === undefined) return undefined;
+    const [lsn, atMs, fenceShardCount] = row;
+    // The paired check: a keyed row read back is what append could have written.
+    if (lsn <= 0n || atMs < BigInt(sinceMs) || atMs > BigInt(Number.MAX_SAFE_INTEGER) || (fenceShardCount ?? 0n) < 0n || (fenceShardCount ?? 0n) > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}): bad key row (at ${atMs}, fence ${fenceShardCount})`);
+    }
+    return { lsn, atMs: Number(atMs), fenceShardCount: Number(fenceShardCount ?? 0n) };
+  }
+
+  /**
+   * The newest keyed rows written since sinceMs, at most rowsMax of them,
+   * folded or not, in lsn order: what the dedup index's memory is rebuilt
+   * from. Returns the commit time of the newest row in the window it left
+   * out (undefined when it left none out): keys up to then are on disk only.
+   * Reads about 2 x rowsMax rows whatever the window holds.
+   */
+  replayKeys(sinceMs: number, rowsMax: number, onKey: (lsn: bigint, shardId: number, key: Buffer, atMs: number, fenceShardCount: number) => void): number | undefined {
+    assert.ok(Number.isSafeInteger(rowsMax) && rowsMax >= 0, 'rowsMax must be a count');
+    // Walking back from the end of the log (rowid order, not the key index)
+    // finds the newest row that does not fit.
+    const leftOut = this.db
+      .prepare('SELECT lsn, at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn DESC LIMIT 1 OFFSET ?')
       .safeIntegers(true)
       .raw(true)
-      .iterate(sinceMs) as IterableIterator<[bigint, bigint, Buffer, bigint, bigint | null]>;
+      .get(sinceMs, rowsMax) as [bigint, bigint] | undefined;
+    const rows = this.db
+      .prepare('SELECT lsn, shard_id, idem_key, at_ms, fence_shard_count FROM log NOT INDEXED WHERE lsn > ? AND idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn')
+      .safeIntegers(true)
+      .raw(true)
+      .iterate(leftOut?.[0] ?? 0n, sinceMs) as IterableIterator<[bigint, bigint, Buffer, bigint, bigint | null]>;
     for (const [lsn, shardId, key, atMs, fenceShardCount] of rows) onKey(lsn, Number(shardId), key, Number(atMs), Number(fenceShardCount ?? 0n));
+    return leftOut === undefined ? undefined : Number(leftOut[1]);
   }
 
   /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */
@@ -438,18 +506,24 @@ export class ShardLog {
         CREATE TABLE IF NOT EXISTS checkpoint_parts (shard_id INTEGER NOT NULL, part TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (shard_id, part));
       `);
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
-      if (version === undefined || Number(version.value) === 3) {
-        // Version 3 lacks only the kind, member and payload columns.
-        // One transaction (SQLite DDL is transactional): a crash leaves version 3 or version 4, never half.
+      const from = version === undefined ? 3 : Number(version.value);
+      if (from !== schemaVersion && from !== 3 && from !== 4) {
+        throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 and 4)`);
+      }
+      if (from !== schemaVersion) {
+        // One transaction (SQLite DDL is transactional): a crash leaves the
+        // old version or the new one, never half. A new file takes the same
+        // path: its tables already have every column.
         db.transaction(() => {
+          // 3 -> 4: the kind, member and payload columns.
           const columns = new Set((db!.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[]).map((column) => column.name));
           for (const [column, type] of [['kind', 'INTEGER'], ['member', 'INTEGER'], ['payload', 'BLOB']]) {
             if (!columns.has(column!)) db!.exec(`ALTER TABLE log ADD COLUMN ${column} ${type}`);
           }
+          // 4 -> 5: the key index; builds over every keyed row the log holds (the window's).
+          db!.exec(keyIndexSql);
           db!.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(schemaVersion));
         })();
-      } else if (Number(version.value) !== schemaVersion) {
-        throw new ShardLogError(`log ${file} has schema version ${version.value}; this node reads ${schemaVersion}`);
       }
       return new ShardLog(db, file, folder);
     } catch (error) {
@@ -474,7 +548,12 @@ export class ShardLog {
     assert.ok(entries.length > 0, 'append of no entries');
     for (const entry of entries) checkEntry(entry);
     const firstLsn = this.nextLsn;
-    this.appendTransaction(entries, firstLsn, epoch, atMs);
+    try {
+      this.appendTransaction(entries, firstLsn, epoch, atMs);
+    } catch (error) {
+      // The transaction rolled back: nothing of it is in the log.
+      throw diskFullOr(error, this.file);
+    }
     this.nextLsn = firstLsn + BigInt(entries.length);
     this.lastEntryEpoch = epoch;
     return this.lastLsn;
@@ -492,7 +571,11 @@ export class ShardLog {
         expectedLsn++;
       }
     });
-    transaction();
+    try {
+      transaction();
+    } catch (error) {
+      throw diskFullOr(error, this.file);
+    }
     this.nextLsn = entries[entries.length - 1]!.lsn + 1n;
     this.lastEntryEpoch = entries[entries.length - 1]!.epoch;
     return this.lastLsn;
@@ -568,6 +651,16 @@ export class ShardLog {
   /** Durable before it returns (synchronous=FULL). */
   setMeta(key: string, value: string): void {
     this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  /**
+   * Caps the file at `pages` pages (SQLite's max_page_count, for this
+   * connection): an append that needs more fails as on a full disk. Tests
+   * provoke SQLITE_FULL with it. Returns the cap in force (never below the
+   * file's current size).
+   */
+  setPageCountMax(pages: number): number {
+    return this.db.pragma(`max_page_count = ${Math.floor(pages)}`, { simple: true }) as number;
   }
 
   sizeBytes(): number {

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError } from '../../src/client/index.ts';
-import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 
 const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
@@ -114,6 +114,51 @@ describe('chaos: idempotency keys', () => {
     const reads = await client.readMany(counters);
     for (const read of reads) expect(read.total, read.counter).toBe(intended.get(read.counter));
     expect((await client.reconcile()).shardsDrifting).toBe(0);
+  });
+
+  it('nodes holding 200 keys in memory still deduplicate the oldest of 1,000 keys from disk: live, after a primary restart, and on a promoted follower', { timeout: 90_000 }, async () => {
+    tc = await startCluster({ pairs: 1, routerArgs, nodeArgs: ['--dedup-keys-in-memory-max', '200'], metrics: true });
+    const { client, cluster } = tc;
+    for (let batch = 0; batch < 10; batch++) {
+      const results = await client.incrementBatch(Array.from({ length: 100 }, (_, n) => ({ counter: 'deep', amount: 1, idempotencyKey: `deep-${batch * 100 + n}` })));
+      expect(results.every((result) => result.applied)).toBe(true);
+    }
+    expect((await client.read('deep')).total).toBe(1_000n);
+    await waitForHealthy(client);
+    const primaryNow = async () => {
+      const address = (await client.clusterStatus()).nodes.find((node) => node.role === 'primary')!.address;
+      return cluster.nodes.find((node) => node.address === address)!;
+    };
+    const retryOldest = async (when: string) => {
+      for (const key of ['deep-0', 'deep-1', 'deep-500']) {
+        expect((await client.increment('deep', 1, { idempotencyKey: key, deadlineMs: 15_000 })).applied, `${key} ${when}`).toBe(false);
+      }
+      expect((await client.read('deep')).total, when).toBe(1_000n);
+    };
+
+    // Live: the primary's memory holds the newest 200 keys; deep-0 comes from its log.
+    const first = await primaryNow();
+    await retryOldest('live');
+    await waitFor(async () => (await scrapeMetric(first.metricsPort, 'tally_dedup_disk_lookups_total')) >= 3, { timeoutMs: 5_000, what: 'disk lookups on the primary' });
+    expect(await scrapeMetric(first.metricsPort, 'tally_dedup_keys')).toBeLessThanOrEqual(200);
+    await waitFor(async () => (await scrapeMetric(first.metricsPort, 'tally_dedup_window_covered_seconds')) === 86_400, { timeoutMs: 5_000, what: 'the whole window reported covered' });
+
+    // Restart: the primary comes back with only the newest 200 keys in memory.
+    await first.process.stop('SIGKILL');
+    await first.process.start();
+    await waitForHealthy(client);
+    await retryOldest('after the primary restarted');
+
+    // Failover: whichever node is primary now dies; the other is promoted and finds deep-0 in its own log.
+    const second = await primaryNow();
+    const promoted = cluster.nodes.find((node) => node !== second)!;
+    await second.process.stop('SIGKILL');
+    await waitFor(async () => (await primaryNow()) === promoted, { timeoutMs: 20_000, what: 'the follower to be promoted' });
+    await retryOldest('after failover');
+    await waitFor(async () => (await scrapeMetric(promoted.metricsPort, 'tally_dedup_disk_lookups_total')) >= 3, { timeoutMs: 5_000, what: 'disk lookups on the promoted node' });
+    // New keys still apply once.
+    expect((await client.increment('deep', 1, { idempotencyKey: 'deep-new', deadlineMs: 15_000 })).applied).toBe(true);
+    expect((await client.read('deep')).total).toBe(1_001n);
   });
 
   it('a key is accepted again after the dedup window', async () => {

@@ -389,6 +389,44 @@ describe('group commit', () => {
       expect((await submit([[increment(1, 5n, 'k', 4)]])).results[0]!.code).toBe(status.UNAVAILABLE);
     });
 
+    it('group commit: with memory for 5 keys in front of the log, the oldest of 50 keys is a duplicate and an old fence still refuses a stale attempt', async () => {
+      dedup = new DedupIndex(dedupWindowMs, 5, log);
+      committer = new GroupCommitter(log, memory, () => role, dedup, hooks, () => nowMs);
+      await submit([[fence(2, 'fenced', 4)]]);
+      for (let n = 0; n < 50; n++) {
+        nowMs += 10;
+        await submit([[increment(1, 1n, `key-${n}`)]]);
+      }
+      expect(dedup.size).toBe(5);
+      const retry = await submit([[increment(1, 1n, 'key-0')], [increment(2, 1n, 'fenced', 2)], [increment(2, 1n, 'fenced', 4)]]);
+      expect(retry.results.map((result) => result.code)).toEqual([status.OK, status.UNAVAILABLE, status.OK]);
+      expect(retry.results.map((result) => result.applied)).toEqual([[false], [], [true]]);
+      expect((await submit([[increment(2, 1n, 'fenced', 4)]])).results[0]!.applied).toEqual([false]);
+      expect([totals.get(1), totals.get(2)]).toEqual([50n, 1n]);
+      expect(dedup.diskLookups).toBeGreaterThanOrEqual(2);
+      // Past the window, the oldest key applies again.
+      nowMs += dedupWindowMs;
+      expect((await submit([[increment(1, 1n, 'key-0')]])).results[0]!.applied).toEqual([true]);
+    });
+
+    it('group commit: on a full disk keyed and unkeyed increments are refused RESOURCE_EXHAUSTED and nothing is applied or remembered', async () => {
+      await submit([[increment(1, 1n, 'before')]]);
+      log.setPageCountMax(1);
+      const groups = [[increment(1, 5n, `full-${'k'.repeat(120)}`)], [increment(2, 7n)], ...Array.from({ length: 400 }, (_, n) => [increment(3, 1n, `${n}-${'x'.repeat(120)}`)])];
+      const refused = await committer.submit(groups, epoch).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(TallyError);
+      expect(refused).toMatchObject({ code: 'resource_exhausted', grpcCode: status.RESOURCE_EXHAUSTED });
+      expect((refused as TallyError).message).toMatch(/^disk full: /);
+      expect([log.lastLsn, totals.get(1), totals.get(2), totals.get(3)]).toEqual([1n, 1n, 0n, 0n]);
+      expect(dedup.get(1, Buffer.from(`full-${'k'.repeat(120)}`), nowMs)).toBeUndefined();
+      expect(hooks.commits).toHaveLength(1);
+      // With room again, the same keys apply: the refused attempt left no trace.
+      log.setPageCountMax(1_000_000);
+      const outcome = await committer.submit(groups, epoch);
+      expect(outcome.results.every((result) => result.applied[0] === true)).toBe(true);
+      expect([totals.get(1), totals.get(2), totals.get(3)]).toEqual([6n, 7n, 400n]);
+    });
+
     it('group commit: keys and fences still hold after the log is replayed into fresh memory (restart)', async () => {
       await submit([[increment(1, 5n, 'applied')], [fence(2, 'fenced', 4)]]);
       log.close();

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/config.ts';
 import { nodeDefaults, parseNodeConfig } from '../../src/node/config.ts';
+import { dedupKeysInMemoryMax } from '../../src/common/limits.ts';
 
 function configErrorOf(action: () => unknown): string {
   try {
@@ -67,6 +68,14 @@ describe('node config: parseNodeConfig', () => {
   it('node config: a dedup window below one second names the flag or environment key it came from', () => {
     expect(configErrorOf(() => parseNodeConfig(['--dedup-window-ms', '999'], {}))).toContain('--dedup-window-ms');
     expect(configErrorOf(() => parseNodeConfig([], { TALLY_DEDUP_WINDOW_MS: '999' }))).toContain('TALLY_DEDUP_WINDOW_MS');
+  });
+
+  it('node config: keys held in memory default to the limit in limits.ts, come from flag or environment, and are at least one', () => {
+    expect(parseNodeConfig([], {}).dedupKeysInMemoryMax).toBe(dedupKeysInMemoryMax);
+    expect(parseNodeConfig(['--dedup-keys-in-memory-max', '500'], {}).dedupKeysInMemoryMax).toBe(500);
+    expect(parseNodeConfig([], { TALLY_DEDUP_KEYS_IN_MEMORY_MAX: '200' }).dedupKeysInMemoryMax).toBe(200);
+    expect(configErrorOf(() => parseNodeConfig(['--dedup-keys-in-memory-max', '0'], {}))).toContain('--dedup-keys-in-memory-max');
+    expect(configErrorOf(() => parseNodeConfig([], { TALLY_DEDUP_KEYS_IN_MEMORY_MAX: 'many' }))).toContain('TALLY_DEDUP_KEYS_IN_MEMORY_MAX');
   });
 
   it('node config: metrics port and shutdown timeout are bounded', () => {

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { ShardLog, ShardLogError, type LogEntry } from '../../src/node/shard-log.ts';
 import { INT64_MAX, INT64_MIN, replayBatchRows } from '../../src/common/limits.ts';
+import { ErrorCode, TallyError } from '../../src/common/errors.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 
 function entry(shardId: number, amount: bigint, key = ''): LogEntry {
@@ -204,8 +205,132 @@ describe('shard log', () => {
     ]);
     expect(log.append([{ shardId: 7, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: 1, member: 2n ** 64n - 1n }], 1n, 300)).toBe(3n);
     expect(log.readFrom(3n, 1)[0]!.member).toBe(2n ** 64n - 1n);
-    expect(log.getMeta('schema_version')).toBe('4');
+    expect(log.getMeta('schema_version')).toBe('5');
     log.close();
+  });
+
+  /** A log as version 4 wrote it: folded keyed rows kept for the window, a fence, an unkeyed tail. */
+  const writeVersion4 = (db: Database.Database): void => {
+    db.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE log (lsn INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, shard_id INTEGER NOT NULL, amount INTEGER NOT NULL, idem_key BLOB, fence_shard_count INTEGER, at_ms INTEGER NOT NULL, kind INTEGER, member INTEGER, payload BLOB);
+      CREATE TABLE checkpoint (shard_id INTEGER PRIMARY KEY, total INTEGER NOT NULL);
+      CREATE TABLE checkpoint_parts (shard_id INTEGER NOT NULL, part TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (shard_id, part));
+      INSERT INTO meta VALUES ('schema_version', '4'), ('checkpoint_lsn', '3'), ('checkpoint_epoch', '1');
+      INSERT INTO checkpoint VALUES (7, 12);
+      INSERT INTO log VALUES
+        (1, 1, 7, 5, X'6b2d31', NULL, 100, NULL, NULL, NULL),
+        (2, 1, 7, 0, X'6b2d32', 4, 150, NULL, NULL, NULL),
+        (4, 1, 7, 1, NULL, NULL, 300, NULL, NULL, NULL),
+        (5, 1, 7, 3, X'6b2d32', NULL, 400, NULL, NULL, NULL);
+    `);
+  };
+
+  it('shard log: a version-4 log is upgraded to 5 in place: its kept keys are indexed and found, its entries replay', () => {
+    const db = new Database(logFile);
+    db.pragma('journal_mode = WAL');
+    writeVersion4(db);
+    db.close();
+    const log = open();
+    expect(log.getMeta('schema_version')).toBe('5');
+    expect(log.checkpointLsn).toBe(3n);
+    expect(replayAll(log)).toEqual([
+      { lsn: 4n, shardId: 7, amount: 1n },
+      { lsn: 5n, shardId: 7, amount: 3n },
+    ]);
+    // Folded into the checkpoint, kept for the window: found on disk.
+    expect(log.findKey(7, Buffer.from('k-1'), 0)).toEqual({ lsn: 1n, atMs: 100, fenceShardCount: 0 });
+    // Fenced at 4 (lsn 2), then applied (lsn 5): the newest row is the state.
+    expect(log.findKey(7, Buffer.from('k-2'), 0)).toEqual({ lsn: 5n, atMs: 400, fenceShardCount: 0 });
+    expect(log.findKey(7, Buffer.from('k-2'), 401)).toBeUndefined();
+    const index = withRawDb((db) => db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'log_keys'").get()) as { sql: string };
+    expect(index.sql).toMatch(/ON log \(shard_id, idem_key\) WHERE idem_key IS NOT NULL/);
+  });
+
+  it('shard log: an upgrade that fails changes nothing: the file stays at its old version, without half the new schema', () => {
+    const db = new Database(logFile);
+    db.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE log (lsn INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, shard_id INTEGER NOT NULL, amount INTEGER NOT NULL, idem_key BLOB, fence_shard_count INTEGER, at_ms INTEGER NOT NULL);
+      INSERT INTO meta VALUES ('schema_version', '3');
+      -- Takes the index's name: the upgrade's last step fails.
+      CREATE TABLE log_keys (x INTEGER);
+    `);
+    db.close();
+    expect(() => ShardLog.open(dataDir)).toThrow(ShardLogError);
+    withRawDb((raw) => {
+      expect(raw.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: '3' });
+      const columns = (raw.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[]).map((column) => column.name);
+      expect(columns).not.toContain('kind');
+    });
+  });
+
+  it('shard log: a key lookup is a search of the key index, not a scan of the log', () => {
+    open().close();
+    const plan = withRawDb((db) =>
+      db.prepare('EXPLAIN QUERY PLAN SELECT lsn, at_ms, fence_shard_count FROM log WHERE shard_id = ? AND idem_key = ? AND at_ms >= ? ORDER BY lsn DESC LIMIT 1').all(1, Buffer.from('k'), 0),
+    ) as { detail: string }[];
+    expect(plan.map((step) => step.detail)).toEqual(['SEARCH log USING INDEX log_keys (shard_id=? AND idem_key=?)']);
+  });
+
+  it('shard log: findKey finds the newest row of a key per shard within the window, through folds, until pruned', () => {
+    const log = open();
+    log.append([fenceEntry(1, 'k', 2), entry(2, 1n, 'k'), entry(1, 9n)], epoch, 1_000);
+    log.append([fenceEntry(1, 'k', 5)], epoch, 2_000);
+    expect(log.findKey(1, Buffer.from('k'), 0)).toEqual({ lsn: 4n, atMs: 2_000, fenceShardCount: 5 });
+    expect(log.findKey(2, Buffer.from('k'), 0)).toEqual({ lsn: 2n, atMs: 1_000, fenceShardCount: 0 });
+    // A newest row older than sinceMs: the key is past its window.
+    expect(log.findKey(2, Buffer.from('k'), 1_001)).toBeUndefined();
+    expect(log.findKey(3, Buffer.from('k'), 0)).toBeUndefined();
+    expect(log.findKey(1, Buffer.from('other'), 0)).toBeUndefined();
+    // The checkpoint folds every row but keeps the keyed ones younger than 1,500.
+    expect(log.foldSlice(4n, 100, 1_500)).toBe(4);
+    expect(log.findKey(1, Buffer.from('k'), 0)?.lsn).toBe(4n);
+    expect(log.findKey(2, Buffer.from('k'), 0)).toBeUndefined();
+    expect(log.pruneFoldedKeys(2_001, 100)).toBe(1);
+    expect(log.findKey(1, Buffer.from('k'), 0)).toBeUndefined();
+  });
+
+  it('shard log: replayKeys reads only the newest rowsMax keyed rows of the window and says when the older ones were left out', () => {
+    const log = open();
+    for (let n = 0; n < 10; n++) log.append([entry(1, 1n, `k${n}`), entry(1, 1n)], epoch, 100 * n);
+    const replayed: bigint[] = [];
+    expect(log.replayKeys(0, 4, (lsn) => replayed.push(lsn))).toBe(500);
+    expect(replayed).toEqual([13n, 15n, 17n, 19n]);
+    replayed.length = 0;
+    expect(log.replayKeys(650, 4, (lsn) => replayed.push(lsn))).toBeUndefined();
+    expect(replayed).toEqual([15n, 17n, 19n]);
+    replayed.length = 0;
+    expect(log.replayKeys(0, 0, (lsn) => replayed.push(lsn))).toBe(900);
+    expect(replayed).toEqual([]);
+  });
+
+  it('shard log: an append that finds the disk full fails RESOURCE_EXHAUSTED, writes nothing, and the log goes on once there is room', () => {
+    const log = open();
+    log.append([entry(1, 1n, 'before')], epoch, 0);
+    // SQLite never caps below the current size: the file may not grow by a page.
+    expect(log.setPageCountMax(1)).toBe(log.sizeBytes() / 4_096);
+    const bigKeys = Array.from({ length: 500 }, (_, index) => entry(1, 1n, `full-${index}-${'x'.repeat(100)}`));
+    const failure = (() => {
+      try {
+        log.append(bigKeys, epoch, 1);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(failure).toBeInstanceOf(TallyError);
+    expect((failure as TallyError).code).toBe(ErrorCode.resourceExhausted);
+    expect((failure as TallyError).message).toMatch(/^disk full: /);
+    expect(log.lastLsn).toBe(1n);
+    expect(log.findKey(1, Buffer.from(`full-0-${'x'.repeat(100)}`), 0)).toBeUndefined();
+    // Replicated entries meet the same refusal.
+    expect(() => log.appendReplicated(bigKeys.map((bigKey, index) => ({ ...bigKey, lsn: 2n + BigInt(index), epoch, atMs: 1 })))).toThrow(/^disk full: /);
+    expect(log.lastLsn).toBe(1n);
+    log.setPageCountMax(1_000_000);
+    expect(log.append(bigKeys, epoch, 2)).toBe(501n);
+    log.close();
+    expect(replayAll(open())).toHaveLength(501);
   });
 
   it('shard log: opening a log with another schema version throws ShardLogError', () => {
