@@ -4,7 +4,7 @@
 // For each bound: fill to the bound, then add half as many keys again (each
 // add evicts the oldest key). Found while timing a refill with 10 million keys
 // (bench/refill.mts): a node holding more keys in its window than
-// dedupKeysMax never finished replaying them.
+// dedupKeysInMemoryMax never finished replaying them.
 import { randomBytes } from 'node:crypto';
 import { DedupIndex } from '../src/node/dedup-index.ts';
 
@@ -22,7 +22,7 @@ for (const keysMax of bounds) {
   startedNs = process.hrtime.bigint();
   for (let key = keysMax; key < keysMax + extraCount; key++) index.add(1, keys[key]!, BigInt(key + 1), nowMs, 0);
   const evictNsPerKey = Number(process.hrtime.bigint() - startedNs) / extraCount;
-  rows.push({ keysMax, evicted: index.evictedEarly, fillMicrosPerKey: Number((fillNsPerKey / 1000).toFixed(2)), pastBoundMicrosPerKey: Number((evictNsPerKey / 1000).toFixed(2)) });
+  rows.push({ keysMax, evicted: index.evictedFromMemory, fillMicrosPerKey: Number((fillNsPerKey / 1000).toFixed(2)), pastBoundMicrosPerKey: Number((evictNsPerKey / 1000).toFixed(2)) });
   console.log(JSON.stringify(rows.at(-1)));
 }
 process.exit(0);

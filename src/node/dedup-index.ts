@@ -27,6 +27,14 @@ export class DedupIndex {
    * Until it falls out of the window, a memory miss must ask the disk.
    */
   private diskOnlyNewestAtMs = Number.NEGATIVE_INFINITY;
+  /**
+   * One iterator walks the map from its oldest entry, kept between calls:
+   * a fresh keys().next() after many deletes from the front re-walks every
+   * deleted slot V8 has not compacted yet (quadratic past the bound).
+   */
+  private cursor: IterableIterator<[string, SeenKey]> | undefined;
+  /** The entry the cursor stands on: the oldest, if it is still in the map as it was. */
+  private head: [string, SeenKey] | undefined;
   /** Keys dropped from memory before their window ended because memory was full (the disk still has them). */
   evictedFromMemory = 0;
   /** Memory misses answered from the disk. */
@@ -60,10 +68,31 @@ export class DedupIndex {
     this.seen.delete(id);
     this.seen.set(id, { lsn, atMs, fenceShardCount });
     if (this.seen.size > this.keysInMemoryMax) {
-      const [oldestId, oldest] = this.seen.entries().next().value as [string, SeenKey];
+      const [oldestId, oldest] = this.oldest()!;
       this.seen.delete(oldestId);
       this.evictedFromMemory++;
       this.leftOnDisk(oldest.atMs);
+    }
+  }
+
+  /** The oldest key in memory. O(1) amortized: the cursor passes each entry once. */
+  private oldest(): [string, SeenKey] | undefined {
+    // Bounded: each step either returns or moves the cursor past an entry that is gone.
+    for (;;) {
+      if (this.head !== undefined) {
+        const [id, seen] = this.head;
+        // A key re-added since moved to the back (a new object): the cursor meets it there.
+        if (this.seen.get(id) === seen) return this.head;
+        this.head = undefined;
+      }
+      this.cursor ??= this.seen.entries();
+      const next = this.cursor.next();
+      if (next.done === true) {
+        // Walked past the newest entry: the map is empty. A later call starts afresh.
+        this.cursor = undefined;
+        return undefined;
+      }
+      this.head = next.value;
     }
   }
 
@@ -91,9 +120,8 @@ export class DedupIndex {
   /** Drops keys older than the window from memory; at most `limit` per call so writes never wait long. */
   prune(nowMs: number, limit = 100_000): number {
     let pruned = 0;
-    for (const [id, seen] of this.seen) {
-      if (pruned >= limit || nowMs - seen.atMs < this.windowMs) break;
-      this.seen.delete(id);
+    for (let oldest = this.oldest(); oldest !== undefined && pruned < limit && nowMs - oldest[1].atMs >= this.windowMs; oldest = this.oldest()) {
+      this.seen.delete(oldest[0]);
       pruned++;
     }
     return pruned;
@@ -102,6 +130,8 @@ export class DedupIndex {
   /** Empties memory (before a rebuild); the counters keep counting. */
   clear(): void {
     this.seen.clear();
+    this.cursor = undefined;
+    this.head = undefined;
     this.diskOnlyNewestAtMs = Number.NEGATIVE_INFINITY;
   }
 

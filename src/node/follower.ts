@@ -166,11 +166,20 @@ export function createFollower(deps: FollowerDeps) {
     install.nextChunk++;
     if (request.done) {
       log.finishInstall(snapshotLsn, snapshotEpoch);
-      deps.rebuild();
-      state.confirmedLsn = log.lastLsn;
-      logger.info('snapshot installed', { snapshotId: request.snapshotId, snapshotLsn, chunks: install.nextChunk, shards: memory.totals.shardCount, keys: dedup.size });
+      const chunks = install.nextChunk;
       install = undefined;
       metrics.lastLsn.set(Number(log.lastLsn));
+      // Answered first, rebuilt after: loading millions of keys takes longer
+      // than a call may. Until memory holds the snapshot the node is not
+      // ready, so nothing reads it or appends to it.
+      state.ready = false;
+      setImmediate(() => {
+        const startedMs = Date.now();
+        deps.rebuild();
+        state.confirmedLsn = log.lastLsn;
+        state.ready = true;
+        logger.info('snapshot installed', { snapshotId: request.snapshotId, snapshotLsn, chunks, shards: memory.totals.shardCount, keys: dedup.size, rebuildMs: Date.now() - startedMs });
+      });
     }
     return position(true);
   };

@@ -83,6 +83,38 @@ describe('dedup index: memory in front of the log on disk', () => {
     return lsn;
   }
 
+  it('dedup: eviction and pruning take the oldest key in memory, re-added keys counting as new, through any mix of adds, prunes and clears (seeded, against a model)', () => {
+    const random = seededRandom(0xe71c);
+    const windowMs = 500;
+    const keysMax = 64;
+    const index = new DedupIndex(windowMs, keysMax);
+    // The model: keys in memory, oldest first, by the time they were last added.
+    let model: { id: string; atMs: number }[] = [];
+    let nowMs = 0;
+    for (let step = 0; step < 20_000; step++) {
+      nowMs += randomInt(random, 0, 3);
+      const roll = random();
+      if (roll < 0.9) {
+        const id = `k${randomInt(random, 0, 200)}`;
+        index.add(1, key(id), BigInt(step), nowMs, 0);
+        model = model.filter((entry) => entry.id !== id);
+        model.push({ id, atMs: nowMs });
+        if (model.length > keysMax) model.shift();
+      } else if (roll < 0.995) {
+        const limit = randomInt(random, 1, 20);
+        const expired = model.slice(0, limit).filter((entry, position) => nowMs - entry.atMs >= windowMs && model.slice(0, position).every((before) => nowMs - before.atMs >= windowMs));
+        expect(index.prune(nowMs, limit)).toBe(expired.length);
+        model = model.slice(expired.length);
+      } else {
+        index.clear();
+        model = [];
+      }
+      expect(index.size).toBe(model.length);
+      if (step % 97 === 0) for (const entry of model) expect(index.get(1, key(entry.id), nowMs)?.atMs, `${entry.id} at step ${step}`).toBe(nowMs - entry.atMs < windowMs ? entry.atMs : undefined);
+    }
+    for (const entry of model) expect(index.get(1, key(entry.id), nowMs)?.atMs, entry.id).toBe(nowMs - entry.atMs < windowMs ? entry.atMs : undefined);
+  });
+
   it('dedup: with more keys than memory holds, the oldest is still found, from disk, with its lsn and time', () => {
     const index = new DedupIndex(windowMs, 500, disk);
     for (let n = 0; n < 2_000; n++) commit(index, 1 + (n % 7), `key-${n}`, 1_000 + n);

@@ -94,7 +94,7 @@ function stateOf(memory: NodeMemory): unknown {
 }
 
 /** Installs the primary's checkpoint into the follower through InstallSnapshot, in chunks of about chunkBytes. */
-function install(primary: ShardLog, follower: Node, chunkBytes: number, stopAfterChunks = Infinity): number {
+async function install(primary: ShardLog, follower: Node, chunkBytes: number, stopAfterChunks = Infinity): Promise<number> {
   const view = primary.openView();
   try {
     const chunks = [...view.snapshotChunks(chunkBytes, nowMs - windowMs)];
@@ -114,6 +114,12 @@ function install(primary: ShardLog, follower: Node, chunkBytes: number, stopAfte
       };
       follower.follower.installSnapshot(request);
       sent++;
+    }
+    if (sent === chunks.length) {
+      // The last chunk is answered before memory is rebuilt; the node is not ready until then.
+      expect(follower.state.ready).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(follower.state.ready).toBe(true);
     }
     return chunks.length;
   } finally {
@@ -181,7 +187,7 @@ describe('follower', () => {
     expect(node.memory.totals.get(1)).toBe(2n);
   });
 
-  it('snapshot install: checkpoint in chunks, then the tail, equals the primary in every kind and key, wherever the fold stopped', () => {
+  it('snapshot install: checkpoint in chunks, then the tail, equals the primary in every kind and key, wherever the fold stopped', async () => {
     for (const [foldTo, chunkBytes] of [[0n, 1_024], [137n, 1_024], [400n, 4_096], [600n, 1_024]] as const) {
       const { log: primary, memory: primaryMemory } = primaryWith(600, 11);
       while (primary.foldSlice(foldTo, 64, nowMs - windowMs, nowMs) > 0);
@@ -190,7 +196,7 @@ describe('follower', () => {
       logs.push(node.log);
       // The follower held a diverged log of its own: install replaces it.
       node.log.append([{ shardId: 99, amount: 5n, idempotencyKey: Buffer.from('stray'), fenceShardCount: 0 }], 1n, nowMs);
-      const chunkCount = install(primary, node, chunkBytes);
+      const chunkCount = await install(primary, node, chunkBytes);
       expect(chunkCount).toBeGreaterThan(foldTo > 0n ? 1 : 0);
       expect(node.log.installing).toBe(false);
       expect(node.log.lastLsn).toBe(foldTo);
@@ -216,12 +222,12 @@ describe('follower', () => {
     }
   });
 
-  it('snapshot install: cut short, the log reopens empty (never half a snapshot) and the install starts over', () => {
+  it('snapshot install: cut short, the log reopens empty (never half a snapshot) and the install starts over', async () => {
     const { log: primary } = primaryWith(600, 13);
     while (primary.foldSlice(500n, 100, nowMs - windowMs, nowMs) > 0);
     const followerDir = dir('follower');
     const node = openNode(followerDir);
-    const chunkCount = install(primary, node, 1_024, 2);
+    const chunkCount = await install(primary, node, 1_024, 2);
     expect(chunkCount).toBeGreaterThan(2);
     expect(node.log.installing).toBe(true);
     node.log.close();
@@ -235,7 +241,7 @@ describe('follower', () => {
     expect(() =>
       reopened.follower.installSnapshot({ epoch: '2', snapshotId: 'snap-1', chunkIndex: 2, snapshotLsn: '500', snapshotEpoch: '2', shards: [], parts: [], keys: [], done: true }),
     ).toThrow(/not the one expected/);
-    install(primary, reopened, 1_024);
+    await install(primary, reopened, 1_024);
     expect(reopened.log.lastLsn).toBe(500n);
   });
 
