@@ -149,6 +149,11 @@ export function createNodeService(deps: {
   const requireReady = (): void => {
     if (!state.ready) throw new TallyError(ErrorCode.unavailable, 'node is not ready (replaying its log or shutting down)');
   };
+  /** Reads and reconciliation need the whole log: not while a snapshot install has emptied it. */
+  const requireWholeLog = (): void => {
+    requireReady();
+    if (log.installing) throw new TallyError(ErrorCode.unavailable, 'a snapshot install is under way: this node holds an incomplete log');
+  };
 
   const statusOf = (): StatusResponseMsg => {
     const replication = replicator.status();
@@ -230,13 +235,13 @@ export function createNodeService(deps: {
     }),
 
     ReadShards: unary<ReadShardsRequestMsg, ReadShardsResponseMsg>((request) => {
-      requireReady();
+      requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       return confirmed({ totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
     }),
 
     ReadSketches: unary<ReadSketchesRequestMsg, ReadSketchesResponseMsg>((request) => {
-      requireReady();
+      requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       if (!request.merge) return confirmed({ sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() });
       const union = new HllSketch();
@@ -248,7 +253,7 @@ export function createNodeService(deps: {
     }),
 
     ReadWindows: unary<ReadWindowsRequestMsg, ReadShardsResponseMsg>((request) => {
-      requireReady();
+      requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       const fromMs = Number(request.fromMs);
       const toMs = Number(request.toMs);
@@ -261,14 +266,14 @@ export function createNodeService(deps: {
     }),
 
     CheckMembers: unary<CheckMembersRequestMsg, CheckMembersResponseMsg>((request) => {
-      requireReady();
+      requireWholeLog();
       if (request.shardIds.length !== request.members.length) throw new TallyError(ErrorCode.invalidArgument, 'shard ids and members differ in length');
       const ids = request.shardIds.map(parseShardId);
       return confirmed({ present: ids.map((id, index) => memory.hasMember(id, BigInt(request.members[index]!))), ...readMeta() });
     }),
 
     MemberCounts: unary<ReadShardsRequestMsg, MemberCountsResponseMsg>((request) => {
-      requireReady();
+      requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       return confirmed({ memberCounts: ids.map((id) => String(memory.memberCount(id))), totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
     }),
@@ -334,7 +339,7 @@ export function createNodeService(deps: {
     }),
 
     Reconcile: unary<ReconcileRequestMsg, ReconcileResponseMsg>(async (request) => {
-      requireReady();
+      requireWholeLog();
       const compareAtLsn = BigInt(request.compareAtLsn);
       const wanted = request.shardIds.length > 0 ? request.shardIds.map(parseShardId) : undefined;
       // Memory and a read view of the log are taken in the same turn, so

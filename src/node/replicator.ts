@@ -70,6 +70,8 @@ interface Install {
 
 /** Snapshot chunks get longer than appends: the follower writes a whole chunk in one transaction. */
 const installCallTimeoutMinMs = 10_000;
+/** How long after an install its snapshot stays unfolded for a follower that is still rebuilding its memory. */
+const installedHoldMs = 60_000;
 
 export class Replicator {
   private client: ReplicationRpc | undefined;
@@ -88,6 +90,8 @@ export class Replicator {
   private waiters: Waiter[] = [];
   private lastError = '';
   private install: Install | undefined;
+  /** After an install: the snapshot's lsn, kept unfolded until the follower answers again (or a while passes). */
+  private installedHold: { lsn: bigint; untilMs: number } | undefined;
   /** Commits not yet confirmed, oldest first: the lag is the age of the first. */
   private unconfirmed: { lsn: bigint; atMs: number }[] = [];
   private sessionKey = '';
@@ -113,6 +117,7 @@ export class Replicator {
       this.truncateRefused = false;
       this.ackedLsn = 0n;
       this.unconfirmed = [];
+      this.installedHold = undefined;
       this.abortInstall();
     }
     if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
@@ -167,11 +172,19 @@ export class Replicator {
 
   /**
    * The highest lsn the checkpointer may fold while this primary is not
-   * required to wait for its follower: nothing past an install's snapshot,
-   * so the follower can continue from it by log.
+   * required to wait for its follower (undefined: no limit from here). A
+   * follower being filled or catching up keeps what it still needs: nothing
+   * past an install's snapshot, nothing past what an answering follower
+   * holds, and just after an install, nothing past its snapshot while the
+   * follower rebuilds its memory (else the next fold would send it another
+   * snapshot, and another, while writes go on). Only a follower that stopped
+   * answering leaves the log to the retainEntries rule.
    */
   foldLimitLsn(): bigint | undefined {
-    return this.install?.view.checkpointLsn;
+    if (this.install !== undefined) return this.install.view.checkpointLsn;
+    if (this.followerLastLsn !== undefined && this.matched) return this.ackedLsn;
+    if (this.installedHold !== undefined && Date.now() < this.installedHold.untilMs) return this.installedHold.lsn;
+    return undefined;
   }
 
   stop(): void {
@@ -214,8 +227,7 @@ export class Replicator {
     }
     const request = this.nextRequest(role);
     if (request === 'install') {
-      this.startInstall(role);
-      this.sendChunk(role);
+      if (this.startInstall(role)) this.sendChunk(role);
       return;
     }
     if (request !== undefined) this.send(request, role);
@@ -263,10 +275,10 @@ export class Replicator {
 
   private send(request: AppendEntriesRequestMsg, role: RoleState): void {
     this.inFlight = true;
-    const sentEpoch = role.epoch;
+    const session = this.sessionKey;
     this.rpc(role.peer).AppendEntries(request, { deadline: Date.now() + this.settings.callTimeoutMs }, (error: ServiceError | null, response?: AppendEntriesResponseMsg) => {
       this.inFlight = false;
-      if (!this.stillPrimaryAt(sentEpoch)) return;
+      if (!this.sameSession(session)) return;
       if (error || response === undefined) {
         this.failed(error);
         return;
@@ -277,10 +289,10 @@ export class Replicator {
     });
   }
 
-  private stillPrimaryAt(epoch: bigint): boolean {
-    const current = this.role();
-    if (current.epoch === epoch && current.role === 'primary') return true;
-    this.kick();
+  /** A reply belongs to the session it was sent in (role, epoch and peer); one from an older session only frees the way for the next call. */
+  private sameSession(session: string): boolean {
+    if (session === this.sessionKey && this.role().role === 'primary') return true;
+    setImmediate(() => this.kick());
     return false;
   }
 
@@ -321,6 +333,8 @@ export class Replicator {
       return;
     }
     this.lastError = '';
+    // Taking entries past the snapshot: it is through its rebuild, and what it holds bounds the fold from now on.
+    if (this.installedHold !== undefined && lastLsn > this.installedHold.lsn) this.installedHold = undefined;
     this.confirm(lastLsn);
   }
 
@@ -334,25 +348,51 @@ export class Replicator {
     this.resolveUpTo(this.ackedLsn);
   }
 
-  private startInstall(role: RoleState): void {
-    const view = this.log.openView();
-    const chunks = view.snapshotChunks(nodeCallBytesMax, Date.now() - this.settings.dedupWindowMs);
-    this.install = { view, chunks, next: chunks.next(), snapshotId: randomUUID(), chunkIndex: 0, startedMs: Date.now() };
+  /** Opens a view of our log and reads its first chunk; false (and a retry later) when the log cannot be read. */
+  private startInstall(role: RoleState): boolean {
+    let view: LogView | undefined;
+    try {
+      view = this.log.openView();
+      const chunks = view.snapshotChunks(nodeCallBytesMax, Date.now() - this.settings.dedupWindowMs);
+      this.install = { view, chunks, next: chunks.next(), snapshotId: randomUUID(), chunkIndex: 0, startedMs: Date.now() };
+    } catch (error) {
+      if (this.install === undefined) view?.close();
+      this.installFailed(error);
+      return false;
+    }
     this.logger?.warn('snapshot install', { follower: role.peer, followerId: this.followerId, followerLastLsn: this.followerLastLsn, snapshotLsn: view.checkpointLsn, snapshotId: this.install.snapshotId });
+    return true;
+  }
+
+  /** Reading the snapshot failed: nothing partial is ever sent as complete; start over later. */
+  private installFailed(error: unknown): void {
+    this.lastError = `snapshot could not be read: ${(error as Error).message}`;
+    this.logger?.error('snapshot install failed', { error: (error as Error).message });
+    this.abortInstall();
+    this.followerLastLsn = undefined;
+    this.retryLater();
   }
 
   private abortInstall(): void {
     const install = this.install;
     if (install === undefined) return;
     this.install = undefined;
-    install.chunks.return(undefined);
-    install.view.close();
+    try {
+      install.chunks.return(undefined);
+    } finally {
+      install.view.close();
+    }
   }
 
   private sendChunk(role: RoleState): void {
     const install = this.install!;
     const chunk = install.next.value as SnapshotChunk;
-    install.next = install.chunks.next();
+    try {
+      install.next = install.chunks.next();
+    } catch (error) {
+      this.installFailed(error);
+      return;
+    }
     const done = install.next.done === true;
     const request: InstallSnapshotRequestMsg = {
       epoch: role.epoch.toString(),
@@ -366,20 +406,24 @@ export class Replicator {
       done,
     };
     this.inFlight = true;
-    const sentEpoch = role.epoch;
+    const session = this.sessionKey;
     const timeoutMs = Math.max(this.settings.callTimeoutMs, installCallTimeoutMinMs);
     this.rpc(role.peer).InstallSnapshot(request, { deadline: Date.now() + timeoutMs }, (error: ServiceError | null, response?: AppendEntriesResponseMsg) => {
       this.inFlight = false;
-      if (this.install !== install) return;
-      if (!this.stillPrimaryAt(sentEpoch)) return;
+      if (this.install !== install || !this.sameSession(session)) {
+        setImmediate(() => this.kick());
+        return;
+      }
       if (error || response === undefined) {
         this.failed(error);
         return;
       }
       install.chunkIndex++;
       if (done) {
-        this.logger?.info('snapshot installed', { follower: role.peer, snapshotLsn: install.view.checkpointLsn, chunks: install.chunkIndex, durationMs: Date.now() - install.startedMs });
+        const snapshotLsn = install.view.checkpointLsn;
+        this.logger?.info('snapshot installed', { follower: role.peer, snapshotLsn, chunks: install.chunkIndex, durationMs: Date.now() - install.startedMs });
         this.abortInstall();
+        this.installedHold = { lsn: snapshotLsn, untilMs: Date.now() + installedHoldMs };
         this.onPosition(response);
       }
       setImmediate(() => this.kick());

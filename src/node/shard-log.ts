@@ -276,7 +276,8 @@ export class ShardLog {
   installChunk(chunk: SnapshotChunk): void {
     assert.ok(this.installing, 'install chunk without an install under way');
     const upsertTotal = this.db.prepare('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total');
-    const appendPart = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = data || excluded.data');
+    const appendPart = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = CAST(data || excluded.data AS BLOB)');
+    // (|| makes TEXT even of two BLOBs: without the CAST a part in several pieces would read back as a string.)
     this.db.transaction(() => {
       for (const [shardId, total] of chunk.shards) {
         assert.ok(Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN, `snapshot shard ${shardId} is invalid`);
@@ -471,7 +472,15 @@ export class ShardLog {
       .raw(true)
       .iterate(leftOut?.[0] ?? 0n, sinceMs) as IterableIterator<[bigint, bigint, Buffer, bigint, bigint | null]>;
     for (const [lsn, shardId, key, atMs, fenceShardCount] of rows) onKey(lsn, Number(shardId), key, Number(atMs), Number(fenceShardCount ?? 0n));
-    return leftOut === undefined ? undefined : Number(leftOut[1]);
+    if (leftOut === undefined) return undefined;
+    // Commit times follow lsns only as far as the primaries' clocks agree (a
+    // failover between two machines): the newest of all rows left out, not
+    // the time of the last one, says until when the disk alone holds keys.
+    const newest = this.db
+      .prepare('SELECT max(at_ms) AS at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? AND lsn <= ?')
+      .safeIntegers(true)
+      .get(sinceMs, leftOut[0]) as { at_ms: bigint | null };
+    return Number(newest.at_ms ?? leftOut[1]);
   }
 
   /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */

@@ -38,6 +38,7 @@ export async function readPairWithFallback<Response extends NodeReadMeta>(
   const follower = pair.follower;
   const followerReadable = pair.inSync;
   const primaryId = pair.primaryId;
+  const followerId = pair.followerId;
   try {
     const response = await read(pair.primary);
     // Only the recorded primary of this epoch holds the pair's history: a
@@ -60,6 +61,10 @@ export async function readPairWithFallback<Response extends NodeReadMeta>(
     // The follower holds every acknowledged increment only as the in-sync follower of this epoch.
     if (response.role !== 'follower' || BigInt(response.epoch) !== epoch) {
       throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex}: primary unreachable and follower is ${response.role} at epoch ${response.epoch}, not follower at ${epoch}`);
+    }
+    // ...and only as the log the directory knew in sync (not a wiped node answering at the same address).
+    if (followerId === '' || response.nodeId !== followerId) {
+      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex}: primary unreachable and the follower answers as log ${response.nodeId || '(unknown)'}, not ${followerId || 'a recorded one'}`);
     }
     return { response, calls: 2, fromFollower: true };
   }

@@ -64,6 +64,11 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
     if (canFailover && (primary.refused || primary.silentMs >= settings.failoverTimeoutMs)) {
       return [{ kind: 'failover', reason: primary.refused ? 'primary refused connections' : `primary silent for ${primary.silentMs} ms`, deposedId: pair.primaryId }];
     }
+    // A directory from before identities, primary down: the follower of this
+    // epoch is the one the directory's in-sync flag speaks of; record it so it can take over.
+    if (pair.legacy && pair.followerId === '' && fs !== undefined && fs.role === 'follower' && fs.epoch === pair.epoch) {
+      return [{ kind: 'record', update: { followerId: fs.nodeId }, reason: 'follower identity recorded' }];
+    }
     return [];
   }
 
@@ -71,7 +76,10 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
   let adopt = false;
   let known: boolean;
   if (pair.primaryId !== '') known = ps.nodeId === pair.primaryId;
-  else if (pair.legacy) known = adopt = ps.role === 'primary' && ps.epoch === pair.epoch;
+  // A directory from before identities: the node holding a role at this
+  // epoch, or the one before it (a failover written to the directory whose
+  // SetRole never arrived), is the one it meant; an unassigned (empty) one never is.
+  else if (pair.legacy) known = adopt = ps.role !== 'unassigned' && (ps.epoch === pair.epoch || ps.epoch + 1n === pair.epoch);
   // A pair no node was ever made primary of has no history to lose.
   else known = adopt = true;
   const holdsHistory = known && !ps.installing && ps.lastLsn >= pair.ackedLsn;

@@ -222,6 +222,33 @@ describe('follower', () => {
     }
   });
 
+  it('snapshot install: a part larger than a chunk arrives in pieces and is joined byte for byte (member bitmap, sketch)', async () => {
+    const log = ShardLog.open(dir('primary'), checkpointFolder);
+    logs.push(log);
+    const random = seededRandom(17);
+    const members = new Set<bigint>();
+    while (members.size < 5_000) members.add(BigInt(Math.floor(random() * 2 ** 40)));
+    const flips: LogEntry[] = [...members].map((member) => ({ shardId: 7, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member }));
+    const registers: LogEntry[] = Array.from({ length: 2_000 }, (_, index) => ({ shardId: 8, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges([[index * 8, 1 + (index % 30)]]) }));
+    log.append(flips, 1n, nowMs);
+    log.append(registers, 1n, nowMs);
+    while (log.foldSlice(log.lastLsn, 1_000, nowMs - windowMs, nowMs) > 0);
+    const primaryMemory = new NodeMemory();
+    rebuildMemory(log, primaryMemory, new DedupIndex(windowMs), nowMs, windowMs);
+    const parts = log.checkpointState([7, 8]).parts;
+    // Both parts are several pieces long at this chunk size.
+    expect(parts.get(7)!.get('members')!.length).toBeGreaterThan(4 * 2_048);
+    const node = openNode(dir('follower'));
+    logs.push(node.log);
+    await install(log, node, 4_096);
+    const installed = node.log.checkpointState([7, 8]).parts;
+    expect(Buffer.isBuffer(installed.get(7)!.get('members'))).toBe(true);
+    expect(installed.get(7)!.get('members')!.equals(parts.get(7)!.get('members')!)).toBe(true);
+    expect(installed.get(8)!.get('sketch')!.equals(parts.get(8)!.get('sketch')!)).toBe(true);
+    expect(stateOf(node.memory)).toEqual(stateOf(primaryMemory));
+    expect(node.memory.memberCount(7)).toBe(5_000);
+  });
+
   it('snapshot install: cut short, the log reopens empty (never half a snapshot) and the install starts over', async () => {
     const { log: primary } = primaryWith(600, 13);
     while (primary.foldSlice(500n, 100, nowMs - windowMs, nowMs) > 0);

@@ -125,6 +125,20 @@ const cases: Case[] = [
     follower: up(followerStatus({ nodeId: 'log-old-f' })),
     expected: ['stuck'],
   },
+  {
+    name: 'a legacy pair whose failover was written but never told: the follower of the previous epoch in the primary slot is adopted and made primary',
+    pair: pair({ primaryId: '', followerId: '', ackedLsn: 0n, legacy: true, inSync: false, epoch: 4n }),
+    primary: up(primaryStatus({ nodeId: 'log-was-f', role: 'follower', epoch: 3n, syncRequired: false, followerCaughtUp: false })),
+    follower: refused,
+    expected: ['record', 'assignPrimary'],
+  },
+  {
+    name: 'a legacy in-sync pair with its primary down: the follower of this epoch is recorded, so it can take over next',
+    pair: pair({ primaryId: '', followerId: '', ackedLsn: 0n, legacy: true }),
+    primary: refused,
+    follower: up(followerStatus({ nodeId: 'log-old-f' })),
+    expected: ['record'],
+  },
   // The follower slot.
   { name: 'follower refused while in sync: out of sync at once', pair: pair(), primary: up(primaryStatus()), follower: refused, expected: ['markOutOfSync'] },
   { name: 'follower silent under its timeout: wait', pair: pair(), primary: up(primaryStatus()), follower: silent(500), expected: [] },
