@@ -38,6 +38,9 @@ export function decodeReplicated(entry: LogEntryWire): StoredEntry {
   return decoded;
 }
 
+/** How long after answering the last snapshot chunk the follower starts rebuilding its memory. */
+const rebuildDelayMs = 50;
+
 export interface FollowerDeps {
   state: NodeState;
   log: ShardLog;
@@ -173,13 +176,15 @@ export function createFollower(deps: FollowerDeps) {
       // than a call may. Until memory holds the snapshot the node is not
       // ready, so nothing reads it or appends to it.
       state.ready = false;
-      setImmediate(() => {
+      // A moment later rather than setImmediate: the answer must leave this
+      // process before the event loop is held for the rebuild.
+      setTimeout(() => {
         const startedMs = Date.now();
         deps.rebuild();
         state.confirmedLsn = log.lastLsn;
         state.ready = true;
         logger.info('snapshot installed', { snapshotId: request.snapshotId, snapshotLsn, chunks, shards: memory.totals.shardCount, keys: dedup.size, rebuildMs: Date.now() - startedMs });
-      });
+      }, rebuildDelayMs);
     }
     return position(true);
   };

@@ -118,7 +118,7 @@ async function install(primary: ShardLog, follower: Node, chunkBytes: number, st
     if (sent === chunks.length) {
       // The last chunk is answered before memory is rebuilt; the node is not ready until then.
       expect(follower.state.ready).toBe(false);
-      await new Promise((resolve) => setImmediate(resolve));
+      for (let waitedMs = 0; !follower.state.ready && waitedMs < 5_000; waitedMs += 10) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(follower.state.ready).toBe(true);
     }
     return chunks.length;
