@@ -135,6 +135,7 @@ runMain(async () => {
     metrics.memberSetBytes.set(structures.memberBytes);
     metrics.windowBuckets.set(memory.windows.bucketCount);
     metrics.logSizeBytes.set(log.sizeBytes());
+    metrics.logWalBytes.set(log.walSizeBytes());
     const replication = replicator.status();
     metrics.replicationLagMs.set(state.role.role === 'primary' ? replication.lagMs : 0);
     metrics.replicationLagEntries.set(state.role.role === 'primary' ? Number(log.lastLsn - replication.ackedLsn) : 0);

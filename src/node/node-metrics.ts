@@ -58,6 +58,11 @@ export function createNodeMetrics(registry: Registry) {
     windowBuckets: new Gauge({ name: 'tally_window_buckets', help: 'Window buckets held in memory', registers: [registry] }),
     windowBucketsExpired: new Counter({ name: 'tally_window_buckets_expired_total', help: 'Window buckets dropped after their retention', registers: [registry] }),
     logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
+    logWalBytes: new Gauge({
+      name: 'tally_log_wal_bytes',
+      help: 'Size of the log\'s SQLite write-ahead file; grows while a snapshot install holds a read view',
+      registers: [registry],
+    }),
     dataDirFreeBytes: new Gauge({
       name: 'tally_data_dir_free_bytes',
       help: 'Free space for the log on the data directory\'s filesystem; at 0 increments fail RESOURCE_EXHAUSTED',

@@ -677,6 +677,18 @@ export class ShardLog {
     return row.bytes;
   }
 
+  /**
+   * Bytes in the write-ahead file beside the log. It resets only when no
+   * reader holds an older view: a long snapshot install lets it grow.
+   */
+  walSizeBytes(): number {
+    try {
+      return fs.statSync(`${this.file}-wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }
