@@ -7,9 +7,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalCluster } from '../src/cluster/local-cluster.ts';
 import { createTallyClient, type TallyClient } from '../src/client/index.ts';
-import { freePort, waitFor } from '../test/helpers/cluster.ts';
+import { waitFor } from '../test/helpers/cluster.ts';
+import { onePairCluster } from './one-pair.mts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -61,7 +61,7 @@ async function measure(client: TallyClient, withWriters: boolean): Promise<ReadF
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-exact-reads-'));
-const cluster = new LocalCluster({ pairCount: 1, dataDir, host: '127.0.0.1', routerPort: await freePort(), nodePorts: [await freePort(), await freePort()], routerMetricsPort: 0, nodeMetricsPorts: [0, 0] });
+const cluster = await onePairCluster(dataDir);
 await cluster.start();
 const client = createTallyClient({ address: cluster.routerAddress, deadlineMs: 30_000 });
 try {

@@ -16,9 +16,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { LocalCluster, type NodeProcess } from '../src/cluster/local-cluster.ts';
+import type { NodeProcess } from '../src/cluster/local-cluster.ts';
 import { createTallyClient } from '../src/client/index.ts';
-import { freePort, waitFor, isHealthy } from '../test/helpers/cluster.ts';
+import { waitFor, isHealthy } from '../test/helpers/cluster.ts';
+import { onePairCluster } from './one-pair.mts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -63,14 +64,7 @@ interface Run {
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-failover-'));
 const routerLines: { atMs: number; line: Record<string, unknown> }[] = [];
-const cluster = new LocalCluster({
-  pairCount: 1,
-  dataDir,
-  host: '127.0.0.1',
-  routerPort: await freePort(),
-  nodePorts: [await freePort(), await freePort()],
-  routerMetricsPort: 0,
-  nodeMetricsPorts: [0, 0],
+const cluster = await onePairCluster(dataDir, {
   onLine: (name, text) => {
     if (name !== 'router') return;
     try {

@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { DedupIndex } from '../src/node/dedup-index.ts';
 import { ShardLog } from '../src/node/shard-log.ts';
-import { LocalCluster } from '../src/cluster/local-cluster.ts';
 import { createTallyClient, type TallyClient } from '../src/client/index.ts';
-import { freePort, waitFor } from '../test/helpers/cluster.ts';
+import { waitFor } from '../test/helpers/cluster.ts';
+import { onePairCluster } from './one-pair.mts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -80,15 +80,7 @@ const keyedRates: number[] = [];
 const unkeyedRates: number[] = [];
 for (let run = 0; run < runs; run++) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-keys-cluster-'));
-  const cluster = new LocalCluster({
-    pairCount: 1,
-    dataDir,
-    host: '127.0.0.1',
-    routerPort: await freePort(),
-    nodePorts: [await freePort(), await freePort()],
-    routerMetricsPort: 0,
-    nodeMetricsPorts: [0, 0],
-  });
+  const cluster = await onePairCluster(dataDir);
   await cluster.start();
   const client = createTallyClient({ address: cluster.routerAddress });
   try {

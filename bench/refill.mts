@@ -20,12 +20,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { ShardLog, type LogEntry } from '../src/node/shard-log.ts';
 import { checkpointFolder } from '../src/node/node-memory.ts';
-import { LocalCluster } from '../src/cluster/local-cluster.ts';
 import { ManagedProcess } from '../src/cluster/managed-process.ts';
 import { createTallyClient } from '../src/client/index.ts';
 import { credentials } from '@grpc/grpc-js';
 import { ShardNodeClient, clientChannelOptions, type StatusResponseMsg } from '../src/common/index.ts';
-import { freePort, waitFor } from '../test/helpers/cluster.ts';
+import { waitFor } from '../test/helpers/cluster.ts';
+import { onePairCluster } from './one-pair.mts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -181,14 +181,7 @@ for (let run = 0; run < runs; run++) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-refill-'));
   const events: { atMs: number; name: string; line: Record<string, unknown> }[] = [];
   const notable: string[] = [];
-  const cluster = new LocalCluster({
-    pairCount: 1,
-    dataDir,
-    host: '127.0.0.1',
-    routerPort: await freePort(),
-    nodePorts: [await freePort(), await freePort()],
-    routerMetricsPort: 0,
-    nodeMetricsPorts: [0, 0],
+  const cluster = await onePairCluster(dataDir, {
     onLine: (name, text) => {
       if (logFile !== undefined) fs.appendFileSync(logFile, `${new Date().toISOString()} run ${run + 1} [${name}] ${text}\n`);
       let line: Record<string, unknown>;

@@ -8,9 +8,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalCluster } from '../src/cluster/local-cluster.ts';
+import type { LocalCluster } from '../src/cluster/local-cluster.ts';
 import { createTallyClient, type TallyClient } from '../src/client/index.ts';
-import { freePort, waitFor } from '../test/helpers/cluster.ts';
+import { waitFor } from '../test/helpers/cluster.ts';
+import { onePairCluster } from './one-pair.mts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -41,15 +42,7 @@ async function rate(client: TallyClient, counter: string, callers: number, durat
 }
 
 async function startPair(dataDir: string): Promise<LocalCluster> {
-  const cluster = new LocalCluster({
-    pairCount: 1,
-    dataDir,
-    host: '127.0.0.1',
-    routerPort: await freePort(),
-    nodePorts: [await freePort(), await freePort()],
-    routerMetricsPort: 0,
-    nodeMetricsPorts: [0, 0],
-  });
+  const cluster = await onePairCluster(dataDir);
   await cluster.start();
   return cluster;
 }
