@@ -8,7 +8,7 @@ import { status } from '@grpc/grpc-js';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
 import type { NodeProcess } from '../../src/cluster/local-cluster.ts';
 import { isHealthy, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
-import { Ledger, classify, startLoad } from '../helpers/load.ts';
+import { Ledger, classify, startLoad, expectNoDrift } from '../helpers/load.ts';
 
 const failoverArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 const pollIntervalMs = 20;
@@ -23,15 +23,6 @@ function describeError(error: unknown): string {
 
 function isUnavailable(error: unknown): boolean {
   return error instanceof TallyError && error.grpcCode === status.UNAVAILABLE;
-}
-
-async function expectNoDrift(client: TallyClient): Promise<void> {
-  const report = await client.reconcile();
-  expect(report.shardsDrifting, JSON.stringify(report.shards, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))).toBe(0);
-  for (const pair of report.pairs) {
-    expect(pair.followerChecked, pair.note).toBe(true);
-    expect(pair.followerLsn).toBe(pair.primaryLsn);
-  }
 }
 
 /** What a node held on disk when it last started, from its "ready" log line. */

@@ -7,19 +7,10 @@ import { credentials, status, type Client } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
-import { Ledger, classify, startLoad } from '../helpers/load.ts';
+import { Ledger, classify, startLoad, expectNoDrift } from '../helpers/load.ts';
 
 const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
-
-async function expectNoDrift(client: TallyClient): Promise<void> {
-  const report = await client.reconcile();
-  expect(report.shardsDrifting, JSON.stringify(report.shards, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))).toBe(0);
-  for (const pair of report.pairs) {
-    expect(pair.followerChecked, pair.note).toBe(true);
-    expect(pair.followerLsn).toBe(pair.primaryLsn);
-  }
-}
 
 async function holdsFor(check: () => Promise<boolean>, durationMs: number): Promise<void> {
   const untilMs = Date.now() + durationMs;

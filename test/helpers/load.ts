@@ -56,6 +56,16 @@ export class Ledger {
   }
 }
 
+/** Reconciliation after the faults heal: no shard drifts, every follower compared and level with its primary. */
+export async function expectNoDrift(client: TallyClient): Promise<void> {
+  const report = await client.reconcile();
+  expect(report.shardsDrifting, JSON.stringify(report.shards, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))).toBe(0);
+  for (const pair of report.pairs) {
+    expect(pair.followerChecked, pair.note).toBe(true);
+    expect(pair.followerLsn).toBe(pair.primaryLsn);
+  }
+}
+
 export function classify(error: unknown): 'failed' | 'unknown' {
   return error instanceof TallyError && certainlyNotApplied.has(error.grpcCode) ? 'failed' : 'unknown';
 }
