@@ -234,6 +234,7 @@ export class ShardLog {
     this.abandonedInstall = this.getMeta(installMetaKey) !== undefined;
     if (this.abandonedInstall) this.emptyAll(undefined);
     this.foldedLsn = BigInt(this.getMeta('checkpoint_lsn') ?? '0');
+    this.foldedEpoch = BigInt(this.getMeta('checkpoint_epoch') ?? '0');
     let nodeId = this.getMeta(nodeIdMetaKey);
     if (nodeId === undefined) this.setMeta(nodeIdMetaKey, (nodeId = randomUUID()));
     this.nodeId = nodeId;
@@ -248,6 +249,10 @@ export class ShardLog {
   readonly nodeId: string;
   /** True when the open found a snapshot install cut short and emptied the log. */
   readonly abandonedInstall: boolean;
+  /** Mirrors meta: asked on every read and status, so kept in memory rather than queried. */
+  private installUnderWay = false;
+  /** Epoch of the entry at foldedLsn (meta checkpoint_epoch). */
+  private foldedEpoch = 0n;
 
   /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
   private emptyAll(installId: string | undefined): void {
@@ -258,13 +263,15 @@ export class ShardLog {
       if (installId === undefined) this.db.prepare('DELETE FROM meta WHERE key = ?').run(installMetaKey);
       else this.setMeta(installMetaKey, installId);
     })();
+    this.installUnderWay = installId !== undefined;
     this.foldedLsn = 0n;
+    this.foldedEpoch = 0n;
     this.refreshTail();
   }
 
   /** True while a snapshot install is under way: the log is incomplete. */
   get installing(): boolean {
-    return this.getMeta(installMetaKey) !== undefined;
+    return this.installUnderWay;
   }
 
   /** Follower side, chunk 0 of an install: the log is emptied, to be replaced by the snapshot. */
@@ -302,7 +309,9 @@ export class ShardLog {
       this.setMeta('checkpoint_epoch', epoch.toString());
       this.db.prepare('DELETE FROM meta WHERE key = ?').run(installMetaKey);
     })();
+    this.installUnderWay = false;
     this.foldedLsn = lsn;
+    this.foldedEpoch = epoch;
     this.refreshTail();
   }
 
@@ -314,7 +323,7 @@ export class ShardLog {
   entryEpoch(lsn: bigint): bigint | undefined {
     if (lsn === 0n) return 0n;
     if (lsn > this.lastLsn) return undefined;
-    if (lsn === this.foldedLsn) return BigInt(this.getMeta('checkpoint_epoch') ?? '0');
+    if (lsn === this.foldedLsn) return this.foldedEpoch;
     return this.epochAt(lsn);
   }
 
@@ -338,11 +347,10 @@ export class ShardLog {
 
   private refreshTail(): void {
     const last = this.db.prepare('SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1').safeIntegers(true).get() as { lsn: bigint; epoch: bigint } | undefined;
-    const lastEpoch = this.getMeta('checkpoint_epoch');
     // Every entry may have been folded into the checkpoint: the tail is then the checkpoint's.
     if (last === undefined || last.lsn < this.foldedLsn) {
       this.nextLsn = this.foldedLsn + 1n;
-      this.lastEntryEpoch = BigInt(lastEpoch ?? '0');
+      this.lastEntryEpoch = this.foldedEpoch;
     } else {
       this.nextLsn = last.lsn + 1n;
       this.lastEntryEpoch = last.epoch;
@@ -424,6 +432,7 @@ export class ShardLog {
       this.setMeta('checkpoint_epoch', last.epoch.toString());
     })();
     this.foldedLsn = last.lsn;
+    this.foldedEpoch = last.epoch;
     return rows.length;
   }
 
