@@ -1,5 +1,5 @@
 // Input validation shared by the router and the client: names, keys, amounts.
-// Every failure is a TallyError with the code the spec names (G7).
+// Every failure is a TallyError with the code docs/guarantees.md names (G7).
 import { ErrorCode, TallyError } from './errors.ts';
 import { counterNameBytesMax, idempotencyKeyBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './limits.ts';
 
