@@ -29,7 +29,7 @@ describe('node config: parseNodeConfig', () => {
     expect(nodeDefaults.logLevel).toBe('info');
   });
 
-  it('node config: the dedup window defaults to 24 hours (SPEC G2)', () => {
+  it('node config: the dedup window defaults to 24 hours (G2)', () => {
     expect(parseNodeConfig([], {}).dedupWindowMs).toBe(24 * 60 * 60 * 1000);
   });
 
