@@ -17,6 +17,10 @@ export const protoLoaderOptions: protoLoader.Options = {
   includeDirs: [protoDir],
 };
 
+/** The generated message types, one namespace per package (src/generated: npm run proto:gen). */
+export type * as counterV1 from '../generated/counter-v1.ts';
+export type * as shardV1 from '../generated/tally-shard-v1.ts';
+
 export const counterPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), protoLoaderOptions);
 export const shardPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'shard.proto'), protoLoaderOptions);
 
