@@ -23,7 +23,7 @@ import { checkpointFolder } from '../src/node/node-memory.ts';
 import { ManagedProcess } from '../src/cluster/managed-process.ts';
 import { createTallyClient } from '../src/client/index.ts';
 import { credentials } from '@grpc/grpc-js';
-import { ShardNodeClient, clientChannelOptions, type StatusResponseMsg } from '../src/common/index.ts';
+import { ShardNodeClient, clientChannelOptions, type shardV1 } from '../src/common/index.ts';
 import { waitFor } from '../test/helpers/cluster.ts';
 import { onePairCluster } from './one-pair.mts';
 
@@ -131,7 +131,7 @@ console.error(`primary log: ${(primaryLog.mainBytes / mib).toFixed(1)} MiB (${sh
  */
 function watchReplication(address: string, sinceMs: number): { transitions: string[]; stop: () => void } {
   const rpc = new ShardNodeClient(address, credentials.createInsecure(), clientChannelOptions) as unknown as {
-    Status(request: object, options: { deadline: number }, callback: (error: Error | null, response?: StatusResponseMsg) => void): void;
+    Status(request: object, options: { deadline: number }, callback: (error: Error | null, response?: shardV1.StatusResponse__Output) => void): void;
     close(): void;
   };
   const transitions: string[] = [];

@@ -11,23 +11,8 @@ import {
   parseInt64,
   toWireInt64,
   parseMemberId,
-  type ClusterStatusResponseMsg,
-  type DescribeResponseMsg,
-  type IncrementBatchResponseMsg,
-  type IncrementResponseMsg,
-  type ReadManyResponseMsg,
-  type ReadResponseMsg,
-  type SetShardsResponseMsg,
-  type ReconcileResultMsg,
   type TallyError,
-  type HotResponseMsg,
-  type AddDistinctResponseMsg,
-  type CountDistinctResponseMsg,
-  type ReadWindowResponseMsg,
-  type SetMemberResponseMsg,
-  type IsMemberResponseMsg,
-  type RebuildResponseMsg,
-  type ReplaceNodeResponseMsg,
+  type counterV1,
 } from '../common/index.ts';
 
 export interface TallyClientOptions {
@@ -165,15 +150,7 @@ export interface ConfigureOptions {
   membershipPartitions?: number;
 }
 
-export interface HotCounter {
-  counter: string;
-  ratePerSec: number;
-  peakPerSec: number;
-  shards: number;
-  skew: number;
-  shardRates: number[];
-  autoscale: boolean;
-}
+export type HotCounter = counterV1.HotCounter__Output;
 
 export interface NodeStatus {
   address: string;
@@ -240,26 +217,26 @@ type Unary<Request, Response> = {
 };
 
 interface CounterRpc extends Client {
-  Increment: Unary<object, IncrementResponseMsg>;
-  IncrementBatch: Unary<object, IncrementBatchResponseMsg>;
-  Read: Unary<object, ReadResponseMsg>;
-  ReadMany: Unary<object, ReadManyResponseMsg>;
-  AddDistinct: Unary<object, AddDistinctResponseMsg>;
-  CountDistinct: Unary<object, CountDistinctResponseMsg>;
-  ReadWindow: Unary<object, ReadWindowResponseMsg>;
-  SetMember: Unary<object, SetMemberResponseMsg>;
-  IsMember: Unary<object, IsMemberResponseMsg>;
+  Increment: Unary<counterV1.IncrementRequest, counterV1.IncrementResponse__Output>;
+  IncrementBatch: Unary<counterV1.IncrementBatchRequest, counterV1.IncrementBatchResponse__Output>;
+  Read: Unary<counterV1.ReadRequest, counterV1.ReadResponse__Output>;
+  ReadMany: Unary<counterV1.ReadManyRequest, counterV1.ReadManyResponse__Output>;
+  AddDistinct: Unary<counterV1.AddDistinctRequest, counterV1.AddDistinctResponse__Output>;
+  CountDistinct: Unary<counterV1.CountDistinctRequest, counterV1.CountDistinctResponse__Output>;
+  ReadWindow: Unary<counterV1.ReadWindowRequest, counterV1.ReadWindowResponse__Output>;
+  SetMember: Unary<counterV1.SetMemberRequest, counterV1.SetMemberResponse__Output>;
+  IsMember: Unary<counterV1.IsMemberRequest, counterV1.IsMemberResponse__Output>;
 }
 
 interface AdminRpc extends Client {
-  Describe: Unary<object, DescribeResponseMsg>;
-  SetShards: Unary<object, SetShardsResponseMsg>;
-  ClusterStatus: Unary<object, ClusterStatusResponseMsg>;
-  Reconcile: Unary<object, ReconcileResultMsg>;
-  Configure: Unary<object, DescribeResponseMsg>;
-  Hot: Unary<object, HotResponseMsg>;
-  Rebuild: Unary<object, RebuildResponseMsg>;
-  ReplaceNode: Unary<object, ReplaceNodeResponseMsg>;
+  Describe: Unary<counterV1.DescribeRequest, counterV1.DescribeResponse__Output>;
+  SetShards: Unary<counterV1.SetShardsRequest, counterV1.SetShardsResponse__Output>;
+  ClusterStatus: Unary<counterV1.ClusterStatusRequest, counterV1.ClusterStatusResponse__Output>;
+  Reconcile: Unary<counterV1.ReconcileRequest, counterV1.ReconcileResponse__Output>;
+  Configure: Unary<counterV1.ConfigureRequest, counterV1.DescribeResponse__Output>;
+  Hot: Unary<counterV1.HotRequest, counterV1.HotResponse__Output>;
+  Rebuild: Unary<counterV1.RebuildRequest, counterV1.RebuildResponse__Output>;
+  ReplaceNode: Unary<counterV1.ReplaceNodeRequest, counterV1.ReplaceNodeResponse__Output>;
 }
 
 /** A member id on the wire; anything but an unsigned 64-bit integer fails here, before a call. */
@@ -284,7 +261,7 @@ const retryableStatuses = new Set<number>([status.UNAVAILABLE, status.DEADLINE_E
 const backoffBaseMs = 100;
 const backoffMaxMs = 1_000;
 
-function fromReadResponse(response: ReadResponseMsg): ReadResult {
+function fromReadResponse(response: counterV1.ReadResponse__Output): ReadResult {
   return {
     counter: response.counter,
     total: BigInt(response.total),
@@ -295,7 +272,7 @@ function fromReadResponse(response: ReadResponseMsg): ReadResult {
   };
 }
 
-function fromDescribeResponse(response: DescribeResponseMsg): CounterDescription {
+function fromDescribeResponse(response: counterV1.DescribeResponse__Output): CounterDescription {
   return {
     counter: response.counter,
     shards: response.shards,
@@ -344,11 +321,11 @@ export class TallyClient {
     this.attemptsMax = options.attemptsMax ?? 12;
   }
 
-  private call<Response>(method: Unary<object, Response>, rpc: Client, request: object, settings?: CallSettings): Promise<Response> {
+  private call<Request, Response>(method: Unary<Request, Response>, rpc: Client, request: NoInfer<Request>, settings?: CallSettings): Promise<Response> {
     return this.attempt(method, rpc, request, Date.now() + (settings?.deadlineMs ?? this.deadlineMs));
   }
 
-  private attempt<Response>(method: Unary<object, Response>, rpc: Client, request: object, deadline: number): Promise<Response> {
+  private attempt<Request, Response>(method: Unary<Request, Response>, rpc: Client, request: NoInfer<Request>, deadline: number): Promise<Response> {
     return new Promise((resolve, reject) => {
       method.call(rpc, request, this.metadata, { deadline }, (error, response) => {
         if (error || response === undefined) reject(fromServiceError(error));
@@ -362,7 +339,7 @@ export class TallyClient {
    * Only requests whose every increment is keyed are retried: the key makes
    * a repeat harmless; without it a retry could count twice.
    */
-  private async withRetries<Response>(method: Unary<object, Response>, request: object, keyed: boolean, settings?: CallSettings): Promise<Response> {
+  private async withRetries<Request, Response>(method: Unary<Request, Response>, request: NoInfer<Request>, keyed: boolean, settings?: CallSettings): Promise<Response> {
     const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
     for (let attempt = 1; ; attempt++) {
       const remainingMs = deadline - Date.now();
@@ -388,7 +365,7 @@ export class TallyClient {
    */
   async increment(counter: string, amount: Int64Input, options?: IncrementOptions): Promise<IncrementResult> {
     const idempotencyKey = toWireKey(options?.idempotencyKey);
-    const request = { counter, amount: toWireAmount(amount), idempotencyKey };
+    const request: counterV1.IncrementRequest = { counter, amount: toWireAmount(amount), idempotencyKey };
     const response = await this.withRetries(this.counterRpc.Increment, request, idempotencyKey.length > 0, options);
     return { applied: response.applied, shard: response.shard };
   }
@@ -402,12 +379,12 @@ export class TallyClient {
   }
 
   async read(counter: string, options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult> {
-    const request = { counter, consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    const request: counterV1.ReadRequest = { counter, consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
     return fromReadResponse(await this.call(this.counterRpc.Read, this.counterRpc, request, options));
   }
 
   async readMany(counters: readonly string[], options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult[]> {
-    const request = { counters, consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    const request: counterV1.ReadManyRequest = { counters: [...counters], consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
     const response = await this.call(this.counterRpc.ReadMany, this.counterRpc, request, options);
     return response.values.map(fromReadResponse);
   }
@@ -424,7 +401,7 @@ export class TallyClient {
   async configure(counter: string, options: ConfigureOptions, settings?: CallSettings): Promise<CounterDescription> {
     const autoscale = options.autoscale === undefined ? 'AUTOSCALE_UNCHANGED' : options.autoscale ? 'AUTOSCALE_ON' : 'AUTOSCALE_OFF';
     const window = options.window === undefined ? null : { bucketMs: String(options.window.bucketMs), retentionMs: String(options.window.retentionMs) };
-    const request = { counter, autoscale, window, membershipPartitions: options.membershipPartitions ?? 0 };
+    const request: counterV1.ConfigureRequest = { counter, autoscale, window, membershipPartitions: options.membershipPartitions ?? 0 };
     return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, request, settings));
   }
 
@@ -434,21 +411,21 @@ export class TallyClient {
    * UNAVAILABLE and DEADLINE_EXCEEDED within the deadline.
    */
   async addDistinct(counter: string, members: readonly (string | Uint8Array)[], settings?: CallSettings): Promise<{ registersChanged: number }> {
-    const request = { counter, members: members.map((member) => (typeof member === 'string' ? Buffer.from(member, 'utf8') : Buffer.from(member))) };
+    const request: counterV1.AddDistinctRequest = { counter, members: members.map((member) => (typeof member === 'string' ? Buffer.from(member, 'utf8') : Buffer.from(member))) };
     const response = await this.withRetries(this.counterRpc.AddDistinct, request, true, settings);
     return { registersChanged: response.registersChanged };
   }
 
   /** The estimated number of distinct members in the union of the named distinct counters. */
   async countDistinct(counters: string | readonly string[], settings?: CallSettings): Promise<DistinctCount> {
-    const request = { counters: typeof counters === 'string' ? [counters] : counters };
+    const request: counterV1.CountDistinctRequest = { counters: typeof counters === 'string' ? [counters] : [...counters] };
     const response = await this.call(this.counterRpc.CountDistinct, this.counterRpc, request, settings);
     return { estimate: Number(response.estimate), standardError: response.standardError, shards: response.shards };
   }
 
   /** The sum of a windowed counter's increments over the last lastMs (see WindowReadResult for the buckets used). */
   async readWindow(counter: string, lastMs: number, options?: CallSettings & { consistency?: Consistency }): Promise<WindowReadResult> {
-    const request = { counter, lastMs: String(lastMs), consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    const request: counterV1.ReadWindowRequest = { counter, lastMs: String(lastMs), consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
     const response = await this.call(this.counterRpc.ReadWindow, this.counterRpc, request, options);
     return {
       counter: response.counter,
@@ -472,7 +449,7 @@ export class TallyClient {
    * reports changed=false.
    */
   async setMember(counter: string, member: MemberId, present: boolean, settings?: CallSettings): Promise<{ changed: boolean; count: bigint | undefined }> {
-    const request = { counter, member: toWireMember(member), present };
+    const request: counterV1.SetMemberRequest = { counter, member: toWireMember(member), present };
     const response = await this.withRetries(this.counterRpc.SetMember, request, true, settings);
     // undefined: the flip is done, but the count could not be read right then.
     return { changed: response.changed, count: response.countUnavailable === true ? undefined : BigInt(response.count) };
@@ -480,7 +457,7 @@ export class TallyClient {
 
   /** Whether each member is present in a membership counter. */
   async isMember(counter: string, members: readonly MemberId[], settings?: CallSettings): Promise<boolean[]> {
-    const request = { counter, members: members.map(toWireMember) };
+    const request: counterV1.IsMemberRequest = { counter, members: members.map(toWireMember) };
     return (await this.call(this.counterRpc.IsMember, this.counterRpc, request, settings)).present;
   }
 

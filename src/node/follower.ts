@@ -6,11 +6,8 @@
 import {
   ErrorCode,
   TallyError,
-  type AppendEntriesRequestMsg,
-  type AppendEntriesResponseMsg,
-  type InstallSnapshotRequestMsg,
-  type LogEntryWire,
   type Logger,
+  type shardV1,
 } from '../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk } from './shard-log.ts';
@@ -19,7 +16,7 @@ import type { NodeMetrics } from './node-metrics.ts';
 import type { NodeState } from './node-state.ts';
 
 /** A peer's entry, checked like a stored row: a malformed one is refused, never written. */
-export function decodeReplicated(entry: LogEntryWire): StoredEntry {
+export function decodeReplicated(entry: shardV1.LogEntryMsg__Output): StoredEntry {
   const kind = (entry.kind ?? 0) as EntryKind;
   const decoded: StoredEntry = {
     lsn: BigInt(entry.lsn),
@@ -57,7 +54,7 @@ export function createFollower(deps: FollowerDeps) {
   /** The install under way: its id and the chunk expected next. */
   let install: { snapshotId: string; nextChunk: number } | undefined;
 
-  const position = (ok: boolean): AppendEntriesResponseMsg => ({
+  const position = (ok: boolean): shardV1.AppendEntriesResponse__Output => ({
     ok,
     lastLsn: log.lastLsn.toString(),
     lastEpoch: log.lastEpoch.toString(),
@@ -76,7 +73,7 @@ export function createFollower(deps: FollowerDeps) {
     }
   };
 
-  const appendEntries = (request: AppendEntriesRequestMsg): AppendEntriesResponseMsg => {
+  const appendEntries = (request: shardV1.AppendEntriesRequest__Output): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
     checkPrimary(epoch);
     // Decoded first: a malformed request changes nothing.
@@ -130,7 +127,7 @@ export function createFollower(deps: FollowerDeps) {
     return position(true);
   };
 
-  const installSnapshot = (request: InstallSnapshotRequestMsg): AppendEntriesResponseMsg => {
+  const installSnapshot = (request: shardV1.InstallSnapshotRequest__Output): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
     checkPrimary(epoch);
     const snapshotLsn = BigInt(request.snapshotLsn);

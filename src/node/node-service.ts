@@ -13,24 +13,8 @@ import {
   unary,
   idempotencyKeyBytesMax,
   applyItemsPerCallMax,
-  type ApplyRequestMsg,
-  type ApplyResponseMsg,
-  type ReadShardsRequestMsg,
-  type ReadShardsResponseMsg,
-  type StatusResponseMsg,
-  type SetRoleRequestMsg,
-  type AppendEntriesRequestMsg,
-  type AppendEntriesResponseMsg,
-  type InstallSnapshotRequestMsg,
-  type ReconcileRequestMsg,
-  type ReconcileResponseMsg,
-  type ReadSketchesResponseMsg,
-  type ReadSketchesRequestMsg,
-  type ReadWindowsRequestMsg,
-  type CheckMembersRequestMsg,
-  type CheckMembersResponseMsg,
-  type MemberCountsResponseMsg,
   type Logger,
+  type shardV1,
 } from '../common/index.ts';
 import type { GroupCommitter, GroupOutcome, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
@@ -56,7 +40,7 @@ function badItem(message: string): GroupOutcome {
   return { code: status.INVALID_ARGUMENT, message, applied: [], changed: [] };
 }
 
-function decodeItem(item: ApplyRequestMsg['groups'][number]['items'][number]): ApplyEntry | GroupOutcome {
+function decodeItem(item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome {
   const id = Number(item.shardId);
   if (!Number.isSafeInteger(id) || id <= 0) return badItem(`bad item: shard ${item.shardId}`);
   const op = item.op ?? 'INCREMENT';
@@ -83,7 +67,7 @@ function decodeItem(item: ApplyRequestMsg['groups'][number]['items'][number]): A
 }
 
 /** The hot path: one object per increment, no window object unless the counter has one. */
-function decodeIncrement(id: number, item: ApplyRequestMsg['groups'][number]['items'][number]): ApplyEntry | GroupOutcome {
+function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome {
   const amount = BigInt(item.amount);
   const fence = item.fence === true;
   const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
@@ -101,7 +85,7 @@ function decodeIncrement(id: number, item: ApplyRequestMsg['groups'][number]['it
   return { shardId: id, amount, idempotencyKey: item.idempotencyKey, fenceShardCount: fence ? routedShardCount : 0, op: 'increment', fence, routedShardCount, window };
 }
 
-function decodeGroup(items: ApplyRequestMsg['groups'][number]['items']): ApplyEntry[] | GroupOutcome {
+function decodeGroup(items: shardV1.ApplyItem__Output[]): ApplyEntry[] | GroupOutcome {
   const entries: ApplyEntry[] = [];
   for (const item of items) {
     const decoded = decodeItem(item);
@@ -155,7 +139,7 @@ export function createNodeService(deps: {
     if (log.installing) throw new TallyError(ErrorCode.unavailable, 'a snapshot install is under way: this node holds an incomplete log');
   };
 
-  const statusOf = (): StatusResponseMsg => {
+  const statusOf = (): shardV1.StatusResponse__Output => {
     const replication = replicator.status();
     const isPrimary = state.role.role === 'primary';
     return {
@@ -199,7 +183,7 @@ export function createNodeService(deps: {
   };
 
   return {
-    Apply: unary<ApplyRequestMsg, ApplyResponseMsg>(async (request) => {
+    Apply: unary<shardV1.ApplyRequest__Output, shardV1.ApplyResponse__Output>(async (request) => {
       requireReady();
       const epoch = BigInt(request.epoch);
       if (state.role.role !== 'primary' || epoch !== state.role.epoch) {
@@ -234,13 +218,13 @@ export function createNodeService(deps: {
       return { results: merged, lsn: lsn.toString() };
     }),
 
-    ReadShards: unary<ReadShardsRequestMsg, ReadShardsResponseMsg>((request) => {
+    ReadShards: unary<shardV1.ReadShardsRequest__Output, shardV1.ReadShardsResponse__Output>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       return confirmed({ totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
     }),
 
-    ReadSketches: unary<ReadSketchesRequestMsg, ReadSketchesResponseMsg>((request) => {
+    ReadSketches: unary<shardV1.ReadSketchesRequest__Output, shardV1.ReadSketchesResponse__Output>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       if (!request.merge) return confirmed({ sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() });
@@ -252,7 +236,7 @@ export function createNodeService(deps: {
       return confirmed({ sketches: [union.serialize()], ...readMeta() });
     }),
 
-    ReadWindows: unary<ReadWindowsRequestMsg, ReadShardsResponseMsg>((request) => {
+    ReadWindows: unary<shardV1.ReadWindowsRequest__Output, shardV1.ReadShardsResponse__Output>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       const fromMs = Number(request.fromMs);
@@ -265,22 +249,22 @@ export function createNodeService(deps: {
       return confirmed({ totals: sums.map(String), ...readMeta() });
     }),
 
-    CheckMembers: unary<CheckMembersRequestMsg, CheckMembersResponseMsg>((request) => {
+    CheckMembers: unary<shardV1.CheckMembersRequest__Output, shardV1.CheckMembersResponse__Output>((request) => {
       requireWholeLog();
       if (request.shardIds.length !== request.members.length) throw new TallyError(ErrorCode.invalidArgument, 'shard ids and members differ in length');
       const ids = request.shardIds.map(parseShardId);
       return confirmed({ present: ids.map((id, index) => memory.hasMember(id, BigInt(request.members[index]!))), ...readMeta() });
     }),
 
-    MemberCounts: unary<ReadShardsRequestMsg, MemberCountsResponseMsg>((request) => {
+    MemberCounts: unary<shardV1.ReadShardsRequest__Output, shardV1.MemberCountsResponse__Output>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       return confirmed({ memberCounts: ids.map((id) => String(memory.memberCount(id))), totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
     }),
 
-    Status: unary<unknown, StatusResponseMsg>(() => statusOf()),
+    Status: unary<shardV1.StatusRequest__Output, shardV1.StatusResponse__Output>(() => statusOf()),
 
-    SetRole: unary<SetRoleRequestMsg, StatusResponseMsg>(async (request) => {
+    SetRole: unary<shardV1.SetRoleRequest__Output, shardV1.StatusResponse__Output>(async (request) => {
       requireReady();
       const role = request.role as Role;
       if (role !== 'primary' && role !== 'follower') throw new TallyError(ErrorCode.invalidArgument, `role must be primary or follower, got "${request.role}"`);
@@ -328,17 +312,17 @@ export function createNodeService(deps: {
       return statusOf();
     }),
 
-    AppendEntries: unary<AppendEntriesRequestMsg, AppendEntriesResponseMsg>((request) => {
+    AppendEntries: unary<shardV1.AppendEntriesRequest__Output, shardV1.AppendEntriesResponse__Output>((request) => {
       requireReady();
       return follower.appendEntries(request);
     }),
 
-    InstallSnapshot: unary<InstallSnapshotRequestMsg, AppendEntriesResponseMsg>((request) => {
+    InstallSnapshot: unary<shardV1.InstallSnapshotRequest__Output, shardV1.AppendEntriesResponse__Output>((request) => {
       requireReady();
       return follower.installSnapshot(request);
     }),
 
-    Reconcile: unary<ReconcileRequestMsg, ReconcileResponseMsg>(async (request) => {
+    Reconcile: unary<shardV1.ReconcileRequest__Output, shardV1.ReconcileResponse__Output>(async (request) => {
       requireWholeLog();
       const compareAtLsn = BigInt(request.compareAtLsn);
       const wanted = request.shardIds.length > 0 ? request.shardIds.map(parseShardId) : undefined;

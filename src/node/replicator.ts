@@ -16,18 +16,15 @@ import {
   toWireInt64,
   nodeCallBytesMax,
   clientChannelOptions,
-  type AppendEntriesRequestMsg,
-  type AppendEntriesResponseMsg,
-  type InstallSnapshotRequestMsg,
-  type LogEntryWire,
   type Logger,
+  type shardV1,
 } from '../common/index.ts';
 import type { ShardLog, StoredEntry, LogView, SnapshotChunk } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
 
 interface ReplicationRpc extends Client {
-  AppendEntries(request: AppendEntriesRequestMsg, options: CallOptions, callback: requestCallback<AppendEntriesResponseMsg>): void;
-  InstallSnapshot(request: InstallSnapshotRequestMsg, options: CallOptions, callback: requestCallback<AppendEntriesResponseMsg>): void;
+  AppendEntries(request: shardV1.AppendEntriesRequest, options: CallOptions, callback: requestCallback<shardV1.AppendEntriesResponse__Output>): void;
+  InstallSnapshot(request: shardV1.InstallSnapshotRequest, options: CallOptions, callback: requestCallback<shardV1.AppendEntriesResponse__Output>): void;
 }
 
 interface Waiter {
@@ -234,7 +231,7 @@ export class Replicator {
   }
 
   /** The next AppendEntries; 'install' when only a snapshot can bring the follower level; undefined when it has everything. */
-  private nextRequest(role: RoleState): AppendEntriesRequestMsg | 'install' | undefined {
+  private nextRequest(role: RoleState): shardV1.AppendEntriesRequest | 'install' | undefined {
     const base = { epoch: role.epoch.toString(), truncate: false, truncateAfterLsn: '0', entries: [], prevLsn: '0', prevEpoch: '0' };
     // First contact in this session: an empty append, answered with the follower's position.
     if (this.followerLastLsn === undefined) return base;
@@ -273,10 +270,10 @@ export class Replicator {
     return this.client;
   }
 
-  private send(request: AppendEntriesRequestMsg, role: RoleState): void {
+  private send(request: shardV1.AppendEntriesRequest, role: RoleState): void {
     this.inFlight = true;
     const session = this.sessionKey;
-    this.rpc(role.peer).AppendEntries(request, { deadline: Date.now() + this.settings.callTimeoutMs }, (error: ServiceError | null, response?: AppendEntriesResponseMsg) => {
+    this.rpc(role.peer).AppendEntries(request, { deadline: Date.now() + this.settings.callTimeoutMs }, (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
       this.inFlight = false;
       if (!this.sameSession(session)) return;
       if (error || response === undefined) {
@@ -312,7 +309,7 @@ export class Replicator {
   }
 
   /** Where the follower's log ends: decides what it is sent next, and what it has confirmed. */
-  private onPosition(response: AppendEntriesResponseMsg): void {
+  private onPosition(response: shardV1.AppendEntriesResponse__Output): void {
     if (response.nodeId !== this.followerId) {
       // Another log answers at the peer's address (a new or wiped disk):
       // nothing the previous one confirmed is held by this one.
@@ -394,7 +391,7 @@ export class Replicator {
       return;
     }
     const done = install.next.done === true;
-    const request: InstallSnapshotRequestMsg = {
+    const request: shardV1.InstallSnapshotRequest = {
       epoch: role.epoch.toString(),
       snapshotId: install.snapshotId,
       chunkIndex: install.chunkIndex,
@@ -408,7 +405,7 @@ export class Replicator {
     this.inFlight = true;
     const session = this.sessionKey;
     const timeoutMs = Math.max(this.settings.callTimeoutMs, installCallTimeoutMinMs);
-    this.rpc(role.peer).InstallSnapshot(request, { deadline: Date.now() + timeoutMs }, (error: ServiceError | null, response?: AppendEntriesResponseMsg) => {
+    this.rpc(role.peer).InstallSnapshot(request, { deadline: Date.now() + timeoutMs }, (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
       this.inFlight = false;
       if (this.install !== install || !this.sameSession(session)) {
         setImmediate(() => this.kick());
@@ -440,8 +437,8 @@ export class Replicator {
 }
 
 /** Numbers where exact: cheaper to encode than decimal strings. */
-function entryToWire(entry: StoredEntry): LogEntryWire {
-  const message: LogEntryWire = {
+function entryToWire(entry: StoredEntry): shardV1.LogEntryMsg {
+  const message: shardV1.LogEntryMsg = {
     lsn: toWireInt64(entry.lsn),
     epoch: toWireInt64(entry.epoch),
     shardId: entry.shardId,

@@ -2,14 +2,14 @@
 // says are too hot for their shards (through the same directory path as
 // SetShards: no data moves), and publishes per-counter metrics for the
 // top-K hottest only — never one series per counter.
-import type { Logger, HotCounterMsg } from '../common/index.ts';
+import type { Logger, counterV1 } from '../common/index.ts';
 import type { Directory } from './directory.ts';
 import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
 import type { SizingPolicy } from './sizing-policy.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 
 /** One of the hottest counters, as AdminService.Hot returns it. */
-export type HotCounter = HotCounterMsg;
+export type HotCounter = counterV1.HotCounter__Output;
 
 /** Per-shard increments/s from a sample, one entry per shard of the counter. */
 export function shardRatesOf(sample: HeatSample | undefined, shardCount: number): number[] {

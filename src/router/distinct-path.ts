@@ -3,7 +3,7 @@
 // count merges every shard's sketch by register maximum, so a member seen by
 // two shards is still counted once. Adding is idempotent, so any retry is safe.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type ReadSketchesResponseMsg, type ReadSketchesRequestMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../common/index.ts';
 import { HllSketch, hllStandardError, packRegisterChanges, type MemberHasher } from '../sketch/index.ts';
 import type { Directory, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
@@ -87,7 +87,7 @@ export class DistinctPath {
       [...byPair].map(([pairIndex, shardIds]) =>
         readPairWithFallback(this.directory.pair(pairIndex), (address) =>
           // Merged on the node: one sketch per pair, however many shards.
-          this.pool.read<ReadSketchesRequestMsg, ReadSketchesResponseMsg>(address, 'ReadSketches', { shardIds: shardIds.map(String), merge: true }, this.readTimeoutMs),
+          this.pool.read<shardV1.ReadSketchesRequest, shardV1.ReadSketchesResponse__Output>(address, 'ReadSketches', { shardIds: shardIds.map(String), merge: true }, this.readTimeoutMs),
         ),
       ),
     );

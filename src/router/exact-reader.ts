@@ -3,9 +3,12 @@
 // its primary, or — only while the pair is in sync — from its follower. A
 // shard that can be read from neither fails the whole read: a partial sum is
 // never a total (G3).
-import { ErrorCode, TallyError, isInt64, type ReadShardsResponseMsg, type NodeReadMeta } from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, type shardV1 } from '../common/index.ts';
 import type { Directory, PairInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
+
+/** What every node read answers besides its values: who answered (role, log identity), at which epoch and lsn. */
+export type NodeReadMeta = Pick<shardV1.ReadShardsResponse__Output, 'lsn' | 'role' | 'epoch' | 'nodeId'>;
 
 export interface ExactTotal {
   total: bigint;
@@ -70,7 +73,7 @@ export async function readPairWithFallback<Response extends NodeReadMeta>(
   }
 }
 
-function readPair(plan: PairPlan, pool: NodePool, timeoutMs: number): Promise<{ response: ReadShardsResponseMsg; calls: number; fromFollower: boolean }> {
+function readPair(plan: PairPlan, pool: NodePool, timeoutMs: number): Promise<{ response: shardV1.ReadShardsResponse__Output; calls: number; fromFollower: boolean }> {
   return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs));
 }
 

@@ -3,10 +3,10 @@
 // to a uniformly random shard (never chosen by writer, G6); keyed items to the
 // shard their key hashes to, so a retry lands where its first attempt did.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, toWireInt64, type ApplyItemMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, toWireInt64 } from '../common/index.ts';
 import type { Directory, CounterInfo, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
-import { NotAppliedError } from './node-sender.ts';
+import { NotAppliedError, type ApplyItem } from './node-sender.ts';
 
 export interface ValidIncrement {
   counter: string;
@@ -71,7 +71,7 @@ export class IncrementPath {
    */
   private async fenceEarlierHomes(items: readonly ValidIncrement[], indexes: readonly number[], routedShardCounts: readonly number[]): Promise<Map<number, number>> {
     const duplicates = new Map<number, number>();
-    const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItemMsg[] }>();
+    const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
     for (const index of indexes) {
       const item = items[index]!;
       if (item.idempotencyKey.length === 0) continue;
@@ -158,7 +158,7 @@ export class IncrementPath {
     // Bounded: every round either sends (and a node that refused is avoided
     // next) or waits a step; both end at waitUntilMs.
     for (let round = 0; pending.length > 0; round++) {
-      const byNode = new Map<string, { indexes: number[]; shardIndexes: number[]; items: ApplyItemMsg[] }>();
+      const byNode = new Map<string, { indexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
       const blocked = pending.find((index) => this.chooseShard(this.directory.getOrCreate(items[index]!.counter), items[index]!.idempotencyKey, routedShardCounts[index]!, avoid, downByAddress) === undefined);
       if (blocked !== undefined) {
         // Nothing of this call was sent where it failed: wait for the failover, then try the new primaries.
@@ -177,7 +177,7 @@ export class IncrementPath {
         if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
         group.indexes.push(index);
         group.shardIndexes.push(shard.shardIndex);
-        const applyItem: ApplyItemMsg = { shardId: shard.shardId, amount: toWireInt64(item.amount), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! };
+        const applyItem: ApplyItem = { shardId: shard.shardId, amount: toWireInt64(item.amount), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! };
         // Every increment carries its counter's window setting; absent means
         // none (0, 0), and costs nothing on the wire. The node logs a setting
         // only when it differs from the shard's.

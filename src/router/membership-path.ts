@@ -4,11 +4,11 @@
 // totals. Rebuild compares each partition's bitmap with its stored count;
 // it repairs only when asked, through the log like any change.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type ApplyItemMsg, type CheckMembersRequestMsg, type CheckMembersResponseMsg, type MemberCountsResponseMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../common/index.ts';
 import { partitionOf } from '../membership/index.ts';
 import type { CounterInfo, Directory, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
-import { NotAppliedError } from './node-sender.ts';
+import { NotAppliedError, type ApplyItem } from './node-sender.ts';
 import { readPairWithFallback, readExact } from './exact-reader.ts';
 
 export interface MemberSetResult {
@@ -57,7 +57,7 @@ export class MembershipPath {
     return counter;
   }
 
-  private async send(shard: ShardInfo, item: ApplyItemMsg): Promise<{ applied: boolean; changed: string }> {
+  private async send(shard: ShardInfo, item: ApplyItem): Promise<{ applied: boolean; changed: string }> {
     const address = this.directory.pair(shard.pairIndex).primary;
     try {
       const result = await this.pool.get(address).sender.send([item]);
@@ -89,7 +89,7 @@ export class MembershipPath {
   async check(name: string, members: readonly bigint[]): Promise<boolean[]> {
     const counter = this.membershipCounter(name);
     if (counter === undefined) return members.map(() => false);
-    const byPair = new Map<number, { indexes: number[]; request: CheckMembersRequestMsg }>();
+    const byPair = new Map<number, { indexes: number[]; request: shardV1.CheckMembersRequest__Output }>();
     members.forEach((member, index) => {
       const shard = counter.shards[partitionOf(member, counter.shards.length)]!;
       let plan = byPair.get(shard.pairIndex);
@@ -102,7 +102,7 @@ export class MembershipPath {
     await Promise.all(
       [...byPair].map(async ([pairIndex, plan]) => {
         const { response } = await readPairWithFallback(this.directory.pair(pairIndex), (address) =>
-          this.pool.read<CheckMembersRequestMsg, CheckMembersResponseMsg>(address, 'CheckMembers', plan.request, this.settings.readTimeoutMs),
+          this.pool.read<shardV1.CheckMembersRequest, shardV1.CheckMembersResponse__Output>(address, 'CheckMembers', plan.request, this.settings.readTimeoutMs),
         );
         if (response.present.length !== plan.indexes.length) throw new TallyError(ErrorCode.internal, `pair ${pairIndex} answered ${response.present.length} of ${plan.indexes.length} members`);
         plan.indexes.forEach((index, position) => (present[index] = response.present[position]!));
@@ -130,7 +130,7 @@ export class MembershipPath {
     }
     const checks: PartitionCheck[] = [];
     const countsOf = async (address: string, shards: ShardInfo[]): Promise<{ members: bigint; storedCount: bigint }[]> => {
-      const response = await this.pool.read<{ shardIds: string[] }, MemberCountsResponseMsg>(address, 'MemberCounts', { shardIds: shards.map((shard) => String(shard.shardId)) }, this.settings.readTimeoutMs);
+      const response = await this.pool.read<shardV1.ReadShardsRequest, shardV1.MemberCountsResponse__Output>(address, 'MemberCounts', { shardIds: shards.map((shard) => String(shard.shardId)) }, this.settings.readTimeoutMs);
       if (response.memberCounts.length !== shards.length || response.totals.length !== shards.length) {
         throw new TallyError(ErrorCode.internal, `node ${address} answered ${response.memberCounts.length} of ${shards.length} partitions`);
       }

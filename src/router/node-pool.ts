@@ -1,16 +1,16 @@
 // One gRPC channel and one coalescing sender per node address. The only place
 // the router opens connections to nodes.
 import { credentials, connectivityState, type CallOptions, type requestCallback, type Metadata, type ChannelCredentials } from '@grpc/grpc-js';
-import { ShardNodeClient, clientChannelOptions, type ReadShardsRequestMsg, type ReadShardsResponseMsg, type StatusResponseMsg, type SetRoleRequestMsg, type ReconcileRequestMsg, type ReconcileResponseMsg } from '../common/index.ts';
+import { ShardNodeClient, clientChannelOptions, type shardV1 } from '../common/index.ts';
 import { NodeSender, nodeCallError, type ShardNodeRpc, type SenderObserver } from './node-sender.ts';
 
 export interface ShardNodeFullRpc extends ShardNodeRpc {
-  ReadShards(request: ReadShardsRequestMsg, options: CallOptions, callback: requestCallback<ReadShardsResponseMsg>): void;
-  ReadShards(request: ReadShardsRequestMsg, metadata: Metadata, options: CallOptions, callback: requestCallback<ReadShardsResponseMsg>): void;
-  Status(request: object, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
-  SetRole(request: SetRoleRequestMsg, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
-  Reconcile(request: ReconcileRequestMsg, options: CallOptions, callback: requestCallback<ReconcileResponseMsg>): void;
-  Status(request: object, metadata: Metadata, options: CallOptions, callback: requestCallback<StatusResponseMsg>): void;
+  ReadShards(request: shardV1.ReadShardsRequest, options: CallOptions, callback: requestCallback<shardV1.ReadShardsResponse__Output>): void;
+  ReadShards(request: shardV1.ReadShardsRequest, metadata: Metadata, options: CallOptions, callback: requestCallback<shardV1.ReadShardsResponse__Output>): void;
+  Status(request: shardV1.StatusRequest, options: CallOptions, callback: requestCallback<shardV1.StatusResponse__Output>): void;
+  SetRole(request: shardV1.SetRoleRequest, options: CallOptions, callback: requestCallback<shardV1.StatusResponse__Output>): void;
+  Reconcile(request: shardV1.ReconcileRequest, options: CallOptions, callback: requestCallback<shardV1.ReconcileResponse__Output>): void;
+  Status(request: shardV1.StatusRequest, metadata: Metadata, options: CallOptions, callback: requestCallback<shardV1.StatusResponse__Output>): void;
 }
 
 export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts';
@@ -52,7 +52,7 @@ export class NodePool {
     return this.get(address).rpc.getChannel().getConnectivityState(true) === connectivityState.TRANSIENT_FAILURE;
   }
 
-  readShards(address: string, shardIds: readonly number[], timeoutMs: number): Promise<ReadShardsResponseMsg> {
+  readShards(address: string, shardIds: readonly number[], timeoutMs: number): Promise<shardV1.ReadShardsResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.ReadShards({ shardIds: shardIds.map(String) }, { deadline: Date.now() + timeoutMs }, (error, response) => {
@@ -62,7 +62,7 @@ export class NodePool {
     });
   }
 
-  status(address: string, timeoutMs: number): Promise<StatusResponseMsg> {
+  status(address: string, timeoutMs: number): Promise<shardV1.StatusResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.Status({}, { deadline: Date.now() + timeoutMs }, (error, response) => {
@@ -72,7 +72,7 @@ export class NodePool {
     });
   }
 
-  setRole(address: string, request: SetRoleRequestMsg, timeoutMs: number): Promise<StatusResponseMsg> {
+  setRole(address: string, request: shardV1.SetRoleRequest, timeoutMs: number): Promise<shardV1.StatusResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.SetRole(request, { deadline: Date.now() + timeoutMs }, (error, response) => {
@@ -82,7 +82,7 @@ export class NodePool {
     });
   }
 
-  reconcile(address: string, request: ReconcileRequestMsg, timeoutMs: number): Promise<ReconcileResponseMsg> {
+  reconcile(address: string, request: shardV1.ReconcileRequest, timeoutMs: number): Promise<shardV1.ReconcileResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.Reconcile(request, { deadline: Date.now() + timeoutMs }, (error, response) => {

@@ -3,16 +3,19 @@
 // callers costs a few node calls, not one each. Each caller's group is
 // acknowledged on its own once the node has committed it.
 import { status, connectivityState, type Client, type ServiceError, type Metadata, type CallOptions, type requestCallback } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallBytesMax, nodeCallsInFlightMax, nodeQueueItemsMax, type ApplyItemMsg, type ApplyRequestMsg, type ApplyResponseMsg, type GroupResultMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallBytesMax, nodeCallsInFlightMax, nodeQueueItemsMax, type shardV1 } from '../common/index.ts';
 
 export interface ShardNodeRpc extends Client {
-  Apply(request: ApplyRequestMsg, metadata: Metadata, options: CallOptions, callback: requestCallback<ApplyResponseMsg>): void;
-  Apply(request: ApplyRequestMsg, options: CallOptions, callback: requestCallback<ApplyResponseMsg>): void;
+  Apply(request: shardV1.ApplyRequest, metadata: Metadata, options: CallOptions, callback: requestCallback<shardV1.ApplyResponse__Output>): void;
+  Apply(request: shardV1.ApplyRequest, options: CallOptions, callback: requestCallback<shardV1.ApplyResponse__Output>): void;
 }
 
+/** An item the router sends: ids and amounts as numbers where exact, other fields only where its op needs them. */
+export type ApplyItem = shardV1.ApplyItem & Required<Pick<shardV1.ApplyItem, 'shardId' | 'amount' | 'idempotencyKey'>>;
+
 interface Waiting {
-  items: ApplyItemMsg[];
-  resolve: (result: GroupResultMsg) => void;
+  items: ApplyItem[];
+  resolve: (result: shardV1.GroupResult__Output) => void;
   reject: (error: TallyError) => void;
 }
 
@@ -43,7 +46,7 @@ export class NodeSender {
   ) {}
 
   /** Sends one atomic group; resolves with the node's verdict for it. */
-  send(items: ApplyItemMsg[]): Promise<GroupResultMsg> {
+  send(items: ApplyItem[]): Promise<shardV1.GroupResult__Output> {
     if (this.queuedItems + items.length > nodeQueueItemsMax) {
       return Promise.reject(new TallyError(ErrorCode.resourceExhausted, `node ${this.address} has ${this.queuedItems} increments queued; try again`));
     }
@@ -81,8 +84,8 @@ export class NodeSender {
     }
     this.inFlight++;
     this.observer.onCall(itemCount, batch.length);
-    const request: ApplyRequestMsg = { epoch: this.epoch().toString(), groups: batch.map((waiting) => ({ items: waiting.items })) };
-    this.rpc.Apply(request, { deadline: Date.now() + this.callTimeoutMs }, (error: ServiceError | null, response?: ApplyResponseMsg) => {
+    const request: shardV1.ApplyRequest = { epoch: this.epoch().toString(), groups: batch.map((waiting) => ({ items: waiting.items })) };
+    this.rpc.Apply(request, { deadline: Date.now() + this.callTimeoutMs }, (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => {
       this.inFlight--;
       if (error || response === undefined || response.results.length !== batch.length) {
         const failure = nodeCallError(this.address, error);
@@ -111,7 +114,7 @@ export function nodeCallError(address: string, error: ServiceError | null): Tall
 }
 
 /** An upper estimate of a group's encoded size: items with sketch registers are large. */
-function groupWireBytes(items: readonly ApplyItemMsg[]): number {
+function groupWireBytes(items: readonly ApplyItem[]): number {
   let sizeBytes = 0;
   for (const item of items) sizeBytes += 48 + item.idempotencyKey.length + (item.registers?.length ?? 0);
   return sizeBytes;

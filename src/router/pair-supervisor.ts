@@ -11,7 +11,7 @@
 // Nodes are known by their log identity (pair-decision.ts has the rules).
 // A primary whose connection is refused (the process is gone) is replaced
 // at once by its in-sync follower; a silent one after failoverTimeoutMs.
-import type { Logger, StatusResponseMsg } from '../common/index.ts';
+import type { Logger, shardV1 } from '../common/index.ts';
 import type { Directory, PairInfo, PairUpdate } from './directory.ts';
 import { decidePair, type NodeStatusView, type NodeView, type PairAction } from './pair-decision.ts';
 import type { NodePool } from './node-pool.ts';
@@ -31,7 +31,7 @@ export interface SupervisorSettings {
 
 interface NodeHealth {
   lastOkMs: number;
-  status: StatusResponseMsg | undefined;
+  status: shardV1.StatusResponse__Output | undefined;
   error: string;
   /** The last call's connection was refused: the process is gone. */
   refused: boolean;
@@ -42,7 +42,7 @@ const ackedLsnRecordIntervalMs = 1_000;
 /** The same "stuck" complaint is logged at most this often per pair. */
 const stuckLogIntervalMs = 10_000;
 
-function statusView(status: StatusResponseMsg): NodeStatusView {
+function statusView(status: shardV1.StatusResponse__Output): NodeStatusView {
   return {
     nodeId: status.nodeId,
     role: status.role,
@@ -138,7 +138,7 @@ export class PairSupervisor {
     );
   }
 
-  private async probe(address: string): Promise<StatusResponseMsg | undefined> {
+  private async probe(address: string): Promise<shardV1.StatusResponse__Output | undefined> {
     let health = this.health.get(address);
     if (health === undefined) this.health.set(address, (health = { lastOkMs: this.now(), status: undefined, error: '', refused: false }));
     try {
@@ -164,7 +164,7 @@ export class PairSupervisor {
     return this.now() - (this.health.get(address)?.lastOkMs ?? this.now());
   }
 
-  private view(address: string, status: StatusResponseMsg | undefined): NodeView {
+  private view(address: string, status: shardV1.StatusResponse__Output | undefined): NodeView {
     return { status: status === undefined ? undefined : statusView(status), refused: this.health.get(address)?.refused ?? false, silentMs: this.silentForMs(address) };
   }
 
@@ -218,7 +218,7 @@ export class PairSupervisor {
     }
   }
 
-  private async assign(address: string, role: 'primary' | 'follower', pair: PairInfo, syncRequired: boolean): Promise<StatusResponseMsg | undefined> {
+  private async assign(address: string, role: 'primary' | 'follower', pair: PairInfo, syncRequired: boolean): Promise<shardV1.StatusResponse__Output | undefined> {
     try {
       return await this.pool.setRole(
         address,

@@ -2,7 +2,7 @@
 // reports them beside its memory; the follower's log is compared with the
 // primary's log at the follower's lsn. Drift is reported and exported as a
 // metric — never repaired here.
-import { ErrorCode, TallyError, type ReconcileResultMsg, type ShardDriftMsg, type PairReconcileMsg, type ReconcileResponseMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, type counterV1, type shardV1 } from '../common/index.ts';
 import type { Directory, PairInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import type { RouterMetrics } from './router-metrics.ts';
@@ -11,7 +11,7 @@ function abs(value: bigint): bigint {
   return value < 0n ? -value : value;
 }
 
-export async function reconcile(directory: Directory, pool: NodePool, metrics: RouterMetrics, timeoutMs: number, counterName?: string): Promise<ReconcileResultMsg> {
+export async function reconcile(directory: Directory, pool: NodePool, metrics: RouterMetrics, timeoutMs: number, counterName?: string): Promise<counterV1.ReconcileResponse__Output> {
   // Which shards, on which pairs (all of a pair's shards when no counter is named).
   const shardsByPair = new Map<number, { ids: string[]; counterOf: Map<string, string> }>();
   if (counterName !== undefined) {
@@ -27,14 +27,14 @@ export async function reconcile(directory: Directory, pool: NodePool, metrics: R
     for (const pair of directory.allPairs()) shardsByPair.set(pair.pairIndex, { ids: [], counterOf: new Map() });
   }
 
-  const pairs: PairReconcileMsg[] = [];
-  const shards: ShardDriftMsg[] = [];
+  const pairs: counterV1.PairReconcile__Output[] = [];
+  const shards: counterV1.ShardDrift__Output[] = [];
   let checked = 0n;
   let drifting = 0n;
   for (const [pairIndex, wanted] of shardsByPair) {
     const pair: PairInfo = directory.pair(pairIndex);
     // Follower first: the primary then recomputes its log at the follower's lsn too.
-    let follower: ReconcileResponseMsg | undefined;
+    let follower: shardV1.ReconcileResponse__Output | undefined;
     let note = '';
     try {
       follower = await pool.reconcile(pair.follower, { shardIds: wanted.ids, compareAtLsn: '0' }, timeoutMs);

@@ -10,38 +10,8 @@ import {
   validateAmount,
   validateCounterName,
   validateIdempotencyKey,
-  type IncrementRequestMsg,
-  type IncrementResponseMsg,
-  type IncrementBatchRequestMsg,
-  type IncrementBatchResponseMsg,
-  type ReadRequestMsg,
-  type ReadResponseMsg,
-  type ReadManyRequestMsg,
-  type ReadManyResponseMsg,
-  type DescribeRequestMsg,
-  type DescribeResponseMsg,
-  type SetShardsRequestMsg,
-  type SetShardsResponseMsg,
-  type ClusterStatusResponseMsg,
-  type NodeInfoMsg,
   type Logger,
-  type ReconcileResultMsg,
-  type ConfigureRequestMsg,
-  type HotResponseMsg,
-  type AddDistinctRequestMsg,
-  type AddDistinctResponseMsg,
-  type CountDistinctRequestMsg,
-  type CountDistinctResponseMsg,
-  type ReadWindowRequestMsg,
-  type ReadWindowResponseMsg,
-  type SetMemberRequestMsg,
-  type SetMemberResponseMsg,
-  type IsMemberRequestMsg,
-  type IsMemberResponseMsg,
-  type RebuildRequestMsg,
-  type RebuildResponseMsg,
-  type ReplaceNodeRequestMsg,
-  type ReplaceNodeResponseMsg,
+  type counterV1,
   parseAddress,
   distinctMembersMax,
   distinctMemberBytesMax,
@@ -54,10 +24,6 @@ import type { DistinctPath } from './distinct-path.ts';
 import type { WindowReader } from './window-reader.ts';
 import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
-
-interface ReconcileRequestMsg {
-  counter: string;
-}
 
 /** A node address from a request: host:port, a host present, no more than a DNS name needs. */
 function validateNodeAddress(value: string, field: string): string {
@@ -96,7 +62,7 @@ export interface RouterDeps {
   autoscaler: Autoscaler;
 }
 
-function validateIncrement(request: IncrementRequestMsg, where = ''): ValidIncrement {
+function validateIncrement(request: counterV1.IncrementRequest__Output, where = ''): ValidIncrement {
   try {
     return {
       counter: validateCounterName(request.counter),
@@ -113,7 +79,7 @@ function rejectReason(error: unknown): string {
   return error instanceof TallyError ? error.code : 'internal';
 }
 
-function toReadResponse(read: TotalRead): ReadResponseMsg {
+function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
   return {
     counter: read.counter,
     total: read.total.toString(),
@@ -127,7 +93,7 @@ function toReadResponse(read: TotalRead): ReadResponseMsg {
 export function createCounterService(deps: RouterDeps) {
   const { increments, reads, heat, metrics } = deps;
 
-  const applyCounted = async (items: ValidIncrement[], rpc: string): Promise<IncrementResponseMsg[]> => {
+  const applyCounted = async (items: ValidIncrement[], rpc: string): Promise<counterV1.IncrementResponse__Output[]> => {
     const timer = metrics.incrementLatency.startTimer({ rpc });
     try {
       const outcomes = await increments.apply(items);
@@ -187,13 +153,13 @@ export function createCounterService(deps: RouterDeps) {
   };
 
   return {
-    Increment: unary<IncrementRequestMsg, IncrementResponseMsg>(async (request) => {
+    Increment: unary<counterV1.IncrementRequest__Output, counterV1.IncrementResponse__Output>(async (request) => {
       const item = validated(1, () => validateIncrement(request));
       const [response] = await applyCounted([item], 'increment');
       return response!;
     }),
 
-    IncrementBatch: unary<IncrementBatchRequestMsg, IncrementBatchResponseMsg>(async (request) => {
+    IncrementBatch: unary<counterV1.IncrementBatchRequest__Output, counterV1.IncrementBatchResponse__Output>(async (request) => {
       const count = request.items.length;
       const items = validated(count, () => {
         if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
@@ -203,19 +169,19 @@ export function createCounterService(deps: RouterDeps) {
       return { results: await applyCounted(items, 'increment_batch') };
     }),
 
-    Read: unary<ReadRequestMsg, ReadResponseMsg>(async (request) => {
+    Read: unary<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const [read] = await readTotals([name], validateConsistency(request.consistency));
       return toReadResponse(read!);
     }),
 
-    ReadMany: unary<ReadManyRequestMsg, ReadManyResponseMsg>(async (request) => {
+    ReadMany: unary<counterV1.ReadManyRequest__Output, counterV1.ReadManyResponse__Output>(async (request) => {
       const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
       const values = await readTotals(names, validateConsistency(request.consistency));
       return { values: values.map(toReadResponse) };
     }),
 
-    AddDistinct: unary<AddDistinctRequestMsg, AddDistinctResponseMsg>(async (request) => {
+    AddDistinct: unary<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const members = request.members;
       if (members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
@@ -231,13 +197,13 @@ export function createCounterService(deps: RouterDeps) {
       return { registersChanged };
     }),
 
-    CountDistinct: unary<CountDistinctRequestMsg, CountDistinctResponseMsg>(async (request) => {
+    CountDistinct: unary<counterV1.CountDistinctRequest__Output, counterV1.CountDistinctResponse__Output>(async (request) => {
       const names = validateCounterNames(request.counters, countDistinctCountersMax, 'CountDistinct');
       const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
       return { estimate: String(estimate), standardError, shards: shardCount };
     }),
 
-    ReadWindow: unary<ReadWindowRequestMsg, ReadWindowResponseMsg>(async (request) => {
+    ReadWindow: unary<counterV1.ReadWindowRequest__Output, counterV1.ReadWindowResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const consistency = validateConsistency(request.consistency);
       const lastMs = parseInt64(request.lastMs, 'last_ms');
@@ -258,7 +224,7 @@ export function createCounterService(deps: RouterDeps) {
       };
     }),
 
-    SetMember: unary<SetMemberRequestMsg, SetMemberResponseMsg>(async (request) => {
+    SetMember: unary<counterV1.SetMemberRequest__Output, counterV1.SetMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const member = parseMemberId(request.member);
       const { changed, count, partition } = await deps.membership.set(name, member, request.present === true);
@@ -268,7 +234,7 @@ export function createCounterService(deps: RouterDeps) {
       return { changed, count: (count ?? 0n).toString(), countUnavailable: count === undefined };
     }),
 
-    IsMember: unary<IsMemberRequestMsg, IsMemberResponseMsg>(async (request) => {
+    IsMember: unary<counterV1.IsMemberRequest__Output, counterV1.IsMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       if (request.members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
       if (request.members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${request.members.length} members in one call; the limit is ${distinctMembersMax}`);
@@ -294,7 +260,7 @@ function validateCounterNames(counters: readonly string[], limit: number, rpc: s
 export function createAdminService(deps: RouterDeps) {
   const { directory, pool, heat, metrics, logger } = deps;
 
-  const describe = (counter: CounterInfo): DescribeResponseMsg => {
+  const describe = (counter: CounterInfo): counterV1.DescribeResponse__Output => {
     const sample = heat.lastSample(counter.name);
     const shardRates = shardRatesOf(sample, counter.shards.length);
     return {
@@ -325,9 +291,9 @@ export function createAdminService(deps: RouterDeps) {
   };
 
   return {
-    Describe: unary<DescribeRequestMsg, DescribeResponseMsg>((request) => describe(knownCounter(request.counter))),
+    Describe: unary<counterV1.DescribeRequest__Output, counterV1.DescribeResponse__Output>((request) => describe(knownCounter(request.counter))),
 
-    Configure: unary<ConfigureRequestMsg, DescribeResponseMsg>((request) => {
+    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>((request) => {
       const name = validateCounterName(request.counter);
       // Everything is checked before anything changes.
       if (!['AUTOSCALE_UNCHANGED', 'AUTOSCALE_ON', 'AUTOSCALE_OFF'].includes(request.autoscale)) {
@@ -374,7 +340,7 @@ export function createAdminService(deps: RouterDeps) {
       return describe(counter);
     }),
 
-    Rebuild: unary<RebuildRequestMsg, RebuildResponseMsg>(async (request) => {
+    Rebuild: unary<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const result = await deps.membership.rebuild(name, request.repair === true);
       metrics.membershipDrift.set(Number(result.drift));
@@ -400,13 +366,13 @@ export function createAdminService(deps: RouterDeps) {
       };
     }),
 
-    Hot: unary<{ limit: number }, HotResponseMsg>((request) => {
+    Hot: unary<counterV1.HotRequest__Output, counterV1.HotResponse__Output>((request) => {
       const limit = request.limit === 0 ? 20 : Math.min(request.limit, 1_000);
       const { counters, tracked } = deps.autoscaler.hot(limit);
       return { counters, tracked: String(tracked) };
     }),
 
-    SetShards: unary<SetShardsRequestMsg, SetShardsResponseMsg>((request) => {
+    SetShards: unary<counterV1.SetShardsRequest__Output, counterV1.SetShardsResponse__Output>((request) => {
       const counter = knownCounter(request.counter);
       const { previousShardCount } = directory.setShards(counter.name, request.shards);
       if (request.shards > previousShardCount) {
@@ -416,14 +382,14 @@ export function createAdminService(deps: RouterDeps) {
       return { counter: counter.name, previousShards: previousShardCount, shards: counter.shards.length };
     }),
 
-    ClusterStatus: unary<unknown, ClusterStatusResponseMsg>(async () => {
+    ClusterStatus: unary<counterV1.ClusterStatusRequest__Output, counterV1.ClusterStatusResponse__Output>(async () => {
       const pairs = directory.allPairs();
       const members = pairs.flatMap((pair) => [
         { address: pair.primary, role: 'primary', pair },
         { address: pair.follower, role: 'follower', pair },
       ]);
       const statuses = await Promise.allSettled(members.map((member) => pool.status(member.address, deps.statusTimeoutMs)));
-      const nodes: NodeInfoMsg[] = members.map((member, index) => {
+      const nodes: counterV1.NodeInfo__Output[] = members.map((member, index) => {
         const outcome = statuses[index]!;
         const base = { address: member.address, role: member.role, pair: member.pair.pairIndex, inSync: member.pair.inSync };
         if (outcome.status === 'rejected') {
@@ -466,7 +432,7 @@ export function createAdminService(deps: RouterDeps) {
       return { nodes, counters: String(directory.counterCount) };
     }),
 
-    ReplaceNode: unary<ReplaceNodeRequestMsg, ReplaceNodeResponseMsg>((request) => {
+    ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>((request) => {
       const address = validateNodeAddress(request.address, 'address');
       const newAddress = validateNodeAddress(request.newAddress, 'new_address');
       const pair = directory.pairOf(address);
@@ -483,7 +449,7 @@ export function createAdminService(deps: RouterDeps) {
       return { pair: next.pairIndex, primary: next.primary, follower: next.follower, epoch: next.epoch.toString() };
     }),
 
-    Reconcile: unary<ReconcileRequestMsg, ReconcileResultMsg>(async (request) => {
+    Reconcile: unary<counterV1.ReconcileRequest__Output, counterV1.ReconcileResponse__Output>(async (request) => {
       const counter = request.counter === '' ? undefined : validateCounterName(request.counter);
       const result = await reconcile(directory, pool, metrics, deps.reconcileTimeoutMs, counter);
       logger.info('reconcile', { counter: counter ?? '*', shardsChecked: result.shardsChecked, shardsDrifting: result.shardsDrifting });

@@ -2,7 +2,7 @@
 // every shard's buckets summed with one ReadWindows call per node pair (a
 // partial sum is never returned). CACHED reads reuse a sum younger than the
 // refresh interval; an older one is recomputed, never served.
-import { ErrorCode, TallyError, isInt64, type ReadShardsResponseMsg, type ReadWindowsRequestMsg } from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, type shardV1 } from '../common/index.ts';
 import { windowRange } from '../window/index.ts';
 import type { Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
@@ -68,10 +68,10 @@ export class WindowReader {
       if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
       shardIds.push(shard.shardId);
     }
-    const request = (shardIds: number[]): ReadWindowsRequestMsg => ({ shardIds: shardIds.map(String), fromMs: String(range.fromMs), toMs: String(range.toMs), bucketMs: String(bucketMs) });
+    const request = (shardIds: number[]): shardV1.ReadWindowsRequest => ({ shardIds: shardIds.map(String), fromMs: String(range.fromMs), toMs: String(range.toMs), bucketMs: String(bucketMs) });
     const responses = await Promise.all(
       [...byPair].map(([pairIndex, shardIds]) =>
-        readPairWithFallback(this.directory.pair(pairIndex), (address) => this.pool.read<ReadWindowsRequestMsg, ReadShardsResponseMsg>(address, 'ReadWindows', request(shardIds), this.settings.readTimeoutMs)),
+        readPairWithFallback(this.directory.pair(pairIndex), (address) => this.pool.read<shardV1.ReadWindowsRequest, shardV1.ReadShardsResponse__Output>(address, 'ReadWindows', request(shardIds), this.settings.readTimeoutMs)),
       ),
     );
     let total = 0n;

@@ -13,7 +13,7 @@ import { createFollower } from '../../src/node/follower.ts';
 import { createNodeMetrics } from '../../src/node/node-metrics.ts';
 import type { NodeState } from '../../src/node/node-state.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
-import type { AppendEntriesRequestMsg, InstallSnapshotRequestMsg, LogEntryWire } from '../../src/common/index.ts';
+import type { shardV1 } from '../../src/common/index.ts';
 import { TallyError } from '../../src/common/errors.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 import { seededRandom } from './seeded-random.ts';
@@ -66,23 +66,24 @@ function entriesOfEveryKind(random: () => number, count: number, sequence: { nex
   return entries;
 }
 
-function toWire(entry: StoredEntry): LogEntryWire {
+/** An entry as the follower receives it: decoded, every field set. */
+function toWire(entry: StoredEntry): shardV1.LogEntryMsg__Output {
   return {
     lsn: entry.lsn.toString(),
     epoch: entry.epoch.toString(),
-    shardId: entry.shardId,
+    shardId: String(entry.shardId),
     amount: entry.amount.toString(),
     idempotencyKey: entry.idempotencyKey,
-    atMs: entry.atMs,
+    atMs: String(entry.atMs),
     fenceShardCount: entry.fenceShardCount,
-    kind: entry.kind,
-    member: entry.member?.toString(),
-    payload: entry.payload,
+    kind: entry.kind ?? 0,
+    member: (entry.member ?? 0n).toString(),
+    payload: entry.payload ?? Buffer.alloc(0),
   };
 }
 
 function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: bigint, epoch = node.state.role.epoch): boolean {
-  const request: AppendEntriesRequestMsg = { epoch: epoch.toString(), truncate: false, truncateAfterLsn: '0', entries: entries.map(toWire), prevLsn: prevLsn.toString(), prevEpoch: prevEpoch.toString() };
+  const request: shardV1.AppendEntriesRequest__Output = { epoch: epoch.toString(), truncate: false, truncateAfterLsn: '0', entries: entries.map(toWire), prevLsn: prevLsn.toString(), prevEpoch: prevEpoch.toString() };
   return node.follower.appendEntries(request).ok;
 }
 
@@ -101,14 +102,14 @@ async function install(primary: ShardLog, follower: Node, chunkBytes: number, st
     let sent = 0;
     for (const [index, chunk] of chunks.entries()) {
       if (sent >= stopAfterChunks) break;
-      const request: InstallSnapshotRequestMsg = {
+      const request: shardV1.InstallSnapshotRequest__Output = {
         epoch: follower.state.role.epoch.toString(),
         snapshotId: 'snap-1',
         chunkIndex: index,
         snapshotLsn: view.checkpointLsn.toString(),
         snapshotEpoch: view.checkpointEpoch.toString(),
-        shards: chunk.shards.map(([shardId, total]) => ({ shardId, total: total.toString() })),
-        parts: chunk.parts,
+        shards: chunk.shards.map(([shardId, total]) => ({ shardId: String(shardId), total: total.toString() })),
+        parts: chunk.parts.map((piece) => ({ ...piece, shardId: String(piece.shardId) })),
         keys: chunk.keys.map(toWire),
         done: index === chunks.length - 1,
       };

@@ -1,0 +1,103 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { AddDistinctRequest as _counter_v1_AddDistinctRequest, AddDistinctRequest__Output as _counter_v1_AddDistinctRequest__Output } from './counter/v1/AddDistinctRequest.ts';
+import type { AddDistinctResponse as _counter_v1_AddDistinctResponse, AddDistinctResponse__Output as _counter_v1_AddDistinctResponse__Output } from './counter/v1/AddDistinctResponse.ts';
+import type { AdminServiceClient as _counter_v1_AdminServiceClient, AdminServiceDefinition as _counter_v1_AdminServiceDefinition } from './counter/v1/AdminService.ts';
+import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from './counter/v1/ClusterStatusRequest.ts';
+import type { ClusterStatusResponse as _counter_v1_ClusterStatusResponse, ClusterStatusResponse__Output as _counter_v1_ClusterStatusResponse__Output } from './counter/v1/ClusterStatusResponse.ts';
+import type { ConfigureRequest as _counter_v1_ConfigureRequest, ConfigureRequest__Output as _counter_v1_ConfigureRequest__Output } from './counter/v1/ConfigureRequest.ts';
+import type { CountDistinctRequest as _counter_v1_CountDistinctRequest, CountDistinctRequest__Output as _counter_v1_CountDistinctRequest__Output } from './counter/v1/CountDistinctRequest.ts';
+import type { CountDistinctResponse as _counter_v1_CountDistinctResponse, CountDistinctResponse__Output as _counter_v1_CountDistinctResponse__Output } from './counter/v1/CountDistinctResponse.ts';
+import type { CounterConfig as _counter_v1_CounterConfig, CounterConfig__Output as _counter_v1_CounterConfig__Output } from './counter/v1/CounterConfig.ts';
+import type { CounterServiceClient as _counter_v1_CounterServiceClient, CounterServiceDefinition as _counter_v1_CounterServiceDefinition } from './counter/v1/CounterService.ts';
+import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from './counter/v1/DescribeRequest.ts';
+import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from './counter/v1/DescribeResponse.ts';
+import type { HotCounter as _counter_v1_HotCounter, HotCounter__Output as _counter_v1_HotCounter__Output } from './counter/v1/HotCounter.ts';
+import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from './counter/v1/HotRequest.ts';
+import type { HotResponse as _counter_v1_HotResponse, HotResponse__Output as _counter_v1_HotResponse__Output } from './counter/v1/HotResponse.ts';
+import type { IncrementBatchRequest as _counter_v1_IncrementBatchRequest, IncrementBatchRequest__Output as _counter_v1_IncrementBatchRequest__Output } from './counter/v1/IncrementBatchRequest.ts';
+import type { IncrementBatchResponse as _counter_v1_IncrementBatchResponse, IncrementBatchResponse__Output as _counter_v1_IncrementBatchResponse__Output } from './counter/v1/IncrementBatchResponse.ts';
+import type { IncrementRequest as _counter_v1_IncrementRequest, IncrementRequest__Output as _counter_v1_IncrementRequest__Output } from './counter/v1/IncrementRequest.ts';
+import type { IncrementResponse as _counter_v1_IncrementResponse, IncrementResponse__Output as _counter_v1_IncrementResponse__Output } from './counter/v1/IncrementResponse.ts';
+import type { IsMemberRequest as _counter_v1_IsMemberRequest, IsMemberRequest__Output as _counter_v1_IsMemberRequest__Output } from './counter/v1/IsMemberRequest.ts';
+import type { IsMemberResponse as _counter_v1_IsMemberResponse, IsMemberResponse__Output as _counter_v1_IsMemberResponse__Output } from './counter/v1/IsMemberResponse.ts';
+import type { NodeInfo as _counter_v1_NodeInfo, NodeInfo__Output as _counter_v1_NodeInfo__Output } from './counter/v1/NodeInfo.ts';
+import type { PairReconcile as _counter_v1_PairReconcile, PairReconcile__Output as _counter_v1_PairReconcile__Output } from './counter/v1/PairReconcile.ts';
+import type { PartitionCheck as _counter_v1_PartitionCheck, PartitionCheck__Output as _counter_v1_PartitionCheck__Output } from './counter/v1/PartitionCheck.ts';
+import type { ReadManyRequest as _counter_v1_ReadManyRequest, ReadManyRequest__Output as _counter_v1_ReadManyRequest__Output } from './counter/v1/ReadManyRequest.ts';
+import type { ReadManyResponse as _counter_v1_ReadManyResponse, ReadManyResponse__Output as _counter_v1_ReadManyResponse__Output } from './counter/v1/ReadManyResponse.ts';
+import type { ReadRequest as _counter_v1_ReadRequest, ReadRequest__Output as _counter_v1_ReadRequest__Output } from './counter/v1/ReadRequest.ts';
+import type { ReadResponse as _counter_v1_ReadResponse, ReadResponse__Output as _counter_v1_ReadResponse__Output } from './counter/v1/ReadResponse.ts';
+import type { ReadWindowRequest as _counter_v1_ReadWindowRequest, ReadWindowRequest__Output as _counter_v1_ReadWindowRequest__Output } from './counter/v1/ReadWindowRequest.ts';
+import type { ReadWindowResponse as _counter_v1_ReadWindowResponse, ReadWindowResponse__Output as _counter_v1_ReadWindowResponse__Output } from './counter/v1/ReadWindowResponse.ts';
+import type { RebuildRequest as _counter_v1_RebuildRequest, RebuildRequest__Output as _counter_v1_RebuildRequest__Output } from './counter/v1/RebuildRequest.ts';
+import type { RebuildResponse as _counter_v1_RebuildResponse, RebuildResponse__Output as _counter_v1_RebuildResponse__Output } from './counter/v1/RebuildResponse.ts';
+import type { ReconcileRequest as _counter_v1_ReconcileRequest, ReconcileRequest__Output as _counter_v1_ReconcileRequest__Output } from './counter/v1/ReconcileRequest.ts';
+import type { ReconcileResponse as _counter_v1_ReconcileResponse, ReconcileResponse__Output as _counter_v1_ReconcileResponse__Output } from './counter/v1/ReconcileResponse.ts';
+import type { ReplaceNodeRequest as _counter_v1_ReplaceNodeRequest, ReplaceNodeRequest__Output as _counter_v1_ReplaceNodeRequest__Output } from './counter/v1/ReplaceNodeRequest.ts';
+import type { ReplaceNodeResponse as _counter_v1_ReplaceNodeResponse, ReplaceNodeResponse__Output as _counter_v1_ReplaceNodeResponse__Output } from './counter/v1/ReplaceNodeResponse.ts';
+import type { SetMemberRequest as _counter_v1_SetMemberRequest, SetMemberRequest__Output as _counter_v1_SetMemberRequest__Output } from './counter/v1/SetMemberRequest.ts';
+import type { SetMemberResponse as _counter_v1_SetMemberResponse, SetMemberResponse__Output as _counter_v1_SetMemberResponse__Output } from './counter/v1/SetMemberResponse.ts';
+import type { SetShardsRequest as _counter_v1_SetShardsRequest, SetShardsRequest__Output as _counter_v1_SetShardsRequest__Output } from './counter/v1/SetShardsRequest.ts';
+import type { SetShardsResponse as _counter_v1_SetShardsResponse, SetShardsResponse__Output as _counter_v1_SetShardsResponse__Output } from './counter/v1/SetShardsResponse.ts';
+import type { ShardDrift as _counter_v1_ShardDrift, ShardDrift__Output as _counter_v1_ShardDrift__Output } from './counter/v1/ShardDrift.ts';
+import type { ShardPlacement as _counter_v1_ShardPlacement, ShardPlacement__Output as _counter_v1_ShardPlacement__Output } from './counter/v1/ShardPlacement.ts';
+import type { WindowSettings as _counter_v1_WindowSettings, WindowSettings__Output as _counter_v1_WindowSettings__Output } from './counter/v1/WindowSettings.ts';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  counter: {
+    v1: {
+      AddDistinctRequest: MessageTypeDefinition<_counter_v1_AddDistinctRequest, _counter_v1_AddDistinctRequest__Output>
+      AddDistinctResponse: MessageTypeDefinition<_counter_v1_AddDistinctResponse, _counter_v1_AddDistinctResponse__Output>
+      AdminService: SubtypeConstructor<typeof grpc.Client, _counter_v1_AdminServiceClient> & { service: _counter_v1_AdminServiceDefinition }
+      AutoscaleMode: EnumTypeDefinition
+      ClusterStatusRequest: MessageTypeDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusRequest__Output>
+      ClusterStatusResponse: MessageTypeDefinition<_counter_v1_ClusterStatusResponse, _counter_v1_ClusterStatusResponse__Output>
+      ConfigureRequest: MessageTypeDefinition<_counter_v1_ConfigureRequest, _counter_v1_ConfigureRequest__Output>
+      Consistency: EnumTypeDefinition
+      CountDistinctRequest: MessageTypeDefinition<_counter_v1_CountDistinctRequest, _counter_v1_CountDistinctRequest__Output>
+      CountDistinctResponse: MessageTypeDefinition<_counter_v1_CountDistinctResponse, _counter_v1_CountDistinctResponse__Output>
+      CounterConfig: MessageTypeDefinition<_counter_v1_CounterConfig, _counter_v1_CounterConfig__Output>
+      CounterService: SubtypeConstructor<typeof grpc.Client, _counter_v1_CounterServiceClient> & { service: _counter_v1_CounterServiceDefinition }
+      DescribeRequest: MessageTypeDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeRequest__Output>
+      DescribeResponse: MessageTypeDefinition<_counter_v1_DescribeResponse, _counter_v1_DescribeResponse__Output>
+      HotCounter: MessageTypeDefinition<_counter_v1_HotCounter, _counter_v1_HotCounter__Output>
+      HotRequest: MessageTypeDefinition<_counter_v1_HotRequest, _counter_v1_HotRequest__Output>
+      HotResponse: MessageTypeDefinition<_counter_v1_HotResponse, _counter_v1_HotResponse__Output>
+      IncrementBatchRequest: MessageTypeDefinition<_counter_v1_IncrementBatchRequest, _counter_v1_IncrementBatchRequest__Output>
+      IncrementBatchResponse: MessageTypeDefinition<_counter_v1_IncrementBatchResponse, _counter_v1_IncrementBatchResponse__Output>
+      IncrementRequest: MessageTypeDefinition<_counter_v1_IncrementRequest, _counter_v1_IncrementRequest__Output>
+      IncrementResponse: MessageTypeDefinition<_counter_v1_IncrementResponse, _counter_v1_IncrementResponse__Output>
+      IsMemberRequest: MessageTypeDefinition<_counter_v1_IsMemberRequest, _counter_v1_IsMemberRequest__Output>
+      IsMemberResponse: MessageTypeDefinition<_counter_v1_IsMemberResponse, _counter_v1_IsMemberResponse__Output>
+      NodeInfo: MessageTypeDefinition<_counter_v1_NodeInfo, _counter_v1_NodeInfo__Output>
+      PairReconcile: MessageTypeDefinition<_counter_v1_PairReconcile, _counter_v1_PairReconcile__Output>
+      PartitionCheck: MessageTypeDefinition<_counter_v1_PartitionCheck, _counter_v1_PartitionCheck__Output>
+      ReadManyRequest: MessageTypeDefinition<_counter_v1_ReadManyRequest, _counter_v1_ReadManyRequest__Output>
+      ReadManyResponse: MessageTypeDefinition<_counter_v1_ReadManyResponse, _counter_v1_ReadManyResponse__Output>
+      ReadRequest: MessageTypeDefinition<_counter_v1_ReadRequest, _counter_v1_ReadRequest__Output>
+      ReadResponse: MessageTypeDefinition<_counter_v1_ReadResponse, _counter_v1_ReadResponse__Output>
+      ReadWindowRequest: MessageTypeDefinition<_counter_v1_ReadWindowRequest, _counter_v1_ReadWindowRequest__Output>
+      ReadWindowResponse: MessageTypeDefinition<_counter_v1_ReadWindowResponse, _counter_v1_ReadWindowResponse__Output>
+      RebuildRequest: MessageTypeDefinition<_counter_v1_RebuildRequest, _counter_v1_RebuildRequest__Output>
+      RebuildResponse: MessageTypeDefinition<_counter_v1_RebuildResponse, _counter_v1_RebuildResponse__Output>
+      ReconcileRequest: MessageTypeDefinition<_counter_v1_ReconcileRequest, _counter_v1_ReconcileRequest__Output>
+      ReconcileResponse: MessageTypeDefinition<_counter_v1_ReconcileResponse, _counter_v1_ReconcileResponse__Output>
+      ReplaceNodeRequest: MessageTypeDefinition<_counter_v1_ReplaceNodeRequest, _counter_v1_ReplaceNodeRequest__Output>
+      ReplaceNodeResponse: MessageTypeDefinition<_counter_v1_ReplaceNodeResponse, _counter_v1_ReplaceNodeResponse__Output>
+      SetMemberRequest: MessageTypeDefinition<_counter_v1_SetMemberRequest, _counter_v1_SetMemberRequest__Output>
+      SetMemberResponse: MessageTypeDefinition<_counter_v1_SetMemberResponse, _counter_v1_SetMemberResponse__Output>
+      SetShardsRequest: MessageTypeDefinition<_counter_v1_SetShardsRequest, _counter_v1_SetShardsRequest__Output>
+      SetShardsResponse: MessageTypeDefinition<_counter_v1_SetShardsResponse, _counter_v1_SetShardsResponse__Output>
+      ShardDrift: MessageTypeDefinition<_counter_v1_ShardDrift, _counter_v1_ShardDrift__Output>
+      ShardPlacement: MessageTypeDefinition<_counter_v1_ShardPlacement, _counter_v1_ShardPlacement__Output>
+      WindowSettings: MessageTypeDefinition<_counter_v1_WindowSettings, _counter_v1_WindowSettings__Output>
+    }
+  }
+}
+

@@ -1,0 +1,193 @@
+// Original file: proto/counter.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from '../../counter/v1/ClusterStatusRequest.ts';
+import type { ClusterStatusResponse as _counter_v1_ClusterStatusResponse, ClusterStatusResponse__Output as _counter_v1_ClusterStatusResponse__Output } from '../../counter/v1/ClusterStatusResponse.ts';
+import type { ConfigureRequest as _counter_v1_ConfigureRequest, ConfigureRequest__Output as _counter_v1_ConfigureRequest__Output } from '../../counter/v1/ConfigureRequest.ts';
+import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from '../../counter/v1/DescribeRequest.ts';
+import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from '../../counter/v1/DescribeResponse.ts';
+import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from '../../counter/v1/HotRequest.ts';
+import type { HotResponse as _counter_v1_HotResponse, HotResponse__Output as _counter_v1_HotResponse__Output } from '../../counter/v1/HotResponse.ts';
+import type { RebuildRequest as _counter_v1_RebuildRequest, RebuildRequest__Output as _counter_v1_RebuildRequest__Output } from '../../counter/v1/RebuildRequest.ts';
+import type { RebuildResponse as _counter_v1_RebuildResponse, RebuildResponse__Output as _counter_v1_RebuildResponse__Output } from '../../counter/v1/RebuildResponse.ts';
+import type { ReconcileRequest as _counter_v1_ReconcileRequest, ReconcileRequest__Output as _counter_v1_ReconcileRequest__Output } from '../../counter/v1/ReconcileRequest.ts';
+import type { ReconcileResponse as _counter_v1_ReconcileResponse, ReconcileResponse__Output as _counter_v1_ReconcileResponse__Output } from '../../counter/v1/ReconcileResponse.ts';
+import type { ReplaceNodeRequest as _counter_v1_ReplaceNodeRequest, ReplaceNodeRequest__Output as _counter_v1_ReplaceNodeRequest__Output } from '../../counter/v1/ReplaceNodeRequest.ts';
+import type { ReplaceNodeResponse as _counter_v1_ReplaceNodeResponse, ReplaceNodeResponse__Output as _counter_v1_ReplaceNodeResponse__Output } from '../../counter/v1/ReplaceNodeResponse.ts';
+import type { SetShardsRequest as _counter_v1_SetShardsRequest, SetShardsRequest__Output as _counter_v1_SetShardsRequest__Output } from '../../counter/v1/SetShardsRequest.ts';
+import type { SetShardsResponse as _counter_v1_SetShardsResponse, SetShardsResponse__Output as _counter_v1_SetShardsResponse__Output } from '../../counter/v1/SetShardsResponse.ts';
+
+export interface AdminServiceClient extends grpc.Client {
+  ClusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  ClusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  ClusterStatus(argument: _counter_v1_ClusterStatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  ClusterStatus(argument: _counter_v1_ClusterStatusRequest, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  clusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  clusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  clusterStatus(argument: _counter_v1_ClusterStatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  clusterStatus(argument: _counter_v1_ClusterStatusRequest, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Per-counter settings: heat-driven growth on or off.
+   */
+  Configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Configure(argument: _counter_v1_ConfigureRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Configure(argument: _counter_v1_ConfigureRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Per-counter settings: heat-driven growth on or off.
+   */
+  configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  configure(argument: _counter_v1_ConfigureRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  configure(argument: _counter_v1_ConfigureRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  Describe(argument: _counter_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _counter_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _counter_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _counter_v1_DescribeRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _counter_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _counter_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _counter_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _counter_v1_DescribeRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The hottest counters now: rate, peak, shards, skew, per-shard rates.
+   */
+  Hot(argument: _counter_v1_HotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  Hot(argument: _counter_v1_HotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  Hot(argument: _counter_v1_HotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  Hot(argument: _counter_v1_HotRequest, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The hottest counters now: rate, peak, shards, skew, per-shard rates.
+   */
+  hot(argument: _counter_v1_HotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  hot(argument: _counter_v1_HotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  hot(argument: _counter_v1_HotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  hot(argument: _counter_v1_HotRequest, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Membership counters: recomputes the count from the member bitmaps and
+   * compares it with the stored count. Repairs only when repair is set.
+   */
+  Rebuild(argument: _counter_v1_RebuildRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  Rebuild(argument: _counter_v1_RebuildRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  Rebuild(argument: _counter_v1_RebuildRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  Rebuild(argument: _counter_v1_RebuildRequest, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Membership counters: recomputes the count from the member bitmaps and
+   * compares it with the stored count. Repairs only when repair is set.
+   */
+  rebuild(argument: _counter_v1_RebuildRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  rebuild(argument: _counter_v1_RebuildRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  rebuild(argument: _counter_v1_RebuildRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  rebuild(argument: _counter_v1_RebuildRequest, callback: grpc.requestCallback<_counter_v1_RebuildResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Recomputes shards from their logs and compares them with memory and with
+   * the follower's copy (G8). Reports drift; never repairs.
+   */
+  Reconcile(argument: _counter_v1_ReconcileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  Reconcile(argument: _counter_v1_ReconcileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  Reconcile(argument: _counter_v1_ReconcileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  Reconcile(argument: _counter_v1_ReconcileRequest, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Recomputes shards from their logs and compares them with memory and with
+   * the follower's copy (G8). Reports drift; never repairs.
+   */
+  reconcile(argument: _counter_v1_ReconcileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  reconcile(argument: _counter_v1_ReconcileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  reconcile(argument: _counter_v1_ReconcileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  reconcile(argument: _counter_v1_ReconcileRequest, callback: grpc.requestCallback<_counter_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Moves a pair's follower slot from address to new_address (a lost disk or
+   * machine): the new node is filled by snapshot install and the pair returns
+   * to sync by itself. Only a follower slot can move; a lost primary is first
+   * replaced by failover (its follower is promoted), then its slot moved.
+   */
+  ReplaceNode(argument: _counter_v1_ReplaceNodeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  ReplaceNode(argument: _counter_v1_ReplaceNodeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  ReplaceNode(argument: _counter_v1_ReplaceNodeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  ReplaceNode(argument: _counter_v1_ReplaceNodeRequest, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Moves a pair's follower slot from address to new_address (a lost disk or
+   * machine): the new node is filled by snapshot install and the pair returns
+   * to sync by itself. Only a follower slot can move; a lost primary is first
+   * replaced by failover (its follower is promoted), then its slot moved.
+   */
+  replaceNode(argument: _counter_v1_ReplaceNodeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  replaceNode(argument: _counter_v1_ReplaceNodeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  replaceNode(argument: _counter_v1_ReplaceNodeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  replaceNode(argument: _counter_v1_ReplaceNodeRequest, callback: grpc.requestCallback<_counter_v1_ReplaceNodeResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Grows a counter's shard set online. No data moves.
+   */
+  SetShards(argument: _counter_v1_SetShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  SetShards(argument: _counter_v1_SetShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  SetShards(argument: _counter_v1_SetShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  SetShards(argument: _counter_v1_SetShardsRequest, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Grows a counter's shard set online. No data moves.
+   */
+  setShards(argument: _counter_v1_SetShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  setShards(argument: _counter_v1_SetShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  setShards(argument: _counter_v1_SetShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  setShards(argument: _counter_v1_SetShardsRequest, callback: grpc.requestCallback<_counter_v1_SetShardsResponse__Output>): grpc.ClientUnaryCall;
+  
+}
+
+export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation {
+  ClusterStatus: grpc.handleUnaryCall<_counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse>;
+  
+  /**
+   * Per-counter settings: heat-driven growth on or off.
+   */
+  Configure: grpc.handleUnaryCall<_counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse>;
+  
+  Describe: grpc.handleUnaryCall<_counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse>;
+  
+  /**
+   * The hottest counters now: rate, peak, shards, skew, per-shard rates.
+   */
+  Hot: grpc.handleUnaryCall<_counter_v1_HotRequest__Output, _counter_v1_HotResponse>;
+  
+  /**
+   * Membership counters: recomputes the count from the member bitmaps and
+   * compares it with the stored count. Repairs only when repair is set.
+   */
+  Rebuild: grpc.handleUnaryCall<_counter_v1_RebuildRequest__Output, _counter_v1_RebuildResponse>;
+  
+  /**
+   * Recomputes shards from their logs and compares them with memory and with
+   * the follower's copy (G8). Reports drift; never repairs.
+   */
+  Reconcile: grpc.handleUnaryCall<_counter_v1_ReconcileRequest__Output, _counter_v1_ReconcileResponse>;
+  
+  /**
+   * Moves a pair's follower slot from address to new_address (a lost disk or
+   * machine): the new node is filled by snapshot install and the pair returns
+   * to sync by itself. Only a follower slot can move; a lost primary is first
+   * replaced by failover (its follower is promoted), then its slot moved.
+   */
+  ReplaceNode: grpc.handleUnaryCall<_counter_v1_ReplaceNodeRequest__Output, _counter_v1_ReplaceNodeResponse>;
+  
+  /**
+   * Grows a counter's shard set online. No data moves.
+   */
+  SetShards: grpc.handleUnaryCall<_counter_v1_SetShardsRequest__Output, _counter_v1_SetShardsResponse>;
+  
+}
+
+export interface AdminServiceDefinition extends grpc.ServiceDefinition {
+  ClusterStatus: MethodDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusResponse, _counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse__Output>
+  Configure: MethodDefinition<_counter_v1_ConfigureRequest, _counter_v1_DescribeResponse, _counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse__Output>
+  Describe: MethodDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeResponse, _counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse__Output>
+  Hot: MethodDefinition<_counter_v1_HotRequest, _counter_v1_HotResponse, _counter_v1_HotRequest__Output, _counter_v1_HotResponse__Output>
+  Rebuild: MethodDefinition<_counter_v1_RebuildRequest, _counter_v1_RebuildResponse, _counter_v1_RebuildRequest__Output, _counter_v1_RebuildResponse__Output>
+  Reconcile: MethodDefinition<_counter_v1_ReconcileRequest, _counter_v1_ReconcileResponse, _counter_v1_ReconcileRequest__Output, _counter_v1_ReconcileResponse__Output>
+  ReplaceNode: MethodDefinition<_counter_v1_ReplaceNodeRequest, _counter_v1_ReplaceNodeResponse, _counter_v1_ReplaceNodeRequest__Output, _counter_v1_ReplaceNodeResponse__Output>
+  SetShards: MethodDefinition<_counter_v1_SetShardsRequest, _counter_v1_SetShardsResponse, _counter_v1_SetShardsRequest__Output, _counter_v1_SetShardsResponse__Output>
+}

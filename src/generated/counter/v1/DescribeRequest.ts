@@ -1,0 +1,10 @@
+// Original file: proto/counter.proto
+
+
+export interface DescribeRequest {
+  'counter'?: (string);
+}
+
+export interface DescribeRequest__Output {
+  'counter': (string);
+}

@@ -1,0 +1,21 @@
+// Original file: proto/counter.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface IncrementRequest {
+  'counter'?: (string);
+  'amount'?: (number | string | Long);
+  /**
+   * 0-128 bytes; empty means no key.
+   */
+  'idempotencyKey'?: (Buffer | Uint8Array | string);
+}
+
+export interface IncrementRequest__Output {
+  'counter': (string);
+  'amount': (string);
+  /**
+   * 0-128 bytes; empty means no key.
+   */
+  'idempotencyKey': (Buffer);
+}

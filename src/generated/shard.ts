@@ -1,0 +1,70 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { AppendEntriesRequest as _tally_shard_v1_AppendEntriesRequest, AppendEntriesRequest__Output as _tally_shard_v1_AppendEntriesRequest__Output } from './tally/shard/v1/AppendEntriesRequest.ts';
+import type { AppendEntriesResponse as _tally_shard_v1_AppendEntriesResponse, AppendEntriesResponse__Output as _tally_shard_v1_AppendEntriesResponse__Output } from './tally/shard/v1/AppendEntriesResponse.ts';
+import type { ApplyGroup as _tally_shard_v1_ApplyGroup, ApplyGroup__Output as _tally_shard_v1_ApplyGroup__Output } from './tally/shard/v1/ApplyGroup.ts';
+import type { ApplyItem as _tally_shard_v1_ApplyItem, ApplyItem__Output as _tally_shard_v1_ApplyItem__Output } from './tally/shard/v1/ApplyItem.ts';
+import type { ApplyRequest as _tally_shard_v1_ApplyRequest, ApplyRequest__Output as _tally_shard_v1_ApplyRequest__Output } from './tally/shard/v1/ApplyRequest.ts';
+import type { ApplyResponse as _tally_shard_v1_ApplyResponse, ApplyResponse__Output as _tally_shard_v1_ApplyResponse__Output } from './tally/shard/v1/ApplyResponse.ts';
+import type { CheckMembersRequest as _tally_shard_v1_CheckMembersRequest, CheckMembersRequest__Output as _tally_shard_v1_CheckMembersRequest__Output } from './tally/shard/v1/CheckMembersRequest.ts';
+import type { CheckMembersResponse as _tally_shard_v1_CheckMembersResponse, CheckMembersResponse__Output as _tally_shard_v1_CheckMembersResponse__Output } from './tally/shard/v1/CheckMembersResponse.ts';
+import type { GroupResult as _tally_shard_v1_GroupResult, GroupResult__Output as _tally_shard_v1_GroupResult__Output } from './tally/shard/v1/GroupResult.ts';
+import type { InstallSnapshotRequest as _tally_shard_v1_InstallSnapshotRequest, InstallSnapshotRequest__Output as _tally_shard_v1_InstallSnapshotRequest__Output } from './tally/shard/v1/InstallSnapshotRequest.ts';
+import type { LogEntryMsg as _tally_shard_v1_LogEntryMsg, LogEntryMsg__Output as _tally_shard_v1_LogEntryMsg__Output } from './tally/shard/v1/LogEntryMsg.ts';
+import type { MemberCountsResponse as _tally_shard_v1_MemberCountsResponse, MemberCountsResponse__Output as _tally_shard_v1_MemberCountsResponse__Output } from './tally/shard/v1/MemberCountsResponse.ts';
+import type { ReadShardsRequest as _tally_shard_v1_ReadShardsRequest, ReadShardsRequest__Output as _tally_shard_v1_ReadShardsRequest__Output } from './tally/shard/v1/ReadShardsRequest.ts';
+import type { ReadShardsResponse as _tally_shard_v1_ReadShardsResponse, ReadShardsResponse__Output as _tally_shard_v1_ReadShardsResponse__Output } from './tally/shard/v1/ReadShardsResponse.ts';
+import type { ReadSketchesRequest as _tally_shard_v1_ReadSketchesRequest, ReadSketchesRequest__Output as _tally_shard_v1_ReadSketchesRequest__Output } from './tally/shard/v1/ReadSketchesRequest.ts';
+import type { ReadSketchesResponse as _tally_shard_v1_ReadSketchesResponse, ReadSketchesResponse__Output as _tally_shard_v1_ReadSketchesResponse__Output } from './tally/shard/v1/ReadSketchesResponse.ts';
+import type { ReadWindowsRequest as _tally_shard_v1_ReadWindowsRequest, ReadWindowsRequest__Output as _tally_shard_v1_ReadWindowsRequest__Output } from './tally/shard/v1/ReadWindowsRequest.ts';
+import type { ReconcileRequest as _tally_shard_v1_ReconcileRequest, ReconcileRequest__Output as _tally_shard_v1_ReconcileRequest__Output } from './tally/shard/v1/ReconcileRequest.ts';
+import type { ReconcileResponse as _tally_shard_v1_ReconcileResponse, ReconcileResponse__Output as _tally_shard_v1_ReconcileResponse__Output } from './tally/shard/v1/ReconcileResponse.ts';
+import type { SetRoleRequest as _tally_shard_v1_SetRoleRequest, SetRoleRequest__Output as _tally_shard_v1_SetRoleRequest__Output } from './tally/shard/v1/SetRoleRequest.ts';
+import type { ShardCheck as _tally_shard_v1_ShardCheck, ShardCheck__Output as _tally_shard_v1_ShardCheck__Output } from './tally/shard/v1/ShardCheck.ts';
+import type { ShardNodeClient as _tally_shard_v1_ShardNodeClient, ShardNodeDefinition as _tally_shard_v1_ShardNodeDefinition } from './tally/shard/v1/ShardNode.ts';
+import type { SnapshotPart as _tally_shard_v1_SnapshotPart, SnapshotPart__Output as _tally_shard_v1_SnapshotPart__Output } from './tally/shard/v1/SnapshotPart.ts';
+import type { SnapshotShard as _tally_shard_v1_SnapshotShard, SnapshotShard__Output as _tally_shard_v1_SnapshotShard__Output } from './tally/shard/v1/SnapshotShard.ts';
+import type { StatusRequest as _tally_shard_v1_StatusRequest, StatusRequest__Output as _tally_shard_v1_StatusRequest__Output } from './tally/shard/v1/StatusRequest.ts';
+import type { StatusResponse as _tally_shard_v1_StatusResponse, StatusResponse__Output as _tally_shard_v1_StatusResponse__Output } from './tally/shard/v1/StatusResponse.ts';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  tally: {
+    shard: {
+      v1: {
+        AppendEntriesRequest: MessageTypeDefinition<_tally_shard_v1_AppendEntriesRequest, _tally_shard_v1_AppendEntriesRequest__Output>
+        AppendEntriesResponse: MessageTypeDefinition<_tally_shard_v1_AppendEntriesResponse, _tally_shard_v1_AppendEntriesResponse__Output>
+        ApplyGroup: MessageTypeDefinition<_tally_shard_v1_ApplyGroup, _tally_shard_v1_ApplyGroup__Output>
+        ApplyItem: MessageTypeDefinition<_tally_shard_v1_ApplyItem, _tally_shard_v1_ApplyItem__Output>
+        ApplyOp: EnumTypeDefinition
+        ApplyRequest: MessageTypeDefinition<_tally_shard_v1_ApplyRequest, _tally_shard_v1_ApplyRequest__Output>
+        ApplyResponse: MessageTypeDefinition<_tally_shard_v1_ApplyResponse, _tally_shard_v1_ApplyResponse__Output>
+        CheckMembersRequest: MessageTypeDefinition<_tally_shard_v1_CheckMembersRequest, _tally_shard_v1_CheckMembersRequest__Output>
+        CheckMembersResponse: MessageTypeDefinition<_tally_shard_v1_CheckMembersResponse, _tally_shard_v1_CheckMembersResponse__Output>
+        GroupResult: MessageTypeDefinition<_tally_shard_v1_GroupResult, _tally_shard_v1_GroupResult__Output>
+        InstallSnapshotRequest: MessageTypeDefinition<_tally_shard_v1_InstallSnapshotRequest, _tally_shard_v1_InstallSnapshotRequest__Output>
+        LogEntryMsg: MessageTypeDefinition<_tally_shard_v1_LogEntryMsg, _tally_shard_v1_LogEntryMsg__Output>
+        MemberCountsResponse: MessageTypeDefinition<_tally_shard_v1_MemberCountsResponse, _tally_shard_v1_MemberCountsResponse__Output>
+        ReadShardsRequest: MessageTypeDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_ReadShardsRequest__Output>
+        ReadShardsResponse: MessageTypeDefinition<_tally_shard_v1_ReadShardsResponse, _tally_shard_v1_ReadShardsResponse__Output>
+        ReadSketchesRequest: MessageTypeDefinition<_tally_shard_v1_ReadSketchesRequest, _tally_shard_v1_ReadSketchesRequest__Output>
+        ReadSketchesResponse: MessageTypeDefinition<_tally_shard_v1_ReadSketchesResponse, _tally_shard_v1_ReadSketchesResponse__Output>
+        ReadWindowsRequest: MessageTypeDefinition<_tally_shard_v1_ReadWindowsRequest, _tally_shard_v1_ReadWindowsRequest__Output>
+        ReconcileRequest: MessageTypeDefinition<_tally_shard_v1_ReconcileRequest, _tally_shard_v1_ReconcileRequest__Output>
+        ReconcileResponse: MessageTypeDefinition<_tally_shard_v1_ReconcileResponse, _tally_shard_v1_ReconcileResponse__Output>
+        SetRoleRequest: MessageTypeDefinition<_tally_shard_v1_SetRoleRequest, _tally_shard_v1_SetRoleRequest__Output>
+        ShardCheck: MessageTypeDefinition<_tally_shard_v1_ShardCheck, _tally_shard_v1_ShardCheck__Output>
+        ShardNode: SubtypeConstructor<typeof grpc.Client, _tally_shard_v1_ShardNodeClient> & { service: _tally_shard_v1_ShardNodeDefinition }
+        SnapshotPart: MessageTypeDefinition<_tally_shard_v1_SnapshotPart, _tally_shard_v1_SnapshotPart__Output>
+        SnapshotShard: MessageTypeDefinition<_tally_shard_v1_SnapshotShard, _tally_shard_v1_SnapshotShard__Output>
+        StatusRequest: MessageTypeDefinition<_tally_shard_v1_StatusRequest, _tally_shard_v1_StatusRequest__Output>
+        StatusResponse: MessageTypeDefinition<_tally_shard_v1_StatusResponse, _tally_shard_v1_StatusResponse__Output>
+      }
+    }
+  }
+}
+

@@ -1,0 +1,44 @@
+// Original file: proto/shard.proto
+
+export const ApplyOp = {
+  /**
+   * amount added to the shard (or, with fence, the key recorded).
+   */
+  INCREMENT: 'INCREMENT',
+  /**
+   * member made present or absent; logged only when that flips it.
+   */
+  MEMBER_SET: 'MEMBER_SET',
+  /**
+   * sketch registers raised to at least the given ranks.
+   */
+  DISTINCT: 'DISTINCT',
+  /**
+   * the shard total set to its member set's size (an operator's repair).
+   */
+  MEMBER_REPAIR: 'MEMBER_REPAIR',
+} as const;
+
+export type ApplyOp =
+  /**
+   * amount added to the shard (or, with fence, the key recorded).
+   */
+  | 'INCREMENT'
+  | 0
+  /**
+   * member made present or absent; logged only when that flips it.
+   */
+  | 'MEMBER_SET'
+  | 1
+  /**
+   * sketch registers raised to at least the given ranks.
+   */
+  | 'DISTINCT'
+  | 2
+  /**
+   * the shard total set to its member set's size (an operator's repair).
+   */
+  | 'MEMBER_REPAIR'
+  | 3
+
+export type ApplyOp__Output = typeof ApplyOp[keyof typeof ApplyOp]

@@ -1,0 +1,19 @@
+// Original file: proto/shard.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface CheckMembersResponse {
+  'present'?: (boolean)[];
+  'lsn'?: (number | string | Long);
+  'role'?: (string);
+  'epoch'?: (number | string | Long);
+  'nodeId'?: (string);
+}
+
+export interface CheckMembersResponse__Output {
+  'present': (boolean)[];
+  'lsn': (string);
+  'role': (string);
+  'epoch': (string);
+  'nodeId': (string);
+}

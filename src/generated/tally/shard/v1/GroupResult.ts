@@ -1,0 +1,35 @@
+// Original file: proto/shard.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface GroupResult {
+  /**
+   * 0 = OK; otherwise a gRPC status code for this group alone.
+   */
+  'code'?: (number);
+  'message'?: (string);
+  /**
+   * One per item: false when the item was a duplicate key.
+   */
+  'applied'?: (boolean)[];
+  /**
+   * Per item: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
+   */
+  'changed'?: (number | string | Long)[];
+}
+
+export interface GroupResult__Output {
+  /**
+   * 0 = OK; otherwise a gRPC status code for this group alone.
+   */
+  'code': (number);
+  'message': (string);
+  /**
+   * One per item: false when the item was a duplicate key.
+   */
+  'applied': (boolean)[];
+  /**
+   * Per item: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
+   */
+  'changed': (string)[];
+}

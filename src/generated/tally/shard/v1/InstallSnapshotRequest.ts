@@ -1,0 +1,48 @@
+// Original file: proto/shard.proto
+
+import type { SnapshotShard as _tally_shard_v1_SnapshotShard, SnapshotShard__Output as _tally_shard_v1_SnapshotShard__Output } from '../../../tally/shard/v1/SnapshotShard.ts';
+import type { SnapshotPart as _tally_shard_v1_SnapshotPart, SnapshotPart__Output as _tally_shard_v1_SnapshotPart__Output } from '../../../tally/shard/v1/SnapshotPart.ts';
+import type { LogEntryMsg as _tally_shard_v1_LogEntryMsg, LogEntryMsg__Output as _tally_shard_v1_LogEntryMsg__Output } from '../../../tally/shard/v1/LogEntryMsg.ts';
+import type { Long } from '@grpc/proto-loader';
+
+export interface InstallSnapshotRequest {
+  'epoch'?: (number | string | Long);
+  /**
+   * One install: every chunk carries the same id; chunk_index counts from 0.
+   */
+  'snapshotId'?: (string);
+  'chunkIndex'?: (number);
+  /**
+   * The snapshot is the fold of every entry up to snapshot_lsn (written at snapshot_epoch).
+   */
+  'snapshotLsn'?: (number | string | Long);
+  'snapshotEpoch'?: (number | string | Long);
+  'shards'?: (_tally_shard_v1_SnapshotShard)[];
+  'parts'?: (_tally_shard_v1_SnapshotPart)[];
+  /**
+   * Keyed entries at or before snapshot_lsn still inside the dedup window.
+   */
+  'keys'?: (_tally_shard_v1_LogEntryMsg)[];
+  'done'?: (boolean);
+}
+
+export interface InstallSnapshotRequest__Output {
+  'epoch': (string);
+  /**
+   * One install: every chunk carries the same id; chunk_index counts from 0.
+   */
+  'snapshotId': (string);
+  'chunkIndex': (number);
+  /**
+   * The snapshot is the fold of every entry up to snapshot_lsn (written at snapshot_epoch).
+   */
+  'snapshotLsn': (string);
+  'snapshotEpoch': (string);
+  'shards': (_tally_shard_v1_SnapshotShard__Output)[];
+  'parts': (_tally_shard_v1_SnapshotPart__Output)[];
+  /**
+   * Keyed entries at or before snapshot_lsn still inside the dedup window.
+   */
+  'keys': (_tally_shard_v1_LogEntryMsg__Output)[];
+  'done': (boolean);
+}

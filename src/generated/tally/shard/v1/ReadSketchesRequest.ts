@@ -1,0 +1,13 @@
+// Original file: proto/shard.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface ReadSketchesRequest {
+  'shardIds'?: (number | string | Long)[];
+  'merge'?: (boolean);
+}
+
+export interface ReadSketchesRequest__Output {
+  'shardIds': (string)[];
+  'merge': (boolean);
+}

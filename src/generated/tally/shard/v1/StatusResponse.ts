@@ -1,0 +1,89 @@
+// Original file: proto/shard.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface StatusResponse {
+  'role'?: (string);
+  'pid'?: (number);
+  'lastLsn'?: (number | string | Long);
+  'shardCount'?: (number | string | Long);
+  'epoch'?: (number | string | Long);
+  /**
+   * False while the node replays its log or shuts down.
+   */
+  'ready'?: (boolean);
+  'peer'?: (string);
+  'syncRequired'?: (boolean);
+  /**
+   * Primary: the highest lsn its follower has confirmed, and how it goes.
+   */
+  'followerAckedLsn'?: (number | string | Long);
+  'followerCaughtUp'?: (boolean);
+  'followerError'?: (string);
+  /**
+   * Milliseconds the oldest unconfirmed entry has waited (0 when none).
+   */
+  'replicationLagMs'?: (number | string | Long);
+  'epochStartLsn'?: (number | string | Long);
+  /**
+   * The identity of this node's log: random, made when its data directory
+   * was first initialised. A node with an empty or foreign disk has another.
+   */
+  'nodeId'?: (string);
+  /**
+   * Epoch of the last entry (0 for an empty log).
+   */
+  'lastEpoch'?: (number | string | Long);
+  'checkpointLsn'?: (number | string | Long);
+  /**
+   * Primary: the identity of the follower whose confirmations follower_acked_lsn counts.
+   */
+  'followerId'?: (string);
+  /**
+   * Follower: a snapshot install is under way (the log is incomplete).
+   */
+  'installing'?: (boolean);
+}
+
+export interface StatusResponse__Output {
+  'role': (string);
+  'pid': (number);
+  'lastLsn': (string);
+  'shardCount': (string);
+  'epoch': (string);
+  /**
+   * False while the node replays its log or shuts down.
+   */
+  'ready': (boolean);
+  'peer': (string);
+  'syncRequired': (boolean);
+  /**
+   * Primary: the highest lsn its follower has confirmed, and how it goes.
+   */
+  'followerAckedLsn': (string);
+  'followerCaughtUp': (boolean);
+  'followerError': (string);
+  /**
+   * Milliseconds the oldest unconfirmed entry has waited (0 when none).
+   */
+  'replicationLagMs': (string);
+  'epochStartLsn': (string);
+  /**
+   * The identity of this node's log: random, made when its data directory
+   * was first initialised. A node with an empty or foreign disk has another.
+   */
+  'nodeId': (string);
+  /**
+   * Epoch of the last entry (0 for an empty log).
+   */
+  'lastEpoch': (string);
+  'checkpointLsn': (string);
+  /**
+   * Primary: the identity of the follower whose confirmations follower_acked_lsn counts.
+   */
+  'followerId': (string);
+  /**
+   * Follower: a snapshot install is under way (the log is incomplete).
+   */
+  'installing': (boolean);
+}
