@@ -7,4 +7,4 @@ import { register } from 'tsx/esm/api';
 process.noDeprecation = true;
 
 register();
-await import('../src/client/cli.ts');
+await import('../src/cli/cli.ts');

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createTallyClient, TallyError, type TallyClient } from './index.ts';
+import { createTallyClient, TallyError, type TallyClient } from '../client/index.ts';
 import { LatencyHistogram } from './bench-histogram.ts';
 
 export interface BenchOptions {

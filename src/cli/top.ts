@@ -1,7 +1,7 @@
 // `tally top`: the hottest counters (rate, peak, shards, skew and a bar per
 // shard) and the nodes below, refreshed every interval. A live screen on a
 // TTY (q or Ctrl-C quits); plain periodic blocks of lines otherwise.
-import type { TallyClient, HotCounter, ClusterStatus } from './index.ts';
+import type { TallyClient, HotCounter, ClusterStatus } from '../client/index.ts';
 
 const bars = ' ▁▂▃▄▅▆▇█';
 

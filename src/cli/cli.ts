@@ -1,7 +1,7 @@
 // The `tally` CLI: thin commands over the client library. Readable output by
 // default, --json for scripts; any error is one line on stderr and a non-zero
 // exit (2 for a usage error, 1 for a failed call), never a stack trace.
-import { createTallyClient, TallyError, type TallyClient, type ConfigureOptions, type CounterDescription } from './index.ts';
+import { createTallyClient, TallyError, type TallyClient, type ConfigureOptions, type CounterDescription } from '../client/index.ts';
 import { runBench, runWorker, newRunId, type BenchOptions } from './bench.ts';
 import fs from 'node:fs';
 import { runTop } from './top.ts';
