@@ -3,17 +3,12 @@
 // rejects with a TallyError carrying the gRPC status code.
 import { randomBytes } from 'node:crypto';
 import { credentials, status, Metadata, type Client, type CallOptions, type requestCallback } from '@grpc/grpc-js';
-import {
-  AdminServiceClient,
-  CounterServiceClient,
-  clientChannelOptions,
-  fromServiceError,
-  parseInt64,
-  toWireInt64,
-  parseMemberId,
-  type TallyError,
-  type counterV1,
-} from '../common/index.ts';
+// Specific files, never ../common/index.ts: that re-exports server code
+// (pino, prom-client, health, reflection) the client package must not carry.
+import { clientChannelOptions } from '../common/client-channel.ts';
+import { fromServiceError, type TallyError } from '../common/errors.ts';
+import { parseInt64, toWireInt64, parseMemberId } from '../common/validate.ts';
+import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
 
 export interface TallyClientOptions {
   /** Router address, host:port. */

@@ -7,4 +7,5 @@ export * from './logger.ts';
 export * from './metrics.ts';
 export * from './proto.ts';
 export * from './server.ts';
+export * from './client-channel.ts';
 export * from './tls.ts';
