@@ -36,7 +36,7 @@ node_base="$(( 30000 + RANDOM % 20000 ))"
 node --import tsx src/cluster/main.ts --port "$tally_port" --node-base-port "$node_base" --metrics-port 0 --data-dir "$work/tally" > "$work/tally.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 60); do grep -q "Tally local cluster ready" "$work/tally.log" && break; sleep 0.5; done
-bench() { node bin/tally.mjs bench --router "127.0.0.1:$tally_port" --seconds "$seconds" --json "$@" 2>/dev/null; }
+bench() { node --import tsx src/cli/cli.ts bench --router "127.0.0.1:$tally_port" --seconds "$seconds" --json "$@" 2>/dev/null; }
 result[tally_unary]="$(bench --concurrency "$concurrency" | json_field incrementsPerSec)"
 result[tally_batch]="$(bench --concurrency 16 --batch 100 --procs 2 | json_field incrementsPerSec)"
 

@@ -30,13 +30,13 @@ node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$P --data-dir
 PRIMARY_PID=$!
 node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$F --data-dir "$OUT/data/follower" --metrics-port $FM --node-name follower "${EXTRA[@]}" >"$OUT/follower.log" 2>&1 & pids+=($!)
 node "${PROF[@]}" --import tsx src/router/main.ts --listen 127.0.0.1:$R --pairs 127.0.0.1:$P,127.0.0.1:$F --data-dir "$OUT/data/router" --metrics-port $RM >"$OUT/router.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 120); do node bin/tally.mjs health --router 127.0.0.1:$R >/dev/null 2>&1 && break; sleep 0.5; done
+for _ in $(seq 1 120); do node --import tsx src/cli/cli.ts health --router 127.0.0.1:$R >/dev/null 2>&1 && break; sleep 0.5; done
 sleep 3 # the pair goes in sync
 scrape() { for p in $RM $PM $FM; do curl -s localhost:$p/metrics; done > "$OUT/metrics.$1.txt"; }
 written() { awk '/^write_bytes:/ {print $2}' "/proc/$PRIMARY_PID/io"; }
 scrape before
 written >"$OUT/written.before"
-/usr/bin/time -f "%U %S" -o "$OUT/client.time" node bin/tally.mjs bench --router 127.0.0.1:$R "$@" --json >"$OUT/bench.json" 2>"$OUT/bench.err"
+/usr/bin/time -f "%U %S" -o "$OUT/client.time" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "$@" --json >"$OUT/bench.json" 2>"$OUT/bench.err"
 written >"$OUT/written.after"
 scrape after
 python3 - "$OUT" <<'PY'

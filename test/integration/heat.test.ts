@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { cliNodeArgs } from '../helpers/cli.ts';
 import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 
 const ceilingPerSec = 100;
@@ -109,7 +110,7 @@ describe('heat and automatic sizing', () => {
     const driver = drive('top:shown', 300);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const output = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(repoRoot, 'bin/tally.mjs'), 'top', '--iterations', '2', '--interval-ms', '300', '--router', tc.cluster.routerAddress], { cwd: repoRoot });
+      const child = spawn(process.execPath, [...cliNodeArgs, 'top', '--iterations', '2', '--interval-ms', '300', '--router', tc.cluster.routerAddress], { cwd: repoRoot });
       let stdout = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
       child.on('exit', (code) => resolve({ code, stdout }));
