@@ -1,6 +1,8 @@
 # One image for every Tally process: `router`, `node`, or any `tally` CLI
 # command (the default). Build stage compiles the native SQLite binding and
-# type-checks; the runtime stage carries only production dependencies.
+# the TypeScript (npm run build: src/ to dist/); the runtime stage carries
+# only dist/, the protos, bin/ and production dependencies, and runs plain
+# JavaScript (no tsx).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update \
@@ -8,11 +10,11 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
 COPY src ./src
 COPY bin ./bin
-RUN npx tsc --noEmit -p . && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim AS runtime
 WORKDIR /app
@@ -20,7 +22,7 @@ ENV NODE_ENV=production
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/proto ./proto
-COPY --from=build /app/src ./src
+COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
 RUN mkdir -p /data && chown node:node /data
 USER node

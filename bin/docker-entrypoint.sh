@@ -5,7 +5,7 @@
 set -e
 cd /app
 case "$1" in
-  router) shift; exec node --import tsx src/router/main.ts "$@" ;;
-  node) shift; exec node --import tsx src/node/main.ts "$@" ;;
+  router) shift; exec node dist/router/main.js "$@" ;;
+  node) shift; exec node dist/node/main.js "$@" ;;
   *) exec node bin/tally.mjs "$@" ;;
 esac

@@ -132,14 +132,20 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
   };
 }
 
-const binPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/tally.mjs');
+// Workers run the CLI as this process does: compiled, through bin/tally.mjs
+// (which loads dist/cli/cli.js), or from the TypeScript source under tsx
+// (tests and development), so a test never drives a stale build.
+const benchPath = fileURLToPath(import.meta.url);
+const workerEntryArgs = benchPath.endsWith('.ts')
+  ? ['--import', 'tsx', '--no-deprecation', path.join(path.dirname(benchPath), 'cli.ts')]
+  : [path.resolve(path.dirname(benchPath), '../../bin/tally.mjs')];
 
 /** Runs one worker process per --procs, each reporting progress lines and a final result line. */
 async function runProcesses(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult[]> {
   const latest = new Array<{ ok: number; errors: number; p99: number }>(options.procs).fill({ ok: 0, errors: 0, p99: 0 });
   const workers = Array.from({ length: options.procs }, (_, index) => {
     const args = [
-      binPath, 'bench', '--worker',
+      ...workerEntryArgs, 'bench', '--worker',
       '--router', options.router,
       '--workload', options.workload,
       '--cold-counters', String(options.coldCounters),

@@ -5,9 +5,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import readline from 'node:readline';
 
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const nodeMainPath = path.join(repoRoot, 'src/node/main.ts');
-export const routerMainPath = path.join(repoRoot, 'src/router/main.ts');
+const modulePath = fileURLToPath(import.meta.url);
+export const repoRoot = path.resolve(path.dirname(modulePath), '../..');
+// Children run as this module does: compiled from dist/ (npm start, the
+// Docker image), or from the TypeScript source under tsx (tests, development).
+const fromSource = modulePath.endsWith('.ts');
+export const nodeMainPath = path.join(repoRoot, fromSource ? 'src/node/main.ts' : 'dist/node/main.js');
+export const routerMainPath = path.join(repoRoot, fromSource ? 'src/router/main.ts' : 'dist/router/main.js');
 
 export interface ManagedProcessOptions {
   name: string;
@@ -39,7 +43,9 @@ export class ManagedProcess {
   /** Starts the process; resolves once it logs "ready", rejects if it exits first or times out. */
   start(readyTimeoutMs = 20_000): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running`);
-    const child = spawn(process.execPath, ['--import', 'tsx', this.options.script, ...this.options.args], {
+    // A TypeScript script (.ts, .mts) runs through tsx; compiled JavaScript as it is.
+    const loaderArgs = /\.[cm]?ts$/.test(this.options.script) ? ['--import', 'tsx'] : [];
+    const child = spawn(process.execPath, [...loaderArgs, this.options.script, ...this.options.args], {
       cwd: repoRoot,
       env: { ...process.env, ...this.options.env, TALLY_STOP_WITH_PARENT: '1' },
       // Own process group: a Ctrl-C in the terminal reaches only the launcher,

@@ -1,13 +1,16 @@
 // `npm start`'s launcher: prints where everything listens once ready, stops
 // every child on SIGINT, and a second start on the same data keeps totals.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Run from source like every test; one test runs a fresh build as npm start does.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient } from '../../src/client/index.ts';
+import { freshBuild } from '../helpers/build.ts';
 import { freePort, waitFor } from '../helpers/cluster.ts';
 
 async function portIsFree(port: number): Promise<boolean> {
@@ -45,10 +48,12 @@ describe('local cluster launcher (npm start)', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function launch(port: number, nodeBasePort: number, subDir: string): Promise<{ child: ChildProcess; output: () => string }> {
+  const fromSource = { root: repoRoot, main: ['--import', 'tsx', 'src/cluster/main.ts'] };
+
+  async function launch(port: number, nodeBasePort: number, subDir: string, entry = fromSource): Promise<{ child: ChildProcess; output: () => string }> {
     const args = ['--port', String(port), '--node-base-port', String(nodeBasePort), '--metrics-port', '0', '--data-dir', path.join(dataDir, subDir)];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cluster/main.ts', ...args], {
-      cwd: repoRoot,
+    const child = spawn(process.execPath, [...entry.main, ...args], {
+      cwd: entry.root,
     });
     launched.push(child);
     let output = '';
@@ -97,6 +102,27 @@ describe('local cluster launcher (npm start)', () => {
     client.close();
     child.kill('SIGKILL');
     await waitFor(() => pids.every((pid) => !isAlive(pid)), { timeoutMs: 15_000, what: 'orphaned nodes to exit' });
+  });
+
+  it('launcher: a fresh build runs as plain JavaScript: dist/cluster/main.js starts dist/ children without tsx installed, and bin/tally.mjs answers', { timeout: 120_000 }, async () => {
+    const build = await freshBuild();
+    try {
+      const port = await freePort();
+      const nodeBasePort = await freePortRun(4);
+      // What `npm start` runs after its prestart build.
+      const { child } = await launch(port, nodeBasePort, 'built', { root: build.root, main: ['dist/cluster/main.js'] });
+      const builtTally = async (...args: string[]): Promise<string> =>
+        (await promisify(execFile)(process.execPath, [path.join(build.root, 'bin/tally.mjs'), ...args, '--router', `127.0.0.1:${port}`], { cwd: build.root })).stdout;
+      expect(await builtTally('incr', 'built', '7')).toMatch(/^applied: built \+7/);
+      expect((await builtTally('get', 'built')).trim()).toBe('built = 7 (exact, 1 shard)');
+      const nodes = JSON.parse(await builtTally('status', '--json')).nodes as { health: string }[];
+      expect(nodes.map((node) => node.health)).toEqual(['SERVING', 'SERVING', 'SERVING', 'SERVING']);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      build.remove();
+    }
   });
 
   it('launcher: a bad flag is one line and exit code 2', async () => {
