@@ -51,7 +51,7 @@ describe('client package', () => {
     for (const [name, range] of Object.entries(manifest.dependencies)) expect(range, name).toBe(`^${root.dependencies[name]}`);
   });
 
-  it('client package: packs the client without server code, installs from the tarball, and a plain .mjs increments and reads a counter', { timeout: 120_000 }, async () => {
+  it('client package: packs the client without server code, installs from the tarball, and a plain .mjs increments and reads a counter', { timeout: 180_000 }, async () => {
     // npm pack builds the package first (prepack), from clean.
     const packed = JSON.parse((await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: packageDir })).stdout) as { filename: string; files: { path: string }[] }[];
     const files = packed[0]!.files.map((file) => file.path);
