@@ -1,0 +1,131 @@
+// The log's entry codec: what an entry may hold (checked before a write and
+// again after a read) and how it maps to and from a row of the log table.
+// Pure: it opens no database and keeps no state; the store runs the SQL.
+import assert from 'node:assert/strict';
+import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../common/index.ts';
+import { unpackRegisterChanges } from '../sketch/index.ts';
+import { validateWindowConfig } from '../window/index.ts';
+
+/** What a log row records. Every kind changes at most one shard. */
+export const EntryKind = {
+  /** amount added to the shard total (or, with amount 0, a key fence). */
+  increment: 0,
+  /** A membership flip: member added (amount +1) or removed (-1); the total is the member count. */
+  memberFlip: 1,
+  /** HyperLogLog registers raised: payload holds the packed (index, rank) changes. */
+  distinct: 2,
+  /** The shard's window settings from here on: payload holds bucketMs and retentionMs. */
+  windowConfig: 3,
+} as const;
+export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind];
+
+export interface LogEntry {
+  shardId: number;
+  /** 0 only for a key fence: a row that records a key without changing the total. */
+  amount: bigint;
+  /** Empty when the increment had no idempotency key. */
+  idempotencyKey: Buffer;
+  /**
+   * 0 for an increment. For a key fence: the counter's shard count when the
+   * fence was set; attempts of the key routed with fewer shards may no longer
+   * apply at this shard.
+   */
+  fenceShardCount: number;
+  /** Default increment. */
+  kind?: EntryKind;
+  /** memberFlip only: the member, 0..2^64-1. */
+  member?: bigint;
+  /** distinct and windowConfig only. */
+  payload?: Buffer;
+}
+
+/** An entry as stored: with its sequence number and the epoch that wrote it. */
+export interface StoredEntry extends LogEntry {
+  lsn: bigint;
+  epoch: bigint;
+  atMs: number;
+}
+
+/** The log cannot be trusted: a row that could not have been written, a gap, a schema this node does not read. */
+export class ShardLogError extends Error {
+  override name = 'ShardLogError';
+}
+
+/** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
+export function entryProblem(entry: LogEntry & { atMs?: number }): string | undefined {
+  const kind = entry.kind ?? EntryKind.increment;
+  if (!Number.isSafeInteger(entry.shardId) || entry.shardId <= 0) return 'shard id invalid';
+  if (entry.atMs !== undefined && (!Number.isSafeInteger(entry.atMs) || entry.atMs < 0)) return 'commit time invalid';
+  if (entry.amount > INT64_MAX || entry.amount < INT64_MIN) return 'amount out of range';
+  const keyed = entry.idempotencyKey.length > 0;
+  switch (kind) {
+    case EntryKind.increment:
+      if (entry.member !== undefined || (entry.payload?.length ?? 0) > 0) return 'an increment carries no member or payload';
+      if (entry.fenceShardCount !== 0 && (entry.amount !== 0n || !keyed)) return 'a key fence carries a key and no amount';
+      if (entry.amount === 0n && entry.fenceShardCount === 0) return 'a zero-amount increment must be a key fence';
+      return undefined;
+    case EntryKind.memberFlip:
+      if (entry.amount !== 1n && entry.amount !== -1n) return 'a member flip changes the count by exactly one';
+      if (entry.member === undefined || entry.member < 0n || entry.member > UINT64_MAX) return 'a member flip needs a member in 0..2^64-1';
+      return keyed || entry.fenceShardCount !== 0 ? 'a member flip carries no key' : undefined;
+    case EntryKind.distinct:
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a distinct entry has no amount or key';
+      if (entry.payload === undefined || entry.payload.length === 0) return 'a distinct entry needs packed register changes';
+      try {
+        // Fully decoded here, so applying it cannot fail after it is written.
+        unpackRegisterChanges(entry.payload);
+      } catch (error) {
+        return `bad register changes: ${(error as Error).message}`;
+      }
+      return undefined;
+    case EntryKind.windowConfig: {
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a window setting has no amount or key';
+      if (entry.payload?.length !== 16) return 'a window setting needs 16 bytes';
+      const problem = validateWindowConfig(Number(entry.payload.readBigUInt64BE(0)), Number(entry.payload.readBigUInt64BE(8)));
+      return problem === undefined ? undefined : `bad window setting: ${problem}`;
+    }
+    default:
+      return `unknown kind ${String(kind)}`;
+  }
+}
+
+/** The write side of the paired check: an entry that fails it is a bug in the caller, never written. */
+export function checkEntry(entry: LogEntry): void {
+  const problem = entryProblem(entry);
+  assert.ok(problem === undefined, `log entry invalid: ${problem}`);
+}
+
+/** Row values for the kind, member and payload columns (NULL for a plain increment). */
+export function extraColumns(entry: LogEntry): [number | null, bigint | null, Buffer | null] {
+  const kind = entry.kind ?? EntryKind.increment;
+  return [
+    kind === EntryKind.increment ? null : kind,
+    entry.member === undefined ? null : BigInt.asIntN(64, entry.member),
+    entry.payload === undefined || entry.payload.length === 0 ? null : entry.payload,
+  ];
+}
+
+/** A log row as read with safe integers in raw mode, in the order of rowColumns. */
+export type RawRow = [lsn: bigint, epoch: bigint, shardId: bigint, amount: bigint, key: Buffer | null, fenceShardCount: bigint | null, atMs: bigint, kind: bigint | null, member: bigint | null, payload: Buffer | null];
+export const rowColumns = 'lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload';
+
+/** A stored row as an entry, checked: a row that could not have been written fails the read. */
+export function entryOfRow(row: RawRow): StoredEntry {
+  const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload] = row;
+  const entry: StoredEntry = {
+    lsn,
+    epoch,
+    shardId: shardId > BigInt(Number.MAX_SAFE_INTEGER) || shardId <= 0n ? -1 : Number(shardId),
+    amount,
+    idempotencyKey: key ?? Buffer.alloc(0),
+    fenceShardCount: Number(fenceShardCount ?? 0n),
+    atMs: Number(atMs),
+  };
+  // A plain increment row stays a plain object: no kind, member or payload.
+  if (kind !== null) entry.kind = Number(kind) as EntryKind;
+  if (member !== null) entry.member = BigInt.asUintN(64, member);
+  if (payload !== null) entry.payload = payload;
+  const problem = entryProblem(entry);
+  if (problem !== undefined) throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount}): ${problem}`);
+  return entry;
+}
