@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, INT64_MAX, INT64_MIN, TallyError, replayBatchRows } from '../common/index.ts';
+import { createOrUpgradeSchema } from './log-schema.ts';
 import { EntryKind, ShardLogError, checkEntry, entryOfRow, extraColumns, rowColumns, type LogEntry, type RawRow, type StoredEntry } from './log-entry.ts';
 
 // Re-exported: the rest of the node imports the log's types from here.
@@ -34,19 +35,6 @@ export interface KeyRecord {
   /** 0: the key's increment applied here. Otherwise a fence set at this shard count. */
   fenceShardCount: number;
 }
-
-/**
- * 5: keys are looked up on disk (a partial index on shard and key).
- * 4: entry kinds (kind, member, payload columns).
- */
-const schemaVersion = 5;
-
-/**
- * Keyed rows only: unkeyed rows (most of a log) cost the index nothing.
- * Entries are (shard_id, idem_key, lsn), so the newest row of a key is the
- * last entry of its run.
- */
-const keyIndexSql = 'CREATE INDEX IF NOT EXISTS log_keys ON log (shard_id, idem_key) WHERE idem_key IS NOT NULL';
 
 /** A write that failed because the disk (or the file's page cap) is full becomes RESOURCE_EXHAUSTED; others pass unchanged. */
 function diskFullOr(error: unknown, file: string): unknown {
@@ -385,45 +373,7 @@ export class ShardLog {
       // last commits on power loss; we set what we mean.
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
-      db.exec(`
-        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS log (
-          lsn INTEGER PRIMARY KEY,
-          epoch INTEGER NOT NULL,
-          shard_id INTEGER NOT NULL,
-          amount INTEGER NOT NULL,
-          idem_key BLOB,
-          fence_shard_count INTEGER,
-          at_ms INTEGER NOT NULL,
-          kind INTEGER,
-          member INTEGER,
-          payload BLOB
-        );
-        -- Shard totals folded from every entry up to meta checkpoint_lsn.
-        CREATE TABLE IF NOT EXISTS checkpoint (shard_id INTEGER PRIMARY KEY, total INTEGER NOT NULL);
-        -- The same fold for the other kinds: window buckets, sketches, member sets.
-        CREATE TABLE IF NOT EXISTS checkpoint_parts (shard_id INTEGER NOT NULL, part TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (shard_id, part));
-      `);
-      const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
-      const from = version === undefined ? 3 : Number(version.value);
-      if (from !== schemaVersion && from !== 3 && from !== 4) {
-        throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 and 4)`);
-      }
-      if (from !== schemaVersion) {
-        // One transaction (SQLite DDL is transactional): a crash leaves the
-        // old version or the new one, never half. A new file takes the same
-        // path: its tables already have every column.
-        db.transaction(() => {
-          // 3 -> 4: the kind, member and payload columns.
-          const columns = new Set((db!.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[]).map((column) => column.name));
-          for (const [column, type] of [['kind', 'INTEGER'], ['member', 'INTEGER'], ['payload', 'BLOB']]) {
-            if (!columns.has(column!)) db!.exec(`ALTER TABLE log ADD COLUMN ${column} ${type}`);
-          }
-          // 4 -> 5: the key index; builds over every keyed row the log holds (the window's).
-          db!.exec(keyIndexSql);
-          db!.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(schemaVersion));
-        })();
-      }
+      createOrUpgradeSchema(db, file);
       return new ShardLog(db, file, folder);
     } catch (error) {
       db?.close();

@@ -1,0 +1,70 @@
+// The log file's tables, and the upgrade of an older file to schemaVersion in
+// one transaction. Runs once at open, before the store prepares a statement;
+// it never reads or writes entries, and refuses a version it does not know.
+import type Database from 'better-sqlite3';
+import { ShardLogError } from './log-entry.ts';
+
+/**
+ * 5: keys are looked up on disk (a partial index on shard and key).
+ * 4: entry kinds (kind, member, payload columns).
+ */
+const schemaVersion = 5;
+
+/**
+ * Keyed rows only: unkeyed rows (most of a log) cost the index nothing.
+ * Entries are (shard_id, idem_key, lsn), so the newest row of a key is the
+ * last entry of its run.
+ */
+const keyIndexSql = 'CREATE INDEX IF NOT EXISTS log_keys ON log (shard_id, idem_key) WHERE idem_key IS NOT NULL';
+
+/**
+ * Indented as it was first written: SQLite keeps this text in sqlite_master,
+ * so a new file stays byte for byte what older nodes made.
+ */
+const tablesSql = `
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS log (
+          lsn INTEGER PRIMARY KEY,
+          epoch INTEGER NOT NULL,
+          shard_id INTEGER NOT NULL,
+          amount INTEGER NOT NULL,
+          idem_key BLOB,
+          fence_shard_count INTEGER,
+          at_ms INTEGER NOT NULL,
+          kind INTEGER,
+          member INTEGER,
+          payload BLOB
+        );
+        -- Shard totals folded from every entry up to meta checkpoint_lsn.
+        CREATE TABLE IF NOT EXISTS checkpoint (shard_id INTEGER PRIMARY KEY, total INTEGER NOT NULL);
+        -- The same fold for the other kinds: window buckets, sketches, member sets.
+        CREATE TABLE IF NOT EXISTS checkpoint_parts (shard_id INTEGER NOT NULL, part TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (shard_id, part));
+      `;
+
+/**
+ * Creates the tables of a new file, or brings a file of version 3 or 4 to
+ * schemaVersion. Throws ShardLogError for any other version: a newer node's
+ * file must not be read as if this node understood it.
+ */
+export function createOrUpgradeSchema(db: Database.Database, file: string): void {
+  db.exec(tablesSql);
+  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
+  const from = version === undefined ? 3 : Number(version.value);
+  if (from !== schemaVersion && from !== 3 && from !== 4) {
+    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 and 4)`);
+  }
+  if (from === schemaVersion) return;
+  // One transaction (SQLite DDL is transactional): a crash leaves the old
+  // version or the new one, never half. A new file takes the same path: its
+  // tables already have every column.
+  db.transaction(() => {
+    // 3 -> 4: the kind, member and payload columns.
+    const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[]).map((column) => column.name));
+    for (const [column, type] of [['kind', 'INTEGER'], ['member', 'INTEGER'], ['payload', 'BLOB']]) {
+      if (!columns.has(column!)) db.exec(`ALTER TABLE log ADD COLUMN ${column} ${type}`);
+    }
+    // 4 -> 5: the key index; builds over every keyed row the log holds (the window's).
+    db.exec(keyIndexSql);
+    db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(schemaVersion));
+  })();
+}
