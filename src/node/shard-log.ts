@@ -59,12 +59,109 @@ export interface CheckpointFolder {
   fold(state: CheckpointState, entries: readonly StoredEntry[], nowMs: number): CheckpointState;
 }
 
+const checkpointTotalsSql = 'SELECT shard_id, total FROM checkpoint';
+const checkpointPartsSql = 'SELECT shard_id, part, data FROM checkpoint_parts';
+
+/** A statement whose rows come back as arrays, integers as bigint (a log lsn or total may pass 2^53). */
+function rowsOf<Params extends unknown[], Row>(db: Database.Database, sql: string): Database.Statement<Params, Row> {
+  return db.prepare<Params, Row>(sql).safeIntegers(true).raw(true);
+}
+
+/** A statement that reads one column of one row, integers as bigint. */
+function valueOf<Params extends unknown[], Value>(db: Database.Database, sql: string): Database.Statement<Params, Value> {
+  return db.prepare<Params, Value>(sql).safeIntegers(true).pluck(true);
+}
+
+/**
+ * Every statement of fixed SQL the store runs, prepared once when the log
+ * opens (the schema is current by then): a prepare parses and plans its SQL,
+ * and replication, the checkpointer and metrics run these again and again.
+ * The few run once per process (the key replay) are here too: one rule.
+ */
+function prepareLogStatements(db: Database.Database) {
+  return {
+    insert: db.prepare<[lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number, ...extra: ReturnType<typeof extraColumns>]>(
+      `INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    // Most rows are plain increments: no kind, member or payload to bind.
+    insertPlain: db.prepare<[lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number]>(
+      'INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    selectFrom: rowsOf<[fromLsn: bigint, rowsMax: number], RawRow>(db, `SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`),
+    selectRange: rowsOf<[afterLsn: bigint, uptoLsn: bigint, rowsMax: number], RawRow>(db, `SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`),
+    selectLast: rowsOf<[], [lsn: bigint, epoch: bigint]>(db, 'SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1'),
+    selectEpoch: valueOf<[lsn: bigint], bigint>(db, 'SELECT epoch FROM log WHERE lsn = ?'),
+    selectMaxEpochAfter: valueOf<[lsn: bigint], bigint | null>(db, 'SELECT max(epoch) AS epoch FROM log WHERE lsn > ?'),
+    // A point lookup in log_keys (`idem_key = ?` implies the index's IS NOT NULL);
+    // the run of one key is a few rows at most (fences, then one increment).
+    selectKey: rowsOf<[shardId: number, key: Buffer, sinceMs: number], [lsn: bigint, atMs: bigint, fenceShardCount: bigint | null]>(
+      db,
+      'SELECT lsn, at_ms, fence_shard_count FROM log WHERE shard_id = ? AND idem_key = ? AND at_ms >= ? ORDER BY lsn DESC LIMIT 1',
+    ),
+    // Walking back from the end of the log (rowid order, not the key index)
+    // finds the newest keyed row that does not fit in memory.
+    selectKeyLeftOut: rowsOf<[sinceMs: number, rowsMax: number], [lsn: bigint, atMs: bigint]>(
+      db,
+      'SELECT lsn, at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn DESC LIMIT 1 OFFSET ?',
+    ),
+    selectKeysAfter: rowsOf<[afterLsn: bigint, sinceMs: number], [lsn: bigint, shardId: bigint, key: Buffer, atMs: bigint, fenceShardCount: bigint | null]>(
+      db,
+      'SELECT lsn, shard_id, idem_key, at_ms, fence_shard_count FROM log NOT INDEXED WHERE lsn > ? AND idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn',
+    ),
+    selectKeysNewestAtMs: valueOf<[sinceMs: number, uptoLsn: bigint], bigint | null>(
+      db,
+      'SELECT max(at_ms) AS at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? AND lsn <= ?',
+    ),
+    deleteAfter: db.prepare<[lsn: bigint]>('DELETE FROM log WHERE lsn > ?'),
+    deleteFolded: db.prepare<[afterLsn: bigint, uptoLsn: bigint, keepKeysSinceMs: number]>('DELETE FROM log WHERE lsn > ? AND lsn <= ? AND (idem_key IS NULL OR at_ms < ?)'),
+    deleteFoldedKeys: db.prepare<[foldedLsn: bigint, rowsMax: number, keepKeysSinceMs: number]>(
+      'DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?',
+    ),
+    selectTotals: rowsOf<[], [shardId: bigint, total: bigint]>(db, checkpointTotalsSql),
+    selectParts: rowsOf<[], [shardId: bigint, part: string, data: Buffer]>(db, checkpointPartsSql),
+    upsertTotal: db.prepare<[shardId: number, total: bigint]>('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total'),
+    upsertPart: db.prepare<[shardId: number, part: string, data: Buffer]>(
+      'INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data',
+    ),
+    // (|| makes TEXT even of two BLOBs: without the CAST a part in several pieces would read back as a string.)
+    appendPart: db.prepare<[shardId: number, part: string, data: Buffer]>(
+      'INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = CAST(data || excluded.data AS BLOB)',
+    ),
+    deletePart: db.prepare<[shardId: number, part: string]>('DELETE FROM checkpoint_parts WHERE shard_id = ? AND part = ?'),
+    selectMeta: db.prepare<[key: string], string>('SELECT value FROM meta WHERE key = ?').pluck(true),
+    upsertMeta: db.prepare<[key: string, value: string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    deleteMeta: db.prepare<[key: string]>('DELETE FROM meta WHERE key = ?'),
+    selectSizeBytes: db.prepare<[], number>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()').pluck(true),
+  };
+}
+
+/**
+ * `shard_id IN (?, …)`, one parameter per shard id, for a query narrowed to
+ * some shards. Its SQL changes with the list's length, which nothing bounds
+ * usefully (a fold touches up to sliceRows shards, a Reconcile names any
+ * number), so statements that use it are prepared per call, not kept per length.
+ */
+function shardIdsFilter(shardIds: readonly number[]): string {
+  return `shard_id IN (${shardIds.map(() => '?').join(',')})`;
+}
+
+/**
+ * The rows of `sql` (a bare `SELECT … FROM table`) for the given shards, or
+ * for all of them: through `all` when the caller keeps that query prepared.
+ */
+function rowsOfShards<Row>(db: Database.Database, sql: string, shardIds: readonly number[] | undefined, all?: Database.Statement<[], Row>): Row[] {
+  if (shardIds === undefined && all !== undefined) return all.all();
+  const filter = shardIds === undefined ? '' : ` WHERE ${shardIdsFilter(shardIds)}`;
+  return rowsOf<number[], Row>(db, `${sql}${filter}`).all(...(shardIds ?? []));
+}
+
+function totalsOfRows(rows: readonly [shardId: bigint, total: bigint][]): Map<number, bigint> {
+  return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));
+}
+
 export class ShardLog {
   private readonly db: Database.Database;
-  private readonly insert: Database.Statement;
-  private readonly insertPlain: Database.Statement;
-  private readonly selectFrom: Database.Statement;
-  private readonly selectKey: Database.Statement;
+  private readonly statements: ReturnType<typeof prepareLogStatements>;
   private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
   private lastEntryEpoch: bigint;
@@ -76,19 +173,7 @@ export class ShardLog {
     private readonly folder: CheckpointFolder | undefined,
   ) {
     this.db = db;
-    this.insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    // Most rows are plain increments: no kind, member or payload to bind.
-    this.insertPlain = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.selectFrom = db
-      .prepare(`SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`)
-      .safeIntegers(true)
-      .raw(true);
-    // A point lookup in log_keys (`idem_key = ?` implies the index's IS NOT NULL);
-    // the run of one key is a few rows at most (fences, then one increment).
-    this.selectKey = db
-      .prepare('SELECT lsn, at_ms, fence_shard_count FROM log WHERE shard_id = ? AND idem_key = ? AND at_ms >= ? ORDER BY lsn DESC LIMIT 1')
-      .safeIntegers(true)
-      .raw(true);
+    this.statements = prepareLogStatements(db);
     this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => {
       let lsn = firstLsn;
       for (const entry of entries) {
@@ -129,7 +214,7 @@ export class ShardLog {
       this.db.exec('DELETE FROM log; DELETE FROM checkpoint; DELETE FROM checkpoint_parts;');
       this.setMeta('checkpoint_lsn', '0');
       this.setMeta('checkpoint_epoch', '0');
-      if (installId === undefined) this.db.prepare('DELETE FROM meta WHERE key = ?').run(installMetaKey);
+      if (installId === undefined) this.statements.deleteMeta.run(installMetaKey);
       else this.setMeta(installMetaKey, installId);
     })();
     this.installUnderWay = installId !== undefined;
@@ -151,9 +236,7 @@ export class ShardLog {
   /** Follower side: one chunk of the snapshot, in one transaction. Parts in several pieces are concatenated. */
   installChunk(chunk: SnapshotChunk): void {
     assert.ok(this.installing, 'install chunk without an install under way');
-    const upsertTotal = this.db.prepare('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total');
-    const appendPart = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = CAST(data || excluded.data AS BLOB)');
-    // (|| makes TEXT even of two BLOBs: without the CAST a part in several pieces would read back as a string.)
+    const { upsertTotal, appendPart } = this.statements;
     this.db.transaction(() => {
       for (const [shardId, total] of chunk.shards) {
         assert.ok(Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN, `snapshot shard ${shardId} is invalid`);
@@ -172,11 +255,11 @@ export class ShardLog {
   finishInstall(lsn: bigint, epoch: bigint): void {
     assert.ok(this.installing, 'install finished without an install under way');
     this.db.transaction(() => {
-      const newestKey = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
-      assert.ok(newestKey.lsn === null || newestKey.lsn <= lsn, 'a snapshot key lies past the snapshot');
+      const newestKey = this.statements.selectLast.get();
+      assert.ok(newestKey === undefined || newestKey[0] <= lsn, 'a snapshot key lies past the snapshot');
       this.setMeta('checkpoint_lsn', lsn.toString());
       this.setMeta('checkpoint_epoch', epoch.toString());
-      this.db.prepare('DELETE FROM meta WHERE key = ?').run(installMetaKey);
+      this.statements.deleteMeta.run(installMetaKey);
     })();
     this.installUnderWay = false;
     this.foldedLsn = lsn;
@@ -208,21 +291,22 @@ export class ShardLog {
   private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number): void {
     const key = entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null;
     if (entry.kind === undefined && entry.member === undefined && entry.payload === undefined) {
-      this.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs);
+      this.statements.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs);
     } else {
-      this.insert.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs, ...extraColumns(entry));
+      this.statements.insert.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs, ...extraColumns(entry));
     }
   }
 
   private refreshTail(): void {
-    const last = this.db.prepare('SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1').safeIntegers(true).get() as { lsn: bigint; epoch: bigint } | undefined;
+    const last = this.statements.selectLast.get();
     // Every entry may have been folded into the checkpoint: the tail is then the checkpoint's.
-    if (last === undefined || last.lsn < this.foldedLsn) {
+    if (last === undefined || last[0] < this.foldedLsn) {
       this.nextLsn = this.foldedLsn + 1n;
       this.lastEntryEpoch = this.foldedEpoch;
     } else {
-      this.nextLsn = last.lsn + 1n;
-      this.lastEntryEpoch = last.epoch;
+      const [lsn, epoch] = last;
+      this.nextLsn = lsn + 1n;
+      this.lastEntryEpoch = epoch;
     }
   }
 
@@ -233,15 +317,12 @@ export class ShardLog {
 
   /** The checkpoint's shard totals (the fold of every entry up to checkpointLsn). */
   checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
-    const filter = shardIds === undefined ? '' : ` WHERE shard_id IN (${shardIds.map(() => '?').join(',')})`;
-    const rows = this.db.prepare(`SELECT shard_id, total FROM checkpoint${filter}`).safeIntegers(true).raw(true).all(...(shardIds ?? [])) as [bigint, bigint][];
-    return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));
+    return totalsOfRows(rowsOfShards(this.db, checkpointTotalsSql, shardIds, this.statements.selectTotals));
   }
 
   /** The checkpoint's state for some shards (default: all): totals and the other kinds' parts. */
   checkpointState(shardIds?: readonly number[]): CheckpointState {
-    const filter = shardIds === undefined ? '' : ` WHERE shard_id IN (${shardIds.map(() => '?').join(',')})`;
-    const rows = this.db.prepare(`SELECT shard_id, part, data FROM checkpoint_parts${filter}`).safeIntegers(true).raw(true).all(...(shardIds ?? [])) as [bigint, string, Buffer][];
+    const rows = rowsOfShards(this.db, checkpointPartsSql, shardIds, this.statements.selectParts);
     const parts = new Map<number, Map<string, Buffer>>();
     for (const [shardId, part, data] of rows) {
       let shardParts = parts.get(Number(shardId));
@@ -261,18 +342,8 @@ export class ShardLog {
    */
   foldSlice(uptoLsn: bigint, sliceRows: number, keepKeysSinceMs: number, nowMs: number = Date.now()): number {
     if (uptoLsn <= this.foldedLsn) return 0;
-    const rows = this.db
-      .prepare(`SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`)
-      .safeIntegers(true)
-      .raw(true)
-      .all(this.foldedLsn, uptoLsn, sliceRows) as RawRow[];
-    if (rows.length === 0) return 0;
-    let expectedLsn = this.foldedLsn + 1n;
-    const entries = rows.map((row) => {
-      if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
-      expectedLsn++;
-      return entryOfRow(row);
-    });
+    const entries = this.entriesAfter(this.foldedLsn, uptoLsn, sliceRows);
+    if (entries.length === 0) return 0;
     const last = entries[entries.length - 1]!;
     const touched = [...new Set(entries.map((entry) => entry.shardId))];
     const before = this.checkpointState(touched);
@@ -281,14 +352,12 @@ export class ShardLog {
     const withParts = entries.some((entry) => (entry.kind ?? EntryKind.increment) !== EntryKind.increment);
     if (withParts && this.folder === undefined) throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
     const after = withParts || before.parts.size > 0 ? this.folder!.fold(before, entries, nowMs) : before;
-    const upsert = this.db.prepare('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total');
-    const upsertPart = this.db.prepare('INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data');
-    const deletePart = this.db.prepare('DELETE FROM checkpoint_parts WHERE shard_id = ? AND part = ?');
+    const { upsertTotal, upsertPart, deletePart, deleteFolded } = this.statements;
     this.db.transaction(() => {
       for (const [shardId, sum] of sums) {
         const total = (before.totals.get(shardId) ?? 0n) + sum;
         assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
-        upsert.run(shardId, total);
+        upsertTotal.run(shardId, total);
       }
       for (const shardId of touched) {
         const beforeParts = before.parts.get(shardId) ?? new Map<string, Buffer>();
@@ -296,20 +365,18 @@ export class ShardLog {
         for (const [part, data] of afterParts) if (!beforeParts.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
         for (const part of beforeParts.keys()) if (!afterParts.has(part)) deletePart.run(shardId, part);
       }
-      this.db.prepare('DELETE FROM log WHERE lsn > ? AND lsn <= ? AND (idem_key IS NULL OR at_ms < ?)').run(this.foldedLsn, last.lsn, keepKeysSinceMs);
+      deleteFolded.run(this.foldedLsn, last.lsn, keepKeysSinceMs);
       this.setMeta('checkpoint_lsn', last.lsn.toString());
       this.setMeta('checkpoint_epoch', last.epoch.toString());
     })();
     this.foldedLsn = last.lsn;
     this.foldedEpoch = last.epoch;
-    return rows.length;
+    return entries.length;
   }
 
   /** Deletes folded keyed rows older than the dedup window, oldest first, at most `limit`. */
   pruneFoldedKeys(keepKeysSinceMs: number, limit: number): number {
-    return this.db
-      .prepare('DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?')
-      .run(this.foldedLsn, limit, keepKeysSinceMs).changes;
+    return this.statements.deleteFoldedKeys.run(this.foldedLsn, limit, keepKeysSinceMs).changes;
   }
 
   /**
@@ -318,7 +385,7 @@ export class ShardLog {
    * kept for the window even after the checkpoint folds them.
    */
   findKey(shardId: number, key: Buffer, sinceMs: number): KeyRecord | undefined {
-    const row = this.selectKey.get(shardId, key, sinceMs) as [lsn: bigint, atMs: bigint, fenceShardCount: bigint | null] | undefined;
+    const row = this.statements.selectKey.get(shardId, key, sinceMs);
     if (row === undefined) return undefined;
     const [lsn, atMs, fenceShardCount] = row;
     // The paired check: a keyed row read back is what append could have written.
@@ -337,28 +404,15 @@ export class ShardLog {
    */
   replayKeys(sinceMs: number, rowsMax: number, onKey: (lsn: bigint, shardId: number, key: Buffer, atMs: number, fenceShardCount: number) => void): number | undefined {
     assert.ok(Number.isSafeInteger(rowsMax) && rowsMax >= 0, 'rowsMax must be a count');
-    // Walking back from the end of the log (rowid order, not the key index)
-    // finds the newest row that does not fit.
-    const leftOut = this.db
-      .prepare('SELECT lsn, at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn DESC LIMIT 1 OFFSET ?')
-      .safeIntegers(true)
-      .raw(true)
-      .get(sinceMs, rowsMax) as [bigint, bigint] | undefined;
-    const rows = this.db
-      .prepare('SELECT lsn, shard_id, idem_key, at_ms, fence_shard_count FROM log NOT INDEXED WHERE lsn > ? AND idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn')
-      .safeIntegers(true)
-      .raw(true)
-      .iterate(leftOut?.[0] ?? 0n, sinceMs) as IterableIterator<[bigint, bigint, Buffer, bigint, bigint | null]>;
+    const leftOut = this.statements.selectKeyLeftOut.get(sinceMs, rowsMax);
+    const rows = this.statements.selectKeysAfter.iterate(leftOut?.[0] ?? 0n, sinceMs);
     for (const [lsn, shardId, key, atMs, fenceShardCount] of rows) onKey(lsn, Number(shardId), key, Number(atMs), Number(fenceShardCount ?? 0n));
     if (leftOut === undefined) return undefined;
     // Commit times follow lsns only as far as the primaries' clocks agree (a
     // failover between two machines): the newest of all rows left out, not
     // the time of the last one, says until when the disk alone holds keys.
-    const newest = this.db
-      .prepare('SELECT max(at_ms) AS at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? AND lsn <= ?')
-      .safeIntegers(true)
-      .get(sinceMs, leftOut[0]) as { at_ms: bigint | null };
-    return Number(newest.at_ms ?? leftOut[1]);
+    const newestAtMs = this.statements.selectKeysNewestAtMs.get(sinceMs, leftOut[0]);
+    return Number(newestAtMs ?? leftOut[1]);
   }
 
   /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */
@@ -437,27 +491,39 @@ export class ShardLog {
    */
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
     if (fromLsn <= this.foldedLsn) throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
-    return (this.selectFrom.all(fromLsn, limit) as RawRow[]).map(entryOfRow);
+    return this.statements.selectFrom.all(fromLsn, limit).map(entryOfRow);
   }
 
   /** Epoch of the entry at lsn, or undefined when there is none. */
   epochAt(lsn: bigint): bigint | undefined {
-    const row = this.db.prepare('SELECT epoch FROM log WHERE lsn = ?').safeIntegers(true).get(lsn) as { epoch: bigint } | undefined;
-    return row?.epoch;
+    return this.statements.selectEpoch.get(lsn);
   }
 
   /** The highest epoch among entries after lsn (0 when there are none). */
   maxEpochAfter(lsn: bigint): bigint {
-    const row = this.db.prepare('SELECT max(epoch) AS epoch FROM log WHERE lsn > ?').safeIntegers(true).get(lsn) as { epoch: bigint | null };
-    return row.epoch ?? 0n;
+    return this.statements.selectMaxEpochAfter.get(lsn) ?? 0n;
   }
 
   /** Drops every entry after lsn: a tail that was never acknowledged (a deposed primary's). */
   truncateAfter(lsn: bigint): number {
     if (lsn < this.foldedLsn) throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
-    const result = this.db.prepare('DELETE FROM log WHERE lsn > ?').run(lsn);
+    const result = this.statements.deleteAfter.run(lsn);
     this.refreshTail();
     return result.changes;
+  }
+
+  /**
+   * Up to rowsMax entries after afterLsn up to uptoLsn, checked to follow
+   * afterLsn with no gap: the one gap check of replay and fold, so a log
+   * with a hole never yields (or folds into) a silently smaller total.
+   */
+  private entriesAfter(afterLsn: bigint, uptoLsn: bigint, rowsMax: number): StoredEntry[] {
+    let expectedLsn = afterLsn + 1n;
+    return this.statements.selectRange.all(afterLsn, uptoLsn, rowsMax).map((row) => {
+      if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
+      expectedLsn++;
+      return entryOfRow(row);
+    });
   }
 
   /**
@@ -467,10 +533,6 @@ export class ShardLog {
    * silently smaller total.
    */
   replay(onEntry: (entry: StoredEntry) => void, uptoLsn: bigint = this.lastLsn): bigint {
-    const select = this.db
-      .prepare(`SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`)
-      .safeIntegers(true)
-      .raw(true);
     const endLsn = uptoLsn < this.lastLsn ? uptoLsn : this.lastLsn;
     // Entries up to the checkpoint are in its state (checkpointState); the tail follows it.
     let expectedLsn = this.foldedLsn + 1n;
@@ -478,13 +540,10 @@ export class ShardLog {
     // Bounded: each step advances by replayBatchRows until the end.
     const stepsMax = Number(endLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax && expectedLsn <= endLsn; step++) {
-      const rows = select.all(expectedLsn - 1n, endLsn, replayBatchRows) as RawRow[];
-      for (const row of rows) {
-        if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
-        onEntry(entryOfRow(row));
-        expectedLsn++;
-      }
-      if (rows.length < replayBatchRows) break;
+      const entries = this.entriesAfter(expectedLsn - 1n, endLsn, replayBatchRows);
+      for (const entry of entries) onEntry(entry);
+      expectedLsn += BigInt(entries.length);
+      if (entries.length < replayBatchRows) break;
     }
     if (expectedLsn - 1n !== endLsn) {
       throw new ShardLogError(`log replay ended at lsn ${expectedLsn - 1n}, but the log reaches ${endLsn}`);
@@ -493,13 +552,12 @@ export class ShardLog {
   }
 
   getMeta(key: string): string | undefined {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
-    return row?.value;
+    return this.statements.selectMeta.get(key);
   }
 
   /** Durable before it returns (synchronous=FULL). */
   setMeta(key: string, value: string): void {
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.statements.upsertMeta.run(key, value);
   }
 
   /**
@@ -513,8 +571,7 @@ export class ShardLog {
   }
 
   sizeBytes(): number {
-    const row = this.db.prepare('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()').get() as { bytes: number };
-    return row.bytes;
+    return this.statements.selectSizeBytes.get()!;
   }
 
   /**
@@ -539,6 +596,8 @@ export class ShardLog {
  * long as it is open (WAL lets the writer go on meanwhile). Used where a
  * read spans many event-loop turns: reconciliation and snapshot install,
  * which must not see the checkpointer fold rows away halfway through.
+ * Its statements are prepared where they run, not when it opens: a view
+ * runs each once, and preparing them all up front only made opening slower.
  */
 export class LogView {
   private readonly db: Database.Database;
@@ -567,19 +626,17 @@ export class LogView {
 
   /** The view's checkpoint totals (optionally only some shards). */
   checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
-    const filter = shardIds === undefined ? '' : ` WHERE shard_id IN (${shardIds.map(() => '?').join(',')})`;
-    const rows = this.db.prepare(`SELECT shard_id, total FROM checkpoint${filter}`).safeIntegers(true).raw(true).all(...(shardIds ?? [])) as [bigint, bigint][];
-    return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));
+    return totalsOfRows(rowsOfShards<[bigint, bigint]>(this.db, checkpointTotalsSql, shardIds));
   }
 
   /** Entries after the view's checkpoint up to uptoLsn, in slices with the event loop free between them. */
   async replaySliced(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void, uptoLsn: bigint, shardIds?: readonly number[]): Promise<void> {
-    const filter = shardIds === undefined ? '' : ` AND shard_id IN (${shardIds.map(() => '?').join(',')})`;
-    const select = this.db.prepare(`SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`).safeIntegers(true).raw(true);
+    const filter = shardIds === undefined ? '' : ` AND ${shardIdsFilter(shardIds)}`;
+    const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint]>(this.db, `SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`);
     let afterLsn = this.checkpointLsn;
     const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax; step++) {
-      const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows) as [bigint, bigint, bigint][];
+      const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows);
       for (const [lsn, shardId, amount] of rows) onEntry(lsn, Number(shardId), amount);
       if (rows.length < replayBatchRows) return;
       afterLsn = rows[rows.length - 1]![0];
@@ -603,13 +660,13 @@ export class LogView {
       sizeBytes = 0;
       return done;
     };
-    for (const [shardId, total] of this.db.prepare('SELECT shard_id, total FROM checkpoint ORDER BY shard_id').safeIntegers(true).raw(true).iterate() as IterableIterator<[bigint, bigint]>) {
+    for (const [shardId, total] of rowsOf<[], [bigint, bigint]>(this.db, `${checkpointTotalsSql} ORDER BY shard_id`).iterate()) {
       chunk.shards.push([Number(shardId), total]);
       sizeBytes += 24;
       if (full()) yield take();
     }
     const pieceBytesMax = Math.floor(chunkBytesMax / 2);
-    for (const [shardId, part, data] of this.db.prepare('SELECT shard_id, part, data FROM checkpoint_parts ORDER BY shard_id, part').safeIntegers(true).raw(true).iterate() as IterableIterator<[bigint, string, Buffer]>) {
+    for (const [shardId, part, data] of rowsOf<[], [bigint, string, Buffer]>(this.db, `${checkpointPartsSql} ORDER BY shard_id, part`).iterate()) {
       for (let offset = 0; offset === 0 || offset < data.length; offset += pieceBytesMax) {
         const piece = data.subarray(offset, offset + pieceBytesMax);
         chunk.parts.push({ shardId: Number(shardId), part, data: piece });
@@ -617,12 +674,8 @@ export class LogView {
         if (full()) yield take();
       }
     }
-    const keyRows = this.db
-      .prepare(`SELECT ${rowColumns} FROM log WHERE idem_key IS NOT NULL AND lsn <= ? AND at_ms >= ? ORDER BY lsn`)
-      .safeIntegers(true)
-      .raw(true)
-      .iterate(this.checkpointLsn, keepKeysSinceMs) as IterableIterator<RawRow>;
-    for (const row of keyRows) {
+    const keyRows = rowsOf<[uptoLsn: bigint, sinceMs: number], RawRow>(this.db, `SELECT ${rowColumns} FROM log WHERE idem_key IS NOT NULL AND lsn <= ? AND at_ms >= ? ORDER BY lsn`);
+    for (const row of keyRows.iterate(this.checkpointLsn, keepKeysSinceMs)) {
       const entry = entryOfRow(row);
       chunk.keys.push(entry);
       sizeBytes += 64 + entry.idempotencyKey.length;

@@ -443,6 +443,32 @@ describe('shard log', () => {
     expect(replayAll(log)).toHaveLength(1);
   });
 
+  it('shard log: checkpoint totals and a view narrowed to some shards are the whole answer filtered to them', async () => {
+    const log = open();
+    log.append([entry(1, 1n), entry(2, 20n), entry(3, 300n), entry(1, 4n)], epoch, 0);
+    while (log.foldSlice(3n, 2, 0) > 0);
+    log.append([entry(2, 5n), entry(3, 6n), entry(1, 7n)], epoch, 0);
+    const only = <T>(all: Map<number, T>, shardIds: number[]) => new Map([...all].filter(([shardId]) => shardIds.includes(shardId)));
+    for (const shardIds of [[1], [3, 1], [2, 9], []]) expect(log.checkpointTotals(shardIds)).toEqual(only(log.checkpointTotals(), shardIds));
+    const view = log.openView();
+    try {
+      expect(view.checkpointTotals()).toEqual(log.checkpointTotals());
+      const slice = async (shardIds?: number[]) => {
+        const entries: [bigint, number, bigint][] = [];
+        await view.replaySliced((lsn, shardId, amount) => entries.push([lsn, shardId, amount]), view.lastLsn, shardIds);
+        return entries;
+      };
+      const all = await slice();
+      expect(all).toEqual([[4n, 1, 4n], [5n, 2, 5n], [6n, 3, 6n], [7n, 1, 7n]]);
+      for (const shardIds of [[1], [3, 2], [9], []]) {
+        expect(view.checkpointTotals(shardIds)).toEqual(only(view.checkpointTotals(), shardIds));
+        expect(await slice(shardIds)).toEqual(all.filter(([, shardId]) => shardIds.includes(shardId)));
+      }
+    } finally {
+      view.close();
+    }
+  });
+
   it('shard log: meta values are stored, replaced and survive reopen', () => {
     const log = open();
     expect(log.getMeta('role')).toBeUndefined();
