@@ -1,7 +1,8 @@
-// The node's write-ahead log in SQLite: every accepted increment is a row,
-// committed (fsync'd) before it is acknowledged, tagged with the epoch of the
-// primary that wrote it. It never holds an entry that was not accepted, and a
-// log it cannot read stops the node from starting.
+// The node's write-ahead log in SQLite and the checkpoint it folds into. A row
+// is one accepted change to one shard (EntryKind: an increment, keyed or not, a
+// key fence, a member flip, raised sketch registers, window settings), fsync'd
+// before it is acknowledged and tagged with its primary's epoch. It never holds
+// an entry that was not accepted, and a log it cannot read keeps the node from starting.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
