@@ -17,7 +17,7 @@ import Database from 'better-sqlite3';
 import { ShardLog } from '../src/node/shard-log.ts';
 import { DedupIndex } from '../src/node/dedup-index.ts';
 import { NodeMemory } from '../src/node/node-memory.ts';
-import { rebuildMemory } from '../src/node/node-service.ts';
+import { rebuildMemory } from '../src/node/recovery.ts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);

@@ -27,6 +27,7 @@ import { saveRole, type Role, type RoleState } from './node-role.ts';
 import type { Replicator } from './replicator.ts';
 import type { NodeState } from './node-state.ts';
 import { createFollower } from './follower.ts';
+import { rebuildMemory } from './recovery.ts';
 
 function parseShardId(value: string): number {
   const id = Number(value);
@@ -93,26 +94,6 @@ function decodeGroup(items: shardV1.ApplyItem__Output[]): ApplyEntry[] | GroupOu
     entries.push(decoded);
   }
   return entries;
-}
-
-/**
- * Rebuilds memory (every kind's state and the newest keys) from the log:
- * after start and after a truncation. Only as many keyed rows as the dedup
- * index holds in memory are read, so a window of many millions of keys does
- * not slow a restart; the older ones are found on disk.
- */
-export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupIndex, nowMs: number, dedupWindowMs: number): bigint {
-  memory.clear();
-  dedup.clear();
-  // Checkpoint, then the tail after it: the same state as replaying everything.
-  memory.load(log.checkpointState());
-  const lastLsn = log.replay((entry) => memory.apply(entry, entry.atMs));
-  // Replayed buckets may be long expired: free them now rather than on the sweep's rounds.
-  memory.windows.expire(nowMs, memory.windows.shardCount);
-  // Keys come from keyed rows of the window, folded or not: the newest that fit in memory.
-  const leftOutNewestAtMs = log.replayKeys(nowMs - dedupWindowMs + 1, dedup.keysInMemoryMax, (lsn, shardId, key, atMs, fenceShardCount) => dedup.add(shardId, key, lsn, atMs, fenceShardCount));
-  if (leftOutNewestAtMs !== undefined) dedup.leftOnDisk(leftOutNewestAtMs);
-  return lastLsn;
 }
 
 export function createNodeService(deps: {

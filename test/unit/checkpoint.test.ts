@@ -6,7 +6,7 @@ import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/nod
 import { EntryKind } from '../../src/node/shard-log.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
-import { rebuildMemory } from '../../src/node/node-service.ts';
+import { rebuildMemory } from '../../src/node/recovery.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 import { seededRandom } from './seeded-random.ts';
 

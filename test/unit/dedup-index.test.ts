@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DedupIndex, type KeyStore } from '../../src/node/dedup-index.ts';
 import { ShardLog } from '../../src/node/shard-log.ts';
 import { NodeMemory } from '../../src/node/node-memory.ts';
-import { rebuildMemory } from '../../src/node/node-service.ts';
+import { rebuildMemory } from '../../src/node/recovery.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 import { randomInt, seededRandom } from './seeded-random.ts';
 

@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { ShardLog, EntryKind, type LogEntry, type StoredEntry } from '../../src/node/shard-log.ts';
 import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/node-memory.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
-import { rebuildMemory } from '../../src/node/node-service.ts';
+import { rebuildMemory } from '../../src/node/recovery.ts';
 import { createFollower } from '../../src/node/follower.ts';
 import { createNodeMetrics } from '../../src/node/node-metrics.ts';
 import type { NodeState } from '../../src/node/node-state.ts';

@@ -12,7 +12,7 @@ import { NodeMemory } from '../../src/node/node-memory.ts';
 import { EntryKind } from '../../src/node/shard-log.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import type { RoleState } from '../../src/node/node-role.ts';
-import { rebuildMemory } from '../../src/node/node-service.ts';
+import { rebuildMemory } from '../../src/node/recovery.ts';
 import { TallyError } from '../../src/common/errors.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
