@@ -7,94 +7,26 @@ import { status } from '@grpc/grpc-js';
 import {
   ErrorCode,
   TallyError,
-  INT64_MAX,
-  INT64_MIN,
   isInt64,
   unary,
-  idempotencyKeyBytesMax,
   applyItemsPerCallMax,
   type Logger,
   type shardV1,
 } from '../common/index.ts';
-import type { GroupCommitter, GroupOutcome, ApplyEntry } from './group-commit.ts';
+import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import type { ShardLog } from './shard-log.ts';
-import type { NodeMemory, WindowSetting } from './node-memory.ts';
-import { HllSketch, unpackRegisterChanges } from '../sketch/index.ts';
-import { validateWindowConfig } from '../window/index.ts';
+import type { NodeMemory } from './node-memory.ts';
+import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { saveRole, type Role, type RoleState } from './node-role.ts';
 import type { Replicator } from './replicator.ts';
 import type { NodeState } from './node-state.ts';
 import { createFollower } from './follower.ts';
 import { rebuildMemory } from './recovery.ts';
-
-function parseShardId(value: string): number {
-  const id = Number(value);
-  if (!Number.isSafeInteger(id) || id <= 0) throw new TallyError(ErrorCode.invalidArgument, `shard id ${value} is invalid`);
-  return id;
-}
+import { decodeGroup, parseShardId } from './request-decoding.ts';
 
 const emptyKey = Buffer.alloc(0);
-
-function badItem(message: string): GroupOutcome {
-  return { code: status.INVALID_ARGUMENT, message, applied: [], changed: [] };
-}
-
-function decodeItem(item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome {
-  const id = Number(item.shardId);
-  if (!Number.isSafeInteger(id) || id <= 0) return badItem(`bad item: shard ${item.shardId}`);
-  const op = item.op ?? 'INCREMENT';
-  if (op === 'INCREMENT') return decodeIncrement(id, item);
-  const base = { shardId: id, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, fence: false, routedShardCount: 0 };
-  switch (op) {
-    case 'MEMBER_SET':
-      return { ...base, op: 'memberSet', member: BigInt(item.member ?? '0'), present: item.present === true };
-    case 'MEMBER_REPAIR':
-      return { ...base, op: 'memberRepair' };
-    case 'DISTINCT': {
-      let registers: [number, number][];
-      try {
-        registers = unpackRegisterChanges(item.registers ?? emptyKey);
-      } catch (error) {
-        return badItem(`bad distinct item for shard ${id}: ${(error as Error).message}`);
-      }
-      if (registers.length === 0) return badItem(`distinct item for shard ${id} has no registers`);
-      return { ...base, op: 'distinct', registers };
-    }
-    default:
-      return badItem(`unknown op ${item.op}`);
-  }
-}
-
-/** The hot path: one object per increment, no window object unless the counter has one. */
-function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome {
-  const amount = BigInt(item.amount);
-  const fence = item.fence === true;
-  const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
-  if (!amountValid || item.idempotencyKey.length > idempotencyKeyBytesMax) return badItem(`bad item (shard ${item.shardId}, amount ${item.amount}${fence ? ', fence' : ''})`);
-  const routedShardCount = item.routedShardCount ?? 0;
-  if (item.idempotencyKey.length > 0 && routedShardCount < 1) return badItem(`keyed item for shard ${item.shardId} has no routed shard count`);
-  let window: WindowSetting | undefined;
-  const bucketMs = Number(item.windowBucketMs ?? '0');
-  const retentionMs = Number(item.windowRetentionMs ?? '0');
-  if (bucketMs !== 0 || retentionMs !== 0) {
-    const windowProblem = validateWindowConfig(bucketMs, retentionMs);
-    if (windowProblem !== undefined) return badItem(`bad window for shard ${id}: ${windowProblem}`);
-    window = { bucketMs, retentionMs };
-  }
-  return { shardId: id, amount, idempotencyKey: item.idempotencyKey, fenceShardCount: fence ? routedShardCount : 0, op: 'increment', fence, routedShardCount, window };
-}
-
-function decodeGroup(items: shardV1.ApplyItem__Output[]): ApplyEntry[] | GroupOutcome {
-  const entries: ApplyEntry[] = [];
-  for (const item of items) {
-    const decoded = decodeItem(item);
-    if (!('op' in decoded)) return decoded;
-    entries.push(decoded);
-  }
-  return entries;
-}
 
 export function createNodeService(deps: {
   state: NodeState;
