@@ -19,12 +19,12 @@ import {
   parseInt64,
   parseMemberId,
 } from '../common/index.ts';
-import { validateWindowConfig } from '../window/index.ts';
 import type { DistinctPath } from './distinct-path.ts';
 import type { WindowReader } from './window-reader.ts';
 import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
 import { clusterStatus } from './cluster-status.ts';
+import { configureCounter } from './counter-configuration.ts';
 
 /** A node address from a request: host:port, a host present, no more than a DNS name needs. */
 function validateNodeAddress(value: string, field: string): string {
@@ -294,52 +294,7 @@ export function createAdminService(deps: RouterDeps) {
   return {
     Describe: unary<counterV1.DescribeRequest__Output, counterV1.DescribeResponse__Output>((request) => describe(knownCounter(request.counter))),
 
-    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>((request) => {
-      const name = validateCounterName(request.counter);
-      // Everything is checked before anything changes.
-      if (!['AUTOSCALE_UNCHANGED', 'AUTOSCALE_ON', 'AUTOSCALE_OFF'].includes(request.autoscale)) {
-        throw new TallyError(ErrorCode.invalidArgument, `autoscale must be AUTOSCALE_ON or AUTOSCALE_OFF, got ${request.autoscale}`);
-      }
-      const window = request.window ?? undefined;
-      const setting = window === undefined ? undefined : { bucketMs: Number(window.bucketMs), retentionMs: Number(window.retentionMs) };
-      if (setting !== undefined) {
-        const problem = validateWindowConfig(setting.bucketMs, setting.retentionMs);
-        if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `window: ${problem}`);
-      }
-      const partitions = request.membershipPartitions ?? 0;
-      if (partitions > 0 && setting !== undefined) throw new TallyError(ErrorCode.invalidArgument, 'a membership counter has no window');
-      const existing = directory.get(name);
-      if (request.autoscale === 'AUTOSCALE_ON' && (partitions > 0 || existing?.kind === 'membership')) {
-        throw new TallyError(ErrorCode.failedPrecondition, `a membership counter's partitions are fixed: autoscale stays off`);
-      }
-      if (partitions > 0) {
-        if (existing !== undefined && (existing.kind !== 'membership' || existing.shards.length !== partitions)) {
-          const what = existing.kind === 'membership' ? `membership counter with ${existing.shards.length} partitions` : `${existing.kind} counter`;
-          throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" already exists as a ${what}; partitions are fixed at creation`);
-        }
-        if (existing === undefined) {
-          directory.getOrCreate(name, 'membership', partitions);
-          logger.info('configure', { counter: name, kind: 'membership', partitions });
-        }
-      }
-      if (setting !== undefined) {
-        if (existing !== undefined && existing.kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter: only totals have windows`);
-        directory.getOrCreate(name, 'total');
-        directory.setWindow(name, setting);
-        logger.info('configure', { counter: name, windowBucketMs: setting.bucketMs, windowRetentionMs: setting.retentionMs });
-      }
-      const counter = knownCounter(name);
-      if (request.autoscale === 'AUTOSCALE_ON' || request.autoscale === 'AUTOSCALE_OFF') {
-        const autoscale = request.autoscale === 'AUTOSCALE_ON';
-        if (autoscale !== counter.autoscale) {
-          directory.setAutoscale(counter.name, autoscale);
-          logger.info('configure', { counter: counter.name, autoscale });
-        }
-      } else if (request.autoscale !== 'AUTOSCALE_UNCHANGED') {
-        throw new TallyError(ErrorCode.invalidArgument, `autoscale must be AUTOSCALE_ON or AUTOSCALE_OFF, got ${request.autoscale}`);
-      }
-      return describe(counter);
-    }),
+    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>((request) => describe(configureCounter(directory, logger, request))),
 
     Rebuild: unary<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
