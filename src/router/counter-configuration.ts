@@ -42,14 +42,13 @@ export function configureCounter(directory: Directory, logger: Logger, request: 
   }
   const counter = directory.get(name);
   if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-  if (request.autoscale === 'AUTOSCALE_ON' || request.autoscale === 'AUTOSCALE_OFF') {
+  // Checked above: anything but UNCHANGED is ON or OFF.
+  if (request.autoscale !== 'AUTOSCALE_UNCHANGED') {
     const autoscale = request.autoscale === 'AUTOSCALE_ON';
     if (autoscale !== counter.autoscale) {
       directory.setAutoscale(counter.name, autoscale);
       logger.info('configure', { counter: counter.name, autoscale });
     }
-  } else if (request.autoscale !== 'AUTOSCALE_UNCHANGED') {
-    throw new TallyError(ErrorCode.invalidArgument, `autoscale must be AUTOSCALE_ON or AUTOSCALE_OFF, got ${request.autoscale}`);
   }
   return counter;
 }
