@@ -184,9 +184,7 @@ export function createCounterService(deps: RouterDeps) {
 
     AddDistinct: unary<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
-      const members = request.members;
-      if (members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
-      if (members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${members.length} members in one call; the limit is ${distinctMembersMax}`);
+      const members = validateMemberList(request.members);
       members.forEach((member, index) => {
         if (member.length === 0) throw new TallyError(ErrorCode.invalidArgument, `member ${index} is empty`);
         if (member.length > distinctMemberBytesMax) throw new TallyError(ErrorCode.invalidArgument, `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`);
@@ -237,12 +235,17 @@ export function createCounterService(deps: RouterDeps) {
 
     IsMember: unary<counterV1.IsMemberRequest__Output, counterV1.IsMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
-      if (request.members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
-      if (request.members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${request.members.length} members in one call; the limit is ${distinctMembersMax}`);
-      const members = request.members.map((member, index) => parseMemberId(member, `member ${index}`));
+      const members = validateMemberList(request.members).map((member, index) => parseMemberId(member, `member ${index}`));
       return { present: await timedRead('membership', () => deps.membership.check(name, members)) };
     }),
   };
+}
+
+/** 1..distinctMembersMax members: the one bound of AddDistinct and IsMember. */
+function validateMemberList<T>(members: readonly T[]): readonly T[] {
+  if (members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
+  if (members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${members.length} members in one call; the limit is ${distinctMembersMax}`);
+  return members;
 }
 
 /** 1..limit valid counter names; a bad one is named by its position. */
