@@ -51,6 +51,8 @@ export const distinctMembersMax = 10_000;
 export const distinctMemberBytesMax = 1_024;
 /** Counters in one CountDistinct. */
 export const countDistinctCountersMax = 100;
+/** Bytes of a node address in a request: a DNS name's 253, brackets, a colon and a 5-digit port. */
+export const nodeAddressBytesMax = 261;
 /** Partitions a membership counter may have (fixed at creation). */
 export const memberPartitionsMax = 256;
 /**

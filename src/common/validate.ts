@@ -1,7 +1,9 @@
-// Input validation shared by the router and the client: names, keys, amounts.
+// Input validation shared by the router and the client: names, keys, amounts,
+// node addresses.
 // Every failure is a TallyError with the code docs/guarantees.md names (G7).
 import { ErrorCode, TallyError } from './errors.ts';
-import { counterNameBytesMax, idempotencyKeyBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './limits.ts';
+import { counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './limits.ts';
+import { parseAddress } from './config.ts';
 
 // C0 and C1 control characters and DEL.
 const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
@@ -92,4 +94,17 @@ export function parseMemberId(value: unknown, what = 'member'): bigint {
     throw new TallyError(ErrorCode.invalidArgument, `${what} must be an unsigned 64-bit integer (0..${UINT64_MAX}), got ${JSON.stringify(String(value))}`);
   }
   return BigInt(text);
+}
+
+/** A node address from a request: host:port, a host present, no more than a DNS name needs. */
+export function validateNodeAddress(value: string, field: string): string {
+  if (value.length === 0 || value.length > nodeAddressBytesMax) throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port (1-${nodeAddressBytesMax} bytes)`);
+  let host: string;
+  try {
+    host = parseAddress(value, field).host;
+  } catch (error) {
+    throw new TallyError(ErrorCode.invalidArgument, (error as Error).message);
+  }
+  if (host === '' || /[\s/]/.test(host)) throw new TallyError(ErrorCode.invalidArgument, `${field} must name a host, got "${value}"`);
+  return value;
 }

@@ -12,12 +12,12 @@ import {
   validateIdempotencyKey,
   type Logger,
   type counterV1,
-  parseAddress,
   distinctMembersMax,
   distinctMemberBytesMax,
   countDistinctCountersMax,
   parseInt64,
   parseMemberId,
+  validateNodeAddress,
 } from '../common/index.ts';
 import type { DistinctPath } from './distinct-path.ts';
 import type { WindowReader } from './window-reader.ts';
@@ -25,19 +25,6 @@ import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
 import { clusterStatus } from './cluster-status.ts';
 import { configureCounter } from './counter-configuration.ts';
-
-/** A node address from a request: host:port, a host present, no more than a DNS name needs. */
-function validateNodeAddress(value: string, field: string): string {
-  if (value.length === 0 || value.length > 261) throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port (1-261 bytes)`);
-  let host: string;
-  try {
-    host = parseAddress(value, field).host;
-  } catch (error) {
-    throw new TallyError(ErrorCode.invalidArgument, (error as Error).message);
-  }
-  if (host === '' || /[\s/]/.test(host)) throw new TallyError(ErrorCode.invalidArgument, `${field} must name a host, got "${value}"`);
-  return value;
-}
 import type { Directory, CounterInfo } from './directory.ts';
 import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
 import { skewOf } from './heat.ts';

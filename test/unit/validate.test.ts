@@ -8,9 +8,10 @@ import {
   validateAmount,
   validateCounterName,
   validateIdempotencyKey,
+  validateNodeAddress,
 } from '../../src/common/validate.ts';
 import { TallyError } from '../../src/common/errors.ts';
-import { INT64_MAX, INT64_MIN, counterNameBytesMax, idempotencyKeyBytesMax } from '../../src/common/limits.ts';
+import { INT64_MAX, INT64_MIN, counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax } from '../../src/common/limits.ts';
 
 /** The TallyError code `action` throws, or 'no error'. */
 function codeOf(action: () => unknown): string {
@@ -200,5 +201,21 @@ describe('validate: int64 amounts', () => {
     expect(isInt64(0n)).toBe(true);
     expect(isInt64(INT64_MAX + 1n)).toBe(false);
     expect(isInt64(INT64_MIN - 1n)).toBe(false);
+  });
+});
+
+describe('validate: node addresses', () => {
+  it.each(['127.0.0.1:7001', 'node-3.example.com:50051', '[::1]:7000'])('validate: node address %s is accepted as given', (address) => {
+    expect(validateNodeAddress(address, 'address')).toBe(address);
+  });
+
+  it('validate: a node address up to nodeAddressBytesMax is accepted, one byte more is not', () => {
+    const fitting = `${'h'.repeat(nodeAddressBytesMax - 6)}:50051`;
+    expect(validateNodeAddress(fitting, 'address')).toBe(fitting);
+    expect(codeOf(() => validateNodeAddress(`h${fitting}`, 'address'))).toBe('invalid_argument');
+  });
+
+  it.each(['', 'no-port', ':7001', 'a b:7001', 'a/b:7001', 'h:65536'])('validate: node address "%s" is rejected with invalid_argument', (address) => {
+    expect(codeOf(() => validateNodeAddress(address, 'new_address'))).toBe('invalid_argument');
   });
 });
