@@ -1,6 +1,7 @@
 // CounterService and AdminService handlers: validate every input (G7), then
-// hand off to the write path, the read path or the directory. Nothing changes
-// before the whole request has been validated.
+// hand off to the module that does the work (write and read paths, the kinds'
+// paths, counter-configuration, cluster-status, reconciler, the directory).
+// Nothing changes before the whole request has been validated.
 import {
   ErrorCode,
   TallyError,
