@@ -9,6 +9,7 @@ import { clientChannelOptions } from '../common/client-channel.ts';
 import { fromServiceError, type TallyError } from '../common/errors.ts';
 import { parseInt64, toWireInt64, parseMemberId } from '../common/validate.ts';
 import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
+import type { WindowSetting } from '../common/window-setting.ts';
 
 export interface TallyClientOptions {
   /** Router address, host:port. */
@@ -140,7 +141,7 @@ export interface RebuildReport {
 export interface ConfigureOptions {
   autoscale?: boolean;
   /** Time buckets for a total counter ({0, 0} turns them off). */
-  window?: { bucketMs: number; retentionMs: number };
+  window?: WindowSetting;
   /** Creates a membership counter with this many partitions (fixed for life). */
   membershipPartitions?: number;
 }

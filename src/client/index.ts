@@ -51,6 +51,8 @@ export type {
   /** A pair after replaceNode: its primary, its new follower and its epoch. */
   NodeReplacement,
 } from './client.ts';
+/** A total counter's time buckets: bucketMs wide, kept retentionMs ({0, 0}: none). */
+export type { WindowSetting } from '../common/window-setting.ts';
 /** The error every failed call rejects with: `code` to match on, `grpcCode` as received. */
 export { TallyError, ErrorCode } from '../common/errors.ts';
 

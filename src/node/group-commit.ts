@@ -5,11 +5,11 @@
 // Callers are answered only after the commit and, while the pair is in sync,
 // after the follower has committed it too.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, isInt64 } from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, type WindowSetting } from '../common/index.ts';
 import { EntryKind, type ShardLog, type LogEntry } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
 import { DedupIndex } from './dedup-index.ts';
-import { encodeWindowSetting, type NodeMemory, type WindowSetting } from './node-memory.ts';
+import { encodeWindowSetting, type NodeMemory } from './node-memory.ts';
 import { packRegisterChanges } from '../sketch/index.ts';
 
 /**

@@ -5,14 +5,10 @@
 import assert from 'node:assert/strict';
 import { HllSketch, unpackRegisterChanges } from '../sketch/index.ts';
 import { MemberSet } from '../membership/index.ts';
+import type { WindowSetting } from '../common/index.ts';
 import { WindowBuckets } from '../window/index.ts';
 import { ShardTotals } from './shard-totals.ts';
 import { EntryKind, type CheckpointFolder, type CheckpointState, type LogEntry, type StoredEntry } from './shard-log.ts';
-
-export interface WindowSetting {
-  bucketMs: number;
-  retentionMs: number;
-}
 
 /** A windowConfig entry's payload: bucketMs then retentionMs, 8 bytes each. */
 export function encodeWindowSetting(setting: WindowSetting): Buffer {

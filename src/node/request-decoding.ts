@@ -2,9 +2,8 @@
 // entries group commit takes, every field checked (a bad item fails its group
 // with INVALID_ARGUMENT). Pure: never touches memory, the log or the role.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, idempotencyKeyBytesMax, type shardV1 } from '../common/index.ts';
+import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, idempotencyKeyBytesMax, type shardV1, type WindowSetting } from '../common/index.ts';
 import type { GroupOutcome, ApplyEntry } from './group-commit.ts';
-import type { WindowSetting } from './node-memory.ts';
 import { unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 

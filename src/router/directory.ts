@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, TallyError, shardsPerCounterMax, memberPartitionsMax } from '../common/index.ts';
+import { ErrorCode, TallyError, shardsPerCounterMax, memberPartitionsMax, type WindowSetting } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 
 export interface PairInfo {
@@ -52,11 +52,6 @@ export interface Growth {
  */
 export type CounterKind = 'total' | 'distinct' | 'membership';
 export const counterKinds: readonly CounterKind[] = ['total', 'distinct', 'membership'];
-
-export interface WindowSetting {
-  bucketMs: number;
-  retentionMs: number;
-}
 
 export interface CounterInfo {
   name: string;

@@ -8,4 +8,4 @@ export {
   windowRange,
   windowRetentionMsMax,
 } from './window-buckets.ts';
-export type { WindowConfig, WindowRange } from './window-buckets.ts';
+export type { WindowRange } from './window-buckets.ts';

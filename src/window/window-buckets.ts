@@ -2,6 +2,7 @@
 // fixed time bucket, so a read can ask for "the last hour". Memory only: it
 // never reads a clock (every time is an argument) and never touches the log.
 import assert from 'node:assert/strict';
+import type { WindowSetting } from '../common/index.ts';
 
 // The bounds live here, not in src/common/limits.ts, only because this module
 // was added without touching existing files; they belong there.
@@ -13,11 +14,6 @@ export const windowBucketsMax = 10_000;
 export const windowRetentionMsMax = 400 * 24 * 60 * 60 * 1_000;
 
 const msPerSecond = 1_000;
-
-export interface WindowConfig {
-  readonly bucketMs: number;
-  readonly retentionMs: number;
-}
 
 /** The buckets one read sums: starts in [fromMs, toMs), `buckets` of them. */
 export interface WindowRange {
@@ -140,7 +136,7 @@ export class WindowBuckets {
     window.retentionMs = retentionMs;
   }
 
-  configOf(shardId: number): WindowConfig | undefined {
+  configOf(shardId: number): WindowSetting | undefined {
     const window = this.windows.get(shardId);
     return window === undefined ? undefined : { bucketMs: window.bucketMs, retentionMs: window.retentionMs };
   }
@@ -234,7 +230,7 @@ export class WindowBuckets {
    * in strictly increasing start order, each start a multiple of bucketMs.
    * Expired buckets are taken as given; the sweep drops them.
    */
-  load(shardId: number, config: WindowConfig, buckets: readonly (readonly [startMs: number, total: bigint])[]): void {
+  load(shardId: number, config: WindowSetting, buckets: readonly (readonly [startMs: number, total: bigint])[]): void {
     this.configure(shardId, 0, 0);
     this.configure(shardId, config.bucketMs, config.retentionMs);
     const window = this.windows.get(shardId);
