@@ -7,7 +7,7 @@
 // is briefly away (one further behind is refilled by snapshot install), and
 // never folds past a snapshot being installed. A follower folds only what it
 // knows matches its current primary (never a deposed primary's tail).
-import type { Logger } from '../common/index.ts';
+import { IntervalTask, type Logger } from '../common/index.ts';
 import type { ShardLog } from './shard-log.ts';
 import type { NodeState } from './node-state.ts';
 import type { Replicator } from './replicator.ts';
@@ -25,8 +25,7 @@ export interface CheckpointObserver {
 }
 
 export class Checkpointer {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private readonly task: IntervalTask;
 
   constructor(
     private readonly log: ShardLog,
@@ -34,17 +33,19 @@ export class Checkpointer {
     private readonly replicator: Replicator,
     private readonly settings: CheckpointSettings,
     private readonly observer: CheckpointObserver,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    // One fold at a time; a failed one is logged as "checkpoint failed" and the next tick tries again.
+    this.task = new IntervalTask({ name: 'checkpoint', intervalMs: settings.intervalMs, logger }, () => this.fold());
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.run(), this.settings.intervalMs);
-    this.timer.unref();
+    this.task.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.task.stop();
   }
 
   /** The highest lsn this node may fold now. */
@@ -64,31 +65,27 @@ export class Checkpointer {
     return 0n;
   }
 
-  /** Folds everything safe now, slice by slice. */
-  async run(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const target = this.safeLsn();
-      const keepKeysSinceMs = this.now() - this.settings.dedupWindowMs;
-      // Bounded: each slice folds at least one row or stops.
-      const slicesMax = Number((target - this.log.checkpointLsn) / BigInt(this.settings.sliceRows)) + 2;
-      for (let slice = 0; slice < slicesMax && this.log.checkpointLsn < target; slice++) {
-        // The role may have changed while we yielded: recheck what is safe.
-        const upto = this.safeLsn() < target ? this.safeLsn() : target;
-        const startedNs = process.hrtime.bigint();
-        const folded = this.log.foldSlice(upto, this.settings.sliceRows, keepKeysSinceMs);
-        if (folded === 0) break;
-        this.observer.onFold(folded, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.checkpointLsn);
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      for (let slice = 0; slice < 100 && this.log.pruneFoldedKeys(keepKeysSinceMs, this.settings.sliceRows) > 0; slice++) {
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } catch (error) {
-      this.logger.error('checkpoint failed', { error: (error as Error).message });
-    } finally {
-      this.running = false;
+  /** Folds everything safe now, slice by slice (not while a fold is under way). */
+  run(): Promise<void> {
+    return this.task.runNow();
+  }
+
+  private async fold(): Promise<void> {
+    const target = this.safeLsn();
+    const keepKeysSinceMs = this.now() - this.settings.dedupWindowMs;
+    // Bounded: each slice folds at least one row or stops.
+    const slicesMax = Number((target - this.log.checkpointLsn) / BigInt(this.settings.sliceRows)) + 2;
+    for (let slice = 0; slice < slicesMax && this.log.checkpointLsn < target; slice++) {
+      // The role may have changed while we yielded: recheck what is safe.
+      const upto = this.safeLsn() < target ? this.safeLsn() : target;
+      const startedNs = process.hrtime.bigint();
+      const folded = this.log.foldSlice(upto, this.settings.sliceRows, keepKeysSinceMs);
+      if (folded === 0) break;
+      this.observer.onFold(folded, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.checkpointLsn);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    for (let slice = 0; slice < 100 && this.log.pruneFoldedKeys(keepKeysSinceMs, this.settings.sliceRows) > 0; slice++) {
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 }
