@@ -2,7 +2,7 @@
 // totals a refresher recomputes every refreshIntervalMs. A cached total older
 // than refresh interval + read timeout is never served; the read falls back to
 // summing now (G4).
-import type { Logger } from '../common/index.ts';
+import { IntervalTask, type Logger } from '../common/index.ts';
 import { readExact } from './exact-reader.ts';
 import { ReadCache, type CachedTotal } from './read-cache.ts';
 import type { Directory } from './directory.ts';
@@ -20,8 +20,7 @@ export interface TotalRead {
 
 export class ReadPath {
   readonly cache: ReadCache;
-  private refreshTimer: NodeJS.Timeout | undefined;
-  private refreshing = false;
+  private readonly refresher: IntervalTask;
 
   constructor(
     private readonly directory: Directory,
@@ -32,6 +31,8 @@ export class ReadPath {
     private readonly now: () => number = Date.now,
   ) {
     this.cache = new ReadCache(settings.refreshIntervalMs + settings.readTimeoutMs, settings.cacheIdleMs, settings.cacheEntriesMax);
+    // One round at a time: a slow round delays the next rather than racing it.
+    this.refresher = new IntervalTask({ name: 'cache refresh round', intervalMs: settings.refreshIntervalMs, logger }, () => this.refresh());
   }
 
   async readExact(names: readonly string[]): Promise<TotalRead[]> {
@@ -71,42 +72,39 @@ export class ReadPath {
   }
 
   startRefresher(): void {
-    this.refreshTimer = setInterval(() => void this.refreshOnce(), this.settings.refreshIntervalMs);
-    this.refreshTimer.unref();
+    this.refresher.start();
   }
 
   stopRefresher(): void {
-    clearInterval(this.refreshTimer);
+    this.refresher.stop();
   }
 
-  /** Recomputes every cached total; a counter whose shards cannot be read keeps aging. */
-  async refreshOnce(): Promise<void> {
-    if (this.refreshing) return;
-    this.refreshing = true;
+  /** Recomputes every cached total (not while a round is under way); a counter whose shards cannot be read keeps aging. */
+  refreshOnce(): Promise<void> {
+    return this.refresher.runNow();
+  }
+
+  private async refresh(): Promise<void> {
     const startedMs = this.now();
-    try {
-      const names = this.cache.namesToRefresh(startedMs);
-      this.metrics.cacheEntries.set(names.length);
-      const chunkSize = 1_000;
-      for (let offset = 0; offset < names.length; offset += chunkSize) {
-        const chunk = names.slice(offset, offset + chunkSize);
-        try {
-          this.store(await this.readExact(chunk));
-        } catch {
-          // One unreadable shard must not stop the others from refreshing.
-          for (const name of chunk) {
-            try {
-              this.store(await this.readExact([name]));
-            } catch (error) {
-              this.logger.debug('cache refresh failed', { counter: name, error: (error as Error).message });
-            }
+    const names = this.cache.namesToRefresh(startedMs);
+    this.metrics.cacheEntries.set(names.length);
+    const chunkSize = 1_000;
+    for (let offset = 0; offset < names.length; offset += chunkSize) {
+      const chunk = names.slice(offset, offset + chunkSize);
+      try {
+        this.store(await this.readExact(chunk));
+      } catch {
+        // One unreadable shard must not stop the others from refreshing.
+        for (const name of chunk) {
+          try {
+            this.store(await this.readExact([name]));
+          } catch (error) {
+            this.logger.debug('cache refresh failed', { counter: name, error: (error as Error).message });
           }
         }
       }
-      this.metrics.cacheRefreshSeconds.observe((this.now() - startedMs) / 1000);
-    } finally {
-      this.refreshing = false;
     }
+    this.metrics.cacheRefreshSeconds.observe((this.now() - startedMs) / 1000);
   }
 
   private store(reads: readonly TotalRead[]): void {
