@@ -11,7 +11,7 @@
 // Nodes are known by their log identity (pair-decision.ts has the rules).
 // A primary whose connection is refused (the process is gone) is replaced
 // at once by its in-sync follower; a silent one after failoverTimeoutMs.
-import type { Logger, shardV1 } from '../common/index.ts';
+import { IntervalTask, type Logger, type shardV1 } from '../common/index.ts';
 import type { Directory, PairInfo, PairUpdate } from './directory.ts';
 import { decidePair, type NodeStatusView, type NodeView, type PairAction } from './pair-decision.ts';
 import type { NodePool } from './node-pool.ts';
@@ -65,7 +65,7 @@ export class PairSupervisor {
   private readonly recheckPairs = new Set<number>();
   private readonly ackedRecordedMs = new Map<number, number>();
   private readonly stuckLoggedMs = new Map<number, number>();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly ticker: IntervalTask;
 
   constructor(
     private readonly directory: Directory,
@@ -79,15 +79,16 @@ export class PairSupervisor {
     for (const pair of directory.allPairs()) {
       for (const address of [pair.primary, pair.follower]) this.health.set(address, { lastOkMs: startedMs, status: undefined, error: '', refused: false });
     }
+    // A tick only starts pair checks (each pair guards and logs its own); it never waits for them.
+    this.ticker = new IntervalTask({ name: 'pair supervision tick', intervalMs: settings.healthIntervalMs, logger }, () => this.tick());
   }
 
   start(): void {
-    this.timer = setInterval(() => this.tick(), this.settings.healthIntervalMs);
-    this.timer.unref();
+    this.ticker.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.ticker.stop();
   }
 
   /** Last known health of a node, for ClusterStatus. */
