@@ -2,7 +2,7 @@
 // says are too hot for their shards (through the same directory path as
 // SetShards: no data moves), and publishes per-counter metrics for the
 // top-K hottest only — never one series per counter.
-import type { Logger, counterV1 } from '../common/index.ts';
+import { IntervalTask, type Logger, type counterV1 } from '../common/index.ts';
 import type { Directory } from './directory.ts';
 import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
 import type { SizingPolicy } from './sizing-policy.ts';
@@ -18,7 +18,7 @@ export function shardRatesOf(sample: HeatSample | undefined, shardCount: number)
 }
 
 export class Autoscaler {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly ticker: IntervalTask;
   private hottest: HotCounter[] = [];
   private tracked = 0;
 
@@ -30,15 +30,16 @@ export class Autoscaler {
     private readonly logger: Logger,
     private readonly settings: { intervalMs: number; topK: number; skewMinIncrements: number },
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.ticker = new IntervalTask({ name: 'autoscale tick', intervalMs: settings.intervalMs, logger }, () => this.tick());
+  }
 
   start(): void {
-    this.timer = setInterval(() => this.tick(), this.settings.intervalMs);
-    this.timer.unref();
+    this.ticker.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.ticker.stop();
   }
 
   /** The hottest counters as of the last tick, hottest first. */
