@@ -6,7 +6,9 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
-import { loadPackageDefinition, type GrpcObject, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+import { loadPackageDefinition, type GrpcObject, type ServiceDefinition } from '@grpc/grpc-js';
+import type { ProtoGrpcType as CounterProto } from '../generated/counter.ts';
+import type { ProtoGrpcType as ShardProto } from '../generated/shard.ts';
 
 const protoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
 
@@ -27,16 +29,22 @@ export type * as shardV1 from '../generated/tally-shard-v1.ts';
 export const counterPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), protoLoaderOptions);
 export const shardPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'shard.proto'), protoLoaderOptions);
 
-function serviceAt(definition: protoLoader.PackageDefinition, dottedPath: string): ServiceClientConstructor {
+/**
+ * The client constructor of the service at dottedPath, typed as the generated
+ * constructor (its clients have one typed method per RPC). The path is
+ * checked here, once, at load; the generated types match the proto
+ * (npm run proto:check).
+ */
+function serviceAt<Constructor>(definition: protoLoader.PackageDefinition, dottedPath: string): Constructor {
   let node: unknown = loadPackageDefinition(definition) as GrpcObject;
   for (const part of dottedPath.split('.')) node = (node as Record<string, unknown>)[part];
   if (typeof node !== 'function') throw new Error(`proto has no service ${dottedPath}`);
-  return node as ServiceClientConstructor;
+  return node as Constructor;
 }
 
-export const CounterServiceClient = serviceAt(counterPackageDefinition, 'counter.v1.CounterService');
-export const AdminServiceClient = serviceAt(counterPackageDefinition, 'counter.v1.AdminService');
-export const ShardNodeClient = serviceAt(shardPackageDefinition, 'tally.shard.v1.ShardNode');
+export const CounterServiceClient = serviceAt<CounterProto['counter']['v1']['CounterService']>(counterPackageDefinition, 'counter.v1.CounterService');
+export const AdminServiceClient = serviceAt<CounterProto['counter']['v1']['AdminService']>(counterPackageDefinition, 'counter.v1.AdminService');
+export const ShardNodeClient = serviceAt<ShardProto['tally']['shard']['v1']['ShardNode']>(shardPackageDefinition, 'tally.shard.v1.ShardNode');
 
 export const counterServiceDefinition: ServiceDefinition = CounterServiceClient.service;
 export const adminServiceDefinition: ServiceDefinition = AdminServiceClient.service;
