@@ -1,23 +1,14 @@
 // One gRPC channel and one coalescing sender per node address. The only place
 // the router opens connections to nodes.
-import { credentials, connectivityState, type CallOptions, type requestCallback, type Metadata, type ChannelCredentials } from '@grpc/grpc-js';
+import { credentials, connectivityState, type CallOptions, type requestCallback, type ChannelCredentials } from '@grpc/grpc-js';
 import { ShardNodeClient, clientChannelOptions, type shardV1 } from '../common/index.ts';
-import { NodeSender, nodeCallError, type ShardNodeRpc, type SenderObserver } from './node-sender.ts';
-
-export interface ShardNodeFullRpc extends ShardNodeRpc {
-  ReadShards(request: shardV1.ReadShardsRequest, options: CallOptions, callback: requestCallback<shardV1.ReadShardsResponse__Output>): void;
-  ReadShards(request: shardV1.ReadShardsRequest, metadata: Metadata, options: CallOptions, callback: requestCallback<shardV1.ReadShardsResponse__Output>): void;
-  Status(request: shardV1.StatusRequest, options: CallOptions, callback: requestCallback<shardV1.StatusResponse__Output>): void;
-  SetRole(request: shardV1.SetRoleRequest, options: CallOptions, callback: requestCallback<shardV1.StatusResponse__Output>): void;
-  Reconcile(request: shardV1.ReconcileRequest, options: CallOptions, callback: requestCallback<shardV1.ReconcileResponse__Output>): void;
-  Status(request: shardV1.StatusRequest, metadata: Metadata, options: CallOptions, callback: requestCallback<shardV1.StatusResponse__Output>): void;
-}
+import { NodeSender, nodeCallError, type SenderObserver } from './node-sender.ts';
 
 export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts';
 
 export interface NodeHandle {
   address: string;
-  rpc: ShardNodeFullRpc;
+  rpc: shardV1.ShardNodeClient;
   sender: NodeSender;
 }
 
@@ -35,7 +26,7 @@ export class NodePool {
   get(address: string): NodeHandle {
     let handle = this.nodes.get(address);
     if (handle === undefined) {
-      const rpc = new ShardNodeClient(address, this.channelCredentials, clientChannelOptions) as unknown as ShardNodeFullRpc;
+      const rpc = new ShardNodeClient(address, this.channelCredentials, clientChannelOptions);
       const sender = new NodeSender(address, rpc, this.callTimeoutMs, () => this.epochOf(address), this.observer);
       handle = { address, rpc, sender };
       this.nodes.set(address, handle);
@@ -95,6 +86,7 @@ export class NodePool {
   /** A read-only ShardNode method by name (the kinds beyond totals). */
   read<Request, Response>(address: string, method: NodeReadMethod, request: Request, timeoutMs: number): Promise<Response> {
     const { rpc } = this.get(address);
+    // The one cast left: TypeScript cannot pick one generated overload set by a union of method names.
     const invoke = (rpc as unknown as Record<NodeReadMethod, (request: Request, options: CallOptions, callback: requestCallback<Response>) => void>)[method];
     return new Promise((resolve, reject) => {
       invoke.call(rpc, request, { deadline: Date.now() + timeoutMs }, (error, response) => {

@@ -2,13 +2,8 @@
 // it is in flight wait and leave together in the next call, so a crowd of
 // callers costs a few node calls, not one each. Each caller's group is
 // acknowledged on its own once the node has committed it.
-import { status, connectivityState, type Client, type ServiceError, type Metadata, type CallOptions, type requestCallback } from '@grpc/grpc-js';
+import { status, connectivityState, type ServiceError } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallBytesMax, nodeCallsInFlightMax, nodeQueueItemsMax, type shardV1 } from '../common/index.ts';
-
-export interface ShardNodeRpc extends Client {
-  Apply(request: shardV1.ApplyRequest, metadata: Metadata, options: CallOptions, callback: requestCallback<shardV1.ApplyResponse__Output>): void;
-  Apply(request: shardV1.ApplyRequest, options: CallOptions, callback: requestCallback<shardV1.ApplyResponse__Output>): void;
-}
 
 /** An item the router sends: ids and amounts as numbers where exact, other fields only where its op needs them. */
 export type ApplyItem = shardV1.ApplyItem & Required<Pick<shardV1.ApplyItem, 'shardId' | 'amount' | 'idempotencyKey'>>;
@@ -39,7 +34,7 @@ export class NodeSender {
 
   constructor(
     readonly address: string,
-    private readonly rpc: ShardNodeRpc,
+    private readonly rpc: shardV1.ShardNodeClient,
     private readonly callTimeoutMs: number,
     private readonly epoch: () => bigint,
     private readonly observer: SenderObserver,
