@@ -8,7 +8,7 @@
 // snapshot install. It never decides on its own to stop waiting for the
 // follower: only the router may (SetRole with syncRequired=false).
 import { randomUUID } from 'node:crypto';
-import { credentials, status, type ServiceError, type CallOptions, type requestCallback, type Client, type ChannelCredentials } from '@grpc/grpc-js';
+import { credentials, status, type ServiceError, type ChannelCredentials } from '@grpc/grpc-js';
 import {
   ErrorCode,
   TallyError,
@@ -21,11 +21,6 @@ import {
 } from '../common/index.ts';
 import type { ShardLog, StoredEntry, LogView, SnapshotChunk } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
-
-interface ReplicationRpc extends Client {
-  AppendEntries(request: shardV1.AppendEntriesRequest, options: CallOptions, callback: requestCallback<shardV1.AppendEntriesResponse__Output>): void;
-  InstallSnapshot(request: shardV1.InstallSnapshotRequest, options: CallOptions, callback: requestCallback<shardV1.AppendEntriesResponse__Output>): void;
-}
 
 interface Waiter {
   lsn: bigint;
@@ -71,7 +66,7 @@ const installCallTimeoutMinMs = 10_000;
 const installedHoldMs = 60_000;
 
 export class Replicator {
-  private client: ReplicationRpc | undefined;
+  private client: shardV1.ShardNodeClient | undefined;
   private clientPeer = '';
   /** What the follower last told us; undefined until this session's first answer. */
   private followerLastLsn: bigint | undefined;
@@ -261,10 +256,10 @@ export class Replicator {
     return { ...base, truncate, truncateAfterLsn: truncate ? prevLsn.toString() : '0', prevLsn: prevLsn.toString(), prevEpoch: prevEpoch.toString(), entries: entries.map(entryToWire) };
   }
 
-  private rpc(peer: string): ReplicationRpc {
+  private rpc(peer: string): shardV1.ShardNodeClient {
     if (this.client === undefined || this.clientPeer !== peer) {
       this.client?.close();
-      this.client = new ShardNodeClient(peer, this.settings.channelCredentials ?? credentials.createInsecure(), clientChannelOptions) as unknown as ReplicationRpc;
+      this.client = new ShardNodeClient(peer, this.settings.channelCredentials ?? credentials.createInsecure(), clientChannelOptions);
       this.clientPeer = peer;
     }
     return this.client;
