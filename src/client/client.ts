@@ -212,29 +212,6 @@ type Unary<Request, Response> = {
   (request: Request, metadata: Metadata, options: CallOptions, callback: requestCallback<Response>): void;
 };
 
-interface CounterRpc extends Client {
-  Increment: Unary<counterV1.IncrementRequest, counterV1.IncrementResponse__Output>;
-  IncrementBatch: Unary<counterV1.IncrementBatchRequest, counterV1.IncrementBatchResponse__Output>;
-  Read: Unary<counterV1.ReadRequest, counterV1.ReadResponse__Output>;
-  ReadMany: Unary<counterV1.ReadManyRequest, counterV1.ReadManyResponse__Output>;
-  AddDistinct: Unary<counterV1.AddDistinctRequest, counterV1.AddDistinctResponse__Output>;
-  CountDistinct: Unary<counterV1.CountDistinctRequest, counterV1.CountDistinctResponse__Output>;
-  ReadWindow: Unary<counterV1.ReadWindowRequest, counterV1.ReadWindowResponse__Output>;
-  SetMember: Unary<counterV1.SetMemberRequest, counterV1.SetMemberResponse__Output>;
-  IsMember: Unary<counterV1.IsMemberRequest, counterV1.IsMemberResponse__Output>;
-}
-
-interface AdminRpc extends Client {
-  Describe: Unary<counterV1.DescribeRequest, counterV1.DescribeResponse__Output>;
-  SetShards: Unary<counterV1.SetShardsRequest, counterV1.SetShardsResponse__Output>;
-  ClusterStatus: Unary<counterV1.ClusterStatusRequest, counterV1.ClusterStatusResponse__Output>;
-  Reconcile: Unary<counterV1.ReconcileRequest, counterV1.ReconcileResponse__Output>;
-  Configure: Unary<counterV1.ConfigureRequest, counterV1.DescribeResponse__Output>;
-  Hot: Unary<counterV1.HotRequest, counterV1.HotResponse__Output>;
-  Rebuild: Unary<counterV1.RebuildRequest, counterV1.RebuildResponse__Output>;
-  ReplaceNode: Unary<counterV1.ReplaceNodeRequest, counterV1.ReplaceNodeResponse__Output>;
-}
-
 /** A member id on the wire; anything but an unsigned 64-bit integer fails here, before a call. */
 function toWireMember(member: MemberId): string {
   return parseMemberId(member).toString();
@@ -293,8 +270,8 @@ function fromDescribeResponse(response: counterV1.DescribeResponse__Output): Cou
 }
 
 export class TallyClient {
-  private readonly counterRpc: CounterRpc;
-  private readonly adminRpc: AdminRpc;
+  private readonly counterRpc: counterV1.CounterServiceClient;
+  private readonly adminRpc: counterV1.AdminServiceClient;
   private readonly deadlineMs: number;
   private readonly attemptTimeoutMs: number;
   private readonly attemptsMax: number;
@@ -306,12 +283,12 @@ export class TallyClient {
       options.tls === undefined ? credentials.createInsecure() : credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null);
     this.metadata = new Metadata();
     if (options.token !== undefined) this.metadata.set('authorization', `Bearer ${options.token}`);
-    this.counterRpc = new CounterServiceClient(options.address, channelCredentials, clientChannelOptions) as unknown as CounterRpc;
+    this.counterRpc = new CounterServiceClient(options.address, channelCredentials, clientChannelOptions);
     // Share the channel: the admin client rides on the counter client's connection.
     this.adminRpc = new AdminServiceClient(options.address, channelCredentials, {
       ...clientChannelOptions,
       channelOverride: this.counterRpc.getChannel(),
-    }) as unknown as AdminRpc;
+    });
     this.deadlineMs = options.deadlineMs ?? 5_000;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
     this.attemptsMax = options.attemptsMax ?? 12;
