@@ -1,6 +1,8 @@
 // One background loop: a task every intervalMs on an unref'd timer, one run at
 // a time (a tick during a run is skipped, not queued), errors logged and the
-// loop goes on. It never decides what the task does, nor throws its errors.
+// loop goes on. It never decides what the task does, nor throws its operating
+// errors; a failed assertion is a programmer error and still crashes the process.
+import { AssertionError } from 'node:assert';
 import type { Logger } from './logger.ts';
 
 export interface IntervalTaskSettings {
@@ -32,13 +34,20 @@ export class IntervalTask {
     this.timer = undefined;
   }
 
-  /** Runs the task now, unless a run is under way (then returns at once). Never rejects. */
+  /** Runs the task now, unless a run is under way (then returns at once). Never rejects; a failed assertion is rethrown outside it. */
   async runNow(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
       await this.task();
     } catch (error) {
+      if (error instanceof AssertionError) {
+        // Outside this promise, so it is an uncaught exception, as it was before the loop caught errors.
+        setImmediate(() => {
+          throw error;
+        });
+        return;
+      }
       this.settings.logger.error(`${this.settings.name} failed`, { error: error instanceof Error ? error.message : String(error) });
     } finally {
       this.running = false;

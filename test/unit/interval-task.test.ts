@@ -2,6 +2,7 @@
 // (not before), never two runs at once (a tick during a run is skipped, not
 // queued), errors logged and the loop goes on, unref'd, stop ends it.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { IntervalTask } from '../../src/common/interval-task.ts';
 
 function recordingLogger() {
@@ -112,5 +113,23 @@ describe('interval task', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(runs).toBe(2);
     task.stop();
+  });
+});
+
+describe('interval task in a process', () => {
+  it('interval task: a failed assertion in the task crashes the process (a programmer error is not logged and carried on)', () => {
+    const taskModule = new URL('../../src/common/interval-task.ts', import.meta.url).href;
+    const script = `
+      import assert from 'node:assert';
+      const { IntervalTask } = await import(${JSON.stringify(taskModule)});
+      const ignore = () => undefined;
+      const logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+      const task = new IntervalTask({ name: 'broken', intervalMs: 10, logger }, () => assert.fail('invariant broken'));
+      task.start();
+      setTimeout(() => process.exit(0), 2_000);
+    `;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('invariant broken');
   });
 });
