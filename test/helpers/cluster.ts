@@ -1,33 +1,14 @@
-// Starts a real cluster (router + node pairs as processes) on free loopback
-// ports with a temp data dir, and always cleans up. Tests talk to it through
+// Starts a real cluster (router + node pairs as processes) on loopback ports
+// the kernel picks (each process reports its own) with a temp data dir, and
+// always cleans up. Tests talk to it through
 // the public client only.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalCluster } from '../../src/cluster/local-cluster.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
-
-/**
- * A free loopback port, chosen at random from 20000-59999 rather than by the
- * kernel: test files run in parallel workers, and the kernel's next free port
- * is the one most likely to be handed to another worker (or taken while a
- * test restarts the process that held it).
- */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 40_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free loopback port found');
-}
 
 export async function waitFor<T>(check: () => T | Promise<T>, options: { timeoutMs: number; intervalMs?: number; what?: string }): Promise<NonNullable<T>> {
   const deadline = Date.now() + options.timeoutMs;
@@ -75,21 +56,17 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
   if (certDir !== undefined) makeCerts(certDir);
   const secureRouterArgs = certDir === undefined ? [] : [...tlsArgs(certDir, 'router'), '--admin-token-file', path.join(certDir, 'admin.token'), '--client-token-file', path.join(certDir, 'client.token')];
   const secureNodeArgs = certDir === undefined ? [] : tlsArgs(certDir, 'node');
-  const nodePorts: number[] = [];
-  for (let index = 0; index < pairCount * 2; index++) nodePorts.push(await freePort());
-  const routerPort = await freePort();
-  const routerMetricsPort = options.metrics ? await freePort() : 0;
-  const nodeMetricsPorts: number[] = [];
-  for (let index = 0; index < pairCount * 2; index++) nodeMetricsPorts.push(options.metrics ? await freePort() : 0);
   const logs: string[] = [];
   const cluster = new LocalCluster({
     pairCount,
     dataDir,
     host: '127.0.0.1',
-    routerPort,
-    nodePorts,
-    routerMetricsPort,
-    nodeMetricsPorts,
+    // Port 0 everywhere: nodes start first and report their ports, then the
+    // router starts with their addresses (LocalCluster.start).
+    routerPort: 0,
+    nodePorts: Array.from({ length: pairCount * 2 }, () => 0),
+    routerMetricsPort: options.metrics ? 'any' : 0,
+    nodeMetricsPorts: Array.from({ length: pairCount * 2 }, () => (options.metrics ? 'any' : 0)),
     routerArgs: [...secureRouterArgs, ...(options.routerArgs ?? [])],
     nodeArgs: [...secureNodeArgs, ...(options.nodeArgs ?? [])],
     onLine: (name, line) => {
@@ -116,7 +93,8 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     client,
     dataDir,
     certDir,
-    routerMetricsPort,
+    // Fixed from here on: a restarted router asks for the port it reported.
+    routerMetricsPort: cluster.routerMetricsPort,
     logs,
     async stop() {
       client.close();

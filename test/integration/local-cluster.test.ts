@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient } from '../../src/client/index.ts';
-import { freePort, waitFor } from '../helpers/cluster.ts';
+import { waitFor } from '../helpers/cluster.ts';
 
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -18,6 +18,12 @@ async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * A run of free loopback ports, probed then closed: racy, so only for what
+ * needs ports named before the processes start. The launcher numbers nodes
+ * from one base port, and a second launch on the same data must find them on
+ * the same ports (the router's directory records their addresses).
+ */
 async function freePortRun(length: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
@@ -26,6 +32,13 @@ async function freePortRun(length: number): Promise<number> {
     if (free) return base;
   }
   throw new Error('no run of free ports');
+}
+
+/** The router's address as the launcher printed it once ready. */
+function routerAddressOf(output: string): string {
+  const match = /^ {2}router {5}(127\.0\.0\.1:\d+)/m.exec(output);
+  if (match === null) throw new Error(`the launcher printed no router address: ${output}`);
+  return match[1]!;
 }
 
 function isAlive(pid: number): boolean {
@@ -63,12 +76,14 @@ describe('local cluster launcher (npm start)', () => {
   }
 
   it('launcher: serves a cluster, stops every child on SIGINT, and keeps totals across restarts', async () => {
-    const port = await freePort();
     const nodeBasePort = await freePortRun(4);
-    const first = await launch(port, nodeBasePort, 'restarts');
-    expect(first.output()).toContain(`router     127.0.0.1:${port}`);
+    // The router may take any port the first time; the second launch asks for the one it printed.
+    const first = await launch(0, nodeBasePort, 'restarts');
+    const routerAddress = routerAddressOf(first.output());
+    expect(routerAddress).not.toBe('127.0.0.1:0');
+    const port = Number(routerAddress.split(':')[1]);
     expect(first.output()).toContain(`node 1 follower    127.0.0.1:${nodeBasePort + 3}`);
-    const client = createTallyClient({ address: `127.0.0.1:${port}` });
+    const client = createTallyClient({ address: routerAddress });
     await client.increment('launcher', 42);
     const pids = (await client.clusterStatus()).nodes.map((node) => node.pid);
     expect(pids.every((pid) => pid > 0)).toBe(true);
@@ -89,10 +104,8 @@ describe('local cluster launcher (npm start)', () => {
   });
 
   it('launcher: children stop by themselves when the launcher is SIGKILLed', async () => {
-    const port = await freePort();
-    const nodeBasePort = await freePortRun(4);
-    const { child } = await launch(port, nodeBasePort, 'orphans');
-    const client = createTallyClient({ address: `127.0.0.1:${port}` });
+    const { child, output } = await launch(0, 0, 'orphans');
+    const client = createTallyClient({ address: routerAddressOf(output()) });
     const pids = (await client.clusterStatus()).nodes.map((node) => node.pid);
     client.close();
     child.kill('SIGKILL');

@@ -5,10 +5,11 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
-import { startCluster, freePort, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
 
 function installed(command: string): boolean {
@@ -24,6 +25,25 @@ const hasPrometheus = installed('prometheus');
 if (!hasCompose || !hasPrometheus) {
   // .ci/run installs both; say so loudly when a machine lacks them.
   console.warn(`operations tests: docker-compose ${hasCompose ? 'found' : 'MISSING'}, prometheus ${hasPrometheus ? 'found' : 'MISSING'} (apt-get install docker-compose prometheus)`);
+}
+
+/** Prometheus on a loopback port of its own choosing: its "Listening on" log line names the address it bound. */
+async function startPrometheus(promDir: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn('prometheus', [`--config.file=${path.join(promDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`, '--web.listen-address=127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const lines: string[] = [];
+  // Read every line for as long as it runs: a full pipe would stall Prometheus.
+  readline.createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
+  try {
+    const port = await waitFor(() => {
+      if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode})`);
+      const match = lines.map((line) => /msg="Listening on" address=127\.0\.0\.1:(\d+)/.exec(line)).find((found) => found !== null);
+      return match === undefined ? undefined : Number(match[1]);
+    }, { timeoutMs: 20_000, what: 'Prometheus to report the port it listens on' });
+    return { child, port };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}; its log: ${lines.slice(-5).join(' | ')}`);
+  }
 }
 
 interface ComposeService {
@@ -97,8 +117,9 @@ describe('operations', () => {
     const promDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-prometheus-'));
     const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
     fs.writeFileSync(path.join(promDir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`);
-    const port = await freePort();
-    prometheus = spawn('prometheus', [`--config.file=${path.join(promDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+    const started = await startPrometheus(promDir);
+    prometheus = started.child;
+    const { port } = started;
     const query = async (expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
       const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
       return ((await response.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
