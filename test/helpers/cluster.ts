@@ -4,11 +4,11 @@
 // the public client only.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { LocalCluster } from '../../src/cluster/local-cluster.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
+import { makeTempDir, removeTempDir } from './temp-dir.ts';
 
 export async function waitFor<T>(check: () => T | Promise<T>, options: { timeoutMs: number; intervalMs?: number; what?: string }): Promise<NonNullable<T>> {
   const deadline = Date.now() + options.timeoutMs;
@@ -23,8 +23,22 @@ export async function waitFor<T>(check: () => T | Promise<T>, options: { timeout
     if (Date.now() > deadline) {
       throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what ?? 'a condition'}${lastError ? `: ${(lastError as Error).message}` : ''}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
+    await pause(options.intervalMs ?? 50);
   }
+}
+
+/** Checks `check` until durationMs have passed; throws the first time it is false. */
+export async function holdsFor(check: () => boolean | Promise<boolean>, durationMs: number, options: { intervalMs?: number; what?: string } = {}): Promise<void> {
+  const startedMs = Date.now();
+  while (Date.now() - startedMs < durationMs) {
+    if (!(await check())) throw new Error(`${options.what ?? 'a condition'} stopped holding after ${Date.now() - startedMs} ms (of ${durationMs} ms)`);
+    await pause(options.intervalMs ?? 100);
+  }
+}
+
+/** A pause for pacing (a writer's rhythm, a fault schedule, a backoff); to wait for a state, use waitFor. */
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export interface TestCluster {
@@ -50,7 +64,7 @@ export function makeCerts(dir: string): void {
 
 export async function startCluster(options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean; secure?: boolean } = {}): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-test-'));
+  const dataDir = makeTempDir('test');
   // Secure: TLS everywhere, mutual between processes, and bearer tokens on the router.
   const certDir = options.secure ? path.join(dataDir, 'certs') : undefined;
   if (certDir !== undefined) makeCerts(certDir);
@@ -78,7 +92,7 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     await cluster.start();
   } catch (error) {
     await cluster.stop('SIGKILL');
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
     throw error;
   }
   const client = createTallyClient({
@@ -99,20 +113,31 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     async stop() {
       client.close();
       await cluster.stop('SIGKILL');
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     },
   };
 }
 
-/** Reads one metric's value (summed over label sets matching `labels`) from a /metrics endpoint. */
+/** The text a /metrics endpoint on loopback serves. */
+export async function metricsText(port: number): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+/**
+ * One metric's value, summed over the label sets matching `labels`, from a
+ * /metrics endpoint. Throws when no series matches: a missing metric is not 0.
+ */
 export async function scrapeMetric(port: number, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const body = await metricsText(port);
   let sum = 0;
+  let found = false;
   for (const line of body.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
     sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    found = true;
   }
+  if (!found) throw new Error(`no ${name}${JSON.stringify(labels)} on port ${port}`);
   return sum;
 }
 

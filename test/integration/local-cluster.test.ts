@@ -1,14 +1,13 @@
 // `npm start`'s launcher: prints where everything listens once ready, stops
 // every child on SIGINT, and a second start on the same data keeps totals.
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient } from '../../src/client/index.ts';
 import { waitFor } from '../helpers/cluster.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -51,11 +50,11 @@ function isAlive(pid: number): boolean {
 }
 
 describe('local cluster launcher (npm start)', () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-launcher-'));
+  const dataDir = makeTempDir('launcher');
   const launched: ChildProcess[] = [];
   afterAll(() => {
     for (const child of launched) child.kill('SIGKILL');
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
   });
 
   async function launch(port: number, nodeBasePort: number, subDir: string): Promise<{ child: ChildProcess; output: () => string }> {

@@ -3,14 +3,14 @@
 // Prometheus scraping a local cluster, and SIGTERM under load.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
-import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { metricsText, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 function installed(command: string): boolean {
   try {
@@ -106,7 +106,7 @@ describe('operations', () => {
     await tc.client.reconcile();
     const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
     const queried = new Set(dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(tally_[a-z_]+)/g)].map((match) => match[1]!))));
-    const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()));
+    const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(metricsText));
     const exported = new Set(bodies.flatMap((body) => [...body.matchAll(/^# TYPE (tally_[a-z_]+) (\w+)/gm)].flatMap((match) => (match[2] === 'histogram' ? [`${match[1]}_bucket`, `${match[1]}_sum`, `${match[1]}_count`] : [match[1]!]))));
     expect(queried.size).toBeGreaterThan(15);
     for (const name of queried) expect(exported.has(name), `${name} is queried by the dashboard but not exported`).toBe(true);
@@ -114,7 +114,7 @@ describe('operations', () => {
 
   it.skipIf(!hasPrometheus)('prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted', { timeout: 90_000 }, async () => {
     tc = await startCluster({ pairs: 1, metrics: true });
-    const promDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-prometheus-'));
+    const promDir = makeTempDir('prometheus');
     const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
     fs.writeFileSync(path.join(promDir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`);
     const started = await startPrometheus(promDir);
@@ -136,7 +136,7 @@ describe('operations', () => {
     }, { timeoutMs: 20_000, intervalMs: 500, what: 'all three targets up' });
     const committed = await query('sum by (node) (tally_node_increments_applied_total)');
     expect(committed.map((series) => series.value[1])).toContain('500');
-    fs.rmSync(promDir, { recursive: true, force: true });
+    removeTempDir(promDir);
   });
 
   it('shutdown: SIGTERM under load drains and exits within the bound, and nothing acknowledged is lost', { timeout: 90_000 }, async () => {

@@ -1,18 +1,8 @@
 // Unit tests for the shared config parsing: flags, the flag > env > default
 // order, errors that name the key, and host:port addresses.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ConfigReader, parseAddress, parseFlags } from '../../src/common/config.ts';
-
-/** The ConfigError message `action` throws; fails the test on anything else. */
-function configErrorOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('expected a ConfigError, but nothing was thrown');
-}
+import { ConfigReader, parseAddress, parseFlags } from '../../src/common/config.ts';
+import { configErrorOf } from '../helpers/config.ts';
 
 const bounds = { min: 10, max: 1_000 };
 

@@ -15,8 +15,8 @@ import type { NodeState } from '../../src/node/node-state.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import type { AppendEntriesRequestMsg, InstallSnapshotRequestMsg, LogEntryWire } from '../../src/common/index.ts';
 import { TallyError } from '../../src/common/errors.ts';
-import { makeTempDir, removeTempDir } from './temp-dir.ts';
-import { seededRandom } from './seeded-random.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 const windowMs = 60_000;
 const nowMs = 100_000;
