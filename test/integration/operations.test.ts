@@ -20,11 +20,10 @@ function installed(command: string): boolean {
     return false;
   }
 }
-const hasCompose = installed('docker-compose');
-const hasPrometheus = installed('prometheus');
-if (!hasCompose || !hasPrometheus) {
-  // .ci/run installs both; say so loudly when a machine lacks them.
-  console.warn(`operations tests: docker-compose ${hasCompose ? 'found' : 'MISSING'}, prometheus ${hasPrometheus ? 'found' : 'MISSING'} (apt-get install docker-compose prometheus)`);
+
+/** Fails (never skips) a test whose tool is missing: .ci/run installs these Debian packages. */
+function requireInstalled(command: string, debianPackage: string): void {
+  if (!installed(command)) throw new Error(`${command} is not installed: it comes from the Debian package ${debianPackage} (apt-get install ${debianPackage}; .ci/run installs it)`);
 }
 
 /** Prometheus on a loopback port of its own choosing: its "Listening on" log line names the address it bound. */
@@ -63,7 +62,8 @@ describe('operations', () => {
     tc = undefined;
   });
 
-  it.skipIf(!hasCompose)('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
+  it('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
+    requireInstalled('docker-compose', 'docker-compose');
     const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], { cwd: repoRoot, encoding: 'utf8' });
     const services = (parseYaml(normalized) as { services: Record<string, ComposeService> }).services;
     const nodes = Object.keys(services).filter((name) => name.startsWith('node-'));
@@ -112,7 +112,8 @@ describe('operations', () => {
     for (const name of queried) expect(exported.has(name), `${name} is queried by the dashboard but not exported`).toBe(true);
   });
 
-  it.skipIf(!hasPrometheus)('prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted', { timeout: 90_000 }, async () => {
+  it('prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted', { timeout: 90_000 }, async () => {
+    requireInstalled('prometheus', 'prometheus');
     tc = await startCluster({ pairs: 1, metrics: true });
     const promDir = makeTempDir('prometheus');
     const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
