@@ -1,7 +1,6 @@
 // Starts a real cluster (router + node pairs as processes) on loopback ports
 // the kernel picks (each process reports its own) with a temp data dir, and
-// always cleans up. Tests talk to it through
-// the public client only.
+// always cleans up. Tests talk to it through the public client only.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -76,7 +75,9 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     dataDir,
     host: '127.0.0.1',
     // Port 0 everywhere: nodes start first and report their ports, then the
-    // router starts with their addresses (LocalCluster.start).
+    // router starts with their addresses (LocalCluster.start). A process
+    // restarted after a kill asks for its port again; Linux starts its search
+    // for a free port at random, so another test taking it meanwhile is unlikely.
     routerPort: 0,
     nodePorts: Array.from({ length: pairCount * 2 }, () => 0),
     routerMetricsPort: options.metrics ? 'any' : 0,
