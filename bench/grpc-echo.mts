@@ -1,6 +1,6 @@
 // The floor for any gRPC service on this machine: a bare grpc-js server
 // answering a trivial unary call, driven like `tally bench` drives Tally.
-//   node --import tsx bench/grpc-echo.mts serve <port>
+//   node --import tsx bench/grpc-echo.mts serve <port>      (0: any port; prints "ready <port>")
 //   node --import tsx bench/grpc-echo.mts drive <port> <concurrency> <seconds>   (prints calls/s as JSON)
 import * as grpc from '@grpc/grpc-js';
 import { shardNodeServiceDefinition, ShardNodeClient } from '../src/common/index.ts';
@@ -19,9 +19,10 @@ if (mode === 'serve') {
     AppendEntries: unimplemented,
     Reconcile: unimplemented,
   });
-  server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error) => {
+  // Port 0 takes one the kernel picks: the ready line names the port bound.
+  server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, boundPort) => {
     if (error) throw error;
-    console.log('ready');
+    console.log(`ready ${boundPort}`);
   });
 } else if (mode === 'drive') {
   const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as { Status(request: object, callback: (error: unknown) => void): void; close(): void };

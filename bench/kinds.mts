@@ -23,7 +23,7 @@ import { MemberSet, partitionOf } from '../src/membership/index.ts';
 import { LocalCluster } from '../src/cluster/local-cluster.ts';
 import { createTallyClient, type TallyClient } from '../src/client/index.ts';
 import { ShardNodeClient } from '../src/common/index.ts';
-import { freePort, waitFor } from '../test/helpers/cluster.ts';
+import { waitFor } from '../test/helpers/cluster.ts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -85,16 +85,13 @@ interface RunningCluster {
   stop(): Promise<void>;
 }
 async function startBenchCluster(pairCount: number): Promise<RunningCluster> {
-  const routerMetricsPort = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-kinds-'));
-  const nodePorts: number[] = [];
-  const nodeMetricsPorts: number[] = [];
-  for (let index = 0; index < pairCount * 2; index++) {
-    nodePorts.push(await freePort());
-    nodeMetricsPorts.push(await freePort());
-  }
-  const cluster = new LocalCluster({ pairCount, dataDir, host: '127.0.0.1', routerPort: await freePort(), nodePorts, routerMetricsPort, nodeMetricsPorts });
+  const nodeCount = pairCount * 2;
+  // Every port chosen by the kernel; each process reports its own.
+  const cluster = new LocalCluster({ pairCount, dataDir, host: '127.0.0.1', routerPort: 0, nodePorts: Array.from({ length: nodeCount }, () => 0), routerMetricsPort: 'any', nodeMetricsPorts: Array.from({ length: nodeCount }, () => 'any' as const) });
   await cluster.start();
+  const nodeMetricsPorts = cluster.nodes.map((node) => node.metricsPort);
+  const routerMetricsPort = cluster.routerMetricsPort;
   const client = createTallyClient({ address: cluster.routerAddress, deadlineMs: 30_000 });
   return {
     cluster,
@@ -572,12 +569,13 @@ async function paced(ratePerSec: number, durationMs: number, call: () => Promise
 
 /** bench/grpc-echo.mts as a separate process: the floor for one gRPC round trip on this machine. */
 async function startEcho(): Promise<{ call: () => Promise<number>; stop(): void }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'grpc-echo.mts'), 'serve', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise((resolve, reject) => {
-    child.stdout!.once('data', resolve);
+  // Port 0: the server prints "ready <port>" with the port it bound.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'grpc-echo.mts'), 'serve', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (chunk: Buffer) => resolve(Number(/^ready (\d+)/.exec(chunk.toString())?.[1])));
     child.once('exit', (code) => reject(new Error(`grpc-echo exited with ${code}`)));
   });
+  assert(port > 0, 'grpc-echo reported no port');
   const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as { Status(request: object, callback: (error: unknown) => void): void; close(): void };
   return {
     call: () => new Promise<number>((resolve, reject) => client.Status({}, (error) => (error ? reject(error) : resolve(0)))),

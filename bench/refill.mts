@@ -21,7 +21,7 @@ import path from 'node:path';
 import { ShardLog, type LogEntry } from '../src/node/shard-log.ts';
 import { checkpointFolder } from '../src/node/node-memory.ts';
 import { ManagedProcess } from '../src/cluster/managed-process.ts';
-import { createTallyClient } from '../src/client/index.ts';
+import { createTallyClient, type TallyClient } from '../src/client/index.ts';
 import { credentials } from '@grpc/grpc-js';
 import { ShardNodeClient, clientChannelOptions, type shardV1 } from '../src/common/index.ts';
 import { waitFor } from '../test/helpers/cluster.ts';
@@ -208,7 +208,8 @@ for (let run = 0; run < runs; run++) {
   const follower = cluster.node(0, 'follower');
   fs.mkdirSync(primary.dataDir, { recursive: true });
   fs.copyFileSync(path.join(templateDir, 'node.sqlite'), path.join(primary.dataDir, 'node.sqlite'));
-  const client = createTallyClient({ address: cluster.routerAddress, deadlineMs: 10_000 });
+  // Made once the router has reported the port it took.
+  let routerClient: TallyClient | undefined;
   try {
     // Nodes first, each with time to replay: the primary holds every key of the window.
     const nodesStartedMs = Date.now();
@@ -220,6 +221,8 @@ for (let run = 0; run < runs; run++) {
     const routerStartedMs = Date.now();
     const watcher = watchReplication(primary.address, routerStartedMs);
     await cluster.router.start();
+    const client = createTallyClient({ address: cluster.routerAddress, deadlineMs: 10_000 });
+    routerClient = client;
     let lastStatus = '';
     await waitFor(
       async () => {
@@ -272,7 +275,7 @@ for (let run = 0; run < runs; run++) {
     for (const line of notable) console.log(`  ${line}`);
     throw error;
   } finally {
-    client.close();
+    routerClient?.close();
     // SIGTERM: a node run under --profile writes its profile on a clean exit.
     await cluster.stop('SIGTERM');
     fs.rmSync(dataDir, { recursive: true, force: true });

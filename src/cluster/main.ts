@@ -18,11 +18,14 @@ function parseLauncherConfig(argv: readonly string[], env: NodeJS.ProcessEnv): L
   const reader = new ConfigReader(parseFlags(argv, ['verbose']), env);
   const config: LauncherConfig = {
     host: reader.string('host', '127.0.0.1'),
-    port: reader.int('port', 50051, { min: 1, max: 65535 }),
+    // --port 0 / --node-base-port 0: ports the kernel picks, printed once ready.
+    // Fixed ports by default: the router's directory records the nodes' addresses,
+    // so a later start on the same --data-dir must find them on the same ports.
+    port: reader.int('port', 50051, { min: 0, max: 65535 }),
     pairCount: reader.int('pairs', 2, { min: 1, max: 16 }),
     dataDir: path.resolve(reader.string('data-dir', './data')),
     metricsPort: reader.int('metrics-port', 9464, { min: 0, max: 65535 }),
-    nodeBasePort: reader.int('node-base-port', 50061, { min: 1, max: 65000 }),
+    nodeBasePort: reader.int('node-base-port', 50061, { min: 0, max: 65000 }),
     verbose: reader.bool('verbose', false),
   };
   reader.rejectUnknownFlags();
@@ -37,7 +40,7 @@ runMain(async () => {
     dataDir: config.dataDir,
     host: config.host,
     routerPort: config.port,
-    nodePorts: Array.from({ length: nodeCount }, (_, index) => config.nodeBasePort + index),
+    nodePorts: Array.from({ length: nodeCount }, (_, index) => (config.nodeBasePort === 0 ? 0 : config.nodeBasePort + index)),
     routerMetricsPort: config.metricsPort,
     nodeMetricsPorts: Array.from({ length: nodeCount }, (_, index) => (config.metricsPort === 0 ? 0 : config.metricsPort + 1 + index)),
     onLine: (name, line) => {
@@ -70,7 +73,7 @@ runMain(async () => {
   const lines = [
     '',
     `Tally local cluster ready in ${Date.now() - startedMs} ms (data in ${config.dataDir})`,
-    `  router     ${cluster.routerAddress}${config.metricsPort ? `   metrics http://${config.host}:${config.metricsPort}/metrics` : ''}`,
+    `  router     ${cluster.routerAddress}${cluster.routerMetricsPort ? `   metrics http://${config.host}:${cluster.routerMetricsPort}/metrics` : ''}`,
     ...cluster.nodes.map(
       (node) => `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${node.metricsPort ? `   metrics http://${config.host}:${node.metricsPort}/metrics` : ''}`,
     ),

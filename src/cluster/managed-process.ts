@@ -16,15 +16,38 @@ export const routerMainPath = path.join(repoRoot, fromSource ? 'src/router/main.
 export interface ManagedProcessOptions {
   name: string;
   script: string;
+  /** Read at every start(): a getter can give a restart other arguments (LocalCluster pins ports this way). */
   args: string[];
   env?: NodeJS.ProcessEnv;
   /** Receives every log line the process writes (stdout and stderr). */
   onLine?: (name: string, line: string) => void;
 }
 
+/** What a process bound, as its "ready" line reports it: port 0 asks the kernel for a free port. */
+export interface ReportedPorts {
+  /** The gRPC port. */
+  port: number;
+  /** The /metrics port; undefined when the endpoint is off. */
+  metricsPort: number | undefined;
+}
+
+function isPort(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) > 0 && (value as number) <= 65535;
+}
+
+/** The ports of a "ready" log line (JSON from pino); throws when it reports no gRPC port. */
+export function reportedPortsOf(line: string): ReportedPorts {
+  const fields = JSON.parse(line) as { port?: unknown; metricsPort?: unknown };
+  if (!isPort(fields.port) || (fields.metricsPort !== undefined && !isPort(fields.metricsPort))) {
+    throw new Error(`the ready line does not report the ports bound: ${line}`);
+  }
+  return { port: fields.port, metricsPort: fields.metricsPort };
+}
+
 export class ManagedProcess {
   private child: ChildProcess | undefined;
   private exitPromise: Promise<number | null> | undefined;
+  private reportedPorts: ReportedPorts | undefined;
 
   constructor(readonly options: ManagedProcessOptions) {}
 
@@ -40,7 +63,15 @@ export class ManagedProcess {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Starts the process; resolves once it logs "ready", rejects if it exits first or times out. */
+  /**
+   * The ports of the latest "ready" line; undefined before the first. They
+   * outlive the process: whoever started it on port 0 restarts it on these.
+   */
+  get ports(): ReportedPorts | undefined {
+    return this.reportedPorts;
+  }
+
+  /** Starts the process; resolves once it logs "ready" with its ports, rejects if it exits first or times out. */
   start(readyTimeoutMs = 20_000): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running`);
     // A TypeScript script (.ts, .mts) runs through tsx; compiled JavaScript as it is.
@@ -72,7 +103,13 @@ export class ManagedProcess {
           this.options.onLine?.(this.name, line);
           lastLines.push(line);
           if (lastLines.length > 5) lastLines.shift();
-          if (line.includes('"msg":"ready"')) settle();
+          if (!line.includes('"msg":"ready"')) return;
+          try {
+            this.reportedPorts = reportedPortsOf(line);
+            settle();
+          } catch (error) {
+            settle(error as Error);
+          }
         });
       };
       watch(child.stdout!);

@@ -34,6 +34,13 @@ function envKeyOf(flag: string): string {
   return `TALLY_${flag.toUpperCase().replaceAll('-', '_')}`;
 }
 
+/**
+ * Where a process serves /metrics: a port, 0 for no endpoint, or 'any' for a
+ * port the kernel picks (the process reports it in its "ready" log line).
+ * 0 cannot mean "any port" here as it does for --listen: it has meant "off".
+ */
+export type MetricsPort = number | 'any';
+
 /** Reads typed settings from flags, then env, then defaults, and refuses unknown flags. */
 export class ConfigReader {
   private readonly used = new Set<string>();
@@ -73,6 +80,15 @@ export class ConfigReader {
     if (raw.value === 'true' || raw.value === '1') return true;
     if (raw.value === 'false' || raw.value === '0') return false;
     throw new ConfigError(`${raw.source} must be true or false, got "${raw.value}"`);
+  }
+
+  /** A metrics endpoint's port: a number (0 turns the endpoint off) or "any" (the kernel picks one). */
+  metricsPort(flag: string, fallback: MetricsPort): MetricsPort {
+    const raw = this.raw(flag);
+    if (raw === undefined) return fallback;
+    if (raw.value === 'any') return 'any';
+    if (!/^\d+$/.test(raw.value) || Number(raw.value) > 65535) throw new ConfigError(`${raw.source} must be a port (0-65535, 0 turns metrics off) or "any", got "${raw.value}"`);
+    return Number(raw.value);
   }
 
   oneOf<T extends string>(flag: string, fallback: T, allowed: readonly T[]): T {

@@ -1,6 +1,6 @@
 // The shard node's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, readTlsFiles, checkPlaintextAllowed, dedupKeysInMemoryMax, type LogLevel, type TlsFiles } from '../common/index.ts';
+import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, readTlsFiles, checkPlaintextAllowed, dedupKeysInMemoryMax, type LogLevel, type MetricsPort, type TlsFiles } from '../common/index.ts';
 
 export interface NodeConfig {
   /** host:port the gRPC server binds. */
@@ -8,8 +8,8 @@ export interface NodeConfig {
   /** Directory holding this node's log (node.sqlite). */
   dataDir: string;
   metricsHost: string;
-  /** 0 disables the metrics endpoint. */
-  metricsPort: number;
+  /** 0 disables the metrics endpoint; 'any' takes a port the kernel picks. */
+  metricsPort: MetricsPort;
   /** Name used in logs and metric labels. */
   nodeName: string;
   logLevel: LogLevel;
@@ -59,7 +59,7 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     listenAddress,
     dataDir: reader.string('data-dir', nodeDefaults.dataDir),
     metricsHost: reader.string('metrics-host', nodeDefaults.metricsHost),
-    metricsPort: reader.int('metrics-port', nodeDefaults.metricsPort, { min: 0, max: 65535 }),
+    metricsPort: reader.metricsPort('metrics-port', nodeDefaults.metricsPort),
     nodeName: reader.string('node-name', listenAddress),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', nodeDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),

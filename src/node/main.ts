@@ -74,7 +74,7 @@ runMain(async () => {
   tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, memory, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, replicationTimeoutMs: config.replicationTimeoutMs, metrics, logger }));
   // A node takes calls only from peers whose certificate chains to the cluster CA.
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, true));
-  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
+  const metricsServer = config.metricsPort === 0 ? undefined : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
   logger.info('start', { listen: config.listenAddress, port, tls: tls !== undefined, dataDir: config.dataDir, nodeId: log.nodeId, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
 
   const replayStartedMs = Date.now();
@@ -84,7 +84,8 @@ runMain(async () => {
   state.ready = true;
   replicator.onRoleChange();
   setServing(tallyServer, [serviceName], true);
-  logger.info('ready', { lastLsn, checkpointLsn: log.checkpointLsn, shards: totals.shardCount, dedupKeys: dedup.size, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
+  // The ports bound, for whoever asked for port 0 (ManagedProcess reads them).
+  logger.info('ready', { port, metricsPort: metricsServer?.port, lastLsn, checkpointLsn: log.checkpointLsn, shards: totals.shardCount, dedupKeys: dedup.size, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
 
   const checkpointer = new Checkpointer(
     log,

@@ -1,6 +1,6 @@
 // The router's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, memberPartitionsMax, readTlsFiles, checkPlaintextAllowed, type LogLevel, type TlsFiles } from '../common/index.ts';
+import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, memberPartitionsMax, readTlsFiles, checkPlaintextAllowed, type LogLevel, type MetricsPort, type TlsFiles } from '../common/index.ts';
 import fs from 'node:fs';
 import type { PairAddresses } from './directory.ts';
 
@@ -10,8 +10,8 @@ export interface RouterConfig {
   pairs: PairAddresses[];
   dataDir: string;
   metricsHost: string;
-  /** 0 disables the metrics endpoint. */
-  metricsPort: number;
+  /** 0 disables the metrics endpoint; 'any' takes a port the kernel picks. */
+  metricsPort: MetricsPort;
   /** How often cached totals are recomputed (G4). */
   refreshIntervalMs: number;
   /** Deadline of one node read; bounds the summing time of any read. */
@@ -133,7 +133,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     pairs: parsePairs(reader.string('pairs', '')),
     dataDir: reader.string('data-dir', routerDefaults.dataDir),
     metricsHost: reader.string('metrics-host', routerDefaults.metricsHost),
-    metricsPort: reader.int('metrics-port', routerDefaults.metricsPort, { min: 0, max: 65535 }),
+    metricsPort: reader.metricsPort('metrics-port', routerDefaults.metricsPort),
     refreshIntervalMs: reader.int('refresh-interval-ms', routerDefaults.refreshIntervalMs, { min: 10, max: 3_600_000 }),
     readTimeoutMs: reader.int('read-timeout-ms', routerDefaults.readTimeoutMs, { min: 10, max: 60_000 }),
     nodeCallTimeoutMs: reader.int('node-call-timeout-ms', routerDefaults.nodeCallTimeoutMs, { min: 10, max: 60_000 }),

@@ -72,7 +72,7 @@ runMain(async () => {
   tallyServer.server.addService(guardMalformed(counterServiceDefinition), withAuth(createCounterService(deps), tokens, 'client'));
   tallyServer.server.addService(guardMalformed(adminServiceDefinition), withAuth(createAdminService(deps), tokens, 'admin'));
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, config.tlsRequireClientCert));
-  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(registry, config.metricsHost, config.metricsPort) : undefined;
+  const metricsServer = config.metricsPort === 0 ? undefined : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
   // Tell every reachable node its role before taking traffic; the supervisor keeps it so.
   await supervisor.checkAll();
   supervisor.start();
@@ -83,6 +83,7 @@ runMain(async () => {
   gaugeTimer.unref();
   metrics.directoryCounters.set(directory.counterCount);
   setServing(tallyServer, serviceNames, true);
+  // port and metricsPort are the ports bound, for whoever asked for port 0 (ManagedProcess reads them).
   logger.info('ready', {
     listen: config.listenAddress,
     port,

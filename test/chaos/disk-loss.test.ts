@@ -7,15 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
 import type { NodeProcess } from '../../src/cluster/local-cluster.ts';
-import { isHealthy, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { isHealthy, pause, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { Ledger, classify, startLoad, expectNoDrift } from '../helpers/load.ts';
 
 const failoverArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 const pollIntervalMs = 20;
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 function describeError(error: unknown): string {
   return error instanceof TallyError ? `${status[error.grpcCode] ?? error.grpcCode}: ${error.message}` : String(error);

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError } from '../../src/client/index.ts';
-import { scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { pause, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 
 const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
@@ -86,7 +86,7 @@ describe('chaos: idempotency keys', () => {
             break;
           } catch (error) {
             expect(error).toBeInstanceOf(TallyError);
-            await new Promise((resolve) => setTimeout(resolve, 50));
+            await pause(50);
           }
         }
       }
@@ -94,7 +94,7 @@ describe('chaos: idempotency keys', () => {
     const chaosUntilMs = Date.now() + 16_000;
     let routerRestarted = false;
     while (Date.now() < chaosUntilMs) {
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await pause(1_500);
       if (!routerRestarted && Date.now() > chaosUntilMs - 9_000) {
         routerRestarted = true;
         await cluster.router.stop('SIGKILL');
@@ -103,7 +103,7 @@ describe('chaos: idempotency keys', () => {
       }
       const victim = cluster.nodes[Math.floor(Math.random() * cluster.nodes.length)]!;
       await victim.process.stop('SIGKILL');
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await pause(1_000);
       await victim.process.start();
     }
     await waitForHealthy(client, 30_000);

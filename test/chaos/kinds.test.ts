@@ -87,10 +87,12 @@ describe('chaos: distinct, window and membership state', () => {
         }
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // As many acknowledged flips as members before the kill, and as many again on the promoted node.
+    await waitFor(() => acknowledged >= 160, { timeoutMs: 15_000, what: '160 flips acknowledged before the kill' });
     await oldPrimary.process.stop('SIGKILL');
     await waitFor(async () => (await client.describe('follows')).placements[0]!.primary !== oldPrimary.address, { timeoutMs: 15_000, what: 'the follower to be promoted' });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const acknowledgedAtPromotion = acknowledged;
+    await waitFor(() => acknowledged >= acknowledgedAtPromotion + 160, { timeoutMs: 15_000, what: '160 flips acknowledged after the promotion' });
     stop = true;
     await Promise.all(flippers);
     const members = Array.from({ length: 160 }, (_, member) => BigInt(member));

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError } from '../../src/client/index.ts';
-import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { pause, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 
 describe('chaos: killed nodes', () => {
   let tc: TestCluster | undefined;
@@ -52,7 +52,7 @@ describe('chaos: killed nodes', () => {
           unknown += 1n;
           failed++;
           expect(error).toBeInstanceOf(TallyError);
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          await pause(20);
         }
       }
     });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { ManagedProcess, nodeMainPath } from '../../src/cluster/managed-process.ts';
-import { freePort, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { rejection } from '../helpers/rejection.ts';
 import { tally } from '../helpers/cli.ts';
 
@@ -42,10 +42,11 @@ describe('chaos: node replacement', () => {
     await client.incrementBatch(Array.from({ length: 100 }, () => ({ counter: 'replace:total', amount: 1, idempotencyKey: null })));
     const total = acknowledged + 100n;
 
-    const newAddress = `127.0.0.1:${await freePort()}`;
+    // The new node starts first, on a port of its own choosing; then it is named.
     const newDir = path.join(tc.dataDir, 'node-new');
-    spare = new ManagedProcess({ name: 'node-new', script: nodeMainPath, args: ['--listen', newAddress, '--data-dir', newDir, '--metrics-port', '0', '--node-name', 'node-new'], onLine: (name, line) => tc!.logs.push(`[${name}] ${line}`) });
+    spare = new ManagedProcess({ name: 'node-new', script: nodeMainPath, args: ['--listen', '127.0.0.1:0', '--data-dir', newDir, '--metrics-port', '0', '--node-name', 'node-new'], onLine: (name, line) => tc!.logs.push(`[${name}] ${line}`) });
     await spare.start();
+    const newAddress = `127.0.0.1:${spare.ports!.port}`;
 
     // Bad requests change nothing.
     const primaryAddress = cluster.node(0, 'primary').address;

@@ -6,19 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { credentials, status, type Client } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
-import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { holdsFor, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { Ledger, classify, startLoad, expectNoDrift } from '../helpers/load.ts';
 
 const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
-
-
-async function holdsFor(check: () => Promise<boolean>, durationMs: number): Promise<void> {
-  const untilMs = Date.now() + durationMs;
-  while (Date.now() < untilMs) {
-    expect(await check()).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function readFails(client: TallyClient, counter: string): Promise<boolean> {
   try {

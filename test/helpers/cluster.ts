@@ -1,33 +1,13 @@
-// Starts a real cluster (router + node pairs as processes) on free loopback
-// ports with a temp data dir, and always cleans up. Tests talk to it through
-// the public client only.
+// Starts a real cluster (router + node pairs as processes) on loopback ports
+// the kernel picks (each process reports its own) with a temp data dir, and
+// always cleans up. Tests talk to it through the public client only.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { LocalCluster } from '../../src/cluster/local-cluster.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
-
-/**
- * A free loopback port, chosen at random from 20000-59999 rather than by the
- * kernel: test files run in parallel workers, and the kernel's next free port
- * is the one most likely to be handed to another worker (or taken while a
- * test restarts the process that held it).
- */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 40_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free loopback port found');
-}
+import { makeTempDir, removeTempDir } from './temp-dir.ts';
 
 export async function waitFor<T>(check: () => T | Promise<T>, options: { timeoutMs: number; intervalMs?: number; what?: string }): Promise<NonNullable<T>> {
   const deadline = Date.now() + options.timeoutMs;
@@ -42,8 +22,22 @@ export async function waitFor<T>(check: () => T | Promise<T>, options: { timeout
     if (Date.now() > deadline) {
       throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what ?? 'a condition'}${lastError ? `: ${(lastError as Error).message}` : ''}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
+    await pause(options.intervalMs ?? 50);
   }
+}
+
+/** Checks `check` until durationMs have passed; throws the first time it is false. */
+export async function holdsFor(check: () => boolean | Promise<boolean>, durationMs: number, options: { intervalMs?: number; what?: string } = {}): Promise<void> {
+  const startedMs = Date.now();
+  while (Date.now() - startedMs < durationMs) {
+    if (!(await check())) throw new Error(`${options.what ?? 'a condition'} stopped holding after ${Date.now() - startedMs} ms (of ${durationMs} ms)`);
+    await pause(options.intervalMs ?? 100);
+  }
+}
+
+/** A pause for pacing (a writer's rhythm, a fault schedule, a backoff); to wait for a state, use waitFor. */
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export interface TestCluster {
@@ -69,27 +63,25 @@ export function makeCerts(dir: string): void {
 
 export async function startCluster(options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean; secure?: boolean } = {}): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-test-'));
+  const dataDir = makeTempDir('test');
   // Secure: TLS everywhere, mutual between processes, and bearer tokens on the router.
   const certDir = options.secure ? path.join(dataDir, 'certs') : undefined;
   if (certDir !== undefined) makeCerts(certDir);
   const secureRouterArgs = certDir === undefined ? [] : [...tlsArgs(certDir, 'router'), '--admin-token-file', path.join(certDir, 'admin.token'), '--client-token-file', path.join(certDir, 'client.token')];
   const secureNodeArgs = certDir === undefined ? [] : tlsArgs(certDir, 'node');
-  const nodePorts: number[] = [];
-  for (let index = 0; index < pairCount * 2; index++) nodePorts.push(await freePort());
-  const routerPort = await freePort();
-  const routerMetricsPort = options.metrics ? await freePort() : 0;
-  const nodeMetricsPorts: number[] = [];
-  for (let index = 0; index < pairCount * 2; index++) nodeMetricsPorts.push(options.metrics ? await freePort() : 0);
   const logs: string[] = [];
   const cluster = new LocalCluster({
     pairCount,
     dataDir,
     host: '127.0.0.1',
-    routerPort,
-    nodePorts,
-    routerMetricsPort,
-    nodeMetricsPorts,
+    // Port 0 everywhere: nodes start first and report their ports, then the
+    // router starts with their addresses (LocalCluster.start). A process
+    // restarted after a kill asks for its port again; Linux starts its search
+    // for a free port at random, so another test taking it meanwhile is unlikely.
+    routerPort: 0,
+    nodePorts: Array.from({ length: pairCount * 2 }, () => 0),
+    routerMetricsPort: options.metrics ? 'any' : 0,
+    nodeMetricsPorts: Array.from({ length: pairCount * 2 }, () => (options.metrics ? 'any' : 0)),
     routerArgs: [...secureRouterArgs, ...(options.routerArgs ?? [])],
     nodeArgs: [...secureNodeArgs, ...(options.nodeArgs ?? [])],
     onLine: (name, line) => {
@@ -101,7 +93,7 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     await cluster.start();
   } catch (error) {
     await cluster.stop('SIGKILL');
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
     throw error;
   }
   const client = createTallyClient({
@@ -116,25 +108,37 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     client,
     dataDir,
     certDir,
-    routerMetricsPort,
+    // Fixed from here on: a restarted router asks for the port it reported.
+    routerMetricsPort: cluster.routerMetricsPort,
     logs,
     async stop() {
       client.close();
       await cluster.stop('SIGKILL');
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     },
   };
 }
 
-/** Reads one metric's value (summed over label sets matching `labels`) from a /metrics endpoint. */
+/** The text a /metrics endpoint on loopback serves. */
+export async function metricsText(port: number): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+/**
+ * One metric's value, summed over the label sets matching `labels`, from a
+ * /metrics endpoint. Throws when no series matches: a missing metric is not 0.
+ */
 export async function scrapeMetric(port: number, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const body = await metricsText(port);
   let sum = 0;
+  let found = false;
   for (const line of body.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
     sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    found = true;
   }
+  if (!found) throw new Error(`no ${name}${JSON.stringify(labels)} on port ${port}`);
   return sum;
 }
 

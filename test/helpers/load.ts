@@ -4,6 +4,7 @@
 import { status } from '@grpc/grpc-js';
 import { expect } from 'vitest';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
+import { pause } from './cluster.ts';
 
 // Statuses that mean the router refused before anything was sent anywhere.
 const certainlyNotApplied = new Set<number>([status.INVALID_ARGUMENT, status.OUT_OF_RANGE, status.NOT_FOUND, status.RESOURCE_EXHAUSTED]);
@@ -91,7 +92,7 @@ export function startLoad(client: TallyClient, options: { counters: () => string
         ledger.record(counter, amount, classify(error));
         ledger.recordError(error);
         // Back off a little so a dead shard does not spin the writer.
-        await new Promise((resolve) => setTimeout(resolve, 10 + (sequence % 20)));
+        await pause(10 + (sequence % 20));
       }
     }
   });

@@ -1,5 +1,5 @@
-// The TallyError a call rejects with; fails the test when the call succeeds
-// or rejects with anything else.
+// The TallyError a call rejects with (or, for a synchronous call, the code it
+// throws); fails the test when the call succeeds or fails with anything else.
 import { expect } from 'vitest';
 import { TallyError } from '../../src/client/index.ts';
 
@@ -10,4 +10,15 @@ export async function rejection(call: Promise<unknown>): Promise<TallyError> {
   );
   expect(outcome).toBeInstanceOf(TallyError);
   return outcome as TallyError;
+}
+
+/** The TallyError code `action` throws, or 'no error'. */
+export function codeOf(action: () => unknown): string {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof TallyError) return error.code;
+    throw error;
+  }
+  return 'no error';
 }

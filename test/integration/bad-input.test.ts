@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status, type Client } from '@grpc/grpc-js';
 import { CounterServiceClient, messageBytesMax, batchItemsMax, readManyCountersMax, INT64_MAX } from '../../src/common/index.ts';
 import { TallyError } from '../../src/client/index.ts';
-import { startCluster, type TestCluster } from '../helpers/cluster.ts';
+import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 
 describe('bad input (G7)', () => {
   let tc: TestCluster;
@@ -13,6 +13,8 @@ describe('bad input (G7)', () => {
   beforeAll(async () => {
     tc = await startCluster({ pairs: 1 });
     await tc.client.increment('guarded', 5);
+    // The follower holds that write too: a log position taken while it catches up would move by itself.
+    await waitForHealthy(tc.client);
     raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as Client & Record<string, Function>;
   });
   afterAll(async () => {

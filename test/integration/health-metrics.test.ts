@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, loadPackageDefinition, makeGenericClientConstructor, type Client } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { service as healthService } from 'grpc-health-check';
-import { startCluster, scrapeMetric, type TestCluster } from '../helpers/cluster.ts';
+import { startCluster, scrapeMetric, waitFor, type TestCluster } from '../helpers/cluster.ts';
 
 const require = createRequire(import.meta.url);
 const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
@@ -75,7 +75,12 @@ describe('health, reflection and metrics', () => {
     expect(await scrapeMetric(port, 'tally_increments_rejected_total', { reason: 'invalid_argument' })).toBeGreaterThanOrEqual(1);
     expect(await scrapeMetric(port, 'tally_read_latency_seconds_count', { consistency: 'exact' })).toBeGreaterThanOrEqual(1);
     expect(await scrapeMetric(port, 'tally_read_latency_seconds_count', { consistency: 'cached' })).toBeGreaterThanOrEqual(1);
-    expect(await scrapeMetric(port, 'tally_directory_counters')).toBeGreaterThanOrEqual(0);
+    // 'metered' is the one counter this cluster holds; the gauge follows on a 1 s timer.
+    await waitFor(async () => {
+      const counters = await scrapeMetric(port, 'tally_directory_counters');
+      if (counters !== 1) throw new Error(`it reads ${counters}`);
+      return true;
+    }, { timeoutMs: 5_000, what: 'tally_directory_counters to read 1' });
     expect(await scrapeMetric(port, 'tally_process_cpu_user_seconds_total')).toBeGreaterThan(0);
 
     const primary = tc.cluster.node(0, 'primary');

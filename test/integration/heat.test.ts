@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { cliNodeArgs } from '../helpers/cli.ts';
-import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { metricsText, pause, scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 
 const ceilingPerSec = 100;
 
@@ -26,7 +26,7 @@ describe('heat and automatic sizing', () => {
       while (running) {
         const startedMs = Date.now();
         await tc.client.incrementBatch(Array.from({ length: perTick }, () => ({ counter, amount: 1, idempotencyKey: null })));
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, 50 - (Date.now() - startedMs))));
+        await pause(Math.max(0, 50 - (Date.now() - startedMs)));
       }
     })();
     return {
@@ -45,27 +45,35 @@ describe('heat and automatic sizing', () => {
     const fixed = drive('heat:fixed', 800);
     const cold = drive('heat:cold', 20);
     const startedMs = Date.now();
+    // Waits past the bound asserted below, so a slow growth fails with its time.
     const grown = await waitFor(async () => {
       const description = await client.describe('heat:hot');
       return description.shards > 1 ? description : undefined;
-    }, { timeoutMs: 20_000, intervalMs: 200, what: 'heat:hot to grow' });
+    }, { timeoutMs: 30_000, intervalMs: 200, what: 'heat:hot to grow' });
     const growMs = Date.now() - startedMs;
     // Grown toward ceil(peak x 1.25 / ceiling): several shards, within shardsMax.
     expect(grown.shards).toBeGreaterThanOrEqual(3);
     expect(grown.shards).toBeLessThanOrEqual(16);
     expect(grown.peakPerSec).toBeGreaterThan(ceilingPerSec);
     expect(growMs).toBeLessThan(20_000);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // Driven on, it settles where the sizing policy stops growing it: its rate within 1.1 x its shards' capacity.
+    await waitFor(async () => {
+      const entry = (await client.hot(20)).counters.find((candidate) => candidate.counter === 'heat:hot');
+      return entry !== undefined && entry.ratePerSec <= entry.shards * ceilingPerSec * 1.1;
+    }, { timeoutMs: 15_000, intervalMs: 200, what: 'heat:hot sized for its rate' });
     await Promise.all([hot.stop(), fixed.stop(), cold.stop()]);
     const settled = (await client.describe('heat:hot')).shards;
     expect(settled).toBeGreaterThanOrEqual(grown.shards);
     expect((await client.describe('heat:cold')).shards).toBe(1);
     expect((await client.describe('heat:fixed')).shards).toBe(1);
-    // Cooling never shrinks and never grows again.
-    for (let check = 0; check < 6; check++) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect((await client.describe('heat:hot')).shards).toBe(settled);
-    }
+    // Cooling never shrinks and never grows again: the same shard count at every look until it is cold.
+    const shardCountsWhileCooling = new Set<number>();
+    await waitFor(async () => {
+      shardCountsWhileCooling.add((await client.describe('heat:hot')).shards);
+      const entry = (await client.hot(20)).counters.find((candidate) => candidate.counter === 'heat:hot');
+      return entry === undefined || entry.ratePerSec < ceilingPerSec;
+    }, { timeoutMs: 15_000, intervalMs: 250, what: 'heat:hot to cool below one shard of rate' });
+    expect([...shardCountsWhileCooling]).toEqual([settled]);
     expect((await client.describe('heat:hot')).placements.map((placement) => placement.pair)).toEqual(expect.arrayContaining([0, 1]));
   });
 
@@ -92,15 +100,19 @@ describe('heat and automatic sizing', () => {
   it('metrics: every metric the README documents is exported, and per-counter series exist only for the top K', { timeout: 30_000 }, async () => {
     const { client } = tc;
     const drivers = ['top:a', 'top:b', 'top:c', 'top:d'].map((counter, index) => drive(counter, 100 * (index + 1)));
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const counterLabelsOf = (text: string): Set<string> => new Set([...text.matchAll(/counter="([^"]+)"/g)].map((match) => match[1]!));
+    // All four measured, and series for the two hottest only (earlier tests' counters cool meanwhile).
+    await waitFor(async () => {
+      const labels = counterLabelsOf(await metricsText(tc.routerMetricsPort));
+      return (await scrapeMetric(tc.routerMetricsPort, 'tally_heat_tracked_counters')) >= 4 && labels.size === 2 && labels.has('top:d') && labels.has('top:c');
+    }, { timeoutMs: 20_000, intervalMs: 200, what: 'more than K counters tracked and series for exactly the K = 2 hottest, top:d and top:c' });
     await Promise.all(drivers.map((driver) => driver.stop()));
     await client.read('top:a', { consistency: 'cached' });
-    const body = await (await fetch(`http://127.0.0.1:${tc.routerMetricsPort}/metrics`)).text();
-    const counterLabels = new Set([...body.matchAll(/counter="([^"]+)"/g)].map((match) => match[1]));
-    expect(counterLabels.size).toBeLessThanOrEqual(2);
+    const body = await metricsText(tc.routerMetricsPort);
+    expect(counterLabelsOf(body).size).toBeLessThanOrEqual(2);
     const readme = (await import('node:fs')).readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
     const documented = new Set([...readme.matchAll(/`(tally_[a-z_]+)/g)].map((match) => match[1]!));
-    const nodeBody = await (await fetch(`http://127.0.0.1:${tc.cluster.nodes[0]!.metricsPort}/metrics`)).text();
+    const nodeBody = await metricsText(tc.cluster.nodes[0]!.metricsPort);
     const exported = new Set([...`${body}\n${nodeBody}`.matchAll(/^# TYPE (tally_[a-z_]+)/gm)].map((match) => match[1]!));
     expect(documented.size).toBeGreaterThan(20);
     for (const name of documented) expect(exported.has(name), `${name} is documented but not exported`).toBe(true);
@@ -108,7 +120,7 @@ describe('heat and automatic sizing', () => {
 
   it('cli: tally top in non-TTY mode prints the counter columns and the nodes', { timeout: 30_000 }, async () => {
     const driver = drive('top:shown', 300);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await waitFor(async () => (await tc.client.hot(20)).counters.some((entry) => entry.counter === 'top:shown' && entry.ratePerSec > 0), { timeoutMs: 10_000, intervalMs: 200, what: 'top:shown measured hot' });
     const output = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
       const child = spawn(process.execPath, [...cliNodeArgs, 'top', '--iterations', '2', '--interval-ms', '300', '--router', tc.cluster.routerAddress], { cwd: repoRoot });
       let stdout = '';

@@ -4,14 +4,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient } from '../../src/client/index.ts';
 import { freshBuild } from '../helpers/build.ts';
-import { freePort, waitFor } from '../helpers/cluster.ts';
+import { waitFor } from '../helpers/cluster.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -21,6 +21,12 @@ async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * A run of free loopback ports, probed then closed: racy, so only for what
+ * needs ports named before the processes start. The launcher numbers nodes
+ * from one base port, and a second launch on the same data must find them on
+ * the same ports (the router's directory records their addresses).
+ */
 async function freePortRun(length: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
@@ -29,6 +35,13 @@ async function freePortRun(length: number): Promise<number> {
     if (free) return base;
   }
   throw new Error('no run of free ports');
+}
+
+/** The router's address as the launcher printed it once ready. */
+function routerAddressOf(output: string): string {
+  const match = /^ {2}router {5}(127\.0\.0\.1:\d+)/m.exec(output);
+  if (match === null) throw new Error(`the launcher printed no router address: ${output}`);
+  return match[1]!;
 }
 
 function isAlive(pid: number): boolean {
@@ -41,11 +54,11 @@ function isAlive(pid: number): boolean {
 }
 
 describe('local cluster launcher (npm start)', () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-launcher-'));
+  const dataDir = makeTempDir('launcher');
   const launched: ChildProcess[] = [];
   afterAll(() => {
     for (const child of launched) child.kill('SIGKILL');
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
   });
 
   const fromSource = { root: repoRoot, main: ['--import', 'tsx', 'src/cluster/main.ts'] };
@@ -68,12 +81,14 @@ describe('local cluster launcher (npm start)', () => {
   }
 
   it('launcher: serves a cluster, stops every child on SIGINT, and keeps totals across restarts', async () => {
-    const port = await freePort();
     const nodeBasePort = await freePortRun(4);
-    const first = await launch(port, nodeBasePort, 'restarts');
-    expect(first.output()).toContain(`router     127.0.0.1:${port}`);
+    // The router may take any port the first time; the second launch asks for the one it printed.
+    const first = await launch(0, nodeBasePort, 'restarts');
+    const routerAddress = routerAddressOf(first.output());
+    expect(routerAddress).not.toBe('127.0.0.1:0');
+    const port = Number(routerAddress.split(':')[1]);
     expect(first.output()).toContain(`node 1 follower    127.0.0.1:${nodeBasePort + 3}`);
-    const client = createTallyClient({ address: `127.0.0.1:${port}` });
+    const client = createTallyClient({ address: routerAddress });
     await client.increment('launcher', 42);
     const pids = (await client.clusterStatus()).nodes.map((node) => node.pid);
     expect(pids.every((pid) => pid > 0)).toBe(true);
@@ -94,10 +109,8 @@ describe('local cluster launcher (npm start)', () => {
   });
 
   it('launcher: children stop by themselves when the launcher is SIGKILLed', async () => {
-    const port = await freePort();
-    const nodeBasePort = await freePortRun(4);
-    const { child } = await launch(port, nodeBasePort, 'orphans');
-    const client = createTallyClient({ address: `127.0.0.1:${port}` });
+    const { child, output } = await launch(0, 0, 'orphans');
+    const client = createTallyClient({ address: routerAddressOf(output()) });
     const pids = (await client.clusterStatus()).nodes.map((node) => node.pid);
     client.close();
     child.kill('SIGKILL');
@@ -107,12 +120,11 @@ describe('local cluster launcher (npm start)', () => {
   it('launcher: a fresh build runs as plain JavaScript: dist/cluster/main.js starts dist/ children without tsx installed, and bin/tally.mjs answers', { timeout: 120_000 }, async () => {
     const build = await freshBuild();
     try {
-      const port = await freePort();
-      const nodeBasePort = await freePortRun(4);
-      // What `npm start` runs after its prestart build.
-      const { child } = await launch(port, nodeBasePort, 'built', { root: build.root, main: ['dist/cluster/main.js'] });
+      // What `npm start` runs after its prestart build, on ports the kernel picks.
+      const { child, output } = await launch(0, 0, 'built', { root: build.root, main: ['dist/cluster/main.js'] });
+      const routerAddress = routerAddressOf(output());
       const builtTally = async (...args: string[]): Promise<string> =>
-        (await promisify(execFile)(process.execPath, [path.join(build.root, 'bin/tally.mjs'), ...args, '--router', `127.0.0.1:${port}`], { cwd: build.root })).stdout;
+        (await promisify(execFile)(process.execPath, [path.join(build.root, 'bin/tally.mjs'), ...args, '--router', routerAddress], { cwd: build.root })).stdout;
       expect(await builtTally('incr', 'built', '7')).toMatch(/^applied: built \+7/);
       expect((await builtTally('get', 'built')).trim()).toBe('built = 7 (exact, 1 shard)');
       const nodes = JSON.parse(await builtTally('status', '--json')).nodes as { health: string }[];

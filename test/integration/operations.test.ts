@@ -3,13 +3,14 @@
 // Prometheus scraping a local cluster, and SIGTERM under load.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
-import { startCluster, freePort, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { metricsText, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 function installed(command: string): boolean {
   try {
@@ -19,11 +20,29 @@ function installed(command: string): boolean {
     return false;
   }
 }
-const hasCompose = installed('docker-compose');
-const hasPrometheus = installed('prometheus');
-if (!hasCompose || !hasPrometheus) {
-  // .ci/run installs both; say so loudly when a machine lacks them.
-  console.warn(`operations tests: docker-compose ${hasCompose ? 'found' : 'MISSING'}, prometheus ${hasPrometheus ? 'found' : 'MISSING'} (apt-get install docker-compose prometheus)`);
+
+/** Fails (never skips) a test whose tool is missing: .ci/run installs these Debian packages. */
+function requireInstalled(command: string, debianPackage: string): void {
+  if (!installed(command)) throw new Error(`${command} is not installed: it comes from the Debian package ${debianPackage} (apt-get install ${debianPackage}; .ci/run installs it)`);
+}
+
+/** Prometheus on a loopback port of its own choosing: its "Listening on" log line names the address it bound. */
+async function startPrometheus(promDir: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn('prometheus', [`--config.file=${path.join(promDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`, '--web.listen-address=127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const lines: string[] = [];
+  // Read every line for as long as it runs: a full pipe would stall Prometheus.
+  readline.createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
+  try {
+    const port = await waitFor(() => {
+      if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode})`);
+      const match = lines.map((line) => /msg="Listening on" address=127\.0\.0\.1:(\d+)/.exec(line)).find((found) => found !== null);
+      return match === undefined ? undefined : Number(match[1]);
+    }, { timeoutMs: 20_000, what: 'Prometheus to report the port it listens on' });
+    return { child, port };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}; its log: ${lines.slice(-5).join(' | ')}`);
+  }
 }
 
 interface ComposeService {
@@ -43,7 +62,8 @@ describe('operations', () => {
     tc = undefined;
   });
 
-  it.skipIf(!hasCompose)('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
+  it('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
+    requireInstalled('docker-compose', 'docker-compose');
     const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], { cwd: repoRoot, encoding: 'utf8' });
     const services = (parseYaml(normalized) as { services: Record<string, ComposeService> }).services;
     const nodes = Object.keys(services).filter((name) => name.startsWith('node-'));
@@ -86,19 +106,21 @@ describe('operations', () => {
     await tc.client.reconcile();
     const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
     const queried = new Set(dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(tally_[a-z_]+)/g)].map((match) => match[1]!))));
-    const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()));
+    const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(metricsText));
     const exported = new Set(bodies.flatMap((body) => [...body.matchAll(/^# TYPE (tally_[a-z_]+) (\w+)/gm)].flatMap((match) => (match[2] === 'histogram' ? [`${match[1]}_bucket`, `${match[1]}_sum`, `${match[1]}_count`] : [match[1]!]))));
     expect(queried.size).toBeGreaterThan(15);
     for (const name of queried) expect(exported.has(name), `${name} is queried by the dashboard but not exported`).toBe(true);
   });
 
-  it.skipIf(!hasPrometheus)('prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted', { timeout: 90_000 }, async () => {
+  it('prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted', { timeout: 90_000 }, async () => {
+    requireInstalled('prometheus', 'prometheus');
     tc = await startCluster({ pairs: 1, metrics: true });
-    const promDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-prometheus-'));
+    const promDir = makeTempDir('prometheus');
     const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
     fs.writeFileSync(path.join(promDir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`);
-    const port = await freePort();
-    prometheus = spawn('prometheus', [`--config.file=${path.join(promDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+    const started = await startPrometheus(promDir);
+    prometheus = started.child;
+    const { port } = started;
     const query = async (expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
       const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
       return ((await response.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
@@ -115,7 +137,7 @@ describe('operations', () => {
     }, { timeoutMs: 20_000, intervalMs: 500, what: 'all three targets up' });
     const committed = await query('sum by (node) (tally_node_increments_applied_total)');
     expect(committed.map((series) => series.value[1])).toContain('500');
-    fs.rmSync(promDir, { recursive: true, force: true });
+    removeTempDir(promDir);
   });
 
   it('shutdown: SIGTERM under load drains and exits within the bound, and nothing acknowledged is lost', { timeout: 90_000 }, async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { pause, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 
 const refreshIntervalMs = 200;
 const readTimeoutMs = 300;
@@ -48,7 +48,7 @@ describe('cached reads and online growth', () => {
       // (strictly before: same millisecond is ambiguous).
       const ackedBefore = acks.filter((ack) => ack.atMs < read.asOfUnixMs).reduce((sum, ack) => sum + ack.amount, 0n);
       expect(read.total).toBeGreaterThanOrEqual(ackedBefore);
-      await new Promise((resolve) => setTimeout(resolve, 15));
+      await pause(15);
     }
     stop = true;
     await Promise.all(writers);
@@ -84,12 +84,18 @@ describe('cached reads and online growth', () => {
         readsTaken++;
       }
     })();
+    // Every size takes writes and reads: before each growth, and after the last.
+    const progress = async (what: string): Promise<void> => {
+      const acknowledgedBefore = acknowledged;
+      const readsBefore = readsTaken;
+      await waitFor(() => acknowledged >= acknowledgedBefore + 100n && readsTaken >= readsBefore + 2, { timeoutMs: 10_000, what });
+    };
     for (const shards of [2, 3, 5, 8]) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await progress(`writes and reads before growing to ${shards} shards`);
       const result = await client.setShards('grow', shards);
       expect(result.shards).toBe(shards);
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await progress('writes and reads at 8 shards');
     stop = true;
     await Promise.all([...writers, reader]);
     expect(readsTaken).toBeGreaterThan(5);

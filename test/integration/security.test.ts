@@ -3,7 +3,6 @@
 // tokens, a plaintext listener off loopback.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status, type Client } from '@grpc/grpc-js';
@@ -13,6 +12,7 @@ import { nodeMainPath, repoRoot, routerMainPath } from '../../src/cluster/manage
 import { makeCerts, startCluster, type TestCluster } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
 import { rejection } from '../helpers/rejection.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 describe('security', () => {
   let tc: TestCluster;
@@ -50,7 +50,7 @@ describe('security', () => {
   });
 
   it('mtls: a node refuses a client whose certificate does not chain to the cluster CA', async () => {
-    const foreign = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-foreign-ca-'));
+    const foreign = makeTempDir('foreign-ca');
     makeCerts(foreign);
     const node = tc.cluster.node(0, 'primary');
     // Trusts the node (cluster CA) but presents a certificate from another CA.
@@ -63,7 +63,7 @@ describe('security', () => {
     const ok = await new Promise<{ role?: string }>((resolve) => own.Status!({}, { deadline: Date.now() + 3_000 }, (error: unknown, response: { role: string }) => resolve(error ? {} : response)));
     own.close();
     expect(ok.role).toBe('primary');
-    fs.rmSync(foreign, { recursive: true, force: true });
+    removeTempDir(foreign);
   });
 
   it('auth: admin calls without a credential are UNAUTHENTICATED, with the client credential PERMISSION_DENIED; nothing changes', async () => {
@@ -101,7 +101,7 @@ describe('security', () => {
         child.stderr.on('data', (chunk) => (stderr += chunk));
         child.on('exit', (code) => resolve({ code, stderr }));
       });
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-insecure-'));
+    const dataDir = makeTempDir('insecure');
     const node = await run(nodeMainPath, ['--listen', '0.0.0.0:0', '--data-dir', dataDir]);
     expect(node.code).toBe(2);
     expect(node.stderr.trim()).toBe('config error: refusing to listen on 0.0.0.0 (--listen) without TLS: give --tls-cert, --tls-key and --tls-ca, or --insecure to accept plaintext');
@@ -110,7 +110,7 @@ describe('security', () => {
     expect(router.stderr).toMatch(/^config error: refusing to listen on 0\.0\.0\.0/);
     const halfTls = await run(routerMainPath, ['--tls-cert', 'x.crt', '--pairs', '127.0.0.1:1,127.0.0.1:2', '--data-dir', dataDir]);
     expect(halfTls.stderr.trim()).toBe('config error: --tls-cert, --tls-key and --tls-ca go together: give all three or none');
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
     // The check as a unit, for machines with only loopback addresses.
     const { checkPlaintextAllowed } = await import('../../src/common/index.ts');
     expect(() => checkPlaintextAllowed('10.1.2.3', undefined, false)).toThrow(/without TLS/);

@@ -7,8 +7,8 @@ import { EntryKind } from '../../src/node/shard-log.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
-import { makeTempDir, removeTempDir } from './temp-dir.ts';
-import { seededRandom } from './seeded-random.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 const windowMs = 10_000;
 

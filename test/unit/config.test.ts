@@ -1,18 +1,8 @@
 // Unit tests for the shared config parsing: flags, the flag > env > default
 // order, errors that name the key, and host:port addresses.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ConfigReader, parseAddress, parseFlags } from '../../src/common/config.ts';
-
-/** The ConfigError message `action` throws; fails the test on anything else. */
-function configErrorOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('expected a ConfigError, but nothing was thrown');
-}
+import { ConfigReader, parseAddress, parseFlags } from '../../src/common/config.ts';
+import { configErrorOf } from '../helpers/config.ts';
 
 const bounds = { min: 10, max: 1_000 };
 
@@ -92,6 +82,15 @@ describe('config: ConfigReader', () => {
     const message = configErrorOf(() => new ConfigReader(new Map(), { TALLY_ROLE: 'leader' }).oneOf('role', 'primary', allowed));
     expect(message).toContain('TALLY_ROLE');
     expect(message).toContain('"leader"');
+  });
+
+  it('config: metricsPort takes a port, 0 (off) or "any", and names the key otherwise', () => {
+    expect(new ConfigReader(parseFlags(['--metrics-port', '9465']), {}).metricsPort('metrics-port', 0)).toBe(9465);
+    expect(new ConfigReader(parseFlags(['--metrics-port', '0']), {}).metricsPort('metrics-port', 9464)).toBe(0);
+    expect(new ConfigReader(new Map(), { TALLY_METRICS_PORT: 'any' }).metricsPort('metrics-port', 0)).toBe('any');
+    expect(new ConfigReader(new Map(), {}).metricsPort('metrics-port', 'any')).toBe('any');
+    expect(configErrorOf(() => new ConfigReader(parseFlags(['--metrics-port', '65536']), {}).metricsPort('metrics-port', 0))).toContain('--metrics-port');
+    expect(configErrorOf(() => new ConfigReader(new Map(), { TALLY_METRICS_PORT: 'some' }).metricsPort('metrics-port', 0))).toContain('TALLY_METRICS_PORT');
   });
 
   it('config: rejectUnknownFlags names a flag that no setting read', () => {

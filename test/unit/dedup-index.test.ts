@@ -7,8 +7,8 @@ import { DedupIndex, type KeyStore } from '../../src/node/dedup-index.ts';
 import { ShardLog } from '../../src/node/shard-log.ts';
 import { NodeMemory } from '../../src/node/node-memory.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
-import { makeTempDir, removeTempDir } from './temp-dir.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const key = (text: string): Buffer => Buffer.from(text);
 

@@ -5,25 +5,15 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Directory, type PairAddresses } from '../../src/router/directory.ts';
-import { TallyError } from '../../src/common/errors.ts';
 import { shardsPerCounterMax } from '../../src/common/limits.ts';
-import { makeTempDir, removeTempDir } from './temp-dir.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { codeOf } from '../helpers/rejection.ts';
 
 const threePairs: PairAddresses[] = [
   { primary: 'p0:1', follower: 'f0:1' },
   { primary: 'p1:1', follower: 'f1:1' },
   { primary: 'p2:1', follower: 'f2:1' },
 ];
-
-function codeOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof TallyError) return error.code;
-    throw error;
-  }
-  return 'no error';
-}
 
 function shardsPerPair(directory: Directory, name: string): number[] {
   const counts = directory.allPairs().map(() => 0);

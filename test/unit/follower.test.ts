@@ -15,8 +15,9 @@ import type { NodeState } from '../../src/node/node-state.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import type { shardV1 } from '../../src/common/index.ts';
 import { TallyError } from '../../src/common/errors.ts';
-import { makeTempDir, removeTempDir } from './temp-dir.ts';
-import { seededRandom } from './seeded-random.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
+import { waitFor } from '../helpers/cluster.ts';
 
 const windowMs = 60_000;
 const nowMs = 100_000;
@@ -119,8 +120,7 @@ async function install(primary: ShardLog, follower: Node, chunkBytes: number, st
     if (sent === chunks.length) {
       // The last chunk is answered before memory is rebuilt; the node is not ready until then.
       expect(follower.state.ready).toBe(false);
-      for (let waitedMs = 0; !follower.state.ready && waitedMs < 5_000; waitedMs += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(follower.state.ready).toBe(true);
+      await waitFor(() => follower.state.ready, { timeoutMs: 5_000, intervalMs: 10, what: 'the follower to be ready after the install' });
     }
     return chunks.length;
   } finally {

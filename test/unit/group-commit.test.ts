@@ -15,8 +15,8 @@ import type { RoleState } from '../../src/node/node-role.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
 import { TallyError } from '../../src/common/errors.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
-import { makeTempDir, removeTempDir } from './temp-dir.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const dedupWindowMs = 60_000;
 

@@ -2,7 +2,7 @@
 // one shard: its values must never change, and must spread keys evenly.
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/router/increment-path.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 /** Pearson's chi-square statistic of bucket counts against a uniform spread. */
 function chiSquare(counts: readonly number[]): number {

@@ -15,7 +15,7 @@ import {
   type MemberHasher,
   type RegisterChange,
 } from '../../src/sketch/index.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 let hasher: MemberHasher;
 beforeAll(async () => {

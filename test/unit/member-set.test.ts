@@ -4,7 +4,7 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MemberSet, parseMemberId, partitionOf } from '../../src/membership/index.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const u32Max = 2 ** 32 - 1;
 const memberMax = (1n << 64n) - 1n;

@@ -1,24 +1,9 @@
 // Unit tests for the shard node's parseNodeConfig: defaults, environment keys
 // mirroring flags, and startup errors that name the key.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/common/config.ts';
 import { nodeDefaults, parseNodeConfig } from '../../src/node/config.ts';
 import { dedupKeysInMemoryMax } from '../../src/common/limits.ts';
-
-function configErrorOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('expected a ConfigError, but nothing was thrown');
-}
-
-/** dedupWindowMs -> TALLY_DEDUP_WINDOW_MS */
-function envKeyOf(settingName: string): string {
-  return `TALLY_${settingName.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`;
-}
+import { configErrorOf, envKeyOf } from '../helpers/config.ts';
 
 type NodeDefaultKey = keyof typeof nodeDefaults;
 const numericKeys = (Object.keys(nodeDefaults) as NodeDefaultKey[]).filter((key) => typeof nodeDefaults[key] === 'number');

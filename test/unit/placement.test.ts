@@ -2,7 +2,7 @@
 // total load second. Property checks run over seeded random inputs.
 import { describe, expect, it } from 'vitest';
 import { choosePairs } from '../../src/router/placement.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const spread = (counts: readonly number[]): number => Math.max(...counts) - Math.min(...counts);
 

@@ -2,7 +2,7 @@
 // and the entry bound. Every call takes an explicit nowMs; nothing sleeps.
 import { describe, expect, it } from 'vitest';
 import { ReadCache, type CachedTotal } from '../../src/router/read-cache.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const maxStalenessMs = 2_000;
 const idleMs = 60_000;

@@ -1,26 +1,11 @@
 // Unit tests for the router's parseRouterConfig and parsePairs: defaults,
 // environment keys mirroring flags, and startup errors that name the key.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/common/config.ts';
 import { pairsMax } from '../../src/common/limits.ts';
 import { parsePairs, parseRouterConfig, routerDefaults } from '../../src/router/config.ts';
-
-function configErrorOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('expected a ConfigError, but nothing was thrown');
-}
+import { configErrorOf, envKeyOf } from '../helpers/config.ts';
 
 const twoPairs = 'n1:1,n2:2;n3:3,n4:4';
-
-/** refreshIntervalMs -> TALLY_REFRESH_INTERVAL_MS */
-function envKeyOf(settingName: string): string {
-  return `TALLY_${settingName.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`;
-}
 
 describe('router config: parsePairs', () => {
   it('router config: parsePairs reads primary,follower pairs separated by ";" and trims members', () => {

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { ShardLog, ShardLogError, type LogEntry } from '../../src/node/shard-log.ts';
 import { INT64_MAX, INT64_MIN, replayBatchRows } from '../../src/common/limits.ts';
 import { ErrorCode, TallyError } from '../../src/common/errors.ts';
-import { makeTempDir, removeTempDir } from './temp-dir.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 function entry(shardId: number, amount: bigint, key = ''): LogEntry {
   return { shardId, amount, idempotencyKey: Buffer.from(key), fenceShardCount: 0 };

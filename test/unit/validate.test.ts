@@ -12,17 +12,7 @@ import {
 } from '../../src/common/validate.ts';
 import { TallyError } from '../../src/common/errors.ts';
 import { INT64_MAX, INT64_MIN, counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax } from '../../src/common/limits.ts';
-
-/** The TallyError code `action` throws, or 'no error'. */
-function codeOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof TallyError) return error.code;
-    throw error;
-  }
-  return 'no error';
-}
+import { codeOf } from '../helpers/rejection.ts';
 
 describe('validate: counter names', () => {
   it('validate: an empty or non-string counter name is invalid_argument', () => {

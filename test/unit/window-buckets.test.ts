@@ -9,7 +9,7 @@ import {
   windowRange,
   windowRetentionMsMax,
 } from '../../src/window/index.ts';
-import { randomInt, seededRandom } from './seeded-random.ts';
+import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const secondMs = 1_000;
 const minuteMs = 60 * secondMs;
