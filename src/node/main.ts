@@ -1,7 +1,6 @@
 // Shard node process: wiring only. Parse config, open and replay the log,
 // resume the role the router last gave us, bind the server, mark SERVING,
 // and stop cleanly on SIGTERM/SIGINT.
-import fs from 'node:fs';
 import {
   createLogger,
   createMetricsRegistry,
@@ -15,7 +14,6 @@ import {
   counterPackageDefinition,
   replicationBatchEntriesMax,
   checkpointSliceRows,
-  windowShardsPerSweep,
   runMain,
   onShutdown,
   loadTls,
@@ -35,6 +33,7 @@ import { DedupIndex } from './dedup-index.ts';
 import { loadRole } from './node-role.ts';
 import { Replicator } from './replicator.ts';
 import { Checkpointer } from './checkpointer.ts';
+import { Housekeeping } from './housekeeping.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 
@@ -104,45 +103,8 @@ runMain(async () => {
   checkpointer.start();
   metrics.checkpointLsn.set(Number(log.checkpointLsn));
 
-  // Keys past the window are dropped a bounded slice at a time, between writes.
-  const pruneTimer = setInterval(() => {
-    const nowMs = Date.now();
-    metrics.dedupPruned.inc(dedup.prune(nowMs));
-    metrics.dedupKeys.set(dedup.size);
-  }, Math.min(10_000, Math.max(100, Math.floor(config.dedupWindowMs / 10))));
-  pruneTimer.unref();
-
-  // Expired window buckets leave memory a bounded number of shards per tick,
-  // so counters rolling over together do not stall writes (reads already skip them).
-  const windowTimer = setInterval(() => metrics.windowBucketsExpired.inc(memory.windows.expire(Date.now(), windowShardsPerSweep)), 1_000);
-  windowTimer.unref();
-
-  let diskLookupsReported = 0;
-  const gaugeTimer = setInterval(() => {
-    const nowMs = Date.now();
-    metrics.dedupEvictedEarly.set(dedup.evictedFromMemory);
-    metrics.dedupDiskLookups.inc(dedup.diskLookups - diskLookupsReported);
-    diskLookupsReported = dedup.diskLookups;
-    metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
-    metrics.dedupMemoryCoveredSeconds.set(dedup.memoryCoveredMs(nowMs) / 1000);
-    try {
-      const disk = fs.statfsSync(config.dataDir);
-      metrics.dataDirFreeBytes.set(disk.bavail * disk.bsize);
-    } catch {
-      // A gauge is not worth failing for; the next tick tries again.
-    }
-    metrics.shardCount.set(totals.shardCount);
-    const structures = memory.structureBytes();
-    metrics.sketchBytes.set(structures.sketchBytes);
-    metrics.memberSetBytes.set(structures.memberBytes);
-    metrics.windowBuckets.set(memory.windows.bucketCount);
-    metrics.logSizeBytes.set(log.sizeBytes());
-    metrics.logWalBytes.set(log.walSizeBytes());
-    const replication = replicator.status();
-    metrics.replicationLagMs.set(state.role.role === 'primary' ? replication.lagMs : 0);
-    metrics.replicationLagEntries.set(state.role.role === 'primary' ? Number(log.lastLsn - replication.ackedLsn) : 0);
-  }, 1_000);
-  gaugeTimer.unref();
+  const housekeeping = new Housekeeping({ log, memory, dedup, replicator, state, metrics, logger, dataDir: config.dataDir, dedupWindowMs: config.dedupWindowMs });
+  housekeeping.start();
 
   onShutdown({
     logger,
@@ -156,6 +118,7 @@ runMain(async () => {
       committer.flush();
       replicator.stop();
       checkpointer.stop();
+      housekeeping.stop();
       log.close();
       await metricsServer?.close();
       return { lastLsn: log.lastLsn };

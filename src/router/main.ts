@@ -17,6 +17,7 @@ import {
   serverCredentialsOf,
   channelCredentialsOf,
   guardMalformed,
+  IntervalTask,
 } from '../common/index.ts';
 import { parseRouterConfig } from './config.ts';
 import { Directory } from './directory.ts';
@@ -79,8 +80,8 @@ runMain(async () => {
   autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
-  const gaugeTimer = setInterval(() => metrics.directoryCounters.set(directory.counterCount), 1_000);
-  gaugeTimer.unref();
+  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, () => metrics.directoryCounters.set(directory.counterCount));
+  gauges.start();
   metrics.directoryCounters.set(directory.counterCount);
   setServing(tallyServer, serviceNames, true);
   // port and metricsPort are the ports bound, for whoever asked for port 0 (ManagedProcess reads them).
@@ -108,6 +109,7 @@ runMain(async () => {
       reads.stopRefresher();
       supervisor.stop();
       autoscaler.stop();
+      gauges.stop();
       pool.close();
       directory.close();
       await metricsServer?.close();

@@ -1,0 +1,92 @@
+// A node's background upkeep between writes: dropping keys past the dedup
+// window, expiring old window buckets, and refreshing the gauges a scrape reads.
+// Each runs a bounded slice per tick; none of them changes a total.
+import fs from 'node:fs';
+import { IntervalTask, windowShardsPerSweep, type Logger } from '../common/index.ts';
+import type { DedupIndex } from './dedup-index.ts';
+import type { NodeMemory } from './node-memory.ts';
+import type { NodeMetrics } from './node-metrics.ts';
+import type { NodeState } from './node-state.ts';
+import type { Replicator } from './replicator.ts';
+import type { ShardLog } from './shard-log.ts';
+
+export interface HousekeepingParts {
+  log: ShardLog;
+  memory: NodeMemory;
+  dedup: DedupIndex;
+  replicator: Replicator;
+  state: NodeState;
+  metrics: NodeMetrics;
+  logger: Logger;
+  dataDir: string;
+  dedupWindowMs: number;
+}
+
+const gaugeIntervalMs = 1_000;
+const windowExpiryIntervalMs = 1_000;
+
+/** A tenth of the window, within [100 ms, 10 s]: keys leave close to when they expire, in small slices. */
+export function dedupPruneIntervalMs(dedupWindowMs: number): number {
+  return Math.min(10_000, Math.max(100, Math.floor(dedupWindowMs / 10)));
+}
+
+export class Housekeeping {
+  private readonly tasks: IntervalTask[];
+  private diskLookupsReported = 0;
+
+  constructor(private readonly parts: HousekeepingParts) {
+    const { logger } = parts;
+    this.tasks = [
+      new IntervalTask({ name: 'dedup prune', intervalMs: dedupPruneIntervalMs(parts.dedupWindowMs), logger }, () => this.pruneKeys()),
+      new IntervalTask({ name: 'window expiry', intervalMs: windowExpiryIntervalMs, logger }, () => this.expireWindows()),
+      new IntervalTask({ name: 'gauges', intervalMs: gaugeIntervalMs, logger }, () => this.refreshGauges()),
+    ];
+  }
+
+  start(): void {
+    for (const task of this.tasks) task.start();
+  }
+
+  stop(): void {
+    for (const task of this.tasks) task.stop();
+  }
+
+  /** Keys past the window are dropped a bounded slice at a time, between writes. */
+  private pruneKeys(): void {
+    const { dedup, metrics } = this.parts;
+    metrics.dedupPruned.inc(dedup.prune(Date.now()));
+    metrics.dedupKeys.set(dedup.size);
+  }
+
+  /** Expired buckets leave memory a bounded number of shards per tick, so counters rolling over together do not stall writes (reads already skip them). */
+  private expireWindows(): void {
+    this.parts.metrics.windowBucketsExpired.inc(this.parts.memory.windows.expire(Date.now(), windowShardsPerSweep));
+  }
+
+  refreshGauges(): void {
+    const { log, memory, dedup, replicator, state, metrics } = this.parts;
+    const nowMs = Date.now();
+    metrics.dedupEvictedEarly.set(dedup.evictedFromMemory);
+    metrics.dedupDiskLookups.inc(dedup.diskLookups - this.diskLookupsReported);
+    this.diskLookupsReported = dedup.diskLookups;
+    metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
+    metrics.dedupMemoryCoveredSeconds.set(dedup.memoryCoveredMs(nowMs) / 1000);
+    try {
+      const disk = fs.statfsSync(this.parts.dataDir);
+      metrics.dataDirFreeBytes.set(disk.bavail * disk.bsize);
+    } catch {
+      // A gauge is not worth failing for; the next tick tries again.
+    }
+    metrics.shardCount.set(memory.totals.shardCount);
+    const structures = memory.structureBytes();
+    metrics.sketchBytes.set(structures.sketchBytes);
+    metrics.memberSetBytes.set(structures.memberBytes);
+    metrics.windowBuckets.set(memory.windows.bucketCount);
+    metrics.logSizeBytes.set(log.sizeBytes());
+    metrics.logWalBytes.set(log.walSizeBytes());
+    const replication = replicator.status();
+    const primary = state.role.role === 'primary';
+    metrics.replicationLagMs.set(primary ? replication.lagMs : 0);
+    metrics.replicationLagEntries.set(primary ? Number(log.lastLsn - replication.ackedLsn) : 0);
+  }
+}
