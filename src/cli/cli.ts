@@ -308,7 +308,7 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     }
     case 'bench': {
       expectArgs(args, 0, 'bench [flags]');
-      await bench(client, flags, json);
+      await bench(flags, json);
       return;
     }
     default:
@@ -424,7 +424,7 @@ function benchOptions(flags: Map<string, string>, router: string): BenchOptions 
   };
 }
 
-async function bench(client: TallyClient, flags: Map<string, string>, json: boolean): Promise<void> {
+async function bench(flags: Map<string, string>, json: boolean): Promise<void> {
   const router = flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
   const options = benchOptions(flags, router);
   if (flags.has('worker')) {

@@ -39,14 +39,16 @@ export class NodeProcess {
     onLine: LocalClusterOptions['onLine'],
   ) {
     const name = `node-${pairIndex}-${role}`;
-    const node = this;
+    const argsNow = (): string[] => {
+      const metricsPort = this.process.ports === undefined ? this.askedMetricsPort : this.metricsPort;
+      return ['--listen', this.address, '--data-dir', dataDir, '--metrics-port', String(metricsPort), '--node-name', name, ...nodeArgs];
+    };
     this.process = new ManagedProcess({
       name,
       script: nodeMainPath,
       // Read at every start, so a restart asks for the ports the first start reported.
       get args() {
-        const metricsPort = node.process.ports === undefined ? node.askedMetricsPort : node.metricsPort;
-        return ['--listen', node.address, '--data-dir', dataDir, '--metrics-port', String(metricsPort), '--node-name', name, ...nodeArgs];
+        return argsNow();
       },
       onLine,
     });
@@ -78,21 +80,23 @@ export class LocalCluster {
         this.nodes.push(new NodeProcess(pairIndex, role, dataDir, options.host, options.nodePorts[slot]!, options.nodeMetricsPorts[slot] ?? 0, options.nodeArgs ?? [], options.onLine));
       }
     }
-    const cluster = this;
+    // Read at every start: the nodes' addresses are known once they have reported ready.
+    const argsNow = (): string[] => {
+      const pairsFlag = Array.from({ length: options.pairCount }, (_, pairIndex) => `${this.nodes[pairIndex * 2]!.address},${this.nodes[pairIndex * 2 + 1]!.address}`).join(';');
+      const metricsPort = this.router.ports === undefined ? options.routerMetricsPort : this.routerMetricsPort;
+      return [
+        '--listen', this.routerAddress,
+        '--pairs', pairsFlag,
+        '--data-dir', path.join(options.dataDir, 'router'),
+        '--metrics-port', String(metricsPort),
+        ...(options.routerArgs ?? []),
+      ];
+    };
     this.router = new ManagedProcess({
       name: 'router',
       script: routerMainPath,
-      // Read at every start: the nodes' addresses are known once they have reported ready.
       get args() {
-        const pairsFlag = Array.from({ length: options.pairCount }, (_, pairIndex) => `${cluster.nodes[pairIndex * 2]!.address},${cluster.nodes[pairIndex * 2 + 1]!.address}`).join(';');
-        const metricsPort = cluster.router.ports === undefined ? options.routerMetricsPort : cluster.routerMetricsPort;
-        return [
-          '--listen', cluster.routerAddress,
-          '--pairs', pairsFlag,
-          '--data-dir', path.join(options.dataDir, 'router'),
-          '--metrics-port', String(metricsPort),
-          ...(options.routerArgs ?? []),
-        ];
+        return argsNow();
       },
       onLine: options.onLine,
     });

@@ -5,7 +5,8 @@ import { ErrorCode, TallyError } from './errors.ts';
 import { counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './limits.ts';
 import { parseAddress } from './config.ts';
 
-// C0 and C1 control characters and DEL.
+// C0 and C1 control characters and DEL: matching them is the point.
+// eslint-disable-next-line no-control-regex
 const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

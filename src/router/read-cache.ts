@@ -16,7 +16,6 @@ interface Entry extends CachedTotal {
 
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly readSinceRefresh = new Map<string, number>();
 
   constructor(
     /** Oldest total that may be served: refresh interval + the longest summing time. */

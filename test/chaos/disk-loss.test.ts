@@ -57,7 +57,7 @@ async function waitForHealed(client: TallyClient, timeoutMs: number): Promise<vo
       (cluster) => cluster.nodes.map((node) => `${node.address} ${node.role} ${node.health} lastLsn=${node.lastLsn} inSync=${node.inSync} lag=${node.replicationLagEntries} ${node.error}`).join('; '),
       describeError,
     );
-    throw new Error(`${(error as Error).message} (${nodes})`);
+    throw new Error(`${(error as Error).message} (${nodes})`, { cause: error });
   }
 }
 

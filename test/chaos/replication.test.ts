@@ -3,11 +3,12 @@
 // against the client's ledger (ok <= total <= ok + unknown), every pair back
 // in sync, and reconciliation reporting zero drift.
 import { afterEach, describe, expect, it } from 'vitest';
-import { credentials, status, type Client } from '@grpc/grpc-js';
+import { credentials, status } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
 import { holdsFor, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { Ledger, classify, startLoad, expectNoDrift } from '../helpers/load.ts';
+import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
 
@@ -65,7 +66,7 @@ describe('chaos: replication and failover', () => {
 
     oldPrimary.process.signal('SIGSTOP');
     // A write that reaches the paused primary under its old epoch: it waits in the socket.
-    const raw = new ShardNodeClient(oldPrimary.address, credentials.createInsecure()) as unknown as Client & Record<string, Function>;
+    const raw = new ShardNodeClient(oldPrimary.address, credentials.createInsecure()) as unknown as RawRpcClient;
     const fencedAmount = 1_000_000n;
     const staleWrite = new Promise<unknown>((resolve) => {
       raw.Apply!(

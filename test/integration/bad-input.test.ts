@@ -1,21 +1,22 @@
 // G7: every bad input gets its named status and changes nothing — neither a
 // total nor any node's log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, status, type Client } from '@grpc/grpc-js';
+import { credentials, status } from '@grpc/grpc-js';
 import { CounterServiceClient, messageBytesMax, batchItemsMax, readManyCountersMax, INT64_MAX } from '../../src/common/index.ts';
 import { TallyError } from '../../src/client/index.ts';
 import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 describe('bad input (G7)', () => {
   let tc: TestCluster;
-  let raw: Client & Record<string, Function>;
+  let raw: RawRpcClient;
 
   beforeAll(async () => {
     tc = await startCluster({ pairs: 1 });
     await tc.client.increment('guarded', 5);
     // The follower holds that write too: a log position taken while it catches up would move by itself.
     await waitForHealthy(tc.client);
-    raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as Client & Record<string, Function>;
+    raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as RawRpcClient;
   });
   afterAll(async () => {
     raw?.close();

@@ -33,7 +33,7 @@ describe('tally CLI', () => {
     const describeOut = await tally(['describe', 'cli:likes', ...router]);
     expect(describeOut.code).toBe(0);
     expect(describeOut.stdout.split('\n')[0]).toMatch(/^cli:likes: 3 shards, heat [\d.]+ increments\/s/);
-    expect(describeOut.stdout.match(/^  shard \d/gm)).toHaveLength(3);
+    expect(describeOut.stdout.match(/^ {2}shard \d/gm)).toHaveLength(3);
   });
 
   it('cli: --json output parses and carries exact int64 totals; TALLY_ROUTER sets the router', async () => {

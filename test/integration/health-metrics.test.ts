@@ -3,15 +3,16 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, loadPackageDefinition, makeGenericClientConstructor, type Client } from '@grpc/grpc-js';
+import { credentials, loadPackageDefinition, makeGenericClientConstructor } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { service as healthService } from 'grpc-health-check';
 import { startCluster, scrapeMetric, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 const require = createRequire(import.meta.url);
 const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
 
-type Rpc = Client & Record<string, Function>;
+type Rpc = RawRpcClient;
 
 function healthCheck(address: string, serviceName: string): Promise<string> {
   const HealthClient = makeGenericClientConstructor(healthService as never, 'Health');

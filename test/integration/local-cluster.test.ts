@@ -2,7 +2,6 @@
 // every child on SIGINT, and a second start on the same data keeps totals.
 // Run from source like every test; one test runs a fresh build as npm start does.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -75,7 +74,7 @@ describe('local cluster launcher (npm start)', () => {
     try {
       await waitFor(() => output.includes('Tally local cluster ready'), { timeoutMs: 30_000, what: 'the launcher to be ready' });
     } catch (error) {
-      throw new Error(`${(error as Error).message}; its output: ${output}`);
+      throw new Error(`${(error as Error).message}; its output: ${output}`, { cause: error });
     }
     return { child, output: () => output };
   }

@@ -41,7 +41,7 @@ async function startPrometheus(promDir: string): Promise<{ child: ChildProcess; 
     return { child, port };
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`${(error as Error).message}; its log: ${lines.slice(-5).join(' | ')}`);
+    throw new Error(`${(error as Error).message}; its log: ${lines.slice(-5).join(' | ')}`, { cause: error });
   }
 }
 

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, status, type Client } from '@grpc/grpc-js';
+import { credentials, status } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { nodeMainPath, repoRoot, routerMainPath } from '../../src/cluster/managed-process.ts';
@@ -13,6 +13,7 @@ import { makeCerts, startCluster, type TestCluster } from '../helpers/cluster.ts
 import { tally } from '../helpers/cli.ts';
 import { rejection } from '../helpers/rejection.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 describe('security', () => {
   let tc: TestCluster;
@@ -54,12 +55,12 @@ describe('security', () => {
     makeCerts(foreign);
     const node = tc.cluster.node(0, 'primary');
     // Trusts the node (cluster CA) but presents a certificate from another CA.
-    const rpc = new ShardNodeClient(node.address, credentials.createSsl(file('ca.crt'), fs.readFileSync(path.join(foreign, 'client.key')), fs.readFileSync(path.join(foreign, 'client.crt')))) as unknown as Client & Record<string, Function>;
+    const rpc = new ShardNodeClient(node.address, credentials.createSsl(file('ca.crt'), fs.readFileSync(path.join(foreign, 'client.key')), fs.readFileSync(path.join(foreign, 'client.crt')))) as unknown as RawRpcClient;
     const outcome = await new Promise<{ code?: number }>((resolve) => rpc.Status!({}, { deadline: Date.now() + 3_000 }, (error: { code: number } | null) => resolve(error ?? {})));
     rpc.close();
     expect(outcome.code).toBe(status.UNAVAILABLE);
     // The same call with the cluster's own certificate succeeds.
-    const own = new ShardNodeClient(node.address, credentials.createSsl(file('ca.crt'), file('client.key'), file('client.crt'))) as unknown as Client & Record<string, Function>;
+    const own = new ShardNodeClient(node.address, credentials.createSsl(file('ca.crt'), file('client.key'), file('client.crt'))) as unknown as RawRpcClient;
     const ok = await new Promise<{ role?: string }>((resolve) => own.Status!({}, { deadline: Date.now() + 3_000 }, (error: unknown, response: { role: string }) => resolve(error ? {} : response)));
     own.close();
     expect(ok.role).toBe('primary');

@@ -1,0 +1,40 @@
+// Lint rules for the whole tree. typescript-eslint's recommended rules with
+// type information, plus the module boundaries the layout promises: node and
+// router meet only over gRPC, and the client library needs nothing but common.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+/** Import paths a folder may not reach, as no-restricted-imports patterns. */
+function forbidImports(folders, message) {
+  return {
+    'no-restricted-imports': ['error', { patterns: folders.map((folder) => ({ group: [`**/${folder}/*`, `**/${folder}`], message })) }],
+  };
+}
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'packages/*/dist/**', 'src/generated/**', 'data/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: { ...globals.node },
+    },
+    rules: {
+      // Unused names are dead code; a leading underscore marks a parameter kept for its position.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      'no-console': 'off',
+    },
+  },
+  { files: ['src/node/**/*.ts'], rules: forbidImports(['router', 'client', 'cli', 'cluster'], 'a node meets the router only over gRPC; share code through src/common') },
+  { files: ['src/router/**/*.ts'], rules: forbidImports(['node', 'client', 'cli', 'cluster'], 'the router meets nodes only over gRPC; share code through src/common') },
+  {
+    files: ['src/client/**/*.ts'],
+    rules: forbidImports(['node', 'router', 'cli', 'cluster', 'window', 'sketch', 'membership'], 'the client library imports only src/common'),
+  },
+  { files: ['src/common/**/*.ts'], rules: forbidImports(['node', 'router', 'client', 'cli', 'cluster'], 'common is shared by every process and imports none of them') },
+);
