@@ -30,11 +30,23 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  { files: ['src/node/**/*.ts'], rules: forbidImports(['router', 'client', 'cli', 'cluster'], 'a node meets the router only over gRPC; share code through src/common') },
-  { files: ['src/router/**/*.ts'], rules: forbidImports(['node', 'client', 'cli', 'cluster'], 'the router meets nodes only over gRPC; share code through src/common') },
+  {
+    files: ['src/node/**/*.ts'],
+    rules: forbidImports(['router', 'client', 'cli', 'cluster'], 'a node meets the router only over gRPC; share code through src/common'),
+  },
+  {
+    files: ['src/router/**/*.ts'],
+    rules: forbidImports(['node', 'client', 'cli', 'cluster'], 'the router meets nodes only over gRPC; share code through src/common'),
+  },
   {
     files: ['src/client/**/*.ts'],
-    rules: forbidImports(['node', 'router', 'cli', 'cluster', 'window', 'sketch', 'membership'], 'the client library imports only src/common'),
+    rules: forbidImports(
+      ['node', 'router', 'cli', 'cluster', 'window', 'sketch', 'membership'],
+      'the client library imports only src/common',
+    ),
   },
-  { files: ['src/common/**/*.ts'], rules: forbidImports(['node', 'router', 'client', 'cli', 'cluster'], 'common is shared by every process and imports none of them') },
+  {
+    files: ['src/common/**/*.ts'],
+    rules: forbidImports(['node', 'router', 'client', 'cli', 'cluster'], 'common is shared by every process and imports none of them'),
+  },
 );

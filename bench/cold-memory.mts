@@ -28,4 +28,12 @@ gc();
 const routerBytesPerCounter = (process.memoryUsage().heapUsed - before) / routerCount;
 directory.close();
 fs.rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify({ counters: count, nodeBytesPerCounter: Math.round(nodeBytesPerCounter), routerCounters: routerCount, routerBytesPerCounter: Math.round(routerBytesPerCounter), keepAlive: totals.shardCount }));
+console.log(
+  JSON.stringify({
+    counters: count,
+    nodeBytesPerCounter: Math.round(nodeBytesPerCounter),
+    routerCounters: routerCount,
+    routerBytesPerCounter: Math.round(routerBytesPerCounter),
+    keepAlive: totals.shardCount,
+  }),
+);

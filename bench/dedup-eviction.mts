@@ -22,7 +22,12 @@ for (const keysMax of bounds) {
   startedNs = process.hrtime.bigint();
   for (let key = keysMax; key < keysMax + extraCount; key++) index.add(1, keys[key]!, BigInt(key + 1), nowMs, 0);
   const evictNsPerKey = Number(process.hrtime.bigint() - startedNs) / extraCount;
-  rows.push({ keysMax, evicted: index.evictedFromMemory, fillMicrosPerKey: Number((fillNsPerKey / 1000).toFixed(2)), pastBoundMicrosPerKey: Number((evictNsPerKey / 1000).toFixed(2)) });
+  rows.push({
+    keysMax,
+    evicted: index.evictedFromMemory,
+    fillMicrosPerKey: Number((fillNsPerKey / 1000).toFixed(2)),
+    pastBoundMicrosPerKey: Number((evictNsPerKey / 1000).toFixed(2)),
+  });
   console.log(JSON.stringify(rows.at(-1)));
 }
 process.exit(0);

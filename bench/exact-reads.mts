@@ -57,7 +57,12 @@ async function measure(client: TallyClient, withWriters: boolean): Promise<ReadF
   await Promise.all([...readLoops, ...writeLoops]);
   const elapsedS = (Date.now() - startedMs) / 1000;
   latenciesMs.sort((a, b) => a - b);
-  return { readsPerSec: latenciesMs.length / elapsedS, p50Ms: percentile(latenciesMs, 0.5), p99Ms: percentile(latenciesMs, 0.99), writesPerSec: writes / elapsedS };
+  return {
+    readsPerSec: latenciesMs.length / elapsedS,
+    p50Ms: percentile(latenciesMs, 0.5),
+    p99Ms: percentile(latenciesMs, 0.99),
+    writesPerSec: writes / elapsedS,
+  };
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-exact-reads-'));

@@ -32,7 +32,8 @@ function stringFlag(name: string, fallback: string): string {
 const runs = flag('runs', 5);
 const writerCount = flag('writers', 8);
 const killWhich = stringFlag('kill', 'both');
-if (killWhich !== 'primary' && killWhich !== 'follower' && killWhich !== 'both') throw new Error('--kill must be primary, follower or both');
+if (killWhich !== 'primary' && killWhich !== 'follower' && killWhich !== 'both')
+  throw new Error('--kill must be primary, follower or both');
 /** After the first acknowledgement that started after the kill, the load goes on this long (to see it settle). */
 const settleMs = 1_000;
 const counter = 'failover-bench';
@@ -114,13 +115,20 @@ async function measure(victim: 'primary' | 'follower'): Promise<Run> {
   const routerLinesBefore = routerLines.length;
   const killMs = performance.now();
   await target.process.stop('SIGKILL');
-  const startedAfter = await waitFor(() => calls.find((call) => call.ok && call.startMs >= killMs), { timeoutMs: 30_000, intervalMs: 5, what: 'an increment started after the kill to be acknowledged' });
+  const startedAfter = await waitFor(() => calls.find((call) => call.ok && call.startMs >= killMs), {
+    timeoutMs: 30_000,
+    intervalMs: 5,
+    what: 'an increment started after the kill to be acknowledged',
+  });
   await new Promise((resolve) => setTimeout(resolve, settleMs));
   running = false;
   await Promise.all(writers);
   const after = await placement();
 
-  const acks = calls.filter((call) => call.ok).map((call) => call.endMs).sort((a, b) => a - b);
+  const acks = calls
+    .filter((call) => call.ok)
+    .map((call) => call.endMs)
+    .sort((a, b) => a - b);
   let longestGapMs = 0;
   for (let index = 1; index < acks.length; index++) longestGapMs = Math.max(longestGapMs, acks[index]! - acks[index - 1]!);
   const failed = calls.filter((call) => !call.ok && call.endMs >= killMs);
@@ -129,7 +137,10 @@ async function measure(victim: 'primary' | 'follower'): Promise<Run> {
   const routerEvents = routerLines
     .slice(routerLinesBefore)
     .filter((entry) => entry.line.level !== 'debug')
-    .map((entry) => `+${(entry.atMs - killMs).toFixed(0)} ms ${String(entry.line.msg)}${entry.line.reason === undefined ? '' : ` (${String(entry.line.reason)})`}${entry.line.error === undefined ? '' : ` (${String(entry.line.error).slice(0, 160)})`}`);
+    .map(
+      (entry) =>
+        `+${(entry.atMs - killMs).toFixed(0)} ms ${String(entry.line.msg)}${entry.line.reason === undefined ? '' : ` (${String(entry.line.reason)})`}${entry.line.error === undefined ? '' : ` (${String(entry.line.error).slice(0, 160)})`}`,
+    );
 
   // Back to a pair in sync before the next run.
   await target.process.start();
@@ -181,5 +192,7 @@ const summary = (victim: 'primary' | 'follower') => {
     failedCallsMedian: median(of.map((result) => result.failedCalls)),
   };
 };
-console.log(JSON.stringify({ cores: os.cpus().length, writers: writerCount, primaryKill: summary('primary'), followerKill: summary('follower') }));
+console.log(
+  JSON.stringify({ cores: os.cpus().length, writers: writerCount, primaryKill: summary('primary'), followerKill: summary('follower') }),
+);
 process.exit(0);

@@ -25,7 +25,10 @@ if (mode === 'serve') {
     console.log(`ready ${boundPort}`);
   });
 } else if (mode === 'drive') {
-  const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as { Status(request: object, callback: (error: unknown) => void): void; close(): void };
+  const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as {
+    Status(request: object, callback: (error: unknown) => void): void;
+    close(): void;
+  };
   const call = () => new Promise<void>((resolve, reject) => client.Status({}, (error) => (error ? reject(error) : resolve())));
   await call();
   let calls = 0;

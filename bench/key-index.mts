@@ -37,7 +37,10 @@ function median(values: number[]): number {
 
 /** Bytes this process has caused to be written to storage (Linux /proc/self/io). */
 function writtenBytes(): number {
-  const line = fs.readFileSync('/proc/self/io', 'utf8').split('\n').find((text) => text.startsWith('write_bytes:'));
+  const line = fs
+    .readFileSync('/proc/self/io', 'utf8')
+    .split('\n')
+    .find((text) => text.startsWith('write_bytes:'));
   return Number(line?.split(':')[1] ?? 0);
 }
 
@@ -60,7 +63,9 @@ function makeLog(dir: string, indexed: boolean, keyed: boolean): number {
   const db = new Database(path.join(dir, 'node.sqlite'));
   db.pragma('synchronous = OFF');
   db.exec('DROP INDEX log_keys');
-  const insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, 1, ?, 1, ?, NULL, ?)');
+  const insert = db.prepare(
+    'INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, 1, ?, 1, ?, NULL, ?)',
+  );
   const startMs = Date.now() - 3_600_000;
   db.transaction(() => {
     for (let n = 0; n < keyCount; n++) {
@@ -90,7 +95,12 @@ interface AppendCost {
 function appendCost(dir: string): AppendCost {
   const log = ShardLog.open(dir);
   const batches = Array.from({ length: batchCount }, () =>
-    Array.from({ length: batchRows }, (_, n) => ({ shardId: 1 + (n % shardCount), amount: 1n, idempotencyKey: randomBytes(16), fenceShardCount: 0 })),
+    Array.from({ length: batchRows }, (_, n) => ({
+      shardId: 1 + (n % shardCount),
+      amount: 1n,
+      idempotencyKey: randomBytes(16),
+      fenceShardCount: 0,
+    })),
   );
   const cpuBefore = process.cpuUsage();
   const writtenBefore = writtenBytes();
@@ -101,7 +111,11 @@ function appendCost(dir: string): AppendCost {
   const written = writtenBytes() - writtenBefore;
   log.close();
   const rows = batchCount * batchRows;
-  return { cpuMicrosPerRow: (cpu.user + cpu.system) / rows, wallMicrosPerRow: (wallSeconds * 1e6) / rows, writtenBytesPerRow: written / rows };
+  return {
+    cpuMicrosPerRow: (cpu.user + cpu.system) / rows,
+    wallMicrosPerRow: (wallSeconds * 1e6) / rows,
+    writtenBytesPerRow: written / rows,
+  };
 }
 
 function lookupMicros(dir: string, keys: readonly Buffer[], shardOf: (index: number) => number, expectFound: boolean): number {
@@ -147,7 +161,12 @@ for (let run = 0; run < runs; run++) {
     // Keys were sampled every 1,000th row: row n is at shard 1 + (n % 1000) = 1.
     lookups = {
       hitMicros: lookupMicros(indexedDir, held, () => 1, true),
-      missMicros: lookupMicros(indexedDir, Array.from({ length: 20_000 }, () => randomBytes(16)), (index) => 1 + (index % shardCount), false),
+      missMicros: lookupMicros(
+        indexedDir,
+        Array.from({ length: 20_000 }, () => randomBytes(16)),
+        (index) => 1 + (index % shardCount),
+        false,
+      ),
     };
     restart = { newest1m: restartMillis(indexedDir, 1_000_000), all: restartMillis(indexedDir, keyCount) };
   }

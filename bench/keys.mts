@@ -48,7 +48,12 @@ function logBytes(keyed: boolean, rows: number): number {
   const log = ShardLog.open(dir);
   for (let start = 0; start < rows; start += 1_000) {
     log.append(
-      Array.from({ length: 1_000 }, (_, offset) => ({ shardId: 1 + ((start + offset) % 1000), amount: 1n, idempotencyKey: keyed ? randomBytes(16) : Buffer.alloc(0), fenceShardCount: 0 })),
+      Array.from({ length: 1_000 }, (_, offset) => ({
+        shardId: 1 + ((start + offset) % 1000),
+        amount: 1n,
+        idempotencyKey: keyed ? randomBytes(16) : Buffer.alloc(0),
+        fenceShardCount: 0,
+      })),
       1n,
       Date.now(),
     );

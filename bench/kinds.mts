@@ -88,7 +88,15 @@ async function startBenchCluster(pairCount: number): Promise<RunningCluster> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-kinds-'));
   const nodeCount = pairCount * 2;
   // Every port chosen by the kernel; each process reports its own.
-  const cluster = new LocalCluster({ pairCount, dataDir, host: '127.0.0.1', routerPort: 0, nodePorts: Array.from({ length: nodeCount }, () => 0), routerMetricsPort: 'any', nodeMetricsPorts: Array.from({ length: nodeCount }, () => 'any' as const) });
+  const cluster = new LocalCluster({
+    pairCount,
+    dataDir,
+    host: '127.0.0.1',
+    routerPort: 0,
+    nodePorts: Array.from({ length: nodeCount }, () => 0),
+    routerMetricsPort: 'any',
+    nodeMetricsPorts: Array.from({ length: nodeCount }, () => 'any' as const),
+  });
   await cluster.start();
   const nodeMetricsPorts = cluster.nodes.map((node) => node.metricsPort);
   const routerMetricsPort = cluster.routerMetricsPort;
@@ -107,10 +115,13 @@ async function startBenchCluster(pairCount: number): Promise<RunningCluster> {
   };
 }
 async function waitInSync(client: TallyClient, pairCount: number): Promise<void> {
-  await waitFor(async () => {
-    const nodes = (await client.clusterStatus()).nodes;
-    return nodes.length === pairCount * 2 && nodes.every((node) => node.inSync);
-  }, { timeoutMs: 30_000, what: 'every pair in sync' });
+  await waitFor(
+    async () => {
+      const nodes = (await client.clusterStatus()).nodes;
+      return nodes.length === pairCount * 2 && nodes.every((node) => node.inSync);
+    },
+    { timeoutMs: 30_000, what: 'every pair in sync' },
+  );
 }
 async function scrapeGauge(port: number, name: string): Promise<number> {
   const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -132,7 +143,11 @@ async function scrapeHistogram(port: number, name: string, label: string): Promi
 }
 
 /** `callers` closed-loop callers, each running `call(caller, seq)` until the time is up. */
-async function closedLoop(durationMs: number, concurrency: number, call: (caller: number, seq: number) => Promise<void>): Promise<{ calls: number; elapsedMs: number; latenciesMs: number[] }> {
+async function closedLoop(
+  durationMs: number,
+  concurrency: number,
+  call: (caller: number, seq: number) => Promise<void>,
+): Promise<{ calls: number; elapsedMs: number; latenciesMs: number[] }> {
   const untilMs = Date.now() + durationMs;
   const started = performance.now();
   const latenciesMs: number[] = [];
@@ -215,7 +230,12 @@ async function hllSection(): Promise<void> {
     const bytes = after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers;
     return keep.length > 0 ? bytes / count : 0;
   }
-  const sketchCases: [string, number][] = [['empty', 0], ['100 members', 100], ['1,000 members', 1_000], ['dense (100,000 members)', 100_000]];
+  const sketchCases: [string, number][] = [
+    ['empty', 0],
+    ['100 members', 100],
+    ['1,000 members', 1_000],
+    ['dense (100,000 members)', 100_000],
+  ];
   for (const [label, n] of sketchCases) {
     const sketch = sketchOf(n);
     emit('hll_memory', {
@@ -467,7 +487,10 @@ async function memberMemorySection(): Promise<void> {
           return primary === modelBytes && follower === modelBytes ? { primary, follower } : undefined;
         },
         { timeoutMs: 10_000, intervalMs: 250, what: `tally_member_set_bytes = ${modelBytes} on both nodes` },
-      ).catch(async () => ({ primary: await scrapeGauge(primaryPort, 'tally_member_set_bytes'), follower: await scrapeGauge(followerPort, 'tally_member_set_bytes') }));
+      ).catch(async () => ({
+        primary: await scrapeGauge(primaryPort, 'tally_member_set_bytes'),
+        follower: await scrapeGauge(followerPort, 'tally_member_set_bytes'),
+      }));
       emit('member_set_memory_node', {
         ids: `dense 1..${memberCount}, one counter, 16 partitions`,
         members: memberCount,
@@ -570,13 +593,18 @@ async function paced(ratePerSec: number, durationMs: number, call: () => Promise
 /** bench/grpc-echo.mts as a separate process: the floor for one gRPC round trip on this machine. */
 async function startEcho(): Promise<{ call: () => Promise<number>; stop(): void }> {
   // Port 0: the server prints "ready <port>" with the port it bound.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'grpc-echo.mts'), 'serve', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'grpc-echo.mts'), 'serve', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (chunk: Buffer) => resolve(Number(/^ready (\d+)/.exec(chunk.toString())?.[1])));
     child.once('exit', (code) => reject(new Error(`grpc-echo exited with ${code}`)));
   });
   assert(port > 0, 'grpc-echo reported no port');
-  const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as { Status(request: object, callback: (error: unknown) => void): void; close(): void };
+  const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as {
+    Status(request: object, callback: (error: unknown) => void): void;
+    close(): void;
+  };
   return {
     call: () => new Promise<number>((resolve, reject) => client.Status({}, (error) => (error ? reject(error) : resolve(0)))),
     stop() {
@@ -632,11 +660,14 @@ async function readLatencySection(): Promise<void> {
             reads: total,
             shareWithin1Ms: (delta.get(0.001) ?? 0) / total,
             shareWithin2500Us: (delta.get(0.0025) ?? 0) / total,
-            p99AtMostMs: 1000 * [...delta].filter(([, count]) => count >= 0.99 * total).reduce((lowest, [le]) => Math.min(lowest, le), Infinity),
+            p99AtMostMs:
+              1000 * [...delta].filter(([, count]) => count >= 0.99 * total).reduce((lowest, [le]) => Math.min(lowest, le), Infinity),
           };
         }
         results[kind].push(result);
-        log(`   ${kind}: p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, p999 ${result.p999.toFixed(2)} ms, ${result.ratePerSec.toFixed(0)}/s, ${result.errors} errors, client loop delay p99 ${result.clientLoopDelayP99Ms.toFixed(1)} ms`);
+        log(
+          `   ${kind}: p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, p999 ${result.p999.toFixed(2)} ms, ${result.ratePerSec.toFixed(0)}/s, ${result.errors} errors, client loop delay p99 ${result.clientLoopDelayP99Ms.toFixed(1)} ms`,
+        );
       }
     } finally {
       stopBackground = true;
@@ -648,7 +679,10 @@ async function readLatencySection(): Promise<void> {
   for (const kind of kinds) {
     const kindResults = results[kind];
     emit('read_latency', {
-      call: kind === 'echo' ? 'bare grpc-js echo (floor), same run' : `Read ${kind.toUpperCase()}, 8 shards on 2 pairs, ~100 increments/s in the background`,
+      call:
+        kind === 'echo'
+          ? 'bare grpc-js echo (floor), same run'
+          : `Read ${kind.toUpperCase()}, 8 shards on 2 pairs, ~100 increments/s in the background`,
       targetPerSec: readRatePerSec,
       seconds,
       runs,
@@ -679,5 +713,11 @@ if (sections.has('1')) await hllSection();
 if (sections.has('2') || sections.has('3')) await throughputSection();
 if (sections.has('4')) await memberMemorySection();
 if (sections.has('5')) await readLatencySection();
-emit('summary', { cores: os.cpus().length, node: process.version, loadAverageAtStart, loadAverageAtEnd: os.loadavg().map((value) => round(value, 1)), totalSeconds: round((Date.now() - startedMs) / 1000) });
+emit('summary', {
+  cores: os.cpus().length,
+  node: process.version,
+  loadAverageAtStart,
+  loadAverageAtEnd: os.loadavg().map((value) => round(value, 1)),
+  totalSeconds: round((Date.now() - startedMs) / 1000),
+});
 process.exit(0);

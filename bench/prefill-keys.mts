@@ -26,11 +26,14 @@ const db = new Database(path.join(dir, 'node.sqlite'));
 // Setup only: no fsync per row; the file is checkpointed and synced below.
 db.pragma('synchronous = OFF');
 db.exec('DROP INDEX IF EXISTS log_keys');
-const insert = db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, 1, ?, 1, ?, NULL, ?)');
+const insert = db.prepare(
+  'INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, 1, ?, 1, ?, NULL, ?)',
+);
 const startMs = Date.now() - 3_600_000;
 db.transaction(() => {
   // Shard ids far above any a fresh router hands out, so bench counters do not meet them.
-  for (let n = 0; n < keyCount; n++) insert.run(n + 1, 1_000_000 + (n % shardCount), randomBytes(16), startMs + Math.floor((n * 3_600_000) / keyCount));
+  for (let n = 0; n < keyCount; n++)
+    insert.run(n + 1, 1_000_000 + (n % shardCount), randomBytes(16), startMs + Math.floor((n * 3_600_000) / keyCount));
 })();
 db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint_lsn', ?), ('checkpoint_epoch', '1')").run(String(keyCount));
 if (schema === 5) db.exec('CREATE INDEX log_keys ON log (shard_id, idem_key) WHERE idem_key IS NOT NULL');

@@ -102,10 +102,16 @@ let build: { appendMs: number; foldMs: number; rows: number } | undefined;
       const keyBytes = randomBytes(16 * count);
       const entries: LogEntry[] = new Array(count);
       for (let offset = 0; offset < count; offset++) {
-        entries[offset] = { shardId: 1 + Math.floor(Math.random() * shardCount), amount: 1n, idempotencyKey: keyBytes.subarray(16 * offset, 16 * offset + 16), fenceShardCount: 0 };
+        entries[offset] = {
+          shardId: 1 + Math.floor(Math.random() * shardCount),
+          amount: 1n,
+          idempotencyKey: keyBytes.subarray(16 * offset, 16 * offset + 16),
+          fenceShardCount: 0,
+        };
       }
       log.append(entries, 1n, Date.now());
-      if ((start / appendRows) % 20 === 19) console.error(`built ${start + count} of ${keyCount} keys (${((Date.now() - appendStartedMs) / 1000).toFixed(0)} s)`);
+      if ((start / appendRows) % 20 === 19)
+        console.error(`built ${start + count} of ${keyCount} keys (${((Date.now() - appendStartedMs) / 1000).toFixed(0)} s)`);
     }
     const appendMs = Date.now() - appendStartedMs;
     const foldStartedMs = Date.now();
@@ -131,7 +137,11 @@ console.error(`primary log: ${(primaryLog.mainBytes / mib).toFixed(1)} MiB (${sh
  */
 function watchReplication(address: string, sinceMs: number): { transitions: string[]; stop: () => void } {
   const rpc = new ShardNodeClient(address, credentials.createInsecure(), clientChannelOptions) as unknown as {
-    Status(request: object, options: { deadline: number }, callback: (error: Error | null, response?: shardV1.StatusResponse__Output) => void): void;
+    Status(
+      request: object,
+      options: { deadline: number },
+      callback: (error: Error | null, response?: shardV1.StatusResponse__Output) => void,
+    ): void;
     close(): void;
   };
   const transitions: string[] = [];
@@ -142,7 +152,10 @@ function watchReplication(address: string, sinceMs: number): { transitions: stri
     polling = true;
     rpc.Status({}, { deadline: Date.now() + 2_000 }, (error, response) => {
       polling = false;
-      const state = error !== null || response === undefined ? `no answer (${error?.message.slice(0, 80)})` : `role=${response.role} installing=${response.installing} ackedLsn=${response.followerAckedLsn} caughtUp=${response.followerCaughtUp} followerError="${response.followerError}"`;
+      const state =
+        error !== null || response === undefined
+          ? `no answer (${error?.message.slice(0, 80)})`
+          : `role=${response.role} installing=${response.installing} ackedLsn=${response.followerAckedLsn} caughtUp=${response.followerCaughtUp} followerError="${response.followerError}"`;
       if (state !== last) transitions.push(`+${((Date.now() - sinceMs) / 1000).toFixed(1)} s ${state}`);
       last = state;
     });
@@ -201,7 +214,11 @@ for (let run = 0; run < runs; run++) {
   if (profileDir !== undefined) {
     fs.mkdirSync(profileDir, { recursive: true });
     for (const node of cluster.nodes) {
-      node.process = new ManagedProcess({ ...node.process.options, script: path.join(import.meta.dirname, 'profiled-node.mts'), env: { TALLY_PROFILE_DIR: path.resolve(profileDir) } });
+      node.process = new ManagedProcess({
+        ...node.process.options,
+        script: path.join(import.meta.dirname, 'profiled-node.mts'),
+        env: { TALLY_PROFILE_DIR: path.resolve(profileDir) },
+      });
     }
   }
   const primary = cluster.node(0, 'primary');
@@ -227,8 +244,16 @@ for (let run = 0; run < runs; run++) {
     await waitFor(
       async () => {
         const status = await client.clusterStatus();
-        lastStatus = status.nodes.map((node) => `${node.role} ${node.health} inSync=${node.inSync} lsn=${node.lastLsn} lag=${node.replicationLagEntries} ${node.error}`).join('; ');
-        return status.nodes.length === 2 && status.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.replicationLagEntries === 0n);
+        lastStatus = status.nodes
+          .map(
+            (node) =>
+              `${node.role} ${node.health} inSync=${node.inSync} lsn=${node.lastLsn} lag=${node.replicationLagEntries} ${node.error}`,
+          )
+          .join('; ');
+        return (
+          status.nodes.length === 2 &&
+          status.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.replicationLagEntries === 0n)
+        );
       },
       { timeoutMs: refillTimeoutMs, intervalMs: 100, what: `pair in sync (last status: ${lastStatus})` },
     );
@@ -249,7 +274,12 @@ for (let run = 0; run < runs; run++) {
       installStartMs: installStart === undefined ? undefined : installStart.atMs - routerStartedMs,
       installDurationMs: installed === undefined ? undefined : Number(installed.line.durationMs),
       followerInstalledMs: followerInstalled === undefined ? undefined : followerInstalled.atMs - routerStartedMs,
-      chunks: installed === undefined ? (followerInstalled === undefined ? undefined : Number(followerInstalled.line.chunks)) : Number(installed.line.chunks),
+      chunks:
+        installed === undefined
+          ? followerInstalled === undefined
+            ? undefined
+            : Number(followerInstalled.line.chunks)
+          : Number(installed.line.chunks),
       followerMainBytes: followerDb.mainBytes,
       followerWalBytes: followerDb.walBytes,
       followerRssBytes: rssBytes(follower.process.pid),
@@ -264,7 +294,7 @@ for (let run = 0; run < runs; run++) {
     console.log(
       `run ${run + 1}: in sync ${(refillMs / 1000).toFixed(1)} s after router start (install began at ${((result.installStartMs ?? NaN) / 1000).toFixed(1)} s, ` +
         `primary says ${((result.installDurationMs ?? NaN) / 1000).toFixed(1)} s in ${result.chunks} chunks, follower installed at ${((result.followerInstalledMs ?? NaN) / 1000).toFixed(1)} s); ` +
-        `${((primaryLog.mainBytes / mib) / (refillMs / 1000)).toFixed(1)} MiB/s of primary log; follower db ${(followerDb.mainBytes / mib).toFixed(1)} MiB + WAL ${(followerDb.walBytes / mib).toFixed(1)} MiB, ` +
+        `${(primaryLog.mainBytes / mib / (refillMs / 1000)).toFixed(1)} MiB/s of primary log; follower db ${(followerDb.mainBytes / mib).toFixed(1)} MiB + WAL ${(followerDb.walBytes / mib).toFixed(1)} MiB, ` +
         `RSS follower ${(result.followerRssBytes / mib).toFixed(0)} MiB, primary ${(result.primaryRssBytes / mib).toFixed(0)} MiB; follower shards ${result.followerShards}; ` +
         `CPU during refill: primary ${result.primaryCpuSeconds.toFixed(1)} s, follower ${result.followerCpuSeconds.toFixed(1)} s; ` +
         `load average ${result.loadAverage}; primary ready in ${(primaryReadyMs / 1000).toFixed(1)} s (replay ${result.primaryReplayMs} ms)`,

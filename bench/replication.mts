@@ -87,12 +87,16 @@ for (let run = 0; run < runs; run++) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     longestGapMs = 0;
     await cluster.node(0, 'primary').process.stop('SIGKILL');
-    await waitFor(async () => (await client.describe('failover')).placements[0]!.primary === cluster.node(0, 'follower').address, { timeoutMs: 20_000 });
+    await waitFor(async () => (await client.describe('failover')).placements[0]!.primary === cluster.node(0, 'follower').address, {
+      timeoutMs: 20_000,
+    });
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     running = false;
     await Promise.all(writers);
     gaps.push(longestGapMs);
-    console.log(`run ${run + 1}: in sync ${withFollower.at(-1)!.toFixed(0)}/s, primary alone ${alone.at(-1)!.toFixed(0)}/s, failover gap ${longestGapMs} ms`);
+    console.log(
+      `run ${run + 1}: in sync ${withFollower.at(-1)!.toFixed(0)}/s, primary alone ${alone.at(-1)!.toFixed(0)}/s, failover gap ${longestGapMs} ms`,
+    );
   } finally {
     client.close();
     await cluster.stop('SIGKILL');

@@ -29,7 +29,10 @@ for (const file of fs.readdirSync(distDir, { recursive: true })) {
   const text = fs.readFileSync(path.join(distDir, file), 'utf8');
   for (const [, specifier] of text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"]([^'"]+)['"]/g)) {
     if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
-    const packageName = specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+    const packageName = specifier
+      .split('/')
+      .slice(0, specifier.startsWith('@') ? 2 : 1)
+      .join('/');
     if (!(packageName in dependencies)) strays.push(`dist/${file} imports ${specifier}`);
   }
 }

@@ -86,7 +86,17 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
   const endMs = startedMs + options.durationMs;
   // Each loop paces itself when a rate is set: its share of the target.
   const loopIntervalMs = options.ratePerSec > 0 ? (options.concurrency * options.procs * options.batch * 1000) / options.ratePerSec : 0;
-  const progressTimer = onProgress ? setInterval(() => onProgress(okIncrements, Object.values(errors).reduce((a, b) => a + b, 0), histogram.quantileMs(0.99)), 1_000) : undefined;
+  const progressTimer = onProgress
+    ? setInterval(
+        () =>
+          onProgress(
+            okIncrements,
+            Object.values(errors).reduce((a, b) => a + b, 0),
+            histogram.quantileMs(0.99),
+          ),
+        1_000,
+      )
+    : undefined;
   const add = (map: Map<string, bigint>, counter: string): void => {
     map.set(counter, (map.get(counter) ?? 0n) + 1n);
   };
@@ -145,16 +155,27 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
   const latest = new Array<{ ok: number; errors: number; p99: number }>(options.procs).fill({ ok: 0, errors: 0, p99: 0 });
   const workers = Array.from({ length: options.procs }, (_, index) => {
     const args = [
-      ...workerEntryArgs, 'bench', '--worker',
-      '--router', options.router,
-      '--workload', options.workload,
-      '--cold-counters', String(options.coldCounters),
-      '--batch', String(options.batch),
-      '--concurrency', String(options.concurrency),
-      '--rate', String(options.ratePerSec),
-      '--procs-total', String(options.procs),
-      '--duration-ms', String(options.durationMs),
-      '--run-id', options.runId,
+      ...workerEntryArgs,
+      'bench',
+      '--worker',
+      '--router',
+      options.router,
+      '--workload',
+      options.workload,
+      '--cold-counters',
+      String(options.coldCounters),
+      '--batch',
+      String(options.batch),
+      '--concurrency',
+      String(options.concurrency),
+      '--rate',
+      String(options.ratePerSec),
+      '--procs-total',
+      String(options.procs),
+      '--duration-ms',
+      String(options.durationMs),
+      '--run-id',
+      options.runId,
       ...(options.keyed ? ['--keyed'] : []),
       ...options.securityFlags,
     ];
@@ -174,13 +195,18 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
         }
         if (message.result) result = message.result;
       });
-      child.on('exit', (code) => (result ? resolve(result) : reject(new Error(`bench worker ${index} exited with code ${code} and no result`))));
+      child.on('exit', (code) =>
+        result ? resolve(result) : reject(new Error(`bench worker ${index} exited with code ${code} and no result`)),
+      );
     });
   });
   return Promise.all(workers);
 }
 
-async function checkTotals(client: TallyClient, results: WorkerResult[]): Promise<{ counters: number; passed: boolean; failures: string[] }> {
+async function checkTotals(
+  client: TallyClient,
+  results: WorkerResult[],
+): Promise<{ counters: number; passed: boolean; failures: string[] }> {
   const ok = new Map<string, bigint>();
   const unknown = new Map<string, bigint>();
   for (const result of results) {
@@ -193,7 +219,8 @@ async function checkTotals(client: TallyClient, results: WorkerResult[]): Promis
     for (const read of await client.readMany(counters.slice(offset, offset + 1_000))) {
       const low = ok.get(read.counter) ?? 0n;
       const high = low + (unknown.get(read.counter) ?? 0n);
-      if (read.total < low || read.total > high) failures.push(`${read.counter}: total ${read.total}, acknowledged ${low}, unknown ${high - low}`);
+      if (read.total < low || read.total > high)
+        failures.push(`${read.counter}: total ${read.total}, acknowledged ${low}, unknown ${high - low}`);
     }
   }
   return { counters: counters.length, passed: failures.length === 0, failures: failures.slice(0, 10) };
@@ -233,7 +260,12 @@ export async function runBench(options: BenchOptions, onProgress?: Progress): Pr
     callsPerSec: Math.round((calls * 1000) / elapsedMs),
     okIncrements,
     errors,
-    latencyMs: { p50: histogram.quantileMs(0.5), p99: histogram.quantileMs(0.99), p999: histogram.quantileMs(0.999), max: histogram.maxMicros / 1000 },
+    latencyMs: {
+      p50: histogram.quantileMs(0.5),
+      p99: histogram.quantileMs(0.99),
+      p999: histogram.quantileMs(0.999),
+      max: histogram.maxMicros / 1000,
+    },
     check,
   };
 }

@@ -59,10 +59,33 @@ interface ParsedArgs {
 
 const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check', 'no-window', 'repair', 'verbose']);
 const valueFlags = new Set([
-  'router', 'key', 'deadline-ms', 'last', 'window-bucket', 'window-retention', 'membership-partitions',
-  'address', 'service', 'tls-ca', 'tls-cert', 'tls-key', 'token-file',
-  'autoscale', 'limit', 'iterations', 'interval-ms',
-  'workload', 'cold-counters', 'batch', 'concurrency', 'rate', 'seconds', 'duration-ms', 'procs', 'procs-total', 'run-id',
+  'router',
+  'key',
+  'deadline-ms',
+  'last',
+  'window-bucket',
+  'window-retention',
+  'membership-partitions',
+  'address',
+  'service',
+  'tls-ca',
+  'tls-cert',
+  'tls-key',
+  'token-file',
+  'autoscale',
+  'limit',
+  'iterations',
+  'interval-ms',
+  'workload',
+  'cold-counters',
+  'batch',
+  'concurrency',
+  'rate',
+  'seconds',
+  'duration-ms',
+  'procs',
+  'procs-total',
+  'run-id',
 ]);
 
 function parseArgs(argv: readonly string[]): ParsedArgs {
@@ -129,7 +152,8 @@ function parseDurationMs(text: string, what: string): number {
 /** What describe adds for counters beyond plain totals. */
 function kindNote(description: CounterDescription): string {
   if (description.kind !== 'total') return `, ${description.kind} counter`;
-  if (description.windowBucketMs > 0) return `, window ${formatDuration(description.windowRetentionMs)} in ${formatDuration(description.windowBucketMs)} buckets`;
+  if (description.windowBucketMs > 0)
+    return `, window ${formatDuration(description.windowRetentionMs)} in ${formatDuration(description.windowBucketMs)} buckets`;
   return '';
 }
 
@@ -149,7 +173,9 @@ function expectArgs(args: string[], count: number, shape: string): void {
 }
 
 function print(json: boolean, value: unknown, text: string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, (_key, field) => (typeof field === 'bigint' ? field.toString() : field))}\n` : `${text}\n`);
+  process.stdout.write(
+    json ? `${JSON.stringify(value, (_key, field) => (typeof field === 'bigint' ? field.toString() : field))}\n` : `${text}\n`,
+  );
 }
 
 async function run(client: TallyClient, command: string, args: string[], flags: Map<string, string>): Promise<void> {
@@ -161,7 +187,11 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       const amount = args[1] === undefined ? 1n : parseAmount(args[1]);
       // Without --key the client makes a key, so its own retries cannot count twice.
       const result = await client.increment(args[0]!, amount, { idempotencyKey: flags.get('key') });
-      print(json, { counter: args[0], amount, ...result }, `${result.applied ? 'applied' : 'duplicate (not applied again)'}: ${args[0]} ${amount >= 0n ? '+' : ''}${amount} on shard ${result.shard}`);
+      print(
+        json,
+        { counter: args[0], amount, ...result },
+        `${result.applied ? 'applied' : 'duplicate (not applied again)'}: ${args[0]} ${amount >= 0n ? '+' : ''}${amount} on shard ${result.shard}`,
+      );
       return;
     }
     case 'get': {
@@ -171,11 +201,19 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
         const lastMs = parseDurationMs(lastText, '--last');
         const window = await client.readWindow(args[0]!, lastMs, { consistency });
         const range = `${plural(window.buckets, 'bucket')} of ${formatDuration(window.bucketMs)}, ${new Date(window.fromUnixMs).toISOString()} to ${new Date(window.toUnixMs).toISOString()}`;
-        print(json, { ...window, lastMs }, `${window.counter} = ${window.total} in the last ${formatDuration(lastMs)} (${window.exact ? 'exact' : `cached, ${window.stalenessMs} ms old`}; ${range})`);
+        print(
+          json,
+          { ...window, lastMs },
+          `${window.counter} = ${window.total} in the last ${formatDuration(lastMs)} (${window.exact ? 'exact' : `cached, ${window.stalenessMs} ms old`}; ${range})`,
+        );
         return;
       }
       const read = await client.read(args[0]!, { consistency });
-      print(json, read, `${read.counter} = ${read.total}${read.exact ? ' (exact' : ` (cached, ${read.stalenessMs} ms old`}, ${read.shards} shard${read.shards === 1 ? '' : 's'})`);
+      print(
+        json,
+        read,
+        `${read.counter} = ${read.total}${read.exact ? ' (exact' : ` (cached, ${read.stalenessMs} ms old`}, ${read.shards} shard${read.shards === 1 ? '' : 's'})`,
+      );
       return;
     }
     case 'get-many': {
@@ -190,7 +228,10 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       const description = await client.describe(args[0]!);
       const lines = [
         `${description.counter}: ${description.shards} shard${description.shards === 1 ? '' : 's'}, heat ${description.heatPerSec.toFixed(1)} increments/s (peak ${description.peakPerSec.toFixed(1)}), skew ${description.skew.toFixed(2)}, autoscale ${description.autoscale ? 'on' : 'off'}${kindNote(description)}, created ${new Date(description.createdUnixMs).toISOString()}`,
-        ...description.placements.map((placement) => `  shard ${placement.shard} (id ${placement.shardId})  pair ${placement.pair}  primary ${placement.primary}  follower ${placement.follower}  epoch ${placement.epoch}`),
+        ...description.placements.map(
+          (placement) =>
+            `  shard ${placement.shard} (id ${placement.shardId})  pair ${placement.pair}  primary ${placement.primary}  follower ${placement.follower}  epoch ${placement.epoch}`,
+        ),
       ];
       print(json, description, lines.join('\n'));
       return;
@@ -218,7 +259,11 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     case 'node': {
       if (args[0] !== 'replace' || args.length !== 3) throw new UsageError('expected: tally node replace <address> <new-address>');
       const result = await client.replaceNode(args[1]!, args[2]!);
-      print(json, result, `pair ${result.pair}: primary ${result.primary}, follower ${result.follower} (to be filled by snapshot install), epoch ${result.epoch}`);
+      print(
+        json,
+        result,
+        `pair ${result.pair}: primary ${result.primary}, follower ${result.follower} (to be filled by snapshot install), epoch ${result.epoch}`,
+      );
       return;
     }
     case 'reconcile': {
@@ -226,7 +271,10 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       const report = await client.reconcile(args[0]);
       const lines = [
         `${report.shardsChecked} shard${report.shardsChecked === 1 ? '' : 's'} checked, ${report.shardsDrifting} drifting`,
-        ...report.pairs.map((pair) => `  pair ${pair.pair}: primary lsn ${pair.primaryLsn}, follower ${pair.followerChecked ? `lsn ${pair.followerLsn}` : 'not compared'}${pair.note ? ` (${pair.note})` : ''}`),
+        ...report.pairs.map(
+          (pair) =>
+            `  pair ${pair.pair}: primary lsn ${pair.primaryLsn}, follower ${pair.followerChecked ? `lsn ${pair.followerLsn}` : 'not compared'}${pair.note ? ` (${pair.note})` : ''}`,
+        ),
         ...report.shards.map(
           (shard) =>
             `  shard ${shard.shardId}${shard.counter ? ` (${shard.counter})` : ''} pair ${shard.pair}: primary memory ${shard.primaryMemory} log ${shard.primaryLog}; follower memory ${shard.followerMemory} log ${shard.followerLog}; drift ${shard.primaryDrift}/${shard.followerDrift}/${shard.replicaDrift}`,
@@ -239,13 +287,22 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     case 'health': {
       expectArgs(args, 0, 'health [--address host:port] [--service name]');
       const address = flags.get('address') ?? flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
-      const status = await checkHealth(address, flags.get('service') ?? '', Number(flags.get('deadline-ms') ?? 2_000), securityOptions(flags));
+      const status = await checkHealth(
+        address,
+        flags.get('service') ?? '',
+        Number(flags.get('deadline-ms') ?? 2_000),
+        securityOptions(flags),
+      );
       print(json, { address, status }, `${address}: ${status}`);
       if (status !== 'SERVING') process.exitCode = 1;
       return;
     }
     case 'configure': {
-      expectArgs(args, 1, 'configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window] [--membership-partitions N]');
+      expectArgs(
+        args,
+        1,
+        'configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window] [--membership-partitions N]',
+      );
       const options = configureOptions(flags);
       const description = await client.configure(args[0]!, options);
       print(json, description, configureLine(description, options));
@@ -255,14 +312,22 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       const [action, counter, ...rest] = args;
       if (action === 'add' && counter !== undefined && rest.length > 0) {
         const result = await client.addDistinct(counter, rest);
-        print(json, { counter, members: rest.length, ...result }, `${counter}: ${plural(result.registersChanged, 'register')} changed (${plural(rest.length, 'member')} given)`);
+        print(
+          json,
+          { counter, members: rest.length, ...result },
+          `${counter}: ${plural(result.registersChanged, 'register')} changed (${plural(rest.length, 'member')} given)`,
+        );
         return;
       }
       if (action === 'count' && counter !== undefined) {
         const counters = [counter, ...rest];
         const count = await client.countDistinct(counters);
         const name = counters.length === 1 ? counter : `union of ${counters.join(', ')}`;
-        print(json, { counters, ...count }, `${name}: ${count.estimate} distinct ± ${(count.standardError * 100).toFixed(2)}% (${plural(count.shards, 'shard')})`);
+        print(
+          json,
+          { counters, ...count },
+          `${name}: ${count.estimate} distinct ± ${(count.standardError * 100).toFixed(2)}% (${plural(count.shards, 'shard')})`,
+        );
         return;
       }
       throw new UsageError('expected: tally distinct add <counter> <member>... or tally distinct count <counter>...');
@@ -272,13 +337,21 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       if ((action === 'add' || action === 'remove') && counter !== undefined && rest.length === 1) {
         const member = parseMember(rest[0]!);
         const result = await client.setMember(counter, member, action === 'add');
-        print(json, { counter, member, present: action === 'add', ...result }, `changed: ${result.changed ? 'yes' : 'no'}\ncount: ${result.count ?? 'unavailable now (a pair of the counter cannot be read)'}`);
+        print(
+          json,
+          { counter, member, present: action === 'add', ...result },
+          `changed: ${result.changed ? 'yes' : 'no'}\ncount: ${result.count ?? 'unavailable now (a pair of the counter cannot be read)'}`,
+        );
         return;
       }
       if (action === 'check' && counter !== undefined && rest.length > 0) {
         const members = rest.map(parseMember);
         const present = await client.isMember(counter, members);
-        print(json, members.map((member, index) => ({ member, present: present[index] })), members.map((member, index) => `${member} ${present[index] ? 'present' : 'absent'}`).join('\n'));
+        print(
+          json,
+          members.map((member, index) => ({ member, present: present[index] })),
+          members.map((member, index) => `${member} ${present[index] ? 'present' : 'absent'}`).join('\n'),
+        );
         return;
       }
       throw new UsageError('expected: tally member add|remove <counter> <member> or tally member check <counter> <member>...');
@@ -302,8 +375,14 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     }
     case 'top': {
       expectArgs(args, 0, 'top [--limit N] [--iterations N]');
-      const whole = (name: string, fallback: number): number => (flags.has(name) ? parseWholeNumber(flags.get(name)!, `--${name}`) : fallback);
-      await runTop(client, { router: flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051', limit: whole('limit', 20), iterations: whole('iterations', 0), intervalMs: Math.max(100, whole('interval-ms', 1_000)) });
+      const whole = (name: string, fallback: number): number =>
+        flags.has(name) ? parseWholeNumber(flags.get(name)!, `--${name}`) : fallback;
+      await runTop(client, {
+        router: flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051',
+        limit: whole('limit', 20),
+        iterations: whole('iterations', 0),
+        intervalMs: Math.max(100, whole('interval-ms', 1_000)),
+      });
       return;
     }
     case 'bench': {
@@ -327,20 +406,27 @@ function configureOptions(flags: Map<string, string>): ConfigureOptions {
   const bucketText = flags.get('window-bucket');
   const retentionText = flags.get('window-retention');
   if (flags.has('no-window')) {
-    if (bucketText !== undefined || retentionText !== undefined) throw new UsageError('--no-window goes without --window-bucket and --window-retention');
+    if (bucketText !== undefined || retentionText !== undefined)
+      throw new UsageError('--no-window goes without --window-bucket and --window-retention');
     options.window = { bucketMs: 0, retentionMs: 0 };
   } else if (bucketText !== undefined || retentionText !== undefined) {
     if (bucketText === undefined || retentionText === undefined) throw new UsageError('--window-bucket and --window-retention go together');
-    options.window = { bucketMs: parseDurationMs(bucketText, '--window-bucket'), retentionMs: parseDurationMs(retentionText, '--window-retention') };
+    options.window = {
+      bucketMs: parseDurationMs(bucketText, '--window-bucket'),
+      retentionMs: parseDurationMs(retentionText, '--window-retention'),
+    };
   }
   const partitionsText = flags.get('membership-partitions');
   if (partitionsText !== undefined) {
     const partitions = parseWholeNumber(partitionsText, '--membership-partitions');
-    if (partitions < 1 || partitions > memberPartitionsMax) throw new UsageError(`--membership-partitions must be between 1 and ${memberPartitionsMax}, got ${partitions}`);
+    if (partitions < 1 || partitions > memberPartitionsMax)
+      throw new UsageError(`--membership-partitions must be between 1 and ${memberPartitionsMax}, got ${partitions}`);
     options.membershipPartitions = partitions;
   }
   if (options.autoscale === undefined && options.window === undefined && options.membershipPartitions === undefined) {
-    throw new UsageError('configure needs --autoscale on|off, --window-bucket with --window-retention, --no-window or --membership-partitions');
+    throw new UsageError(
+      'configure needs --autoscale on|off, --window-bucket with --window-retention, --no-window or --membership-partitions',
+    );
   }
   return options;
 }
@@ -375,7 +461,14 @@ function securityOptions(flags: Map<string, string>): { tls?: { ca: Buffer; cert
   const tokenFile = flags.get('token-file') ?? process.env.TALLY_TOKEN_FILE;
   const token = tokenFile !== undefined ? read(tokenFile, '--token-file').toString('utf8').trim() : process.env.TALLY_TOKEN;
   return {
-    tls: caFile === undefined ? undefined : { ca: read(caFile, '--tls-ca'), cert: certFile === undefined ? undefined : read(certFile, '--tls-cert'), key: keyFile === undefined ? undefined : read(keyFile, '--tls-key') },
+    tls:
+      caFile === undefined
+        ? undefined
+        : {
+            ca: read(caFile, '--tls-ca'),
+            cert: certFile === undefined ? undefined : read(certFile, '--tls-cert'),
+            key: keyFile === undefined ? undefined : read(keyFile, '--tls-key'),
+          },
     token,
   };
 }
@@ -383,7 +476,10 @@ function securityOptions(flags: Map<string, string>): { tls?: { ca: Buffer; cert
 /** grpc.health.v1 Check against any process; a failed call is NOT_SERVING's cousin, UNREACHABLE. */
 function checkHealth(address: string, service: string, deadlineMs: number, security: ReturnType<typeof securityOptions>): Promise<string> {
   const HealthClient = makeGenericClientConstructor(healthService as never, 'Health');
-  const channelCredentials = security.tls === undefined ? credentials.createInsecure() : credentials.createSsl(security.tls.ca, security.tls.key ?? null, security.tls.cert ?? null);
+  const channelCredentials =
+    security.tls === undefined
+      ? credentials.createInsecure()
+      : credentials.createSsl(security.tls.ca, security.tls.key ?? null, security.tls.cert ?? null);
   const client = new HealthClient(address, channelCredentials) as unknown as {
     check(request: object, options: object, callback: (error: Error | null, response?: { status: string }) => void): void;
     close(): void;
@@ -398,7 +494,8 @@ function checkHealth(address: string, service: string, deadlineMs: number, secur
 
 function benchOptions(flags: Map<string, string>, router: string): BenchOptions {
   const workload = flags.get('workload') ?? 'hot';
-  if (workload !== 'hot' && workload !== 'cold' && workload !== 'mix') throw new UsageError(`--workload must be hot, cold or mix, got "${workload}"`);
+  if (workload !== 'hot' && workload !== 'cold' && workload !== 'mix')
+    throw new UsageError(`--workload must be hot, cold or mix, got "${workload}"`);
   const whole = (name: string, fallback: number, min: number, max: number): number => {
     const text = flags.get(name);
     if (text === undefined) return fallback;
@@ -429,7 +526,9 @@ async function bench(flags: Map<string, string>, json: boolean): Promise<void> {
   const options = benchOptions(flags, router);
   if (flags.has('worker')) {
     // A worker of a multi-process bench: JSON lines on stdout for the parent.
-    const result = await runWorker(options, (ok, errors, p99) => process.stdout.write(`${JSON.stringify({ progress: { ok, errors, p99 } })}\n`));
+    const result = await runWorker(options, (ok, errors, p99) =>
+      process.stdout.write(`${JSON.stringify({ progress: { ok, errors, p99 } })}\n`),
+    );
     process.stdout.write(`${JSON.stringify({ result })}\n`);
     return;
   }
@@ -445,7 +544,13 @@ async function bench(flags: Map<string, string>, json: boolean): Promise<void> {
     `${summary.workload} workload, ${summary.keyed ? 'keyed' : 'unkeyed'}, ${summary.batch === 1 ? 'unary' : `batches of ${summary.batch}`}, ${summary.concurrency} in flight x ${summary.procs} process${summary.procs === 1 ? '' : 'es'}, ${(summary.durationMs / 1000).toFixed(1)} s`,
     `throughput  ${summary.incrementsPerSec.toLocaleString('en-US')} increments/s (${summary.callsPerSec.toLocaleString('en-US')} calls/s), ${summary.okIncrements.toLocaleString('en-US')} acknowledged`,
     `latency     p50 ${summary.latencyMs.p50.toFixed(2)} ms  p99 ${summary.latencyMs.p99.toFixed(2)} ms  p999 ${summary.latencyMs.p999.toFixed(2)} ms  max ${summary.latencyMs.max.toFixed(2)} ms`,
-    `errors      ${Object.keys(summary.errors).length === 0 ? 'none' : Object.entries(summary.errors).map(([code, count]) => `${code} ${count}`).join(', ')}`,
+    `errors      ${
+      Object.keys(summary.errors).length === 0
+        ? 'none'
+        : Object.entries(summary.errors)
+            .map(([code, count]) => `${code} ${count}`)
+            .join(', ')
+    }`,
     summary.check === undefined
       ? 'check       skipped'
       : `check       ${summary.check.passed ? 'passed' : 'FAILED'}: exact totals of ${summary.check.counters} counter${summary.check.counters === 1 ? '' : 's'} ${summary.check.passed ? 'match the acknowledged sums' : `disagree: ${summary.check.failures.join('; ')}`}`,

@@ -7,7 +7,9 @@ const bars = ' ▁▂▃▄▅▆▇█';
 
 function shardBar(rates: readonly number[], width: number): string {
   const max = Math.max(...rates, 0);
-  const cells = rates.slice(0, Math.max(0, width)).map((rate) => (max === 0 ? bars[0] : bars[Math.round((rate / max) * (bars.length - 1))]));
+  const cells = rates
+    .slice(0, Math.max(0, width))
+    .map((rate) => (max === 0 ? bars[0] : bars[Math.round((rate / max) * (bars.length - 1))]));
   return cells.join('') + (rates.length > width ? '…' : '');
 }
 
@@ -15,7 +17,11 @@ function number(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
-export function renderTop(hot: { counters: HotCounter[]; tracked: number }, status: ClusterStatus | undefined, options: { columns: number; rows: number; router: string; nowMs: number; tty: boolean }): string[] {
+export function renderTop(
+  hot: { counters: HotCounter[]; tracked: number },
+  status: ClusterStatus | undefined,
+  options: { columns: number; rows: number; router: string; nowMs: number; tty: boolean },
+): string[] {
   const nameWidth = Math.max(8, Math.min(40, Math.max(0, ...hot.counters.map((entry) => entry.counter.length))));
   const fixedWidth = nameWidth + 10 + 10 + 8 + 7 + 4;
   const barWidth = Math.max(0, options.columns - fixedWidth);
@@ -29,7 +35,8 @@ export function renderTop(hot: { counters: HotCounter[]; tracked: number }, stat
     '',
     'NODES',
     ...(status?.nodes ?? []).map(
-      (node) => `pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  epoch ${node.epoch}  ${node.inSync ? 'in sync' : 'OUT OF SYNC'}  lsn ${node.lastLsn}${node.role === 'follower' ? `  lag ${node.replicationLagEntries}` : ''}`,
+      (node) =>
+        `pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  epoch ${node.epoch}  ${node.inSync ? 'in sync' : 'OUT OF SYNC'}  lsn ${node.lastLsn}${node.role === 'follower' ? `  lag ${node.replicationLagEntries}` : ''}`,
     ),
   ];
   if (status === undefined) lines.push('(cluster status unavailable)');
@@ -43,7 +50,10 @@ export function renderTop(hot: { counters: HotCounter[]; tracked: number }, stat
   return fitted;
 }
 
-export async function runTop(client: TallyClient, options: { router: string; limit: number; intervalMs: number; iterations: number }): Promise<void> {
+export async function runTop(
+  client: TallyClient,
+  options: { router: string; limit: number; intervalMs: number; iterations: number },
+): Promise<void> {
   const tty = process.stdout.isTTY === true;
   let quit = false;
   let wake: (() => void) | undefined;

@@ -280,7 +280,9 @@ export class TallyClient {
 
   constructor(options: TallyClientOptions) {
     const channelCredentials =
-      options.tls === undefined ? credentials.createInsecure() : credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null);
+      options.tls === undefined
+        ? credentials.createInsecure()
+        : credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null);
     this.metadata = new Metadata();
     if (options.token !== undefined) this.metadata.set('authorization', `Bearer ${options.token}`);
     this.counterRpc = new CounterServiceClient(options.address, channelCredentials, clientChannelOptions);
@@ -294,11 +296,21 @@ export class TallyClient {
     this.attemptsMax = options.attemptsMax ?? 12;
   }
 
-  private call<Request, Response>(method: Unary<Request, Response>, rpc: Client, request: NoInfer<Request>, settings?: CallSettings): Promise<Response> {
+  private call<Request, Response>(
+    method: Unary<Request, Response>,
+    rpc: Client,
+    request: NoInfer<Request>,
+    settings?: CallSettings,
+  ): Promise<Response> {
     return this.attempt(method, rpc, request, Date.now() + (settings?.deadlineMs ?? this.deadlineMs));
   }
 
-  private attempt<Request, Response>(method: Unary<Request, Response>, rpc: Client, request: NoInfer<Request>, deadline: number): Promise<Response> {
+  private attempt<Request, Response>(
+    method: Unary<Request, Response>,
+    rpc: Client,
+    request: NoInfer<Request>,
+    deadline: number,
+  ): Promise<Response> {
     return new Promise((resolve, reject) => {
       method.call(rpc, request, this.metadata, { deadline }, (error, response) => {
         if (error || response === undefined) reject(fromServiceError(error));
@@ -312,7 +324,12 @@ export class TallyClient {
    * Only requests whose every increment is keyed are retried: the key makes
    * a repeat harmless; without it a retry could count twice.
    */
-  private async withRetries<Request, Response>(method: Unary<Request, Response>, request: NoInfer<Request>, keyed: boolean, settings?: CallSettings): Promise<Response> {
+  private async withRetries<Request, Response>(
+    method: Unary<Request, Response>,
+    request: NoInfer<Request>,
+    keyed: boolean,
+    settings?: CallSettings,
+  ): Promise<Response> {
     const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
     for (let attempt = 1; ; attempt++) {
       const remainingMs = deadline - Date.now();
@@ -323,7 +340,8 @@ export class TallyClient {
         const failure = error as TallyError;
         // Full jitter: a crowd of clients retrying after one failover does not return in step.
         const backoffMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
-        const retry = keyed && retryableStatuses.has(failure.grpcCode) && attempt < this.attemptsMax && Date.now() + backoffMs < deadline - 10;
+        const retry =
+          keyed && retryableStatuses.has(failure.grpcCode) && attempt < this.attemptsMax && Date.now() + backoffMs < deadline - 10;
         if (!retry) throw failure;
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
       }
@@ -345,7 +363,11 @@ export class TallyClient {
 
   /** Many increments in one call; keys as for increment, per item. Retried only when every item is keyed. */
   async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {
-    const wireItems = items.map((item) => ({ counter: item.counter, amount: toWireAmount(item.amount), idempotencyKey: toWireKey(item.idempotencyKey) }));
+    const wireItems = items.map((item) => ({
+      counter: item.counter,
+      amount: toWireAmount(item.amount),
+      idempotencyKey: toWireKey(item.idempotencyKey),
+    }));
     const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
     const response = await this.withRetries(this.counterRpc.IncrementBatch, { items: wireItems }, keyed, settings);
     return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
@@ -357,7 +379,10 @@ export class TallyClient {
   }
 
   async readMany(counters: readonly string[], options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult[]> {
-    const request: counterV1.ReadManyRequest = { counters: [...counters], consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    const request: counterV1.ReadManyRequest = {
+      counters: [...counters],
+      consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
+    };
     const response = await this.call(this.counterRpc.ReadMany, this.counterRpc, request, options);
     return response.values.map(fromReadResponse);
   }
@@ -373,7 +398,8 @@ export class TallyClient {
    */
   async configure(counter: string, options: ConfigureOptions, settings?: CallSettings): Promise<CounterDescription> {
     const autoscale = options.autoscale === undefined ? 'AUTOSCALE_UNCHANGED' : options.autoscale ? 'AUTOSCALE_ON' : 'AUTOSCALE_OFF';
-    const window = options.window === undefined ? null : { bucketMs: String(options.window.bucketMs), retentionMs: String(options.window.retentionMs) };
+    const window =
+      options.window === undefined ? null : { bucketMs: String(options.window.bucketMs), retentionMs: String(options.window.retentionMs) };
     const request: counterV1.ConfigureRequest = { counter, autoscale, window, membershipPartitions: options.membershipPartitions ?? 0 };
     return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, request, settings));
   }
@@ -383,8 +409,15 @@ export class TallyClient {
    * on first use. Adding is idempotent, so the call is retried on
    * UNAVAILABLE and DEADLINE_EXCEEDED within the deadline.
    */
-  async addDistinct(counter: string, members: readonly (string | Uint8Array)[], settings?: CallSettings): Promise<{ registersChanged: number }> {
-    const request: counterV1.AddDistinctRequest = { counter, members: members.map((member) => (typeof member === 'string' ? Buffer.from(member, 'utf8') : Buffer.from(member))) };
+  async addDistinct(
+    counter: string,
+    members: readonly (string | Uint8Array)[],
+    settings?: CallSettings,
+  ): Promise<{ registersChanged: number }> {
+    const request: counterV1.AddDistinctRequest = {
+      counter,
+      members: members.map((member) => (typeof member === 'string' ? Buffer.from(member, 'utf8') : Buffer.from(member))),
+    };
     const response = await this.withRetries(this.counterRpc.AddDistinct, request, true, settings);
     return { registersChanged: response.registersChanged };
   }
@@ -398,7 +431,11 @@ export class TallyClient {
 
   /** The sum of a windowed counter's increments over the last lastMs (see WindowReadResult for the buckets used). */
   async readWindow(counter: string, lastMs: number, options?: CallSettings & { consistency?: Consistency }): Promise<WindowReadResult> {
-    const request: counterV1.ReadWindowRequest = { counter, lastMs: String(lastMs), consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+    const request: counterV1.ReadWindowRequest = {
+      counter,
+      lastMs: String(lastMs),
+      consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
+    };
     const response = await this.call(this.counterRpc.ReadWindow, this.counterRpc, request, options);
     return {
       counter: response.counter,
@@ -421,7 +458,12 @@ export class TallyClient {
    * call is retried on UNAVAILABLE; a retried call that had already applied
    * reports changed=false.
    */
-  async setMember(counter: string, member: MemberId, present: boolean, settings?: CallSettings): Promise<{ changed: boolean; count: bigint | undefined }> {
+  async setMember(
+    counter: string,
+    member: MemberId,
+    present: boolean,
+    settings?: CallSettings,
+  ): Promise<{ changed: boolean; count: bigint | undefined }> {
     const request: counterV1.SetMemberRequest = { counter, member: toWireMember(member), present };
     const response = await this.withRetries(this.counterRpc.SetMember, request, true, settings);
     // undefined: the flip is done, but the count could not be read right then.
@@ -436,7 +478,12 @@ export class TallyClient {
 
   /** Recomputes a membership counter's count from its bitmaps; repairs drift only with repair: true. */
   async rebuild(counter: string, options?: CallSettings & { repair?: boolean }): Promise<RebuildReport> {
-    const response = await this.call(this.adminRpc.Rebuild, this.adminRpc, { counter, repair: options?.repair === true }, { deadlineMs: 60_000, ...options });
+    const response = await this.call(
+      this.adminRpc.Rebuild,
+      this.adminRpc,
+      { counter, repair: options?.repair === true },
+      { deadlineMs: 60_000, ...options },
+    );
     return {
       counter: response.counter,
       members: BigInt(response.members),
@@ -502,7 +549,12 @@ export class TallyClient {
 
   /** Recomputes shards from their logs and reports drift (all shards, or one counter's). Never repairs. */
   async reconcile(counter?: string, settings?: CallSettings): Promise<ReconcileReport> {
-    const response = await this.call(this.adminRpc.Reconcile, this.adminRpc, { counter: counter ?? '' }, { deadlineMs: 60_000, ...settings });
+    const response = await this.call(
+      this.adminRpc.Reconcile,
+      this.adminRpc,
+      { counter: counter ?? '' },
+      { deadlineMs: 60_000, ...settings },
+    );
     return {
       pairs: response.pairs.map((pair) => ({
         pair: pair.pair,

@@ -77,18 +77,36 @@ export class LocalCluster {
       for (const role of ['primary', 'follower'] as const) {
         const slot = pairIndex * 2 + (role === 'primary' ? 0 : 1);
         const dataDir = path.join(options.dataDir, `node-${pairIndex}-${role}`);
-        this.nodes.push(new NodeProcess(pairIndex, role, dataDir, options.host, options.nodePorts[slot]!, options.nodeMetricsPorts[slot] ?? 0, options.nodeArgs ?? [], options.onLine));
+        this.nodes.push(
+          new NodeProcess(
+            pairIndex,
+            role,
+            dataDir,
+            options.host,
+            options.nodePorts[slot]!,
+            options.nodeMetricsPorts[slot] ?? 0,
+            options.nodeArgs ?? [],
+            options.onLine,
+          ),
+        );
       }
     }
     // Read at every start: the nodes' addresses are known once they have reported ready.
     const argsNow = (): string[] => {
-      const pairsFlag = Array.from({ length: options.pairCount }, (_, pairIndex) => `${this.nodes[pairIndex * 2]!.address},${this.nodes[pairIndex * 2 + 1]!.address}`).join(';');
+      const pairsFlag = Array.from(
+        { length: options.pairCount },
+        (_, pairIndex) => `${this.nodes[pairIndex * 2]!.address},${this.nodes[pairIndex * 2 + 1]!.address}`,
+      ).join(';');
       const metricsPort = this.router.ports === undefined ? options.routerMetricsPort : this.routerMetricsPort;
       return [
-        '--listen', this.routerAddress,
-        '--pairs', pairsFlag,
-        '--data-dir', path.join(options.dataDir, 'router'),
-        '--metrics-port', String(metricsPort),
+        '--listen',
+        this.routerAddress,
+        '--pairs',
+        pairsFlag,
+        '--data-dir',
+        path.join(options.dataDir, 'router'),
+        '--metrics-port',
+        String(metricsPort),
         ...(options.routerArgs ?? []),
       ];
     };

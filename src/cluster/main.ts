@@ -45,7 +45,12 @@ runMain(async () => {
     nodeMetricsPorts: Array.from({ length: nodeCount }, (_, index) => (config.metricsPort === 0 ? 0 : config.metricsPort + 1 + index)),
     onLine: (name, line) => {
       // Lifecycle lines always; everything else with --verbose.
-      if (config.verbose || /"level":"(warn|error)"|"msg":"(ready|shutdown|stopped|growth|promotion|in sync|out of sync|truncated unacknowledged tail)"|^(fatal|config error)/.test(line)) {
+      if (
+        config.verbose ||
+        /"level":"(warn|error)"|"msg":"(ready|shutdown|stopped|growth|promotion|in sync|out of sync|truncated unacknowledged tail)"|^(fatal|config error)/.test(
+          line,
+        )
+      ) {
         process.stdout.write(`[${name}] ${line}\n`);
       }
     },
@@ -75,7 +80,8 @@ runMain(async () => {
     `Tally local cluster ready in ${Date.now() - startedMs} ms (data in ${config.dataDir})`,
     `  router     ${cluster.routerAddress}${cluster.routerMetricsPort ? `   metrics http://${config.host}:${cluster.routerMetricsPort}/metrics` : ''}`,
     ...cluster.nodes.map(
-      (node) => `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${node.metricsPort ? `   metrics http://${config.host}:${node.metricsPort}/metrics` : ''}`,
+      (node) =>
+        `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${node.metricsPort ? `   metrics http://${config.host}:${node.metricsPort}/metrics` : ''}`,
     ),
     '',
     `Try: npx tally incr likes 1 && npx tally get likes   (Ctrl-C stops the cluster)`,

@@ -114,7 +114,9 @@ export class ManagedProcess {
       };
       watch(child.stdout!);
       watch(child.stderr!);
-      child.once('exit', (code, signal) => settle(new Error(`${this.name} exited (${signal ?? code}) before it was ready: ${lastLines.join(' | ')}`)));
+      child.once('exit', (code, signal) =>
+        settle(new Error(`${this.name} exited (${signal ?? code}) before it was ready: ${lastLines.join(' | ')}`)),
+      );
     });
   }
 
@@ -122,7 +124,10 @@ export class ManagedProcess {
   async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 10_000): Promise<void> {
     if (!this.running) return;
     this.child!.kill(signal);
-    const exited = await Promise.race([this.exitPromise!.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+    const exited = await Promise.race([
+      this.exitPromise!.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref()),
+    ]);
     if (!exited) {
       this.child!.kill('SIGKILL');
       await this.exitPromise;

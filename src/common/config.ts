@@ -87,7 +87,8 @@ export class ConfigReader {
     const raw = this.raw(flag);
     if (raw === undefined) return fallback;
     if (raw.value === 'any') return 'any';
-    if (!/^\d+$/.test(raw.value) || Number(raw.value) > 65535) throw new ConfigError(`${raw.source} must be a port (0-65535, 0 turns metrics off) or "any", got "${raw.value}"`);
+    if (!/^\d+$/.test(raw.value) || Number(raw.value) > 65535)
+      throw new ConfigError(`${raw.source} must be a port (0-65535, 0 turns metrics off) or "any", got "${raw.value}"`);
     return Number(raw.value);
   }
 

@@ -67,12 +67,7 @@ export function toServiceError(error: unknown): Partial<ServiceError> {
 
 /** A gRPC error as received from a call (it carries a numeric code). */
 export function isServiceError(error: unknown): error is ServiceError {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    typeof (error as ServiceError).code === 'number' &&
-    'details' in error
-  );
+  return typeof error === 'object' && error !== null && typeof (error as ServiceError).code === 'number' && 'details' in error;
 }
 
 /** Client side: a failed call becomes a TallyError, keeping the server's words. */

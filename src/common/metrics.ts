@@ -10,7 +10,11 @@ export function createMetricsRegistry(labels: Record<string, string>): Registry 
 }
 
 /** Serves GET /metrics; resolves with the bound port once listening. */
-export async function startMetricsServer(registry: Registry, host: string, port: number): Promise<{ port: number; close: () => Promise<void> }> {
+export async function startMetricsServer(
+  registry: Registry,
+  host: string,
+  port: number,
+): Promise<{ port: number; close: () => Promise<void> }> {
   const server = http.createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404).end('not found\n');
@@ -34,7 +38,5 @@ export async function startMetricsServer(registry: Registry, host: string, port:
 }
 
 /** Latency buckets in seconds, from 50 µs to 5 s. */
-export const latencyBucketsSeconds = [
-  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
-];
+export const latencyBucketsSeconds = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 export const batchSizeBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000];

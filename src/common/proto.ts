@@ -42,9 +42,18 @@ function serviceAt<Constructor>(definition: protoLoader.PackageDefinition, dotte
   return node as Constructor;
 }
 
-export const CounterServiceClient = serviceAt<CounterProto['counter']['v1']['CounterService']>(counterPackageDefinition, 'counter.v1.CounterService');
-export const AdminServiceClient = serviceAt<CounterProto['counter']['v1']['AdminService']>(counterPackageDefinition, 'counter.v1.AdminService');
-export const ShardNodeClient = serviceAt<ShardProto['tally']['shard']['v1']['ShardNode']>(shardPackageDefinition, 'tally.shard.v1.ShardNode');
+export const CounterServiceClient = serviceAt<CounterProto['counter']['v1']['CounterService']>(
+  counterPackageDefinition,
+  'counter.v1.CounterService',
+);
+export const AdminServiceClient = serviceAt<CounterProto['counter']['v1']['AdminService']>(
+  counterPackageDefinition,
+  'counter.v1.AdminService',
+);
+export const ShardNodeClient = serviceAt<ShardProto['tally']['shard']['v1']['ShardNode']>(
+  shardPackageDefinition,
+  'tally.shard.v1.ShardNode',
+);
 
 export const counterServiceDefinition: ServiceDefinition = CounterServiceClient.service;
 export const adminServiceDefinition: ServiceDefinition = AdminServiceClient.service;

@@ -50,7 +50,11 @@ export function setServing(tallyServer: TallyServer, serviceNames: string[], ser
   for (const name of serviceNames) tallyServer.health.setStatus(name, value);
 }
 
-export function bindServer(server: Server, address: string, serverCredentials: ServerCredentials = ServerCredentials.createInsecure()): Promise<number> {
+export function bindServer(
+  server: Server,
+  address: string,
+  serverCredentials: ServerCredentials = ServerCredentials.createInsecure(),
+): Promise<number> {
   return new Promise((resolve, reject) => {
     server.bindAsync(address, serverCredentials, (error, port) => {
       if (error) reject(error);
@@ -129,7 +133,12 @@ export function shutdownServer(server: Server, timeoutMs: number): Promise<void>
  * shutdown, and exits 0 when it is done — or 1 if it has not finished
  * shutdownTimeoutMs (+1 s) later, whatever it is stuck on.
  */
-export function onShutdown(options: { logger: Logger; shutdownTimeoutMs: number; env: NodeJS.ProcessEnv; drain: () => Promise<Record<string, unknown>> }): void {
+export function onShutdown(options: {
+  logger: Logger;
+  shutdownTimeoutMs: number;
+  env: NodeJS.ProcessEnv;
+  drain: () => Promise<Record<string, unknown>>;
+}): void {
   const { logger, shutdownTimeoutMs } = options;
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {

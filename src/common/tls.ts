@@ -61,5 +61,7 @@ const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
  */
 export function checkPlaintextAllowed(listenHost: string, tls: TlsFiles | undefined, insecure: boolean, flag = '--listen'): void {
   if (tls !== undefined || insecure || loopbackHosts.has(listenHost) || listenHost.startsWith('127.')) return;
-  throw new ConfigError(`refusing to listen on ${listenHost || 'all interfaces'} (${flag}) without TLS: give --tls-cert, --tls-key and --tls-ca, or --insecure to accept plaintext`);
+  throw new ConfigError(
+    `refusing to listen on ${listenHost || 'all interfaces'} (${flag}) without TLS: give --tls-cert, --tls-key and --tls-ca, or --insecure to accept plaintext`,
+  );
 }

@@ -16,10 +16,7 @@ export function validateCounterName(name: unknown): string {
   }
   const sizeBytes = Buffer.byteLength(name, 'utf8');
   if (sizeBytes > counterNameBytesMax) {
-    throw new TallyError(
-      ErrorCode.invalidArgument,
-      `counter name is ${sizeBytes} bytes; the limit is ${counterNameBytesMax}`,
-    );
+    throw new TallyError(ErrorCode.invalidArgument, `counter name is ${sizeBytes} bytes; the limit is ${counterNameBytesMax}`);
   }
   if (controlCharacter.test(name)) {
     throw new TallyError(ErrorCode.invalidArgument, 'counter name contains a control character');
@@ -35,10 +32,7 @@ export function validateIdempotencyKey(key: Buffer | Uint8Array | undefined | nu
   if (key === undefined || key === null) return Buffer.alloc(0);
   const buffer = Buffer.isBuffer(key) ? key : Buffer.from(key);
   if (buffer.length > idempotencyKeyBytesMax) {
-    throw new TallyError(
-      ErrorCode.invalidArgument,
-      `idempotency key is ${buffer.length} bytes; the limit is ${idempotencyKeyBytesMax}`,
-    );
+    throw new TallyError(ErrorCode.invalidArgument, `idempotency key is ${buffer.length} bytes; the limit is ${idempotencyKeyBytesMax}`);
   }
   return buffer;
 }
@@ -92,14 +86,18 @@ export function toWireInt64(value: bigint): number | string {
 export function parseMemberId(value: unknown, what = 'member'): bigint {
   const text = typeof value === 'number' && !Number.isSafeInteger(value) ? '' : String(value);
   if (!/^\d{1,20}$/.test(text) || BigInt(text) > UINT64_MAX) {
-    throw new TallyError(ErrorCode.invalidArgument, `${what} must be an unsigned 64-bit integer (0..${UINT64_MAX}), got ${JSON.stringify(String(value))}`);
+    throw new TallyError(
+      ErrorCode.invalidArgument,
+      `${what} must be an unsigned 64-bit integer (0..${UINT64_MAX}), got ${JSON.stringify(String(value))}`,
+    );
   }
   return BigInt(text);
 }
 
 /** A node address from a request: host:port, a host present, no more than a DNS name needs. */
 export function validateNodeAddress(value: string, field: string): string {
-  if (value.length === 0 || value.length > nodeAddressBytesMax) throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port (1-${nodeAddressBytesMax} bytes)`);
+  if (value.length === 0 || value.length > nodeAddressBytesMax)
+    throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port (1-${nodeAddressBytesMax} bytes)`);
   let host: string;
   try {
     host = parseAddress(value, field).host;

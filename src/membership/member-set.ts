@@ -61,10 +61,7 @@ export class MemberSet {
   /** Adds a member; true iff it was absent. Throws RangeError outside 0..2^64-1. */
   add(member: bigint): boolean {
     checkMember(member);
-    const added =
-      member < highMemberMin
-        ? this.low.tryAdd(Number(member))
-        : this.addHigh(highKeyOf(member), lowOf(member));
+    const added = member < highMemberMin ? this.low.tryAdd(Number(member)) : this.addHigh(highKeyOf(member), lowOf(member));
     if (added) this.memberCount++;
     return added;
   }
@@ -72,10 +69,7 @@ export class MemberSet {
   /** Removes a member; true iff it was present. Throws RangeError outside 0..2^64-1. */
   remove(member: bigint): boolean {
     checkMember(member);
-    const removed =
-      member < highMemberMin
-        ? this.low.delete(Number(member))
-        : this.removeHigh(highKeyOf(member), lowOf(member));
+    const removed = member < highMemberMin ? this.low.delete(Number(member)) : this.removeHigh(highKeyOf(member), lowOf(member));
     if (removed) this.memberCount--;
     return removed;
   }
@@ -406,9 +400,7 @@ class SnapshotReader {
 
   private need(sizeBytes: number, what: string): void {
     if (sizeBytes > this.end - this.offset) {
-      throw new Error(
-        `member set: ${what} needs ${sizeBytes} bytes at byte ${this.offset}, ${this.end - this.offset} remain (truncated?)`,
-      );
+      throw new Error(`member set: ${what} needs ${sizeBytes} bytes at byte ${this.offset}, ${this.end - this.offset} remain (truncated?)`);
     }
   }
 }

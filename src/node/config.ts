@@ -1,6 +1,18 @@
 // The shard node's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, parseAddress, parseFlags, isLogLevel, ConfigError, readTlsFiles, checkPlaintextAllowed, dedupKeysInMemoryMax, type LogLevel, type MetricsPort, type TlsFiles } from '../common/index.ts';
+import {
+  ConfigReader,
+  parseAddress,
+  parseFlags,
+  isLogLevel,
+  ConfigError,
+  readTlsFiles,
+  checkPlaintextAllowed,
+  dedupKeysInMemoryMax,
+  type LogLevel,
+  type MetricsPort,
+  type TlsFiles,
+} from '../common/index.ts';
 
 export interface NodeConfig {
   /** host:port the gRPC server binds. */

@@ -120,7 +120,11 @@ export class DedupIndex {
   /** Drops keys older than the window from memory; at most `limit` per call so writes never wait long. */
   prune(nowMs: number, limit = 100_000): number {
     let pruned = 0;
-    for (let oldest = this.oldest(); oldest !== undefined && pruned < limit && nowMs - oldest[1].atMs >= this.windowMs; oldest = this.oldest()) {
+    for (
+      let oldest = this.oldest();
+      oldest !== undefined && pruned < limit && nowMs - oldest[1].atMs >= this.windowMs;
+      oldest = this.oldest()
+    ) {
       this.seen.delete(oldest[0]);
       pruned++;
     }

@@ -3,12 +3,7 @@
 // matches its own log (log matching), drops only a deposed primary's tail,
 // and replaces its whole state only with a snapshot sent in order by the
 // primary of its current epoch. It never decides who the primary is.
-import {
-  ErrorCode,
-  TallyError,
-  type Logger,
-  type shardV1,
-} from '../common/index.ts';
+import { ErrorCode, TallyError, type Logger, type shardV1 } from '../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk } from './shard-log.ts';
 import type { NodeMemory } from './node-memory.ts';
@@ -93,7 +88,10 @@ export function createFollower(deps: FollowerDeps) {
         if (newestEpoch >= epoch) {
           // UNAVAILABLE, not FAILED_PRECONDITION: the primary is not deposed, this is a state to look at.
           logger.error('refused truncation of current-epoch entries', { afterLsn, newestEpoch, epoch });
-          throw new TallyError(ErrorCode.unavailable, `refusing to drop entries after lsn ${afterLsn}: they carry epoch ${newestEpoch}, not older than ${epoch}`);
+          throw new TallyError(
+            ErrorCode.unavailable,
+            `refusing to drop entries after lsn ${afterLsn}: they carry epoch ${newestEpoch}, not older than ${epoch}`,
+          );
         }
         if (afterLsn < log.checkpointLsn) return position(false);
         const dropped = log.truncateAfter(afterLsn);
@@ -132,17 +130,20 @@ export function createFollower(deps: FollowerDeps) {
     checkPrimary(epoch);
     const snapshotLsn = BigInt(request.snapshotLsn);
     const snapshotEpoch = BigInt(request.snapshotEpoch);
-    if (snapshotEpoch > epoch) throw new TallyError(ErrorCode.invalidArgument, `snapshot epoch ${snapshotEpoch} is past the primary's ${epoch}`);
+    if (snapshotEpoch > epoch)
+      throw new TallyError(ErrorCode.invalidArgument, `snapshot epoch ${snapshotEpoch} is past the primary's ${epoch}`);
     // Decoded and checked before anything is written.
     const chunk: SnapshotChunk = {
       shards: request.shards.map((shard) => {
         const shardId = Number(shard.shardId);
-        if (!Number.isSafeInteger(shardId) || shardId <= 0) throw new TallyError(ErrorCode.invalidArgument, `snapshot shard id ${shard.shardId} is invalid`);
+        if (!Number.isSafeInteger(shardId) || shardId <= 0)
+          throw new TallyError(ErrorCode.invalidArgument, `snapshot shard id ${shard.shardId} is invalid`);
         return [shardId, BigInt(shard.total)];
       }),
       parts: request.parts.map((piece) => {
         const shardId = Number(piece.shardId);
-        if (!Number.isSafeInteger(shardId) || shardId <= 0 || piece.part === '') throw new TallyError(ErrorCode.invalidArgument, `snapshot part of shard ${piece.shardId} is invalid`);
+        if (!Number.isSafeInteger(shardId) || shardId <= 0 || piece.part === '')
+          throw new TallyError(ErrorCode.invalidArgument, `snapshot part of shard ${piece.shardId} is invalid`);
         return { shardId, part: piece.part, data: piece.data };
       }),
       keys: request.keys.map(decodeReplicated),
@@ -160,7 +161,10 @@ export function createFollower(deps: FollowerDeps) {
     }
     if (install === undefined || install.snapshotId !== request.snapshotId || install.nextChunk !== request.chunkIndex || !log.installing) {
       // A chunk out of order (a lost call, a restart here): the primary starts over.
-      throw new TallyError(ErrorCode.failedPrecondition, `snapshot chunk ${request.chunkIndex} of ${request.snapshotId} is not the one expected`);
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        `snapshot chunk ${request.chunkIndex} of ${request.snapshotId} is not the one expected`,
+      );
     }
     log.installChunk(chunk);
     install.nextChunk++;
@@ -180,7 +184,14 @@ export function createFollower(deps: FollowerDeps) {
         deps.rebuild();
         state.confirmedLsn = log.lastLsn;
         state.ready = true;
-        logger.info('snapshot installed', { snapshotId: request.snapshotId, snapshotLsn, chunks, shards: memory.totals.shardCount, keys: dedup.size, rebuildMs: Date.now() - startedMs });
+        logger.info('snapshot installed', {
+          snapshotId: request.snapshotId,
+          snapshotLsn,
+          chunks,
+          shards: memory.totals.shardCount,
+          keys: dedup.size,
+          rebuildMs: Date.now() - startedMs,
+        });
       }, rebuildDelayMs);
     }
     return position(true);

@@ -93,7 +93,9 @@ export class GroupCommitter {
       // The role may have changed since the request was checked: recheck here,
       // where nothing can change it before the commit.
       if (role.role !== 'primary' || request.epoch !== role.epoch) {
-        request.reject(new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${request.epoch}, node ${role.role} at ${role.epoch}`));
+        request.reject(
+          new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${request.epoch}, node ${role.role} at ${role.epoch}`),
+        );
       } else {
         batch.push(request);
       }
@@ -134,7 +136,8 @@ export class GroupCommitter {
       }
       rows.forEach((row, index) => {
         this.memory.apply(row, nowMs);
-        if (row.idempotencyKey.length > 0) this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
+        if (row.idempotencyKey.length > 0)
+          this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
       });
       this.hooks.onCommit(rows.length, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn);
       waitLsn = this.log.lastLsn;
@@ -161,7 +164,12 @@ export class GroupCommitter {
    *   fence, otherwise                      -> fenced (applied=true)
    * State other items of this flush already changed (tentative) wins over memory.
    */
-  private stage(group: ApplyEntry[], tentative: Staged, rows: LogEntry[], nowMs: number): { outcome: GroupOutcome; originalLsn: bigint; readsCommittedState?: boolean } {
+  private stage(
+    group: ApplyEntry[],
+    tentative: Staged,
+    rows: LogEntry[],
+    nowMs: number,
+  ): { outcome: GroupOutcome; originalLsn: bigint; readsCommittedState?: boolean } {
     const staged = newStaged();
     const groupRows: LogEntry[] = [];
     const applied: boolean[] = [];
@@ -169,14 +177,18 @@ export class GroupCommitter {
     // Increments report nothing in `changed`: a zero per item would cost encoding on the hot path.
     let reportsChanges = false;
     let originalLsn = 0n;
-    const totalOf = (shardId: number): bigint => staged.totals.get(shardId) ?? tentative.totals.get(shardId) ?? this.memory.totals.get(shardId);
+    const totalOf = (shardId: number): bigint =>
+      staged.totals.get(shardId) ?? tentative.totals.get(shardId) ?? this.memory.totals.get(shardId);
     const addToTotal = (shardId: number, amount: bigint): string | undefined => {
       const after = totalOf(shardId) + amount;
       if (!isInt64(after)) return `increment of ${amount} would take a shard total beyond int64`;
       staged.totals.set(shardId, after);
       return undefined;
     };
-    const outOfRange = (message: string) => ({ outcome: { code: status.OUT_OF_RANGE, message, applied: [], changed: [] }, originalLsn: 0n });
+    const outOfRange = (message: string) => ({
+      outcome: { code: status.OUT_OF_RANGE, message, applied: [], changed: [] },
+      originalLsn: 0n,
+    });
     for (const item of group) {
       if (item.op !== 'increment') reportsChanges = true;
       if (item.op === 'memberSet') {
@@ -188,7 +200,14 @@ export class GroupCommitter {
           const problem = addToTotal(item.shardId, amount);
           if (problem !== undefined) return outOfRange(problem);
           staged.members.set(id, item.present!);
-          groupRows.push({ shardId: item.shardId, amount, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.memberFlip, member: item.member });
+          groupRows.push({
+            shardId: item.shardId,
+            amount,
+            idempotencyKey: emptyKey,
+            fenceShardCount: 0,
+            kind: EntryKind.memberFlip,
+            member: item.member,
+          });
         }
         applied.push(flips);
         changed.push(flips ? '1' : '0');
@@ -199,20 +218,32 @@ export class GroupCommitter {
         if (registers === undefined) staged.registers.set(item.shardId, (registers = new Map()));
         const rises: [number, number][] = [];
         for (const [index, rank] of item.registers!) {
-          const current = registers.get(index) ?? tentative.registers.get(item.shardId)?.get(index) ?? this.memory.register(item.shardId, index);
+          const current =
+            registers.get(index) ?? tentative.registers.get(item.shardId)?.get(index) ?? this.memory.register(item.shardId, index);
           if (rank > current) {
             registers.set(index, rank);
             rises.push([index, rank]);
           }
         }
-        if (rises.length > 0) groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges(rises) });
+        if (rises.length > 0)
+          groupRows.push({
+            shardId: item.shardId,
+            amount: 0n,
+            idempotencyKey: emptyKey,
+            fenceShardCount: 0,
+            kind: EntryKind.distinct,
+            payload: packRegisterChanges(rises),
+          });
         applied.push(rises.length > 0);
         changed.push(String(rises.length));
         continue;
       }
       if (item.op === 'memberRepair') {
         // Flips move the count and the set together; only a repair changes their difference.
-        const drift = staged.drift.get(item.shardId) ?? tentative.drift.get(item.shardId) ?? BigInt(this.memory.memberCount(item.shardId)) - this.memory.totals.get(item.shardId);
+        const drift =
+          staged.drift.get(item.shardId) ??
+          tentative.drift.get(item.shardId) ??
+          BigInt(this.memory.memberCount(item.shardId)) - this.memory.totals.get(item.shardId);
         if (drift !== 0n) {
           const problem = addToTotal(item.shardId, drift);
           if (problem !== undefined) return outOfRange(problem);
@@ -239,7 +270,12 @@ export class GroupCommitter {
         if (item.fence) {
           if (fenceShardCount === undefined || fenceShardCount < item.routedShardCount) {
             staged.keys.set(id, item.routedShardCount);
-            groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: item.idempotencyKey, fenceShardCount: item.routedShardCount });
+            groupRows.push({
+              shardId: item.shardId,
+              amount: 0n,
+              idempotencyKey: item.idempotencyKey,
+              fenceShardCount: item.routedShardCount,
+            });
           }
           applied.push(true);
           changed.push('0');
@@ -251,7 +287,12 @@ export class GroupCommitter {
           // applied (that attempt may never have). The caller retries and is
           // routed by the current shard count.
           return {
-            outcome: { code: status.UNAVAILABLE, message: `key was routed by ${item.routedShardCount} shards; the counter has grown to ${fenceShardCount}: retry`, applied: [], changed: [] },
+            outcome: {
+              code: status.UNAVAILABLE,
+              message: `key was routed by ${item.routedShardCount} shards; the counter has grown to ${fenceShardCount}: retry`,
+              applied: [],
+              changed: [],
+            },
             originalLsn: 0n,
           };
         }
@@ -261,11 +302,19 @@ export class GroupCommitter {
       if (problem !== undefined) return outOfRange(problem);
       // The window setting travels with every increment; the log records it only when it changes.
       const window = item.window ?? noWindow;
-      const current = staged.windows.get(item.shardId) ?? tentative.windows.get(item.shardId) ?? this.memory.windows.configOf(item.shardId) ?? noWindow;
+      const current =
+        staged.windows.get(item.shardId) ?? tentative.windows.get(item.shardId) ?? this.memory.windows.configOf(item.shardId) ?? noWindow;
       const widthChanges = window.bucketMs !== current.bucketMs;
       if (widthChanges || window.retentionMs !== current.retentionMs) {
         staged.windows.set(item.shardId, window);
-        groupRows.push({ shardId: item.shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting(window) });
+        groupRows.push({
+          shardId: item.shardId,
+          amount: 0n,
+          idempotencyKey: emptyKey,
+          fenceShardCount: 0,
+          kind: EntryKind.windowConfig,
+          payload: encodeWindowSetting(window),
+        });
       }
       if (window.bucketMs > 0) {
         // A bucket's total is stored and sent as an int64 too: +MAX, -MAX, +MAX
@@ -274,7 +323,9 @@ export class GroupCommitter {
         const bucketBefore =
           staged.buckets.get(item.shardId) ??
           tentative.buckets.get(item.shardId) ??
-          (widthChanges || staged.windows.has(item.shardId) || tentative.windows.has(item.shardId) ? 0n : this.memory.windows.sum(item.shardId, bucketStartMs, bucketStartMs + window.bucketMs));
+          (widthChanges || staged.windows.has(item.shardId) || tentative.windows.has(item.shardId)
+            ? 0n
+            : this.memory.windows.sum(item.shardId, bucketStartMs, bucketStartMs + window.bucketMs));
         const bucketAfter = bucketBefore + item.amount;
         if (!isInt64(bucketAfter)) return outOfRange(`increment of ${item.amount} would take a window bucket beyond int64`);
         staged.buckets.set(item.shardId, bucketAfter);
@@ -286,7 +337,11 @@ export class GroupCommitter {
     mergeStaged(tentative, staged);
     rows.push(...groupRows);
     // Only ops beyond increments answer from member sets or registers (and report changes).
-    return { outcome: { code: status.OK, message: '', applied, changed: reportsChanges ? changed : [] }, originalLsn, readsCommittedState: reportsChanges };
+    return {
+      outcome: { code: status.OK, message: '', applied, changed: reportsChanges ? changed : [] },
+      originalLsn,
+      readsCommittedState: reportsChanges,
+    };
   }
 }
 
@@ -309,7 +364,15 @@ interface Staged {
 }
 
 function newStaged(): Staged {
-  return { totals: new Map(), keys: new Map(), members: new Map(), registers: new Map(), drift: new Map(), windows: new Map(), buckets: new Map() };
+  return {
+    totals: new Map(),
+    keys: new Map(),
+    members: new Map(),
+    registers: new Map(),
+    drift: new Map(),
+    windows: new Map(),
+    buckets: new Map(),
+  };
 }
 
 function mergeStaged(into: Staged, from: Staged): void {

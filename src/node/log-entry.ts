@@ -106,7 +106,18 @@ export function extraColumns(entry: LogEntry): [number | null, bigint | null, Bu
 }
 
 /** A log row as read with safe integers in raw mode, in the order of rowColumns. */
-export type RawRow = [lsn: bigint, epoch: bigint, shardId: bigint, amount: bigint, key: Buffer | null, fenceShardCount: bigint | null, atMs: bigint, kind: bigint | null, member: bigint | null, payload: Buffer | null];
+export type RawRow = [
+  lsn: bigint,
+  epoch: bigint,
+  shardId: bigint,
+  amount: bigint,
+  key: Buffer | null,
+  fenceShardCount: bigint | null,
+  atMs: bigint,
+  kind: bigint | null,
+  member: bigint | null,
+  payload: Buffer | null,
+];
 export const rowColumns = 'lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload';
 
 /** A stored row as an entry, checked: a row that could not have been written fails the read. */

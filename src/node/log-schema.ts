@@ -59,12 +59,20 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
   // tables already have every column.
   db.transaction(() => {
     // 3 -> 4: the kind, member and payload columns.
-    const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[]).map((column) => column.name));
-    for (const [column, type] of [['kind', 'INTEGER'], ['member', 'INTEGER'], ['payload', 'BLOB']]) {
+    const columns = new Set(
+      (db.prepare("SELECT name FROM pragma_table_info('log')").all() as { name: string }[]).map((column) => column.name),
+    );
+    for (const [column, type] of [
+      ['kind', 'INTEGER'],
+      ['member', 'INTEGER'],
+      ['payload', 'BLOB'],
+    ]) {
       if (!columns.has(column!)) db.exec(`ALTER TABLE log ADD COLUMN ${column} ${type}`);
     }
     // 4 -> 5: the key index; builds over every keyed row the log holds (the window's).
     db.exec(keyIndexSql);
-    db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(schemaVersion));
+    db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
+      String(schemaVersion),
+    );
   })();
 }

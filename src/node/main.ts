@@ -44,16 +44,26 @@ runMain(async () => {
   const metrics = createNodeMetrics(registry);
 
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
-  if (tls === undefined && config.insecure) logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can write', { listen: config.listenAddress });
+  if (tls === undefined && config.insecure)
+    logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can write', {
+      listen: config.listenAddress,
+    });
   const log = ShardLog.open(config.dataDir, checkpointFolder);
-  if (log.abandonedInstall) logger.warn('a snapshot install was cut short: the log starts empty and the install starts over', { nodeId: log.nodeId });
+  if (log.abandonedInstall)
+    logger.warn('a snapshot install was cut short: the log starts empty and the install starts over', { nodeId: log.nodeId });
   const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
   const memory = new NodeMemory();
   const { totals } = memory;
   const replicator = new Replicator(
     log,
     () => state.role,
-    { batchEntriesMax: replicationBatchEntriesMax, callTimeoutMs: config.replicationTimeoutMs, retryDelayMs: config.replicationRetryMs, dedupWindowMs: config.dedupWindowMs, channelCredentials: channelCredentialsOf(tls) },
+    {
+      batchEntriesMax: replicationBatchEntriesMax,
+      callTimeoutMs: config.replicationTimeoutMs,
+      retryDelayMs: config.replicationRetryMs,
+      dedupWindowMs: config.dedupWindowMs,
+      channelCredentials: channelCredentialsOf(tls),
+    },
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
     logger,
   );
@@ -70,11 +80,37 @@ runMain(async () => {
   });
 
   const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
-  tallyServer.server.addService(guardMalformed(shardNodeServiceDefinition), createNodeService({ state, log, memory, committer, replicator, dedup, dedupWindowMs: config.dedupWindowMs, replicationTimeoutMs: config.replicationTimeoutMs, metrics, logger }));
+  tallyServer.server.addService(
+    guardMalformed(shardNodeServiceDefinition),
+    createNodeService({
+      state,
+      log,
+      memory,
+      committer,
+      replicator,
+      dedup,
+      dedupWindowMs: config.dedupWindowMs,
+      replicationTimeoutMs: config.replicationTimeoutMs,
+      metrics,
+      logger,
+    }),
+  );
   // A node takes calls only from peers whose certificate chains to the cluster CA.
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, true));
-  const metricsServer = config.metricsPort === 0 ? undefined : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
-  logger.info('start', { listen: config.listenAddress, port, tls: tls !== undefined, dataDir: config.dataDir, nodeId: log.nodeId, role: state.role.role, epoch: state.role.epoch, metricsPort: metricsServer?.port });
+  const metricsServer =
+    config.metricsPort === 0
+      ? undefined
+      : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
+  logger.info('start', {
+    listen: config.listenAddress,
+    port,
+    tls: tls !== undefined,
+    dataDir: config.dataDir,
+    nodeId: log.nodeId,
+    role: state.role.role,
+    epoch: state.role.epoch,
+    metricsPort: metricsServer?.port,
+  });
 
   const replayStartedMs = Date.now();
   const lastLsn = rebuildMemory(log, memory, dedup, Date.now(), config.dedupWindowMs);
@@ -84,13 +120,28 @@ runMain(async () => {
   replicator.onRoleChange();
   setServing(tallyServer, [serviceName], true);
   // The ports bound, for whoever asked for port 0 (ManagedProcess reads them).
-  logger.info('ready', { port, metricsPort: metricsServer?.port, lastLsn, checkpointLsn: log.checkpointLsn, shards: totals.shardCount, dedupKeys: dedup.size, replayMs: Date.now() - replayStartedMs, role: state.role.role, epoch: state.role.epoch });
+  logger.info('ready', {
+    port,
+    metricsPort: metricsServer?.port,
+    lastLsn,
+    checkpointLsn: log.checkpointLsn,
+    shards: totals.shardCount,
+    dedupKeys: dedup.size,
+    replayMs: Date.now() - replayStartedMs,
+    role: state.role.role,
+    epoch: state.role.epoch,
+  });
 
   const checkpointer = new Checkpointer(
     log,
     state,
     replicator,
-    { intervalMs: config.checkpointIntervalMs, sliceRows: checkpointSliceRows, dedupWindowMs: config.dedupWindowMs, retainEntries: config.checkpointRetainEntries },
+    {
+      intervalMs: config.checkpointIntervalMs,
+      sliceRows: checkpointSliceRows,
+      dedupWindowMs: config.dedupWindowMs,
+      retainEntries: config.checkpointRetainEntries,
+    },
     {
       onFold(rows, durationSeconds, checkpointLsn) {
         metrics.checkpointRows.inc(rows);
@@ -103,7 +154,17 @@ runMain(async () => {
   checkpointer.start();
   metrics.checkpointLsn.set(Number(log.checkpointLsn));
 
-  const housekeeping = new Housekeeping({ log, memory, dedup, replicator, state, metrics, logger, dataDir: config.dataDir, dedupWindowMs: config.dedupWindowMs });
+  const housekeeping = new Housekeeping({
+    log,
+    memory,
+    dedup,
+    replicator,
+    state,
+    metrics,
+    logger,
+    dataDir: config.dataDir,
+    dedupWindowMs: config.dedupWindowMs,
+  });
   housekeeping.start();
 
   onShutdown({

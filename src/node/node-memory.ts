@@ -42,7 +42,8 @@ function encodeWindowPart(setting: WindowSetting, buckets: readonly [number, big
 function decodeWindowPart(data: Buffer): { setting: WindowSetting; buckets: [number, bigint][] } {
   assert.ok(data.length >= 20 && data.length === 20 + 16 * data.readUInt32BE(16), 'window checkpoint part is malformed');
   const buckets: [number, bigint][] = [];
-  for (let offset = 20; offset < data.length; offset += 16) buckets.push([Number(data.readBigUInt64BE(offset)), data.readBigInt64BE(offset + 8)]);
+  for (let offset = 20; offset < data.length; offset += 16)
+    buckets.push([Number(data.readBigUInt64BE(offset)), data.readBigInt64BE(offset + 8)]);
   return { setting: decodeWindowSetting(data.subarray(0, 16)), buckets };
 }
 
@@ -103,7 +104,8 @@ export class NodeMemory {
       if (entry.kind !== EntryKind.memberFlip) continue;
       const id = `${entry.shardId}:${entry.member}`;
       const present = flipped.get(id) ?? this.hasMember(entry.shardId, entry.member!);
-      if (present === (entry.amount === 1n)) return `member ${entry.member} of shard ${entry.shardId} is already ${present ? 'present' : 'absent'}`;
+      if (present === (entry.amount === 1n))
+        return `member ${entry.member} of shard ${entry.shardId} is already ${present ? 'present' : 'absent'}`;
       flipped.set(id, !present);
     }
     return undefined;

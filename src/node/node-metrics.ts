@@ -6,7 +6,7 @@ export function createNodeMetrics(registry: Registry) {
   return {
     incrementsApplied: new Counter({
       name: 'tally_node_increments_applied_total',
-      help: 'Increments committed to this node\'s log',
+      help: "Increments committed to this node's log",
       registers: [registry],
     }),
     incrementsDeduplicated: new Counter({
@@ -14,20 +14,36 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Keyed increments (and key fences) answered as duplicates of an earlier key',
       registers: [registry],
     }),
-    dedupKeys: new Gauge({ name: 'tally_dedup_keys', help: 'Idempotency keys held in memory (the recent part of the dedup window)', registers: [registry] }),
+    dedupKeys: new Gauge({
+      name: 'tally_dedup_keys',
+      help: 'Idempotency keys held in memory (the recent part of the dedup window)',
+      registers: [registry],
+    }),
     dedupEvictedEarly: new Gauge({
       name: 'tally_dedup_keys_evicted_early_total',
       help: 'Keys dropped from memory before their window ended because memory was full (the log on disk still finds them)',
       registers: [registry],
     }),
-    dedupCoveredSeconds: new Gauge({ name: 'tally_dedup_window_covered_seconds', help: 'How far back keys are deduplicated: the whole window, memory and disk together', registers: [registry] }),
+    dedupCoveredSeconds: new Gauge({
+      name: 'tally_dedup_window_covered_seconds',
+      help: 'How far back keys are deduplicated: the whole window, memory and disk together',
+      registers: [registry],
+    }),
     dedupMemoryCoveredSeconds: new Gauge({
       name: 'tally_dedup_memory_covered_seconds',
       help: 'How far back memory alone holds every key; a miss younger than the window is looked up on disk',
       registers: [registry],
     }),
-    dedupDiskLookups: new Counter({ name: 'tally_dedup_disk_lookups_total', help: 'Keys missing from memory looked up in the log on disk', registers: [registry] }),
-    dedupPruned: new Counter({ name: 'tally_dedup_keys_pruned_total', help: 'Idempotency keys dropped after the dedup window', registers: [registry] }),
+    dedupDiskLookups: new Counter({
+      name: 'tally_dedup_disk_lookups_total',
+      help: 'Keys missing from memory looked up in the log on disk',
+      registers: [registry],
+    }),
+    dedupPruned: new Counter({
+      name: 'tally_dedup_keys_pruned_total',
+      help: 'Idempotency keys dropped after the dedup window',
+      registers: [registry],
+    }),
     incrementsRejected: new Counter({
       name: 'tally_node_increments_rejected_total',
       help: 'Increment groups this node refused, by reason',
@@ -48,24 +64,53 @@ export function createNodeMetrics(registry: Registry) {
     }),
     lastLsn: new Gauge({ name: 'tally_log_last_lsn', help: 'Last committed log sequence number', registers: [registry] }),
     shardCount: new Gauge({ name: 'tally_node_shards', help: 'Shards held in memory', registers: [registry] }),
-    replicationLagEntries: new Gauge({ name: 'tally_replication_lag_entries', help: 'Primary: log entries its follower has not confirmed', registers: [registry] }),
-    replicationLagMs: new Gauge({ name: 'tally_replication_lag_ms', help: 'Primary: how long the oldest unconfirmed entry has waited', registers: [registry] }),
-    checkpointLsn: new Gauge({ name: 'tally_checkpoint_lsn', help: 'Every log entry up to this lsn is folded into the checkpoint', registers: [registry] }),
-    checkpointRows: new Counter({ name: 'tally_checkpoint_rows_folded_total', help: 'Log entries folded into the checkpoint', registers: [registry] }),
-    checkpointSliceSeconds: new Histogram({ name: 'tally_checkpoint_slice_seconds', help: 'Time one checkpoint slice held the event loop', buckets: latencyBucketsSeconds, registers: [registry] }),
+    replicationLagEntries: new Gauge({
+      name: 'tally_replication_lag_entries',
+      help: 'Primary: log entries its follower has not confirmed',
+      registers: [registry],
+    }),
+    replicationLagMs: new Gauge({
+      name: 'tally_replication_lag_ms',
+      help: 'Primary: how long the oldest unconfirmed entry has waited',
+      registers: [registry],
+    }),
+    checkpointLsn: new Gauge({
+      name: 'tally_checkpoint_lsn',
+      help: 'Every log entry up to this lsn is folded into the checkpoint',
+      registers: [registry],
+    }),
+    checkpointRows: new Counter({
+      name: 'tally_checkpoint_rows_folded_total',
+      help: 'Log entries folded into the checkpoint',
+      registers: [registry],
+    }),
+    checkpointSliceSeconds: new Histogram({
+      name: 'tally_checkpoint_slice_seconds',
+      help: 'Time one checkpoint slice held the event loop',
+      buckets: latencyBucketsSeconds,
+      registers: [registry],
+    }),
     sketchBytes: new Gauge({ name: 'tally_distinct_sketch_bytes', help: 'Memory held by distinct-count sketches', registers: [registry] }),
-    memberSetBytes: new Gauge({ name: 'tally_member_set_bytes', help: 'Memory held by membership bitmaps (estimated)', registers: [registry] }),
+    memberSetBytes: new Gauge({
+      name: 'tally_member_set_bytes',
+      help: 'Memory held by membership bitmaps (estimated)',
+      registers: [registry],
+    }),
     windowBuckets: new Gauge({ name: 'tally_window_buckets', help: 'Window buckets held in memory', registers: [registry] }),
-    windowBucketsExpired: new Counter({ name: 'tally_window_buckets_expired_total', help: 'Window buckets dropped after their retention', registers: [registry] }),
+    windowBucketsExpired: new Counter({
+      name: 'tally_window_buckets_expired_total',
+      help: 'Window buckets dropped after their retention',
+      registers: [registry],
+    }),
     logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
     logWalBytes: new Gauge({
       name: 'tally_log_wal_bytes',
-      help: 'Size of the log\'s SQLite write-ahead file; grows while a snapshot install holds a read view',
+      help: "Size of the log's SQLite write-ahead file; grows while a snapshot install holds a read view",
       registers: [registry],
     }),
     dataDirFreeBytes: new Gauge({
       name: 'tally_data_dir_free_bytes',
-      help: 'Free space for the log on the data directory\'s filesystem; at 0 increments fail RESOURCE_EXHAUSTED',
+      help: "Free space for the log on the data directory's filesystem; at 0 increments fail RESOURCE_EXHAUSTED",
       registers: [registry],
     }),
   };

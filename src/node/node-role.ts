@@ -23,12 +23,24 @@ export function loadRole(log: ShardLog): RoleState {
   const stored = log.getMeta(metaKey);
   if (stored === undefined) return { role: 'unassigned', epoch: 0n, peer: '', syncRequired: false, epochStartLsn: 0n };
   const parsed = JSON.parse(stored) as { role: Role; epoch: string; peer: string; syncRequired: boolean; epochStartLsn: string };
-  return { role: parsed.role, epoch: BigInt(parsed.epoch), peer: parsed.peer, syncRequired: parsed.syncRequired, epochStartLsn: BigInt(parsed.epochStartLsn) };
+  return {
+    role: parsed.role,
+    epoch: BigInt(parsed.epoch),
+    peer: parsed.peer,
+    syncRequired: parsed.syncRequired,
+    epochStartLsn: BigInt(parsed.epochStartLsn),
+  };
 }
 
 export function saveRole(log: ShardLog, state: RoleState): void {
   log.setMeta(
     metaKey,
-    JSON.stringify({ role: state.role, epoch: state.epoch.toString(), peer: state.peer, syncRequired: state.syncRequired, epochStartLsn: state.epochStartLsn.toString() }),
+    JSON.stringify({
+      role: state.role,
+      epoch: state.epoch.toString(),
+      peer: state.peer,
+      syncRequired: state.syncRequired,
+      epochStartLsn: state.epochStartLsn.toString(),
+    }),
   );
 }

@@ -4,15 +4,7 @@
 // the follower's, while the pair is in sync), and never acts on a stale epoch.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  TallyError,
-  isInt64,
-  unary,
-  applyItemsPerCallMax,
-  type Logger,
-  type shardV1,
-} from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, unary, applyItemsPerCallMax, type Logger, type shardV1 } from '../common/index.ts';
 import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import type { ShardLog } from './shard-log.ts';
@@ -89,7 +81,15 @@ export function createNodeService(deps: {
     return values;
   };
 
-  const follower = createFollower({ state, log, memory, dedup, metrics, logger, rebuild: () => rebuildMemory(log, memory, dedup, Date.now(), deps.dedupWindowMs) });
+  const follower = createFollower({
+    state,
+    log,
+    memory,
+    dedup,
+    metrics,
+    logger,
+    rebuild: () => rebuildMemory(log, memory, dedup, Date.now(), deps.dedupWindowMs),
+  });
 
   const waitUntilCaughtUp = async (timeoutMs: number): Promise<void> => {
     await replicator.waitForAck(log.lastLsn, timeoutMs);
@@ -125,8 +125,7 @@ export function createNodeService(deps: {
           });
           metrics.incrementsApplied.inc(appliedCount);
           metrics.incrementsDeduplicated.inc(duplicateCount);
-        }
-        else metrics.incrementsRejected.inc({ reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : 'invalid' });
+        } else metrics.incrementsRejected.inc({ reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : 'invalid' });
       }
       return { results: merged, lsn: lsn.toString() };
     }),
@@ -155,16 +154,18 @@ export function createNodeService(deps: {
       const fromMs = Number(request.fromMs);
       const toMs = Number(request.toMs);
       const bucketMs = Number(request.bucketMs);
-      if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs > toMs) throw new TallyError(ErrorCode.invalidArgument, `bad window [${request.fromMs}, ${request.toMs})`);
+      if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs > toMs)
+        throw new TallyError(ErrorCode.invalidArgument, `bad window [${request.fromMs}, ${request.toMs})`);
       const sums = ids.map((id) => (memory.windows.configOf(id)?.bucketMs === bucketMs ? memory.windows.sum(id, fromMs, toMs) : 0n));
       // Buckets are int64 each, but a sum of several may not be: say so rather than wrap on the wire.
-      if (!sums.every(isInt64)) throw new TallyError(ErrorCode.outOfRange, 'a shard\'s window sum is beyond int64');
+      if (!sums.every(isInt64)) throw new TallyError(ErrorCode.outOfRange, "a shard's window sum is beyond int64");
       return confirmed({ totals: sums.map(String), ...readMeta() });
     }),
 
     CheckMembers: unary<shardV1.CheckMembersRequest__Output, shardV1.CheckMembersResponse__Output>((request) => {
       requireWholeLog();
-      if (request.shardIds.length !== request.members.length) throw new TallyError(ErrorCode.invalidArgument, 'shard ids and members differ in length');
+      if (request.shardIds.length !== request.members.length)
+        throw new TallyError(ErrorCode.invalidArgument, 'shard ids and members differ in length');
       const ids = request.shardIds.map(parseShardId);
       return confirmed({ present: ids.map((id, index) => memory.hasMember(id, BigInt(request.members[index]!))), ...readMeta() });
     }),
@@ -172,7 +173,11 @@ export function createNodeService(deps: {
     MemberCounts: unary<shardV1.ReadShardsRequest__Output, shardV1.MemberCountsResponse__Output>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
-      return confirmed({ memberCounts: ids.map((id) => String(memory.memberCount(id))), totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
+      return confirmed({
+        memberCounts: ids.map((id) => String(memory.memberCount(id))),
+        totals: ids.map((id) => totals.get(id).toString()),
+        ...readMeta(),
+      });
     }),
 
     Status: unary<shardV1.StatusRequest__Output, shardV1.StatusResponse__Output>(() => statusOf()),
@@ -180,21 +185,27 @@ export function createNodeService(deps: {
     SetRole: unary<shardV1.SetRoleRequest__Output, shardV1.StatusResponse__Output>(async (request) => {
       requireReady();
       const role = request.role as Role;
-      if (role !== 'primary' && role !== 'follower') throw new TallyError(ErrorCode.invalidArgument, `role must be primary or follower, got "${request.role}"`);
+      if (role !== 'primary' && role !== 'follower')
+        throw new TallyError(ErrorCode.invalidArgument, `role must be primary or follower, got "${request.role}"`);
       const epoch = BigInt(request.epoch);
       const current = state.role;
       if (epoch < current.epoch) throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: node is at ${current.epoch}`);
       // The router names the log it means: a node that lost its disk is not
       // the node it was, whatever its address.
       if ((request.nodeId ?? '') !== '' && request.nodeId !== log.nodeId) {
-        throw new TallyError(ErrorCode.failedPrecondition, `node identity is ${log.nodeId}, not ${request.nodeId}: this log is not the one the router knows`);
+        throw new TallyError(
+          ErrorCode.failedPrecondition,
+          `node identity is ${log.nodeId}, not ${request.nodeId}: this log is not the one the router knows`,
+        );
       }
       if (role === 'primary') {
         const minLastLsn = BigInt(request.minLastLsn ?? '0');
         if (log.installing) throw new TallyError(ErrorCode.failedPrecondition, 'a snapshot install is under way: this log is incomplete');
-        if (log.lastLsn < minLastLsn) throw new TallyError(ErrorCode.failedPrecondition, `log ends at lsn ${log.lastLsn}, before the acknowledged ${minLastLsn}`);
+        if (log.lastLsn < minLastLsn)
+          throw new TallyError(ErrorCode.failedPrecondition, `log ends at lsn ${log.lastLsn}, before the acknowledged ${minLastLsn}`);
       }
-      const changed = role !== current.role || epoch !== current.epoch || request.peer !== current.peer || request.syncRequired !== current.syncRequired;
+      const changed =
+        role !== current.role || epoch !== current.epoch || request.peer !== current.peer || request.syncRequired !== current.syncRequired;
       if (changed) {
         const becamePrimaryNow = role === 'primary' && (current.role !== 'primary' || epoch !== current.epoch);
         const next: RoleState = {
@@ -258,10 +269,14 @@ export function createNodeService(deps: {
         // The log at compareAtLsn is only known when that lsn is not folded yet.
         compareAvailable = compareAtLsn >= checkpointLsn;
         atCompare = new Map(compareAvailable ? fromLog : []);
-        await view.replaySliced((lsn, shardId, amount) => {
-          fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
-          if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
-        }, lastLsn, wanted);
+        await view.replaySliced(
+          (lsn, shardId, amount) => {
+            fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
+            if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
+          },
+          lastLsn,
+          wanted,
+        );
       } finally {
         view.close();
       }

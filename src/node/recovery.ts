@@ -20,7 +20,9 @@ export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupInd
   // Replayed buckets may be long expired: free them now rather than on the sweep's rounds.
   memory.windows.expire(nowMs, memory.windows.shardCount);
   // Keys come from keyed rows of the window, folded or not: the newest that fit in memory.
-  const leftOutNewestAtMs = log.replayKeys(nowMs - dedupWindowMs + 1, dedup.keysInMemoryMax, (lsn, shardId, key, atMs, fenceShardCount) => dedup.add(shardId, key, lsn, atMs, fenceShardCount));
+  const leftOutNewestAtMs = log.replayKeys(nowMs - dedupWindowMs + 1, dedup.keysInMemoryMax, (lsn, shardId, key, atMs, fenceShardCount) =>
+    dedup.add(shardId, key, lsn, atMs, fenceShardCount),
+  );
   if (leftOutNewestAtMs !== undefined) dedup.leftOnDisk(leftOutNewestAtMs);
   return lastLsn;
 }

@@ -141,7 +141,12 @@ export class Replicator {
         reject,
         timer: setTimeout(() => {
           this.waiters = this.waiters.filter((candidate) => candidate !== waiter);
-          reject(new TallyError(ErrorCode.unavailable, `follower did not confirm lsn ${lsn} within ${timeoutMs} ms${this.lastError ? ` (${this.lastError})` : ''}`));
+          reject(
+            new TallyError(
+              ErrorCode.unavailable,
+              `follower did not confirm lsn ${lsn} within ${timeoutMs} ms${this.lastError ? ` (${this.lastError})` : ''}`,
+            ),
+          );
         }, timeoutMs),
       };
       this.waiters.push(waiter);
@@ -235,7 +240,12 @@ export class Replicator {
     if (this.matched) {
       prevLsn = this.followerLastLsn;
       if (prevLsn >= this.log.lastLsn) return undefined;
-    } else if (!this.truncateRefused && this.followerLastEpoch < role.epoch && this.followerLastLsn > role.epochStartLsn && this.log.entryEpoch(role.epochStartLsn) !== undefined) {
+    } else if (
+      !this.truncateRefused &&
+      this.followerLastEpoch < role.epoch &&
+      this.followerLastLsn > role.epochStartLsn &&
+      this.log.entryEpoch(role.epochStartLsn) !== undefined
+    ) {
       // The follower holds entries written by an older epoch past the point
       // where this epoch began: a deposed primary's tail that was never
       // acknowledged. It drops them (if its log matches ours up to that
@@ -253,7 +263,14 @@ export class Replicator {
     let sizeBytes = 0;
     const fitting = entries.findIndex((entry) => (sizeBytes += entryWireBytes(entry)) > nodeCallBytesMax);
     if (fitting >= 0) entries = entries.slice(0, Math.max(1, fitting));
-    return { ...base, truncate, truncateAfterLsn: truncate ? prevLsn.toString() : '0', prevLsn: prevLsn.toString(), prevEpoch: prevEpoch.toString(), entries: entries.map(entryToWire) };
+    return {
+      ...base,
+      truncate,
+      truncateAfterLsn: truncate ? prevLsn.toString() : '0',
+      prevLsn: prevLsn.toString(),
+      prevEpoch: prevEpoch.toString(),
+      entries: entries.map(entryToWire),
+    };
   }
 
   private rpc(peer: string): shardV1.ShardNodeClient {
@@ -268,17 +285,21 @@ export class Replicator {
   private send(request: shardV1.AppendEntriesRequest, role: RoleState): void {
     this.inFlight = true;
     const session = this.sessionKey;
-    this.rpc(role.peer).AppendEntries(request, { deadline: Date.now() + this.settings.callTimeoutMs }, (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
-      this.inFlight = false;
-      if (!this.sameSession(session)) return;
-      if (error || response === undefined) {
-        this.failed(error);
-        return;
-      }
-      if (request.truncate && !response.ok) this.truncateRefused = true;
-      this.onPosition(response);
-      setImmediate(() => this.kick());
-    });
+    this.rpc(role.peer).AppendEntries(
+      request,
+      { deadline: Date.now() + this.settings.callTimeoutMs },
+      (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
+        this.inFlight = false;
+        if (!this.sameSession(session)) return;
+        if (error || response === undefined) {
+          this.failed(error);
+          return;
+        }
+        if (request.truncate && !response.ok) this.truncateRefused = true;
+        this.onPosition(response);
+        setImmediate(() => this.kick());
+      },
+    );
   }
 
   /** A reply belongs to the session it was sent in (role, epoch and peer); one from an older session only frees the way for the next call. */
@@ -308,7 +329,8 @@ export class Replicator {
     if (response.nodeId !== this.followerId) {
       // Another log answers at the peer's address (a new or wiped disk):
       // nothing the previous one confirmed is held by this one.
-      if (this.followerId !== '') this.logger?.warn('follower identity changed', { previous: this.followerId, current: response.nodeId, lastLsn: response.lastLsn });
+      if (this.followerId !== '')
+        this.logger?.warn('follower identity changed', { previous: this.followerId, current: response.nodeId, lastLsn: response.lastLsn });
       this.followerId = response.nodeId;
       this.ackedLsn = 0n;
       this.truncateRefused = false;
@@ -352,7 +374,13 @@ export class Replicator {
       this.installFailed(error);
       return false;
     }
-    this.logger?.warn('snapshot install', { follower: role.peer, followerId: this.followerId, followerLastLsn: this.followerLastLsn, snapshotLsn: view.checkpointLsn, snapshotId: this.install.snapshotId });
+    this.logger?.warn('snapshot install', {
+      follower: role.peer,
+      followerId: this.followerId,
+      followerLastLsn: this.followerLastLsn,
+      snapshotLsn: view.checkpointLsn,
+      snapshotId: this.install.snapshotId,
+    });
     return true;
   }
 
@@ -400,26 +428,35 @@ export class Replicator {
     this.inFlight = true;
     const session = this.sessionKey;
     const timeoutMs = Math.max(this.settings.callTimeoutMs, installCallTimeoutMinMs);
-    this.rpc(role.peer).InstallSnapshot(request, { deadline: Date.now() + timeoutMs }, (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
-      this.inFlight = false;
-      if (this.install !== install || !this.sameSession(session)) {
+    this.rpc(role.peer).InstallSnapshot(
+      request,
+      { deadline: Date.now() + timeoutMs },
+      (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
+        this.inFlight = false;
+        if (this.install !== install || !this.sameSession(session)) {
+          setImmediate(() => this.kick());
+          return;
+        }
+        if (error || response === undefined) {
+          this.failed(error);
+          return;
+        }
+        install.chunkIndex++;
+        if (done) {
+          const snapshotLsn = install.view.checkpointLsn;
+          this.logger?.info('snapshot installed', {
+            follower: role.peer,
+            snapshotLsn,
+            chunks: install.chunkIndex,
+            durationMs: Date.now() - install.startedMs,
+          });
+          this.abortInstall();
+          this.installedHold = { lsn: snapshotLsn, untilMs: Date.now() + installedHoldMs };
+          this.onPosition(response);
+        }
         setImmediate(() => this.kick());
-        return;
-      }
-      if (error || response === undefined) {
-        this.failed(error);
-        return;
-      }
-      install.chunkIndex++;
-      if (done) {
-        const snapshotLsn = install.view.checkpointLsn;
-        this.logger?.info('snapshot installed', { follower: role.peer, snapshotLsn, chunks: install.chunkIndex, durationMs: Date.now() - install.startedMs });
-        this.abortInstall();
-        this.installedHold = { lsn: snapshotLsn, untilMs: Date.now() + installedHoldMs };
-        this.onPosition(response);
-      }
-      setImmediate(() => this.kick());
-    });
+      },
+    );
   }
 
   private retryLater(): void {

@@ -50,9 +50,11 @@ function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntr
   const amount = BigInt(item.amount);
   const fence = item.fence === true;
   const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
-  if (!amountValid || item.idempotencyKey.length > idempotencyKeyBytesMax) return badItem(`bad item (shard ${item.shardId}, amount ${item.amount}${fence ? ', fence' : ''})`);
+  if (!amountValid || item.idempotencyKey.length > idempotencyKeyBytesMax)
+    return badItem(`bad item (shard ${item.shardId}, amount ${item.amount}${fence ? ', fence' : ''})`);
   const routedShardCount = item.routedShardCount ?? 0;
-  if (item.idempotencyKey.length > 0 && routedShardCount < 1) return badItem(`keyed item for shard ${item.shardId} has no routed shard count`);
+  if (item.idempotencyKey.length > 0 && routedShardCount < 1)
+    return badItem(`keyed item for shard ${item.shardId} has no routed shard count`);
   let window: WindowSetting | undefined;
   const bucketMs = Number(item.windowBucketMs ?? '0');
   const retentionMs = Number(item.windowRetentionMs ?? '0');
@@ -61,7 +63,16 @@ function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntr
     if (windowProblem !== undefined) return badItem(`bad window for shard ${id}: ${windowProblem}`);
     window = { bucketMs, retentionMs };
   }
-  return { shardId: id, amount, idempotencyKey: item.idempotencyKey, fenceShardCount: fence ? routedShardCount : 0, op: 'increment', fence, routedShardCount, window };
+  return {
+    shardId: id,
+    amount,
+    idempotencyKey: item.idempotencyKey,
+    fenceShardCount: fence ? routedShardCount : 0,
+    op: 'increment',
+    fence,
+    routedShardCount,
+    window,
+  };
 }
 
 export function decodeGroup(items: shardV1.ApplyItem__Output[]): ApplyEntry[] | GroupOutcome {

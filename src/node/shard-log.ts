@@ -10,7 +10,17 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, INT64_MAX, INT64_MIN, TallyError, replayBatchRows } from '../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
-import { EntryKind, ShardLogError, checkEntry, entryOfRow, extraColumns, rowColumns, type LogEntry, type RawRow, type StoredEntry } from './log-entry.ts';
+import {
+  EntryKind,
+  ShardLogError,
+  checkEntry,
+  entryOfRow,
+  extraColumns,
+  rowColumns,
+  type LogEntry,
+  type RawRow,
+  type StoredEntry,
+} from './log-entry.ts';
 
 // Re-exported: the rest of the node imports the log's types from here.
 export { EntryKind, ShardLogError, entryProblem, type LogEntry, type StoredEntry } from './log-entry.ts';
@@ -81,15 +91,27 @@ function valueOf<Params extends unknown[], Value>(db: Database.Database, sql: st
  */
 function prepareLogStatements(db: Database.Database) {
   return {
-    insert: db.prepare<[lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number, ...extra: ReturnType<typeof extraColumns>]>(
-      `INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
+    insert: db.prepare<
+      [
+        lsn: bigint,
+        epoch: bigint,
+        shardId: number,
+        amount: bigint,
+        key: Buffer | null,
+        fenceShardCount: number | null,
+        atMs: number,
+        ...extra: ReturnType<typeof extraColumns>,
+      ]
+    >(`INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     // Most rows are plain increments: no kind, member or payload to bind.
-    insertPlain: db.prepare<[lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number]>(
-      'INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ),
+    insertPlain: db.prepare<
+      [lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number]
+    >('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     selectFrom: rowsOf<[fromLsn: bigint, rowsMax: number], RawRow>(db, `SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`),
-    selectRange: rowsOf<[afterLsn: bigint, uptoLsn: bigint, rowsMax: number], RawRow>(db, `SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`),
+    selectRange: rowsOf<[afterLsn: bigint, uptoLsn: bigint, rowsMax: number], RawRow>(
+      db,
+      `SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`,
+    ),
     selectLast: rowsOf<[], [lsn: bigint, epoch: bigint]>(db, 'SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1'),
     selectEpoch: valueOf<[lsn: bigint], bigint>(db, 'SELECT epoch FROM log WHERE lsn = ?'),
     selectMaxEpochAfter: valueOf<[lsn: bigint], bigint | null>(db, 'SELECT max(epoch) AS epoch FROM log WHERE lsn > ?'),
@@ -105,7 +127,10 @@ function prepareLogStatements(db: Database.Database) {
       db,
       'SELECT lsn, at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn DESC LIMIT 1 OFFSET ?',
     ),
-    selectKeysAfter: rowsOf<[afterLsn: bigint, sinceMs: number], [lsn: bigint, shardId: bigint, key: Buffer, atMs: bigint, fenceShardCount: bigint | null]>(
+    selectKeysAfter: rowsOf<
+      [afterLsn: bigint, sinceMs: number],
+      [lsn: bigint, shardId: bigint, key: Buffer, atMs: bigint, fenceShardCount: bigint | null]
+    >(
       db,
       'SELECT lsn, shard_id, idem_key, at_ms, fence_shard_count FROM log NOT INDEXED WHERE lsn > ? AND idem_key IS NOT NULL AND at_ms >= ? ORDER BY lsn',
     ),
@@ -114,13 +139,17 @@ function prepareLogStatements(db: Database.Database) {
       'SELECT max(at_ms) AS at_ms FROM log NOT INDEXED WHERE idem_key IS NOT NULL AND at_ms >= ? AND lsn <= ?',
     ),
     deleteAfter: db.prepare<[lsn: bigint]>('DELETE FROM log WHERE lsn > ?'),
-    deleteFolded: db.prepare<[afterLsn: bigint, uptoLsn: bigint, keepKeysSinceMs: number]>('DELETE FROM log WHERE lsn > ? AND lsn <= ? AND (idem_key IS NULL OR at_ms < ?)'),
+    deleteFolded: db.prepare<[afterLsn: bigint, uptoLsn: bigint, keepKeysSinceMs: number]>(
+      'DELETE FROM log WHERE lsn > ? AND lsn <= ? AND (idem_key IS NULL OR at_ms < ?)',
+    ),
     deleteFoldedKeys: db.prepare<[foldedLsn: bigint, rowsMax: number, keepKeysSinceMs: number]>(
       'DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?',
     ),
     selectTotals: rowsOf<[], [shardId: bigint, total: bigint]>(db, checkpointTotalsSql),
     selectParts: rowsOf<[], [shardId: bigint, part: string, data: Buffer]>(db, checkpointPartsSql),
-    upsertTotal: db.prepare<[shardId: number, total: bigint]>('INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total'),
+    upsertTotal: db.prepare<[shardId: number, total: bigint]>(
+      'INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total',
+    ),
     upsertPart: db.prepare<[shardId: number, part: string, data: Buffer]>(
       'INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data',
     ),
@@ -130,9 +159,13 @@ function prepareLogStatements(db: Database.Database) {
     ),
     deletePart: db.prepare<[shardId: number, part: string]>('DELETE FROM checkpoint_parts WHERE shard_id = ? AND part = ?'),
     selectMeta: db.prepare<[key: string], string>('SELECT value FROM meta WHERE key = ?').pluck(true),
-    upsertMeta: db.prepare<[key: string, value: string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    upsertMeta: db.prepare<[key: string, value: string]>(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
     deleteMeta: db.prepare<[key: string]>('DELETE FROM meta WHERE key = ?'),
-    selectSizeBytes: db.prepare<[], number>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()').pluck(true),
+    selectSizeBytes: db
+      .prepare<[], number>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()')
+      .pluck(true),
   };
 }
 
@@ -150,7 +183,12 @@ function shardIdsFilter(shardIds: readonly number[]): string {
  * The rows of `sql` (a bare `SELECT … FROM table`) for the given shards, or
  * for all of them: through `all` when the caller keeps that query prepared.
  */
-function rowsOfShards<Row>(db: Database.Database, sql: string, shardIds: readonly number[] | undefined, all?: Database.Statement<[], Row>): Row[] {
+function rowsOfShards<Row>(
+  db: Database.Database,
+  sql: string,
+  shardIds: readonly number[] | undefined,
+  all?: Database.Statement<[], Row>,
+): Row[] {
   if (shardIds === undefined && all !== undefined) return all.all();
   const filter = shardIds === undefined ? '' : ` WHERE ${shardIdsFilter(shardIds)}`;
   return rowsOf<number[], Row>(db, `${sql}${filter}`).all(...(shardIds ?? []));
@@ -240,7 +278,10 @@ export class ShardLog {
     const { upsertTotal, appendPart } = this.statements;
     this.db.transaction(() => {
       for (const [shardId, total] of chunk.shards) {
-        assert.ok(Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN, `snapshot shard ${shardId} is invalid`);
+        assert.ok(
+          Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN,
+          `snapshot shard ${shardId} is invalid`,
+        );
         upsertTotal.run(shardId, total);
       }
       for (const piece of chunk.parts) appendPart.run(piece.shardId, piece.part, piece.data);
@@ -351,7 +392,8 @@ export class ShardLog {
     const sums = new Map<number, bigint>();
     for (const entry of entries) sums.set(entry.shardId, (sums.get(entry.shardId) ?? 0n) + entry.amount);
     const withParts = entries.some((entry) => (entry.kind ?? EntryKind.increment) !== EntryKind.increment);
-    if (withParts && this.folder === undefined) throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
+    if (withParts && this.folder === undefined)
+      throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
     const after = withParts || before.parts.size > 0 ? this.folder!.fold(before, entries, nowMs) : before;
     const { upsertTotal, upsertPart, deletePart, deleteFolded } = this.statements;
     this.db.transaction(() => {
@@ -390,7 +432,13 @@ export class ShardLog {
     if (row === undefined) return undefined;
     const [lsn, atMs, fenceShardCount] = row;
     // The paired check: a keyed row read back is what append could have written.
-    if (lsn <= 0n || atMs < BigInt(sinceMs) || atMs > BigInt(Number.MAX_SAFE_INTEGER) || (fenceShardCount ?? 0n) < 0n || (fenceShardCount ?? 0n) > BigInt(Number.MAX_SAFE_INTEGER)) {
+    if (
+      lsn <= 0n ||
+      atMs < BigInt(sinceMs) ||
+      atMs > BigInt(Number.MAX_SAFE_INTEGER) ||
+      (fenceShardCount ?? 0n) < 0n ||
+      (fenceShardCount ?? 0n) > BigInt(Number.MAX_SAFE_INTEGER)
+    ) {
       throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}): bad key row (at ${atMs}, fence ${fenceShardCount})`);
     }
     return { lsn, atMs: Number(atMs), fenceShardCount: Number(fenceShardCount ?? 0n) };
@@ -403,11 +451,16 @@ export class ShardLog {
    * out (undefined when it left none out): keys up to then are on disk only.
    * Reads about 2 x rowsMax rows whatever the window holds.
    */
-  replayKeys(sinceMs: number, rowsMax: number, onKey: (lsn: bigint, shardId: number, key: Buffer, atMs: number, fenceShardCount: number) => void): number | undefined {
+  replayKeys(
+    sinceMs: number,
+    rowsMax: number,
+    onKey: (lsn: bigint, shardId: number, key: Buffer, atMs: number, fenceShardCount: number) => void,
+  ): number | undefined {
     assert.ok(Number.isSafeInteger(rowsMax) && rowsMax >= 0, 'rowsMax must be a count');
     const leftOut = this.statements.selectKeyLeftOut.get(sinceMs, rowsMax);
     const rows = this.statements.selectKeysAfter.iterate(leftOut?.[0] ?? 0n, sinceMs);
-    for (const [lsn, shardId, key, atMs, fenceShardCount] of rows) onKey(lsn, Number(shardId), key, Number(atMs), Number(fenceShardCount ?? 0n));
+    for (const [lsn, shardId, key, atMs, fenceShardCount] of rows)
+      onKey(lsn, Number(shardId), key, Number(atMs), Number(fenceShardCount ?? 0n));
     if (leftOut === undefined) return undefined;
     // Commit times follow lsns only as far as the primaries' clocks agree (a
     // failover between two machines): the newest of all rows left out, not
@@ -491,7 +544,8 @@ export class ShardLog {
    * behind needs the checkpoint, not the log.
    */
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
-    if (fromLsn <= this.foldedLsn) throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
+    if (fromLsn <= this.foldedLsn)
+      throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
     return this.statements.selectFrom.all(fromLsn, limit).map(entryOfRow);
   }
 
@@ -507,7 +561,8 @@ export class ShardLog {
 
   /** Drops every entry after lsn: a tail that was never acknowledged (a deposed primary's). */
   truncateAfter(lsn: bigint): number {
-    if (lsn < this.foldedLsn) throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
+    if (lsn < this.foldedLsn)
+      throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
     const result = this.statements.deleteAfter.run(lsn);
     this.refreshTail();
     return result.changes;
@@ -537,7 +592,8 @@ export class ShardLog {
     const endLsn = uptoLsn < this.lastLsn ? uptoLsn : this.lastLsn;
     // Entries up to the checkpoint are in its state (checkpointState); the tail follows it.
     let expectedLsn = this.foldedLsn + 1n;
-    if (endLsn < this.foldedLsn) throw new ShardLogError(`cannot replay up to lsn ${endLsn}: the checkpoint already covers up to ${this.foldedLsn}`);
+    if (endLsn < this.foldedLsn)
+      throw new ShardLogError(`cannot replay up to lsn ${endLsn}: the checkpoint already covers up to ${this.foldedLsn}`);
     // Bounded: each step advances by replayBatchRows until the end.
     const stepsMax = Number(endLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax && expectedLsn <= endLsn; step++) {
@@ -614,7 +670,14 @@ export class LogView {
     try {
       this.db.exec('BEGIN');
       // The first read fixes the view.
-      const meta = new Map((this.db.prepare("SELECT key, value FROM meta WHERE key IN ('checkpoint_lsn', 'checkpoint_epoch')").all() as { key: string; value: string }[]).map((row) => [row.key, row.value]));
+      const meta = new Map(
+        (
+          this.db.prepare("SELECT key, value FROM meta WHERE key IN ('checkpoint_lsn', 'checkpoint_epoch')").all() as {
+            key: string;
+            value: string;
+          }[]
+        ).map((row) => [row.key, row.value]),
+      );
       this.checkpointLsn = BigInt(meta.get('checkpoint_lsn') ?? '0');
       this.checkpointEpoch = BigInt(meta.get('checkpoint_epoch') ?? '0');
       const last = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
@@ -631,9 +694,16 @@ export class LogView {
   }
 
   /** Entries after the view's checkpoint up to uptoLsn, in slices with the event loop free between them. */
-  async replaySliced(onEntry: (lsn: bigint, shardId: number, amount: bigint) => void, uptoLsn: bigint, shardIds?: readonly number[]): Promise<void> {
+  async replaySliced(
+    onEntry: (lsn: bigint, shardId: number, amount: bigint) => void,
+    uptoLsn: bigint,
+    shardIds?: readonly number[],
+  ): Promise<void> {
     const filter = shardIds === undefined ? '' : ` AND ${shardIdsFilter(shardIds)}`;
-    const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint]>(this.db, `SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`);
+    const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint]>(
+      this.db,
+      `SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`,
+    );
     let afterLsn = this.checkpointLsn;
     const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax; step++) {
@@ -667,7 +737,10 @@ export class LogView {
       if (full()) yield take();
     }
     const pieceBytesMax = Math.floor(chunkBytesMax / 2);
-    for (const [shardId, part, data] of rowsOf<[], [bigint, string, Buffer]>(this.db, `${checkpointPartsSql} ORDER BY shard_id, part`).iterate()) {
+    for (const [shardId, part, data] of rowsOf<[], [bigint, string, Buffer]>(
+      this.db,
+      `${checkpointPartsSql} ORDER BY shard_id, part`,
+    ).iterate()) {
       for (let offset = 0; offset === 0 || offset < data.length; offset += pieceBytesMax) {
         const piece = data.subarray(offset, offset + pieceBytesMax);
         chunk.parts.push({ shardId: Number(shardId), part, data: piece });
@@ -675,7 +748,10 @@ export class LogView {
         if (full()) yield take();
       }
     }
-    const keyRows = rowsOf<[uptoLsn: bigint, sinceMs: number], RawRow>(this.db, `SELECT ${rowColumns} FROM log WHERE idem_key IS NOT NULL AND lsn <= ? AND at_ms >= ? ORDER BY lsn`);
+    const keyRows = rowsOf<[uptoLsn: bigint, sinceMs: number], RawRow>(
+      this.db,
+      `SELECT ${rowColumns} FROM log WHERE idem_key IS NOT NULL AND lsn <= ? AND at_ms >= ? ORDER BY lsn`,
+    );
     for (const row of keyRows.iterate(this.checkpointLsn, keepKeysSinceMs)) {
       const entry = entryOfRow(row);
       chunk.keys.push(entry);

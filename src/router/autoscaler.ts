@@ -55,12 +55,26 @@ export class Autoscaler {
     for (const sample of samples) {
       const counter = this.directory.get(sample.counter);
       if (counter === undefined) continue;
-      const grownTo = this.policy.decide(counter.name, counter.shards.length, sample.ratePerSec, sample.peakPerSec, nowMs, counter.autoscale);
+      const grownTo = this.policy.decide(
+        counter.name,
+        counter.shards.length,
+        sample.ratePerSec,
+        sample.peakPerSec,
+        nowMs,
+        counter.autoscale,
+      );
       if (grownTo !== undefined) {
         const from = counter.shards.length;
         this.directory.setShards(counter.name, grownTo);
         this.metrics.shardGrowths.inc({ cause: 'heat' });
-        this.logger.info('growth', { counter: counter.name, from, to: grownTo, cause: 'heat', ratePerSec: Math.round(sample.ratePerSec), peakPerSec: Math.round(sample.peakPerSec) });
+        this.logger.info('growth', {
+          counter: counter.name,
+          from,
+          to: grownTo,
+          cause: 'heat',
+          ratePerSec: Math.round(sample.ratePerSec),
+          peakPerSec: Math.round(sample.peakPerSec),
+        });
       }
       const shardCount = counter.shards.length;
       const sampled = sample.shardCounts.reduce((sum, count) => sum + (count ?? 0), 0);

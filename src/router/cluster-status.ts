@@ -5,7 +5,11 @@ import type { counterV1 } from '../common/index.ts';
 import type { Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 
-export async function clusterStatus(directory: Directory, pool: NodePool, statusTimeoutMs: number): Promise<counterV1.ClusterStatusResponse__Output> {
+export async function clusterStatus(
+  directory: Directory,
+  pool: NodePool,
+  statusTimeoutMs: number,
+): Promise<counterV1.ClusterStatusResponse__Output> {
   const pairs = directory.allPairs();
   const members = pairs.flatMap((pair) => [
     { address: pair.primary, role: 'primary', pair },
@@ -16,7 +20,19 @@ export async function clusterStatus(directory: Directory, pool: NodePool, status
     const outcome = statuses[index]!;
     const base = { address: member.address, role: member.role, pair: member.pair.pairIndex, inSync: member.pair.inSync };
     if (outcome.status === 'rejected') {
-      return { ...base, health: 'UNREACHABLE', lastLsn: '0', pid: 0, shardCount: '0', replicationLagEntries: '0', replicationLagMs: '0', epoch: '0', nodeId: '', installing: false, error: (outcome.reason as Error).message };
+      return {
+        ...base,
+        health: 'UNREACHABLE',
+        lastLsn: '0',
+        pid: 0,
+        shardCount: '0',
+        replicationLagEntries: '0',
+        replicationLagMs: '0',
+        epoch: '0',
+        nodeId: '',
+        installing: false,
+        error: (outcome.reason as Error).message,
+      };
     }
     const status = outcome.value;
     const recordedId = member.role === 'primary' ? member.pair.primaryId : member.pair.followerId;

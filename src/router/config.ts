@@ -1,6 +1,20 @@
 // The router's configuration: one typed object from flags and environment,
 // defaults in one place, every key validated at startup.
-import { ConfigReader, ConfigError, parseAddress, parseFlags, isLogLevel, pairsMax, shardsPerCounterMax, memberPartitionsMax, readTlsFiles, checkPlaintextAllowed, type LogLevel, type MetricsPort, type TlsFiles } from '../common/index.ts';
+import {
+  ConfigReader,
+  ConfigError,
+  parseAddress,
+  parseFlags,
+  isLogLevel,
+  pairsMax,
+  shardsPerCounterMax,
+  memberPartitionsMax,
+  readTlsFiles,
+  checkPlaintextAllowed,
+  type LogLevel,
+  type MetricsPort,
+  type TlsFiles,
+} from '../common/index.ts';
 import fs from 'node:fs';
 import type { PairAddresses } from './directory.ts';
 
@@ -113,7 +127,9 @@ function readToken(file: string, fromEnv: string | undefined, what: string): str
     try {
       token = fs.readFileSync(file, 'utf8');
     } catch (error) {
-      throw new ConfigError(`cannot read the ${what} token file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new ConfigError(
+        `cannot read the ${what} token file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
   }
   if (token === undefined) return undefined;
@@ -162,7 +178,9 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
   };
   reader.rejectUnknownFlags();
   checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
-  if (config.tlsRequireClientCert && config.tls === undefined) throw new ConfigError('--tls-require-client-cert needs --tls-cert, --tls-key and --tls-ca');
-  if (config.adminToken !== undefined && config.adminToken === config.clientToken) throw new ConfigError('the admin and client tokens must differ');
+  if (config.tlsRequireClientCert && config.tls === undefined)
+    throw new ConfigError('--tls-require-client-cert needs --tls-cert, --tls-key and --tls-ca');
+  if (config.adminToken !== undefined && config.adminToken === config.clientToken)
+    throw new ConfigError('the admin and client tokens must differ');
   return config;
 }

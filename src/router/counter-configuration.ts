@@ -26,7 +26,8 @@ export function configureCounter(directory: Directory, logger: Logger, request: 
   }
   if (partitions > 0) {
     if (existing !== undefined && (existing.kind !== 'membership' || existing.shards.length !== partitions)) {
-      const what = existing.kind === 'membership' ? `membership counter with ${existing.shards.length} partitions` : `${existing.kind} counter`;
+      const what =
+        existing.kind === 'membership' ? `membership counter with ${existing.shards.length} partitions` : `${existing.kind} counter`;
       throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" already exists as a ${what}; partitions are fixed at creation`);
     }
     if (existing === undefined) {
@@ -35,7 +36,8 @@ export function configureCounter(directory: Directory, logger: Logger, request: 
     }
   }
   if (setting !== undefined) {
-    if (existing !== undefined && existing.kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter: only totals have windows`);
+    if (existing !== undefined && existing.kind !== 'total')
+      throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter: only totals have windows`);
     directory.getOrCreate(name, 'total');
     directory.setWindow(name, setting);
     logger.info('configure', { counter: name, windowBucketMs: setting.bucketMs, windowRetentionMs: setting.retentionMs });

@@ -31,7 +31,9 @@ export interface PairInfo {
   replaced: boolean;
 }
 
-export type PairUpdate = Partial<Pick<PairInfo, 'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced'>>;
+export type PairUpdate = Partial<
+  Pick<PairInfo, 'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced'>
+>;
 
 export interface ShardInfo {
   shardIndex: number;
@@ -82,7 +84,11 @@ export class Directory {
   private readonly insertShard: Database.Statement;
   private readonly updateShardCount: Database.Statement;
 
-  private constructor(db: Database.Database, configuredPairs: readonly PairAddresses[], private readonly now: () => number) {
+  private constructor(
+    db: Database.Database,
+    configuredPairs: readonly PairAddresses[],
+    private readonly now: () => number,
+  ) {
     this.db = db;
     this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms, kind, autoscale) VALUES (?, ?, ?, ?, ?)');
     this.insertShard = db.prepare('INSERT INTO shards (counter, shard_index, pair_index, created_ms) VALUES (?, ?, ?, ?)');
@@ -152,7 +158,9 @@ export class Directory {
 
   private loadPairs(configuredPairs: readonly PairAddresses[]): void {
     const stored = this.db
-      .prepare('SELECT pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced FROM pairs ORDER BY pair_index')
+      .prepare(
+        'SELECT pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced FROM pairs ORDER BY pair_index',
+      )
       .safeIntegers(true)
       .all() as {
       pair_index: bigint;
@@ -167,7 +175,10 @@ export class Directory {
       replaced: bigint;
     }[];
     if (stored.length > configuredPairs.length) {
-      throw new TallyError(ErrorCode.failedPrecondition, `the directory knows ${stored.length} node pairs but only ${configuredPairs.length} are configured`);
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        `the directory knows ${stored.length} node pairs but only ${configuredPairs.length} are configured`,
+      );
     }
     for (const row of stored) {
       const configured = configuredPairs[Number(row.pair_index)]!;
@@ -175,9 +186,15 @@ export class Directory {
       const storedSet = [row.primary_addr, row.follower_addr].sort().join(',');
       const configuredSet = [configured.primary, configured.follower].sort().join(',');
       if (storedSet !== configuredSet) {
-        if (row.replaced !== 1n) throw new TallyError(ErrorCode.failedPrecondition, `pair ${row.pair_index} is ${storedSet} in the directory but ${configuredSet} in the configuration`);
+        if (row.replaced !== 1n)
+          throw new TallyError(
+            ErrorCode.failedPrecondition,
+            `pair ${row.pair_index} is ${storedSet} in the directory but ${configuredSet} in the configuration`,
+          );
         // An operator replaced a node: the directory is the truth; --pairs is out of date.
-        this.warnings.push(`pair ${row.pair_index} is ${storedSet} since a node replacement, but ${configuredSet} in --pairs: using the directory's (update --pairs)`);
+        this.warnings.push(
+          `pair ${row.pair_index} is ${storedSet} since a node replacement, but ${configuredSet} in --pairs: using the directory's (update --pairs)`,
+        );
       }
       this.pairs.push({
         pairIndex: Number(row.pair_index),
@@ -196,13 +213,26 @@ export class Directory {
     for (let pairIndex = stored.length; pairIndex < configuredPairs.length; pairIndex++) {
       const configured = configuredPairs[pairIndex]!;
       insertPair.run(pairIndex, configured.primary, configured.follower, 1);
-      this.pairs.push({ pairIndex, primary: configured.primary, follower: configured.follower, epoch: 1n, inSync: false, primaryId: '', followerId: '', ackedLsn: 0n, legacy: false, replaced: false });
+      this.pairs.push({
+        pairIndex,
+        primary: configured.primary,
+        follower: configured.follower,
+        epoch: 1n,
+        inSync: false,
+        primaryId: '',
+        followerId: '',
+        ackedLsn: 0n,
+        legacy: false,
+        replaced: false,
+      });
     }
     for (let pairIndex = 0; pairIndex < this.pairs.length; pairIndex++) this.shardsPerPair.push(0);
   }
 
   private loadCounters(): void {
-    const counterRows = this.db.prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms FROM counters').all() as {
+    const counterRows = this.db
+      .prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms FROM counters')
+      .all() as {
       name: string;
       shard_count: number;
       created_ms: number;
@@ -212,7 +242,8 @@ export class Directory {
       window_retention_ms: number;
     }[];
     for (const row of counterRows) {
-      if (!counterKinds.includes(row.kind as CounterKind)) throw new TallyError(ErrorCode.internal, `directory: counter ${row.name} has unknown kind ${row.kind}`);
+      if (!counterKinds.includes(row.kind as CounterKind))
+        throw new TallyError(ErrorCode.internal, `directory: counter ${row.name} has unknown kind ${row.kind}`);
       this.counters.set(row.name, {
         name: row.name,
         kind: row.kind as CounterKind,
@@ -223,9 +254,16 @@ export class Directory {
         autoscale: row.autoscale === 1,
       });
     }
-    const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as { counter: string; previous_shard_count: number; grown_ms: number }[];
-    for (const row of growthRows) this.counters.get(row.counter)?.growths.push({ previousShardCount: row.previous_shard_count, grownMs: row.grown_ms });
-    const shardRows = this.db.prepare('SELECT shard_id, counter, shard_index, pair_index FROM shards ORDER BY counter, shard_index').all() as {
+    const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as {
+      counter: string;
+      previous_shard_count: number;
+      grown_ms: number;
+    }[];
+    for (const row of growthRows)
+      this.counters.get(row.counter)?.growths.push({ previousShardCount: row.previous_shard_count, grownMs: row.grown_ms });
+    const shardRows = this.db
+      .prepare('SELECT shard_id, counter, shard_index, pair_index FROM shards ORDER BY counter, shard_index')
+      .all() as {
       shard_id: number;
       counter: string;
       shard_index: number;
@@ -259,7 +297,8 @@ export class Directory {
   getOrCreate(name: string, kind: CounterKind = 'total', partitions = 1): CounterInfo {
     const existing = this.counters.get(name);
     if (existing !== undefined) {
-      if (existing.kind !== kind) throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+      if (existing.kind !== kind)
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
       return existing;
     }
     if (!Number.isInteger(partitions) || partitions < 1 || partitions > memberPartitionsMax) {
@@ -267,7 +306,15 @@ export class Directory {
     }
     const shardCount = kind === 'membership' ? partitions : 1;
     const autoscale = kind !== 'membership';
-    const counter: CounterInfo = { name, kind, window: { bucketMs: 0, retentionMs: 0 }, shards: [], createdMs: this.now(), growths: [], autoscale };
+    const counter: CounterInfo = {
+      name,
+      kind,
+      window: { bucketMs: 0, retentionMs: 0 },
+      shards: [],
+      createdMs: this.now(),
+      growths: [],
+      autoscale,
+    };
     const created = this.db.transaction(() => {
       this.insertCounter.run(name, 0, counter.createdMs, kind, autoscale ? 1 : 0);
       return this.insertShards(counter, shardCount);
@@ -281,21 +328,30 @@ export class Directory {
   setShards(name: string, shardCount: number): { previousShardCount: number; counter: CounterInfo } {
     const counter = this.counters.get(name);
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    if (!Number.isInteger(shardCount) || shardCount < 1) throw new TallyError(ErrorCode.invalidArgument, `shard count must be at least 1, got ${shardCount}`);
+    if (!Number.isInteger(shardCount) || shardCount < 1)
+      throw new TallyError(ErrorCode.invalidArgument, `shard count must be at least 1, got ${shardCount}`);
     if (shardCount > shardsPerCounterMax) {
       throw new TallyError(ErrorCode.invalidArgument, `shard count ${shardCount} exceeds the limit of ${shardsPerCounterMax}`);
     }
     const previousShardCount = counter.shards.length;
     if (counter.kind === 'membership' && shardCount !== previousShardCount) {
-      throw new TallyError(ErrorCode.failedPrecondition, `${name} is a membership counter: its ${previousShardCount} partitions are fixed at creation`);
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        `${name} is a membership counter: its ${previousShardCount} partitions are fixed at creation`,
+      );
     }
     if (shardCount < previousShardCount) {
-      throw new TallyError(ErrorCode.failedPrecondition, `shrinking ${name} from ${previousShardCount} to ${shardCount} shards is not supported`);
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        `shrinking ${name} from ${previousShardCount} to ${shardCount} shards is not supported`,
+      );
     }
     if (shardCount > previousShardCount) {
       const growth: Growth = { previousShardCount, grownMs: this.now() };
       const created = this.db.transaction(() => {
-        this.db.prepare('INSERT INTO growths (counter, previous_shard_count, new_shard_count, grown_ms) VALUES (?, ?, ?, ?)').run(name, previousShardCount, shardCount, growth.grownMs);
+        this.db
+          .prepare('INSERT INTO growths (counter, previous_shard_count, new_shard_count, grown_ms) VALUES (?, ?, ?, ?)')
+          .run(name, previousShardCount, shardCount, growth.grownMs);
         return this.insertShards(counter, shardCount - previousShardCount);
       })();
       counter.growths.push(growth);
@@ -330,8 +386,11 @@ export class Directory {
   setWindow(name: string, window: WindowSetting): CounterInfo {
     const counter = this.counters.get(name);
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    if (counter.kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter: only totals have windows`);
-    this.db.prepare('UPDATE counters SET window_bucket_ms = ?, window_retention_ms = ? WHERE name = ?').run(window.bucketMs, window.retentionMs, name);
+    if (counter.kind !== 'total')
+      throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter: only totals have windows`);
+    this.db
+      .prepare('UPDATE counters SET window_bucket_ms = ?, window_retention_ms = ? WHERE name = ?')
+      .run(window.bucketMs, window.retentionMs, name);
     counter.window = { ...window };
     return counter;
   }
@@ -340,7 +399,8 @@ export class Directory {
   setAutoscale(name: string, autoscale: boolean): CounterInfo {
     const counter = this.counters.get(name);
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    if (autoscale && counter.kind === 'membership') throw new TallyError(ErrorCode.failedPrecondition, `${name} is a membership counter: its partitions are fixed`);
+    if (autoscale && counter.kind === 'membership')
+      throw new TallyError(ErrorCode.failedPrecondition, `${name} is a membership counter: its partitions are fixed`);
     this.db.prepare('UPDATE counters SET autoscale = ? WHERE name = ?').run(autoscale ? 1 : 0, name);
     counter.autoscale = autoscale;
     return counter;
@@ -357,13 +417,27 @@ export class Directory {
     const pair = this.pair(pairIndex);
     const next = { ...pair, ...update };
     if (next.epoch < pair.epoch) throw new Error(`pair ${pairIndex}: epoch may not go back from ${pair.epoch} to ${next.epoch}`);
-    if (next.ackedLsn < pair.ackedLsn) throw new Error(`pair ${pairIndex}: acknowledged lsn may not go back from ${pair.ackedLsn} to ${next.ackedLsn}`);
+    if (next.ackedLsn < pair.ackedLsn)
+      throw new Error(`pair ${pairIndex}: acknowledged lsn may not go back from ${pair.ackedLsn} to ${next.ackedLsn}`);
     if (next.primary === next.follower) throw new Error(`pair ${pairIndex}: primary and follower are both ${next.primary}`);
     // Once a primary identity is recorded the pair is no longer legacy: identities decide from here on.
     const legacy = pair.legacy && next.primaryId === '';
     this.db
-      .prepare('UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ? WHERE pair_index = ?')
-      .run(next.primary, next.follower, next.epoch, next.inSync ? 1 : 0, next.primaryId, next.followerId, next.ackedLsn, legacy ? 1 : 0, next.replaced ? 1 : 0, pairIndex);
+      .prepare(
+        'UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ? WHERE pair_index = ?',
+      )
+      .run(
+        next.primary,
+        next.follower,
+        next.epoch,
+        next.inSync ? 1 : 0,
+        next.primaryId,
+        next.followerId,
+        next.ackedLsn,
+        legacy ? 1 : 0,
+        next.replaced ? 1 : 0,
+        pairIndex,
+      );
     Object.assign(pair, next, { legacy });
     return pair;
   }

@@ -49,7 +49,9 @@ export class DistinctPath {
       tried.add(shard.shardIndex);
       const address = this.directory.pair(shard.pairIndex).primary;
       try {
-        const result = await this.pool.get(address).sender.send([{ shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'DISTINCT', registers }]);
+        const result = await this.pool
+          .get(address)
+          .sender.send([{ shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'DISTINCT', registers }]);
         if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
         return { registersChanged: Number(result.changed?.[0] ?? 0), shardIndex: shard.shardIndex };
       } catch (error) {
@@ -74,7 +76,8 @@ export class DistinctPath {
     for (const name of new Set(names)) {
       const counter = this.directory.get(name);
       if (counter === undefined) continue;
-      if (counter.kind !== 'distinct') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter, not a distinct counter`);
+      if (counter.kind !== 'distinct')
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter, not a distinct counter`);
       for (const shard of counter.shards) {
         let shardIds = byPair.get(shard.pairIndex);
         if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
@@ -87,7 +90,12 @@ export class DistinctPath {
       [...byPair].map(([pairIndex, shardIds]) =>
         readPairWithFallback(this.directory.pair(pairIndex), (address) =>
           // Merged on the node: one sketch per pair, however many shards.
-          this.pool.read<shardV1.ReadSketchesRequest, shardV1.ReadSketchesResponse__Output>(address, 'ReadSketches', { shardIds: shardIds.map(String), merge: true }, this.readTimeoutMs),
+          this.pool.read<shardV1.ReadSketchesRequest, shardV1.ReadSketchesResponse__Output>(
+            address,
+            'ReadSketches',
+            { shardIds: shardIds.map(String), merge: true },
+            this.readTimeoutMs,
+          ),
         ),
       ),
     );

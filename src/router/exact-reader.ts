@@ -47,37 +47,65 @@ export async function readPairWithFallback<Response extends NodeReadMeta>(
     // Only the recorded primary of this epoch holds the pair's history: a
     // node that came back empty at the same address answers 0 for everything.
     const nodeId = response.nodeId;
-    if (response.role !== 'primary' || BigInt(response.epoch) !== epoch || (primaryId !== '' && nodeId !== undefined && nodeId !== primaryId)) {
-      throw new TallyError(ErrorCode.unavailable, `node ${pair.primary} is ${response.role} at epoch ${response.epoch}${nodeId ? ` (log ${nodeId})` : ''}, not the primary of pair ${pair.pairIndex} at ${epoch}`);
+    if (
+      response.role !== 'primary' ||
+      BigInt(response.epoch) !== epoch ||
+      (primaryId !== '' && nodeId !== undefined && nodeId !== primaryId)
+    ) {
+      throw new TallyError(
+        ErrorCode.unavailable,
+        `node ${pair.primary} is ${response.role} at epoch ${response.epoch}${nodeId ? ` (log ${nodeId})` : ''}, not the primary of pair ${pair.pairIndex} at ${epoch}`,
+      );
     }
     return { response, calls: 1, fromFollower: false };
   } catch (primaryError) {
     if (!followerReadable) {
-      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex} cannot be read: ${(primaryError as Error).message}; its follower is not in sync`);
+      throw new TallyError(
+        ErrorCode.unavailable,
+        `shards on pair ${pair.pairIndex} cannot be read: ${(primaryError as Error).message}; its follower is not in sync`,
+      );
     }
     let response: Response;
     try {
       response = await read(follower);
     } catch (followerError) {
-      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex} cannot be read from primary (${(primaryError as Error).message}) or follower (${(followerError as Error).message})`);
+      throw new TallyError(
+        ErrorCode.unavailable,
+        `shards on pair ${pair.pairIndex} cannot be read from primary (${(primaryError as Error).message}) or follower (${(followerError as Error).message})`,
+      );
     }
     // The follower holds every acknowledged increment only as the in-sync follower of this epoch.
     if (response.role !== 'follower' || BigInt(response.epoch) !== epoch) {
-      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex}: primary unreachable and follower is ${response.role} at epoch ${response.epoch}, not follower at ${epoch}`);
+      throw new TallyError(
+        ErrorCode.unavailable,
+        `shards on pair ${pair.pairIndex}: primary unreachable and follower is ${response.role} at epoch ${response.epoch}, not follower at ${epoch}`,
+      );
     }
     // ...and only as the log the directory knew in sync (not a wiped node answering at the same address).
     if (followerId === '' || response.nodeId !== followerId) {
-      throw new TallyError(ErrorCode.unavailable, `shards on pair ${pair.pairIndex}: primary unreachable and the follower answers as log ${response.nodeId || '(unknown)'}, not ${followerId || 'a recorded one'}`);
+      throw new TallyError(
+        ErrorCode.unavailable,
+        `shards on pair ${pair.pairIndex}: primary unreachable and the follower answers as log ${response.nodeId || '(unknown)'}, not ${followerId || 'a recorded one'}`,
+      );
     }
     return { response, calls: 2, fromFollower: true };
   }
 }
 
-function readPair(plan: PairPlan, pool: NodePool, timeoutMs: number): Promise<{ response: shardV1.ReadShardsResponse__Output; calls: number; fromFollower: boolean }> {
+function readPair(
+  plan: PairPlan,
+  pool: NodePool,
+  timeoutMs: number,
+): Promise<{ response: shardV1.ReadShardsResponse__Output; calls: number; fromFollower: boolean }> {
   return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs));
 }
 
-export async function readExact(names: readonly string[], directory: Directory, pool: NodePool, timeoutMs: number): Promise<ExactReadResult> {
+export async function readExact(
+  names: readonly string[],
+  directory: Directory,
+  pool: NodePool,
+  timeoutMs: number,
+): Promise<ExactReadResult> {
   const plans = new Map<number, PairPlan>();
   const totals = new Map<string, ExactTotal>();
   for (const name of names) {

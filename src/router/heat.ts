@@ -97,7 +97,13 @@ export class HeatTracker {
       heat.sampledShardCounts = heat.shardCounts;
       heat.sampledMs = windowMs;
       heat.shardCounts = [];
-      samples.push({ counter, ratePerSec: heat.perSec, peakPerSec: heat.peakPerSec, shardCounts: heat.sampledShardCounts, sampleMs: windowMs });
+      samples.push({
+        counter,
+        ratePerSec: heat.perSec,
+        peakPerSec: heat.peakPerSec,
+        shardCounts: heat.sampledShardCounts,
+        sampleMs: windowMs,
+      });
     }
     return samples;
   }
@@ -106,7 +112,13 @@ export class HeatTracker {
   lastSample(name: string): HeatSample | undefined {
     const heat = this.heats.get(name);
     if (heat === undefined) return undefined;
-    return { counter: name, ratePerSec: heat.perSec, peakPerSec: heat.peakPerSec, shardCounts: heat.sampledShardCounts, sampleMs: heat.sampledMs };
+    return {
+      counter: name,
+      ratePerSec: heat.perSec,
+      peakPerSec: heat.peakPerSec,
+      shardCounts: heat.sampledShardCounts,
+      sampleMs: heat.sampledMs,
+    };
   }
 
   get trackedCount(): number {

@@ -69,7 +69,11 @@ export class IncrementPath {
    * its retry reaches the old home first wins, so they never both apply.
    * Returns, per item index, the shard of the original when it is a duplicate.
    */
-  private async fenceEarlierHomes(items: readonly ValidIncrement[], indexes: readonly number[], routedShardCounts: readonly number[]): Promise<Map<number, number>> {
+  private async fenceEarlierHomes(
+    items: readonly ValidIncrement[],
+    indexes: readonly number[],
+    routedShardCounts: readonly number[],
+  ): Promise<Map<number, number>> {
     const duplicates = new Map<number, number>();
     const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
     for (const index of indexes) {
@@ -83,7 +87,13 @@ export class IncrementPath {
         if (group === undefined) byNode.set(address, (group = { itemIndexes: [], shardIndexes: [], items: [] }));
         group.itemIndexes.push(index);
         group.shardIndexes.push(earlier.shardIndex);
-        group.items.push({ shardId: String(earlier.shardId), amount: '0', idempotencyKey: item.idempotencyKey, fence: true, routedShardCount });
+        group.items.push({
+          shardId: String(earlier.shardId),
+          amount: '0',
+          idempotencyKey: item.idempotencyKey,
+          fence: true,
+          routedShardCount,
+        });
       }
     }
     await Promise.all(
@@ -104,7 +114,13 @@ export class IncrementPath {
     return duplicates;
   }
 
-  private chooseShard(counter: CounterInfo, key: Buffer, routedShardCount: number, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): ShardInfo | undefined {
+  private chooseShard(
+    counter: CounterInfo,
+    key: Buffer,
+    routedShardCount: number,
+    avoid: ReadonlySet<string>,
+    downByAddress: Map<string, boolean>,
+  ): ShardInfo | undefined {
     const shards = counter.shards;
     if (key.length > 0) {
       // A keyed increment has exactly one home; it waits for failover rather than moving.
@@ -147,22 +163,34 @@ export class IncrementPath {
     // fails before any new counter of the batch is created.
     for (const item of items) {
       const kind = this.directory.get(item.counter)?.kind;
-      if (kind !== undefined && kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${item.counter}" is a ${kind} counter, not a total counter`);
+      if (kind !== undefined && kind !== 'total')
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${item.counter}" is a ${kind} counter, not a total counter`);
     }
     // Routing is decided once per call: a growth during the call must not
     // move a keyed item past the homes it fenced.
     const routedShardCounts = items.map((item) => this.directory.getOrCreate(item.counter).shards.length);
-    for (const [itemIndex, shardIndex] of await this.fenceEarlierHomes(items, pending, routedShardCounts)) outcomes[itemIndex] = { applied: false, shardIndex };
+    for (const [itemIndex, shardIndex] of await this.fenceEarlierHomes(items, pending, routedShardCounts))
+      outcomes[itemIndex] = { applied: false, shardIndex };
     pending = pending.filter((index) => outcomes[index] === undefined);
     const waitUntilMs = this.now() + this.failoverWaitMs;
     // Bounded: every round either sends (and a node that refused is avoided
     // next) or waits a step; both end at waitUntilMs.
     for (let round = 0; pending.length > 0; round++) {
       const byNode = new Map<string, { indexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
-      const blocked = pending.find((index) => this.chooseShard(this.directory.getOrCreate(items[index]!.counter), items[index]!.idempotencyKey, routedShardCounts[index]!, avoid, downByAddress) === undefined);
+      const blocked = pending.find(
+        (index) =>
+          this.chooseShard(
+            this.directory.getOrCreate(items[index]!.counter),
+            items[index]!.idempotencyKey,
+            routedShardCounts[index]!,
+            avoid,
+            downByAddress,
+          ) === undefined,
+      );
       if (blocked !== undefined) {
         // Nothing of this call was sent where it failed: wait for the failover, then try the new primaries.
-        if (this.now() >= waitUntilMs) throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[blocked]!.counter} can take the increment now`);
+        if (this.now() >= waitUntilMs)
+          throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[blocked]!.counter} can take the increment now`);
         await new Promise((resolve) => setTimeout(resolve, failoverWaitStepMs));
         avoid.clear();
         downByAddress.clear();
@@ -177,7 +205,12 @@ export class IncrementPath {
         if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
         group.indexes.push(index);
         group.shardIndexes.push(shard.shardIndex);
-        const applyItem: ApplyItem = { shardId: shard.shardId, amount: toWireInt64(item.amount), idempotencyKey: item.idempotencyKey, routedShardCount: routedShardCounts[index]! };
+        const applyItem: ApplyItem = {
+          shardId: shard.shardId,
+          amount: toWireInt64(item.amount),
+          idempotencyKey: item.idempotencyKey,
+          routedShardCount: routedShardCounts[index]!,
+        };
         // Every increment carries its counter's window setting; absent means
         // none (0, 0), and costs nothing on the wire. The node logs a setting
         // only when it differs from the shard's.

@@ -45,42 +45,77 @@ runMain(async () => {
   const metrics = createRouterMetrics(registry);
 
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
-  if (tls === undefined && config.insecure) logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', { listen: config.listenAddress });
+  if (tls === undefined && config.insecure)
+    logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
+      listen: config.listenAddress,
+    });
   const directory = Directory.open(config.dataDir, config.pairs);
   for (const warning of directory.warnings) logger.warn(warning);
   // Apply calls carry the epoch of the pair the address is primary of.
   const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
-  const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, {
-    onCall(items) {
-      metrics.nodeCalls.inc({ kind: 'apply' });
-      metrics.nodeCallItems.observe(items);
+  const pool = new NodePool(
+    config.nodeCallTimeoutMs,
+    epochByAddress,
+    {
+      onCall(items) {
+        metrics.nodeCalls.inc({ kind: 'apply' });
+        metrics.nodeCallItems.observe(items);
+      },
+      onUnreachable: (address) => supervisor.nudge(address),
     },
-    onUnreachable: (address) => supervisor.nudge(address),
-  }, channelCredentialsOf(tls));
+    channelCredentialsOf(tls),
+  );
   const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
-  const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, { intervalMs: config.autoscaleIntervalMs, topK: config.topK, skewMinIncrements: 100 });
+  const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, {
+    intervalMs: config.autoscaleIntervalMs,
+    topK: config.topK,
+    skewMinIncrements: 100,
+  });
   const tokens = tokensOf(config.adminToken, config.clientToken);
   const distinct = new DistinctPath(directory, pool, await loadMemberHasher(), config.readTimeoutMs);
   const windows = new WindowReader(directory, pool, config);
-  const membership = new MembershipPath(directory, pool, { defaultPartitions: config.memberPartitions, readTimeoutMs: config.readTimeoutMs });
-  const deps = { directory, increments, reads, distinct, windows, membership, pool, heat, metrics, logger, statusTimeoutMs: config.readTimeoutMs, reconcileTimeoutMs: 60_000, autoscaler, tokens };
+  const membership = new MembershipPath(directory, pool, {
+    defaultPartitions: config.memberPartitions,
+    readTimeoutMs: config.readTimeoutMs,
+  });
+  const deps = {
+    directory,
+    increments,
+    reads,
+    distinct,
+    windows,
+    membership,
+    pool,
+    heat,
+    metrics,
+    logger,
+    statusTimeoutMs: config.readTimeoutMs,
+    reconcileTimeoutMs: 60_000,
+    autoscaler,
+    tokens,
+  };
 
   const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
   tallyServer.server.addService(guardMalformed(counterServiceDefinition), withAuth(createCounterService(deps), tokens, 'client'));
   tallyServer.server.addService(guardMalformed(adminServiceDefinition), withAuth(createAdminService(deps), tokens, 'admin'));
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, config.tlsRequireClientCert));
-  const metricsServer = config.metricsPort === 0 ? undefined : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
+  const metricsServer =
+    config.metricsPort === 0
+      ? undefined
+      : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
   // Tell every reachable node its role before taking traffic; the supervisor keeps it so.
   await supervisor.checkAll();
   supervisor.start();
   autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
-  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, () => metrics.directoryCounters.set(directory.counterCount));
+  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, () =>
+    metrics.directoryCounters.set(directory.counterCount),
+  );
   gauges.start();
   metrics.directoryCounters.set(directory.counterCount);
   setServing(tallyServer, serviceNames, true);

@@ -74,7 +74,14 @@ export class MembershipPath {
   async set(name: string, member: bigint, present: boolean): Promise<MemberSetResult> {
     const counter = this.directory.getOrCreate(name, 'membership', this.settings.defaultPartitions);
     const shard = counter.shards[partitionOf(member, counter.shards.length)]!;
-    const { applied } = await this.send(shard, { shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'MEMBER_SET', member: member.toString(), present });
+    const { applied } = await this.send(shard, {
+      shardId: String(shard.shardId),
+      amount: '0',
+      idempotencyKey: emptyKey,
+      op: 'MEMBER_SET',
+      member: member.toString(),
+      present,
+    });
     try {
       const { totals } = await readExact([name], this.directory, this.pool, this.settings.readTimeoutMs);
       return { changed: applied, count: totals.get(name)!.total, partition: shard.shardIndex };
@@ -102,9 +109,18 @@ export class MembershipPath {
     await Promise.all(
       [...byPair].map(async ([pairIndex, plan]) => {
         const { response } = await readPairWithFallback(this.directory.pair(pairIndex), (address) =>
-          this.pool.read<shardV1.CheckMembersRequest, shardV1.CheckMembersResponse__Output>(address, 'CheckMembers', plan.request, this.settings.readTimeoutMs),
+          this.pool.read<shardV1.CheckMembersRequest, shardV1.CheckMembersResponse__Output>(
+            address,
+            'CheckMembers',
+            plan.request,
+            this.settings.readTimeoutMs,
+          ),
         );
-        if (response.present.length !== plan.indexes.length) throw new TallyError(ErrorCode.internal, `pair ${pairIndex} answered ${response.present.length} of ${plan.indexes.length} members`);
+        if (response.present.length !== plan.indexes.length)
+          throw new TallyError(
+            ErrorCode.internal,
+            `pair ${pairIndex} answered ${response.present.length} of ${plan.indexes.length} members`,
+          );
         plan.indexes.forEach((index, position) => (present[index] = response.present[position]!));
       }),
     );
@@ -130,16 +146,27 @@ export class MembershipPath {
     }
     const checks: PartitionCheck[] = [];
     const countsOf = async (address: string, shards: ShardInfo[]): Promise<{ members: bigint; storedCount: bigint }[]> => {
-      const response = await this.pool.read<shardV1.ReadShardsRequest, shardV1.MemberCountsResponse__Output>(address, 'MemberCounts', { shardIds: shards.map((shard) => String(shard.shardId)) }, this.settings.readTimeoutMs);
+      const response = await this.pool.read<shardV1.ReadShardsRequest, shardV1.MemberCountsResponse__Output>(
+        address,
+        'MemberCounts',
+        { shardIds: shards.map((shard) => String(shard.shardId)) },
+        this.settings.readTimeoutMs,
+      );
       if (response.memberCounts.length !== shards.length || response.totals.length !== shards.length) {
         throw new TallyError(ErrorCode.internal, `node ${address} answered ${response.memberCounts.length} of ${shards.length} partitions`);
       }
-      return shards.map((_, position) => ({ members: BigInt(response.memberCounts[position]!), storedCount: BigInt(response.totals[position]!) }));
+      return shards.map((_, position) => ({
+        members: BigInt(response.memberCounts[position]!),
+        storedCount: BigInt(response.totals[position]!),
+      }));
     };
     await Promise.all(
       [...byPair].map(async ([pairIndex, shards]) => {
         const pair = this.directory.pair(pairIndex);
-        const [primary, follower] = await Promise.all([countsOf(pair.primary, shards), countsOf(pair.follower, shards).catch(() => undefined)]);
+        const [primary, follower] = await Promise.all([
+          countsOf(pair.primary, shards),
+          countsOf(pair.follower, shards).catch(() => undefined),
+        ]);
         shards.forEach((shard, position) => {
           const { members, storedCount } = primary[position]!;
           const theirs = follower?.[position];
@@ -161,18 +188,35 @@ export class MembershipPath {
     if (repair && drifting.length > 0) {
       const unsafe = drifting.filter((check) => check.followerDrift !== check.drift);
       if (unsafe.length > 0) {
-        const where = unsafe.map((check) => `partition ${check.partition}: primary ${check.drift}, follower ${check.followerDrift ?? 'unreadable'}`).join('; ');
-        throw new TallyError(ErrorCode.failedPrecondition, `not repairing ${name}: the replicas do not show the same drift (${where}); a repair would move the follower wrongly. Reconcile the pair first`);
+        const where = unsafe
+          .map((check) => `partition ${check.partition}: primary ${check.drift}, follower ${check.followerDrift ?? 'unreadable'}`)
+          .join('; ');
+        throw new TallyError(
+          ErrorCode.failedPrecondition,
+          `not repairing ${name}: the replicas do not show the same drift (${where}); a repair would move the follower wrongly. Reconcile the pair first`,
+        );
       }
       await Promise.all(
         drifting.map(async (check) => {
           const shard = counter.shards[check.partition]!;
-          const { changed } = await this.send(shard, { shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'MEMBER_REPAIR' });
+          const { changed } = await this.send(shard, {
+            shardId: String(shard.shardId),
+            amount: '0',
+            idempotencyKey: emptyKey,
+            op: 'MEMBER_REPAIR',
+          });
           check.repaired = BigInt(changed);
         }),
       );
     }
     const sum = (pick: (check: PartitionCheck) => bigint) => checks.reduce((total, check) => total + pick(check), 0n);
-    return { counter: name, members: sum((check) => check.members), storedCount: sum((check) => check.storedCount), drift: sum((check) => check.drift), repaired: repair && drifting.length > 0, partitions: checks };
+    return {
+      counter: name,
+      members: sum((check) => check.members),
+      storedCount: sum((check) => check.storedCount),
+      drift: sum((check) => check.drift),
+      repaired: repair && drifting.length > 0,
+      partitions: checks,
+    };
   }
 }

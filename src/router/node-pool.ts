@@ -87,7 +87,9 @@ export class NodePool {
   read<Request, Response>(address: string, method: NodeReadMethod, request: Request, timeoutMs: number): Promise<Response> {
     const { rpc } = this.get(address);
     // The one cast left: TypeScript cannot pick one generated overload set by a union of method names.
-    const invoke = (rpc as unknown as Record<NodeReadMethod, (request: Request, options: CallOptions, callback: requestCallback<Response>) => void>)[method];
+    const invoke = (
+      rpc as unknown as Record<NodeReadMethod, (request: Request, options: CallOptions, callback: requestCallback<Response>) => void>
+    )[method];
     return new Promise((resolve, reject) => {
       invoke.call(rpc, request, { deadline: Date.now() + timeoutMs }, (error, response) => {
         if (error || response === undefined) reject(nodeCallError(address, error ?? null));

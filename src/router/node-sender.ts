@@ -3,7 +3,16 @@
 // callers costs a few node calls, not one each. Each caller's group is
 // acknowledged on its own once the node has committed it.
 import { status, connectivityState, type ServiceError } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, applyItemsPerCallMax, nodeCallBytesMax, nodeCallsInFlightMax, nodeQueueItemsMax, type shardV1 } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  errorCodeOfGrpcStatus,
+  applyItemsPerCallMax,
+  nodeCallBytesMax,
+  nodeCallsInFlightMax,
+  nodeQueueItemsMax,
+  type shardV1,
+} from '../common/index.ts';
 
 /** An item the router sends: ids and amounts as numbers where exact, other fields only where its op needs them. */
 export type ApplyItem = shardV1.ApplyItem & Required<Pick<shardV1.ApplyItem, 'shardId' | 'amount' | 'idempotencyKey'>>;
@@ -43,7 +52,9 @@ export class NodeSender {
   /** Sends one atomic group; resolves with the node's verdict for it. */
   send(items: ApplyItem[]): Promise<shardV1.GroupResult__Output> {
     if (this.queuedItems + items.length > nodeQueueItemsMax) {
-      return Promise.reject(new TallyError(ErrorCode.resourceExhausted, `node ${this.address} has ${this.queuedItems} increments queued; try again`));
+      return Promise.reject(
+        new TallyError(ErrorCode.resourceExhausted, `node ${this.address} has ${this.queuedItems} increments queued; try again`),
+      );
     }
     return new Promise((resolve, reject) => {
       this.queue.push({ items, resolve, reject });
@@ -80,17 +91,21 @@ export class NodeSender {
     this.inFlight++;
     this.observer.onCall(itemCount, batch.length);
     const request: shardV1.ApplyRequest = { epoch: this.epoch().toString(), groups: batch.map((waiting) => ({ items: waiting.items })) };
-    this.rpc.Apply(request, { deadline: Date.now() + this.callTimeoutMs }, (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => {
-      this.inFlight--;
-      if (error || response === undefined || response.results.length !== batch.length) {
-        const failure = nodeCallError(this.address, error);
-        for (const waiting of batch) waiting.reject(failure);
-        if (error?.code === status.UNAVAILABLE) this.observer.onUnreachable?.(this.address);
-      } else {
-        batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
-      }
-      this.pump();
-    });
+    this.rpc.Apply(
+      request,
+      { deadline: Date.now() + this.callTimeoutMs },
+      (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => {
+        this.inFlight--;
+        if (error || response === undefined || response.results.length !== batch.length) {
+          const failure = nodeCallError(this.address, error);
+          for (const waiting of batch) waiting.reject(failure);
+          if (error?.code === status.UNAVAILABLE) this.observer.onUnreachable?.(this.address);
+        } else {
+          batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
+        }
+        this.pump();
+      },
+    );
   }
 }
 
@@ -100,11 +115,13 @@ const refusalStatuses = new Set<number>([status.RESOURCE_EXHAUSTED, status.INVAL
 /** A failed node call: the increments' outcome is unknown unless the node refused it. */
 export function nodeCallError(address: string, error: ServiceError | null): TallyError {
   if (error === null) return new TallyError(ErrorCode.internal, `node ${address} sent a malformed response`);
-  if (error.code === status.FAILED_PRECONDITION) return new NotAppliedError(ErrorCode.unavailable, `node ${address} refused: ${error.details}`);
+  if (error.code === status.FAILED_PRECONDITION)
+    return new NotAppliedError(ErrorCode.unavailable, `node ${address} refused: ${error.details}`);
   if (refusalStatuses.has(error.code)) return new TallyError(errorCodeOfGrpcStatus(error.code), `node ${address}: ${error.details}`);
   if (error.code === status.DEADLINE_EXCEEDED) return new TallyError(ErrorCode.unavailable, `node ${address} did not answer in time`);
   // grpc-js found no connection to send on: the call never left this process.
-  if (error.code === status.UNAVAILABLE && error.details.startsWith('No connection established')) return new NotAppliedError(ErrorCode.unavailable, `node ${address} is unreachable: ${error.details}`);
+  if (error.code === status.UNAVAILABLE && error.details.startsWith('No connection established'))
+    return new NotAppliedError(ErrorCode.unavailable, `node ${address} is unreachable: ${error.details}`);
   return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`);
 }
 

@@ -57,12 +57,24 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
   // Only the recorded follower, in sync at this epoch, holding everything
   // acknowledged, may take over.
   const followerHoldsHistory =
-    fs !== undefined && pair.followerId !== '' && fs.nodeId === pair.followerId && fs.role === 'follower' && fs.epoch === pair.epoch && !fs.installing && fs.lastLsn >= pair.ackedLsn;
+    fs !== undefined &&
+    pair.followerId !== '' &&
+    fs.nodeId === pair.followerId &&
+    fs.role === 'follower' &&
+    fs.epoch === pair.epoch &&
+    !fs.installing &&
+    fs.lastLsn >= pair.ackedLsn;
   const canFailover = pair.inSync && followerHoldsHistory;
 
   if (ps === undefined) {
     if (canFailover && (primary.refused || primary.silentMs >= settings.failoverTimeoutMs)) {
-      return [{ kind: 'failover', reason: primary.refused ? 'primary refused connections' : `primary silent for ${primary.silentMs} ms`, deposedId: pair.primaryId }];
+      return [
+        {
+          kind: 'failover',
+          reason: primary.refused ? 'primary refused connections' : `primary silent for ${primary.silentMs} ms`,
+          deposedId: pair.primaryId,
+        },
+      ];
     }
     // A directory from before identities, primary down: the follower of this
     // epoch is the one the directory's in-sync flag speaks of; record it so it can take over.
@@ -91,7 +103,8 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
     return [{ kind: 'stuck', reason: `${why}, and no in-sync follower holds the pair's history` }];
   }
   if (adopt) actions.push({ kind: 'record', update: { primaryId: ps.nodeId }, reason: 'primary identity recorded' });
-  if (ps.epoch > pair.epoch) return [...actions, { kind: 'stuck', reason: `node is at epoch ${ps.epoch}, newer than the directory's ${pair.epoch}` }];
+  if (ps.epoch > pair.epoch)
+    return [...actions, { kind: 'stuck', reason: `node is at epoch ${ps.epoch}, newer than the directory's ${pair.epoch}` }];
 
   // The directory says in sync but the primary is not requiring its
   // follower (a delayed or lost SetRole): it may have acknowledged alone,
@@ -105,14 +118,18 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
 
   if (fs === undefined) {
     if (pair.inSync && (follower.refused || follower.silentMs >= settings.followerTimeoutMs)) {
-      actions.push({ kind: 'markOutOfSync', reason: follower.refused ? 'follower refused connections' : `follower silent for ${follower.silentMs} ms` });
+      actions.push({
+        kind: 'markOutOfSync',
+        reason: follower.refused ? 'follower refused connections' : `follower silent for ${follower.silentMs} ms`,
+      });
     }
     return actions;
   }
   if (fs.nodeId !== pair.followerId) {
     // A new log in the follower slot (first sight, a lost disk, a replacement): it holds nothing yet.
     const update: PairUpdate = { followerId: fs.nodeId };
-    const reason = pair.followerId === '' ? 'follower identity recorded' : `the follower slot holds log ${fs.nodeId}, not ${pair.followerId}`;
+    const reason =
+      pair.followerId === '' ? 'follower identity recorded' : `the follower slot holds log ${fs.nodeId}, not ${pair.followerId}`;
     // First sight of a follower the primary is already confirming (a directory
     // from before identities): the pair's sync stands on the primary's word.
     const firstSightOfConfirmed = pair.followerId === '' && ps.followerId === fs.nodeId;

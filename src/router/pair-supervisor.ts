@@ -77,7 +77,8 @@ export class PairSupervisor {
   ) {
     const startedMs = now();
     for (const pair of directory.allPairs()) {
-      for (const address of [pair.primary, pair.follower]) this.health.set(address, { lastOkMs: startedMs, status: undefined, error: '', refused: false });
+      for (const address of [pair.primary, pair.follower])
+        this.health.set(address, { lastOkMs: startedMs, status: undefined, error: '', refused: false });
     }
     // A tick only starts pair checks (each pair guards and logs its own); it never waits for them.
     this.ticker = new IntervalTask({ name: 'pair supervision tick', intervalMs: settings.healthIntervalMs, logger }, () => this.tick());
@@ -166,7 +167,11 @@ export class PairSupervisor {
   }
 
   private view(address: string, status: shardV1.StatusResponse__Output | undefined): NodeView {
-    return { status: status === undefined ? undefined : statusView(status), refused: this.health.get(address)?.refused ?? false, silentMs: this.silentForMs(address) };
+    return {
+      status: status === undefined ? undefined : statusView(status),
+      refused: this.health.get(address)?.refused ?? false,
+      silentMs: this.silentForMs(address),
+    };
   }
 
   private async checkPair(pair: PairInfo): Promise<void> {
@@ -212,14 +217,25 @@ export class PairSupervisor {
         const lastMs = this.stuckLoggedMs.get(pair.pairIndex) ?? 0;
         if (this.now() - lastMs >= stuckLogIntervalMs) {
           this.stuckLoggedMs.set(pair.pairIndex, this.now());
-          this.logger.error('pair unavailable', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, reason: action.reason });
+          this.logger.error('pair unavailable', {
+            pair: pair.pairIndex,
+            primary: pair.primary,
+            follower: pair.follower,
+            epoch: pair.epoch,
+            reason: action.reason,
+          });
         }
         return false;
       }
     }
   }
 
-  private async assign(address: string, role: 'primary' | 'follower', pair: PairInfo, syncRequired: boolean): Promise<shardV1.StatusResponse__Output | undefined> {
+  private async assign(
+    address: string,
+    role: 'primary' | 'follower',
+    pair: PairInfo,
+    syncRequired: boolean,
+  ): Promise<shardV1.StatusResponse__Output | undefined> {
     try {
       return await this.pool.setRole(
         address,
@@ -236,7 +252,13 @@ export class PairSupervisor {
         this.settings.catchUpTimeoutMs + this.settings.healthTimeoutMs,
       );
     } catch (error) {
-      this.logger.warn('role assignment failed', { pair: pair.pairIndex, node: address, role, epoch: pair.epoch, error: (error as Error).message });
+      this.logger.warn('role assignment failed', {
+        pair: pair.pairIndex,
+        node: address,
+        role,
+        epoch: pair.epoch,
+        error: (error as Error).message,
+      });
       return undefined;
     }
   }
@@ -245,11 +267,18 @@ export class PairSupervisor {
     // The primary first starts requiring the follower (and waits until the
     // follower holds its whole log); only then may the directory say in sync.
     const status = await this.assign(pair.primary, 'primary', pair, true);
-    if (status === undefined || !status.syncRequired || BigInt(status.epoch) !== pair.epoch || status.followerId !== pair.followerId) return;
+    if (status === undefined || !status.syncRequired || BigInt(status.epoch) !== pair.epoch || status.followerId !== pair.followerId)
+      return;
     const confirmedLsn = BigInt(status.followerAckedLsn);
     this.directory.updatePair(pair.pairIndex, { inSync: true, ackedLsn: confirmedLsn > pair.ackedLsn ? confirmedLsn : pair.ackedLsn });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 1);
-    this.logger.info('in sync', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, lastLsn: status.lastLsn });
+    this.logger.info('in sync', {
+      pair: pair.pairIndex,
+      primary: pair.primary,
+      follower: pair.follower,
+      epoch: pair.epoch,
+      lastLsn: status.lastLsn,
+    });
   }
 
   private async markOutOfSync(pair: PairInfo, reason: string, update: PairUpdate = {}): Promise<void> {
@@ -266,7 +295,14 @@ export class PairSupervisor {
     const promoted = pair.follower;
     const epoch = pair.epoch + 1n;
     // Persisted before anyone is told: a router restart keeps the decision.
-    const next = this.directory.updatePair(pair.pairIndex, { primary: promoted, follower: deposed, epoch, inSync: false, primaryId: pair.followerId, followerId: deposedId });
+    const next = this.directory.updatePair(pair.pairIndex, {
+      primary: promoted,
+      follower: deposed,
+      epoch,
+      inSync: false,
+      primaryId: pair.followerId,
+      followerId: deposedId,
+    });
     this.metrics.failovers.inc({ pair: String(pair.pairIndex) });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
     this.logger.warn('promotion', { pair: pair.pairIndex, promoted, deposed, epoch, reason, silentMs: this.silentForMs(deposed) });
@@ -278,5 +314,7 @@ export class PairSupervisor {
 }
 
 function stringified(update: PairUpdate): Record<string, string | boolean> {
-  return Object.fromEntries(Object.entries(update).map(([key, value]) => [key, typeof value === 'bigint' ? value.toString() : (value as string | boolean)]));
+  return Object.fromEntries(
+    Object.entries(update).map(([key, value]) => [key, typeof value === 'bigint' ? value.toString() : (value as string | boolean)]),
+  );
 }

@@ -32,7 +32,9 @@ export class ReadPath {
   ) {
     this.cache = new ReadCache(settings.refreshIntervalMs + settings.readTimeoutMs, settings.cacheIdleMs, settings.cacheEntriesMax);
     // One round at a time: a slow round delays the next rather than racing it.
-    this.refresher = new IntervalTask({ name: 'cache refresh round', intervalMs: settings.refreshIntervalMs, logger }, () => this.refresh());
+    this.refresher = new IntervalTask({ name: 'cache refresh round', intervalMs: settings.refreshIntervalMs, logger }, () =>
+      this.refresh(),
+    );
   }
 
   async readExact(names: readonly string[]): Promise<TotalRead[]> {

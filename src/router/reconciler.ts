@@ -11,7 +11,13 @@ function abs(value: bigint): bigint {
   return value < 0n ? -value : value;
 }
 
-export async function reconcile(directory: Directory, pool: NodePool, metrics: RouterMetrics, timeoutMs: number, counterName?: string): Promise<counterV1.ReconcileResponse__Output> {
+export async function reconcile(
+  directory: Directory,
+  pool: NodePool,
+  metrics: RouterMetrics,
+  timeoutMs: number,
+  counterName?: string,
+): Promise<counterV1.ReconcileResponse__Output> {
   // Which shards, on which pairs (all of a pair's shards when no counter is named).
   const shardsByPair = new Map<number, { ids: string[]; counterOf: Map<string, string> }>();
   if (counterName !== undefined) {
@@ -49,7 +55,13 @@ export async function reconcile(directory: Directory, pool: NodePool, metrics: R
       note = `follower at lsn ${follower.lastLsn} is behind the primary's checkpoint at ${primary.checkpointLsn}`;
       follower = undefined;
     }
-    pairs.push({ pair: pairIndex, primaryLsn: primary.lastLsn, followerLsn: follower?.lastLsn ?? '0', followerChecked: follower !== undefined, note });
+    pairs.push({
+      pair: pairIndex,
+      primaryLsn: primary.lastLsn,
+      followerLsn: follower?.lastLsn ?? '0',
+      followerChecked: follower !== undefined,
+      note,
+    });
     const followerById = new Map((follower?.shards ?? []).map((shard) => [shard.shardId, shard]));
     const ids = new Set([...primary.shards.map((shard) => shard.shardId), ...followerById.keys()]);
     let primaryDriftSum = 0n;

@@ -129,7 +129,8 @@ export function createCounterService(deps: RouterDeps) {
   const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> => {
     for (const name of names) {
       // A sketch has no exact total: its count is an estimate with an error.
-      if (deps.directory.get(name)?.kind === 'distinct') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a distinct counter: use CountDistinct`);
+      if (deps.directory.get(name)?.kind === 'distinct')
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a distinct counter: use CountDistinct`);
     }
     return timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
   };
@@ -152,7 +153,8 @@ export function createCounterService(deps: RouterDeps) {
       const count = request.items.length;
       const items = validated(count, () => {
         if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
-        if (count > batchItemsMax) throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
+        if (count > batchItemsMax)
+          throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
         return request.items.map((item, index) => validateIncrement(item, `item ${index}`));
       });
       return { results: await applyCounted(items, 'increment_batch') };
@@ -175,7 +177,11 @@ export function createCounterService(deps: RouterDeps) {
       const members = validateMemberList(request.members);
       members.forEach((member, index) => {
         if (member.length === 0) throw new TallyError(ErrorCode.invalidArgument, `member ${index} is empty`);
-        if (member.length > distinctMemberBytesMax) throw new TallyError(ErrorCode.invalidArgument, `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`);
+        if (member.length > distinctMemberBytesMax)
+          throw new TallyError(
+            ErrorCode.invalidArgument,
+            `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`,
+          );
       });
       const { registersChanged, shardIndex } = await deps.distinct.add(name, members);
       metrics.distinctMembersAdded.inc(members.length);
@@ -232,14 +238,16 @@ export function createCounterService(deps: RouterDeps) {
 /** 1..distinctMembersMax members: the one bound of AddDistinct and IsMember. */
 function validateMemberList<T>(members: readonly T[]): readonly T[] {
   if (members.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no members given');
-  if (members.length > distinctMembersMax) throw new TallyError(ErrorCode.resourceExhausted, `${members.length} members in one call; the limit is ${distinctMembersMax}`);
+  if (members.length > distinctMembersMax)
+    throw new TallyError(ErrorCode.resourceExhausted, `${members.length} members in one call; the limit is ${distinctMembersMax}`);
   return members;
 }
 
 /** 1..limit valid counter names; a bad one is named by its position. */
 function validateCounterNames(counters: readonly string[], limit: number, rpc: string): string[] {
   if (counters.length === 0) throw new TallyError(ErrorCode.invalidArgument, 'no counters named');
-  if (counters.length > limit) throw new TallyError(ErrorCode.resourceExhausted, `${rpc} of ${counters.length} counters; the limit is ${limit}`);
+  if (counters.length > limit)
+    throw new TallyError(ErrorCode.resourceExhausted, `${rpc} of ${counters.length} counters; the limit is ${limit}`);
   return counters.map((name, index) => {
     try {
       return validateCounterName(name);
@@ -260,7 +268,14 @@ export function createAdminService(deps: RouterDeps) {
       shards: counter.shards.length,
       placements: counter.shards.map((shard) => {
         const pair = directory.pair(shard.pairIndex);
-        return { shard: shard.shardIndex, shardId: String(shard.shardId), pair: shard.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch.toString() };
+        return {
+          shard: shard.shardIndex,
+          shardId: String(shard.shardId),
+          pair: shard.pairIndex,
+          primary: pair.primary,
+          follower: pair.follower,
+          epoch: pair.epoch.toString(),
+        };
       }),
       heatPerSec: heat.ratePerSec(counter.name),
       peakPerSec: heat.peakPerSec(counter.name),
@@ -283,16 +298,26 @@ export function createAdminService(deps: RouterDeps) {
   };
 
   return {
-    Describe: unary<counterV1.DescribeRequest__Output, counterV1.DescribeResponse__Output>((request) => describe(knownCounter(request.counter))),
+    Describe: unary<counterV1.DescribeRequest__Output, counterV1.DescribeResponse__Output>((request) =>
+      describe(knownCounter(request.counter)),
+    ),
 
-    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>((request) => describe(configureCounter(directory, logger, request))),
+    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>((request) =>
+      describe(configureCounter(directory, logger, request)),
+    ),
 
     Rebuild: unary<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const result = await deps.membership.rebuild(name, request.repair === true);
       metrics.membershipDrift.set(Number(result.drift));
       metrics.membershipRebuilds.inc({ result: result.repaired ? 'repaired' : result.drift === 0n ? 'clean' : 'drift' });
-      logger.info('rebuild', { counter: name, members: result.members, storedCount: result.storedCount, drift: result.drift, repaired: result.repaired });
+      logger.info('rebuild', {
+        counter: name,
+        members: result.members,
+        storedCount: result.storedCount,
+        drift: result.drift,
+        repaired: result.repaired,
+      });
       return {
         counter: name,
         members: result.members.toString(),
@@ -324,12 +349,20 @@ export function createAdminService(deps: RouterDeps) {
       const { previousShardCount } = directory.setShards(counter.name, request.shards);
       if (request.shards > previousShardCount) {
         metrics.shardGrowths.inc({ cause: 'manual' });
-        logger.info('growth', { counter: counter.name, from: previousShardCount, to: request.shards, cause: 'manual', heatPerSec: heat.ratePerSec(counter.name) });
+        logger.info('growth', {
+          counter: counter.name,
+          from: previousShardCount,
+          to: request.shards,
+          cause: 'manual',
+          heatPerSec: heat.ratePerSec(counter.name),
+        });
       }
       return { counter: counter.name, previousShards: previousShardCount, shards: counter.shards.length };
     }),
 
-    ClusterStatus: unary<counterV1.ClusterStatusRequest__Output, counterV1.ClusterStatusResponse__Output>(() => clusterStatus(directory, pool, deps.statusTimeoutMs)),
+    ClusterStatus: unary<counterV1.ClusterStatusRequest__Output, counterV1.ClusterStatusResponse__Output>(() =>
+      clusterStatus(directory, pool, deps.statusTimeoutMs),
+    ),
 
     ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>((request) => {
       const address = validateNodeAddress(request.address, 'address');
@@ -337,14 +370,24 @@ export function createAdminService(deps: RouterDeps) {
       const pair = directory.pairOf(address);
       if (pair === undefined) throw new TallyError(ErrorCode.notFound, `no pair has a node at ${address}`);
       if (pair.primary === address) {
-        throw new TallyError(ErrorCode.failedPrecondition, `${address} is the primary of pair ${pair.pairIndex}: only a follower slot can move (a lost primary is replaced by failover first)`);
+        throw new TallyError(
+          ErrorCode.failedPrecondition,
+          `${address} is the primary of pair ${pair.pairIndex}: only a follower slot can move (a lost primary is replaced by failover first)`,
+        );
       }
-      if (directory.pairOf(newAddress) !== undefined) throw new TallyError(ErrorCode.failedPrecondition, `${newAddress} is already a node of a pair`);
+      if (directory.pairOf(newAddress) !== undefined)
+        throw new TallyError(ErrorCode.failedPrecondition, `${newAddress} is already a node of a pair`);
       // Directory first: from here on the old node is neither read, promoted
       // nor shipped to; the supervisor tells the primary its new follower.
       const next = directory.updatePair(pair.pairIndex, { follower: newAddress, followerId: '', inSync: false, replaced: true });
       metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
-      logger.warn('node replaced', { pair: pair.pairIndex, replaced: address, follower: newAddress, primary: next.primary, epoch: next.epoch });
+      logger.warn('node replaced', {
+        pair: pair.pairIndex,
+        replaced: address,
+        follower: newAddress,
+        primary: next.primary,
+        epoch: next.epoch,
+      });
       return { pair: next.pairIndex, primary: next.primary, follower: next.follower, epoch: next.epoch.toString() };
     }),
 

@@ -37,7 +37,14 @@ export class SizingPolicy {
   constructor(private readonly settings: SizingSettings) {}
 
   /** The shard count to grow to now, or undefined to leave the counter alone. */
-  decide(counter: string, shardCount: number, ratePerSec: number, peakPerSec: number, nowMs: number, autoscale: boolean): number | undefined {
+  decide(
+    counter: string,
+    shardCount: number,
+    ratePerSec: number,
+    peakPerSec: number,
+    nowMs: number,
+    autoscale: boolean,
+  ): number | undefined {
     const capacityPerSec = shardCount * this.settings.shardCeilingPerSec;
     if (!autoscale || shardCount >= this.settings.shardsMax || ratePerSec <= capacityPerSec * this.settings.growThreshold) {
       this.overSinceMs.delete(counter);

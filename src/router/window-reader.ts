@@ -33,11 +33,14 @@ export class WindowReader {
   async read(name: string, lastMs: number, cached: boolean): Promise<WindowRead> {
     const counter = this.directory.get(name);
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    if (counter.kind !== 'total') throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter: only totals have windows`);
+    if (counter.kind !== 'total')
+      throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter: only totals have windows`);
     const { bucketMs, retentionMs } = counter.window;
     if (bucketMs === 0) throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" has no window: set one with Configure`);
-    if (!Number.isSafeInteger(lastMs) || lastMs <= 0) throw new TallyError(ErrorCode.invalidArgument, `last_ms must be a positive number of milliseconds, got ${lastMs}`);
-    if (lastMs > retentionMs) throw new TallyError(ErrorCode.outOfRange, `last_ms ${lastMs} is beyond ${name}'s retention of ${retentionMs} ms`);
+    if (!Number.isSafeInteger(lastMs) || lastMs <= 0)
+      throw new TallyError(ErrorCode.invalidArgument, `last_ms must be a positive number of milliseconds, got ${lastMs}`);
+    if (lastMs > retentionMs)
+      throw new TallyError(ErrorCode.outOfRange, `last_ms ${lastMs} is beyond ${name}'s retention of ${retentionMs} ms`);
 
     const key = `${name}\u0000${lastMs}`;
     if (cached) {
@@ -68,15 +71,37 @@ export class WindowReader {
       if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
       shardIds.push(shard.shardId);
     }
-    const request = (shardIds: number[]): shardV1.ReadWindowsRequest => ({ shardIds: shardIds.map(String), fromMs: String(range.fromMs), toMs: String(range.toMs), bucketMs: String(bucketMs) });
+    const request = (shardIds: number[]): shardV1.ReadWindowsRequest => ({
+      shardIds: shardIds.map(String),
+      fromMs: String(range.fromMs),
+      toMs: String(range.toMs),
+      bucketMs: String(bucketMs),
+    });
     const responses = await Promise.all(
       [...byPair].map(([pairIndex, shardIds]) =>
-        readPairWithFallback(this.directory.pair(pairIndex), (address) => this.pool.read<shardV1.ReadWindowsRequest, shardV1.ReadShardsResponse__Output>(address, 'ReadWindows', request(shardIds), this.settings.readTimeoutMs)),
+        readPairWithFallback(this.directory.pair(pairIndex), (address) =>
+          this.pool.read<shardV1.ReadWindowsRequest, shardV1.ReadShardsResponse__Output>(
+            address,
+            'ReadWindows',
+            request(shardIds),
+            this.settings.readTimeoutMs,
+          ),
+        ),
       ),
     );
     let total = 0n;
     for (const { response } of responses) for (const sum of response.totals) total += BigInt(sum);
     if (!isInt64(total)) throw new TallyError(ErrorCode.outOfRange, `the window sum of ${name} is beyond int64`);
-    return { counter: name, total, exact: true, fromMs: range.fromMs, toMs: range.toMs, bucketMs, buckets: range.buckets, asOfMs, stalenessMs: 0 };
+    return {
+      counter: name,
+      total,
+      exact: true,
+      fromMs: range.fromMs,
+      toMs: range.toMs,
+      bucketMs,
+      buckets: range.buckets,
+      asOfMs,
+      stalenessMs: 0,
+    };
   }
 }

@@ -53,10 +53,18 @@ async function waitForHealed(client: TallyClient, timeoutMs: number): Promise<vo
   try {
     await waitForHealthy(client, timeoutMs);
   } catch (error) {
-    const nodes = await client.clusterStatus().then(
-      (cluster) => cluster.nodes.map((node) => `${node.address} ${node.role} ${node.health} lastLsn=${node.lastLsn} inSync=${node.inSync} lag=${node.replicationLagEntries} ${node.error}`).join('; '),
-      describeError,
-    );
+    const nodes = await client
+      .clusterStatus()
+      .then(
+        (cluster) =>
+          cluster.nodes
+            .map(
+              (node) =>
+                `${node.address} ${node.role} ${node.health} lastLsn=${node.lastLsn} inSync=${node.inSync} lag=${node.replicationLagEntries} ${node.error}`,
+            )
+            .join('; '),
+        describeError,
+      );
     throw new Error(`${(error as Error).message} (${nodes})`, { cause: error });
   }
 }
@@ -78,7 +86,8 @@ function watchReads(client: TallyClient, ledger: Ledger, counters: readonly stri
         counts.ok++;
         for (const value of values) {
           const floor = acknowledged.get(value.counter) ?? 0n;
-          if (!value.exact || value.total < floor) violations.push(`${value.counter}: read ${value.total} (exact=${value.exact}), acknowledged before the read ${floor}`);
+          if (!value.exact || value.total < floor)
+            violations.push(`${value.counter}: read ${value.total} (exact=${value.exact}), acknowledged before the read ${floor}`);
         }
       } catch (error) {
         if (isUnavailable(error)) counts.unavailable++;
@@ -104,141 +113,171 @@ describe('chaos: disk loss', () => {
     tc = undefined;
   });
 
-  it('disk loss: a primary killed, its data directory wiped and restarted empty before the failover timeout never makes an exact read go below what was acknowledged; after healing every acknowledged increment is there and the pair is back in sync', { timeout: 60_000 }, async () => {
-    // The failover timeout is far longer than a restart: the router sees the same address come back, empty.
-    tc = await startCluster({ pairs: 1, routerArgs: ['--failover-timeout-ms', '10000'] });
-    const { client, cluster } = tc;
-    const victim = cluster.node(0, 'primary');
-    const other = cluster.node(0, 'follower');
-    await client.increment('wipe:keyed', 1, { idempotencyKey: 'wipe:seed' });
-    await client.setShards('wipe:keyed', 4);
-    await client.increment('wipe:live', 1, { idempotencyKey: null });
-    const keys = Array.from({ length: 200 }, (_, index) => ({ key: `wipe:${index}`, amount: BigInt((index % 5) + 1) }));
-    for (let start = 0; start < keys.length; start += 20) {
-      const results = await Promise.all(keys.slice(start, start + 20).map(({ key, amount }) => client.increment('wipe:keyed', amount, { idempotencyKey: key })));
-      expect(results.every((result) => result.applied)).toBe(true);
-    }
-    for (let start = 0; start < 100; start += 20) {
-      await Promise.all(Array.from({ length: 20 }, () => client.increment('wipe:unkeyed', 2, { idempotencyKey: null })));
-    }
-    await waitForHealthy(client);
-    const inSync = (await client.clusterStatus()).nodes;
-    expect(inSync.map((node) => node.lastLsn)).toEqual([inSync[0]!.lastLsn, inSync[0]!.lastLsn]);
-    expect(inSync[0]!.lastLsn).toBeGreaterThan(300n);
-    expect((await client.describe('wipe:keyed')).placements.every((placement) => placement.primary === victim.address)).toBe(true);
-
-    // A trickle of unkeyed writes throughout: the floor of every read keeps rising.
-    const load = startLoad(client, { concurrency: 2, counters: () => 'wipe:live' });
-    const keyedTotal = 1n + keys.reduce((sum, { amount }) => sum + amount, 0n);
-    load.ledger.record('wipe:keyed', keyedTotal, 'ok');
-    load.ledger.record('wipe:unkeyed', 200n, 'ok');
-    load.ledger.record('wipe:live', 1n, 'ok');
-    const counters = ['wipe:keyed', 'wipe:unkeyed', 'wipe:live'];
-    const reads = watchReads(client, load.ledger, counters);
-    await waitFor(() => reads.counts.ok > 5 && load.ledger.okCalls > 50, { timeoutMs: 10_000, what: 'reads and writes before the kill' });
-
-    const readsAtKill = reads.counts.ok + reads.counts.unavailable;
-    await wipeAndRestart(tc, victim);
-    const readsWhileDown = reads.counts.ok + reads.counts.unavailable - readsAtKill;
-    const okAtRestart = load.ledger.okCalls;
-
-    // Fails at the first read below the floor; otherwise waits for the pair to heal.
-    await waitFor(async () => reads.violations.length > 0 || (await isHealthy(client)), { timeoutMs: 30_000, what: 'the pair to heal' });
-    expect(reads.violations.slice(0, 5)).toEqual([]);
-    const okReadsAtHeal = reads.counts.ok;
-    await waitFor(() => reads.counts.ok > okReadsAtHeal + 20 && load.ledger.okCalls > okAtRestart + 50, { timeoutMs: 15_000, what: 'reads and writes after healing' });
-    await reads.stop();
-    await load.stop();
-    expect(reads.violations.slice(0, 5)).toEqual([]);
-    expect(readsWhileDown).toBeGreaterThan(0);
-
-    await load.ledger.expectWithinBounds(client);
-    const retried = await Promise.all(keys.map(({ key, amount }) => client.increment('wipe:keyed', amount, { idempotencyKey: key })));
-    expect(retried.filter((result) => result.applied)).toEqual([]);
-    await expectNoDrift(client);
-
-    // The wiped node holds everything again: kill the other copy and read from it alone.
-    await other.process.stop('SIGKILL');
-    await waitFor(async () => (await client.describe('wipe:keyed')).placements.every((placement) => placement.primary === victim.address), {
-      timeoutMs: 20_000,
-      what: 'the wiped node to be the primary',
-    });
-    await waitFor(() => client.readMany(counters, { deadlineMs: 2_000 }), { timeoutMs: 15_000, what: 'an exact read from the wiped node alone' });
-    await load.ledger.expectWithinBounds(client);
-    const retriedAgain = await Promise.all(keys.map(({ key, amount }) => client.increment('wipe:keyed', amount, { idempotencyKey: key })));
-    expect(retriedAgain.filter((result) => result.applied)).toEqual([]);
-    await load.ledger.expectWithinBounds(client);
-  });
-
-  it('disk loss: an empty follower on an idle pair is never promoted; the shard stays UNAVAILABLE until its primary returns with everything', { timeout: 60_000 }, async () => {
-    // A follower timeout far past a restart: the router does not see the follower go,
-    // so only the node's identity can tell it that the follower is new and empty.
-    tc = await startCluster({ pairs: 1, routerArgs: ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '10000'] });
-    const { client, cluster } = tc;
-    const primary = cluster.node(0, 'primary');
-    const follower = cluster.node(0, 'follower');
-    const ledger = new Ledger();
-    await client.increment('idle:keyed', 1, { idempotencyKey: 'idle:seed' });
-    ledger.record('idle:keyed', 1n, 'ok');
-    await client.setShards('idle:keyed', 2);
-    const keys = Array.from({ length: 100 }, (_, index) => `idle:${index}`);
-    for (let start = 0; start < keys.length; start += 20) {
-      await Promise.all(keys.slice(start, start + 20).map((key) => client.increment('idle:keyed', 3, { idempotencyKey: key })));
-    }
-    ledger.record('idle:keyed', 300n, 'ok');
-    for (let index = 0; index < 50; index++) {
-      await client.increment('idle:unkeyed', 1, { idempotencyKey: null });
-      ledger.record('idle:unkeyed', 1n, 'ok');
-    }
-    await waitForHealthy(client);
-    const before = await client.describe('idle:keyed');
-    expect(before.placements.every((placement) => placement.primary === primary.address && placement.follower === follower.address)).toBe(true);
-    const epochBefore = before.placements[0]!.epoch;
-
-    await wipeAndRestart(tc, follower);
-    await primary.process.stop('SIGKILL');
-
-    // Four failover timeouts with only the empty follower alive: nothing may be served from it.
-    let rounds = 0;
-    const untilMs = Date.now() + 6_000;
-    while (Date.now() < untilMs) {
-      for (const counter of ledger.counters()) {
-        const outcome = await client.read(counter, { deadlineMs: 2_000 }).then(
-          (read) => `returned ${read.total} (exact=${read.exact}); acknowledged ${ledger.ok.get(counter)}`,
-          (error: unknown) => (isUnavailable(error) ? 'UNAVAILABLE' : describeError(error)),
+  it(
+    'disk loss: a primary killed, its data directory wiped and restarted empty before the failover timeout never makes an exact read go below what was acknowledged; after healing every acknowledged increment is there and the pair is back in sync',
+    { timeout: 60_000 },
+    async () => {
+      // The failover timeout is far longer than a restart: the router sees the same address come back, empty.
+      tc = await startCluster({ pairs: 1, routerArgs: ['--failover-timeout-ms', '10000'] });
+      const { client, cluster } = tc;
+      const victim = cluster.node(0, 'primary');
+      const other = cluster.node(0, 'follower');
+      await client.increment('wipe:keyed', 1, { idempotencyKey: 'wipe:seed' });
+      await client.setShards('wipe:keyed', 4);
+      await client.increment('wipe:live', 1, { idempotencyKey: null });
+      const keys = Array.from({ length: 200 }, (_, index) => ({ key: `wipe:${index}`, amount: BigInt((index % 5) + 1) }));
+      for (let start = 0; start < keys.length; start += 20) {
+        const results = await Promise.all(
+          keys.slice(start, start + 20).map(({ key, amount }) => client.increment('wipe:keyed', amount, { idempotencyKey: key })),
         );
-        expect(outcome, `${counter}: exact read with only the empty follower alive`).toBe('UNAVAILABLE');
+        expect(results.every((result) => result.applied)).toBe(true);
       }
-      try {
-        await client.increment('idle:unkeyed', 1, { idempotencyKey: null, deadlineMs: 1_000 });
-        ledger.record('idle:unkeyed', 1n, 'ok');
-      } catch (error) {
-        ledger.record('idle:unkeyed', 1n, classify(error));
+      for (let start = 0; start < 100; start += 20) {
+        await Promise.all(Array.from({ length: 20 }, () => client.increment('wipe:unkeyed', 2, { idempotencyKey: null })));
       }
-      const placements = (await client.describe('idle:keyed')).placements;
-      expect(placements.map((placement) => [placement.primary, placement.epoch])).toEqual(placements.map(() => [primary.address, epochBefore]));
-      const roles = (await client.clusterStatus()).nodes.filter((node) => node.role === 'primary').map((node) => node.address);
-      expect(roles).toEqual([primary.address]);
-      rounds++;
-      await pause(100);
-    }
-    // Each round's increment may wait up to 1 s for a failover that must not come.
-    expect(rounds).toBeGreaterThanOrEqual(4);
+      await waitForHealthy(client);
+      const inSync = (await client.clusterStatus()).nodes;
+      expect(inSync.map((node) => node.lastLsn)).toEqual([inSync[0]!.lastLsn, inSync[0]!.lastLsn]);
+      expect(inSync[0]!.lastLsn).toBeGreaterThan(300n);
+      expect((await client.describe('wipe:keyed')).placements.every((placement) => placement.primary === victim.address)).toBe(true);
 
-    await primary.process.start();
-    await waitForHealed(client, 30_000);
-    await ledger.expectWithinBounds(client);
-    expect((await client.read('idle:keyed')).total).toBe(301n);
-    const retried = await Promise.all(keys.map((key) => client.increment('idle:keyed', 3, { idempotencyKey: key })));
-    expect(retried.filter((result) => result.applied)).toEqual([]);
-    // The empty follower was refilled: same log end, same totals.
-    await expectNoDrift(client);
-  });
+      // A trickle of unkeyed writes throughout: the floor of every read keeps rising.
+      const load = startLoad(client, { concurrency: 2, counters: () => 'wipe:live' });
+      const keyedTotal = 1n + keys.reduce((sum, { amount }) => sum + amount, 0n);
+      load.ledger.record('wipe:keyed', keyedTotal, 'ok');
+      load.ledger.record('wipe:unkeyed', 200n, 'ok');
+      load.ledger.record('wipe:live', 1n, 'ok');
+      const counters = ['wipe:keyed', 'wipe:unkeyed', 'wipe:live'];
+      const reads = watchReads(client, load.ledger, counters);
+      await waitFor(() => reads.counts.ok > 5 && load.ledger.okCalls > 50, { timeoutMs: 10_000, what: 'reads and writes before the kill' });
+
+      const readsAtKill = reads.counts.ok + reads.counts.unavailable;
+      await wipeAndRestart(tc, victim);
+      const readsWhileDown = reads.counts.ok + reads.counts.unavailable - readsAtKill;
+      const okAtRestart = load.ledger.okCalls;
+
+      // Fails at the first read below the floor; otherwise waits for the pair to heal.
+      await waitFor(async () => reads.violations.length > 0 || (await isHealthy(client)), { timeoutMs: 30_000, what: 'the pair to heal' });
+      expect(reads.violations.slice(0, 5)).toEqual([]);
+      const okReadsAtHeal = reads.counts.ok;
+      await waitFor(() => reads.counts.ok > okReadsAtHeal + 20 && load.ledger.okCalls > okAtRestart + 50, {
+        timeoutMs: 15_000,
+        what: 'reads and writes after healing',
+      });
+      await reads.stop();
+      await load.stop();
+      expect(reads.violations.slice(0, 5)).toEqual([]);
+      expect(readsWhileDown).toBeGreaterThan(0);
+
+      await load.ledger.expectWithinBounds(client);
+      const retried = await Promise.all(keys.map(({ key, amount }) => client.increment('wipe:keyed', amount, { idempotencyKey: key })));
+      expect(retried.filter((result) => result.applied)).toEqual([]);
+      await expectNoDrift(client);
+
+      // The wiped node holds everything again: kill the other copy and read from it alone.
+      await other.process.stop('SIGKILL');
+      await waitFor(
+        async () => (await client.describe('wipe:keyed')).placements.every((placement) => placement.primary === victim.address),
+        {
+          timeoutMs: 20_000,
+          what: 'the wiped node to be the primary',
+        },
+      );
+      await waitFor(() => client.readMany(counters, { deadlineMs: 2_000 }), {
+        timeoutMs: 15_000,
+        what: 'an exact read from the wiped node alone',
+      });
+      await load.ledger.expectWithinBounds(client);
+      const retriedAgain = await Promise.all(
+        keys.map(({ key, amount }) => client.increment('wipe:keyed', amount, { idempotencyKey: key })),
+      );
+      expect(retriedAgain.filter((result) => result.applied)).toEqual([]);
+      await load.ledger.expectWithinBounds(client);
+    },
+  );
+
+  it(
+    'disk loss: an empty follower on an idle pair is never promoted; the shard stays UNAVAILABLE until its primary returns with everything',
+    { timeout: 60_000 },
+    async () => {
+      // A follower timeout far past a restart: the router does not see the follower go,
+      // so only the node's identity can tell it that the follower is new and empty.
+      tc = await startCluster({ pairs: 1, routerArgs: ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '10000'] });
+      const { client, cluster } = tc;
+      const primary = cluster.node(0, 'primary');
+      const follower = cluster.node(0, 'follower');
+      const ledger = new Ledger();
+      await client.increment('idle:keyed', 1, { idempotencyKey: 'idle:seed' });
+      ledger.record('idle:keyed', 1n, 'ok');
+      await client.setShards('idle:keyed', 2);
+      const keys = Array.from({ length: 100 }, (_, index) => `idle:${index}`);
+      for (let start = 0; start < keys.length; start += 20) {
+        await Promise.all(keys.slice(start, start + 20).map((key) => client.increment('idle:keyed', 3, { idempotencyKey: key })));
+      }
+      ledger.record('idle:keyed', 300n, 'ok');
+      for (let index = 0; index < 50; index++) {
+        await client.increment('idle:unkeyed', 1, { idempotencyKey: null });
+        ledger.record('idle:unkeyed', 1n, 'ok');
+      }
+      await waitForHealthy(client);
+      const before = await client.describe('idle:keyed');
+      expect(before.placements.every((placement) => placement.primary === primary.address && placement.follower === follower.address)).toBe(
+        true,
+      );
+      const epochBefore = before.placements[0]!.epoch;
+
+      await wipeAndRestart(tc, follower);
+      await primary.process.stop('SIGKILL');
+
+      // Four failover timeouts with only the empty follower alive: nothing may be served from it.
+      let rounds = 0;
+      const untilMs = Date.now() + 6_000;
+      while (Date.now() < untilMs) {
+        for (const counter of ledger.counters()) {
+          const outcome = await client.read(counter, { deadlineMs: 2_000 }).then(
+            (read) => `returned ${read.total} (exact=${read.exact}); acknowledged ${ledger.ok.get(counter)}`,
+            (error: unknown) => (isUnavailable(error) ? 'UNAVAILABLE' : describeError(error)),
+          );
+          expect(outcome, `${counter}: exact read with only the empty follower alive`).toBe('UNAVAILABLE');
+        }
+        try {
+          await client.increment('idle:unkeyed', 1, { idempotencyKey: null, deadlineMs: 1_000 });
+          ledger.record('idle:unkeyed', 1n, 'ok');
+        } catch (error) {
+          ledger.record('idle:unkeyed', 1n, classify(error));
+        }
+        const placements = (await client.describe('idle:keyed')).placements;
+        expect(placements.map((placement) => [placement.primary, placement.epoch])).toEqual(
+          placements.map(() => [primary.address, epochBefore]),
+        );
+        const roles = (await client.clusterStatus()).nodes.filter((node) => node.role === 'primary').map((node) => node.address);
+        expect(roles).toEqual([primary.address]);
+        rounds++;
+        await pause(100);
+      }
+      // Each round's increment may wait up to 1 s for a failover that must not come.
+      expect(rounds).toBeGreaterThanOrEqual(4);
+
+      await primary.process.start();
+      await waitForHealed(client, 30_000);
+      await ledger.expectWithinBounds(client);
+      expect((await client.read('idle:keyed')).total).toBe(301n);
+      const retried = await Promise.all(keys.map((key) => client.increment('idle:keyed', 3, { idempotencyKey: key })));
+      expect(retried.filter((result) => result.applied)).toEqual([]);
+      // The empty follower was refilled: same log end, same totals.
+      await expectNoDrift(client);
+    },
+  );
 
   for (const wipe of [false, true]) {
     const away = wipe ? 'a follower whose disk was wiped, away past several checkpoints,' : 'a follower away past several checkpoints';
     it(`snapshot install: ${away} returns and is refilled under load, every kind equal on both nodes`, { timeout: 60_000 }, async () => {
-      tc = await startCluster({ pairs: 1, metrics: true, routerArgs: failoverArgs, nodeArgs: ['--checkpoint-interval-ms', '200', '--checkpoint-retain-entries', '0'] });
+      tc = await startCluster({
+        pairs: 1,
+        metrics: true,
+        routerArgs: failoverArgs,
+        nodeArgs: ['--checkpoint-interval-ms', '200', '--checkpoint-retain-entries', '0'],
+      });
       const { client, cluster } = tc;
       const primary = cluster.node(0, 'primary');
       const follower = cluster.node(0, 'follower');
@@ -251,7 +290,10 @@ describe('chaos: disk loss', () => {
       await client.addDistinct('snap:visitors', visitors(0, 1_000));
       for (let member = 0; member < 50; member++) await client.setMember('snap:likes', member, true);
       await waitForHealthy(client);
-      await waitFor(async () => (await scrapeMetric(primary.metricsPort, 'tally_checkpoint_lsn')) > 0, { timeoutMs: 10_000, what: 'a checkpoint while in sync' });
+      await waitFor(async () => (await scrapeMetric(primary.metricsPort, 'tally_checkpoint_lsn')) > 0, {
+        timeoutMs: 10_000,
+        what: 'a checkpoint while in sync',
+      });
 
       const load = startLoad(client, { concurrency: 8, counters: () => (Math.random() < 0.5 ? 'snap:total' : 'snap:window') });
       load.ledger.record('snap:total', 1n, 'ok');
@@ -325,56 +367,65 @@ describe('chaos: disk loss', () => {
     });
   }
 
-  it('kill anything, availability: with a random node SIGKILLed every 2 s, at least 95% of unkeyed increments succeed, and nothing acknowledged is lost', { timeout: 60_000 }, async () => {
-    // Default failover settings: a refused connection is the fast signal.
-    tc = await startCluster({ pairs: 2 });
-    const { client, cluster } = tc;
-    await client.increment('avail:hot', 1, { idempotencyKey: null });
-    await client.setShards('avail:hot', 8);
-    const cold = Array.from({ length: 20 }, (_, index) => `avail:cold:${index}`);
-    await client.incrementBatch(cold.map((counter) => ({ counter, amount: 1, idempotencyKey: null })));
-    await waitForHealthy(client);
-    // startLoad writes with idempotencyKey: null: never retried, so every call counts once.
-    const load = startLoad(client, { concurrency: 16, counters: () => (Math.random() < 0.7 ? 'avail:hot' : cold[Math.floor(Math.random() * cold.length)]!) });
-    load.ledger.record('avail:hot', 1n, 'ok');
-    for (const counter of cold) load.ledger.record(counter, 1n, 'ok');
-    const setupCalls = 1 + cold.length;
+  it(
+    'kill anything, availability: with a random node SIGKILLed every 2 s, at least 95% of unkeyed increments succeed, and nothing acknowledged is lost',
+    { timeout: 60_000 },
+    async () => {
+      // Default failover settings: a refused connection is the fast signal.
+      tc = await startCluster({ pairs: 2 });
+      const { client, cluster } = tc;
+      await client.increment('avail:hot', 1, { idempotencyKey: null });
+      await client.setShards('avail:hot', 8);
+      const cold = Array.from({ length: 20 }, (_, index) => `avail:cold:${index}`);
+      await client.incrementBatch(cold.map((counter) => ({ counter, amount: 1, idempotencyKey: null })));
+      await waitForHealthy(client);
+      // startLoad writes with idempotencyKey: null: never retried, so every call counts once.
+      const load = startLoad(client, {
+        concurrency: 16,
+        counters: () => (Math.random() < 0.7 ? 'avail:hot' : cold[Math.floor(Math.random() * cold.length)]!),
+      });
+      load.ledger.record('avail:hot', 1n, 'ok');
+      for (const counter of cold) load.ledger.record(counter, 1n, 'ok');
+      const setupCalls = 1 + cold.length;
 
-    // Every 2 s a random running node is SIGKILLed; it is restarted a second later.
-    const kills: string[] = [];
-    const restarts: Promise<void>[] = [];
-    const starting = new Set<string>();
-    const untilMs = Date.now() + 19_000;
-    while (Date.now() < untilMs) {
-      const candidates = cluster.nodes.filter((node) => node.process.running && !starting.has(node.process.name));
-      const victim = candidates[Math.floor(Math.random() * candidates.length)];
-      if (victim !== undefined) {
-        kills.push(victim.process.name);
-        starting.add(victim.process.name);
-        await victim.process.stop('SIGKILL');
-        restarts.push(
-          (async () => {
-            await pause(1_000);
-            await victim.process.start();
-            starting.delete(victim.process.name);
-          })(),
-        );
+      // Every 2 s a random running node is SIGKILLed; it is restarted a second later.
+      const kills: string[] = [];
+      const restarts: Promise<void>[] = [];
+      const starting = new Set<string>();
+      const untilMs = Date.now() + 19_000;
+      while (Date.now() < untilMs) {
+        const candidates = cluster.nodes.filter((node) => node.process.running && !starting.has(node.process.name));
+        const victim = candidates[Math.floor(Math.random() * candidates.length)];
+        if (victim !== undefined) {
+          kills.push(victim.process.name);
+          starting.add(victim.process.name);
+          await victim.process.stop('SIGKILL');
+          restarts.push(
+            (async () => {
+              await pause(1_000);
+              await victim.process.start();
+              starting.delete(victim.process.name);
+            })(),
+          );
+        }
+        await pause(2_000);
       }
-      await pause(2_000);
-    }
-    await Promise.all(restarts);
-    const okBeforeHeal = load.ledger.okCalls;
-    await waitForHealed(client, 25_000);
-    await load.stop();
+      await Promise.all(restarts);
+      const okBeforeHeal = load.ledger.okCalls;
+      await waitForHealed(client, 25_000);
+      await load.stop();
 
-    const { okCalls, failedCalls, unknownCalls } = load.ledger;
-    const calls = okCalls + failedCalls + unknownCalls - setupCalls;
-    const ratio = (okCalls - setupCalls) / calls;
-    console.log(`availability: ${okCalls - setupCalls} of ${calls} unkeyed increments succeeded (${(ratio * 100).toFixed(2)}%), ${failedCalls} failed, ${unknownCalls} unknown, ${kills.length} kills: ${kills.join(' ')}\n${load.ledger.topReasons()}`);
-    expect(kills.length).toBeGreaterThanOrEqual(8);
-    expect(okBeforeHeal).toBeGreaterThan(500);
-    await load.ledger.expectWithinBounds(client);
-    expect(ratio, `${okCalls - setupCalls} of ${calls} increments succeeded`).toBeGreaterThanOrEqual(0.95);
-    await expectNoDrift(client);
-  });
+      const { okCalls, failedCalls, unknownCalls } = load.ledger;
+      const calls = okCalls + failedCalls + unknownCalls - setupCalls;
+      const ratio = (okCalls - setupCalls) / calls;
+      console.log(
+        `availability: ${okCalls - setupCalls} of ${calls} unkeyed increments succeeded (${(ratio * 100).toFixed(2)}%), ${failedCalls} failed, ${unknownCalls} unknown, ${kills.length} kills: ${kills.join(' ')}\n${load.ledger.topReasons()}`,
+      );
+      expect(kills.length).toBeGreaterThanOrEqual(8);
+      expect(okBeforeHeal).toBeGreaterThan(500);
+      await load.ledger.expectWithinBounds(client);
+      expect(ratio, `${okCalls - setupCalls} of ${calls} increments succeeded`).toBeGreaterThanOrEqual(0.95);
+      await expectNoDrift(client);
+    },
+  );
 });

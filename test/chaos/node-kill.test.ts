@@ -84,7 +84,10 @@ describe('chaos: killed nodes', () => {
     await client.read('split', { consistency: 'cached' });
 
     // The in-sync follower stands in for a dead primary...
-    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), { timeoutMs: 10_000, what: 'pairs in sync' });
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync), {
+      timeoutMs: 10_000,
+      what: 'pairs in sync',
+    });
     await tc.cluster.node(1, 'primary').process.stop('SIGKILL');
     expect((await client.read('split')).total).toBe(50n);
     // ...but with both copies gone there is no total to give.

@@ -28,110 +28,137 @@ describe('chaos: replication and failover', () => {
     tc = undefined;
   });
 
-  it('kill a whole pair: primary and follower SIGKILLed together mid-load and restarted lose nothing acknowledged', { timeout: 90_000 }, async () => {
-    tc = await startCluster({ pairs: 2, routerArgs });
-    const { client, cluster } = tc;
-    await client.increment('hot', 1);
-    await client.setShards('hot', 4);
-    await waitForHealthy(client);
-    const load = startLoad(client, { concurrency: 32, counters: () => (Math.random() < 0.5 ? 'hot' : `cold:${Math.floor(Math.random() * 10)}`) });
-    load.ledger.record('hot', 1n, 'ok');
-    await waitFor(() => load.ledger.okCalls > 300, { timeoutMs: 20_000, what: 'load' });
-    await Promise.all([cluster.node(0, 'primary').process.stop('SIGKILL'), cluster.node(0, 'follower').process.stop('SIGKILL')]);
-    const okAtKill = load.ledger.okCalls;
-    // Half of hot's shards live on pair 1: unkeyed writes keep landing there.
-    await waitFor(() => load.ledger.okCalls > okAtKill + 100, { timeoutMs: 20_000, what: 'writes to continue on the other pair' });
-    await Promise.all([cluster.node(0, 'primary').process.start(), cluster.node(0, 'follower').process.start()]);
-    await waitForHealthy(client);
-    await load.stop();
-    await load.ledger.expectWithinBounds(client);
-    await expectNoDrift(client);
-  });
+  it(
+    'kill a whole pair: primary and follower SIGKILLed together mid-load and restarted lose nothing acknowledged',
+    { timeout: 90_000 },
+    async () => {
+      tc = await startCluster({ pairs: 2, routerArgs });
+      const { client, cluster } = tc;
+      await client.increment('hot', 1);
+      await client.setShards('hot', 4);
+      await waitForHealthy(client);
+      const load = startLoad(client, {
+        concurrency: 32,
+        counters: () => (Math.random() < 0.5 ? 'hot' : `cold:${Math.floor(Math.random() * 10)}`),
+      });
+      load.ledger.record('hot', 1n, 'ok');
+      await waitFor(() => load.ledger.okCalls > 300, { timeoutMs: 20_000, what: 'load' });
+      await Promise.all([cluster.node(0, 'primary').process.stop('SIGKILL'), cluster.node(0, 'follower').process.stop('SIGKILL')]);
+      const okAtKill = load.ledger.okCalls;
+      // Half of hot's shards live on pair 1: unkeyed writes keep landing there.
+      await waitFor(() => load.ledger.okCalls > okAtKill + 100, { timeoutMs: 20_000, what: 'writes to continue on the other pair' });
+      await Promise.all([cluster.node(0, 'primary').process.start(), cluster.node(0, 'follower').process.start()]);
+      await waitForHealthy(client);
+      await load.stop();
+      await load.ledger.expectWithinBounds(client);
+      await expectNoDrift(client);
+    },
+  );
 
-  it('paused primary: SIGSTOP past the failover timeout, promotion, SIGCONT: the old primary acknowledges nothing under its old epoch', { timeout: 90_000 }, async () => {
-    tc = await startCluster({ pairs: 1, routerArgs });
-    const { client, cluster } = tc;
-    await client.increment('paused', 1);
-    await client.setShards('paused', 2);
-    await waitForHealthy(client);
-    const before = await client.describe('paused');
-    const oldPrimary = cluster.node(0, 'primary');
-    const shardId = before.placements[0]!.shardId;
-    const oldEpoch = before.placements[0]!.epoch;
-    expect(before.placements[0]!.primary).toBe(oldPrimary.address);
+  it(
+    'paused primary: SIGSTOP past the failover timeout, promotion, SIGCONT: the old primary acknowledges nothing under its old epoch',
+    { timeout: 90_000 },
+    async () => {
+      tc = await startCluster({ pairs: 1, routerArgs });
+      const { client, cluster } = tc;
+      await client.increment('paused', 1);
+      await client.setShards('paused', 2);
+      await waitForHealthy(client);
+      const before = await client.describe('paused');
+      const oldPrimary = cluster.node(0, 'primary');
+      const shardId = before.placements[0]!.shardId;
+      const oldEpoch = before.placements[0]!.epoch;
+      expect(before.placements[0]!.primary).toBe(oldPrimary.address);
 
-    const load = startLoad(client, { concurrency: 16, counters: () => 'paused' });
-    load.ledger.record('paused', 1n, 'ok');
-    await waitFor(() => load.ledger.okCalls > 200, { timeoutMs: 20_000, what: 'load' });
+      const load = startLoad(client, { concurrency: 16, counters: () => 'paused' });
+      load.ledger.record('paused', 1n, 'ok');
+      await waitFor(() => load.ledger.okCalls > 200, { timeoutMs: 20_000, what: 'load' });
 
-    oldPrimary.process.signal('SIGSTOP');
-    // A write that reaches the paused primary under its old epoch: it waits in the socket.
-    const raw = new ShardNodeClient(oldPrimary.address, credentials.createInsecure()) as unknown as RawRpcClient;
-    const fencedAmount = 1_000_000n;
-    const staleWrite = new Promise<unknown>((resolve) => {
-      raw.Apply!(
-        { epoch: String(oldEpoch), groups: [{ items: [{ shardId: String(shardId), amount: fencedAmount.toString(), idempotencyKey: Buffer.alloc(0) }] }] },
-        { deadline: Date.now() + 30_000 },
-        (error: unknown, response: unknown) => resolve(error ?? response),
-      );
-    });
-    try {
-      await waitFor(async () => (await client.describe('paused')).placements[0]!.primary !== oldPrimary.address, { timeoutMs: 15_000, what: 'the follower to be promoted' });
-      const okAtPromotion = load.ledger.okCalls;
-      await waitFor(() => load.ledger.okCalls > okAtPromotion + 100, { timeoutMs: 15_000, what: 'writes to the new primary' });
-    } finally {
-      oldPrimary.process.signal('SIGCONT');
-    }
-    const outcome = await staleWrite;
-    raw.close();
-    // Refused or failed: never acknowledged.
-    expect(outcome).toHaveProperty('code');
-    expect([status.FAILED_PRECONDITION, status.UNAVAILABLE]).toContain((outcome as { code: number }).code);
-
-    await waitForHealthy(client);
-    await load.stop();
-    const after = await client.describe('paused');
-    expect(after.placements[0]!.epoch).toBeGreaterThan(oldEpoch);
-    expect(after.placements[0]!.follower).toBe(oldPrimary.address);
-    // The fenced million is in no copy: bounds hold with it counted nowhere.
-    await load.ledger.expectWithinBounds(client);
-    await expectNoDrift(client);
-  });
-
-  it('stale follower is never promoted: the shard stays UNAVAILABLE until its primary returns with everything', { timeout: 90_000 }, async () => {
-    tc = await startCluster({ pairs: 1, routerArgs });
-    const { client, cluster } = tc;
-    const ledger = new Ledger();
-    await client.increment('stale', 1);
-    ledger.record('stale', 1n, 'ok');
-    await waitForHealthy(client);
-    const primary = cluster.node(0, 'primary');
-    const follower = cluster.node(0, 'follower');
-
-    await follower.process.stop('SIGKILL');
-    await waitFor(async () => !(await client.clusterStatus()).nodes[0]!.inSync, { timeoutMs: 10_000, what: 'the pair to fall out of sync' });
-    for (let index = 0; index < 50; index++) {
+      oldPrimary.process.signal('SIGSTOP');
+      // A write that reaches the paused primary under its old epoch: it waits in the socket.
+      const raw = new ShardNodeClient(oldPrimary.address, credentials.createInsecure()) as unknown as RawRpcClient;
+      const fencedAmount = 1_000_000n;
+      const staleWrite = new Promise<unknown>((resolve) => {
+        raw.Apply!(
+          {
+            epoch: String(oldEpoch),
+            groups: [{ items: [{ shardId: String(shardId), amount: fencedAmount.toString(), idempotencyKey: Buffer.alloc(0) }] }],
+          },
+          { deadline: Date.now() + 30_000 },
+          (error: unknown, response: unknown) => resolve(error ?? response),
+        );
+      });
       try {
-        await client.increment('stale', 2);
-        ledger.record('stale', 2n, 'ok');
-      } catch (error) {
-        ledger.record('stale', 2n, classify(error));
+        await waitFor(async () => (await client.describe('paused')).placements[0]!.primary !== oldPrimary.address, {
+          timeoutMs: 15_000,
+          what: 'the follower to be promoted',
+        });
+        const okAtPromotion = load.ledger.okCalls;
+        await waitFor(() => load.ledger.okCalls > okAtPromotion + 100, { timeoutMs: 15_000, what: 'writes to the new primary' });
+      } finally {
+        oldPrimary.process.signal('SIGCONT');
       }
-    }
-    expect(ledger.okCalls).toBeGreaterThan(40);
+      const outcome = await staleWrite;
+      raw.close();
+      // Refused or failed: never acknowledged.
+      expect(outcome).toHaveProperty('code');
+      expect([status.FAILED_PRECONDITION, status.UNAVAILABLE]).toContain((outcome as { code: number }).code);
 
-    await primary.process.stop('SIGKILL');
-    // Longer than the failover timeout, and with the stale follower back: no promotion, no partial total.
-    await holdsFor(() => readFails(client, 'stale'), 2_500);
-    await follower.process.start();
-    await holdsFor(async () => (await readFails(client, 'stale')) && (await client.describe('stale')).placements[0]!.primary === primary.address, 2_000);
+      await waitForHealthy(client);
+      await load.stop();
+      const after = await client.describe('paused');
+      expect(after.placements[0]!.epoch).toBeGreaterThan(oldEpoch);
+      expect(after.placements[0]!.follower).toBe(oldPrimary.address);
+      // The fenced million is in no copy: bounds hold with it counted nowhere.
+      await load.ledger.expectWithinBounds(client);
+      await expectNoDrift(client);
+    },
+  );
 
-    await primary.process.start();
-    await waitForHealthy(client);
-    await ledger.expectWithinBounds(client);
-    expect((await client.read('stale')).total).toBeGreaterThanOrEqual(1n + 2n * 40n);
-    await expectNoDrift(client);
-  });
+  it(
+    'stale follower is never promoted: the shard stays UNAVAILABLE until its primary returns with everything',
+    { timeout: 90_000 },
+    async () => {
+      tc = await startCluster({ pairs: 1, routerArgs });
+      const { client, cluster } = tc;
+      const ledger = new Ledger();
+      await client.increment('stale', 1);
+      ledger.record('stale', 1n, 'ok');
+      await waitForHealthy(client);
+      const primary = cluster.node(0, 'primary');
+      const follower = cluster.node(0, 'follower');
+
+      await follower.process.stop('SIGKILL');
+      await waitFor(async () => !(await client.clusterStatus()).nodes[0]!.inSync, {
+        timeoutMs: 10_000,
+        what: 'the pair to fall out of sync',
+      });
+      for (let index = 0; index < 50; index++) {
+        try {
+          await client.increment('stale', 2);
+          ledger.record('stale', 2n, 'ok');
+        } catch (error) {
+          ledger.record('stale', 2n, classify(error));
+        }
+      }
+      expect(ledger.okCalls).toBeGreaterThan(40);
+
+      await primary.process.stop('SIGKILL');
+      // Longer than the failover timeout, and with the stale follower back: no promotion, no partial total.
+      await holdsFor(() => readFails(client, 'stale'), 2_500);
+      await follower.process.start();
+      await holdsFor(
+        async () => (await readFails(client, 'stale')) && (await client.describe('stale')).placements[0]!.primary === primary.address,
+        2_000,
+      );
+
+      await primary.process.start();
+      await waitForHealthy(client);
+      await ledger.expectWithinBounds(client);
+      expect((await client.read('stale')).total).toBeGreaterThanOrEqual(1n + 2n * 40n);
+      await expectNoDrift(client);
+    },
+  );
 
   it('catch-up: a follower down for 10,000 increments catches up exactly (same totals, same last lsn)', { timeout: 90_000 }, async () => {
     tc = await startCluster({ pairs: 1, routerArgs });
@@ -141,10 +168,15 @@ describe('chaos: replication and failover', () => {
     await waitForHealthy(client);
     const follower = cluster.node(0, 'follower');
     await follower.process.stop('SIGKILL');
-    await waitFor(async () => !(await client.clusterStatus()).nodes[0]!.inSync, { timeoutMs: 10_000, what: 'the pair to fall out of sync' });
+    await waitFor(async () => !(await client.clusterStatus()).nodes[0]!.inSync, {
+      timeoutMs: 10_000,
+      what: 'the pair to fall out of sync',
+    });
     let written = 0;
     for (let batch = 0; batch < 20; batch++) {
-      await client.incrementBatch(Array.from({ length: 500 }, (_, index) => ({ counter: index % 2 === 0 ? 'catchup' : `catchup:${index % 7}`, amount: 1 })));
+      await client.incrementBatch(
+        Array.from({ length: 500 }, (_, index) => ({ counter: index % 2 === 0 ? 'catchup' : `catchup:${index % 7}`, amount: 1 })),
+      );
       written += 500;
     }
     expect(written).toBe(10_000);

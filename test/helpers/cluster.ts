@@ -9,7 +9,10 @@ import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 
-export async function waitFor<T>(check: () => T | Promise<T>, options: { timeoutMs: number; intervalMs?: number; what?: string }): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  options: { timeoutMs: number; intervalMs?: number; what?: string },
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + options.timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -20,17 +23,24 @@ export async function waitFor<T>(check: () => T | Promise<T>, options: { timeout
       lastError = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what ?? 'a condition'}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+      throw new Error(
+        `timed out after ${options.timeoutMs} ms waiting for ${options.what ?? 'a condition'}${lastError ? `: ${(lastError as Error).message}` : ''}`,
+      );
     }
     await pause(options.intervalMs ?? 50);
   }
 }
 
 /** Checks `check` until durationMs have passed; throws the first time it is false. */
-export async function holdsFor(check: () => boolean | Promise<boolean>, durationMs: number, options: { intervalMs?: number; what?: string } = {}): Promise<void> {
+export async function holdsFor(
+  check: () => boolean | Promise<boolean>,
+  durationMs: number,
+  options: { intervalMs?: number; what?: string } = {},
+): Promise<void> {
   const startedMs = Date.now();
   while (Date.now() - startedMs < durationMs) {
-    if (!(await check())) throw new Error(`${options.what ?? 'a condition'} stopped holding after ${Date.now() - startedMs} ms (of ${durationMs} ms)`);
+    if (!(await check()))
+      throw new Error(`${options.what ?? 'a condition'} stopped holding after ${Date.now() - startedMs} ms (of ${durationMs} ms)`);
     await pause(options.intervalMs ?? 100);
   }
 }
@@ -54,20 +64,38 @@ export interface TestCluster {
 
 /** Certificate, key and CA flags for one of the identities make-certs.sh writes. */
 export function tlsArgs(certDir: string, name: 'router' | 'node' | 'client'): string[] {
-  return ['--tls-cert', path.join(certDir, `${name}.crt`), '--tls-key', path.join(certDir, `${name}.key`), '--tls-ca', path.join(certDir, 'ca.crt')];
+  return [
+    '--tls-cert',
+    path.join(certDir, `${name}.crt`),
+    '--tls-key',
+    path.join(certDir, `${name}.key`),
+    '--tls-ca',
+    path.join(certDir, 'ca.crt'),
+  ];
 }
 
 export function makeCerts(dir: string): void {
   execFileSync(path.join(repoRoot, 'scripts/make-certs.sh'), [dir], { stdio: 'ignore' });
 }
 
-export async function startCluster(options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean; secure?: boolean } = {}): Promise<TestCluster> {
+export async function startCluster(
+  options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean; secure?: boolean } = {},
+): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
   const dataDir = makeTempDir('test');
   // Secure: TLS everywhere, mutual between processes, and bearer tokens on the router.
   const certDir = options.secure ? path.join(dataDir, 'certs') : undefined;
   if (certDir !== undefined) makeCerts(certDir);
-  const secureRouterArgs = certDir === undefined ? [] : [...tlsArgs(certDir, 'router'), '--admin-token-file', path.join(certDir, 'admin.token'), '--client-token-file', path.join(certDir, 'client.token')];
+  const secureRouterArgs =
+    certDir === undefined
+      ? []
+      : [
+          ...tlsArgs(certDir, 'router'),
+          '--admin-token-file',
+          path.join(certDir, 'admin.token'),
+          '--client-token-file',
+          path.join(certDir, 'client.token'),
+        ];
   const secureNodeArgs = certDir === undefined ? [] : tlsArgs(certDir, 'node');
   const logs: string[] = [];
   const cluster = new LocalCluster({
@@ -101,7 +129,10 @@ export async function startCluster(options: { pairs?: number; routerArgs?: strin
     deadlineMs: 10_000,
     ...(certDir === undefined
       ? {}
-      : { tls: { ca: fs.readFileSync(path.join(certDir, 'ca.crt')) }, token: fs.readFileSync(path.join(certDir, 'admin.token'), 'utf8').trim() }),
+      : {
+          tls: { ca: fs.readFileSync(path.join(certDir, 'ca.crt')) },
+          token: fs.readFileSync(path.join(certDir, 'admin.token'), 'utf8').trim(),
+        }),
   });
   return {
     cluster,

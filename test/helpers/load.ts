@@ -25,7 +25,11 @@ export class Ledger {
 
   /** The most common reasons, most frequent first. */
   topReasons(count = 5): string {
-    return [...this.reasons].sort((a, b) => b[1] - a[1]).slice(0, count).map(([reason, times]) => `${times}x ${reason}`).join('\n');
+    return [...this.reasons]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(([reason, times]) => `${times}x ${reason}`)
+      .join('\n');
   }
 
   record(counter: string, amount: bigint, outcome: 'ok' | 'unknown' | 'failed'): void {
@@ -60,7 +64,10 @@ export class Ledger {
 /** Reconciliation after the faults heal: no shard drifts, every follower compared and level with its primary. */
 export async function expectNoDrift(client: TallyClient): Promise<void> {
   const report = await client.reconcile();
-  expect(report.shardsDrifting, JSON.stringify(report.shards, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))).toBe(0);
+  expect(
+    report.shardsDrifting,
+    JSON.stringify(report.shards, (_key, value) => (typeof value === 'bigint' ? value.toString() : value)),
+  ).toBe(0);
   for (const pair of report.pairs) {
     expect(pair.followerChecked, pair.note).toBe(true);
     expect(pair.followerLsn).toBe(pair.primaryLsn);
@@ -76,7 +83,10 @@ export function classify(error: unknown): 'failed' | 'unknown' {
  * Unkeyed (so the router may move a write to any live shard, G5, and the
  * client never retries): the ledger's bounds are the whole guarantee.
  */
-export function startLoad(client: TallyClient, options: { counters: () => string; concurrency: number; deadlineMs?: number }): { ledger: Ledger; stop: () => Promise<void> } {
+export function startLoad(
+  client: TallyClient,
+  options: { counters: () => string; concurrency: number; deadlineMs?: number },
+): { ledger: Ledger; stop: () => Promise<void> } {
   const ledger = new Ledger();
   let running = true;
   const writers = Array.from({ length: options.concurrency }, async (_, writer) => {

@@ -47,7 +47,9 @@ describe('bad input (G7)', () => {
 
   function rawCall(method: string, request: object): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      raw[method]!(request, { deadline: Date.now() + 5_000 }, (error: unknown, response: unknown) => (error ? reject(error) : resolve(response)));
+      raw[method]!(request, { deadline: Date.now() + 5_000 }, (error: unknown, response: unknown) =>
+        error ? reject(error) : resolve(response),
+      );
     }).catch((error: { code: number; details: string }) => {
       throw new TallyError('invalid_argument', error.details, error.code);
     });
@@ -103,7 +105,16 @@ describe('bad input (G7)', () => {
       status.INVALID_ARGUMENT,
     );
     expect((await tc.client.read('batch:new')).shards).toBe(0);
-    await expectRejected(() => rawCall('IncrementBatch', { items: [{ counter: 'guarded', amount: '1' }, { counter: 'guarded', amount: '0' }] }), status.INVALID_ARGUMENT);
+    await expectRejected(
+      () =>
+        rawCall('IncrementBatch', {
+          items: [
+            { counter: 'guarded', amount: '1' },
+            { counter: 'guarded', amount: '0' },
+          ],
+        }),
+      status.INVALID_ARGUMENT,
+    );
   });
 
   it('router: an empty batch is INVALID_ARGUMENT and an oversized one RESOURCE_EXHAUSTED', async () => {
@@ -115,7 +126,11 @@ describe('bad input (G7)', () => {
   it('router: a message over the size limit is RESOURCE_EXHAUSTED', async () => {
     // Items each carrying a 128-byte key and a 200-byte name add up past the limit.
     const itemsNeeded = Math.ceil(messageBytesMax / 300) + 10;
-    const items = Array.from({ length: Math.min(itemsNeeded, 20_000) }, (_, index) => ({ counter: `${'n'.repeat(190)}${index}`, amount: 1, idempotencyKey: 'k'.repeat(128) }));
+    const items = Array.from({ length: Math.min(itemsNeeded, 20_000) }, (_, index) => ({
+      counter: `${'n'.repeat(190)}${index}`,
+      amount: 1,
+      idempotencyKey: 'k'.repeat(128),
+    }));
     await expectRejected(() => tc.client.incrementBatch(items), status.RESOURCE_EXHAUSTED);
   });
 
@@ -125,8 +140,14 @@ describe('bad input (G7)', () => {
     const error = await expectRejected(
       () =>
         new Promise((resolve, reject) => {
-          raw.makeUnaryRequest('/counter.v1.CounterService/Increment', (value: Buffer) => value, (value: Buffer) => value, garbage, { deadline: Date.now() + 5_000 }, (callError, response) =>
-            callError ? reject(new TallyError('invalid_argument', callError.details, callError.code)) : resolve(response),
+          raw.makeUnaryRequest(
+            '/counter.v1.CounterService/Increment',
+            (value: Buffer) => value,
+            (value: Buffer) => value,
+            garbage,
+            { deadline: Date.now() + 5_000 },
+            (callError, response) =>
+              callError ? reject(new TallyError('invalid_argument', callError.details, callError.code)) : resolve(response),
           );
         }),
       status.INVALID_ARGUMENT,
@@ -153,7 +174,10 @@ describe('bad input (G7)', () => {
 
   it('router: ReadMany with no counters is INVALID_ARGUMENT, over the limit RESOURCE_EXHAUSTED, with a bad name INVALID_ARGUMENT', async () => {
     await expectRejected(() => tc.client.readMany([]), status.INVALID_ARGUMENT);
-    await expectRejected(() => tc.client.readMany(Array.from({ length: readManyCountersMax + 1 }, (_, index) => `many:${index}`)), status.RESOURCE_EXHAUSTED);
+    await expectRejected(
+      () => tc.client.readMany(Array.from({ length: readManyCountersMax + 1 }, (_, index) => `many:${index}`)),
+      status.RESOURCE_EXHAUSTED,
+    );
     await expectRejected(() => tc.client.readMany(['guarded', '']), status.INVALID_ARGUMENT);
   });
 });

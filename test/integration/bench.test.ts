@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tally } from '../helpers/cli.ts';
 import { startCluster, type TestCluster } from '../helpers/cluster.ts';
 
-
 describe('tally bench', () => {
   let tc: TestCluster;
   beforeAll(async () => {
@@ -15,9 +14,32 @@ describe('tally bench', () => {
   });
 
   it('bench: a mixed batched run in two processes passes the exact-read check', async () => {
-    const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--workload', 'mix', '--cold-counters', '50', '--batch', '20', '--concurrency', '4', '--procs', '2', '--seconds', '2', '--json']);
+    const result = await tally([
+      'bench',
+      '--router',
+      tc.cluster.routerAddress,
+      '--workload',
+      'mix',
+      '--cold-counters',
+      '50',
+      '--batch',
+      '20',
+      '--concurrency',
+      '4',
+      '--procs',
+      '2',
+      '--seconds',
+      '2',
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
-    const summary = JSON.parse(result.stdout) as { okIncrements: number; incrementsPerSec: number; procs: number; latencyMs: { p50: number; p99: number }; check: { passed: boolean; counters: number } };
+    const summary = JSON.parse(result.stdout) as {
+      okIncrements: number;
+      incrementsPerSec: number;
+      procs: number;
+      latencyMs: { p50: number; p99: number };
+      check: { passed: boolean; counters: number };
+    };
     expect(summary.procs).toBe(2);
     expect(summary.okIncrements).toBeGreaterThan(0);
     expect(summary.okIncrements % 20).toBe(0);
@@ -29,7 +51,19 @@ describe('tally bench', () => {
   });
 
   it('bench: a keyed unary run at a target rate passes the check and stays near the rate', async () => {
-    const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--keyed', '--rate', '100', '--concurrency', '8', '--seconds', '2', '--json']);
+    const result = await tally([
+      'bench',
+      '--router',
+      tc.cluster.routerAddress,
+      '--keyed',
+      '--rate',
+      '100',
+      '--concurrency',
+      '8',
+      '--seconds',
+      '2',
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout) as { okIncrements: number; keyed: boolean; check: { passed: boolean } };
     expect(summary.keyed).toBe(true);

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tally } from '../helpers/cli.ts';
 import { startCluster, type TestCluster } from '../helpers/cluster.ts';
 
-
 describe('tally CLI', () => {
   let tc: TestCluster;
   let router: string[];
@@ -69,7 +68,9 @@ describe('tally CLI', () => {
     expect(add.code).toBe(0);
     expect(add.stdout.trim()).toMatch(/^cli:visitors: \d+ registers? changed \(3 members given\)$/);
     // Adding a member again changes nothing.
-    expect((await tally(['distinct', 'add', 'cli:visitors', 'bob', ...router])).stdout.trim()).toBe('cli:visitors: 0 registers changed (1 member given)');
+    expect((await tally(['distinct', 'add', 'cli:visitors', 'bob', ...router])).stdout.trim()).toBe(
+      'cli:visitors: 0 registers changed (1 member given)',
+    );
     const count = await tally(['distinct', 'count', 'cli:visitors', ...router]);
     expect(count.code).toBe(0);
     expect(count.stdout.trim()).toMatch(/^cli:visitors: 3 distinct ± 0\.\d\d% \(1 shard\)$/);
@@ -87,7 +88,9 @@ describe('tally CLI', () => {
     expect(incrs.map((result) => result.code)).toEqual([0, 0, 0]);
     const read = await tally(['get', 'cli:win', '--last', '5m', ...router]);
     expect(read.code).toBe(0);
-    expect(read.stdout.trim()).toMatch(/^cli:win = 9 in the last 5m \(exact; 5 buckets of 1m, \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\)$/);
+    expect(read.stdout.trim()).toMatch(
+      /^cli:win = 9 in the last 5m \(exact; 5 buckets of 1m, \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\)$/,
+    );
     const json = JSON.parse((await tally(['get', 'cli:win', '--last', '600000', '--json', ...router])).stdout);
     expect(json).toMatchObject({ counter: 'cli:win', total: '9', bucketMs: 60_000, buckets: 10, lastMs: 600_000 });
     expect(json.toUnixMs - json.fromUnixMs).toBe(600_000);
@@ -95,7 +98,9 @@ describe('tally CLI', () => {
     expect(beyond.code).toBe(1);
     expect(beyond.stderr.trim().split('\n')).toHaveLength(1);
     expect(beyond.stderr).toMatch(/^tally: out_of_range: .*retention/);
-    expect((await tally(['configure', 'cli:win', '--no-window', ...router])).stdout.trim()).toBe('cli:win: autoscale on, 1 shard, no window');
+    expect((await tally(['configure', 'cli:win', '--no-window', ...router])).stdout.trim()).toBe(
+      'cli:win: autoscale on, 1 shard, no window',
+    );
   });
 
   it('cli: member add, add again, remove report changed yes/no/yes and counts 1/1/0; check lists each member', async () => {
@@ -107,7 +112,9 @@ describe('tally CLI', () => {
     expect(await lines(['member', 'add', 'cli:likes-by', '42'])).toBe('changed: yes\ncount: 1');
     expect(await lines(['member', 'add', 'cli:likes-by', '42'])).toBe('changed: no\ncount: 1');
     expect(await lines(['member', 'add', 'cli:likes-by', '18446744073709551615'])).toBe('changed: yes\ncount: 2');
-    expect(await lines(['member', 'check', 'cli:likes-by', '42', '7', '18446744073709551615'])).toBe('42 present\n7 absent\n18446744073709551615 present');
+    expect(await lines(['member', 'check', 'cli:likes-by', '42', '7', '18446744073709551615'])).toBe(
+      '42 present\n7 absent\n18446744073709551615 present',
+    );
     expect(await lines(['member', 'remove', 'cli:likes-by', '18446744073709551615'])).toBe('changed: yes\ncount: 1');
     expect(await lines(['member', 'remove', 'cli:likes-by', '42'])).toBe('changed: yes\ncount: 0');
     expect(await lines(['member', 'check', 'cli:likes-by', '42'])).toBe('42 absent');
@@ -145,7 +152,9 @@ describe('tally CLI', () => {
       expect(result.stderr).not.toMatch(/\n\s+at /);
       expect(result.stdout).toBe('');
     });
-    expect(results[2]!.stderr.trim()).toBe('tally: member must be an unsigned 64-bit integer (0..18446744073709551615), got "18446744073709551616"');
+    expect(results[2]!.stderr.trim()).toBe(
+      'tally: member must be an unsigned 64-bit integer (0..18446744073709551615), got "18446744073709551616"',
+    );
     expect(results[3]!.stderr.trim()).toBe('tally: --last must be a duration such as 90000 (ms), 1500ms, 30s, 15m, 1h or 7d, got "5x"');
   });
 

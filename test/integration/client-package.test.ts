@@ -20,7 +20,9 @@ function readJson<T>(file: string): T {
 
 /** The installed packages that `names` need, from package-lock.json (every one hoisted to the top). */
 function dependencyClosure(names: string[]): string[] {
-  const locked = readJson<{ packages: Record<string, { dependencies?: Record<string, string> }> }>(path.join(repoRoot, 'package-lock.json')).packages;
+  const locked = readJson<{ packages: Record<string, { dependencies?: Record<string, string> }> }>(
+    path.join(repoRoot, 'package-lock.json'),
+  ).packages;
   const closure = new Set<string>();
   const queue = [...names];
   for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
@@ -51,52 +53,92 @@ describe('client package', () => {
     for (const [name, range] of Object.entries(manifest.dependencies)) expect(range, name).toBe(`^${root.dependencies[name]}`);
   });
 
-  it('client package: packs the client without server code, installs from the tarball, and a plain .mjs increments and reads a counter', { timeout: 180_000 }, async () => {
-    // npm pack builds the package first (prepack), from clean.
-    const packed = JSON.parse((await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: packageDir })).stdout) as { filename: string; files: { path: string }[] }[];
-    const files = packed[0]!.files.map((file) => file.path);
-    expect(files).toContain('dist/client/index.js');
-    expect(files).toContain('dist/client/index.d.ts');
-    expect(files).toContain('proto/counter.proto');
-    expect(files.filter((file) => /^dist\/(cli|cluster|node|router|membership|sketch|window)\/|^dist\/common\/(config|index|logger|metrics|server|tls)\./.test(file))).toEqual([]);
+  it(
+    'client package: packs the client without server code, installs from the tarball, and a plain .mjs increments and reads a counter',
+    { timeout: 180_000 },
+    async () => {
+      // npm pack builds the package first (prepack), from clean.
+      const packed = JSON.parse((await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: packageDir })).stdout) as {
+        filename: string;
+        files: { path: string }[];
+      }[];
+      const files = packed[0]!.files.map((file) => file.path);
+      expect(files).toContain('dist/client/index.js');
+      expect(files).toContain('dist/client/index.d.ts');
+      expect(files).toContain('proto/counter.proto');
+      expect(
+        files.filter((file) =>
+          /^dist\/(cli|cluster|node|router|membership|sketch|window)\/|^dist\/common\/(config|index|logger|metrics|server|tls)\./.test(
+            file,
+          ),
+        ),
+      ).toEqual([]);
 
-    const dependencies = dependencyClosure(['@grpc/grpc-js', '@grpc/proto-loader']);
-    const depsDir = path.join(workDir, 'deps');
-    fs.mkdirSync(depsDir);
-    await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', depsDir, ...dependencies.map((name) => path.join(repoRoot, 'node_modules', name))], { cwd: workDir });
-    const appDir = path.join(workDir, 'app');
-    fs.mkdirSync(appDir);
-    fs.writeFileSync(path.join(appDir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-    const tarballs = [path.join(workDir, packed[0]!.filename), ...fs.readdirSync(depsDir).map((name) => path.join(depsDir, name))];
-    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs], { cwd: appDir });
-    expect(fs.existsSync(path.join(appDir, 'node_modules/pino'))).toBe(false);
+      const dependencies = dependencyClosure(['@grpc/grpc-js', '@grpc/proto-loader']);
+      const depsDir = path.join(workDir, 'deps');
+      fs.mkdirSync(depsDir);
+      await run(
+        'npm',
+        [
+          'pack',
+          '--ignore-scripts',
+          '--silent',
+          '--pack-destination',
+          depsDir,
+          ...dependencies.map((name) => path.join(repoRoot, 'node_modules', name)),
+        ],
+        { cwd: workDir },
+      );
+      const appDir = path.join(workDir, 'app');
+      fs.mkdirSync(appDir);
+      fs.writeFileSync(path.join(appDir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+      const tarballs = [path.join(workDir, packed[0]!.filename), ...fs.readdirSync(depsDir).map((name) => path.join(depsDir, name))];
+      await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs], { cwd: appDir });
+      expect(fs.existsSync(path.join(appDir, 'node_modules/pino'))).toBe(false);
 
-    fs.writeFileSync(
-      path.join(appDir, 'main.mjs'),
-      [
-        "import { createTallyClient, TallyError } from '@tally/client';",
-        'const client = createTallyClient({ address: process.argv[2] });',
-        "const { applied } = await client.increment('package:js', 5);",
-        "const { total, exact } = await client.read('package:js');",
-        'client.close();',
-        'console.log(JSON.stringify({ applied, total: String(total), exact, tallyError: typeof TallyError }));',
-      ].join('\n'),
-    );
-    const { stdout } = await run(process.execPath, ['main.mjs', tc.cluster.routerAddress], { cwd: appDir, env: { ...process.env, NODE_PATH: '', NODE_OPTIONS: '' } });
-    expect(JSON.parse(stdout)).toEqual({ applied: true, total: '5', exact: true, tallyError: 'function' });
+      fs.writeFileSync(
+        path.join(appDir, 'main.mjs'),
+        [
+          "import { createTallyClient, TallyError } from '@tally/client';",
+          'const client = createTallyClient({ address: process.argv[2] });',
+          "const { applied } = await client.increment('package:js', 5);",
+          "const { total, exact } = await client.read('package:js');",
+          'client.close();',
+          'console.log(JSON.stringify({ applied, total: String(total), exact, tallyError: typeof TallyError }));',
+        ].join('\n'),
+      );
+      const { stdout } = await run(process.execPath, ['main.mjs', tc.cluster.routerAddress], {
+        cwd: appDir,
+        env: { ...process.env, NODE_PATH: '', NODE_OPTIONS: '' },
+      });
+      expect(JSON.parse(stdout)).toEqual({ applied: true, total: '5', exact: true, tallyError: 'function' });
 
-    // The types resolve through the package's exports and check under strict NodeNext.
-    fs.writeFileSync(
-      path.join(appDir, 'main.ts'),
-      [
-        "import { createTallyClient, TallyError, type ReadResult } from '@tally/client';",
-        "const client = createTallyClient({ address: '127.0.0.1:50051', deadlineMs: 1_000 });",
-        "const read: ReadResult = await client.read('package:ts');",
-        'const total: bigint = read.total;',
-        'export const matched: boolean = total > 0n && !(read instanceof TallyError);',
-      ].join('\n'),
-    );
-    fs.writeFileSync(path.join(appDir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] }, files: ['main.ts'] }));
-    await run(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', appDir], { cwd: appDir });
-  });
+      // The types resolve through the package's exports and check under strict NodeNext.
+      fs.writeFileSync(
+        path.join(appDir, 'main.ts'),
+        [
+          "import { createTallyClient, TallyError, type ReadResult } from '@tally/client';",
+          "const client = createTallyClient({ address: '127.0.0.1:50051', deadlineMs: 1_000 });",
+          "const read: ReadResult = await client.read('package:ts');",
+          'const total: bigint = read.total;',
+          'export const matched: boolean = total > 0n && !(read instanceof TallyError);',
+        ].join('\n'),
+      );
+      fs.writeFileSync(
+        path.join(appDir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            noEmit: true,
+            types: ['node'],
+          },
+          files: ['main.ts'],
+        }),
+      );
+      await run(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', appDir], { cwd: appDir });
+    },
+  );
 });

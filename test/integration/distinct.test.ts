@@ -12,7 +12,8 @@ const members = (prefix: string, count: number, from = 0) => Array.from({ length
 
 async function addAll(tc: TestCluster, counter: string, all: string[], chunk = 5_000): Promise<number> {
   let changed = 0;
-  for (let offset = 0; offset < all.length; offset += chunk) changed += (await tc.client.addDistinct(counter, all.slice(offset, offset + chunk))).registersChanged;
+  for (let offset = 0; offset < all.length; offset += chunk)
+    changed += (await tc.client.addDistinct(counter, all.slice(offset, offset + chunk))).registersChanged;
   return changed;
 }
 
@@ -63,7 +64,9 @@ describe('distinct counts', () => {
     expect(union.estimate).toBe((await tc.client.countDistinct('union-ab')).estimate);
     expect(Math.abs(union.estimate - 5_000) / 5_000).toBeLessThan(3 * hllStandardError);
     // A counter never written is an empty set.
-    expect((await tc.client.countDistinct(['union-a', 'never-written'])).estimate).toBe((await tc.client.countDistinct('union-a')).estimate);
+    expect((await tc.client.countDistinct(['union-a', 'never-written'])).estimate).toBe(
+      (await tc.client.countDistinct('union-a')).estimate,
+    );
   });
 
   it('distinct: bad input gets a clear status and changes nothing', async () => {
@@ -80,7 +83,10 @@ describe('distinct counts', () => {
     expect((await rejection(tc.client.read('strict'))).grpcCode).toBe(status.FAILED_PRECONDITION);
     expect((await rejection(tc.client.increment('strict', 1))).grpcCode).toBe(status.FAILED_PRECONDITION);
     // A batch naming a distinct counter creates none of its new counters either.
-    const batch = tc.client.incrementBatch([{ counter: 'fresh-in-bad-batch', amount: 1 }, { counter: 'strict', amount: 1 }]);
+    const batch = tc.client.incrementBatch([
+      { counter: 'fresh-in-bad-batch', amount: 1 },
+      { counter: 'strict', amount: 1 },
+    ]);
     expect((await rejection(batch)).grpcCode).toBe(status.FAILED_PRECONDITION);
     expect((await rejection(tc.client.describe('fresh-in-bad-batch'))).grpcCode).toBe(status.NOT_FOUND);
     await tc.client.increment('a-total', 1);

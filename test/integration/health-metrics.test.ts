@@ -10,7 +10,10 @@ import { startCluster, scrapeMetric, waitFor, type TestCluster } from '../helper
 import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 const require = createRequire(import.meta.url);
-const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
+const reflectionProto = path.join(
+  path.dirname(require.resolve('@grpc/reflection/package.json')),
+  'build/proto/grpc/reflection/v1/reflection.proto',
+);
 
 type Rpc = RawRpcClient;
 
@@ -28,7 +31,9 @@ function healthCheck(address: string, serviceName: string): Promise<string> {
 
 function listServices(address: string): Promise<string[]> {
   const definition = protoLoader.loadSync(reflectionProto, { keepCase: true });
-  const grpcObject = loadPackageDefinition(definition) as unknown as { grpc: { reflection: { v1: { ServerReflection: new (...args: unknown[]) => Rpc } } } };
+  const grpcObject = loadPackageDefinition(definition) as unknown as {
+    grpc: { reflection: { v1: { ServerReflection: new (...args: unknown[]) => Rpc } } };
+  };
   const client = new grpcObject.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
   return new Promise((resolve, reject) => {
     const stream = client.ServerReflectionInfo!();
@@ -77,11 +82,14 @@ describe('health, reflection and metrics', () => {
     expect(await scrapeMetric(port, 'tally_read_latency_seconds_count', { consistency: 'exact' })).toBeGreaterThanOrEqual(1);
     expect(await scrapeMetric(port, 'tally_read_latency_seconds_count', { consistency: 'cached' })).toBeGreaterThanOrEqual(1);
     // 'metered' is the one counter this cluster holds; the gauge follows on a 1 s timer.
-    await waitFor(async () => {
-      const counters = await scrapeMetric(port, 'tally_directory_counters');
-      if (counters !== 1) throw new Error(`it reads ${counters}`);
-      return true;
-    }, { timeoutMs: 5_000, what: 'tally_directory_counters to read 1' });
+    await waitFor(
+      async () => {
+        const counters = await scrapeMetric(port, 'tally_directory_counters');
+        if (counters !== 1) throw new Error(`it reads ${counters}`);
+        return true;
+      },
+      { timeoutMs: 5_000, what: 'tally_directory_counters to read 1' },
+    );
     expect(await scrapeMetric(port, 'tally_process_cpu_user_seconds_total')).toBeGreaterThan(0);
 
     const primary = tc.cluster.node(0, 'primary');

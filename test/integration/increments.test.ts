@@ -63,7 +63,7 @@ describe('increments and exact reads', () => {
     expect(after - before).toBe(nodesHoldingShards);
   });
 
-  it('router: unkeyed increments spread uniformly over a counter\'s shards', async () => {
+  it("router: unkeyed increments spread uniformly over a counter's shards", async () => {
     await tc.client.increment('spread', 1);
     await tc.client.setShards('spread', 4);
     const perShard = [0, 0, 0, 0];

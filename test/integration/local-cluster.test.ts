@@ -62,8 +62,22 @@ describe('local cluster launcher (npm start)', () => {
 
   const fromSource = { root: repoRoot, main: ['--import', 'tsx', 'src/cluster/main.ts'] };
 
-  async function launch(port: number, nodeBasePort: number, subDir: string, entry = fromSource): Promise<{ child: ChildProcess; output: () => string }> {
-    const args = ['--port', String(port), '--node-base-port', String(nodeBasePort), '--metrics-port', '0', '--data-dir', path.join(dataDir, subDir)];
+  async function launch(
+    port: number,
+    nodeBasePort: number,
+    subDir: string,
+    entry = fromSource,
+  ): Promise<{ child: ChildProcess; output: () => string }> {
+    const args = [
+      '--port',
+      String(port),
+      '--node-base-port',
+      String(nodeBasePort),
+      '--metrics-port',
+      '0',
+      '--data-dir',
+      path.join(dataDir, subDir),
+    ];
     const child = spawn(process.execPath, [...entry.main, ...args], {
       cwd: entry.root,
     });
@@ -116,25 +130,33 @@ describe('local cluster launcher (npm start)', () => {
     await waitFor(() => pids.every((pid) => !isAlive(pid)), { timeoutMs: 15_000, what: 'orphaned nodes to exit' });
   });
 
-  it('launcher: a fresh build runs as plain JavaScript: dist/cluster/main.js starts dist/ children without tsx installed, and bin/tally.mjs answers', { timeout: 120_000 }, async () => {
-    const build = await freshBuild();
-    try {
-      // What `npm start` runs after its prestart build, on ports the kernel picks.
-      const { child, output } = await launch(0, 0, 'built', { root: build.root, main: ['dist/cluster/main.js'] });
-      const routerAddress = routerAddressOf(output());
-      const builtTally = async (...args: string[]): Promise<string> =>
-        (await promisify(execFile)(process.execPath, [path.join(build.root, 'bin/tally.mjs'), ...args, '--router', routerAddress], { cwd: build.root })).stdout;
-      expect(await builtTally('incr', 'built', '7')).toMatch(/^applied: built \+7/);
-      expect((await builtTally('get', 'built')).trim()).toBe('built = 7 (exact, 1 shard)');
-      const nodes = JSON.parse(await builtTally('status', '--json')).nodes as { health: string }[];
-      expect(nodes.map((node) => node.health)).toEqual(['SERVING', 'SERVING', 'SERVING', 'SERVING']);
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
-    } finally {
-      build.remove();
-    }
-  });
+  it(
+    'launcher: a fresh build runs as plain JavaScript: dist/cluster/main.js starts dist/ children without tsx installed, and bin/tally.mjs answers',
+    { timeout: 120_000 },
+    async () => {
+      const build = await freshBuild();
+      try {
+        // What `npm start` runs after its prestart build, on ports the kernel picks.
+        const { child, output } = await launch(0, 0, 'built', { root: build.root, main: ['dist/cluster/main.js'] });
+        const routerAddress = routerAddressOf(output());
+        const builtTally = async (...args: string[]): Promise<string> =>
+          (
+            await promisify(execFile)(process.execPath, [path.join(build.root, 'bin/tally.mjs'), ...args, '--router', routerAddress], {
+              cwd: build.root,
+            })
+          ).stdout;
+        expect(await builtTally('incr', 'built', '7')).toMatch(/^applied: built \+7/);
+        expect((await builtTally('get', 'built')).trim()).toBe('built = 7 (exact, 1 shard)');
+        const nodes = JSON.parse(await builtTally('status', '--json')).nodes as { health: string }[];
+        expect(nodes.map((node) => node.health)).toEqual(['SERVING', 'SERVING', 'SERVING', 'SERVING']);
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        child.kill('SIGINT');
+        expect(await exited).toBe(0);
+      } finally {
+        build.remove();
+      }
+    },
+  );
 
   it('launcher: a bad flag is one line and exit code 2', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cluster/main.ts', '--pairs', 'many'], { cwd: repoRoot });

@@ -62,7 +62,10 @@ describe('membership counters', () => {
         }
       }),
     );
-    const present = await client.isMember('hot-post', Array.from({ length: memberCount }, (_, member) => BigInt(member)));
+    const present = await client.isMember(
+      'hot-post',
+      Array.from({ length: memberCount }, (_, member) => BigInt(member)),
+    );
     const presentCount = BigInt(present.filter(Boolean).length);
     expect((await client.read('hot-post')).total).toBe(presentCount);
     expect(netFlips).toBe(presentCount);

@@ -23,21 +23,35 @@ function installed(command: string): boolean {
 
 /** Fails (never skips) a test whose tool is missing: .ci/run installs these Debian packages. */
 function requireInstalled(command: string, debianPackage: string): void {
-  if (!installed(command)) throw new Error(`${command} is not installed: it comes from the Debian package ${debianPackage} (apt-get install ${debianPackage}; .ci/run installs it)`);
+  if (!installed(command))
+    throw new Error(
+      `${command} is not installed: it comes from the Debian package ${debianPackage} (apt-get install ${debianPackage}; .ci/run installs it)`,
+    );
 }
 
 /** Prometheus on a loopback port of its own choosing: its "Listening on" log line names the address it bound. */
 async function startPrometheus(promDir: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn('prometheus', [`--config.file=${path.join(promDir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(promDir, 'data')}`, '--web.listen-address=127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    'prometheus',
+    [
+      `--config.file=${path.join(promDir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(promDir, 'data')}`,
+      '--web.listen-address=127.0.0.1:0',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const lines: string[] = [];
   // Read every line for as long as it runs: a full pipe would stall Prometheus.
   readline.createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
   try {
-    const port = await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode})`);
-      const match = lines.map((line) => /msg="Listening on" address=127\.0\.0\.1:(\d+)/.exec(line)).find((found) => found !== null);
-      return match === undefined ? undefined : Number(match[1]);
-    }, { timeoutMs: 20_000, what: 'Prometheus to report the port it listens on' });
+    const port = await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode})`);
+        const match = lines.map((line) => /msg="Listening on" address=127\.0\.0\.1:(\d+)/.exec(line)).find((found) => found !== null);
+        return match === undefined ? undefined : Number(match[1]);
+      },
+      { timeoutMs: 20_000, what: 'Prometheus to report the port it listens on' },
+    );
     return { child, port };
   } catch (error) {
     child.kill('SIGKILL');
@@ -64,7 +78,10 @@ describe('operations', () => {
 
   it('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
     requireInstalled('docker-compose', 'docker-compose');
-    const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], { cwd: repoRoot, encoding: 'utf8' });
+    const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    });
     const services = (parseYaml(normalized) as { services: Record<string, ComposeService> }).services;
     const nodes = Object.keys(services).filter((name) => name.startsWith('node-'));
     expect(nodes).toHaveLength(4);
@@ -91,54 +108,85 @@ describe('operations', () => {
     }
     expect(new Set(pairs.flat()).size).toBe(4);
 
-    const scrape = parseYaml(fs.readFileSync(path.join(repoRoot, 'deploy/prometheus/prometheus.yml'), 'utf8')) as { scrape_configs: { static_configs: { targets: string[] }[] }[] };
+    const scrape = parseYaml(fs.readFileSync(path.join(repoRoot, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+      scrape_configs: { static_configs: { targets: string[] }[] }[];
+    };
     const targets = new Set(scrape.scrape_configs.flatMap((job) => job.static_configs.flatMap((config) => config.targets)));
     expect(targets.has(`router:${router.environment!.TALLY_METRICS_PORT}`)).toBe(true);
     for (const name of nodes) expect(targets.has(`${name}:${services[name]!.environment!.TALLY_METRICS_PORT}`)).toBe(true);
 
-    for (const name of [...nodes, 'router', 'prometheus', 'grafana']) expect(services[name]!.healthcheck?.test?.length, name).toBeGreaterThan(0);
-    expect(services.grafana!.volumes!.some((volume) => String(typeof volume === 'string' ? volume : volume.source).includes('dashboards'))).toBe(true);
+    for (const name of [...nodes, 'router', 'prometheus', 'grafana'])
+      expect(services[name]!.healthcheck?.test?.length, name).toBeGreaterThan(0);
+    expect(
+      services.grafana!.volumes!.some((volume) => String(typeof volume === 'string' ? volume : volume.source).includes('dashboards')),
+    ).toBe(true);
   });
 
   it('dashboard: every tally_ metric the Grafana dashboard queries exists on a live endpoint', async () => {
     tc = await startCluster({ pairs: 1, metrics: true });
     await tc.client.increment('dash', 1);
     await tc.client.reconcile();
-    const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
-    const queried = new Set(dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(tally_[a-z_]+)/g)].map((match) => match[1]!))));
+    const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as {
+      panels: { targets: { expr: string }[] }[];
+    };
+    const queried = new Set(
+      dashboard.panels.flatMap((panel) =>
+        panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(tally_[a-z_]+)/g)].map((match) => match[1]!)),
+      ),
+    );
     const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(metricsText));
-    const exported = new Set(bodies.flatMap((body) => [...body.matchAll(/^# TYPE (tally_[a-z_]+) (\w+)/gm)].flatMap((match) => (match[2] === 'histogram' ? [`${match[1]}_bucket`, `${match[1]}_sum`, `${match[1]}_count`] : [match[1]!]))));
+    const exported = new Set(
+      bodies.flatMap((body) =>
+        [...body.matchAll(/^# TYPE (tally_[a-z_]+) (\w+)/gm)].flatMap((match) =>
+          match[2] === 'histogram' ? [`${match[1]}_bucket`, `${match[1]}_sum`, `${match[1]}_count`] : [match[1]!],
+        ),
+      ),
+    );
     expect(queried.size).toBeGreaterThan(15);
     for (const name of queried) expect(exported.has(name), `${name} is queried by the dashboard but not exported`).toBe(true);
   });
 
-  it('prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted', { timeout: 90_000 }, async () => {
-    requireInstalled('prometheus', 'prometheus');
-    tc = await startCluster({ pairs: 1, metrics: true });
-    const promDir = makeTempDir('prometheus');
-    const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
-    fs.writeFileSync(path.join(promDir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`);
-    const started = await startPrometheus(promDir);
-    prometheus = started.child;
-    const { port } = started;
-    const query = async (expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
-      const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
-      return ((await response.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
-    };
-    for (let batch = 0; batch < 5; batch++) await tc.client.incrementBatch(Array.from({ length: 100 }, () => ({ counter: 'scraped', amount: 1 })));
-    await waitFor(async () => {
-      const result = await query('sum(tally_increments_accepted_total)');
-      return result.length === 1 && result[0]!.value[1] === '500';
-    }, { timeoutMs: 40_000, intervalMs: 500, what: 'Prometheus to see 500 accepted increments' });
-    // Every process scraped and up (each target's first scrape may lag the others by an interval).
-    await waitFor(async () => {
-      const up = await query('up');
-      return up.length === 3 && up.every((series) => series.value[1] === '1');
-    }, { timeoutMs: 20_000, intervalMs: 500, what: 'all three targets up' });
-    const committed = await query('sum by (node) (tally_node_increments_applied_total)');
-    expect(committed.map((series) => series.value[1])).toContain('500');
-    removeTempDir(promDir);
-  });
+  it(
+    'prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted',
+    { timeout: 90_000 },
+    async () => {
+      requireInstalled('prometheus', 'prometheus');
+      tc = await startCluster({ pairs: 1, metrics: true });
+      const promDir = makeTempDir('prometheus');
+      const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
+      fs.writeFileSync(
+        path.join(promDir, 'prometheus.yml'),
+        `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`,
+      );
+      const started = await startPrometheus(promDir);
+      prometheus = started.child;
+      const { port } = started;
+      const query = async (expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
+        const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
+        return ((await response.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
+      };
+      for (let batch = 0; batch < 5; batch++)
+        await tc.client.incrementBatch(Array.from({ length: 100 }, () => ({ counter: 'scraped', amount: 1 })));
+      await waitFor(
+        async () => {
+          const result = await query('sum(tally_increments_accepted_total)');
+          return result.length === 1 && result[0]!.value[1] === '500';
+        },
+        { timeoutMs: 40_000, intervalMs: 500, what: 'Prometheus to see 500 accepted increments' },
+      );
+      // Every process scraped and up (each target's first scrape may lag the others by an interval).
+      await waitFor(
+        async () => {
+          const up = await query('up');
+          return up.length === 3 && up.every((series) => series.value[1] === '1');
+        },
+        { timeoutMs: 20_000, intervalMs: 500, what: 'all three targets up' },
+      );
+      const committed = await query('sum by (node) (tally_node_increments_applied_total)');
+      expect(committed.map((series) => series.value[1])).toContain('500');
+      removeTempDir(promDir);
+    },
+  );
 
   it('shutdown: SIGTERM under load drains and exits within the bound, and nothing acknowledged is lost', { timeout: 90_000 }, async () => {
     const bound = ['--shutdown-timeout-ms', '3000'];
@@ -161,7 +209,10 @@ describe('operations', () => {
       await waitFor(() => load.ledger.okCalls > okBefore + 50, { timeoutMs: 20_000, what: `writes after ${member.name} restarted` });
     }
     await load.stop();
-    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync && node.health === 'SERVING'), { timeoutMs: 20_000, what: 'in sync again' });
+    await waitFor(async () => (await client.clusterStatus()).nodes.every((node) => node.inSync && node.health === 'SERVING'), {
+      timeoutMs: 20_000,
+      what: 'in sync again',
+    });
     await load.ledger.expectWithinBounds(client);
     expect(tc.logs.some((line) => line.includes('"msg":"shutdown"') && line.includes('"signal":"SIGTERM"'))).toBe(true);
     expect(tc.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true);

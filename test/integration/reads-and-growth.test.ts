@@ -7,7 +7,10 @@ const readTimeoutMs = 300;
 describe('cached reads and online growth', () => {
   let tc: TestCluster;
   beforeAll(async () => {
-    tc = await startCluster({ pairs: 2, routerArgs: ['--refresh-interval-ms', String(refreshIntervalMs), '--read-timeout-ms', String(readTimeoutMs)] });
+    tc = await startCluster({
+      pairs: 2,
+      routerArgs: ['--refresh-interval-ms', String(refreshIntervalMs), '--read-timeout-ms', String(readTimeoutMs)],
+    });
   });
   afterAll(async () => {
     await tc?.stop();
@@ -57,7 +60,10 @@ describe('cached reads and online growth', () => {
     const acknowledged = acks.reduce((sum, ack) => sum + ack.amount, 0n);
     expect((await client.read('cached')).total).toBe(acknowledged);
     // The refresher catches up without further reads forcing it.
-    await waitFor(async () => (await client.read('cached', { consistency: 'cached' })).total === acknowledged, { timeoutMs: 3_000, what: 'the cache to catch up' });
+    await waitFor(async () => (await client.read('cached', { consistency: 'cached' })).total === acknowledged, {
+      timeoutMs: 3_000,
+      what: 'the cache to catch up',
+    });
   });
 
   it('router: SetShards 1 -> 8 while 8 callers increment loses nothing and the total never goes backwards', async () => {

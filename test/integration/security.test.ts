@@ -55,13 +55,27 @@ describe('security', () => {
     makeCerts(foreign);
     const node = tc.cluster.node(0, 'primary');
     // Trusts the node (cluster CA) but presents a certificate from another CA.
-    const rpc = new ShardNodeClient(node.address, credentials.createSsl(file('ca.crt'), fs.readFileSync(path.join(foreign, 'client.key')), fs.readFileSync(path.join(foreign, 'client.crt')))) as unknown as RawRpcClient;
-    const outcome = await new Promise<{ code?: number }>((resolve) => rpc.Status!({}, { deadline: Date.now() + 3_000 }, (error: { code: number } | null) => resolve(error ?? {})));
+    const rpc = new ShardNodeClient(
+      node.address,
+      credentials.createSsl(
+        file('ca.crt'),
+        fs.readFileSync(path.join(foreign, 'client.key')),
+        fs.readFileSync(path.join(foreign, 'client.crt')),
+      ),
+    ) as unknown as RawRpcClient;
+    const outcome = await new Promise<{ code?: number }>((resolve) =>
+      rpc.Status!({}, { deadline: Date.now() + 3_000 }, (error: { code: number } | null) => resolve(error ?? {})),
+    );
     rpc.close();
     expect(outcome.code).toBe(status.UNAVAILABLE);
     // The same call with the cluster's own certificate succeeds.
-    const own = new ShardNodeClient(node.address, credentials.createSsl(file('ca.crt'), file('client.key'), file('client.crt'))) as unknown as RawRpcClient;
-    const ok = await new Promise<{ role?: string }>((resolve) => own.Status!({}, { deadline: Date.now() + 3_000 }, (error: unknown, response: { role: string }) => resolve(error ? {} : response)));
+    const own = new ShardNodeClient(
+      node.address,
+      credentials.createSsl(file('ca.crt'), file('client.key'), file('client.crt')),
+    ) as unknown as RawRpcClient;
+    const ok = await new Promise<{ role?: string }>((resolve) =>
+      own.Status!({}, { deadline: Date.now() + 3_000 }, (error: unknown, response: { role: string }) => resolve(error ? {} : response)),
+    );
     own.close();
     expect(ok.role).toBe('primary');
     removeTempDir(foreign);
@@ -90,7 +104,17 @@ describe('security', () => {
     const denied = await tally(['set-shards', 'cli:secure', '2', ...args], { TALLY_TOKEN: file('client.token').toString().trim() });
     expect(denied.code).toBe(1);
     expect(denied.stderr.trim()).toMatch(/^tally: permission_denied: /);
-    const health = await tally(['health', '--address', tc.cluster.nodes[0]!.address, '--tls-ca', path.join(certDir, 'ca.crt'), '--tls-cert', path.join(certDir, 'client.crt'), '--tls-key', path.join(certDir, 'client.key')]);
+    const health = await tally([
+      'health',
+      '--address',
+      tc.cluster.nodes[0]!.address,
+      '--tls-ca',
+      path.join(certDir, 'ca.crt'),
+      '--tls-cert',
+      path.join(certDir, 'client.crt'),
+      '--tls-key',
+      path.join(certDir, 'client.key'),
+    ]);
     expect(health.stdout.trim()).toMatch(/SERVING$/);
   });
 
@@ -105,7 +129,9 @@ describe('security', () => {
     const dataDir = makeTempDir('insecure');
     const node = await run(nodeMainPath, ['--listen', '0.0.0.0:0', '--data-dir', dataDir]);
     expect(node.code).toBe(2);
-    expect(node.stderr.trim()).toBe('config error: refusing to listen on 0.0.0.0 (--listen) without TLS: give --tls-cert, --tls-key and --tls-ca, or --insecure to accept plaintext');
+    expect(node.stderr.trim()).toBe(
+      'config error: refusing to listen on 0.0.0.0 (--listen) without TLS: give --tls-cert, --tls-key and --tls-ca, or --insecure to accept plaintext',
+    );
     const router = await run(routerMainPath, ['--listen', '0.0.0.0:0', '--pairs', '127.0.0.1:1,127.0.0.1:2', '--data-dir', dataDir]);
     expect(router.code).toBe(2);
     expect(router.stderr).toMatch(/^config error: refusing to listen on 0\.0\.0\.0/);

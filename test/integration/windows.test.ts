@@ -48,7 +48,10 @@ describe('windowed counters', () => {
     expect((await client.read('hits')).total).toBe(acknowledged);
 
     // Once every bucket is past retention the window is empty; the total is not.
-    await waitFor(async () => (await client.readWindow('hits', retentionMs)).total === 0n, { timeoutMs: retentionMs + 5_000, what: 'the buckets to expire' });
+    await waitFor(async () => (await client.readWindow('hits', retentionMs)).total === 0n, {
+      timeoutMs: retentionMs + 5_000,
+      what: 'the buckets to expire',
+    });
     expect((await client.read('hits')).total).toBe(acknowledged);
     await client.increment('hits', 3);
     expect((await client.readWindow('hits', 2 * bucketMs)).total).toBe(3n);
@@ -76,7 +79,9 @@ describe('windowed counters', () => {
     await client.increment('cached-hits', 2);
     const second = await client.readWindow('cached-hits', retentionMs, { consistency: 'cached' });
     expect(second.stalenessMs).toBeLessThanOrEqual(300);
-    await waitFor(async () => (await client.readWindow('cached-hits', retentionMs, { consistency: 'cached' })).total === 4n, { timeoutMs: 3_000 });
+    await waitFor(async () => (await client.readWindow('cached-hits', retentionMs, { consistency: 'cached' })).total === 4n, {
+      timeoutMs: 3_000,
+    });
   });
 
   it('window: a new bucket width restarts the window on every shard at once, even shards that have not heard of it', async () => {
@@ -111,14 +116,18 @@ describe('windowed counters', () => {
       { bucketMs: 1_000, retentionMs: 10_001_000 },
       { bucketMs: 1_000, retentionMs: 0 },
     ]) {
-      expect((await rejection(client.configure('strict-window', { window }))).grpcCode, JSON.stringify(window)).toBe(status.INVALID_ARGUMENT);
+      expect((await rejection(client.configure('strict-window', { window }))).grpcCode, JSON.stringify(window)).toBe(
+        status.INVALID_ARGUMENT,
+      );
     }
     const description = await client.describe('strict-window');
     expect([description.windowBucketMs, description.windowRetentionMs]).toEqual([bucketMs, retentionMs]);
     expect((await client.readWindow('strict-window', retentionMs)).total).toBe(1n);
     // Windows belong to totals only.
     await client.addDistinct('a-sketch', ['x']);
-    expect((await rejection(client.configure('a-sketch', { window: { bucketMs, retentionMs } }))).grpcCode).toBe(status.FAILED_PRECONDITION);
+    expect((await rejection(client.configure('a-sketch', { window: { bucketMs, retentionMs } }))).grpcCode).toBe(
+      status.FAILED_PRECONDITION,
+    );
     // Turning the window off keeps the total and refuses window reads.
     await client.configure('strict-window', { window: { bucketMs: 0, retentionMs: 0 } });
     expect((await rejection(client.readWindow('strict-window', 1_000))).grpcCode).toBe(status.FAILED_PRECONDITION);

@@ -42,7 +42,8 @@ describe('checkpoint', () => {
     let log = ShardLog.open(dir);
     const random = seededRandom(0xc4ec);
     const sequence = { next: 0 };
-    for (let batch = 0; batch < 60; batch++) log.append(randomEntries(random, 1 + Math.floor(random() * 50), sequence), BigInt(1 + Math.floor(batch / 20)), 1_000 + batch * 10);
+    for (let batch = 0; batch < 60; batch++)
+      log.append(randomEntries(random, 1 + Math.floor(random() * 50), sequence), BigInt(1 + Math.floor(batch / 20)), 1_000 + batch * 10);
     const nowMs = 1_000 + 60 * 10;
     const full = memoryOf(log, nowMs);
     const keys = Array.from({ length: sequence.next }, (_, index) => Buffer.from(`k${index}`));
@@ -63,7 +64,9 @@ describe('checkpoint', () => {
     expect(log.lastEpoch).toBe(lastEpoch);
     expect(memoryOf(log, nowMs).totals).toEqual(full.totals);
     // Appends continue the sequence after a full fold.
-    expect(log.append([{ shardId: 1, amount: 5n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 9n, nowMs)).toBe(full.lastLsn + 1n);
+    expect(log.append([{ shardId: 1, amount: 5n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 9n, nowMs)).toBe(
+      full.lastLsn + 1n,
+    );
     log.close();
   });
 
@@ -71,10 +74,17 @@ describe('checkpoint', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir);
     for (let index = 0; index < 100; index++) {
-      log.append([{ shardId: 1, amount: 1n, idempotencyKey: index % 10 === 0 ? Buffer.from(`key${index}`) : Buffer.alloc(0), fenceShardCount: 0 }], 1n, index * 100);
+      log.append(
+        [{ shardId: 1, amount: 1n, idempotencyKey: index % 10 === 0 ? Buffer.from(`key${index}`) : Buffer.alloc(0), fenceShardCount: 0 }],
+        1n,
+        index * 100,
+      );
     }
     while (log.foldSlice(100n, 30, 5_000) > 0);
-    const rowsLeft = (): number => log.readFrom(101n, 10).length + [...Array(10).keys()].filter((index) => memoryOf(log, 10_000).dedup.get(1, Buffer.from(`key${index * 10}`), 10_000) !== undefined).length;
+    const rowsLeft = (): number =>
+      log.readFrom(101n, 10).length +
+      [...Array(10).keys()].filter((index) => memoryOf(log, 10_000).dedup.get(1, Buffer.from(`key${index * 10}`), 10_000) !== undefined)
+        .length;
     // Keys written at 5,000 ms or later survive the fold: key50 .. key90.
     expect(rowsLeft()).toBe(5);
     expect(memoryOf(log, 10_000).totals.get(1)).toBe(100n);
@@ -87,7 +97,8 @@ describe('checkpoint', () => {
   it('checkpoint: folded entries cannot be read for replication or truncated away', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir);
-    for (let index = 0; index < 10; index++) log.append([{ shardId: 1, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 1n, 0);
+    for (let index = 0; index < 10; index++)
+      log.append([{ shardId: 1, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 1n, 0);
     log.foldSlice(6n, 100, 0);
     expect(() => log.readFrom(6n, 10)).toThrow(/folded/);
     expect(log.readFrom(7n, 10).map((entry) => entry.lsn)).toEqual([7n, 8n, 9n, 10n]);
@@ -104,23 +115,56 @@ describe('checkpoint', () => {
     const present = new Map<string, boolean>();
     const bucketMs = 1_000;
     // Shards 1-2: windowed totals; 3-4: membership partitions; 5: a sketch.
-    log.append([1, 2].map((shardId) => ({ shardId, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs, retentionMs: 20_000 }) })), 1n, 0);
+    log.append(
+      [1, 2].map((shardId) => ({
+        shardId,
+        amount: 0n,
+        idempotencyKey: Buffer.alloc(0),
+        fenceShardCount: 0,
+        kind: EntryKind.windowConfig,
+        payload: encodeWindowSetting({ bucketMs, retentionMs: 20_000 }),
+      })),
+      1n,
+      0,
+    );
     for (let batch = 0; batch < 80; batch++) {
       const entries: LogEntry[] = [];
       for (let item = 0; item < 1 + Math.floor(random() * 20); item++) {
         const choice = random();
         if (choice < 0.4) {
-          entries.push({ shardId: 1 + Math.floor(random() * 2), amount: BigInt(Math.floor(random() * 100) - 30) || 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
+          entries.push({
+            shardId: 1 + Math.floor(random() * 2),
+            amount: BigInt(Math.floor(random() * 100) - 30) || 1n,
+            idempotencyKey: Buffer.alloc(0),
+            fenceShardCount: 0,
+          });
         } else if (choice < 0.8) {
           const shardId = 3 + Math.floor(random() * 2);
           const member = BigInt(Math.floor(random() * 40)) * 0x1_0000_0001n;
           const id = `${shardId}:${member}`;
           const flipTo = !(present.get(id) ?? false);
           present.set(id, flipTo);
-          entries.push({ shardId, amount: flipTo ? 1n : -1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member });
+          entries.push({
+            shardId,
+            amount: flipTo ? 1n : -1n,
+            idempotencyKey: Buffer.alloc(0),
+            fenceShardCount: 0,
+            kind: EntryKind.memberFlip,
+            member,
+          });
         } else {
-          const changes = Array.from({ length: 5 }, () => [Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)] as [number, number]);
-          entries.push({ shardId: 5, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges(changes) });
+          const changes = Array.from(
+            { length: 5 },
+            () => [Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)] as [number, number],
+          );
+          entries.push({
+            shardId: 5,
+            amount: 0n,
+            idempotencyKey: Buffer.alloc(0),
+            fenceShardCount: 0,
+            kind: EntryKind.distinct,
+            payload: packRegisterChanges(changes),
+          });
         }
       }
       log.append(entries, 1n, 10_000 + batch * 250);
@@ -132,13 +176,20 @@ describe('checkpoint', () => {
       return {
         lastLsn,
         totals: [1, 2, 3, 4, 5].map((shardId) => memory.totals.get(shardId)),
-        windows: [1, 2].map((shardId) => [0, 5_000, 12_000, 19_000].map((fromMs) => memory.windows.sum(shardId, nowMs - fromMs - bucketMs, nowMs + bucketMs))),
-        members: [3, 4].map((shardId) => [memory.memberCount(shardId), Array.from({ length: 40 }, (_, index) => memory.hasMember(shardId, BigInt(index) * 0x1_0000_0001n))]),
+        windows: [1, 2].map((shardId) =>
+          [0, 5_000, 12_000, 19_000].map((fromMs) => memory.windows.sum(shardId, nowMs - fromMs - bucketMs, nowMs + bucketMs)),
+        ),
+        members: [3, 4].map((shardId) => [
+          memory.memberCount(shardId),
+          Array.from({ length: 40 }, (_, index) => memory.hasMember(shardId, BigInt(index) * 0x1_0000_0001n)),
+        ]),
         sketch: memory.sketch(5)?.serialize().toString('hex'),
       };
     };
     const full = stateOf(log);
-    expect(full.members.map(([count]) => count)).toEqual([3, 4].map((shardId) => [...present].filter(([id, isPresent]) => isPresent && id.startsWith(`${shardId}:`)).length));
+    expect(full.members.map(([count]) => count)).toEqual(
+      [3, 4].map((shardId) => [...present].filter(([id, isPresent]) => isPresent && id.startsWith(`${shardId}:`)).length),
+    );
     for (const upto of [2n, full.lastLsn / 3n, full.lastLsn - 1n, full.lastLsn]) {
       while (log.foldSlice(upto, 17, 0, nowMs) > 0);
       expect(log.checkpointLsn).toBe(upto);
@@ -150,7 +201,11 @@ describe('checkpoint', () => {
     log.close();
     // A log with kinds beyond increments cannot be folded by a node that does not know them.
     const bare = ShardLog.open(dir);
-    bare.append([{ shardId: 3, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member: 999n }], 2n, nowMs);
+    bare.append(
+      [{ shardId: 3, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member: 999n }],
+      2n,
+      nowMs,
+    );
     expect(() => bare.foldSlice(bare.lastLsn, 10, 0, nowMs)).toThrow(/folder/);
     bare.close();
   });
@@ -158,7 +213,14 @@ describe('checkpoint', () => {
   it('checkpoint: window buckets past retention are dropped from the checkpoint when it folds', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir, checkpointFolder);
-    const setting = { shardId: 1, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 3_000 }) };
+    const setting = {
+      shardId: 1,
+      amount: 0n,
+      idempotencyKey: Buffer.alloc(0),
+      fenceShardCount: 0,
+      kind: EntryKind.windowConfig,
+      payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 3_000 }),
+    };
     log.append([setting, { shardId: 1, amount: 7n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 1n, 1_000);
     log.append([{ shardId: 1, amount: 2n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], 1n, 9_000);
     while (log.foldSlice(log.lastLsn, 100, 0, 9_500) > 0);
@@ -172,7 +234,14 @@ describe('checkpoint', () => {
   it('checkpoint: a longer retention revives no bucket that had expired when it was set, however sweeps and folds ran', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir, checkpointFolder);
-    const setting = (retentionMs: number) => ({ shardId: 1, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs }) });
+    const setting = (retentionMs: number) => ({
+      shardId: 1,
+      amount: 0n,
+      idempotencyKey: Buffer.alloc(0),
+      fenceShardCount: 0,
+      kind: EntryKind.windowConfig,
+      payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs }),
+    });
     const plus = (amount: bigint) => ({ shardId: 1, amount, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
     log.append([setting(3_000)], 1n, 0);
     log.append([plus(7n)], 1n, 1_000);

@@ -89,8 +89,12 @@ describe('config: ConfigReader', () => {
     expect(new ConfigReader(parseFlags(['--metrics-port', '0']), {}).metricsPort('metrics-port', 9464)).toBe(0);
     expect(new ConfigReader(new Map(), { TALLY_METRICS_PORT: 'any' }).metricsPort('metrics-port', 0)).toBe('any');
     expect(new ConfigReader(new Map(), {}).metricsPort('metrics-port', 'any')).toBe('any');
-    expect(configErrorOf(() => new ConfigReader(parseFlags(['--metrics-port', '65536']), {}).metricsPort('metrics-port', 0))).toContain('--metrics-port');
-    expect(configErrorOf(() => new ConfigReader(new Map(), { TALLY_METRICS_PORT: 'some' }).metricsPort('metrics-port', 0))).toContain('TALLY_METRICS_PORT');
+    expect(configErrorOf(() => new ConfigReader(parseFlags(['--metrics-port', '65536']), {}).metricsPort('metrics-port', 0))).toContain(
+      '--metrics-port',
+    );
+    expect(configErrorOf(() => new ConfigReader(new Map(), { TALLY_METRICS_PORT: 'some' }).metricsPort('metrics-port', 0))).toContain(
+      'TALLY_METRICS_PORT',
+    );
   });
 
   it('config: rejectUnknownFlags names a flag that no setting read', () => {

@@ -102,7 +102,12 @@ describe('dedup index: memory in front of the log on disk', () => {
         if (model.length > keysMax) model.shift();
       } else if (roll < 0.995) {
         const limit = randomInt(random, 1, 20);
-        const expired = model.slice(0, limit).filter((entry, position) => nowMs - entry.atMs >= windowMs && model.slice(0, position).every((before) => nowMs - before.atMs >= windowMs));
+        const expired = model
+          .slice(0, limit)
+          .filter(
+            (entry, position) =>
+              nowMs - entry.atMs >= windowMs && model.slice(0, position).every((before) => nowMs - before.atMs >= windowMs),
+          );
         expect(index.prune(nowMs, limit)).toBe(expired.length);
         model = model.slice(expired.length);
       } else {
@@ -110,9 +115,14 @@ describe('dedup index: memory in front of the log on disk', () => {
         model = [];
       }
       expect(index.size).toBe(model.length);
-      if (step % 97 === 0) for (const entry of model) expect(index.get(1, key(entry.id), nowMs)?.atMs, `${entry.id} at step ${step}`).toBe(nowMs - entry.atMs < windowMs ? entry.atMs : undefined);
+      if (step % 97 === 0)
+        for (const entry of model)
+          expect(index.get(1, key(entry.id), nowMs)?.atMs, `${entry.id} at step ${step}`).toBe(
+            nowMs - entry.atMs < windowMs ? entry.atMs : undefined,
+          );
     }
-    for (const entry of model) expect(index.get(1, key(entry.id), nowMs)?.atMs, entry.id).toBe(nowMs - entry.atMs < windowMs ? entry.atMs : undefined);
+    for (const entry of model)
+      expect(index.get(1, key(entry.id), nowMs)?.atMs, entry.id).toBe(nowMs - entry.atMs < windowMs ? entry.atMs : undefined);
   });
 
   it('dedup: with more keys than memory holds, the oldest is still found, from disk, with its lsn and time', () => {
@@ -131,7 +141,7 @@ describe('dedup index: memory in front of the log on disk', () => {
     expect(index.coveredMs(5_000)).toBe(windowMs);
   });
 
-  it('dedup: a key\'s state on disk is its newest row: a fence, then the increment that applied', () => {
+  it("dedup: a key's state on disk is its newest row: a fence, then the increment that applied", () => {
     const index = new DedupIndex(windowMs, 2, disk);
     commit(index, 3, 'fenced', 1_000, 4);
     commit(index, 3, 'fenced-then-applied', 1_001, 4);
@@ -180,7 +190,8 @@ describe('dedup index: memory in front of the log on disk', () => {
   });
 
   it('dedup: a rebuild loads only the newest keys into memory; the older ones are found on disk', () => {
-    for (let n = 0; n < 1_000; n++) log.append([{ shardId: 1, amount: 1n, idempotencyKey: key(`r${n}`), fenceShardCount: 0 }], epoch, 1_000 + n);
+    for (let n = 0; n < 1_000; n++)
+      log.append([{ shardId: 1, amount: 1n, idempotencyKey: key(`r${n}`), fenceShardCount: 0 }], epoch, 1_000 + n);
     // An unkeyed tail, and a checkpoint that folded part of the log (keyed rows stay for the window).
     log.append([{ shardId: 2, amount: 5n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 }], epoch, 2_000);
     log.foldSlice(600n, 10_000, 0);

@@ -129,12 +129,15 @@ describe('directory', () => {
     expect(directory.counterCount).toBe(0);
   });
 
-  it.each([0, -1, 1.5, Number.NaN, shardsPerCounterMax + 1])('directory: setShards refuses shard count %s with invalid_argument', (shardCount) => {
-    const directory = open();
-    directory.getOrCreate('c');
-    expect(codeOf(() => directory.setShards('c', shardCount))).toBe('invalid_argument');
-    expect(directory.get('c')!.shards).toHaveLength(1);
-  });
+  it.each([0, -1, 1.5, Number.NaN, shardsPerCounterMax + 1])(
+    'directory: setShards refuses shard count %s with invalid_argument',
+    (shardCount) => {
+      const directory = open();
+      directory.getOrCreate('c');
+      expect(codeOf(() => directory.setShards('c', shardCount))).toBe('invalid_argument');
+      expect(directory.get('c')!.shards).toHaveLength(1);
+    },
+  );
 
   it('directory: setShards accepts exactly shardsPerCounterMax shards', () => {
     const directory = open();

@@ -36,8 +36,20 @@ function openNode(dir: string, epoch = 2n): Node {
   const memory = new NodeMemory();
   const dedup = new DedupIndex(windowMs);
   rebuildMemory(log, memory, dedup, nowMs, windowMs);
-  const state: NodeState = { ready: true, role: { role: 'follower', epoch, peer: 'primary', syncRequired: false, epochStartLsn: 0n }, confirmedLsn: 0n };
-  const follower = createFollower({ state, log, memory, dedup, metrics: createNodeMetrics(new Registry()), logger: silent, rebuild: () => rebuildMemory(log, memory, dedup, nowMs, windowMs) });
+  const state: NodeState = {
+    ready: true,
+    role: { role: 'follower', epoch, peer: 'primary', syncRequired: false, epochStartLsn: 0n },
+    confirmedLsn: 0n,
+  };
+  const follower = createFollower({
+    state,
+    log,
+    memory,
+    dedup,
+    metrics: createNodeMetrics(new Registry()),
+    logger: silent,
+    rebuild: () => rebuildMemory(log, memory, dedup, nowMs, windowMs),
+  });
   return { log, memory, dedup, state, follower };
 }
 
@@ -47,21 +59,53 @@ function entriesOfEveryKind(random: () => number, count: number, sequence: { nex
   for (let index = 0; index < count; index++) {
     const roll = random();
     const shardId = 1 + Math.floor(random() * 6);
-    if (roll < 0.05) entries.push({ shardId: 1, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.windowConfig, payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 3_600_000 }) });
+    if (roll < 0.05)
+      entries.push({
+        shardId: 1,
+        amount: 0n,
+        idempotencyKey: Buffer.alloc(0),
+        fenceShardCount: 0,
+        kind: EntryKind.windowConfig,
+        payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 3_600_000 }),
+      });
     else if (roll < 0.25) {
       const member = BigInt(Math.floor(random() * 40));
       const id = `${shardId + 10}:${member}`;
       const present = sequence.members.get(id) ?? false;
       sequence.members.set(id, !present);
-      entries.push({ shardId: shardId + 10, amount: present ? -1n : 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member });
+      entries.push({
+        shardId: shardId + 10,
+        amount: present ? -1n : 1n,
+        idempotencyKey: Buffer.alloc(0),
+        fenceShardCount: 0,
+        kind: EntryKind.memberFlip,
+        member,
+      });
     } else if (roll < 0.4) {
-      entries.push({ shardId: shardId + 20, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges([[Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)]]) });
+      entries.push({
+        shardId: shardId + 20,
+        amount: 0n,
+        idempotencyKey: Buffer.alloc(0),
+        fenceShardCount: 0,
+        kind: EntryKind.distinct,
+        payload: packRegisterChanges([[Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)]]),
+      });
     } else if (roll < 0.7) {
-      entries.push({ shardId, amount: BigInt(1 + Math.floor(random() * 100)), idempotencyKey: Buffer.from(`key-${sequence.next++}`), fenceShardCount: 0 });
+      entries.push({
+        shardId,
+        amount: BigInt(1 + Math.floor(random() * 100)),
+        idempotencyKey: Buffer.from(`key-${sequence.next++}`),
+        fenceShardCount: 0,
+      });
     } else if (roll < 0.75) {
       entries.push({ shardId, amount: 0n, idempotencyKey: Buffer.from(`fence-${sequence.next++}`), fenceShardCount: 4 });
     } else {
-      entries.push({ shardId, amount: BigInt(Math.floor(random() * 200) - 100) || 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
+      entries.push({
+        shardId,
+        amount: BigInt(Math.floor(random() * 200) - 100) || 1n,
+        idempotencyKey: Buffer.alloc(0),
+        fenceShardCount: 0,
+      });
     }
   }
   return entries;
@@ -84,7 +128,14 @@ function toWire(entry: StoredEntry): shardV1.LogEntryMsg__Output {
 }
 
 function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: bigint, epoch = node.state.role.epoch): boolean {
-  const request: shardV1.AppendEntriesRequest__Output = { epoch: epoch.toString(), truncate: false, truncateAfterLsn: '0', entries: entries.map(toWire), prevLsn: prevLsn.toString(), prevEpoch: prevEpoch.toString() };
+  const request: shardV1.AppendEntriesRequest__Output = {
+    epoch: epoch.toString(),
+    truncate: false,
+    truncateAfterLsn: '0',
+    entries: entries.map(toWire),
+    prevLsn: prevLsn.toString(),
+    prevEpoch: prevEpoch.toString(),
+  };
   return node.follower.appendEntries(request).ok;
 }
 
@@ -92,7 +143,10 @@ function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: 
 function stateOf(memory: NodeMemory): unknown {
   const ids = [...new Set([...memory.totals.shardIds(), ...Array.from({ length: 30 }, (_, index) => index + 1)])].sort((a, b) => a - b);
   const state = memory.checkpointOf(ids);
-  return { totals: [...state.totals].filter(([, total]) => total !== 0n), parts: [...state.parts].map(([id, parts]) => [id, [...parts].map(([name, data]) => [name, data.toString('hex')])]) };
+  return {
+    totals: [...state.totals].filter(([, total]) => total !== 0n),
+    parts: [...state.parts].map(([id, parts]) => [id, [...parts].map(([name, data]) => [name, data.toString('hex')])]),
+  };
 }
 
 /** Installs the primary's checkpoint into the follower through InstallSnapshot, in chunks of about chunkBytes. */
@@ -146,7 +200,8 @@ describe('follower', () => {
     logs.push(log);
     const random = seededRandom(seed);
     const sequence = { next: 0, members: new Map<string, boolean>() };
-    for (let batch = 0; batch * 50 < count; batch++) log.append(entriesOfEveryKind(random, 50, sequence), batch < 4 ? 1n : 2n, nowMs - 5_000 + batch);
+    for (let batch = 0; batch * 50 < count; batch++)
+      log.append(entriesOfEveryKind(random, 50, sequence), batch < 4 ? 1n : 2n, nowMs - 5_000 + batch);
     const memory = new NodeMemory();
     rebuildMemory(log, memory, new DedupIndex(windowMs), nowMs, windowMs);
     return { log, memory };
@@ -171,7 +226,7 @@ describe('follower', () => {
     expect(() => append(node, [], 100n, entries[99]!.epoch, 1n)).toThrow(TallyError);
   });
 
-  it('follower: a truncation whose kept entry does not match is refused and drops nothing; a matching one drops only an older epoch\'s tail', () => {
+  it("follower: a truncation whose kept entry does not match is refused and drops nothing; a matching one drops only an older epoch's tail", () => {
     const node = openNode(dir('follower'), 3n);
     logs.push(node.log);
     const plain = (shardId: number): LogEntry => ({ shardId, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });
@@ -179,7 +234,14 @@ describe('follower', () => {
     node.log.append([plain(1), plain(2), plain(2)], 2n, nowMs);
     rebuildMemory(node.log, node.memory, node.dedup, nowMs, windowMs);
     const truncate = (afterLsn: bigint, prevEpoch: bigint) =>
-      node.follower.appendEntries({ epoch: '3', truncate: true, truncateAfterLsn: afterLsn.toString(), entries: [], prevLsn: afterLsn.toString(), prevEpoch: prevEpoch.toString() }).ok;
+      node.follower.appendEntries({
+        epoch: '3',
+        truncate: true,
+        truncateAfterLsn: afterLsn.toString(),
+        entries: [],
+        prevLsn: afterLsn.toString(),
+        prevEpoch: prevEpoch.toString(),
+      }).ok;
     expect(truncate(2n, 2n)).toBe(false);
     expect(node.log.lastLsn).toBe(5n);
     expect(truncate(2n, 1n)).toBe(true);
@@ -189,7 +251,12 @@ describe('follower', () => {
   });
 
   it('snapshot install: checkpoint in chunks, then the tail, equals the primary in every kind and key, wherever the fold stopped', async () => {
-    for (const [foldTo, chunkBytes] of [[0n, 1_024], [137n, 1_024], [400n, 4_096], [600n, 1_024]] as const) {
+    for (const [foldTo, chunkBytes] of [
+      [0n, 1_024],
+      [137n, 1_024],
+      [400n, 4_096],
+      [600n, 1_024],
+    ] as const) {
       const { log: primary, memory: primaryMemory } = primaryWith(600, 11);
       while (primary.foldSlice(foldTo, 64, nowMs - windowMs, nowMs) > 0);
       expect(primary.checkpointLsn).toBe(foldTo);
@@ -211,7 +278,9 @@ describe('follower', () => {
       for (let key = 0; key < 100; key++) {
         for (let shardId = 1; shardId <= 6; shardId++) {
           const id = Buffer.from(`key-${key}`);
-          expect(node.dedup.get(shardId, id, nowMs)?.lsn, `key-${key} on shard ${shardId}`).toBe(new DedupIndexOf(primary).get(shardId, id)?.lsn);
+          expect(node.dedup.get(shardId, id, nowMs)?.lsn, `key-${key} on shard ${shardId}`).toBe(
+            new DedupIndexOf(primary).get(shardId, id)?.lsn,
+          );
         }
       }
       // Restarting the follower recovers the same state from its own log.
@@ -229,8 +298,22 @@ describe('follower', () => {
     const random = seededRandom(17);
     const members = new Set<bigint>();
     while (members.size < 5_000) members.add(BigInt(Math.floor(random() * 2 ** 40)));
-    const flips: LogEntry[] = [...members].map((member) => ({ shardId: 7, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member }));
-    const registers: LogEntry[] = Array.from({ length: 2_000 }, (_, index) => ({ shardId: 8, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.distinct, payload: packRegisterChanges([[index * 8, 1 + (index % 30)]]) }));
+    const flips: LogEntry[] = [...members].map((member) => ({
+      shardId: 7,
+      amount: 1n,
+      idempotencyKey: Buffer.alloc(0),
+      fenceShardCount: 0,
+      kind: EntryKind.memberFlip,
+      member,
+    }));
+    const registers: LogEntry[] = Array.from({ length: 2_000 }, (_, index) => ({
+      shardId: 8,
+      amount: 0n,
+      idempotencyKey: Buffer.alloc(0),
+      fenceShardCount: 0,
+      kind: EntryKind.distinct,
+      payload: packRegisterChanges([[index * 8, 1 + (index % 30)]]),
+    }));
     log.append(flips, 1n, nowMs);
     log.append(registers, 1n, nowMs);
     while (log.foldSlice(log.lastLsn, 1_000, nowMs - windowMs, nowMs) > 0);
@@ -267,7 +350,17 @@ describe('follower', () => {
     expect(reopened.memory.totals.shardCount).toBe(0);
     // A chunk that is not chunk 0 of a fresh install is refused.
     expect(() =>
-      reopened.follower.installSnapshot({ epoch: '2', snapshotId: 'snap-1', chunkIndex: 2, snapshotLsn: '500', snapshotEpoch: '2', shards: [], parts: [], keys: [], done: true }),
+      reopened.follower.installSnapshot({
+        epoch: '2',
+        snapshotId: 'snap-1',
+        chunkIndex: 2,
+        snapshotLsn: '500',
+        snapshotEpoch: '2',
+        shards: [],
+        parts: [],
+        keys: [],
+        done: true,
+      }),
     ).toThrow(/not the one expected/);
     await install(primary, reopened, 1_024);
     expect(reopened.log.lastLsn).toBe(500n);

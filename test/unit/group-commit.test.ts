@@ -69,7 +69,14 @@ describe('group commit', () => {
     hooks = new RecordingHooks();
     role = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n };
     nowMs = 5_000;
-    committer = new GroupCommitter(log, memory, () => role, dedup, hooks, () => nowMs);
+    committer = new GroupCommitter(
+      log,
+      memory,
+      () => role,
+      dedup,
+      hooks,
+      () => nowMs,
+    );
   });
   afterEach(() => {
     log.close();
@@ -151,10 +158,7 @@ describe('group commit', () => {
 
     it('group commit: a keyed item in a group that overflows leaves its key unused', async () => {
       await submit([[increment(1, INT64_MAX)]]);
-      const [failed, retried] = await Promise.all([
-        submit([[increment(2, 1n, 'k'), increment(1, 1n)]]),
-        submit([[increment(2, 1n, 'k')]]),
-      ]);
+      const [failed, retried] = await Promise.all([submit([[increment(2, 1n, 'k'), increment(1, 1n)]]), submit([[increment(2, 1n, 'k')]])]);
       expect(failed.results[0]!.code).toBe(status.OUT_OF_RANGE);
       expect(retried.results[0]).toMatchObject({ code: status.OK, applied: [true] });
       expect(totals.get(2)).toBe(1n);
@@ -232,12 +236,25 @@ describe('group commit', () => {
   });
 
   describe('member flips, sketch registers, repairs and windows', () => {
-    const memberSet = (shardId: number, member: bigint, present: boolean): ApplyEntry => ({ ...increment(shardId, 0n), op: 'memberSet', member, present });
-    const distinct = (shardId: number, registers: [number, number][]): ApplyEntry => ({ ...increment(shardId, 0n), op: 'distinct', registers });
+    const memberSet = (shardId: number, member: bigint, present: boolean): ApplyEntry => ({
+      ...increment(shardId, 0n),
+      op: 'memberSet',
+      member,
+      present,
+    });
+    const distinct = (shardId: number, registers: [number, number][]): ApplyEntry => ({
+      ...increment(shardId, 0n),
+      op: 'distinct',
+      registers,
+    });
     const repair = (shardId: number): ApplyEntry => ({ ...increment(shardId, 0n), op: 'memberRepair' });
 
     it('group commit: flips of one member within one flush see each other: like, like, unlike, unlike logs two entries', async () => {
-      const outcome = await submit([[memberSet(1, 9n, true)], [memberSet(1, 9n, true), memberSet(1, 9n, false)], [memberSet(1, 9n, false)]]);
+      const outcome = await submit([
+        [memberSet(1, 9n, true)],
+        [memberSet(1, 9n, true), memberSet(1, 9n, false)],
+        [memberSet(1, 9n, false)],
+      ]);
       expect(outcome.results.map((result) => result.applied)).toEqual([[true], [false, true], [false]]);
       expect(outcome.results.map((result) => result.changed)).toEqual([['1'], ['0', '1'], ['0']]);
       expect(hooks.commits).toEqual([{ rows: 2, lastLsn: 2n }]);
@@ -249,7 +266,10 @@ describe('group commit', () => {
 
     it('group commit: a failed group leaves no member flip or register behind for the rest of the flush', async () => {
       await submit([[increment(2, INT64_MAX)]]);
-      const outcome = await submit([[memberSet(1, 5n, true), distinct(3, [[7, 4]]), increment(2, 1n)], [memberSet(1, 5n, true), distinct(3, [[7, 4]])]]);
+      const outcome = await submit([
+        [memberSet(1, 5n, true), distinct(3, [[7, 4]]), increment(2, 1n)],
+        [memberSet(1, 5n, true), distinct(3, [[7, 4]])],
+      ]);
       expect(outcome.results[0]!.code).toBe(status.OUT_OF_RANGE);
       // The second group does not see the first's staged flip or register.
       expect(outcome.results[1]!.applied).toEqual([true, true]);
@@ -258,7 +278,22 @@ describe('group commit', () => {
     });
 
     it('group commit: registers are logged only when they rise, also within one flush', async () => {
-      const outcome = await submit([[distinct(1, [[10, 3], [11, 2]])], [distinct(1, [[10, 2], [11, 5], [12, 1]])], [distinct(1, [[10, 3]])]]);
+      const outcome = await submit([
+        [
+          distinct(1, [
+            [10, 3],
+            [11, 2],
+          ]),
+        ],
+        [
+          distinct(1, [
+            [10, 2],
+            [11, 5],
+            [12, 1],
+          ]),
+        ],
+        [distinct(1, [[10, 3]])],
+      ]);
       expect(outcome.results.map((result) => result.changed)).toEqual([['2'], ['2'], ['0']]);
       expect([memory.register(1, 10), memory.register(1, 11), memory.register(1, 12)]).toEqual([3, 5, 1]);
       expect(hooks.commits[0]!.rows).toBe(2);
@@ -286,7 +321,14 @@ describe('group commit', () => {
 
     it('node memory: replicated flips to the state a member already has are refused before anything is written', async () => {
       await submit([[memberSet(1, 4n, true)]]);
-      const flip = (member: bigint, amount: bigint) => ({ shardId: 1, amount, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.memberFlip, member });
+      const flip = (member: bigint, amount: bigint) => ({
+        shardId: 1,
+        amount,
+        idempotencyKey: Buffer.alloc(0),
+        fenceShardCount: 0,
+        kind: EntryKind.memberFlip,
+        member,
+      });
       expect(memory.flipProblem([flip(4n, -1n), flip(4n, 1n), flip(5n, 1n)])).toBeUndefined();
       expect(memory.flipProblem([flip(4n, 1n)])).toMatch(/already present/);
       expect(memory.flipProblem([flip(5n, 1n), flip(5n, 1n)])).toMatch(/already present/);
@@ -302,18 +344,27 @@ describe('group commit', () => {
       const outcome = await submit([[windowed(1n)], [windowed(INT64_MAX)]]);
       expect(outcome.results.map((result) => result.code)).toEqual([status.OUT_OF_RANGE, status.OUT_OF_RANGE]);
       expect(totals.get(1)).toBe(-1n);
-      expect(memory.windows.buckets(1)).toEqual([[0, INT64_MIN], [60_000, INT64_MAX]]);
+      expect(memory.windows.buckets(1)).toEqual([
+        [0, INT64_MIN],
+        [60_000, INT64_MAX],
+      ]);
     });
 
     it('group commit: the window setting is logged once per change and increments land in the bucket of their commit time', async () => {
-      const windowed = (amount: bigint, bucketMs: number, retentionMs: number): ApplyEntry => ({ ...increment(1, amount), window: { bucketMs, retentionMs } });
+      const windowed = (amount: bigint, bucketMs: number, retentionMs: number): ApplyEntry => ({
+        ...increment(1, amount),
+        window: { bucketMs, retentionMs },
+      });
       nowMs = 61_500;
       await submit([[windowed(2n, 60_000, 600_000)], [windowed(3n, 60_000, 600_000)]]);
       expect(hooks.commits.at(-1)!.rows).toBe(3);
       nowMs = 125_000;
       await submit([[windowed(4n, 60_000, 600_000)]]);
       expect(hooks.commits.at(-1)!.rows).toBe(1);
-      expect(memory.windows.buckets(1)).toEqual([[60_000, 5n], [120_000, 4n]]);
+      expect(memory.windows.buckets(1)).toEqual([
+        [60_000, 5n],
+        [120_000, 4n],
+      ]);
       // A new bucket size restarts the history; the lifetime total is untouched.
       await submit([[windowed(1n, 1_000, 10_000)]]);
       expect(hooks.commits.at(-1)!.rows).toBe(2);
@@ -391,7 +442,14 @@ describe('group commit', () => {
 
     it('group commit: with memory for 5 keys in front of the log, the oldest of 50 keys is a duplicate and an old fence still refuses a stale attempt', async () => {
       dedup = new DedupIndex(dedupWindowMs, 5, log);
-      committer = new GroupCommitter(log, memory, () => role, dedup, hooks, () => nowMs);
+      committer = new GroupCommitter(
+        log,
+        memory,
+        () => role,
+        dedup,
+        hooks,
+        () => nowMs,
+      );
       await submit([[fence(2, 'fenced', 4)]]);
       for (let n = 0; n < 50; n++) {
         nowMs += 10;
@@ -412,7 +470,11 @@ describe('group commit', () => {
     it('group commit: on a full disk keyed and unkeyed increments are refused RESOURCE_EXHAUSTED and nothing is applied or remembered', async () => {
       await submit([[increment(1, 1n, 'before')]]);
       log.setPageCountMax(1);
-      const groups = [[increment(1, 5n, `full-${'k'.repeat(120)}`)], [increment(2, 7n)], ...Array.from({ length: 400 }, (_, n) => [increment(3, 1n, `${n}-${'x'.repeat(120)}`)])];
+      const groups = [
+        [increment(1, 5n, `full-${'k'.repeat(120)}`)],
+        [increment(2, 7n)],
+        ...Array.from({ length: 400 }, (_, n) => [increment(3, 1n, `${n}-${'x'.repeat(120)}`)]),
+      ];
       const refused = await committer.submit(groups, epoch).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(TallyError);
       expect(refused).toMatchObject({ code: 'resource_exhausted', grpcCode: status.RESOURCE_EXHAUSTED });
@@ -432,10 +494,17 @@ describe('group commit', () => {
       log.close();
       log = ShardLog.open(dataDir);
       memory = new NodeMemory();
-    totals = memory.totals;
+      totals = memory.totals;
       dedup = new DedupIndex(dedupWindowMs);
       expect(rebuildMemory(log, memory, dedup, nowMs, dedupWindowMs)).toBe(2n);
-      committer = new GroupCommitter(log, memory, () => role, dedup, hooks, () => nowMs);
+      committer = new GroupCommitter(
+        log,
+        memory,
+        () => role,
+        dedup,
+        hooks,
+        () => nowMs,
+      );
       const outcome = await submit([[increment(1, 5n, 'applied')], [increment(2, 5n, 'fenced', 2)]]);
       expect(outcome.results.map((result) => result.applied)).toEqual([[false], []]);
       expect(outcome.results[1]!.code).toBe(status.UNAVAILABLE);

@@ -86,7 +86,8 @@ describe('loadMemberHasher', () => {
       const want = reference(h64Raw(member, 0n));
       const got = hasher.registerOf(member);
       if (want.rank > 18) highWordRanks++;
-      if (got.index !== want.index || got.rank !== want.rank) mismatches.push(`${ordinal}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+      if (got.index !== want.index || got.rank !== want.rank)
+        mismatches.push(`${ordinal}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
       if (mismatches.length > 5) break;
     }
     expect(mismatches).toEqual([]);
@@ -163,7 +164,8 @@ describe('HllSketch registers', () => {
         if (sketch.observe(index, rank) !== expected) mismatches.push(`trial ${trial} step ${step}: observe(${index}, ${rank})`);
       }
       for (let index = 0; index < hllRegisterCount; index++) {
-        if (sketch.get(index) !== model[index]) mismatches.push(`trial ${trial}: get(${index}) = ${sketch.get(index)}, want ${model[index]}`);
+        if (sketch.get(index) !== model[index])
+          mismatches.push(`trial ${trial}: get(${index}) = ${sketch.get(index)}, want ${model[index]}`);
       }
       const nonZero = Array.from(model.entries()).filter(([, rank]) => rank !== 0);
       expect(mismatches).toEqual([]);
@@ -252,8 +254,18 @@ describe('HllSketch union', () => {
   it('hll: mergeRegisters applies logged changes as maxima and counts the rises', () => {
     const sketch = new HllSketch();
     sketch.observe(5, 3);
-    expect(sketch.mergeRegisters([[5, 2], [5, 4], [9, 1], [9, 1]])).toBe(2);
-    expect(registersOf(sketch)).toEqual([[5, 4], [9, 1]]);
+    expect(
+      sketch.mergeRegisters([
+        [5, 2],
+        [5, 4],
+        [9, 1],
+        [9, 1],
+      ]),
+    ).toBe(2);
+    expect(registersOf(sketch)).toEqual([
+      [5, 4],
+      [9, 1],
+    ]);
   });
 });
 
@@ -293,8 +305,26 @@ describe('HllSketch serialize', () => {
     expectCorrupt(() => HllSketch.deserialize(sparse([[hllRegisterCount, 1]])), /index 16384/);
     expectCorrupt(() => HllSketch.deserialize(sparse([[3, 0]])), /rank 0/);
     expectCorrupt(() => HllSketch.deserialize(sparse([[3, hllRankMax + 1]])), /rank 52/);
-    expectCorrupt(() => HllSketch.deserialize(sparse([[4, 1], [3, 1]])), /not strictly increasing/);
-    expectCorrupt(() => HllSketch.deserialize(sparse([[4, 1], [4, 2]])), /not strictly increasing/);
+    expectCorrupt(
+      () =>
+        HllSketch.deserialize(
+          sparse([
+            [4, 1],
+            [3, 1],
+          ]),
+        ),
+      /not strictly increasing/,
+    );
+    expectCorrupt(
+      () =>
+        HllSketch.deserialize(
+          sparse([
+            [4, 1],
+            [4, 2],
+          ]),
+        ),
+      /not strictly increasing/,
+    );
     expectCorrupt(() => HllSketch.deserialize(denseBytes.subarray(0, denseBytes.length - 1)), /12288 bytes, expected 12289/);
     const highRank = Buffer.from(denseBytes);
     highRank[1] = (highRank[1]! & 0xc0) | 52; // register 0 := 52

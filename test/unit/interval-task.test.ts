@@ -8,7 +8,15 @@ import { IntervalTask } from '../../src/common/interval-task.ts';
 function recordingLogger() {
   const errors: { msg: string; fields?: Record<string, unknown> }[] = [];
   const ignore = () => undefined;
-  return { errors, logger: { debug: ignore, info: ignore, warn: ignore, error: (msg: string, fields?: Record<string, unknown>) => errors.push({ msg, fields }) } };
+  return {
+    errors,
+    logger: {
+      debug: ignore,
+      info: ignore,
+      warn: ignore,
+      error: (msg: string, fields?: Record<string, unknown>) => errors.push({ msg, fields }),
+    },
+  };
 }
 
 describe('interval task', () => {
@@ -89,7 +97,7 @@ describe('interval task', () => {
     expect(errors).toEqual([{ msg: 'tick failed', fields: { error: 'bad state' } }]);
   });
 
-  it('interval task: its timer is unref\'d, so it never keeps a process alive', () => {
+  it("interval task: its timer is unref'd, so it never keeps a process alive", () => {
     vi.useRealTimers();
     const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
     const task = new IntervalTask({ name: 'idle', intervalMs: 60_000, logger: recordingLogger().logger }, () => undefined);
@@ -128,7 +136,10 @@ describe('interval task in a process', () => {
       task.start();
       setTimeout(() => process.exit(0), 2_000);
     `;
-    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('invariant broken');
   });

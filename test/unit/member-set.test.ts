@@ -132,7 +132,7 @@ describe('member set snapshot', () => {
   const shapes: Record<string, bigint[]> = {
     empty: [],
     'dense small ids': Array.from({ length: 100_000 }, (_, index) => BigInt(index + 1)),
-    'sparse high ids': Array.from({ length: 5_000 }, () => (1n << 32n) + random64(random) % (memberMax - (1n << 32n))),
+    'sparse high ids': Array.from({ length: 5_000 }, () => (1n << 32n) + (random64(random) % (memberMax - (1n << 32n)))),
     mixed: [
       ...edgeMembers,
       ...Array.from({ length: 3_000 }, () => BigInt(randomInt(random, 0, u32Max))),
@@ -263,8 +263,23 @@ describe('parseMemberId', () => {
   });
 
   it('parseMemberId: rejects signs, spaces, hex, exponents, leading zeros, junk and 2^64 with one-line RangeErrors', () => {
-    const rejected = ['-1', '+1', '18446744073709551616', '99999999999999999999', '123456789012345678901', '1e3',
-      '0x10', ' 5', '5 ', '5\n', '', 'abc', '007', '1.0', '１'];
+    const rejected = [
+      '-1',
+      '+1',
+      '18446744073709551616',
+      '99999999999999999999',
+      '123456789012345678901',
+      '1e3',
+      '0x10',
+      ' 5',
+      '5 ',
+      '5\n',
+      '',
+      'abc',
+      '007',
+      '1.0',
+      '１',
+    ];
     for (const text of rejected) {
       let thrown: unknown;
       try {

@@ -60,7 +60,9 @@ describe('node config: parseNodeConfig', () => {
     expect(parseNodeConfig(['--dedup-keys-in-memory-max', '500'], {}).dedupKeysInMemoryMax).toBe(500);
     expect(parseNodeConfig([], { TALLY_DEDUP_KEYS_IN_MEMORY_MAX: '200' }).dedupKeysInMemoryMax).toBe(200);
     expect(configErrorOf(() => parseNodeConfig(['--dedup-keys-in-memory-max', '0'], {}))).toContain('--dedup-keys-in-memory-max');
-    expect(configErrorOf(() => parseNodeConfig([], { TALLY_DEDUP_KEYS_IN_MEMORY_MAX: 'many' }))).toContain('TALLY_DEDUP_KEYS_IN_MEMORY_MAX');
+    expect(configErrorOf(() => parseNodeConfig([], { TALLY_DEDUP_KEYS_IN_MEMORY_MAX: 'many' }))).toContain(
+      'TALLY_DEDUP_KEYS_IN_MEMORY_MAX',
+    );
   });
 
   it('node config: metrics port and shutdown timeout are bounded', () => {

@@ -11,7 +11,19 @@ const P = '127.0.0.1:1';
 const F = '127.0.0.1:2';
 
 function pair(overrides: Partial<PairInfo> = {}): PairInfo {
-  return { pairIndex: 0, primary: P, follower: F, epoch: 3n, inSync: true, primaryId: 'log-p', followerId: 'log-f', ackedLsn: 100n, legacy: false, replaced: false, ...overrides };
+  return {
+    pairIndex: 0,
+    primary: P,
+    follower: F,
+    epoch: 3n,
+    inSync: true,
+    primaryId: 'log-p',
+    followerId: 'log-f',
+    ackedLsn: 100n,
+    legacy: false,
+    replaced: false,
+    ...overrides,
+  };
 }
 
 function primaryStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView {
@@ -32,7 +44,20 @@ function primaryStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView 
 }
 
 function followerStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView {
-  return { nodeId: 'log-f', role: 'follower', epoch: 3n, lastLsn: 120n, peer: P, syncRequired: false, installing: false, followerId: '', followerAckedLsn: 0n, followerCaughtUp: false, replicationLagMs: 0, ...overrides };
+  return {
+    nodeId: 'log-f',
+    role: 'follower',
+    epoch: 3n,
+    lastLsn: 120n,
+    peer: P,
+    syncRequired: false,
+    installing: false,
+    followerId: '',
+    followerAckedLsn: 0n,
+    followerCaughtUp: false,
+    replicationLagMs: 0,
+    ...overrides,
+  };
 }
 
 const up = (status: NodeStatusView): NodeView => ({ status, refused: false, silentMs: 0 });
@@ -52,17 +77,77 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'healthy in-sync pair: nothing to do', pair: pair({ ackedLsn: 120n }), primary: up(primaryStatus()), follower: up(followerStatus()), expected: [] },
-  { name: 'in sync, follower confirmed more: record the acknowledged lsn', pair: pair({ ackedLsn: 50n }), primary: up(primaryStatus()), follower: up(followerStatus()), expected: ['record'] },
+  {
+    name: 'healthy in-sync pair: nothing to do',
+    pair: pair({ ackedLsn: 120n }),
+    primary: up(primaryStatus()),
+    follower: up(followerStatus()),
+    expected: [],
+  },
+  {
+    name: 'in sync, follower confirmed more: record the acknowledged lsn',
+    pair: pair({ ackedLsn: 50n }),
+    primary: up(primaryStatus()),
+    follower: up(followerStatus()),
+    expected: ['record'],
+  },
   // Dead or silent primary.
-  { name: 'primary refused, in-sync recorded follower holds the history: fail over at once', pair: pair(), primary: refused, follower: up(followerStatus()), expected: ['failover'] },
-  { name: 'primary silent (paused) under the timeout: wait', pair: pair(), primary: silent(1_500), follower: up(followerStatus()), expected: [] },
-  { name: 'primary silent past the timeout: fail over', pair: pair(), primary: silent(2_000), follower: up(followerStatus()), expected: ['failover'] },
-  { name: 'primary refused, pair out of sync: a stale follower is never promoted', pair: pair({ inSync: false }), primary: refused, follower: up(followerStatus()), expected: [] },
-  { name: 'primary refused, follower slot holds a new (empty) log: never promoted', pair: pair(), primary: refused, follower: up(followerStatus({ nodeId: 'log-new', lastLsn: 0n, epoch: 0n, role: 'unassigned' })), expected: [] },
-  { name: 'primary refused, recorded follower but its log ends before the acknowledged lsn: never promoted', pair: pair(), primary: refused, follower: up(followerStatus({ lastLsn: 99n })), expected: [] },
-  { name: 'primary refused, follower at another epoch: never promoted', pair: pair(), primary: refused, follower: up(followerStatus({ epoch: 2n })), expected: [] },
-  { name: 'primary refused, follower still installing a snapshot: never promoted', pair: pair(), primary: refused, follower: up(followerStatus({ installing: true })), expected: [] },
+  {
+    name: 'primary refused, in-sync recorded follower holds the history: fail over at once',
+    pair: pair(),
+    primary: refused,
+    follower: up(followerStatus()),
+    expected: ['failover'],
+  },
+  {
+    name: 'primary silent (paused) under the timeout: wait',
+    pair: pair(),
+    primary: silent(1_500),
+    follower: up(followerStatus()),
+    expected: [],
+  },
+  {
+    name: 'primary silent past the timeout: fail over',
+    pair: pair(),
+    primary: silent(2_000),
+    follower: up(followerStatus()),
+    expected: ['failover'],
+  },
+  {
+    name: 'primary refused, pair out of sync: a stale follower is never promoted',
+    pair: pair({ inSync: false }),
+    primary: refused,
+    follower: up(followerStatus()),
+    expected: [],
+  },
+  {
+    name: 'primary refused, follower slot holds a new (empty) log: never promoted',
+    pair: pair(),
+    primary: refused,
+    follower: up(followerStatus({ nodeId: 'log-new', lastLsn: 0n, epoch: 0n, role: 'unassigned' })),
+    expected: [],
+  },
+  {
+    name: 'primary refused, recorded follower but its log ends before the acknowledged lsn: never promoted',
+    pair: pair(),
+    primary: refused,
+    follower: up(followerStatus({ lastLsn: 99n })),
+    expected: [],
+  },
+  {
+    name: 'primary refused, follower at another epoch: never promoted',
+    pair: pair(),
+    primary: refused,
+    follower: up(followerStatus({ epoch: 2n })),
+    expected: [],
+  },
+  {
+    name: 'primary refused, follower still installing a snapshot: never promoted',
+    pair: pair(),
+    primary: refused,
+    follower: up(followerStatus({ installing: true })),
+    expected: [],
+  },
   { name: 'both down: nothing', pair: pair(), primary: refused, follower: refused, expected: [] },
   // A lost disk in the primary slot.
   {
@@ -93,14 +178,43 @@ const cases: Case[] = [
     follower: up(followerStatus()),
     expected: ['assignPrimary', 'markInSync'],
   },
-  { name: 'recorded primary that restarted unassigned: made primary again', pair: pair({ inSync: false }), primary: up(primaryStatus({ role: 'unassigned', epoch: 0n, syncRequired: false, followerCaughtUp: false })), follower: up(followerStatus()), expected: ['assignPrimary'] },
-  { name: 'node at a newer epoch than the directory: stuck', pair: pair(), primary: up(primaryStatus({ epoch: 4n })), follower: up(followerStatus()), expected: ['stuck'] },
-  { name: 'directory in sync but the primary is not requiring its follower: out of sync first', pair: pair(), primary: up(primaryStatus({ syncRequired: false })), follower: up(followerStatus()), expected: ['markOutOfSync'] },
+  {
+    name: 'recorded primary that restarted unassigned: made primary again',
+    pair: pair({ inSync: false }),
+    primary: up(primaryStatus({ role: 'unassigned', epoch: 0n, syncRequired: false, followerCaughtUp: false })),
+    follower: up(followerStatus()),
+    expected: ['assignPrimary'],
+  },
+  {
+    name: 'node at a newer epoch than the directory: stuck',
+    pair: pair(),
+    primary: up(primaryStatus({ epoch: 4n })),
+    follower: up(followerStatus()),
+    expected: ['stuck'],
+  },
+  {
+    name: 'directory in sync but the primary is not requiring its follower: out of sync first',
+    pair: pair(),
+    primary: up(primaryStatus({ syncRequired: false })),
+    follower: up(followerStatus()),
+    expected: ['markOutOfSync'],
+  },
   // First sight and legacy directories.
   {
     name: 'a new pair (nothing ever written): the primary slot is adopted and assigned, the follower recorded',
     pair: pair({ primaryId: '', followerId: '', ackedLsn: 0n, inSync: false, epoch: 1n }),
-    primary: up(primaryStatus({ nodeId: 'log-a', role: 'unassigned', epoch: 0n, lastLsn: 0n, followerId: '', followerCaughtUp: false, syncRequired: false, peer: '' })),
+    primary: up(
+      primaryStatus({
+        nodeId: 'log-a',
+        role: 'unassigned',
+        epoch: 0n,
+        lastLsn: 0n,
+        followerId: '',
+        followerCaughtUp: false,
+        syncRequired: false,
+        peer: '',
+      }),
+    ),
     follower: up(followerStatus({ nodeId: 'log-b', role: 'unassigned', epoch: 0n, lastLsn: 0n, peer: '' })),
     expected: ['record', 'assignPrimary', 'record', 'assignFollower'],
   },
@@ -140,10 +254,28 @@ const cases: Case[] = [
     expected: ['record'],
   },
   // The follower slot.
-  { name: 'follower refused while in sync: out of sync at once', pair: pair(), primary: up(primaryStatus()), follower: refused, expected: ['markOutOfSync'] },
+  {
+    name: 'follower refused while in sync: out of sync at once',
+    pair: pair(),
+    primary: up(primaryStatus()),
+    follower: refused,
+    expected: ['markOutOfSync'],
+  },
   { name: 'follower silent under its timeout: wait', pair: pair(), primary: up(primaryStatus()), follower: silent(500), expected: [] },
-  { name: 'follower silent past its timeout: out of sync', pair: pair(), primary: up(primaryStatus()), follower: silent(1_000), expected: ['markOutOfSync'] },
-  { name: 'follower lagging past its timeout: out of sync', pair: pair(), primary: up(primaryStatus({ replicationLagMs: 1_500 })), follower: up(followerStatus()), expected: ['markOutOfSync'] },
+  {
+    name: 'follower silent past its timeout: out of sync',
+    pair: pair(),
+    primary: up(primaryStatus()),
+    follower: silent(1_000),
+    expected: ['markOutOfSync'],
+  },
+  {
+    name: 'follower lagging past its timeout: out of sync',
+    pair: pair(),
+    primary: up(primaryStatus({ replicationLagMs: 1_500 })),
+    follower: up(followerStatus()),
+    expected: ['markOutOfSync'],
+  },
   {
     name: 'follower came back with a new identity while in sync: out of sync (recording it) and assigned to be filled',
     pair: pair(),
@@ -172,7 +304,13 @@ const cases: Case[] = [
     follower: up(followerStatus({ installing: true })),
     expected: [],
   },
-  { name: 'deposed primary back in the follower slot at an old epoch: told to follow', pair: pair({ inSync: false }), primary: up(primaryStatus({ syncRequired: false, followerCaughtUp: false })), follower: up(followerStatus({ role: 'primary', epoch: 2n })), expected: ['assignFollower'] },
+  {
+    name: 'deposed primary back in the follower slot at an old epoch: told to follow',
+    pair: pair({ inSync: false }),
+    primary: up(primaryStatus({ syncRequired: false, followerCaughtUp: false })),
+    follower: up(followerStatus({ role: 'primary', epoch: 2n })),
+    expected: ['assignFollower'],
+  },
 ];
 
 describe('supervisor decisions', () => {
@@ -183,7 +321,12 @@ describe('supervisor decisions', () => {
   }
 
   it('pair decision: a failover records the wiped primary slot as the follower to fill, by its new identity', () => {
-    const actions = decidePair(pair(), up(primaryStatus({ nodeId: 'log-wiped', role: 'unassigned', epoch: 0n, lastLsn: 0n })), up(followerStatus()), settings);
+    const actions = decidePair(
+      pair(),
+      up(primaryStatus({ nodeId: 'log-wiped', role: 'unassigned', epoch: 0n, lastLsn: 0n })),
+      up(followerStatus()),
+      settings,
+    );
     expect(actions).toEqual([expect.objectContaining({ kind: 'failover', deposedId: 'log-wiped' })]);
   });
 

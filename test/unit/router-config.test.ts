@@ -35,8 +35,7 @@ describe('router config: parsePairs', () => {
   });
 
   it('router config: parsePairs accepts pairsMax pairs and rejects one more', () => {
-    const pairsText = (count: number): string =>
-      Array.from({ length: count }, (_, index) => `p${index}:1,f${index}:1`).join(';');
+    const pairsText = (count: number): string => Array.from({ length: count }, (_, index) => `p${index}:1,f${index}:1`).join(';');
     expect(parsePairs(pairsText(pairsMax))).toHaveLength(pairsMax);
     expect(configErrorOf(() => parsePairs(pairsText(pairsMax + 1)))).toContain(`limit is ${pairsMax}`);
   });
@@ -58,7 +57,8 @@ describe('router config: parseRouterConfig', () => {
     const env: Record<string, string> = { TALLY_PAIRS: twoPairs };
     for (const key of numericKeys) env[envKeyOf(key)] = String((routerDefaults[key as keyof typeof routerDefaults] as number) + 1);
     const config = parseRouterConfig([], env) as unknown as Record<string, unknown>;
-    for (const key of numericKeys) expect({ key, value: config[key] }).toEqual({ key, value: (routerDefaults[key as keyof typeof routerDefaults] as number) + 1 });
+    for (const key of numericKeys)
+      expect({ key, value: config[key] }).toEqual({ key, value: (routerDefaults[key as keyof typeof routerDefaults] as number) + 1 });
   });
 
   it('router config: string settings are read from TALLY_ environment keys', () => {
@@ -90,7 +90,9 @@ describe('router config: parseRouterConfig', () => {
   });
 
   it('router config: an out-of-range refresh interval names the flag or the environment key it came from', () => {
-    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--refresh-interval-ms', '5'], {}))).toContain('--refresh-interval-ms');
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--refresh-interval-ms', '5'], {}))).toContain(
+      '--refresh-interval-ms',
+    );
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs], { TALLY_REFRESH_INTERVAL_MS: '5' }))).toContain(
       'TALLY_REFRESH_INTERVAL_MS',
     );

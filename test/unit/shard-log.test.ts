@@ -66,7 +66,13 @@ describe('shard log', () => {
     const amounts = [INT64_MAX, INT64_MIN, -1n, 1n, INT64_MAX - 1n, INT64_MIN + 1n, 2n ** 53n + 1n];
     expect(log.append([entry(1, amounts[0]!), entry(2, amounts[1]!)], epoch, 1_000)).toBe(2n);
     expect(log.append([entry(Number.MAX_SAFE_INTEGER, amounts[2]!)], epoch, 1_001)).toBe(3n);
-    expect(log.append(amounts.slice(3).map((amount, index) => entry(10 + index, amount)), epoch, 1_002)).toBe(7n);
+    expect(
+      log.append(
+        amounts.slice(3).map((amount, index) => entry(10 + index, amount)),
+        epoch,
+        1_002,
+      ),
+    ).toBe(7n);
     const expected = [
       { lsn: 1n, shardId: 1, amount: INT64_MAX },
       { lsn: 2n, shardId: 2, amount: INT64_MIN },
@@ -203,7 +209,13 @@ describe('shard log', () => {
       { lsn: 1n, shardId: 7, amount: 5n },
       { lsn: 2n, shardId: 7, amount: -2n },
     ]);
-    expect(log.append([{ shardId: 7, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: 1, member: 2n ** 64n - 1n }], 1n, 300)).toBe(3n);
+    expect(
+      log.append(
+        [{ shardId: 7, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: 1, member: 2n ** 64n - 1n }],
+        1n,
+        300,
+      ),
+    ).toBe(3n);
     expect(log.readFrom(3n, 1)[0]!.member).toBe(2n ** 64n - 1n);
     expect(log.getMeta('schema_version')).toBe('5');
     log.close();
@@ -243,7 +255,9 @@ describe('shard log', () => {
     // Fenced at 4 (lsn 2), then applied (lsn 5): the newest row is the state.
     expect(log.findKey(7, Buffer.from('k-2'), 0)).toEqual({ lsn: 5n, atMs: 400, fenceShardCount: 0 });
     expect(log.findKey(7, Buffer.from('k-2'), 401)).toBeUndefined();
-    const index = withRawDb((db) => db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'log_keys'").get()) as { sql: string };
+    const index = withRawDb((db) => db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'log_keys'").get()) as {
+      sql: string;
+    };
     expect(index.sql).toMatch(/ON log \(shard_id, idem_key\) WHERE idem_key IS NOT NULL/);
   });
 
@@ -268,7 +282,11 @@ describe('shard log', () => {
   it('shard log: a key lookup is a search of the key index, not a scan of the log', () => {
     open().close();
     const plan = withRawDb((db) =>
-      db.prepare('EXPLAIN QUERY PLAN SELECT lsn, at_ms, fence_shard_count FROM log WHERE shard_id = ? AND idem_key = ? AND at_ms >= ? ORDER BY lsn DESC LIMIT 1').all(1, Buffer.from('k'), 0),
+      db
+        .prepare(
+          'EXPLAIN QUERY PLAN SELECT lsn, at_ms, fence_shard_count FROM log WHERE shard_id = ? AND idem_key = ? AND at_ms >= ? ORDER BY lsn DESC LIMIT 1',
+        )
+        .all(1, Buffer.from('k'), 0),
     ) as { detail: string }[];
     expect(plan.map((step) => step.detail)).toEqual(['SEARCH log USING INDEX log_keys (shard_id=? AND idem_key=?)']);
   });
@@ -325,7 +343,9 @@ describe('shard log', () => {
     expect(log.lastLsn).toBe(1n);
     expect(log.findKey(1, Buffer.from(`full-0-${'x'.repeat(100)}`), 0)).toBeUndefined();
     // Replicated entries meet the same refusal.
-    expect(() => log.appendReplicated(bigKeys.map((bigKey, index) => ({ ...bigKey, lsn: 2n + BigInt(index), epoch, atMs: 1 })))).toThrow(/^disk full: /);
+    expect(() => log.appendReplicated(bigKeys.map((bigKey, index) => ({ ...bigKey, lsn: 2n + BigInt(index), epoch, atMs: 1 })))).toThrow(
+      /^disk full: /,
+    );
     expect(log.lastLsn).toBe(1n);
     log.setPageCountMax(1_000_000);
     expect(log.append(bigKeys, epoch, 2)).toBe(501n);
@@ -372,7 +392,9 @@ describe('shard log', () => {
     const log = open();
     log.append([entry(1, 5n, 'k1'), fenceEntry(1, 'k2', 4), entry(1, 2n)], epoch, 1_234);
     const seen: unknown[] = [];
-    log.replay(({ lsn, shardId, amount, idempotencyKey, atMs, fenceShardCount }) => seen.push({ lsn, shardId, amount, key: idempotencyKey.length > 0 ? idempotencyKey.toString() : null, atMs, fenceShardCount }));
+    log.replay(({ lsn, shardId, amount, idempotencyKey, atMs, fenceShardCount }) =>
+      seen.push({ lsn, shardId, amount, key: idempotencyKey.length > 0 ? idempotencyKey.toString() : null, atMs, fenceShardCount }),
+    );
     expect(seen).toEqual([
       { lsn: 1n, shardId: 1, amount: 5n, key: 'k1', atMs: 1_234, fenceShardCount: 0 },
       { lsn: 2n, shardId: 1, amount: 0n, key: 'k2', atMs: 1_234, fenceShardCount: 4 },
@@ -449,7 +471,8 @@ describe('shard log', () => {
     while (log.foldSlice(3n, 2, 0) > 0);
     log.append([entry(2, 5n), entry(3, 6n), entry(1, 7n)], epoch, 0);
     const only = <T>(all: Map<number, T>, shardIds: number[]) => new Map([...all].filter(([shardId]) => shardIds.includes(shardId)));
-    for (const shardIds of [[1], [3, 1], [2, 9], []]) expect(log.checkpointTotals(shardIds)).toEqual(only(log.checkpointTotals(), shardIds));
+    for (const shardIds of [[1], [3, 1], [2, 9], []])
+      expect(log.checkpointTotals(shardIds)).toEqual(only(log.checkpointTotals(), shardIds));
     const view = log.openView();
     try {
       expect(view.checkpointTotals()).toEqual(log.checkpointTotals());
@@ -459,7 +482,12 @@ describe('shard log', () => {
         return entries;
       };
       const all = await slice();
-      expect(all).toEqual([[4n, 1, 4n], [5n, 2, 5n], [6n, 3, 6n], [7n, 1, 7n]]);
+      expect(all).toEqual([
+        [4n, 1, 4n],
+        [5n, 2, 5n],
+        [6n, 3, 6n],
+        [7n, 1, 7n],
+      ]);
       for (const shardIds of [[1], [3, 2], [9], []]) {
         expect(view.checkpointTotals(shardIds)).toEqual(only(view.checkpointTotals(), shardIds));
         expect(await slice(shardIds)).toEqual(all.filter(([, shardId]) => shardIds.includes(shardId)));

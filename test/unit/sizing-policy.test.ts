@@ -57,7 +57,8 @@ describe('sizing policy', () => {
     policy.decide('hot', 1, 8_000, 8_000, 0, true);
     const grown = policy.decide('hot', 1, 8_000, 8_000, settings.sustainMs, true)!;
     expect(grown).toBe(10);
-    for (let nowMs = settings.sustainMs; nowMs < 60_000; nowMs += 500) expect(policy.decide('hot', grown, 8_000, 8_000, nowMs, true)).toBeUndefined();
+    for (let nowMs = settings.sustainMs; nowMs < 60_000; nowMs += 500)
+      expect(policy.decide('hot', grown, 8_000, 8_000, nowMs, true)).toBeUndefined();
   });
 });
 

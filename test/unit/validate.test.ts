@@ -205,7 +205,10 @@ describe('validate: node addresses', () => {
     expect(codeOf(() => validateNodeAddress(`h${fitting}`, 'address'))).toBe('invalid_argument');
   });
 
-  it.each(['', 'no-port', ':7001', 'a b:7001', 'a/b:7001', 'h:65536'])('validate: node address "%s" is rejected with invalid_argument', (address) => {
-    expect(codeOf(() => validateNodeAddress(address, 'new_address'))).toBe('invalid_argument');
-  });
+  it.each(['', 'no-port', ':7001', 'a b:7001', 'a/b:7001', 'h:65536'])(
+    'validate: node address "%s" is rejected with invalid_argument',
+    (address) => {
+      expect(codeOf(() => validateNodeAddress(address, 'new_address'))).toBe('invalid_argument');
+    },
+  );
 });
