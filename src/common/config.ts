@@ -1,6 +1,7 @@
 // Flag and environment parsing shared by every process's parseConfig. A flag
 // `--refresh-interval-ms` mirrors the environment key TALLY_REFRESH_INTERVAL_MS;
 // a flag wins over the environment, which wins over the default.
+import { splitHostPort } from './address.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -111,13 +112,9 @@ export class ConfigReader {
 
 /** host:port with a port in range; the host may be empty for "all interfaces". */
 export function parseAddress(value: string, what: string): { host: string; port: number } {
-  const colon = value.lastIndexOf(':');
-  const portText = value.slice(colon + 1);
-  const port = Number(portText);
-  if (colon < 0 || !/^\d{1,5}$/.test(portText) || port > 65535) {
-    throw new ConfigError(`${what} must be host:port, got "${value}"`);
-  }
-  return { host: value.slice(0, colon), port };
+  const address = splitHostPort(value);
+  if (address === undefined) throw new ConfigError(`${what} must be host:port, got "${value}"`);
+  return address;
 }
 
 /** Runs a process's main, turning a ConfigError into one line and exit code 2. */

@@ -3,7 +3,7 @@
 // Every failure is a TallyError with the code docs/guarantees.md names (G7).
 import { ErrorCode, TallyError } from './errors.ts';
 import { counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './limits.ts';
-import { parseAddress } from './config.ts';
+import { splitHostPort } from './address.ts';
 
 // C0 and C1 control characters and DEL: matching them is the point.
 // eslint-disable-next-line no-control-regex
@@ -98,12 +98,8 @@ export function parseMemberId(value: unknown, what = 'member'): bigint {
 export function validateNodeAddress(value: string, field: string): string {
   if (value.length === 0 || value.length > nodeAddressBytesMax)
     throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port (1-${nodeAddressBytesMax} bytes)`);
-  let host: string;
-  try {
-    host = parseAddress(value, field).host;
-  } catch (error) {
-    throw new TallyError(ErrorCode.invalidArgument, (error as Error).message);
-  }
+  const host = splitHostPort(value)?.host;
+  if (host === undefined) throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port, got "${value}"`);
   if (host === '' || /[\s/]/.test(host)) throw new TallyError(ErrorCode.invalidArgument, `${field} must name a host, got "${value}"`);
   return value;
 }
