@@ -71,7 +71,7 @@ runMain(async () => {
   const dedup = new DedupIndex(config.dedupWindowMs, config.dedupKeysInMemoryMax, log);
   const committer = new GroupCommitter(log, memory, () => state.role, dedup, {
     onCommit(rows, durationSeconds, lastLsn) {
-      metrics.commitBatchRows.observe(rows);
+      metrics.commitBatchRows.observe(rows.length);
       metrics.commitSeconds.observe(durationSeconds);
       metrics.lastLsn.set(Number(lastLsn));
       replicator.onCommit(lastLsn);
