@@ -56,8 +56,8 @@ interface Pending {
 }
 
 export interface CommitHooks {
-  /** rows: the entries just committed, in lsn order, ending at lastLsn (the hook may keep them, not change them). */
-  onCommit(rows: readonly LogEntry[], durationSeconds: number, lastLsn: bigint): void;
+  /** rows: the entries just committed under epoch at atMs, in lsn order, ending at lastLsn (the hook may keep them, not change them). */
+  onCommit(rows: readonly LogEntry[], durationSeconds: number, lastLsn: bigint, epoch: bigint, atMs: number): void;
   /** Resolves when the follower holds lsn; only called while sync is required. */
   waitForFollower(lsn: bigint): Promise<void>;
 }
@@ -141,7 +141,7 @@ export class GroupCommitter {
         if (row.idempotencyKey.length > 0)
           this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
       });
-      this.hooks.onCommit(rows.rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn);
+      this.hooks.onCommit(rows.rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn, role.epoch, nowMs);
       waitLsn = this.log.lastLsn;
     }
     const lsn = this.log.lastLsn;
