@@ -2,12 +2,12 @@
 // batches, in lsn order, one call in flight at a time, and tells group commit
 // when the follower has committed an lsn. Entries just committed are shipped
 // from memory (handed over by group commit, bounded); the log is read back
-// only for a follower further behind than memory reaches. A follower is known by its log's
-// identity: a new identity is a new, empty log, and nothing it confirmed
-// before counts. Entries go only where the follower's log matches ours (lsn
-// and epoch of the previous entry); a deposed primary's tail is dropped; a
-// follower that is empty, diverged, or behind our checkpoint is refilled by
-// snapshot install. It never decides on its own to stop waiting for the
+// only for a follower further behind than memory reaches. A follower is
+// known by its log's identity: a new identity is a new, empty log, and
+// nothing it confirmed before counts. Entries go only where the follower's
+// log matches ours (lsn and epoch of the previous entry); a deposed primary's
+// tail is dropped; a follower that is empty, diverged, or behind our
+// checkpoint is refilled by snapshot install. It never decides on its own to stop waiting for the
 // follower: only the router may (SetRole with syncRequired=false).
 import { randomUUID } from 'node:crypto';
 import { credentials, status, type ServiceError, type ChannelCredentials } from '@grpc/grpc-js';
@@ -103,7 +103,7 @@ export class Replicator {
   private recent: (StoredEntry | undefined)[] = [];
   private recentHead = 0;
   private recentBytes = 0;
-  /** Entries shipped from memory and read back from the log (for tests and metrics). */
+  /** Entries shipped from memory and read back from the log (counted here; not yet exported as a metric). */
   readonly shipped = { fromMemory: 0, fromLog: 0 };
 
   constructor(
