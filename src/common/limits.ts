@@ -31,6 +31,14 @@ export const replayBatchRows = 10_000;
 /** Log entries one AppendEntries call carries from a primary to its follower. */
 export const replicationBatchEntriesMax = 5_000;
 /**
+ * Entries a primary keeps in memory, just committed and not yet confirmed by
+ * its follower, to ship without reading the log back. A follower further
+ * behind is sent entries read from the log (catch-up).
+ */
+export const replicationMemoryEntriesMax = 50_000;
+/** Bytes (estimated as on the wire) of those entries: sketch rows are large. */
+export const replicationMemoryBytesMax = 16 * 1024 * 1024;
+/**
  * Default bound on the idempotency keys one node holds in memory (~200 bytes
  * each: ~200 MB); a node sets its own with --dedup-keys-in-memory-max. Past
  * it the oldest keys leave memory (tally_dedup_keys_evicted_early_total) and

@@ -2,15 +2,17 @@
 // the pair's primary. Appends only entries whose predecessor (lsn and epoch)
 // matches its own log (log matching), drops only a deposed primary's tail,
 // and replaces its whole state only with a snapshot sent in order by the
-// primary of its current epoch. It never decides who the primary is.
+// primary of its current epoch. A block of entries is written in one
+// transaction. It never decides who the primary is.
 import { ErrorCode, TallyError, type Logger, type shardV1 } from '../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk } from './shard-log.ts';
 import type { NodeMemory } from './node-memory.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import type { NodeState } from './node-state.ts';
+import { decodeEntryColumns } from './entry-columns.ts';
 
-/** A peer's entry, checked like a stored row: a malformed one is refused, never written. */
+/** A peer's entry (a snapshot's keys), checked like a stored row: a malformed one is refused, never written. */
 export function decodeReplicated(entry: shardV1.LogEntryMsg__Output): StoredEntry {
   const kind = (entry.kind ?? 0) as EntryKind;
   const decoded: StoredEntry = {
@@ -71,12 +73,12 @@ export function createFollower(deps: FollowerDeps) {
   const appendEntries = (request: shardV1.AppendEntriesRequest__Output): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
     checkPrimary(epoch);
-    // Decoded first: a malformed request changes nothing.
-    const entries = request.entries.map(decodeReplicated);
-    // A probe, or a primary's append into an install it does not know about: say where we are.
-    if (log.installing) return position(false);
     const prevLsn = BigInt(request.prevLsn ?? '0');
     const prevEpoch = BigInt(request.prevEpoch ?? '0');
+    // Decoded first: a malformed request changes nothing.
+    const entries = decodeEntryColumns(prevLsn + 1n, request.entryCount, request.columns);
+    // A probe, or a primary's append into an install it does not know about: say where we are.
+    if (log.installing) return position(false);
     if (request.truncate) {
       const afterLsn = BigInt(request.truncateAfterLsn);
       // Log matching: the entry we keep must be the primary's.

@@ -3,7 +3,8 @@
 // fsync. Each group is atomic and is checked alone: a group that would push a
 // shard total beyond int64 fails OUT_OF_RANGE without touching the others.
 // Callers are answered only after the commit and, while the pair is in sync,
-// after the follower has committed it too.
+// after the follower has committed it too. Unkeyed increments that one commit
+// brings to one shard share one log row (see RowMerger): rows track hot shards.
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64, type WindowSetting } from '../common/index.ts';
 import { EntryKind, type ShardLog, type LogEntry } from './shard-log.ts';
@@ -55,7 +56,8 @@ interface Pending {
 }
 
 export interface CommitHooks {
-  onCommit(rows: number, durationSeconds: number, lastLsn: bigint): void;
+  /** rows: the entries just committed under epoch at atMs, in lsn order, ending at lastLsn (the hook may keep them, not change them). */
+  onCommit(rows: readonly LogEntry[], durationSeconds: number, lastLsn: bigint, epoch: bigint, atMs: number): void;
   /** Resolves when the follower holds lsn; only called while sync is required. */
   waitForFollower(lsn: bigint): Promise<void>;
 }
@@ -105,7 +107,7 @@ export class GroupCommitter {
 
     const nowMs = this.now();
     const tentative: Staged = newStaged();
-    const rows: LogEntry[] = [];
+    const rows = new RowMerger();
     // A duplicate must not be answered before its original is as durable as
     // an acknowledgement promises: wait for the original's lsn too.
     let waitLsn = 0n;
@@ -123,23 +125,23 @@ export class GroupCommitter {
     );
     if (readsCommittedState && this.log.lastLsn > waitLsn) waitLsn = this.log.lastLsn;
 
-    if (rows.length > 0) {
+    if (rows.rows.length > 0) {
       const firstLsn = this.log.lastLsn + 1n;
       const startedNs = process.hrtime.bigint();
       try {
-        this.log.append(rows, role.epoch, nowMs);
+        this.log.append(rows.rows, role.epoch, nowMs);
       } catch (error) {
         // Nothing reached memory. A full disk is a TallyError (RESOURCE_EXHAUSTED):
         // nothing was written. Otherwise callers know the outcome is unknown.
         for (const request of batch) request.reject(error);
         return;
       }
-      rows.forEach((row, index) => {
+      rows.rows.forEach((row, index) => {
         this.memory.apply(row, nowMs);
         if (row.idempotencyKey.length > 0)
           this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
       });
-      this.hooks.onCommit(rows.length, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn);
+      this.hooks.onCommit(rows.rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn, role.epoch, nowMs);
       waitLsn = this.log.lastLsn;
     }
     const lsn = this.log.lastLsn;
@@ -167,7 +169,7 @@ export class GroupCommitter {
   private stage(
     group: ApplyEntry[],
     tentative: Staged,
-    rows: LogEntry[],
+    rows: RowMerger,
     nowMs: number,
   ): { outcome: GroupOutcome; originalLsn: bigint; readsCommittedState?: boolean } {
     const staged = newStaged();
@@ -335,13 +337,60 @@ export class GroupCommitter {
       changed.push('0');
     }
     mergeStaged(tentative, staged);
-    rows.push(...groupRows);
+    for (const row of groupRows) rows.add(row);
     // Only ops beyond increments answer from member sets or registers (and report changes).
     return {
       outcome: { code: status.OK, message: '', applied, changed: reportsChanges ? changed : [] },
       originalLsn,
       readsCommittedState: reportsChanges,
     };
+  }
+}
+
+/**
+ * The rows of one commit, in order, with unkeyed increments merged: an
+ * unkeyed increment joins the open row of its shard (the previous unkeyed
+ * increment row of that shard in this commit) instead of making a row.
+ * Increments commute and every row of a commit shares its commit time (so its
+ * window bucket), so the merged row changes totals and buckets exactly as its
+ * parts would. A row is merged only from groups that staged without error
+ * (rows arrive here only from a group that succeeded), so the per-group int64
+ * checks stand. What closes a shard's open row, so later increments start a
+ * new row after it:
+ *   - a row that changes the shard's total (keyed increment, member flip):
+ *     in replay the open row is applied before it, so adding to the open row
+ *     would move every total in between, which staging never checked;
+ *   - a window setting: increments after it belong to the new setting;
+ *   - a merged amount that would leave int64 (the shard total went far down
+ *     and back up in one commit).
+ * Rows that change no total (key fences, sketch registers) leave it open.
+ * Keyed increments, fences, flips, registers and settings keep their row each.
+ */
+export class RowMerger {
+  readonly rows: LogEntry[] = [];
+  private readonly open = new Map<number, LogEntry>();
+
+  add(row: LogEntry): void {
+    const kind = row.kind ?? EntryKind.increment;
+    const plain = kind === EntryKind.increment && row.idempotencyKey.length === 0 && row.fenceShardCount === 0;
+    if (plain) {
+      const open = this.open.get(row.shardId);
+      if (open !== undefined) {
+        const merged = open.amount + row.amount;
+        // A zero sum would read as a key fence without a key: keep the row apart.
+        if (isInt64(merged) && merged !== 0n) {
+          open.amount = merged;
+          return;
+        }
+      }
+      // Its own object: merging later amounts into it must not touch the caller's.
+      const own: LogEntry = { shardId: row.shardId, amount: row.amount, idempotencyKey: row.idempotencyKey, fenceShardCount: 0 };
+      this.rows.push(own);
+      this.open.set(row.shardId, own);
+      return;
+    }
+    this.rows.push(row);
+    if (row.amount !== 0n || kind === EntryKind.windowConfig) this.open.delete(row.shardId);
   }
 }
 

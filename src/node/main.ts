@@ -13,6 +13,8 @@ import {
   shardNodeServiceDefinition,
   counterPackageDefinition,
   replicationBatchEntriesMax,
+  replicationMemoryEntriesMax,
+  replicationMemoryBytesMax,
   checkpointSliceRows,
   runMain,
   onShutdown,
@@ -62,6 +64,8 @@ runMain(async () => {
       callTimeoutMs: config.replicationTimeoutMs,
       retryDelayMs: config.replicationRetryMs,
       dedupWindowMs: config.dedupWindowMs,
+      memoryEntriesMax: replicationMemoryEntriesMax,
+      memoryBytesMax: replicationMemoryBytesMax,
       channelCredentials: channelCredentialsOf(tls),
     },
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
@@ -70,11 +74,11 @@ runMain(async () => {
   // Memory holds the newest keys; the log on disk holds the whole window behind it.
   const dedup = new DedupIndex(config.dedupWindowMs, config.dedupKeysInMemoryMax, log);
   const committer = new GroupCommitter(log, memory, () => state.role, dedup, {
-    onCommit(rows, durationSeconds, lastLsn) {
-      metrics.commitBatchRows.observe(rows);
+    onCommit(rows, durationSeconds, lastLsn, epoch, atMs) {
+      metrics.commitBatchRows.observe(rows.length);
       metrics.commitSeconds.observe(durationSeconds);
       metrics.lastLsn.set(Number(lastLsn));
-      replicator.onCommit(lastLsn);
+      replicator.onCommit(rows, lastLsn, epoch, atMs);
     },
     waitForFollower: (lsn) => replicator.waitForAck(lsn, config.replicationTimeoutMs),
   });

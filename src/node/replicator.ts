@@ -1,11 +1,13 @@
 // Primary side of replication: ships the log to the pair's follower in
 // batches, in lsn order, one call in flight at a time, and tells group commit
-// when the follower has committed an lsn. A follower is known by its log's
-// identity: a new identity is a new, empty log, and nothing it confirmed
-// before counts. Entries go only where the follower's log matches ours (lsn
-// and epoch of the previous entry); a deposed primary's tail is dropped; a
-// follower that is empty, diverged, or behind our checkpoint is refilled by
-// snapshot install. It never decides on its own to stop waiting for the
+// when the follower has committed an lsn. Entries just committed are shipped
+// from memory (handed over by group commit, bounded); the log is read back
+// only for a follower further behind than memory reaches. A follower is
+// known by its log's identity: a new identity is a new, empty log, and
+// nothing it confirmed before counts. Entries go only where the follower's
+// log matches ours (lsn and epoch of the previous entry); a deposed primary's
+// tail is dropped; a follower that is empty, diverged, or behind our
+// checkpoint is refilled by snapshot install. It never decides on its own to stop waiting for the
 // follower: only the router may (SetRole with syncRequired=false).
 import { randomUUID } from 'node:crypto';
 import { credentials, status, type ServiceError, type ChannelCredentials } from '@grpc/grpc-js';
@@ -19,7 +21,8 @@ import {
   type Logger,
   type shardV1,
 } from '../common/index.ts';
-import type { ShardLog, StoredEntry, LogView, SnapshotChunk } from './shard-log.ts';
+import type { ShardLog, StoredEntry, LogEntry, LogView, SnapshotChunk } from './shard-log.ts';
+import { encodeEntryColumns } from './entry-columns.ts';
 import type { RoleState } from './node-role.ts';
 
 interface Waiter {
@@ -35,6 +38,9 @@ export interface ReplicatorSettings {
   retryDelayMs: number;
   /** Keys a snapshot carries: those written within the window. */
   dedupWindowMs: number;
+  /** Bounds on the entries kept in memory for shipping (replicationMemoryEntriesMax, replicationMemoryBytesMax). */
+  memoryEntriesMax: number;
+  memoryBytesMax: number;
   /** Mutual TLS to the follower when the cluster runs TLS. */
   channelCredentials?: ChannelCredentials;
 }
@@ -88,6 +94,17 @@ export class Replicator {
   private unconfirmed: { lsn: bigint; atMs: number }[] = [];
   private sessionKey = '';
   private stopped = false;
+  /**
+   * The newest committed entries, recent[recentHead..] with consecutive lsns,
+   * as the log holds them: what is shipped without reading the log back.
+   * Only this primary's own commits enter, and a new session empties it (a
+   * follower's log may have been truncated or replaced in between).
+   */
+  private recent: (StoredEntry | undefined)[] = [];
+  private recentHead = 0;
+  private recentBytes = 0;
+  /** Entries shipped from memory and read back from the log (counted here; not yet exported as a metric). */
+  readonly shipped = { fromMemory: 0, fromLog: 0 };
 
   constructor(
     private readonly log: ShardLog,
@@ -111,6 +128,7 @@ export class Replicator {
       this.unconfirmed = [];
       this.installedHold = undefined;
       this.abortInstall();
+      this.forgetRecent();
     }
     if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
     // The router no longer asks for the follower (its directory already says
@@ -124,11 +142,90 @@ export class Replicator {
     this.kick();
   }
 
-  /** A local commit reached lsn: ship it. */
-  onCommit(lsn: bigint): void {
+  /** A local commit of rows (ending at lastLsn, written under epoch at atMs): ship it. */
+  onCommit(rows: readonly LogEntry[], lastLsn: bigint, epoch: bigint, atMs: number): void {
     // Bounded: one entry per commit; a follower away for long is measured by its oldest.
-    if (this.unconfirmed.length < 100_000) this.unconfirmed.push({ lsn, atMs: Date.now() });
+    if (this.unconfirmed.length < 100_000) this.unconfirmed.push({ lsn: lastLsn, atMs: Date.now() });
+    this.remember(rows, lastLsn, epoch, atMs);
     this.kick();
+  }
+
+  /** Keeps just-committed rows for shipping, dropping the oldest past the bounds. */
+  private remember(rows: readonly LogEntry[], lastLsn: bigint, epoch: bigint, atMs: number): void {
+    const firstLsn = lastLsn - BigInt(rows.length) + 1n;
+    const endLsn = this.recentEndLsn();
+    // Memory holds one run of consecutive entries: a commit that does not continue it starts a new one.
+    if (endLsn !== undefined && endLsn + 1n !== firstLsn) this.forgetRecent();
+    let lsn = firstLsn;
+    for (const row of rows) {
+      const entry: StoredEntry = { ...row, lsn, epoch, atMs };
+      lsn++;
+      this.recent.push(entry);
+      this.recentBytes += entryWireBytes(entry);
+    }
+    this.trimRecent();
+  }
+
+  private recentEndLsn(): bigint | undefined {
+    return this.recentHead < this.recent.length ? this.recent[this.recent.length - 1]!.lsn : undefined;
+  }
+
+  /**
+   * Drops the oldest entries past the bounds, and those the follower has
+   * confirmed (all but the last: its epoch is the next call's prev_epoch).
+   */
+  private trimRecent(): void {
+    const { memoryEntriesMax, memoryBytesMax } = this.settings;
+    while (this.recentHead < this.recent.length) {
+      const oldest = this.recent[this.recentHead]!;
+      const over = this.recent.length - this.recentHead > memoryEntriesMax || this.recentBytes > memoryBytesMax;
+      if (!over && oldest.lsn >= this.ackedLsn) break;
+      this.recentBytes -= entryWireBytes(oldest);
+      this.recent[this.recentHead] = undefined;
+      this.recentHead++;
+    }
+    // Compacted now and then: amortised O(1) per entry.
+    if (this.recentHead > 1024 && 2 * this.recentHead > this.recent.length) {
+      this.recent = this.recent.slice(this.recentHead);
+      this.recentHead = 0;
+    }
+  }
+
+  private forgetRecent(): void {
+    this.recent = [];
+    this.recentHead = 0;
+    this.recentBytes = 0;
+  }
+
+  /** The entry at lsn when memory holds it. */
+  private recentAt(lsn: bigint): StoredEntry | undefined {
+    const first = this.recent[this.recentHead];
+    if (first === undefined || lsn < first.lsn) return undefined;
+    const index = this.recentHead + Number(lsn - first.lsn);
+    return index < this.recent.length ? this.recent[index] : undefined;
+  }
+
+  /** The epoch of the entry at lsn: from memory when it holds it, else as the log tells. */
+  private epochAt(lsn: bigint): bigint | undefined {
+    if (lsn === this.log.lastLsn) return this.log.lastEpoch;
+    return this.recentAt(lsn)?.epoch ?? this.log.entryEpoch(lsn);
+  }
+
+  /** Up to batchEntriesMax entries from fromLsn on: from memory when it holds fromLsn, else read from the log (catch-up). */
+  private entriesFrom(fromLsn: bigint): StoredEntry[] {
+    const first = this.recent[this.recentHead];
+    const endLsn = this.recentEndLsn();
+    if (first !== undefined && endLsn !== undefined && fromLsn >= first.lsn && endLsn <= this.log.lastLsn) {
+      const start = this.recentHead + Number(fromLsn - first.lsn);
+      const entries = this.recent.slice(start, start + this.settings.batchEntriesMax) as StoredEntry[];
+      if (entries.length > 0) {
+        this.shipped.fromMemory += entries.length;
+        return entries;
+      }
+    }
+    const entries = this.log.readFrom(fromLsn, this.settings.batchEntriesMax);
+    this.shipped.fromLog += entries.length;
+    return entries;
   }
 
   /** Resolves once the follower has committed everything up to lsn; rejects after timeoutMs. */
@@ -232,7 +329,15 @@ export class Replicator {
 
   /** The next AppendEntries; 'install' when only a snapshot can bring the follower level; undefined when it has everything. */
   private nextRequest(role: RoleState): shardV1.AppendEntriesRequest | 'install' | undefined {
-    const base = { epoch: role.epoch.toString(), truncate: false, truncateAfterLsn: '0', entries: [], prevLsn: '0', prevEpoch: '0' };
+    const base = {
+      epoch: role.epoch.toString(),
+      truncate: false,
+      truncateAfterLsn: '0',
+      entryCount: 0,
+      columns: noColumns,
+      prevLsn: '0',
+      prevEpoch: '0',
+    };
     // First contact in this session: an empty append, answered with the follower's position.
     if (this.followerLastLsn === undefined) return base;
     let prevLsn: bigint;
@@ -255,10 +360,10 @@ export class Replicator {
     } else {
       return 'install';
     }
-    const prevEpoch = this.log.entryEpoch(prevLsn);
+    const prevEpoch = this.epochAt(prevLsn);
     // Entries after prevLsn are folded away here: the log alone cannot bring the follower level.
     if (prevEpoch === undefined || prevLsn < this.log.checkpointLsn) return 'install';
-    let entries = prevLsn < this.log.lastLsn ? this.log.readFrom(prevLsn + 1n, this.settings.batchEntriesMax) : [];
+    let entries = prevLsn < this.log.lastLsn ? this.entriesFrom(prevLsn + 1n) : [];
     // Bounded in bytes as well as entries: rows with sketch registers are large.
     let sizeBytes = 0;
     const fitting = entries.findIndex((entry) => (sizeBytes += entryWireBytes(entry)) > nodeCallBytesMax);
@@ -269,7 +374,8 @@ export class Replicator {
       truncateAfterLsn: truncate ? prevLsn.toString() : '0',
       prevLsn: prevLsn.toString(),
       prevEpoch: prevEpoch.toString(),
-      entries: entries.map(entryToWire),
+      entryCount: entries.length,
+      columns: encodeEntryColumns(entries),
     };
   }
 
@@ -341,7 +447,7 @@ export class Replicator {
     this.followerLastEpoch = lastEpoch;
     // Log matching: equal epochs at the same lsn mean equal logs up to there
     // (one primary per epoch writes each lsn once).
-    this.matched = lastLsn <= this.log.lastLsn && this.log.entryEpoch(lastLsn) === lastEpoch;
+    this.matched = lastLsn <= this.log.lastLsn && this.epochAt(lastLsn) === lastEpoch;
     if (!this.matched) {
       this.lastError = `follower log (lsn ${lastLsn}, epoch ${lastEpoch}) does not match this primary's`;
       return;
@@ -359,6 +465,7 @@ export class Replicator {
     while (confirmed < this.unconfirmed.length && this.unconfirmed[confirmed]!.lsn <= this.ackedLsn) confirmed++;
     if (confirmed > 0) this.unconfirmed.splice(0, confirmed);
     this.onAcked(this.log.lastLsn - this.ackedLsn);
+    this.trimRecent();
     this.resolveUpTo(this.ackedLsn);
   }
 
@@ -468,7 +575,9 @@ export class Replicator {
   }
 }
 
-/** Numbers where exact: cheaper to encode than decimal strings. */
+const noColumns = Buffer.alloc(0);
+
+/** A snapshot's keyed entry. Numbers where exact: cheaper to encode than decimal strings. */
 function entryToWire(entry: StoredEntry): shardV1.LogEntryMsg {
   const message: shardV1.LogEntryMsg = {
     lsn: toWireInt64(entry.lsn),

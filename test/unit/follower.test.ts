@@ -10,6 +10,7 @@ import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/nod
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
 import { createFollower } from '../../src/node/follower.ts';
+import { encodeEntryColumns } from '../../src/node/entry-columns.ts';
 import { createNodeMetrics } from '../../src/node/node-metrics.ts';
 import type { NodeState } from '../../src/node/node-state.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
@@ -132,7 +133,8 @@ function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: 
     epoch: epoch.toString(),
     truncate: false,
     truncateAfterLsn: '0',
-    entries: entries.map(toWire),
+    entryCount: entries.length,
+    columns: encodeEntryColumns(entries),
     prevLsn: prevLsn.toString(),
     prevEpoch: prevEpoch.toString(),
   };
@@ -238,7 +240,8 @@ describe('follower', () => {
         epoch: '3',
         truncate: true,
         truncateAfterLsn: afterLsn.toString(),
-        entries: [],
+        entryCount: 0,
+        columns: Buffer.alloc(0),
         prevLsn: afterLsn.toString(),
         prevEpoch: prevEpoch.toString(),
       }).ok;

@@ -8,8 +8,8 @@ import { status } from '@grpc/grpc-js';
 import { GroupCommitter, type ApplyEntry, type CommitHooks, type CommitResult } from '../../src/node/group-commit.ts';
 import { ShardLog } from '../../src/node/shard-log.ts';
 import { ShardTotals } from '../../src/node/shard-totals.ts';
-import { NodeMemory } from '../../src/node/node-memory.ts';
-import { EntryKind } from '../../src/node/shard-log.ts';
+import { NodeMemory, checkpointFolder } from '../../src/node/node-memory.ts';
+import { EntryKind, type LogEntry } from '../../src/node/shard-log.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import type { RoleState } from '../../src/node/node-role.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
@@ -32,8 +32,10 @@ class RecordingHooks implements CommitHooks {
   readonly commits: { rows: number; lastLsn: bigint }[] = [];
   readonly followerWaits: bigint[] = [];
   follower: Promise<void> = Promise.resolve();
-  onCommit(rows: number, _durationSeconds: number, lastLsn: bigint): void {
-    this.commits.push({ rows, lastLsn });
+  readonly committedRows: LogEntry[][] = [];
+  onCommit(rows: readonly LogEntry[], _durationSeconds: number, lastLsn: bigint): void {
+    this.commits.push({ rows: rows.length, lastLsn });
+    this.committedRows.push([...rows]);
   }
   waitForFollower(lsn: bigint): Promise<void> {
     this.followerWaits.push(lsn);
@@ -84,16 +86,16 @@ describe('group commit', () => {
   });
 
   describe('batching and int64', () => {
-    it('group commit: submits in the same tick share one commit carrying all their rows', async () => {
+    it('group commit: submits in the same tick share one commit, one row per shard for unkeyed increments', async () => {
       const outcomes = await Promise.all([
         submit([[increment(1, 1n), increment(2, 2n)]]),
         submit([[increment(1, 3n)], [increment(3, 4n)]]),
         submit([[increment(2, -5n)]]),
       ]);
-      expect(hooks.commits).toEqual([{ rows: 5, lastLsn: 5n }]);
-      expect(log.lastLsn).toBe(5n);
+      expect(hooks.commits).toEqual([{ rows: 3, lastLsn: 3n }]);
+      expect(log.lastLsn).toBe(3n);
       for (const outcome of outcomes) {
-        expect(outcome.lsn).toBe(5n);
+        expect(outcome.lsn).toBe(3n);
         for (const result of outcome.results) expect(result.code).toBe(status.OK);
       }
       expect(outcomes[0]!.results[0]!.applied).toEqual([true, true]);
@@ -103,9 +105,9 @@ describe('group commit', () => {
 
     it('group commit: submits in different ticks commit separately', async () => {
       await submit([[increment(1, 1n)]]);
-      await submit([[increment(1, 1n), increment(1, 1n)]]);
+      await submit([[increment(1, 1n), increment(2, 1n)]]);
       expect(hooks.commits.map((commit) => commit.rows)).toEqual([1, 2]);
-      expect(totals.get(1)).toBe(3n);
+      expect(totals.get(1)).toBe(2n);
     });
 
     it("group commit: rows are logged with the injected clock and the role's epoch", async () => {
@@ -357,7 +359,8 @@ describe('group commit', () => {
       });
       nowMs = 61_500;
       await submit([[windowed(2n, 60_000, 600_000)], [windowed(3n, 60_000, 600_000)]]);
-      expect(hooks.commits.at(-1)!.rows).toBe(3);
+      // The setting, then both increments in one row: same shard, setting and commit time.
+      expect(hooks.commits.at(-1)!.rows).toBe(2);
       nowMs = 125_000;
       await submit([[windowed(4n, 60_000, 600_000)]]);
       expect(hooks.commits.at(-1)!.rows).toBe(1);
@@ -509,6 +512,137 @@ describe('group commit', () => {
       expect(outcome.results.map((result) => result.applied)).toEqual([[false], []]);
       expect(outcome.results[1]!.code).toBe(status.UNAVAILABLE);
       expect([totals.get(1), totals.get(2)]).toEqual([5n, 0n]);
+    });
+  });
+
+  describe('merged rows', () => {
+    const rowsOf = (commit: number): LogEntry[] => hooks.committedRows[commit]!;
+
+    it('group commit: rows per commit track hot shards, not increments: 600 unkeyed increments on 3 shards make 3 rows', async () => {
+      const submits: Promise<CommitResult>[] = [];
+      for (let request = 0; request < 50; request++)
+        submits.push(
+          submit([
+            [increment(1, 1n), increment(2, 2n)],
+            [increment(3, 3n), increment(1, 1n)],
+            [increment(2, 2n), increment(3, 3n)],
+          ]),
+        );
+      const outcomes = await Promise.all(submits);
+      for (const outcome of outcomes)
+        for (const result of outcome.results) expect(result).toMatchObject({ code: status.OK, applied: [true, true] });
+      expect(hooks.commits).toEqual([{ rows: 3, lastLsn: 3n }]);
+      expect(rowsOf(0).map((row) => [row.shardId, row.amount])).toEqual([
+        [1, 100n],
+        [2, 200n],
+        [3, 300n],
+      ]);
+      // Replay sees ordinary rows.
+      log.close();
+      log = ShardLog.open(dataDir);
+      const replayed = new NodeMemory();
+      rebuildMemory(log, replayed, new DedupIndex(dedupWindowMs), nowMs, dedupWindowMs);
+      expect([1, 2, 3].map((shardId) => replayed.totals.get(shardId))).toEqual([100n, 200n, 300n]);
+    });
+
+    it('group commit: a group that would overflow int64 still fails alone when its shard row is merged with others', async () => {
+      await submit([[increment(1, INT64_MAX - 10n)]]);
+      const outcomes = await Promise.all([
+        submit([[increment(1, 3n)]]),
+        submit([[increment(2, 1n), increment(1, 20n)]]),
+        submit([[increment(1, 4n)], [increment(1, 4n)]]),
+      ]);
+      expect(outcomes.map((outcome) => outcome.results.map((result) => result.code))).toEqual([
+        [status.OK],
+        [status.OUT_OF_RANGE],
+        [status.OK, status.OUT_OF_RANGE],
+      ]);
+      expect(outcomes[1]!.results[0]!.applied).toEqual([]);
+      // One row for shard 1 (3 + 4); nothing of the failed groups, shard 2 included.
+      expect(rowsOf(1).map((row) => [row.shardId, row.amount])).toEqual([[1, 7n]]);
+      expect(totals.get(1)).toBe(INT64_MAX - 3n);
+      expect(totals.get(2)).toBe(0n);
+    });
+
+    it('group commit: a merged amount that would leave int64 starts a second row of the shard', async () => {
+      await submit([[increment(1, INT64_MIN + 1n)]]);
+      const outcome = await submit([[increment(1, INT64_MAX)], [increment(1, INT64_MAX)]]);
+      expect(outcome.results.map((result) => result.code)).toEqual([status.OK, status.OK]);
+      expect(rowsOf(1).map((row) => row.amount)).toEqual([INT64_MAX, INT64_MAX]);
+      expect(totals.get(1)).toBe(INT64_MAX);
+      log.close();
+      log = ShardLog.open(dataDir);
+      const replayed = new NodeMemory();
+      rebuildMemory(log, replayed, new DedupIndex(dedupWindowMs), nowMs, dedupWindowMs);
+      expect(replayed.totals.get(1)).toBe(INT64_MAX);
+    });
+
+    it('group commit: keyed increments keep a row each and close the open row; fences leave it open; a window setting closes it', async () => {
+      const windowed = (amount: bigint, bucketMs: number): ApplyEntry => ({
+        ...increment(1, amount),
+        window: { bucketMs, retentionMs: 600_000 },
+      });
+      await submit([
+        [increment(1, 1n), increment(1, 2n)],
+        [fence(1, 'f', 2), increment(1, 3n)],
+        [increment(1, 4n, 'k1'), increment(1, 5n)],
+        [increment(1, 6n, 'k2')],
+        [windowed(7n, 60_000), windowed(8n, 60_000)],
+      ]);
+      expect(rowsOf(0).map((row) => [row.kind ?? 0, row.amount, row.idempotencyKey.toString()])).toEqual([
+        [EntryKind.increment, 6n, ''],
+        [EntryKind.increment, 0n, 'f'],
+        [EntryKind.increment, 4n, 'k1'],
+        [EntryKind.increment, 5n, ''],
+        [EntryKind.increment, 6n, 'k2'],
+        [EntryKind.windowConfig, 0n, ''],
+        [EntryKind.increment, 15n, ''],
+      ]);
+      expect(totals.get(1)).toBe(36n);
+      expect(memory.windows.buckets(1)).toEqual([[0, 15n]]);
+      // The keys point at their own rows.
+      expect(dedup.get(1, Buffer.from('k1'), nowMs)?.lsn).toBe(3n);
+      expect(dedup.get(1, Buffer.from('k2'), nowMs)?.lsn).toBe(5n);
+    });
+
+    it('group commit: memory equals a replay and a checkpoint fold of merged rows (random windowed, keyed and unkeyed input)', async () => {
+      const random = seededRandom(0x6c0_0002);
+      const settings = [undefined, { bucketMs: 1_000, retentionMs: 100_000 }, { bucketMs: 5_000, retentionMs: 100_000 }];
+      let itemCount = 0;
+      for (let round = 0; round < 30; round++) {
+        const submits: Promise<CommitResult>[] = [];
+        for (let request = 0; request < randomInt(random, 1, 6); request++) {
+          const groups: ApplyEntry[][] = [];
+          for (let group = 0; group < randomInt(random, 1, 4); group++) {
+            groups.push(
+              Array.from({ length: randomInt(random, 1, 5) }, () => {
+                const shardId = randomInt(random, 1, 4);
+                const amount = (random() < 0.5 ? -1n : 1n) * BigInt(randomInt(random, 1, 1_000));
+                const key = random() < 0.2 ? `k${randomInt(random, 0, 50)}` : '';
+                const window = settings[Math.min(2, Math.floor(round / 10) + (shardId === 1 ? 0 : 1))];
+                itemCount++;
+                return { ...increment(shardId, amount, key), window };
+              }),
+            );
+          }
+          submits.push(submit(groups));
+        }
+        await Promise.all(submits);
+        nowMs += randomInt(random, 100, 3_000);
+      }
+      // Merging happened: fewer rows than increments submitted.
+      expect(Number(log.lastLsn)).toBeLessThan(itemCount / 2);
+      log.close();
+      log = ShardLog.open(dataDir);
+      const replayed = new NodeMemory();
+      rebuildMemory(log, replayed, new DedupIndex(dedupWindowMs), nowMs, dedupWindowMs);
+      const folded = new NodeMemory();
+      folded.load(checkpointFolder.fold({ totals: new Map(), parts: new Map() }, log.readFrom(1n, 100_000), nowMs));
+      for (let shardId = 1; shardId <= 4; shardId++) {
+        expect(replayed.totals.get(shardId)).toBe(totals.get(shardId));
+        expect(replayed.windows.buckets(shardId)).toEqual(memory.windows.buckets(shardId));
+        expect(folded.totals.get(shardId)).toBe(totals.get(shardId));
+      }
     });
   });
 

@@ -1,6 +1,5 @@
 // Original file: proto/shard.proto
 
-import type { LogEntryMsg as _tally_shard_v1_LogEntryMsg, LogEntryMsg__Output as _tally_shard_v1_LogEntryMsg__Output } from '../../../tally/shard/v1/LogEntryMsg.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface AppendEntriesRequest {
@@ -10,7 +9,6 @@ export interface AppendEntriesRequest {
    */
   'truncate'?: (boolean);
   'truncateAfterLsn'?: (number | string | Long);
-  'entries'?: (_tally_shard_v1_LogEntryMsg)[];
   /**
    * Log matching: the entries follow the entry at prev_lsn, written at
    * prev_epoch (0, 0: the log's start). The follower appends (or truncates)
@@ -19,6 +17,24 @@ export interface AppendEntriesRequest {
    */
   'prevLsn'?: (number | string | Long);
   'prevEpoch'?: (number | string | Long);
+  /**
+   * The entries, lsns prev_lsn + 1 .. prev_lsn + entry_count, as columns in
+   * one block (n = entry_count; little-endian; no padding):
+   * shard_id   n x float64   (an integer, 1..2^53-1)
+   * amount     n x int64
+   * epoch      n x uint64
+   * at_ms      n x float64   (an integer, the commit time)
+   * flags      n x uint8     bits 0-3: kind (as LogEntryMsg.kind);
+   * 0x10 key, 0x20 fence count, 0x40 member, 0x80 payload
+   * extras     for each entry in order, the fields its flags name, in this order:
+   * key: uint16 length + bytes; fence_shard_count: uint32;
+   * member: uint64; payload: uint32 length + bytes
+   * The block ends exactly after the last entry's extras. Most entries are
+   * plain increments (flags 0): 33 bytes each. Each entry is checked as a
+   * stored row is; a malformed block is refused whole (INVALID_ARGUMENT).
+   */
+  'entryCount'?: (number);
+  'columns'?: (Buffer | Uint8Array | string);
 }
 
 export interface AppendEntriesRequest__Output {
@@ -28,7 +44,6 @@ export interface AppendEntriesRequest__Output {
    */
   'truncate': (boolean);
   'truncateAfterLsn': (string);
-  'entries': (_tally_shard_v1_LogEntryMsg__Output)[];
   /**
    * Log matching: the entries follow the entry at prev_lsn, written at
    * prev_epoch (0, 0: the log's start). The follower appends (or truncates)
@@ -37,4 +52,22 @@ export interface AppendEntriesRequest__Output {
    */
   'prevLsn': (string);
   'prevEpoch': (string);
+  /**
+   * The entries, lsns prev_lsn + 1 .. prev_lsn + entry_count, as columns in
+   * one block (n = entry_count; little-endian; no padding):
+   * shard_id   n x float64   (an integer, 1..2^53-1)
+   * amount     n x int64
+   * epoch      n x uint64
+   * at_ms      n x float64   (an integer, the commit time)
+   * flags      n x uint8     bits 0-3: kind (as LogEntryMsg.kind);
+   * 0x10 key, 0x20 fence count, 0x40 member, 0x80 payload
+   * extras     for each entry in order, the fields its flags name, in this order:
+   * key: uint16 length + bytes; fence_shard_count: uint32;
+   * member: uint64; payload: uint32 length + bytes
+   * The block ends exactly after the last entry's extras. Most entries are
+   * plain increments (flags 0): 33 bytes each. Each entry is checked as a
+   * stored row is; a malformed block is refused whole (INVALID_ARGUMENT).
+   */
+  'entryCount': (number);
+  'columns': (Buffer);
 }
