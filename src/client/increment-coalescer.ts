@@ -4,7 +4,7 @@
 // the unary path's deadline, retry and error behaviour; this file must never
 // retry what the unary path would not.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError } from '../common/errors.ts';
+import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax } from '../common/limits.ts';
 import type { counterV1 } from '../common/proto.ts';
 
@@ -127,8 +127,15 @@ export class IncrementCoalescer {
     this.send(entries);
   }
 
-  private send(entries: Entry[]): void {
+  private send(queued: Entry[]): void {
     const nowMs = Date.now();
+    // One caller already past its deadline would fail the whole batch at once.
+    const entries = queued.filter((entry) => {
+      if (entry.deadline > nowMs) return true;
+      this.fail(entry, deadlinePassed());
+      return false;
+    });
+    if (entries.length === 0) return;
     // The batch's deadline is the earliest its items' attempts would have had
     // as unary calls: no caller waits past its own.
     let deadline = Infinity;
@@ -146,7 +153,7 @@ export class IncrementCoalescer {
       const entry = entries[0]!;
       this.transport.increment(entry.item, deadline).then(
         (response) => this.answered(entries, [response]),
-        (error: TallyError) => this.failed(entries, error),
+        (error: unknown) => this.failed(entries, fromServiceError(error)),
       );
       return;
     }
@@ -164,13 +171,13 @@ export class IncrementCoalescer {
             );
           else this.answered(entries, response.results);
         },
-        (error: TallyError) => this.failed(entries, error),
+        (error: unknown) => this.failed(entries, fromServiceError(error)),
       );
   }
 
   private answered(entries: Entry[], results: counterV1.IncrementResponse__Output[]): void {
     this.inFlight--;
-    entries.forEach((entry, index) => this.settle(entry, { applied: results[index]!.applied, shard: results[index]!.shard }));
+    entries.forEach((entry, index) => this.succeed(entry, { applied: results[index]!.applied, shard: results[index]!.shard }));
     this.schedulePump();
   }
 
@@ -182,19 +189,22 @@ export class IncrementCoalescer {
       if (retryableStatuses.has(error.grpcCode)) {
         // Outcome unknown: the unary rule decides (keyed items again with their key, unkeyed never).
         const backoffMs = entry.keyed ? this.retry.retryAfterMs(error, entry.attempts, entry.deadline) : undefined;
-        if (backoffMs === undefined) this.settle(entry, error);
+        if (backoffMs === undefined) this.fail(entry, error);
         else setTimeout(() => this.requeue(entry), backoffMs);
       } else if (!several || sharedFailures.has(error.grpcCode)) {
-        this.settle(entry, error);
+        this.fail(entry, error);
       } else if (entry.keyed || refusedBeforeSending.has(error.grpcCode)) {
         // Maybe another item's doing: this one alone learns its own outcome
-        // (a keyed item the batch had applied answers applied=false).
+        // (a keyed item the batch had applied answers applied=false). The
+        // refused batch does not count against its attempts: a unary call
+        // would not have made it.
         entry.alone = true;
+        entry.attempts--;
         this.requeue(entry);
       } else {
         // An unkeyed item of a batch that spanned several nodes may have
         // been applied by one of them: sending it again could count it twice.
-        this.settle(
+        this.fail(
           entry,
           new TallyError(
             ErrorCode.unavailable,
@@ -209,23 +219,29 @@ export class IncrementCoalescer {
   private requeue(entry: Entry): void {
     if (entry.settled) return;
     if (Date.now() >= entry.deadline) {
-      this.settle(entry, deadlinePassed());
+      this.fail(entry, deadlinePassed());
       return;
     }
     this.enqueue(entry);
   }
 
-  private settle(entry: Entry, outcome: CoalescedResult | TallyError): void {
+  private succeed(entry: Entry, result: CoalescedResult): void {
     if (entry.settled) return;
     entry.settled = true;
-    if (outcome instanceof TallyError) entry.reject(outcome);
-    else entry.resolve(outcome);
+    entry.resolve(result);
+  }
+
+  private fail(entry: Entry, error: TallyError): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    entry.reject(error);
   }
 
   private armExpiry(at: number): void {
     clearTimeout(this.expiryTimer);
     this.expiryAt = at;
-    this.expiryTimer = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
+    // setTimeout fires at once past 2^31 - 1 ms: a far deadline is looked at again then.
+    this.expiryTimer = setTimeout(() => this.expire(), Math.min(timerDelayMsMax, Math.max(0, at - Date.now())));
     this.expiryTimer.unref();
   }
 
@@ -237,7 +253,7 @@ export class IncrementCoalescer {
     let next = Infinity;
     this.queue = this.queue.filter((entry) => {
       if (entry.deadline <= nowMs) {
-        this.settle(entry, deadlinePassed());
+        this.fail(entry, deadlinePassed());
         return false;
       }
       if (entry.deadline < next) next = entry.deadline;
@@ -246,6 +262,8 @@ export class IncrementCoalescer {
     if (next < Infinity) this.armExpiry(next);
   }
 }
+
+const timerDelayMsMax = 2 ** 31 - 1;
 
 function deadlinePassed(): TallyError {
   return new TallyError(ErrorCode.deadlineExceeded, 'deadline exceeded while the increment waited to be sent; it was not sent');
