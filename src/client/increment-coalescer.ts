@@ -1,6 +1,6 @@
-// Coalescing of concurrent increment calls: while an IncrementBatch is in
-// flight, later calls queue and leave together in the next one (like the
-// router's node sender), each caller answered on its own. Every caller keeps
+// Coalescing of concurrent increment calls: while coalescedCallsInFlightMax
+// IncrementBatch calls are in flight, later calls queue and leave together in
+// the next one (like the router's node sender), each caller answered on its own. Every caller keeps
 // the unary path's deadline, retry and error behaviour; this file must never
 // retry what the unary path would not.
 import { status } from '@grpc/grpc-js';

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError } from '../../src/client/index.ts';
+import { coalescedCallsInFlightMax } from '../../src/common/limits.ts';
 import { Ledger, classify } from '../helpers/load.ts';
 import { pause, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 
@@ -18,7 +19,7 @@ describe('chaos: coalescing client', () => {
   });
 
   it(
-    'client: an increment whose deadline passes while queued behind a stuck batch fails DEADLINE_EXCEEDED and is never sent',
+    'client: an increment whose deadline passes while queued behind stuck batches fails DEADLINE_EXCEEDED and is never sent',
     { timeout: 60_000 },
     async () => {
       tc = await startCluster({ pairs: 1 });
@@ -26,18 +27,22 @@ describe('chaos: coalescing client', () => {
       await client.increment('stuck', 1);
       // A paused router takes the first call and answers nothing: it stays in flight.
       cluster.router.signal('SIGSTOP');
-      const first = client.increment('stuck', 10, { deadlineMs: 30_000 });
-      // Let it leave first: a call made in the same tick would share its batch.
-      await pause(50);
-      // Queued behind it: its deadline passes before the first attempt's (2 s) does.
+      // Stuck calls fill the client's in-flight slots, one tick apart (calls
+      // made in the same tick would share a batch).
+      const stuck: Promise<unknown>[] = [];
+      for (let slot = 0; slot < coalescedCallsInFlightMax; slot++) {
+        stuck.push(client.increment('stuck', 10, { deadlineMs: 30_000 }));
+        await pause(50);
+      }
+      // Queued behind them: its deadline passes before their attempts' (2 s) do.
       const queued = await client.increment('stuck', 100, { deadlineMs: 200 }).catch((error: unknown) => error);
       expect(queued).toBeInstanceOf(TallyError);
       expect((queued as TallyError).grpcCode).toBe(status.DEADLINE_EXCEEDED);
       expect((queued as TallyError).message).toMatch(/not sent/);
       cluster.router.signal('SIGCONT');
-      // The first call's key carries it through its own timeouts: applied once.
-      await first;
-      expect((await client.read('stuck')).total).toBe(11n);
+      // Their keys carry them through their own timeouts: each applied once.
+      await Promise.all(stuck);
+      expect((await client.read('stuck')).total).toBe(1n + 10n * BigInt(coalescedCallsInFlightMax));
     },
   );
 
