@@ -53,7 +53,11 @@ export interface IncrementOptions extends CallSettings {
 }
 
 export interface IncrementResult {
-  /** False when the key was seen before and this increment was not applied again. */
+  /**
+   * False when the key was seen before and this increment was not applied
+   * again; also when an earlier attempt of this same call (a retry, or a
+   * coalesced batch re-sent item by item) had already applied it.
+   */
   applied: boolean;
   /** Index of the shard within the counter that holds the increment. */
   shard: number;
