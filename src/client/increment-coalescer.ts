@@ -52,9 +52,9 @@ interface Entry {
 // input changes nothing): a batch refused with one of them applied none of
 // its items, so even an unkeyed item may be sent again on its own.
 const refusedBeforeSending = new Set<number>([status.INVALID_ARGUMENT, status.FAILED_PRECONDITION]);
-// Failures every caller of the client would get alike (its token, an
-// overloaded router): no item caused them, so a batch is not taken apart.
-const sharedFailures = new Set<number>([status.UNAUTHENTICATED, status.PERMISSION_DENIED, status.RESOURCE_EXHAUSTED, status.CANCELLED]);
+// Failures every caller of the client would get alike (its token): no item
+// caused them and nothing was applied, so a batch is not taken apart.
+const sharedFailures = new Set<number>([status.UNAUTHENTICATED, status.PERMISSION_DENIED, status.CANCELLED]);
 const retryableStatuses = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
 
 export class IncrementCoalescer {
@@ -181,9 +181,17 @@ export class IncrementCoalescer {
     this.schedulePump();
   }
 
-  private failed(entries: Entry[], error: TallyError): void {
+  private failed(entries: Entry[], failure: TallyError): void {
     this.inFlight--;
     const several = entries.length > 1;
+    // An overloaded node (queue full, disk full) refuses its own group only:
+    // a batch spanning pairs may be applied in part, so to each of its items
+    // the outcome is unknown, which the unary rule below handles (keyed items
+    // back off and go again with their key; unkeyed ones fail).
+    const error =
+      several && failure.grpcCode === status.RESOURCE_EXHAUSTED
+        ? new TallyError(ErrorCode.unavailable, `outcome unknown: the IncrementBatch was refused in part (${failure.message})`)
+        : failure;
     for (const entry of entries) {
       if (entry.settled) continue;
       if (retryableStatuses.has(error.grpcCode)) {

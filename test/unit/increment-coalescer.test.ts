@@ -97,14 +97,25 @@ describe('increment coalescer', () => {
     expect(sent).toHaveLength(3);
   });
 
-  it('coalescer: RESOURCE_EXHAUSTED and UNAUTHENTICATED fail every item and send nothing again', async () => {
-    for (const code of [status.RESOURCE_EXHAUSTED, status.UNAUTHENTICATED]) {
-      const { sent, coalescer } = scripted(code);
-      const deadline = Date.now() + 10_000;
-      const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
-      expect(results).toEqual([errorCodeOfGrpcStatus(code), errorCodeOfGrpcStatus(code)]);
-      expect(sent).toHaveLength(1);
-    }
+  it('coalescer: UNAUTHENTICATED fails every item and sends nothing again', async () => {
+    const { sent, coalescer } = scripted(status.UNAUTHENTICATED);
+    const deadline = Date.now() + 10_000;
+    const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
+    expect(results).toEqual([ErrorCode.unauthenticated, ErrorCode.unauthenticated]);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('coalescer: RESOURCE_EXHAUSTED of a batch (maybe applied in part) is an unknown outcome: keyed items go again, unkeyed fail UNAVAILABLE', async () => {
+    const { sent, coalescer } = scripted(status.RESOURCE_EXHAUSTED);
+    const deadline = Date.now() + 10_000;
+    const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
+    expect(results).toEqual(['ok', ErrorCode.unavailable]);
+    expect(sent.slice(1).flatMap((call) => call.counters)).toEqual(['a']);
+  });
+
+  it('coalescer: a lone increment refused RESOURCE_EXHAUSTED hears just that, as a unary call', async () => {
+    const { coalescer } = scripted(undefined, () => status.RESOURCE_EXHAUSTED);
+    expect(await outcomes([coalescer.add(keyed('a'), Date.now() + 10_000)])).toEqual([ErrorCode.resourceExhausted]);
   });
 
   it('coalescer: an item already past its deadline is DEADLINE_EXCEEDED and left out of the batch', async () => {
