@@ -39,6 +39,7 @@ for _ in $(seq 1 60); do grep -q "Tally local cluster ready" "$work/tally.log" &
 bench() { node --import tsx src/cli/cli.ts bench --router "127.0.0.1:$tally_port" --seconds "$seconds" --json "$@" 2>/dev/null; }
 result[tally_unary]="$(bench --concurrency "$concurrency" | json_field incrementsPerSec)"
 result[tally_batch]="$(bench --concurrency 16 --batch 100 --procs 2 | json_field incrementsPerSec)"
+result[tally_coalesced]="$(bench --concurrency "$concurrency" --coalesce | json_field incrementsPerSec)"
 
 # The floor: a bare grpc-js unary echo.
 echo_port="$(free_port)"
@@ -91,6 +92,7 @@ PostgreSQL fsync=on, synchronous_commit=on.
 | PostgreSQL hot-row UPDATE | $concurrency clients | ${result[postgres]:-n/a} increments | $(ratio "${result[tally_unary]:-0}" "${result[postgres]:-0}") |
 | Tally unary Increment, one hot counter | $concurrency in flight | ${result[tally_unary]:-n/a} increments | 1.00x |
 | Tally IncrementBatch of 100, one hot counter | 16 in flight x 2 processes | ${result[tally_batch]:-n/a} increments | |
+| Tally coalescing client, $concurrency concurrent increment calls | $concurrency callers, one process | ${result[tally_coalesced]:-n/a} increments | |
 $(for note in "${notes[@]:-}"; do [ -n "$note" ] && echo "
 Skipped: $note"; done)
 TABLE

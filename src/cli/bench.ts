@@ -17,6 +17,8 @@ export interface BenchOptions {
   keyed: boolean;
   /** Items per call: 1 = unary Increment, more = IncrementBatch. */
   batch: number;
+  /** Unary increments through the coalescing client (concurrent calls share IncrementBatch calls); batch is 1. */
+  coalesce: boolean;
   /** Calls in flight per process. */
   concurrency: number;
   /** Target increments/s over all processes; 0 = as fast as possible. */
@@ -47,6 +49,7 @@ export interface BenchSummary {
   workload: string;
   keyed: boolean;
   batch: number;
+  coalesce: boolean;
   concurrency: number;
   procs: number;
   durationMs: number;
@@ -74,7 +77,8 @@ function counterPicker(options: BenchOptions): () => string {
 
 /** Runs the workload in this process. */
 export async function runWorker(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult> {
-  const client = createTallyClient({ address: options.router, deadlineMs: 10_000, ...options.security });
+  // Unary load is one Increment per call unless --coalesce asks for the client's coalescing.
+  const client = createTallyClient({ address: options.router, deadlineMs: 10_000, coalesce: options.coalesce, ...options.security });
   const pick = counterPicker(options);
   const histogram = new LatencyHistogram();
   const ok = new Map<string, bigint>();
@@ -177,6 +181,7 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
       '--run-id',
       options.runId,
       ...(options.keyed ? ['--keyed'] : []),
+      ...(options.coalesce ? ['--coalesce'] : []),
       ...options.securityFlags,
     ];
     const env = options.security.token === undefined ? process.env : { ...process.env, TALLY_TOKEN: options.security.token };
@@ -253,6 +258,7 @@ export async function runBench(options: BenchOptions, onProgress?: Progress): Pr
     workload: options.workload,
     keyed: options.keyed,
     batch: options.batch,
+    coalesce: options.coalesce,
     concurrency: options.concurrency,
     procs: options.procs,
     durationMs: elapsedMs,

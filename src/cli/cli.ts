@@ -45,6 +45,7 @@ commands:
   bench                         drive load and report throughput, latency and an exact-read check
       [--workload hot|cold|mix] [--cold-counters N] [--batch B] [--concurrency C]
       [--rate R] [--seconds S] [--procs P] [--keyed] [--no-check]
+      [--coalesce]  unary increment calls through the coalescing client (no --batch)
 
 The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051.
 TLS: --tls-ca (and --tls-cert/--tls-key for a client certificate), or TALLY_TLS_CA,
@@ -57,7 +58,7 @@ interface ParsedArgs {
   flags: Map<string, string>;
 }
 
-const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'worker', 'no-check', 'no-window', 'repair', 'verbose']);
+const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'coalesce', 'worker', 'no-check', 'no-window', 'repair', 'verbose']);
 const valueFlags = new Set([
   'router',
   'key',
@@ -504,12 +505,15 @@ function benchOptions(flags: Map<string, string>, router: string): BenchOptions 
     return value;
   };
   const seconds = whole('seconds', 10, 1, 3_600);
+  const coalesce = flags.has('coalesce');
+  if (coalesce && flags.has('batch')) throw new UsageError('--coalesce drives unary increment calls; it takes no --batch');
   return {
     router,
     workload,
     coldCounters: whole('cold-counters', 1_000, 1, 10_000_000),
     keyed: flags.has('keyed'),
     batch: whole('batch', 1, 1, batchItemsMax),
+    coalesce,
     concurrency: whole('concurrency', 64, 1, 10_000),
     ratePerSec: whole('rate', 0, 0, 100_000_000),
     durationMs: whole('duration-ms', seconds * 1000, 100, 3_600_000),
@@ -541,7 +545,7 @@ async function bench(flags: Map<string, string>, json: boolean): Promise<void> {
   });
   if (tty) process.stderr.write('\n');
   const lines = [
-    `${summary.workload} workload, ${summary.keyed ? 'keyed' : 'unkeyed'}, ${summary.batch === 1 ? 'unary' : `batches of ${summary.batch}`}, ${summary.concurrency} in flight x ${summary.procs} process${summary.procs === 1 ? '' : 'es'}, ${(summary.durationMs / 1000).toFixed(1)} s`,
+    `${summary.workload} workload, ${summary.keyed ? 'keyed' : 'unkeyed'}, ${summary.coalesce ? 'unary through the coalescing client' : summary.batch === 1 ? 'unary' : `batches of ${summary.batch}`}, ${summary.concurrency} in flight x ${summary.procs} process${summary.procs === 1 ? '' : 'es'}, ${(summary.durationMs / 1000).toFixed(1)} s`,
     `throughput  ${summary.incrementsPerSec.toLocaleString('en-US')} increments/s (${summary.callsPerSec.toLocaleString('en-US')} calls/s), ${summary.okIncrements.toLocaleString('en-US')} acknowledged`,
     `latency     p50 ${summary.latencyMs.p50.toFixed(2)} ms  p99 ${summary.latencyMs.p99.toFixed(2)} ms  p999 ${summary.latencyMs.p999.toFixed(2)} ms  max ${summary.latencyMs.max.toFixed(2)} ms`,
     `errors      ${

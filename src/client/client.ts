@@ -7,9 +7,10 @@ import { credentials, status, Metadata, type Client, type CallOptions, type requ
 // (pino, prom-client, health, reflection) the client package must not carry.
 import { clientChannelOptions } from '../common/client-channel.ts';
 import { fromServiceError, type TallyError } from '../common/errors.ts';
-import { parseInt64, toWireInt64, parseMemberId } from '../common/validate.ts';
+import { parseInt64, toWireInt64, parseMemberId, validateAmount, validateCounterName, validateIdempotencyKey } from '../common/validate.ts';
 import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
 import type { WindowSetting } from '../common/window-setting.ts';
+import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
 
 export interface TallyClientOptions {
   /** Router address, host:port. */
@@ -24,6 +25,13 @@ export interface TallyClientOptions {
   tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
   /** Bearer token sent with every call (the client or the admin token). */
   token?: string;
+  /**
+   * Concurrent increment calls leave together in one IncrementBatch while
+   * another is in flight, each caller answered on its own, with the keys,
+   * deadlines, retries and errors of a single call. Default true; false
+   * sends each increment as its own Increment call.
+   */
+  coalesce?: boolean;
 }
 
 export type Int64Input = bigint | number | string;
@@ -45,7 +53,11 @@ export interface IncrementOptions extends CallSettings {
 }
 
 export interface IncrementResult {
-  /** False when the key was seen before and this increment was not applied again. */
+  /**
+   * False when the key was seen before and this increment was not applied
+   * again; also when an earlier attempt of this same call (a retry, or a
+   * coalesced batch re-sent item by item) had already applied it.
+   */
   applied: boolean;
   /** Index of the shard within the counter that holds the increment. */
   shard: number;
@@ -277,6 +289,7 @@ export class TallyClient {
   private readonly attemptsMax: number;
 
   private readonly metadata: Metadata;
+  private readonly coalescer: IncrementCoalescer | undefined;
 
   constructor(options: TallyClientOptions) {
     const channelCredentials =
@@ -294,6 +307,20 @@ export class TallyClient {
     this.deadlineMs = options.deadlineMs ?? 5_000;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
     this.attemptsMax = options.attemptsMax ?? 12;
+    this.coalescer =
+      options.coalesce === false
+        ? undefined
+        : new IncrementCoalescer(
+            {
+              increment: (item, deadline) => this.attempt(this.counterRpc.Increment, this.counterRpc, item, deadline),
+              incrementBatch: (items, deadline) => this.attempt(this.counterRpc.IncrementBatch, this.counterRpc, { items }, deadline),
+            },
+            {
+              attemptsMax: this.attemptsMax,
+              attemptTimeoutMs: this.attemptTimeoutMs,
+              retryAfterMs: (failure, attempt, deadline) => this.retryAfterMs(failure, attempt, deadline),
+            },
+          );
   }
 
   private call<Request, Response>(
@@ -337,15 +364,19 @@ export class TallyClient {
       try {
         return await this.attempt(method, this.counterRpc, request, attemptDeadline);
       } catch (error) {
-        const failure = error as TallyError;
-        // Full jitter: a crowd of clients retrying after one failover does not return in step.
-        const backoffMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
-        const retry =
-          keyed && retryableStatuses.has(failure.grpcCode) && attempt < this.attemptsMax && Date.now() + backoffMs < deadline - 10;
-        if (!retry) throw failure;
+        const backoffMs = keyed ? this.retryAfterMs(error as TallyError, attempt, deadline) : undefined;
+        if (backoffMs === undefined) throw error;
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
       }
     }
+  }
+
+  /** The backoff before attempt + 1 of a keyed call that failed, or undefined when it is not retried. */
+  private retryAfterMs(failure: TallyError, attempt: number, deadline: number): number | undefined {
+    // Full jitter: a crowd of clients retrying after one failover does not return in step.
+    const backoffMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
+    const retry = retryableStatuses.has(failure.grpcCode) && attempt < this.attemptsMax && Date.now() + backoffMs < deadline - 10;
+    return retry ? backoffMs : undefined;
   }
 
   /**
@@ -353,8 +384,19 @@ export class TallyClient {
    * and retries UNAVAILABLE and DEADLINE_EXCEEDED with the same key (jittered
    * backoff, bounded attempts, within the deadline), so the increment applies
    * at most once. Pass idempotencyKey: null for an unkeyed, unretried call.
+   * With coalescing on (the default) concurrent calls share IncrementBatch
+   * calls; bad input is refused here, before it is queued.
    */
   async increment(counter: string, amount: Int64Input, options?: IncrementOptions): Promise<IncrementResult> {
+    if (this.coalescer !== undefined) {
+      // The router's checks, made here: one bad item must not fail a batch it shares.
+      const item: CoalescedItem = {
+        counter: validateCounterName(counter),
+        amount: toWireAmount(validateAmount(amount)),
+        idempotencyKey: validateIdempotencyKey(toWireKey(options?.idempotencyKey)),
+      };
+      return this.coalescer.add(item, Date.now() + (options?.deadlineMs ?? this.deadlineMs));
+    }
     const idempotencyKey = toWireKey(options?.idempotencyKey);
     const request: counterV1.IncrementRequest = { counter, amount: toWireAmount(amount), idempotencyKey };
     const response = await this.withRetries(this.counterRpc.Increment, request, idempotencyKey.length > 0, options);
@@ -581,6 +623,7 @@ export class TallyClient {
   }
 
   close(): void {
+    this.coalescer?.close();
     this.adminRpc.close();
     this.counterRpc.close();
   }

@@ -6,7 +6,7 @@ export {
   TallyClient,
 };
 export type {
-  /** Options for createTallyClient: the router address and a default deadline. */
+  /** Options for createTallyClient: the router address, a default deadline, retries, TLS, a token, and coalesce (default true). */
   TallyClientOptions,
   /** One item of incrementBatch. */
   IncrementItem,

@@ -3,23 +3,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status } from '@grpc/grpc-js';
 import { CounterServiceClient, messageBytesMax, batchItemsMax, readManyCountersMax, INT64_MAX } from '../../src/common/index.ts';
-import { TallyError } from '../../src/client/index.ts';
+import { TallyError, createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 describe('bad input (G7)', () => {
   let tc: TestCluster;
   let raw: RawRpcClient;
+  // Unary, not coalescing: the coalescing client refuses bad input itself
+  // (test/integration/coalescing.test.ts); these cases are the router's.
+  let unary: TallyClient;
 
   beforeAll(async () => {
     tc = await startCluster({ pairs: 1 });
     await tc.client.increment('guarded', 5);
     // The follower holds that write too: a log position taken while it catches up would move by itself.
     await waitForHealthy(tc.client);
+    unary = createTallyClient({ address: tc.cluster.routerAddress, deadlineMs: 10_000, coalesce: false });
     raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as RawRpcClient;
   });
   afterAll(async () => {
     raw?.close();
+    unary?.close();
     await tc?.stop();
   });
 
@@ -56,21 +61,21 @@ describe('bad input (G7)', () => {
   }
 
   it('router: an empty counter name is INVALID_ARGUMENT', async () => {
-    await expectRejected(() => tc.client.increment('', 1), status.INVALID_ARGUMENT);
+    await expectRejected(() => unary.increment('', 1), status.INVALID_ARGUMENT);
   });
 
   it('router: a counter name over 200 bytes is INVALID_ARGUMENT (multi-byte characters count as bytes)', async () => {
-    await expectRejected(() => tc.client.increment('é'.repeat(101), 1), status.INVALID_ARGUMENT);
+    await expectRejected(() => unary.increment('é'.repeat(101), 1), status.INVALID_ARGUMENT);
     await expectRejected(() => tc.client.read('x'.repeat(201)), status.INVALID_ARGUMENT);
   });
 
   it('router: a counter name with a control character is INVALID_ARGUMENT', async () => {
-    await expectRejected(() => tc.client.increment('bad\nname', 1), status.INVALID_ARGUMENT);
-    await expectRejected(() => tc.client.increment('bad\u0000name', 1), status.INVALID_ARGUMENT);
+    await expectRejected(() => unary.increment('bad\nname', 1), status.INVALID_ARGUMENT);
+    await expectRejected(() => unary.increment('bad\u0000name', 1), status.INVALID_ARGUMENT);
   });
 
   it('router: an idempotency key over 128 bytes is INVALID_ARGUMENT', async () => {
-    await expectRejected(() => tc.client.increment('guarded', 1, { idempotencyKey: 'k'.repeat(129) }), status.INVALID_ARGUMENT);
+    await expectRejected(() => unary.increment('guarded', 1, { idempotencyKey: 'k'.repeat(129) }), status.INVALID_ARGUMENT);
   });
 
   it('router: a zero amount is INVALID_ARGUMENT', async () => {
@@ -85,13 +90,13 @@ describe('bad input (G7)', () => {
   it('router: an increment that would take a shard total beyond int64 is OUT_OF_RANGE and changes nothing', async () => {
     await tc.client.increment('huge', INT64_MAX - 10n);
     const before = (await tc.client.read('huge')).total;
-    await expectRejected(() => tc.client.increment('huge', 11), status.OUT_OF_RANGE);
+    await expectRejected(() => unary.increment('huge', 11), status.OUT_OF_RANGE);
     expect((await tc.client.read('huge')).total).toBe(before);
     // The same counter still takes increments that fit.
     await tc.client.increment('huge', 10);
     expect((await tc.client.read('huge')).total).toBe(INT64_MAX);
     await tc.client.increment('huge', -5);
-    await expectRejected(() => tc.client.increment('huge', -(INT64_MAX + 1n) + 1n - 10n), status.OUT_OF_RANGE);
+    await expectRejected(() => unary.increment('huge', -(INT64_MAX + 1n) + 1n - 10n), status.OUT_OF_RANGE);
   });
 
   it('router: a batch with one bad item is INVALID_ARGUMENT and applies none of the good ones', async () => {

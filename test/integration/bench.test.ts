@@ -72,6 +72,20 @@ describe('tally bench', () => {
     expect(summary.okIncrements).toBeLessThanOrEqual(200 + 8);
   });
 
+  it('bench: --coalesce drives unary increment calls through the coalescing client and passes the check', async () => {
+    const args = ['bench', '--router', tc.cluster.routerAddress, '--coalesce', '--concurrency', '32', '--seconds', '2'];
+    const result = await tally([...args, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { okIncrements: number; coalesce: boolean; batch: number; check: { passed: boolean } };
+    expect(summary.coalesce).toBe(true);
+    expect(summary.batch).toBe(1);
+    expect(summary.okIncrements).toBeGreaterThan(0);
+    expect(summary.check.passed).toBe(true);
+    const withBatch = await tally([...args, '--batch', '10']);
+    expect(withBatch.code).toBe(2);
+    expect(withBatch.stderr.trim()).toBe('tally: --coalesce drives unary increment calls; it takes no --batch');
+  });
+
   it('bench: a bad flag is one line and exit code 2', async () => {
     const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--workload', 'lukewarm']);
     expect(result.code).toBe(2);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, loadPackageDefinition, makeGenericClientConstructor } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { service as healthService } from 'grpc-health-check';
+import { createTallyClient } from '../../src/client/index.ts';
 import { startCluster, scrapeMetric, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import type { RawRpcClient } from '../helpers/raw-client.ts';
 
@@ -73,7 +74,10 @@ describe('health, reflection and metrics', () => {
   it('metrics: increments, rejections, read latency, commit batch size and fsync latency are exported', async () => {
     const acceptedBefore = await scrapeMetric(tc.routerMetricsPort, 'tally_increments_accepted_total');
     await tc.client.incrementBatch(Array.from({ length: 10 }, () => ({ counter: 'metered', amount: 1 })));
-    await tc.client.increment('metered', 0).catch(() => undefined);
+    // Unary: the coalescing client would refuse the zero itself, and the router's count is the point.
+    const unary = createTallyClient({ address: tc.cluster.routerAddress, coalesce: false });
+    await unary.increment('metered', 0).catch(() => undefined);
+    unary.close();
     await tc.client.read('metered');
     await tc.client.read('metered', { consistency: 'cached' });
     const port = tc.routerMetricsPort;

@@ -1,0 +1,141 @@
+// The coalescer against a scripted transport: what each caller hears and
+// what is sent again when a batch fails, by status, keyed and unkeyed.
+import { describe, expect, it } from 'vitest';
+import { status } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus } from '../../src/common/errors.ts';
+import { IncrementCoalescer, type CoalescedItem, type CoalescerTransport } from '../../src/client/increment-coalescer.ts';
+
+interface Sent {
+  counters: string[];
+  deadline: number;
+}
+
+/** A transport that fails batches with `batchFailure` (once) and answers single increments by `single`. */
+function scripted(batchFailure: number | undefined, single: (item: CoalescedItem) => number = () => status.OK) {
+  const sent: Sent[] = [];
+  let failuresLeft = batchFailure === undefined ? 0 : 1;
+  const failure = (code: number) => new TallyError(errorCodeOfGrpcStatus(code), `scripted ${code}`, code);
+  const transport: CoalescerTransport = {
+    incrementBatch: (items, deadline) => {
+      sent.push({ counters: items.map((item) => item.counter), deadline });
+      if (failuresLeft > 0) {
+        failuresLeft--;
+        return Promise.reject(failure(batchFailure!));
+      }
+      return Promise.resolve({ results: items.map(() => ({ applied: true, shard: 0 })) });
+    },
+    increment: (item, deadline) => {
+      sent.push({ counters: [item.counter], deadline });
+      const code = single(item);
+      return code === status.OK ? Promise.resolve({ applied: true, shard: 0 }) : Promise.reject(failure(code));
+    },
+  };
+  const coalescer = new IncrementCoalescer(transport, {
+    attemptsMax: 12,
+    attemptTimeoutMs: 2_000,
+    retryAfterMs: (error) => (error.grpcCode === status.UNAVAILABLE || error.grpcCode === status.DEADLINE_EXCEEDED ? 0 : undefined),
+  });
+  return { sent, coalescer };
+}
+
+const keyed = (counter: string): CoalescedItem => ({ counter, amount: 1, idempotencyKey: Buffer.from(counter) });
+const unkeyed = (counter: string): CoalescedItem => ({ counter, amount: 1, idempotencyKey: Buffer.alloc(0) });
+
+async function outcomes(promises: Promise<unknown>[]): Promise<string[]> {
+  return (await Promise.allSettled(promises)).map((outcome) =>
+    outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as TallyError).code,
+  );
+}
+
+describe('increment coalescer', () => {
+  it('coalescer: calls made in one tick leave in one batch with the earliest deadline', async () => {
+    const { sent, coalescer } = scripted(undefined);
+    const now = Date.now();
+    const results = await outcomes([
+      coalescer.add(keyed('a'), now + 60_000),
+      coalescer.add(unkeyed('b'), now + 900),
+      coalescer.add(keyed('c'), now + 60_000),
+    ]);
+    expect(results).toEqual(['ok', 'ok', 'ok']);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.counters).toEqual(['a', 'b', 'c']);
+    expect(sent[0]!.deadline).toBe(now + 900);
+  });
+
+  it('coalescer: UNAVAILABLE retries keyed items with their key and fails unkeyed ones, as unary calls', async () => {
+    const { sent, coalescer } = scripted(status.UNAVAILABLE);
+    const deadline = Date.now() + 10_000;
+    const results = await outcomes([
+      coalescer.add(keyed('k1'), deadline),
+      coalescer.add(unkeyed('u'), deadline),
+      coalescer.add(keyed('k2'), deadline),
+    ]);
+    expect(results).toEqual(['ok', ErrorCode.unavailable, 'ok']);
+    expect(sent.slice(1).flatMap((call) => call.counters)).toEqual(['k1', 'k2']);
+  });
+
+  it('coalescer: OUT_OF_RANGE sends keyed items again alone (only the culprit fails) and fails unkeyed ones UNAVAILABLE', async () => {
+    const { sent, coalescer } = scripted(status.OUT_OF_RANGE, (item) => (item.counter === 'huge' ? status.OUT_OF_RANGE : status.OK));
+    const deadline = Date.now() + 10_000;
+    const results = await outcomes([
+      coalescer.add(keyed('fine'), deadline),
+      coalescer.add(keyed('huge'), deadline),
+      coalescer.add(unkeyed('beside'), deadline),
+    ]);
+    expect(results).toEqual(['ok', ErrorCode.outOfRange, ErrorCode.unavailable]);
+    // Sent alone: the two keyed items, each in its own call; never the unkeyed one.
+    expect(sent.slice(1).map((call) => call.counters)).toEqual([['fine'], ['huge']]);
+  });
+
+  it('coalescer: FAILED_PRECONDITION (refused before sending) sends unkeyed items again alone too', async () => {
+    const { sent, coalescer } = scripted(status.FAILED_PRECONDITION, (item) =>
+      item.counter === 'sketch' ? status.FAILED_PRECONDITION : status.OK,
+    );
+    const deadline = Date.now() + 10_000;
+    const results = await outcomes([coalescer.add(unkeyed('a'), deadline), coalescer.add(unkeyed('sketch'), deadline)]);
+    expect(results).toEqual(['ok', ErrorCode.failedPrecondition]);
+    expect(sent).toHaveLength(3);
+  });
+
+  it('coalescer: UNAUTHENTICATED fails every item and sends nothing again', async () => {
+    const { sent, coalescer } = scripted(status.UNAUTHENTICATED);
+    const deadline = Date.now() + 10_000;
+    const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
+    expect(results).toEqual([ErrorCode.unauthenticated, ErrorCode.unauthenticated]);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('coalescer: RESOURCE_EXHAUSTED of a batch (maybe applied in part) is an unknown outcome: keyed items go again, unkeyed fail UNAVAILABLE', async () => {
+    const { sent, coalescer } = scripted(status.RESOURCE_EXHAUSTED);
+    const deadline = Date.now() + 10_000;
+    const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
+    expect(results).toEqual(['ok', ErrorCode.unavailable]);
+    expect(sent.slice(1).flatMap((call) => call.counters)).toEqual(['a']);
+  });
+
+  it('coalescer: a lone increment refused RESOURCE_EXHAUSTED hears just that, as a unary call', async () => {
+    const { coalescer } = scripted(undefined, () => status.RESOURCE_EXHAUSTED);
+    expect(await outcomes([coalescer.add(keyed('a'), Date.now() + 10_000)])).toEqual([ErrorCode.resourceExhausted]);
+  });
+
+  it('coalescer: an item already past its deadline is DEADLINE_EXCEEDED and left out of the batch', async () => {
+    const { sent, coalescer } = scripted(undefined);
+    const now = Date.now();
+    const results = await outcomes([
+      coalescer.add(keyed('late'), now - 1),
+      coalescer.add(keyed('a'), now + 10_000),
+      coalescer.add(keyed('b'), now + 10_000),
+    ]);
+    expect(results).toEqual([ErrorCode.deadlineExceeded, 'ok', 'ok']);
+    expect(sent.flatMap((call) => call.counters)).toEqual(['a', 'b']);
+  });
+
+  it('coalescer: close() sends what is queued and refuses later adds', async () => {
+    const { sent, coalescer } = scripted(undefined);
+    const pending = coalescer.add(keyed('queued'), Date.now() + 10_000);
+    coalescer.close();
+    expect(sent).toHaveLength(1);
+    await expect(pending).resolves.toEqual({ applied: true, shard: 0 });
+    await expect(coalescer.add(keyed('after'), Date.now() + 10_000)).rejects.toMatchObject({ code: ErrorCode.unavailable });
+  });
+});
