@@ -51,15 +51,19 @@ export interface RouterDeps {
   autoscaler: Autoscaler;
 }
 
-function validateIncrement(request: counterV1.IncrementRequest__Output, where = ''): ValidIncrement {
+/**
+ * `itemIndex`: the item's place in a batch, named in an error (-1: unary).
+ * `validName`: a name already validated in this call; the same name is not checked again.
+ */
+function validateIncrement(request: counterV1.IncrementRequest__Output, itemIndex = -1, validName = ''): ValidIncrement {
   try {
     return {
-      counter: validateCounterName(request.counter),
+      counter: request.counter === validName && validName !== '' ? validName : validateCounterName(request.counter),
       amount: validateAmountNumber(request.amount),
       idempotencyKey: validateIdempotencyKey(request.idempotencyKey),
     };
   } catch (error) {
-    if (error instanceof TallyError && where) throw new TallyError(error.code, `${where}: ${error.message}`);
+    if (error instanceof TallyError && itemIndex >= 0) throw new TallyError(error.code, `item ${itemIndex}: ${error.message}`);
     throw error;
   }
 }
@@ -173,7 +177,14 @@ export function createCounterService(deps: RouterDeps) {
         if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
         if (count > batchItemsMax)
           throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
-        return request.items.map((item, index) => validateIncrement(item, `item ${index}`));
+        const items: ValidIncrement[] = new Array(count);
+        let validName = '';
+        for (let index = 0; index < count; index++) {
+          const item = validateIncrement(request.items[index]!, index, validName);
+          validName = item.counter;
+          items[index] = item;
+        }
+        return items;
       });
       return { results: await applyCounted(items, 'increment_batch') };
     }),
