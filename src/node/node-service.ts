@@ -105,9 +105,9 @@ export function createNodeService(deps: {
       }
       let itemCount = 0;
       const packedCounts = request.groups.map((group) => {
-        const packedCount = packedIncrementCount(group);
-        itemCount += packedCount + group.items.length;
-        return packedCount;
+        const packed = packedIncrementCount(group);
+        itemCount += packed.records + group.items.length;
+        return packed;
       });
       if (itemCount > applyItemsPerCallMax) {
         throw new TallyError(ErrorCode.resourceExhausted, `apply of ${itemCount} items exceeds ${applyItemsPerCallMax}`);
@@ -121,7 +121,7 @@ export function createNodeService(deps: {
         const outcome = results[next++]!;
         if (outcome.code !== status.OK) return outcome;
         // Entries are the packed increments, then the items: the answer speaks of the items only.
-        const packedCount = packedCounts[index]!;
+        const packedCount = packedCounts[index]!.records;
         if (packedCount === 0) return outcome;
         return { ...outcome, applied: outcome.applied.slice(packedCount), changed: outcome.changed.slice(packedCount) };
       });
@@ -129,7 +129,7 @@ export function createNodeService(deps: {
         if (outcome.code === status.OK) {
           // Increments only: a member set that changes nothing is not a duplicate.
           const items = request.groups[index]!.items;
-          let appliedCount = packedCounts[index]!;
+          let appliedCount = packedCounts[index]!.increments;
           let duplicateCount = 0;
           items.forEach((item, position) => {
             if ((item.op ?? 'INCREMENT') !== 'INCREMENT') return;

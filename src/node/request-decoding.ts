@@ -79,11 +79,17 @@ function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntr
 /** Bytes of one packed increment record (shard.proto, PackedIncrements). */
 export const packedIncrementBytes = 16;
 
-/** Packed increments in a group: records, not messages. */
-export function packedIncrementCount(group: shardV1.ApplyGroup__Output): number {
-  let count = 0;
-  for (const packed of group.increments) count += Math.floor(packed.records.length / packedIncrementBytes);
-  return count;
+/** Packed records in a group (entries, for applyItemsPerCallMax) and the callers' increments they sum (for metrics). */
+export function packedIncrementCount(group: shardV1.ApplyGroup__Output): { records: number; increments: number } {
+  let records = 0;
+  let increments = 0;
+  for (const packed of group.increments) {
+    const count = Math.floor(packed.records.length / packedIncrementBytes);
+    records += count;
+    // Metrics only: a record is at least one increment, whatever the field says.
+    increments += Math.max(count, packed.incrementCount);
+  }
+  return { records, increments };
 }
 
 const twoTo32 = 2 ** 32;

@@ -52,6 +52,8 @@ interface ShardSum {
   shardId: number;
   amount: number | bigint;
   window: WindowSetting;
+  /** Increments summed. */
+  count: number;
 }
 
 const twoTo32 = 2 ** 32;
@@ -80,17 +82,18 @@ export class NodeGroup {
     this.plainShardIndexes.push(shard.shardIndex);
     const sum = this.sums.get(shard.shardId);
     if (sum === undefined) {
-      this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window });
+      this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, count: 1 });
       return;
     }
     const next = addInt64(sum.amount, amount);
     if (next !== undefined) {
       sum.amount = next;
+      sum.count++;
       return;
     }
     // The node checks the total after each record: two records reach the same total as one would.
     this.fullSums.push(sum);
-    this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window });
+    this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, count: 1 });
   }
 
   addKeyed(index: number, shard: ShardInfo, item: ApplyItem): void {
@@ -117,7 +120,9 @@ export class NodeGroup {
     for (const [window, sums] of byWindow) {
       const buffer = Buffer.allocUnsafe(sums.length * 16);
       let offset = 0;
-      for (const { shardId, amount } of sums) {
+      let incrementCount = 0;
+      for (const { shardId, amount, count } of sums) {
+        incrementCount += count;
         buffer.writeUInt32LE(shardId % twoTo32, offset);
         buffer.writeUInt32LE(Math.floor(shardId / twoTo32), offset + 4);
         if (typeof amount === 'number') {
@@ -129,7 +134,7 @@ export class NodeGroup {
         }
         offset += 16;
       }
-      const packed: shardV1.PackedIncrements = { records: buffer };
+      const packed: shardV1.PackedIncrements = { records: buffer, incrementCount };
       // Absent means none (0, 0) and costs nothing on the wire.
       if (window.bucketMs > 0) {
         packed.windowBucketMs = window.bucketMs;
@@ -137,7 +142,13 @@ export class NodeGroup {
       }
       increments.push(packed);
     }
-    return { items: this.items, increments, itemCount: records + this.items.length, sizeBytes: records * 16 + itemsWireBytes(this.items) };
+    return {
+      items: this.items,
+      increments,
+      itemCount: records + this.items.length,
+      incrementCount: this.plainIndexes.length + this.items.length,
+      sizeBytes: records * 16 + itemsWireBytes(this.items),
+    };
   }
 }
 

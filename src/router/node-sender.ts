@@ -26,6 +26,8 @@ export interface OutgoingGroup {
   increments: shardV1.PackedIncrements[];
   /** Packed records plus items: what the node counts against applyItemsPerCallMax. */
   itemCount: number;
+  /** The callers' increments (and other ops) the group carries: what metrics count. */
+  incrementCount: number;
   /** An upper estimate of the encoded size. */
   sizeBytes: number;
 }
@@ -64,7 +66,13 @@ export class NodeSender {
 
   /** Sends one atomic group of items; resolves with the node's verdict for it. */
   send(items: ApplyItem[]): Promise<shardV1.GroupResult__Output> {
-    return this.sendGroup({ items, increments: [], itemCount: items.length, sizeBytes: itemsWireBytes(items) });
+    return this.sendGroup({
+      items,
+      increments: [],
+      itemCount: items.length,
+      incrementCount: items.length,
+      sizeBytes: itemsWireBytes(items),
+    });
   }
 
   /** Sends one atomic group; resolves with the node's verdict for it (applied: one per item, none for packed increments). */
@@ -85,20 +93,22 @@ export class NodeSender {
     while (this.inFlight < nodeCallsInFlightMax && this.queue.length > 0) {
       const batch: Waiting[] = [];
       let itemCount = 0;
+      let incrementCount = 0;
       let sizeBytes = 0;
       while (this.queue.length > 0) {
         const next = this.queue[0]!.group;
         if (batch.length > 0 && (itemCount + next.itemCount > applyItemsPerCallMax || sizeBytes + next.sizeBytes > nodeCallBytesMax)) break;
         batch.push(this.queue.shift()!);
         itemCount += next.itemCount;
+        incrementCount += next.incrementCount;
         sizeBytes += next.sizeBytes;
       }
       this.queuedItems -= itemCount;
-      this.call(batch, itemCount);
+      this.call(batch, incrementCount);
     }
   }
 
-  private call(batch: Waiting[], itemCount: number): void {
+  private call(batch: Waiting[], incrementCount: number): void {
     if (this.rpc.getChannel().getConnectivityState(false) === connectivityState.TRANSIENT_FAILURE) {
       const failure = new NotAppliedError(ErrorCode.unavailable, `node ${this.address} is unreachable`);
       for (const waiting of batch) waiting.reject(failure);
@@ -106,7 +116,7 @@ export class NodeSender {
       return;
     }
     this.inFlight++;
-    this.observer.onCall(itemCount, batch.length);
+    this.observer.onCall(incrementCount, batch.length);
     const groups: shardV1.ApplyGroup[] = new Array(batch.length);
     for (let index = 0; index < batch.length; index++) groups[index] = batch[index]!.group;
     const request: shardV1.ApplyRequest = { epoch: this.epoch().toString(), groups };

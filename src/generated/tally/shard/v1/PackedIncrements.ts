@@ -20,6 +20,10 @@ export interface PackedIncrements {
   'windowBucketMs'?: (number | string | Long);
   'windowRetentionMs'?: (number | string | Long);
   'records'?: (Buffer | Uint8Array | string);
+  /**
+   * How many of the caller's increments these records sum (for metrics only).
+   */
+  'incrementCount'?: (number);
 }
 
 /**
@@ -40,4 +44,8 @@ export interface PackedIncrements__Output {
   'windowBucketMs': (string);
   'windowRetentionMs': (string);
   'records': (Buffer);
+  /**
+   * How many of the caller's increments these records sum (for metrics only).
+   */
+  'incrementCount': (number);
 }
