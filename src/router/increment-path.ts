@@ -104,24 +104,18 @@ export class NodeGroup {
 
   /** The group as the wire carries it: one run of packed records per window setting. */
   encode(): OutgoingGroup {
-    const byWindow = new Map<WindowSetting, ShardSum[]>();
+    const runs: Run[] = [];
     let records = 0;
-    const collect = (sum: ShardSum): void => {
-      // Increments that cancel out change nothing: nothing to send.
-      if (sum.amount === 0 || sum.amount === 0n) return;
-      let run = byWindow.get(sum.window);
-      if (run === undefined) byWindow.set(sum.window, (run = []));
-      run.push(sum);
-      records++;
-    };
-    for (const sum of this.fullSums) collect(sum);
-    for (const sum of this.sums.values()) collect(sum);
-    const increments: shardV1.PackedIncrements[] = [];
-    for (const [window, sums] of byWindow) {
+    for (const sum of this.fullSums) records += collect(runs, sum);
+    for (const sum of this.sums.values()) records += collect(runs, sum);
+    const increments: shardV1.PackedIncrements[] = new Array(runs.length);
+    for (let runIndex = 0; runIndex < runs.length; runIndex++) {
+      const { window, sums } = runs[runIndex]!;
       const buffer = Buffer.allocUnsafe(sums.length * 16);
-      let offset = 0;
       let incrementCount = 0;
-      for (const { shardId, amount, count } of sums) {
+      for (let index = 0; index < sums.length; index++) {
+        const { shardId, amount, count } = sums[index]!;
+        const offset = index * 16;
         incrementCount += count;
         buffer.writeUInt32LE(shardId % twoTo32, offset);
         buffer.writeUInt32LE(Math.floor(shardId / twoTo32), offset + 4);
@@ -132,7 +126,6 @@ export class NodeGroup {
         } else {
           buffer.writeBigInt64LE(amount, offset + 8);
         }
-        offset += 16;
       }
       const packed: shardV1.PackedIncrements = { records: buffer, incrementCount };
       // Absent means none (0, 0) and costs nothing on the wire.
@@ -140,7 +133,7 @@ export class NodeGroup {
         packed.windowBucketMs = window.bucketMs;
         packed.windowRetentionMs = window.retentionMs;
       }
-      increments.push(packed);
+      increments[runIndex] = packed;
     }
     return {
       items: this.items,
@@ -150,6 +143,38 @@ export class NodeGroup {
       sizeBytes: records * 16 + itemsWireBytes(this.items),
     };
   }
+}
+
+/** Sums sharing one window setting (the same counter's, or equal ones): one PackedIncrements. */
+interface Run {
+  window: WindowSetting;
+  sums: ShardSum[];
+}
+
+/** Adds a sum to the run of its window setting; returns the records it adds (0: it cancelled out, nothing to send). */
+function collect(runs: Run[], sum: ShardSum): number {
+  if (sum.amount === 0 || sum.amount === 0n) return 0;
+  // A call names few counters: a scan beats a map.
+  for (const run of runs) {
+    if (run.window.bucketMs === sum.window.bucketMs && run.window.retentionMs === sum.window.retentionMs) {
+      run.sums.push(sum);
+      return 1;
+    }
+  }
+  runs.push({ window: sum.window, sums: [sum] });
+  return 1;
+}
+
+/** What one round's sends report back to apply(). */
+interface RoundState {
+  outcomes: IncrementOutcome[];
+  /** Items of groups certainly not applied, to send again. */
+  retry: number[];
+  failures: TallyError[];
+  round: number;
+  waitUntilMs: number;
+  /** Nodes that refused this call: not chosen again in it. */
+  avoid: Set<string>;
 }
 
 /** Per counter and round: the shards an unkeyed increment may go to, and each one's primary. */
@@ -341,34 +366,14 @@ export class IncrementPath {
         downByAddress.clear();
         continue;
       }
-      const retry: number[] = [];
-      const failures: TallyError[] = [];
-      const settle = async (address: string, group: NodeGroup): Promise<void> => {
-        try {
-          const result = await this.pool.get(address).sender.sendGroup(group.encode());
-          if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
-          const { plainIndexes, plainShardIndexes, keyedIndexes, keyedShardIndexes } = group;
-          for (let position = 0; position < plainIndexes.length; position++)
-            outcomes[plainIndexes[position]!] = { applied: true, shard: plainShardIndexes[position]! };
-          for (let position = 0; position < keyedIndexes.length; position++)
-            outcomes[keyedIndexes[position]!] = { applied: result.applied[position] ?? true, shard: keyedShardIndexes[position]! };
-        } catch (error) {
-          // Certainly not applied: safe to send again, elsewhere (unkeyed) or to the key's home after failover.
-          const retryable = error instanceof NotAppliedError && (round < retryAttemptsMax || this.now() < waitUntilMs);
-          if (!retryable) {
-            failures.push(error instanceof TallyError ? error : new TallyError(ErrorCode.internal, String(error)));
-            return;
-          }
-          avoid.add(address);
-          retry.push(...group.plainIndexes, ...group.keyedIndexes);
-        }
-      };
+      const state: RoundState = { outcomes, retry: [], failures: [], round, waitUntilMs, avoid };
       if (byNode.size === 1) {
         const [address, group] = byNode.entries().next().value!;
-        await settle(address, group);
+        await this.settle(address, group, state);
       } else {
-        await Promise.all(Array.from(byNode, ([address, group]) => settle(address, group)));
+        await Promise.all(Array.from(byNode, ([address, group]) => this.settle(address, group, state)));
       }
+      const { failures, retry } = state;
       if (failures.length > 0) {
         const failure = failures[0]!;
         // A refusal that applied nothing is, to the caller, plain unavailability.
@@ -377,6 +382,29 @@ export class IncrementPath {
       pending = retry;
     }
     return outcomes;
+  }
+
+  /** Sends one group and records its items' outcomes, or what the round must do about its failure. */
+  private async settle(address: string, group: NodeGroup, state: RoundState): Promise<void> {
+    try {
+      const result = await this.pool.get(address).sender.sendGroup(group.encode());
+      if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+      const { outcomes } = state;
+      const { plainIndexes, plainShardIndexes, keyedIndexes, keyedShardIndexes } = group;
+      for (let position = 0; position < plainIndexes.length; position++)
+        outcomes[plainIndexes[position]!] = { applied: true, shard: plainShardIndexes[position]! };
+      for (let position = 0; position < keyedIndexes.length; position++)
+        outcomes[keyedIndexes[position]!] = { applied: result.applied[position] ?? true, shard: keyedShardIndexes[position]! };
+    } catch (error) {
+      // Certainly not applied: safe to send again, elsewhere (unkeyed) or to the key's home after failover.
+      const retryable = error instanceof NotAppliedError && (state.round < retryAttemptsMax || this.now() < state.waitUntilMs);
+      if (!retryable) {
+        state.failures.push(error instanceof TallyError ? error : new TallyError(ErrorCode.internal, String(error)));
+        return;
+      }
+      state.avoid.add(address);
+      state.retry.push(...group.plainIndexes, ...group.keyedIndexes);
+    }
   }
 
   /**
