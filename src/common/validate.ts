@@ -63,11 +63,26 @@ export function validateAmount(value: unknown): bigint {
   return amount;
 }
 
+const safeIntegerMax = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A plain decimal of at most 15 digits, no leading zero, not 0: always a safe integer. */
+const shortAmount = /^-?[1-9]\d{0,14}$/;
+
+/**
+ * validateAmount for the hot path: the same checks and errors, but the
+ * amount is a number when it is exact as one (|amount| < 2^53), so callers
+ * need no bigint arithmetic for everyday amounts; a bigint otherwise.
+ */
+export function validateAmountNumber(value: unknown): number | bigint {
+  if (typeof value === 'string' && shortAmount.test(value)) return Number(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value !== 0) return value;
+  const amount = validateAmount(value);
+  return amount <= safeIntegerMax && amount >= -safeIntegerMax ? Number(amount) : amount;
+}
+
 export function isInt64(value: bigint): boolean {
   return value <= INT64_MAX && value >= INT64_MIN;
 }
-
-const safeIntegerMax = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * An int64 for a message being sent: a number when it is exact as one

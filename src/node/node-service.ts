@@ -16,7 +16,7 @@ import type { Replicator } from './replicator.ts';
 import type { NodeState } from './node-state.ts';
 import { createFollower } from './follower.ts';
 import { rebuildMemory } from './recovery.ts';
-import { decodeGroup, parseShardId } from './request-decoding.ts';
+import { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';
 
 const emptyKey = Buffer.alloc(0);
 
@@ -103,23 +103,36 @@ export function createNodeService(deps: {
         metrics.incrementsRejected.inc({ reason: 'stale_epoch' });
         throw new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${epoch}, node ${state.role.role} at ${state.role.epoch}`);
       }
-      const itemCount = request.groups.reduce((sum, group) => sum + group.items.length, 0);
+      let itemCount = 0;
+      const packedCounts = request.groups.map((group) => {
+        const packed = packedIncrementCount(group);
+        itemCount += packed.records + group.items.length;
+        return packed;
+      });
       if (itemCount > applyItemsPerCallMax) {
         throw new TallyError(ErrorCode.resourceExhausted, `apply of ${itemCount} items exceeds ${applyItemsPerCallMax}`);
       }
-      const decoded = request.groups.map((group) => decodeGroup(group.items));
+      const decoded = request.groups.map(decodeGroup);
       const valid = decoded.filter((group): group is ApplyEntry[] => Array.isArray(group));
       const { results, lsn } = valid.length > 0 ? await committer.submit(valid, epoch) : { results: [], lsn: log.lastLsn };
       let next = 0;
-      const merged = decoded.map((group) => (Array.isArray(group) ? results[next++]! : group));
+      const merged = decoded.map((group, index) => {
+        if (!Array.isArray(group)) return group;
+        const outcome = results[next++]!;
+        if (outcome.code !== status.OK) return outcome;
+        // Entries are the packed increments, then the items: the answer speaks of the items only.
+        const packedCount = packedCounts[index]!.records;
+        if (packedCount === 0) return outcome;
+        return { ...outcome, applied: outcome.applied.slice(packedCount), changed: outcome.changed.slice(packedCount) };
+      });
       for (const [index, outcome] of merged.entries()) {
         if (outcome.code === status.OK) {
           // Increments only: a member set that changes nothing is not a duplicate.
-          const group = decoded[index] as ApplyEntry[];
-          let appliedCount = 0;
+          const items = request.groups[index]!.items;
+          let appliedCount = packedCounts[index]!.increments;
           let duplicateCount = 0;
-          group.forEach((item, position) => {
-            if (item.op !== 'increment') return;
+          items.forEach((item, position) => {
+            if ((item.op ?? 'INCREMENT') !== 'INCREMENT') return;
             if (outcome.applied[position]) appliedCount++;
             else duplicateCount++;
           });

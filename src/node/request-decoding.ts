@@ -1,6 +1,7 @@
-// Decodes what the router sends a node: shard ids, and Apply items into the
-// entries group commit takes, every field checked (a bad item fails its group
-// with INVALID_ARGUMENT). Pure: never touches memory, the log or the role.
+// Decodes what the router sends a node: shard ids, and Apply groups (packed
+// increments and items) into the entries group commit takes, every field
+// checked (a bad item fails its group with INVALID_ARGUMENT). Pure: never
+// touches memory, the log or the role.
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, idempotencyKeyBytesMax, type shardV1, type WindowSetting } from '../common/index.ts';
 import type { GroupOutcome, ApplyEntry } from './group-commit.ts';
@@ -75,9 +76,75 @@ function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntr
   };
 }
 
-export function decodeGroup(items: shardV1.ApplyItem__Output[]): ApplyEntry[] | GroupOutcome {
+/** Bytes of one packed increment record (shard.proto, PackedIncrements). */
+export const packedIncrementBytes = 16;
+
+/** Packed records in a group (entries, for applyItemsPerCallMax) and the callers' increments they sum (for metrics). */
+export function packedIncrementCount(group: shardV1.ApplyGroup__Output): { records: number; increments: number } {
+  let records = 0;
+  let increments = 0;
+  for (const packed of group.increments) {
+    const count = Math.floor(packed.records.length / packedIncrementBytes);
+    records += count;
+    // Metrics only: a record is at least one increment, whatever the field says.
+    increments += Math.max(count, packed.incrementCount);
+  }
+  return { records, increments };
+}
+
+const twoTo32 = 2 ** 32;
+/** |high word| below this: the int64 is a safe integer, read without BigInt arithmetic. */
+const safeHighWordBound = 2 ** 21;
+
+/** One run of packed increments (shard.proto, PackedIncrements), appended to entries. */
+function decodePacked(packed: shardV1.PackedIncrements__Output, entries: ApplyEntry[]): GroupOutcome | undefined {
+  const records = packed.records;
+  if (records.length % packedIncrementBytes !== 0)
+    return badItem(`packed increments of ${records.length} bytes, not a multiple of ${packedIncrementBytes}`);
+  let window: WindowSetting | undefined;
+  const bucketMs = Number(packed.windowBucketMs);
+  const retentionMs = Number(packed.windowRetentionMs);
+  if (bucketMs !== 0 || retentionMs !== 0) {
+    const windowProblem = validateWindowConfig(bucketMs, retentionMs);
+    if (windowProblem !== undefined) return badItem(`bad window for packed increments: ${windowProblem}`);
+    window = { bucketMs, retentionMs };
+  }
+  for (let offset = 0; offset < records.length; offset += packedIncrementBytes) {
+    const idHigh = records.readUInt32LE(offset + 4);
+    const id = idHigh * twoTo32 + records.readUInt32LE(offset);
+    if (idHigh >= safeHighWordBound || id === 0) return badItem(`bad packed increment: shard ${records.readBigUInt64LE(offset)}`);
+    const amountHigh = records.readInt32LE(offset + 12);
+    const amount =
+      amountHigh < safeHighWordBound && amountHigh >= -safeHighWordBound
+        ? BigInt(amountHigh * twoTo32 + records.readUInt32LE(offset + 8))
+        : records.readBigInt64LE(offset + 8);
+    // Every int64 fits the record; only zero is not an increment.
+    if (amount === 0n) return badItem(`bad packed increment (shard ${id}, amount 0)`);
+    entries.push({
+      shardId: id,
+      amount,
+      idempotencyKey: emptyKey,
+      fenceShardCount: 0,
+      op: 'increment',
+      fence: false,
+      routedShardCount: 0,
+      window,
+    });
+  }
+  return undefined;
+}
+
+/**
+ * A group's entries as group commit takes them: its packed increments first,
+ * then its items (shard.proto, ApplyGroup), or the reason it is refused.
+ */
+export function decodeGroup(group: shardV1.ApplyGroup__Output): ApplyEntry[] | GroupOutcome {
   const entries: ApplyEntry[] = [];
-  for (const item of items) {
+  for (const packed of group.increments) {
+    const problem = decodePacked(packed, entries);
+    if (problem !== undefined) return problem;
+  }
+  for (const item of group.items) {
     const decoded = decodeItem(item);
     if (!('op' in decoded)) return decoded;
     entries.push(decoded);

@@ -1,32 +1,186 @@
 // The write path: picks a shard per increment and sends each node its items
 // as one atomic group through that node's coalescing sender. Unkeyed items go
-// to a uniformly random shard (never chosen by writer, G6); keyed items to the
-// shard their key hashes to, so a retry lands where its first attempt did.
+// to a uniformly random shard (never chosen by writer, G6) and are summed per
+// shard within the group; keyed items to the shard their key hashes to, so a
+// retry lands where its first attempt did. No promise or closure per item.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, toWireInt64 } from '../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, INT64_MAX, INT64_MIN, type WindowSetting, type shardV1 } from '../common/index.ts';
 import type { Directory, CounterInfo, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
-import { NotAppliedError, type ApplyItem } from './node-sender.ts';
+import { NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from './node-sender.ts';
 
 export interface ValidIncrement {
   counter: string;
-  amount: bigint;
+  /** int64: a number when exact as one (|amount| < 2^53), else a bigint. */
+  amount: number | bigint;
   idempotencyKey: Buffer;
 }
 
+/** One increment's answer, in the shape of the wire's IncrementResponse. */
 export interface IncrementOutcome {
   applied: boolean;
-  shardIndex: number;
+  /** The index of the shard it went to. */
+  shard: number;
 }
 
 /** FNV-1a, 32 bits: stable across processes and versions, cheap. */
 export function hashKey(key: Buffer): number {
   let hash = 0x811c9dc5;
-  for (const byte of key) {
-    hash ^= byte;
+  for (let index = 0; index < key.length; index++) {
+    hash ^= key[index]!;
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash;
+}
+
+const safeIntegerMax = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** a + b as an int64 (a number when exact), or undefined beyond int64. */
+export function addInt64(a: number | bigint, b: number | bigint): number | bigint | undefined {
+  if (typeof a === 'number' && typeof b === 'number') {
+    // Both below 2^53 in size: a safe result is the exact sum, an unsafe one may be rounded.
+    const sum = a + b;
+    if (Number.isSafeInteger(sum)) return sum;
+  }
+  const sum = BigInt(a) + BigInt(b);
+  if (sum > INT64_MAX || sum < INT64_MIN) return undefined;
+  return sum <= safeIntegerMax && sum >= -safeIntegerMax ? Number(sum) : sum;
+}
+
+/** The plain increments a group carries to one shard, summed. */
+interface ShardSum {
+  shardId: number;
+  amount: number | bigint;
+  window: WindowSetting;
+  /** Increments summed. */
+  count: number;
+}
+
+const twoTo32 = 2 ** 32;
+
+/**
+ * What one call sends one node: one atomic group. Plain (unkeyed) increments
+ * to one shard are summed into one packed record; keyed increments stay one
+ * item each (the node records each key). Only this call's increments are
+ * summed: the node answers per group, and a group must fail alone (an
+ * overflow, say) whatever else the node call carries.
+ */
+export class NodeGroup {
+  /** Call item indexes (and their shard indexes) of the plain increments. */
+  readonly plainIndexes: number[] = [];
+  readonly plainShardIndexes: number[] = [];
+  /** Call item indexes (and shard indexes) of the keyed items, in the order of `items`. */
+  readonly keyedIndexes: number[] = [];
+  readonly keyedShardIndexes: number[] = [];
+  readonly items: ApplyItem[] = [];
+  private readonly sums = new Map<number, ShardSum>();
+  /** Sums closed because adding more would have left int64 (never in practice). */
+  private readonly fullSums: ShardSum[] = [];
+
+  addPlain(index: number, shard: ShardInfo, amount: number | bigint, window: WindowSetting): void {
+    this.plainIndexes.push(index);
+    this.plainShardIndexes.push(shard.shardIndex);
+    const sum = this.sums.get(shard.shardId);
+    if (sum === undefined) {
+      this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, count: 1 });
+      return;
+    }
+    const next = addInt64(sum.amount, amount);
+    if (next !== undefined) {
+      sum.amount = next;
+      sum.count++;
+      return;
+    }
+    // The node checks the total after each record: two records reach the same total as one would.
+    this.fullSums.push(sum);
+    this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, count: 1 });
+  }
+
+  addKeyed(index: number, shard: ShardInfo, item: ApplyItem): void {
+    this.keyedIndexes.push(index);
+    this.keyedShardIndexes.push(shard.shardIndex);
+    this.items.push(item);
+  }
+
+  /** The group as the wire carries it: one run of packed records per window setting. */
+  encode(): OutgoingGroup {
+    const runs: Run[] = [];
+    let records = 0;
+    for (const sum of this.fullSums) records += collect(runs, sum);
+    for (const sum of this.sums.values()) records += collect(runs, sum);
+    const increments: shardV1.PackedIncrements[] = new Array(runs.length);
+    for (let runIndex = 0; runIndex < runs.length; runIndex++) {
+      const { window, sums } = runs[runIndex]!;
+      const buffer = Buffer.allocUnsafe(sums.length * 16);
+      let incrementCount = 0;
+      for (let index = 0; index < sums.length; index++) {
+        const { shardId, amount, count } = sums[index]!;
+        const offset = index * 16;
+        incrementCount += count;
+        buffer.writeUInt32LE(shardId % twoTo32, offset);
+        buffer.writeUInt32LE(Math.floor(shardId / twoTo32), offset + 4);
+        if (typeof amount === 'number') {
+          const high = Math.floor(amount / twoTo32);
+          buffer.writeUInt32LE(amount - high * twoTo32, offset + 8);
+          buffer.writeInt32LE(high, offset + 12);
+        } else {
+          buffer.writeBigInt64LE(amount, offset + 8);
+        }
+      }
+      const packed: shardV1.PackedIncrements = { records: buffer, incrementCount };
+      // Absent means none (0, 0) and costs nothing on the wire.
+      if (window.bucketMs > 0) {
+        packed.windowBucketMs = window.bucketMs;
+        packed.windowRetentionMs = window.retentionMs;
+      }
+      increments[runIndex] = packed;
+    }
+    return {
+      items: this.items,
+      increments,
+      itemCount: records + this.items.length,
+      incrementCount: this.plainIndexes.length + this.items.length,
+      sizeBytes: records * 16 + itemsWireBytes(this.items),
+    };
+  }
+}
+
+/** Sums sharing one window setting (the same counter's, or equal ones): one PackedIncrements. */
+interface Run {
+  window: WindowSetting;
+  sums: ShardSum[];
+}
+
+/** Adds a sum to the run of its window setting; returns the records it adds (0: it cancelled out, nothing to send). */
+function collect(runs: Run[], sum: ShardSum): number {
+  if (sum.amount === 0 || sum.amount === 0n) return 0;
+  // A call names few counters: a scan beats a map.
+  for (const run of runs) {
+    if (run.window.bucketMs === sum.window.bucketMs && run.window.retentionMs === sum.window.retentionMs) {
+      run.sums.push(sum);
+      return 1;
+    }
+  }
+  runs.push({ window: sum.window, sums: [sum] });
+  return 1;
+}
+
+/** What one round's sends report back to apply(). */
+interface RoundState {
+  outcomes: IncrementOutcome[];
+  /** Items of groups certainly not applied, to send again. */
+  retry: number[];
+  failures: TallyError[];
+  round: number;
+  waitUntilMs: number;
+  /** Nodes that refused this call: not chosen again in it. */
+  avoid: Set<string>;
+}
+
+/** Per counter and round: the shards an unkeyed increment may go to, and each one's primary. */
+interface Route {
+  shards: ShardInfo[];
+  addresses: string[];
 }
 
 export class IncrementPath {
@@ -62,6 +216,17 @@ export class IncrementPath {
     return [...homes.values()];
   }
 
+  /** True when some keyed item's counter grew within the dedup window: only then are there earlier homes to fence. */
+  private needsFences(items: readonly ValidIncrement[], counters: readonly CounterInfo[]): boolean {
+    const nowMs = this.now();
+    for (let index = 0; index < items.length; index++) {
+      if (items[index]!.idempotencyKey.length === 0) continue;
+      const growths = counters[index]!.growths;
+      if (growths.length > 0 && nowMs - growths[growths.length - 1]!.grownMs < this.dedupWindowMs) return true;
+    }
+    return false;
+  }
+
   /**
    * Keyed items of counters that grew within the window first fence their
    * earlier homes: each records the key there, or reports it was already
@@ -71,25 +236,24 @@ export class IncrementPath {
    */
   private async fenceEarlierHomes(
     items: readonly ValidIncrement[],
-    indexes: readonly number[],
+    counters: readonly CounterInfo[],
     routedShardCounts: readonly number[],
   ): Promise<Map<number, number>> {
     const duplicates = new Map<number, number>();
     const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
-    for (const index of indexes) {
+    for (let index = 0; index < items.length; index++) {
       const item = items[index]!;
       if (item.idempotencyKey.length === 0) continue;
-      const counter = this.directory.getOrCreate(item.counter);
       const routedShardCount = routedShardCounts[index]!;
-      for (const earlier of this.earlierHomes(counter, item.idempotencyKey, routedShardCount)) {
+      for (const earlier of this.earlierHomes(counters[index]!, item.idempotencyKey, routedShardCount)) {
         const address = this.primaryOf(earlier);
         let group = byNode.get(address);
         if (group === undefined) byNode.set(address, (group = { itemIndexes: [], shardIndexes: [], items: [] }));
         group.itemIndexes.push(index);
         group.shardIndexes.push(earlier.shardIndex);
         group.items.push({
-          shardId: String(earlier.shardId),
-          amount: '0',
+          shardId: earlier.shardId,
+          amount: 0,
           idempotencyKey: item.idempotencyKey,
           fence: true,
           routedShardCount,
@@ -114,36 +278,58 @@ export class IncrementPath {
     return duplicates;
   }
 
-  private chooseShard(
-    counter: CounterInfo,
-    key: Buffer,
-    routedShardCount: number,
-    avoid: ReadonlySet<string>,
-    downByAddress: Map<string, boolean>,
-  ): ShardInfo | undefined {
-    const shards = counter.shards;
-    if (key.length > 0) {
-      // A keyed increment has exactly one home; it waits for failover rather than moving.
-      const home = shards[hashKey(key) % routedShardCount]!;
-      return avoid.has(this.primaryOf(home)) ? undefined : home;
-    }
-    // Increments commute: skip shards whose node failed this call or is
-    // known to be down (the call would not even be sent), unless all are.
-    const usable = shards.filter((shard) => !avoid.has(this.primaryOf(shard)));
-    if (usable.length === 0) return undefined;
-    // Asked once per node per call, not once per shard per item.
-    const isDown = (address: string): boolean => {
+  /**
+   * Where this round may send the counter's unkeyed increments. Increments
+   * commute: skip shards whose node failed this call or is known to be down
+   * (the call would not even be sent), unless all are. Asked once per
+   * counter per round and once per node, not once per item.
+   */
+  private routeOf(counter: CounterInfo, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): Route {
+    const usable: Route = { shards: [], addresses: [] };
+    const live: Route = { shards: [], addresses: [] };
+    for (const shard of counter.shards) {
+      const address = this.primaryOf(shard);
+      if (avoid.has(address)) continue;
+      usable.shards.push(shard);
+      usable.addresses.push(address);
       let down = downByAddress.get(address);
       if (down === undefined) downByAddress.set(address, (down = this.pool.isKnownDown(address)));
-      return down;
-    };
-    const live = usable.filter((shard) => !isDown(this.primaryOf(shard)));
-    const candidates = live.length > 0 ? live : usable;
-    return candidates[Math.floor(this.random() * candidates.length)]!;
+      if (down) continue;
+      live.shards.push(shard);
+      live.addresses.push(address);
+    }
+    return live.shards.length > 0 ? live : usable;
   }
 
   private primaryOf(shard: ShardInfo): string {
     return this.directory.pair(shard.pairIndex).primary;
+  }
+
+  /**
+   * The call's counters, looked up once per name. Bad input changes
+   * nothing: a batch naming a counter of another kind fails before any new
+   * counter of the batch is created. Routing is decided here, once per
+   * call: a growth during the call must not move a keyed item past the
+   * homes it fenced.
+   */
+  private countersOf(items: readonly ValidIncrement[]): { counters: CounterInfo[]; routedShardCounts: number[] } {
+    for (let index = 0; index < items.length; index++) {
+      const name = items[index]!.counter;
+      if (index > 0 && name === items[index - 1]!.counter) continue;
+      const kind = this.directory.get(name)?.kind;
+      if (kind !== undefined && kind !== 'total')
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${kind} counter, not a total counter`);
+    }
+    const counters: CounterInfo[] = new Array(items.length);
+    const routedShardCounts: number[] = new Array(items.length);
+    let last: CounterInfo | undefined;
+    for (let index = 0; index < items.length; index++) {
+      const name = items[index]!.counter;
+      if (last === undefined || last.name !== name) last = this.directory.getOrCreate(name);
+      counters[index] = last;
+      routedShardCounts[index] = last.shards.length;
+    }
+    return { counters, routedShardCounts };
   }
 
   /**
@@ -158,90 +344,36 @@ export class IncrementPath {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
-    let pending = items.map((_, index) => index);
-    // Bad input changes nothing: a batch naming a counter of another kind
-    // fails before any new counter of the batch is created.
-    for (const item of items) {
-      const kind = this.directory.get(item.counter)?.kind;
-      if (kind !== undefined && kind !== 'total')
-        throw new TallyError(ErrorCode.failedPrecondition, `counter "${item.counter}" is a ${kind} counter, not a total counter`);
+    const { counters, routedShardCounts } = this.countersOf(items);
+    let pending: number[] | undefined;
+    if (this.needsFences(items, counters)) {
+      const duplicates = await this.fenceEarlierHomes(items, counters, routedShardCounts);
+      for (const [itemIndex, shardIndex] of duplicates) outcomes[itemIndex] = { applied: false, shard: shardIndex };
+      if (duplicates.size > 0) pending = [];
+      for (let index = 0; index < items.length && pending !== undefined; index++) if (outcomes[index] === undefined) pending.push(index);
     }
-    // Routing is decided once per call: a growth during the call must not
-    // move a keyed item past the homes it fenced.
-    const routedShardCounts = items.map((item) => this.directory.getOrCreate(item.counter).shards.length);
-    for (const [itemIndex, shardIndex] of await this.fenceEarlierHomes(items, pending, routedShardCounts))
-      outcomes[itemIndex] = { applied: false, shardIndex };
-    pending = pending.filter((index) => outcomes[index] === undefined);
     const waitUntilMs = this.now() + this.failoverWaitMs;
     // Bounded: every round either sends (and a node that refused is avoided
     // next) or waits a step; both end at waitUntilMs.
-    for (let round = 0; pending.length > 0; round++) {
-      const byNode = new Map<string, { indexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
-      const blocked = pending.find(
-        (index) =>
-          this.chooseShard(
-            this.directory.getOrCreate(items[index]!.counter),
-            items[index]!.idempotencyKey,
-            routedShardCounts[index]!,
-            avoid,
-            downByAddress,
-          ) === undefined,
-      );
-      if (blocked !== undefined) {
+    for (let round = 0; pending === undefined || pending.length > 0; round++) {
+      const byNode = this.route(items, counters, routedShardCounts, pending, avoid, downByAddress);
+      if (typeof byNode === 'number') {
         // Nothing of this call was sent where it failed: wait for the failover, then try the new primaries.
         if (this.now() >= waitUntilMs)
-          throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[blocked]!.counter} can take the increment now`);
+          throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[byNode]!.counter} can take the increment now`);
         await new Promise((resolve) => setTimeout(resolve, failoverWaitStepMs));
         avoid.clear();
         downByAddress.clear();
         continue;
       }
-      for (const index of pending) {
-        const item = items[index]!;
-        const counter = this.directory.getOrCreate(item.counter);
-        const shard = this.chooseShard(counter, item.idempotencyKey, routedShardCounts[index]!, avoid, downByAddress)!;
-        const address = this.primaryOf(shard);
-        let group = byNode.get(address);
-        if (group === undefined) byNode.set(address, (group = { indexes: [], shardIndexes: [], items: [] }));
-        group.indexes.push(index);
-        group.shardIndexes.push(shard.shardIndex);
-        const applyItem: ApplyItem = {
-          shardId: shard.shardId,
-          amount: toWireInt64(item.amount),
-          idempotencyKey: item.idempotencyKey,
-          routedShardCount: routedShardCounts[index]!,
-        };
-        // Every increment carries its counter's window setting; absent means
-        // none (0, 0), and costs nothing on the wire. The node logs a setting
-        // only when it differs from the shard's.
-        if (counter.window.bucketMs > 0) {
-          applyItem.windowBucketMs = String(counter.window.bucketMs);
-          applyItem.windowRetentionMs = String(counter.window.retentionMs);
-        }
-        group.items.push(applyItem);
+      const state: RoundState = { outcomes, retry: [], failures: [], round, waitUntilMs, avoid };
+      if (byNode.size === 1) {
+        const [address, group] = byNode.entries().next().value!;
+        await this.settle(address, group, state);
+      } else {
+        await Promise.all(Array.from(byNode, ([address, group]) => this.settle(address, group, state)));
       }
-      const retry: number[] = [];
-      const failures: TallyError[] = [];
-      await Promise.all(
-        [...byNode].map(async ([address, group]) => {
-          try {
-            const result = await this.pool.get(address).sender.send(group.items);
-            if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
-            group.indexes.forEach((itemIndex, position) => {
-              outcomes[itemIndex] = { applied: result.applied[position] ?? true, shardIndex: group.shardIndexes[position]! };
-            });
-          } catch (error) {
-            // Certainly not applied: safe to send again, elsewhere (unkeyed) or to the key's home after failover.
-            const retryable = error instanceof NotAppliedError && (round < retryAttemptsMax || this.now() < waitUntilMs);
-            if (!retryable) {
-              failures.push(error instanceof TallyError ? error : new TallyError(ErrorCode.internal, String(error)));
-              return;
-            }
-            avoid.add(address);
-            retry.push(...group.indexes);
-          }
-        }),
-      );
+      const { failures, retry } = state;
       if (failures.length > 0) {
         const failure = failures[0]!;
         // A refusal that applied nothing is, to the caller, plain unavailability.
@@ -250,6 +382,93 @@ export class IncrementPath {
       pending = retry;
     }
     return outcomes;
+  }
+
+  /** Sends one group and records its items' outcomes, or what the round must do about its failure. */
+  private async settle(address: string, group: NodeGroup, state: RoundState): Promise<void> {
+    try {
+      const result = await this.pool.get(address).sender.sendGroup(group.encode());
+      if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+      const { outcomes } = state;
+      const { plainIndexes, plainShardIndexes, keyedIndexes, keyedShardIndexes } = group;
+      for (let position = 0; position < plainIndexes.length; position++)
+        outcomes[plainIndexes[position]!] = { applied: true, shard: plainShardIndexes[position]! };
+      for (let position = 0; position < keyedIndexes.length; position++)
+        outcomes[keyedIndexes[position]!] = { applied: result.applied[position] ?? true, shard: keyedShardIndexes[position]! };
+    } catch (error) {
+      // Certainly not applied: safe to send again, elsewhere (unkeyed) or to the key's home after failover.
+      const retryable = error instanceof NotAppliedError && (state.round < retryAttemptsMax || this.now() < state.waitUntilMs);
+      if (!retryable) {
+        state.failures.push(error instanceof TallyError ? error : new TallyError(ErrorCode.internal, String(error)));
+        return;
+      }
+      state.avoid.add(address);
+      state.retry.push(...group.plainIndexes, ...group.keyedIndexes);
+    }
+  }
+
+  /**
+   * One round's groups, by node: each pending item (all items when pending
+   * is undefined) gets a shard — unkeyed a uniformly random usable one (G6),
+   * keyed its home — or, when some item has none, that item's index.
+   */
+  private route(
+    items: readonly ValidIncrement[],
+    counters: readonly CounterInfo[],
+    routedShardCounts: readonly number[],
+    pending: readonly number[] | undefined,
+    avoid: ReadonlySet<string>,
+    downByAddress: Map<string, boolean>,
+  ): Map<string, NodeGroup> | number {
+    const byNode = new Map<string, NodeGroup>();
+    const routes = new Map<CounterInfo, Route>();
+    let lastAddress = '';
+    let lastGroup: NodeGroup | undefined;
+    const count = pending === undefined ? items.length : pending.length;
+    for (let position = 0; position < count; position++) {
+      const index = pending === undefined ? position : pending[position]!;
+      const item = items[index]!;
+      const counter = counters[index]!;
+      let shard: ShardInfo;
+      let address: string;
+      if (item.idempotencyKey.length > 0) {
+        // A keyed increment has exactly one home; it waits for failover rather than moving.
+        shard = counter.shards[hashKey(item.idempotencyKey) % routedShardCounts[index]!]!;
+        address = this.primaryOf(shard);
+        if (avoid.has(address)) return index;
+      } else {
+        let route = routes.get(counter);
+        if (route === undefined) routes.set(counter, (route = this.routeOf(counter, avoid, downByAddress)));
+        if (route.shards.length === 0) return index;
+        const choice = Math.floor(this.random() * route.shards.length);
+        shard = route.shards[choice]!;
+        address = route.addresses[choice]!;
+      }
+      let group = address === lastAddress ? lastGroup : byNode.get(address);
+      if (group === undefined) byNode.set(address, (group = new NodeGroup()));
+      lastAddress = address;
+      lastGroup = group;
+      if (item.idempotencyKey.length === 0) {
+        group.addPlain(index, shard, item.amount, counter.window);
+        continue;
+      }
+      const applyItem: ApplyItem = {
+        shardId: shard.shardId,
+        // A number when exact: protobufjs then skips parsing a decimal string.
+        amount: typeof item.amount === 'number' ? item.amount : item.amount.toString(),
+        idempotencyKey: item.idempotencyKey,
+        routedShardCount: routedShardCounts[index]!,
+      };
+      // Every increment carries its counter's window setting; absent means
+      // none (0, 0), and costs nothing on the wire. The node logs a setting
+      // only when it differs from the shard's.
+      if (counter.window.bucketMs > 0) {
+        applyItem.windowBucketMs = counter.window.bucketMs;
+        applyItem.windowRetentionMs = counter.window.retentionMs;
+      }
+      group.addKeyed(index, shard, applyItem);
+    }
+    return byNode;
   }
 }
 

@@ -17,8 +17,23 @@ import {
 /** An item the router sends: ids and amounts as numbers where exact, other fields only where its op needs them. */
 export type ApplyItem = shardV1.ApplyItem & Required<Pick<shardV1.ApplyItem, 'shardId' | 'amount' | 'idempotencyKey'>>;
 
-interface Waiting {
+/**
+ * One caller's atomic group as it goes on the wire: packed increments (at
+ * most one record per shard, see increment-path.ts) and items for the rest.
+ */
+export interface OutgoingGroup {
   items: ApplyItem[];
+  increments: shardV1.PackedIncrements[];
+  /** Packed records plus items: what the node counts against applyItemsPerCallMax. */
+  itemCount: number;
+  /** The callers' increments (and other ops) the group carries: what metrics count. */
+  incrementCount: number;
+  /** An upper estimate of the encoded size. */
+  sizeBytes: number;
+}
+
+interface Waiting {
+  group: OutgoingGroup;
   resolve: (result: shardV1.GroupResult__Output) => void;
   reject: (error: TallyError) => void;
 }
@@ -49,16 +64,27 @@ export class NodeSender {
     private readonly observer: SenderObserver,
   ) {}
 
-  /** Sends one atomic group; resolves with the node's verdict for it. */
+  /** Sends one atomic group of items; resolves with the node's verdict for it. */
   send(items: ApplyItem[]): Promise<shardV1.GroupResult__Output> {
-    if (this.queuedItems + items.length > nodeQueueItemsMax) {
+    return this.sendGroup({
+      items,
+      increments: [],
+      itemCount: items.length,
+      incrementCount: items.length,
+      sizeBytes: itemsWireBytes(items),
+    });
+  }
+
+  /** Sends one atomic group; resolves with the node's verdict for it (applied: one per item, none for packed increments). */
+  sendGroup(group: OutgoingGroup): Promise<shardV1.GroupResult__Output> {
+    if (this.queuedItems + group.itemCount > nodeQueueItemsMax) {
       return Promise.reject(
         new TallyError(ErrorCode.resourceExhausted, `node ${this.address} has ${this.queuedItems} increments queued; try again`),
       );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ items, resolve, reject });
-      this.queuedItems += items.length;
+      this.queue.push({ group, resolve, reject });
+      this.queuedItems += group.itemCount;
       this.pump();
     });
   }
@@ -67,21 +93,22 @@ export class NodeSender {
     while (this.inFlight < nodeCallsInFlightMax && this.queue.length > 0) {
       const batch: Waiting[] = [];
       let itemCount = 0;
+      let incrementCount = 0;
       let sizeBytes = 0;
       while (this.queue.length > 0) {
-        const next = this.queue[0]!;
-        const nextBytes = groupWireBytes(next.items);
-        if (batch.length > 0 && (itemCount + next.items.length > applyItemsPerCallMax || sizeBytes + nextBytes > nodeCallBytesMax)) break;
+        const next = this.queue[0]!.group;
+        if (batch.length > 0 && (itemCount + next.itemCount > applyItemsPerCallMax || sizeBytes + next.sizeBytes > nodeCallBytesMax)) break;
         batch.push(this.queue.shift()!);
-        itemCount += next.items.length;
-        sizeBytes += nextBytes;
+        itemCount += next.itemCount;
+        incrementCount += next.incrementCount;
+        sizeBytes += next.sizeBytes;
       }
       this.queuedItems -= itemCount;
-      this.call(batch, itemCount);
+      this.call(batch, incrementCount);
     }
   }
 
-  private call(batch: Waiting[], itemCount: number): void {
+  private call(batch: Waiting[], incrementCount: number): void {
     if (this.rpc.getChannel().getConnectivityState(false) === connectivityState.TRANSIENT_FAILURE) {
       const failure = new NotAppliedError(ErrorCode.unavailable, `node ${this.address} is unreachable`);
       for (const waiting of batch) waiting.reject(failure);
@@ -89,8 +116,10 @@ export class NodeSender {
       return;
     }
     this.inFlight++;
-    this.observer.onCall(itemCount, batch.length);
-    const request: shardV1.ApplyRequest = { epoch: this.epoch().toString(), groups: batch.map((waiting) => ({ items: waiting.items })) };
+    this.observer.onCall(incrementCount, batch.length);
+    const groups: shardV1.ApplyGroup[] = new Array(batch.length);
+    for (let index = 0; index < batch.length; index++) groups[index] = batch[index]!.group;
+    const request: shardV1.ApplyRequest = { epoch: this.epoch().toString(), groups };
     this.rpc.Apply(
       request,
       { deadline: Date.now() + this.callTimeoutMs },
@@ -125,8 +154,8 @@ export function nodeCallError(address: string, error: ServiceError | null): Tall
   return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`);
 }
 
-/** An upper estimate of a group's encoded size: items with sketch registers are large. */
-function groupWireBytes(items: readonly ApplyItem[]): number {
+/** An upper estimate of items' encoded size: items with sketch registers are large. */
+export function itemsWireBytes(items: readonly ApplyItem[]): number {
   let sizeBytes = 0;
   for (const item of items) sizeBytes += 48 + item.idempotencyKey.length + (item.registers?.length ?? 0);
   return sizeBytes;

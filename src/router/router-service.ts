@@ -8,7 +8,7 @@ import {
   batchItemsMax,
   readManyCountersMax,
   unary,
-  validateAmount,
+  validateAmountNumber,
   validateCounterName,
   validateIdempotencyKey,
   type Logger,
@@ -51,15 +51,19 @@ export interface RouterDeps {
   autoscaler: Autoscaler;
 }
 
-function validateIncrement(request: counterV1.IncrementRequest__Output, where = ''): ValidIncrement {
+/**
+ * `itemIndex`: the item's place in a batch, named in an error (-1: unary).
+ * `validName`: a name already validated in this call; the same name is not checked again.
+ */
+function validateIncrement(request: counterV1.IncrementRequest__Output, itemIndex = -1, validName = ''): ValidIncrement {
   try {
     return {
-      counter: validateCounterName(request.counter),
-      amount: validateAmount(request.amount),
+      counter: request.counter === validName && validName !== '' ? validName : validateCounterName(request.counter),
+      amount: validateAmountNumber(request.amount),
       idempotencyKey: validateIdempotencyKey(request.idempotencyKey),
     };
   } catch (error) {
-    if (error instanceof TallyError && where) throw new TallyError(error.code, `${where}: ${error.message}`);
+    if (error instanceof TallyError && itemIndex >= 0) throw new TallyError(error.code, `item ${itemIndex}: ${error.message}`);
     throw error;
   }
 }
@@ -82,24 +86,42 @@ function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
 export function createCounterService(deps: RouterDeps) {
   const { increments, reads, heat, metrics } = deps;
 
-  const applyCounted = async (items: ValidIncrement[], rpc: string): Promise<counterV1.IncrementResponse__Output[]> => {
-    const timer = metrics.incrementLatency.startTimer({ rpc });
+  // Children bound once: a labels object per call costs a lookup by label values.
+  const latencyByRpc = {
+    increment: metrics.incrementLatency.labels({ rpc: 'increment' }),
+    increment_batch: metrics.incrementLatency.labels({ rpc: 'increment_batch' }),
+  };
+
+  const applyCounted = async (items: ValidIncrement[], rpc: keyof typeof latencyByRpc): Promise<counterV1.IncrementResponse__Output[]> => {
+    const timer = latencyByRpc[rpc].startTimer();
     try {
       const outcomes = await increments.apply(items);
       // One metric update per call and one heat update per (counter, shard), not per item.
       let applied = 0;
-      const heatByCounter = new Map<string, Map<number, number>>();
-      for (const [index, outcome] of outcomes.entries()) {
+      let lastCounter = '';
+      let lastCounts: number[] = [];
+      const countsByCounter = new Map<string, number[]>();
+      for (let index = 0; index < outcomes.length; index++) {
+        const outcome = outcomes[index]!;
         if (outcome.applied) applied++;
         const counter = items[index]!.counter;
-        let byShard = heatByCounter.get(counter);
-        if (byShard === undefined) heatByCounter.set(counter, (byShard = new Map()));
-        byShard.set(outcome.shardIndex, (byShard.get(outcome.shardIndex) ?? 0) + 1);
+        if (counter !== lastCounter) {
+          let counts = countsByCounter.get(counter);
+          if (counts === undefined) countsByCounter.set(counter, (counts = []));
+          lastCounter = counter;
+          lastCounts = counts;
+        }
+        lastCounts[outcome.shard] = (lastCounts[outcome.shard] ?? 0) + 1;
       }
       if (applied > 0) metrics.incrementsAccepted.inc(applied);
       if (applied < outcomes.length) metrics.incrementsDeduplicated.inc(outcomes.length - applied);
-      for (const [counter, byShard] of heatByCounter) for (const [shardIndex, count] of byShard) heat.record(counter, count, shardIndex);
-      return outcomes.map((outcome) => ({ applied: outcome.applied, shard: outcome.shardIndex }));
+      for (const [counter, counts] of countsByCounter)
+        for (let shardIndex = 0; shardIndex < counts.length; shardIndex++) {
+          const count = counts[shardIndex];
+          if (count !== undefined) heat.record(counter, count, shardIndex);
+        }
+      // The outcomes have the response's shape: sent as they are.
+      return outcomes;
     } catch (error) {
       metrics.incrementsRejected.inc({ reason: rejectReason(error) }, items.length);
       throw error;
@@ -155,7 +177,14 @@ export function createCounterService(deps: RouterDeps) {
         if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
         if (count > batchItemsMax)
           throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
-        return request.items.map((item, index) => validateIncrement(item, `item ${index}`));
+        const items: ValidIncrement[] = new Array(count);
+        let validName = '';
+        for (let index = 0; index < count; index++) {
+          const item = validateIncrement(request.items[index]!, index, validName);
+          validName = item.counter;
+          items[index] = item;
+        }
+        return items;
       });
       return { results: await applyCounted(items, 'increment_batch') };
     }),

@@ -9,11 +9,12 @@ export interface GroupResult {
   'code'?: (number);
   'message'?: (string);
   /**
-   * One per item: false when the item was a duplicate key.
+   * One per ApplyItem of the group (packed increments always apply when
+   * their group does): false when the item was a duplicate key.
    */
   'applied'?: (boolean)[];
   /**
-   * Per item: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
+   * Per ApplyItem: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
    */
   'changed'?: (number | string | Long)[];
 }
@@ -25,11 +26,12 @@ export interface GroupResult__Output {
   'code': (number);
   'message': (string);
   /**
-   * One per item: false when the item was a duplicate key.
+   * One per ApplyItem of the group (packed increments always apply when
+   * their group does): false when the item was a duplicate key.
    */
   'applied': (boolean)[];
   /**
-   * Per item: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
+   * Per ApplyItem: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
    */
   'changed': (string)[];
 }
