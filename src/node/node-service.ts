@@ -116,14 +116,19 @@ export function createNodeService(deps: {
       const valid = decoded.filter((group): group is ApplyEntry[] => Array.isArray(group));
       const { results, lsn } = valid.length > 0 ? await committer.submit(valid, epoch) : { results: [], lsn: log.lastLsn };
       let next = 0;
-      const merged = decoded.map((group, index) => {
-        if (!Array.isArray(group)) return group;
+      const merged = decoded.map((group, index): shardV1.GroupResult__Output => {
+        if (!Array.isArray(group)) return { ...group, packedRecordsApplied: 0 };
         const outcome = results[next++]!;
-        if (outcome.code !== status.OK) return outcome;
+        if (outcome.code !== status.OK) return { ...outcome, packedRecordsApplied: 0 };
         // Entries are the packed increments, then the items: the answer speaks of the items only.
         const packedCount = packedCounts[index]!.records;
-        if (packedCount === 0) return outcome;
-        return { ...outcome, applied: outcome.applied.slice(packedCount), changed: outcome.changed.slice(packedCount) };
+        if (packedCount === 0) return { ...outcome, packedRecordsApplied: 0 };
+        return {
+          ...outcome,
+          applied: outcome.applied.slice(packedCount),
+          changed: outcome.changed.slice(packedCount),
+          packedRecordsApplied: packedCount,
+        };
       });
       for (const [index, outcome] of merged.entries()) {
         if (outcome.code === status.OK) {

@@ -387,8 +387,17 @@ export class IncrementPath {
   /** Sends one group and records its items' outcomes, or what the round must do about its failure. */
   private async settle(address: string, group: NodeGroup, state: RoundState): Promise<void> {
     try {
-      const result = await this.pool.get(address).sender.sendGroup(group.encode());
+      const encoded = group.encode();
+      const result = await this.pool.get(address).sender.sendGroup(encoded);
       if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+      const packedRecords = encoded.itemCount - encoded.items.length;
+      if (result.packedRecordsApplied !== packedRecords) {
+        // Its keyed items may have applied (a retry with the key is safe); its unkeyed ones did not.
+        throw new TallyError(
+          ErrorCode.failedPrecondition,
+          `node ${address} applied ${result.packedRecordsApplied} of ${packedRecords} packed increments: it predates packed increments; upgrade every node before the router`,
+        );
+      }
       const { outcomes } = state;
       const { plainIndexes, plainShardIndexes, keyedIndexes, keyedShardIndexes } = group;
       for (let position = 0; position < plainIndexes.length; position++)

@@ -17,6 +17,12 @@ export interface GroupResult {
    * Per ApplyItem: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
    */
   'changed'?: (number | string | Long)[];
+  /**
+   * Packed increment records this group applied (all of them when code is 0).
+   * The router checks it: a node older than packed increments would skip the
+   * field it does not know and answer OK having applied none of them.
+   */
+  'packedRecordsApplied'?: (number);
 }
 
 export interface GroupResult__Output {
@@ -34,4 +40,10 @@ export interface GroupResult__Output {
    * Per ApplyItem: registers raised (DISTINCT), 1 or 0 (MEMBER_SET), the correction made (MEMBER_REPAIR).
    */
   'changed': (string)[];
+  /**
+   * Packed increment records this group applied (all of them when code is 0).
+   * The router checks it: a node older than packed increments would skip the
+   * field it does not know and answer OK having applied none of them.
+   */
+  'packedRecordsApplied': (number);
 }
