@@ -28,8 +28,11 @@ export interface TallyClientOptions {
   /**
    * Concurrent increment calls leave together in one IncrementBatch while
    * another is in flight, each caller answered on its own, with the keys,
-   * deadlines, retries and errors of a single call. Default true; false
-   * sends each increment as its own Increment call.
+   * deadlines, retries and errors of a single call. Default false: a batch
+   * fails as a whole, so while one counter's node pair is unavailable its
+   * unkeyed neighbours in a batch fail too (outcome unknown) where single
+   * calls to healthy pairs would have succeeded. Turn it on for throughput
+   * when that trade is right (most increments keyed, or one pair).
    */
   coalesce?: boolean;
 }
@@ -308,7 +311,7 @@ export class TallyClient {
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
     this.attemptsMax = options.attemptsMax ?? 12;
     this.coalescer =
-      options.coalesce === false
+      options.coalesce !== true
         ? undefined
         : new IncrementCoalescer(
             {

@@ -22,7 +22,7 @@ describe('chaos: coalescing client', () => {
     'client: an increment whose deadline passes while queued behind stuck batches fails DEADLINE_EXCEEDED and is never sent',
     { timeout: 60_000 },
     async () => {
-      tc = await startCluster({ pairs: 1 });
+      tc = await startCluster({ pairs: 1, coalesce: true });
       const { client, cluster } = tc;
       await client.increment('stuck', 1);
       // A paused router takes the first call and answers nothing: it stays in flight.
@@ -50,7 +50,7 @@ describe('chaos: coalescing client', () => {
     'client: keyed increments coalesced across a primary SIGKILL are counted once: ok <= total <= ok + unknown, nothing lost',
     { timeout: 90_000 },
     async () => {
-      tc = await startCluster({ pairs: 2, routerArgs, metrics: true });
+      tc = await startCluster({ pairs: 2, routerArgs, metrics: true, coalesce: true });
       const { client, cluster } = tc;
       const counters = ['kill:hot', 'kill:a', 'kill:b'];
       await client.incrementBatch(counters.map((counter) => ({ counter, amount: 1 })));

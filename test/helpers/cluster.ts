@@ -79,7 +79,14 @@ export function makeCerts(dir: string): void {
 }
 
 export async function startCluster(
-  options: { pairs?: number; routerArgs?: string[]; nodeArgs?: string[]; metrics?: boolean; secure?: boolean } = {},
+  options: {
+    pairs?: number;
+    routerArgs?: string[];
+    nodeArgs?: string[];
+    metrics?: boolean;
+    secure?: boolean;
+    /** The client coalesces concurrent increments (createTallyClient coalesce). */ coalesce?: boolean;
+  } = {},
 ): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
   const dataDir = makeTempDir('test');
@@ -127,6 +134,7 @@ export async function startCluster(
   const client = createTallyClient({
     address: cluster.routerAddress,
     deadlineMs: 10_000,
+    coalesce: options.coalesce ?? false,
     ...(certDir === undefined
       ? {}
       : {

@@ -13,8 +13,9 @@ describe('coalescing client', () => {
   let unary: TallyClient;
 
   beforeAll(async () => {
-    tc = await startCluster({ pairs: 2, metrics: true });
-    unary = createTallyClient({ address: tc.cluster.routerAddress, deadlineMs: 10_000, coalesce: false });
+    tc = await startCluster({ pairs: 2, metrics: true, coalesce: true });
+    // No coalesce option: the default is one Increment call per increment (the last test checks it).
+    unary = createTallyClient({ address: tc.cluster.routerAddress, deadlineMs: 10_000 });
   });
   afterAll(async () => {
     unary?.close();
@@ -143,7 +144,7 @@ describe('coalescing client', () => {
     expect((await tc.client.read('near-sketch')).total).toBe(50n);
   });
 
-  it('client: coalesce: false sends every increment as its own unary Increment call', async () => {
+  it('client: by default (no coalesce option) every increment is its own unary Increment call', async () => {
     const before = await routerCalls();
     await Promise.all(Array.from({ length: 32 }, () => unary.increment('unary', 1)));
     const after = await routerCalls();
