@@ -14,6 +14,11 @@ interface Entry extends CachedTotal {
   lastReadMs: number;
 }
 
+/**
+ * The map's order is the order of last reads (a read moves its entry to the
+ * end), so the least recently read entry is always first: eviction and the
+ * idle sweep never scan the entries that stay (O(1) per entry evicted).
+ */
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
 
@@ -29,7 +34,7 @@ export class ReadCache {
   get(name: string, nowMs: number): CachedTotal | undefined {
     const entry = this.entries.get(name);
     if (entry === undefined) return undefined;
-    entry.lastReadMs = nowMs;
+    this.markRead(name, entry, nowMs);
     if (nowMs - entry.asOfMs > this.maxStalenessMs) return undefined;
     return entry;
   }
@@ -42,27 +47,30 @@ export class ReadCache {
       Object.assign(entry, value);
       return;
     }
-    if (this.entries.size >= this.entriesMax) this.evictIdle(nowMs, true);
+    this.evictIdle(nowMs);
+    if (this.entries.size >= this.entriesMax) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(name, { ...value, lastReadMs: nowMs });
   }
 
   /** Names the refresher should recompute now; forgets idle ones. */
   namesToRefresh(nowMs: number): string[] {
-    this.evictIdle(nowMs, false);
+    this.evictIdle(nowMs);
     return [...this.entries.keys()];
   }
 
-  private evictIdle(nowMs: number, evictOldestIfNone: boolean): void {
-    let oldestName: string | undefined;
-    let oldestReadMs = Infinity;
+  private markRead(name: string, entry: Entry, nowMs: number): void {
+    // A clock step backwards keeps the later time, so the order stays the order of reads.
+    entry.lastReadMs = Math.max(entry.lastReadMs, nowMs);
+    this.entries.delete(name);
+    this.entries.set(name, entry);
+  }
+
+  /** Drops entries not read for idleMs, oldest first, stopping at the first one still in use. */
+  private evictIdle(nowMs: number): void {
     for (const [name, entry] of this.entries) {
-      if (nowMs - entry.lastReadMs > this.idleMs) this.entries.delete(name);
-      else if (entry.lastReadMs < oldestReadMs) {
-        oldestReadMs = entry.lastReadMs;
-        oldestName = name;
-      }
+      if (nowMs - entry.lastReadMs <= this.idleMs) return;
+      this.entries.delete(name);
     }
-    if (evictOldestIfNone && this.entries.size >= this.entriesMax && oldestName !== undefined) this.entries.delete(oldestName);
   }
 
   get size(): number {

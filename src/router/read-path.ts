@@ -60,7 +60,9 @@ export class ReadPath {
     if (misses.size > 0) {
       for (const read of await this.readExact([...misses])) {
         const value = { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs };
-        this.cache.put(read.counter, value, this.now());
+        // A counter that does not exist (no shards) is answered but not cached: names nobody
+        // writes must not fill the cache and push out the ones in use.
+        if (read.shardCount > 0) this.cache.put(read.counter, value, this.now());
         served.set(read.counter, value);
       }
     }

@@ -101,4 +101,22 @@ describe('health, reflection and metrics', () => {
     expect(await scrapeMetric(primary.metricsPort, 'tally_log_fsync_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(await scrapeMetric(primary.metricsPort, 'tally_node_increments_applied_total')).toBeGreaterThanOrEqual(10);
   });
+
+  it('router: CACHED reads of counters nobody wrote are answered 0 but never cached, so they cannot push out the ones in use', async () => {
+    const port = tc.routerMetricsPort;
+    await tc.client.increment('cache:known', 3);
+    const neverWritten = Array.from({ length: 1_000 }, (_, index) => `cache:nobody:${index}`);
+    const reads = await tc.client.readMany(neverWritten, { consistency: 'cached' });
+    expect(reads.every((read) => read.total === 0n && read.shards === 0)).toBe(true);
+    expect((await tc.client.read('cache:known', { consistency: 'cached' })).total).toBe(3n);
+    // Wait for two whole refreshes after the reads: the gauge is set by each.
+    const refreshes = await scrapeMetric(port, 'tally_cache_refresh_seconds_count');
+    await waitFor(async () => (await scrapeMetric(port, 'tally_cache_refresh_seconds_count')) >= refreshes + 2, {
+      timeoutMs: 15_000,
+      what: 'two cache refreshes',
+    });
+    const entries = await scrapeMetric(port, 'tally_cache_entries');
+    expect(entries).toBeGreaterThanOrEqual(1);
+    expect(entries).toBeLessThan(50);
+  });
 });

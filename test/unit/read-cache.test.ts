@@ -176,4 +176,21 @@ describe('read cache', () => {
     }
     expect(lastServedAsOf.size).toBe(6);
   });
+
+  it('read cache: a flood of new counters into a full cache evicts in order of last read, and a counter read meanwhile stays', () => {
+    const entriesMax = 1_000;
+    const cache = new ReadCache(maxStalenessMs, idleMs, entriesMax);
+    for (let index = 0; index < entriesMax; index++) cache.put(`old:${index}`, total(1n, 0), 0);
+    // Read late, so it is the most recently read of the old ones.
+    expect(cache.get('old:0', 1)).toBeDefined();
+    for (let index = 0; index < entriesMax - 1; index++) cache.put(`flood:${index}`, total(1n, 2), 2);
+    expect(cache.size).toBe(entriesMax);
+    const names = new Set(cache.namesToRefresh(2));
+    expect(names.has('old:0')).toBe(true);
+    expect([...names].filter((name) => name.startsWith('old:'))).toEqual(['old:0']);
+    // One more: now old:0 is the least recently read and goes first.
+    cache.put('flood:last', total(1n, 3), 3);
+    expect(cache.get('old:0', 3)).toBeUndefined();
+    expect(cache.size).toBe(entriesMax);
+  });
 });
