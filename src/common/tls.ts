@@ -3,6 +3,7 @@
 // as its client certificate when it calls another process (router -> node,
 // primary -> follower), so inside the cluster every hop is mutual TLS.
 import fs from 'node:fs';
+import net from 'node:net';
 import { ServerCredentials, credentials, type ChannelCredentials } from '@grpc/grpc-js';
 import { ConfigError, type ConfigReader } from './config.ts';
 
@@ -53,14 +54,23 @@ export function channelCredentialsOf(tls: TlsMaterial | undefined): ChannelCrede
   return credentials.createSsl(tls.ca, tls.key, tls.cert);
 }
 
-const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+/**
+ * Loopback means an IP literal in 127.0.0.0/8 or ::1. A name (even
+ * "localhost", or "127.evil.example") is resolved by whoever controls DNS or
+ * /etc/hosts, so it never counts.
+ */
+export function isLoopbackAddress(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (net.isIPv4(bare)) return bare.split('.')[0] === '127';
+  return net.isIPv6(bare) && (bare === '::1' || bare === '0:0:0:0:0:0:0:1');
+}
 
 /**
  * Plaintext only on loopback: a process asked to listen elsewhere without
  * TLS refuses to start unless --insecure was given explicitly.
  */
 export function checkPlaintextAllowed(listenHost: string, tls: TlsFiles | undefined, insecure: boolean, flag = '--listen'): void {
-  if (tls !== undefined || insecure || loopbackHosts.has(listenHost) || listenHost.startsWith('127.')) return;
+  if (tls !== undefined || insecure || isLoopbackAddress(listenHost)) return;
   throw new ConfigError(
     `refusing to listen on ${listenHost || 'all interfaces'} (${flag}) without TLS: give --tls-cert, --tls-key and --tls-ca, or --insecure to accept plaintext`,
   );

@@ -143,5 +143,9 @@ describe('security', () => {
     expect(() => checkPlaintextAllowed('10.1.2.3', undefined, false)).toThrow(/without TLS/);
     expect(() => checkPlaintextAllowed('10.1.2.3', undefined, true)).not.toThrow();
     expect(() => checkPlaintextAllowed('127.0.0.1', undefined, false)).not.toThrow();
+    // Loopback is an IP literal in 127.0.0.0/8 or ::1; a name that merely starts like one is not.
+    for (const host of ['127.5.6.7', '::1', '[::1]']) expect(() => checkPlaintextAllowed(host, undefined, false)).not.toThrow();
+    for (const host of ['127.evil.example', '127.0.0.1.evil.example', 'localhost', '1270.0.0.1', '::2', ''])
+      expect(() => checkPlaintextAllowed(host, undefined, false), host).toThrow(/without TLS/);
   });
 });
