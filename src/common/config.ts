@@ -64,6 +64,21 @@ export class ConfigReader {
     return this.raw(flag)?.value ?? fallback;
   }
 
+  /**
+   * A setting that must never be empty when given (security settings: an
+   * empty TALLY_TLS_CERT silently meaning "no TLS" would be a trap): undefined
+   * when neither the flag nor the environment key is there at all.
+   */
+  nonEmptyString(flag: string): string | undefined {
+    this.used.add(flag);
+    const envKey = envKeyOf(flag);
+    const fromFlag = this.flags.get(flag);
+    const [value, source] = fromFlag !== undefined ? [fromFlag, `--${flag}`] : [this.env[envKey], envKey];
+    if (value === undefined) return undefined;
+    if (value.trim() === '') throw new ConfigError(`${source} is set but empty: give a value or leave it unset`);
+    return value;
+  }
+
   int(flag: string, fallback: number, bounds: { min: number; max: number }): number {
     const raw = this.raw(flag);
     if (raw === undefined) return fallback;

@@ -22,9 +22,9 @@ export interface TlsMaterial {
 
 /** Reads --tls-cert/--tls-key/--tls-ca (TALLY_TLS_*): all three or none. */
 export function readTlsFiles(reader: ConfigReader): TlsFiles | undefined {
-  const certFile = reader.string('tls-cert', '');
-  const keyFile = reader.string('tls-key', '');
-  const caFile = reader.string('tls-ca', '');
+  const certFile = reader.nonEmptyString('tls-cert') ?? '';
+  const keyFile = reader.nonEmptyString('tls-key') ?? '';
+  const caFile = reader.nonEmptyString('tls-ca') ?? '';
   const given = [certFile, keyFile, caFile].filter((file) => file !== '').length;
   if (given === 0) return undefined;
   if (given !== 3) throw new ConfigError('--tls-cert, --tls-key and --tls-ca go together: give all three or none');

@@ -173,8 +173,8 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     tls: readTlsFiles(reader),
     tlsRequireClientCert: reader.bool('tls-require-client-cert', routerDefaults.tlsRequireClientCert),
     insecure: reader.bool('insecure', routerDefaults.insecure),
-    adminToken: readToken(reader.string('admin-token-file', ''), env.TALLY_ADMIN_TOKEN, 'admin'),
-    clientToken: readToken(reader.string('client-token-file', ''), env.TALLY_CLIENT_TOKEN, 'client'),
+    adminToken: readToken(reader.nonEmptyString('admin-token-file') ?? '', env.TALLY_ADMIN_TOKEN, 'admin'),
+    clientToken: readToken(reader.nonEmptyString('client-token-file') ?? '', env.TALLY_CLIENT_TOKEN, 'client'),
   };
   reader.rejectUnknownFlags();
   checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);

@@ -118,4 +118,24 @@ describe('router config: parseRouterConfig', () => {
   it.each(['toString', 'constructor', '__proto__'])('router config: log level "%s" is refused', (level) => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--log-level', level], {}))).toContain('--log-level');
   });
+
+  it.each([
+    ['TALLY_TLS_CERT', 'TALLY_TLS_CERT is set but empty'],
+    ['TALLY_TLS_KEY', 'TALLY_TLS_KEY is set but empty'],
+    ['TALLY_TLS_CA', 'TALLY_TLS_CA is set but empty'],
+    ['TALLY_ADMIN_TOKEN_FILE', 'TALLY_ADMIN_TOKEN_FILE is set but empty'],
+    ['TALLY_CLIENT_TOKEN_FILE', 'TALLY_CLIENT_TOKEN_FILE is set but empty'],
+  ])('router config: an empty security setting (%s) is an error, not "unset"', (key, message) => {
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2'], { [key]: '' }))).toContain(message);
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2'], { [key]: '  ' }))).toContain(message);
+  });
+
+  it('router config: an empty --tls-cert flag is an error too, and empty tokens are refused', () => {
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2', '--tls-cert', ''], {}))).toContain(
+      '--tls-cert is set but empty',
+    );
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2'], { TALLY_ADMIN_TOKEN: '' }))).toContain(
+      'at least 16 characters',
+    );
+  });
 });
