@@ -4,6 +4,7 @@ export * from './limits.ts';
 export * from './validate.ts';
 export * from './window-setting.ts';
 export * from './interval-task.ts';
+export * from './private-files.ts';
 export * from './config.ts';
 export * from './logger.ts';
 export * from './metrics.ts';

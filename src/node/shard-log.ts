@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, INT64_MAX, INT64_MIN, TallyError, replayBatchRows } from '../common/index.ts';
+import { ErrorCode, INT64_MAX, INT64_MIN, TallyError, replayBatchRows, preparePrivateDir, preparePrivateFile } from '../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
 import {
   EntryKind,
@@ -471,8 +471,9 @@ export class ShardLog {
 
   /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */
   static open(dataDir: string, folder?: CheckpointFolder): ShardLog {
-    fs.mkdirSync(dataDir, { recursive: true });
+    preparePrivateDir(dataDir);
     const file = path.join(dataDir, 'node.sqlite');
+    preparePrivateFile(file);
     let db: Database.Database | undefined;
     try {
       db = new Database(file);

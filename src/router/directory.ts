@@ -2,10 +2,17 @@
 // the pairs themselves with their epoch. Persisted in SQLite (fsync'd before a
 // new shard receives anything, so a shard id is never reused) and held in
 // memory for the hot path. It never talks to nodes.
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, TallyError, shardsPerCounterMax, memberPartitionsMax, type WindowSetting } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  shardsPerCounterMax,
+  memberPartitionsMax,
+  preparePrivateDir,
+  preparePrivateFile,
+  type WindowSetting,
+} from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 
 export interface PairInfo {
@@ -98,8 +105,10 @@ export class Directory {
   }
 
   static open(dataDir: string, configuredPairs: readonly PairAddresses[], now: () => number = Date.now): Directory {
-    fs.mkdirSync(dataDir, { recursive: true });
-    const db = new Database(path.join(dataDir, 'directory.sqlite'));
+    preparePrivateDir(dataDir);
+    const file = path.join(dataDir, 'directory.sqlite');
+    preparePrivateFile(file);
+    const db = new Database(file);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.exec(`

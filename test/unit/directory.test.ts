@@ -1,6 +1,7 @@
 // Unit tests for the counter Directory with a real SQLite file in a temp dir:
 // creation, growth and its limits, persistence across reopen, and refusal of
 // a pair configuration that does not match the stored one.
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -37,6 +38,15 @@ describe('directory', () => {
   afterEach(() => {
     for (const directory of opened.splice(0)) directory.close();
     removeTempDir(dataDir);
+  });
+
+  it('directory: its data directory is 0700 and its files 0600', () => {
+    const directory = open();
+    directory.getOrCreate('private');
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    const files = fs.readdirSync(dataDir);
+    expect(files).toContain('directory.sqlite');
+    for (const file of files) expect(fs.statSync(path.join(dataDir, file)).mode & 0o777, file).toBe(0o600);
   });
 
   it('directory: getOrCreate makes a counter with one shard, once', () => {

@@ -54,6 +54,19 @@ describe('shard log', () => {
     removeTempDir(dataDir);
   });
 
+  it('shard log: its data directory is 0700 and its files 0600 (the log, the WAL and its index), also for a directory that was 0755', () => {
+    const nested = path.join(dataDir, 'node-a');
+    fs.mkdirSync(nested, { mode: 0o755 });
+    fs.chmodSync(nested, 0o755);
+    const log = ShardLog.open(nested);
+    opened.push(log);
+    log.append([entry(1, 1n)], epoch, 0);
+    expect(fs.statSync(nested).mode & 0o777).toBe(0o700);
+    const files = fs.readdirSync(nested);
+    expect(files).toEqual(expect.arrayContaining(['node.sqlite', 'node.sqlite-wal', 'node.sqlite-shm']));
+    for (const file of files) expect(fs.statSync(path.join(nested, file)).mode & 0o777, file).toBe(0o600);
+  });
+
   it('shard log: a new log is empty: lastLsn 0 and replay yields nothing', () => {
     const log = open();
     expect(log.lastLsn).toBe(0n);
