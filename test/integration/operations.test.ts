@@ -64,6 +64,7 @@ interface ComposeService {
   environment?: Record<string, string>;
   volumes?: (string | { source?: string; target?: string })[];
   healthcheck?: { test?: string[] };
+  ports?: (string | { host_ip?: string; published?: number | string; target?: number })[];
 }
 
 describe('operations', () => {
@@ -74,6 +75,26 @@ describe('operations', () => {
     prometheus = undefined;
     await tc?.stop();
     tc = undefined;
+  });
+
+  it('compose: every published port binds 127.0.0.1, and Grafana has no anonymous access unless asked for', () => {
+    requireInstalled('docker-compose', 'docker-compose');
+    const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...process.env, GRAFANA_ANONYMOUS: '' },
+    });
+    const services = (parseYaml(normalized) as { services: Record<string, ComposeService> }).services;
+    const published: string[] = [];
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) {
+        const hostIp = typeof port === 'string' ? port.split(':')[0] : port.host_ip;
+        published.push(`${name} ${typeof port === 'string' ? port : JSON.stringify(port)}`);
+        expect(hostIp, `${name} publishes ${JSON.stringify(port)} beyond loopback`).toBe('127.0.0.1');
+      }
+    }
+    expect(published.length).toBeGreaterThanOrEqual(3);
+    expect(services.grafana!.environment!.GF_AUTH_ANONYMOUS_ENABLED).toBe('false');
   });
 
   it('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
