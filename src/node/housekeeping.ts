@@ -33,6 +33,7 @@ export function dedupPruneIntervalMs(dedupWindowMs: number): number {
 export class Housekeeping {
   private readonly tasks: IntervalTask[];
   private diskLookupsReported = 0;
+  private readonly shippedReported = { fromMemory: 0, fromLog: 0 };
 
   constructor(private readonly parts: HousekeepingParts) {
     const { logger } = parts;
@@ -84,6 +85,10 @@ export class Housekeeping {
     metrics.windowBuckets.set(memory.windows.bucketCount);
     metrics.logSizeBytes.set(log.sizeBytes());
     metrics.logWalBytes.set(log.walSizeBytes());
+    const { shipped } = replicator;
+    metrics.replicationEntriesShipped.inc({ source: 'memory' }, shipped.fromMemory - this.shippedReported.fromMemory);
+    metrics.replicationEntriesShipped.inc({ source: 'log' }, shipped.fromLog - this.shippedReported.fromLog);
+    Object.assign(this.shippedReported, shipped);
     const replication = replicator.status();
     const primary = state.role.role === 'primary';
     metrics.replicationLagMs.set(primary ? replication.lagMs : 0);

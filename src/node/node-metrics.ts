@@ -39,6 +39,12 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Keys missing from memory looked up in the log on disk',
       registers: [registry],
     }),
+    replicationEntriesShipped: new Counter({
+      name: 'tally_replication_entries_shipped_total',
+      help: 'Entries sent to the follower, by where they came from: memory (just committed) or log (catch-up)',
+      labelNames: ['source'] as const,
+      registers: [registry],
+    }),
     dedupPruned: new Counter({
       name: 'tally_dedup_keys_pruned_total',
       help: 'Idempotency keys dropped after the dedup window',

@@ -103,7 +103,7 @@ export class Replicator {
   private recent: (StoredEntry | undefined)[] = [];
   private recentHead = 0;
   private recentBytes = 0;
-  /** Entries shipped from memory and read back from the log (counted here; not yet exported as a metric). */
+  /** Entries shipped from memory and read back from the log (exported by housekeeping as tally_replication_entries_shipped_total). */
   readonly shipped = { fromMemory: 0, fromLog: 0 };
 
   constructor(

@@ -100,6 +100,11 @@ describe('health, reflection and metrics', () => {
     expect(await scrapeMetric(primary.metricsPort, 'tally_log_commit_batch_rows_sum')).toBeGreaterThanOrEqual(10);
     expect(await scrapeMetric(primary.metricsPort, 'tally_log_fsync_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(await scrapeMetric(primary.metricsPort, 'tally_node_increments_applied_total')).toBeGreaterThanOrEqual(10);
+    // In sync, the follower is fed from memory: what was just committed is never read back from the log.
+    await waitFor(
+      async () => (await scrapeMetric(primary.metricsPort, 'tally_replication_entries_shipped_total', { source: 'memory' })) >= 1,
+      { timeoutMs: 10_000, what: 'entries shipped from memory' },
+    );
   });
 
   it('router: CACHED reads of counters nobody wrote are answered 0 but never cached, so they cannot push out the ones in use', async () => {
