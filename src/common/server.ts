@@ -9,6 +9,7 @@ import {
   type handleUnaryCall,
   type ChannelOptions,
   type ServiceDefinition,
+  type ServerInterceptor,
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { HealthImplementation } from 'grpc-health-check';
@@ -32,9 +33,17 @@ export interface TallyServer {
   health: HealthImplementation;
 }
 
-/** A server with health (NOT_SERVING until the caller says ready) and reflection. */
-export function createTallyServer(packageDefinitions: PackageDefinition[], serviceNames: string[]): TallyServer {
-  const server = new Server(serverOptions);
+/**
+ * A server with health (NOT_SERVING until the caller says ready) and
+ * reflection. Interceptors run on a call's metadata before its message is
+ * read or decoded: the place for checks that must not cost a decode.
+ */
+export function createTallyServer(
+  packageDefinitions: PackageDefinition[],
+  serviceNames: string[],
+  interceptors: ServerInterceptor[] = [],
+): TallyServer {
+  const server = new Server({ ...serverOptions, interceptors });
   const initial: Record<string, 'NOT_SERVING'> = { '': 'NOT_SERVING' };
   for (const name of serviceNames) initial[name] = 'NOT_SERVING';
   const health = new HealthImplementation(initial);
