@@ -6,7 +6,8 @@ import { credentials, status, Metadata, type Client, type CallOptions, type requ
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
 import { clientChannelOptions } from '../common/client-channel.ts';
-import { fromServiceError, type TallyError } from '../common/errors.ts';
+import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
+import { isLoopbackHost, splitHostPort } from '../common/address.ts';
 import { parseInt64, toWireInt64, parseMemberId, validateAmount, validateCounterName, validateIdempotencyKey } from '../common/validate.ts';
 import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
 import type { WindowSetting } from '../common/window-setting.ts';
@@ -284,6 +285,22 @@ function fromDescribeResponse(response: counterV1.DescribeResponse__Output): Cou
   };
 }
 
+/**
+ * A bearer token sent without TLS can be read by anyone on the path: the
+ * client sends one in plaintext only to a loopback IP literal (or a unix
+ * socket), and refuses to be built otherwise.
+ */
+function refuseTokenInTheClear(options: TallyClientOptions): void {
+  if (options.token === undefined || options.tls !== undefined) return;
+  if (options.address.startsWith('unix:')) return;
+  const host = splitHostPort(options.address.replace(/^dns:(\/\/[^/]*\/)?/, ''))?.host;
+  if (host !== undefined && isLoopbackHost(host)) return;
+  throw new TallyError(
+    ErrorCode.failedPrecondition,
+    `refusing to send a token to ${options.address} without TLS: give a CA (tls.ca, --tls-ca) or use a loopback address`,
+  );
+}
+
 export class TallyClient {
   private readonly counterRpc: counterV1.CounterServiceClient;
   private readonly adminRpc: counterV1.AdminServiceClient;
@@ -295,6 +312,7 @@ export class TallyClient {
   private readonly coalescer: IncrementCoalescer | undefined;
 
   constructor(options: TallyClientOptions) {
+    refuseTokenInTheClear(options);
     const channelCredentials =
       options.tls === undefined
         ? credentials.createInsecure()

@@ -78,3 +78,32 @@ export const memberPartitionsMax = 256;
  * a batch before it could exceed messageBytesMax.
  */
 export const nodeCallBytesMax = messageBytesMax / 2;
+
+// — Calls a server holds (security issue). A call beyond these is refused
+// RESOURCE_EXHAUSTED on its headers, before its message is read.
+
+/** Calls a router serves at once, of every method. */
+export const routerCallsInFlightMax = 1_000;
+/**
+ * Of those, calls of methods whose message may be megabytes (IncrementBatch,
+ * AddDistinct, ReadMany, IsMember, CountDistinct): each may hold its whole
+ * message, so this times messageBytesMax (128 × 4 MiB = 512 MiB) bounds
+ * what a flood by a token holder can make the router hold.
+ */
+export const routerLargeCallsInFlightMax = 128;
+/** HTTP/2 memory one connection may use before the server refuses its new streams (grpc-node.max_session_memory, in MiB). */
+export const sessionMemoryMaxMiB = 64;
+/** Default ceiling on any call's deadline: a call without one, or a later one, ends DEADLINE_EXCEEDED after this. */
+export const callDeadlineMaxMs = 60_000;
+/** Bytes of a request naming one counter with scalar fields (Increment, Read, Describe, Configure, ...). */
+export const singleRequestBytesMax = 4 * 1024;
+/** Protobuf framing one repeated element may add: field tag, length prefix, a nested message's own tags. */
+const elementFramingBytesMax = 16;
+/** The largest request of each public method that carries a list; any other public method: singleRequestBytesMax. */
+export const listRequestBytesMax: Readonly<Record<string, number>> = {
+  IncrementBatch: Math.min(messageBytesMax, batchItemsMax * (counterNameBytesMax + idempotencyKeyBytesMax + elementFramingBytesMax + 10)),
+  ReadMany: readManyCountersMax * (counterNameBytesMax + elementFramingBytesMax) + singleRequestBytesMax,
+  AddDistinct: Math.min(messageBytesMax, distinctMembersMax * (distinctMemberBytesMax + elementFramingBytesMax) + singleRequestBytesMax),
+  IsMember: distinctMembersMax * (20 + elementFramingBytesMax) + singleRequestBytesMax,
+  CountDistinct: countDistinctCountersMax * (counterNameBytesMax + elementFramingBytesMax) + singleRequestBytesMax,
+};

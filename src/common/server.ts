@@ -14,13 +14,14 @@ import {
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
-import { messageBytesMax, streamsPerConnectionMax } from './limits.ts';
+import { messageBytesMax, sessionMemoryMaxMiB, streamsPerConnectionMax } from './limits.ts';
 import { toServiceError, TallyError, ErrorCode } from './errors.ts';
 import { stopWithParent } from './config.ts';
 import type { Logger } from './logger.ts';
 
 export const serverOptions: ChannelOptions = {
   'grpc.max_concurrent_streams': streamsPerConnectionMax,
+  'grpc-node.max_session_memory': sessionMemoryMaxMiB,
   'grpc.max_receive_message_length': messageBytesMax,
   'grpc.max_send_message_length': messageBytesMax,
   'grpc.keepalive_time_ms': 30_000,
@@ -74,24 +75,36 @@ export function bindServer(
 
 const malformed = Symbol('malformed request');
 interface MalformedRequest {
-  [malformed]: string;
+  [malformed]: TallyError;
 }
 
 /**
  * A service definition whose requests that fail to decode reach the handler
  * as a marker instead of being answered INTERNAL by grpc-js, so `unary` can
- * answer INVALID_ARGUMENT (G7: malformed messages get a clear status).
+ * answer INVALID_ARGUMENT (G7: malformed messages get a clear status). A
+ * request larger than its method's bound (requestBytesMaxOf) is refused
+ * RESOURCE_EXHAUSTED without being decoded: the method's real maximum is
+ * often far below the server-wide message limit.
  */
-export function guardMalformed(definition: ServiceDefinition): ServiceDefinition {
+export function guardMalformed(definition: ServiceDefinition, requestBytesMaxOf?: (method: string) => number): ServiceDefinition {
   const guarded: Record<string, ServiceDefinition[string]> = {};
   for (const [name, method] of Object.entries(definition)) {
+    const bytesMax = requestBytesMaxOf?.(name) ?? Infinity;
     guarded[name] = {
       ...method,
       requestDeserialize: (bytes: Buffer) => {
+        if (bytes.length > bytesMax) {
+          const refusal = new TallyError(
+            ErrorCode.resourceExhausted,
+            `${name} request of ${bytes.length} bytes; the limit for ${name} is ${bytesMax} bytes`,
+          );
+          return { [malformed]: refusal } satisfies MalformedRequest;
+        }
         try {
           return method.requestDeserialize(bytes);
         } catch (error) {
-          return { [malformed]: (error as Error).message } satisfies MalformedRequest;
+          const refusal = new TallyError(ErrorCode.invalidArgument, `malformed request: ${(error as Error).message}`);
+          return { [malformed]: refusal } satisfies MalformedRequest;
         }
       },
     };
@@ -107,7 +120,7 @@ export function unary<Request, Response>(
     let result: Promise<Response> | Response;
     const request = call.request as unknown;
     if (typeof request === 'object' && request !== null && malformed in request) {
-      callback(toServiceError(new TallyError(ErrorCode.invalidArgument, `malformed request: ${(request as MalformedRequest)[malformed]}`)));
+      callback(toServiceError((request as MalformedRequest)[malformed]));
       return;
     }
     try {

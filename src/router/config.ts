@@ -9,6 +9,10 @@ import {
   pairsMax,
   shardsPerCounterMax,
   memberPartitionsMax,
+  routerCallsInFlightMax,
+  routerLargeCallsInFlightMax,
+  callDeadlineMaxMs,
+  isLoopbackAddress,
   readTlsFiles,
   checkPlaintextAllowed,
   type LogLevel,
@@ -68,6 +72,14 @@ export interface RouterConfig {
   /** Require clients of the public port to present a certificate from the CA. */
   tlsRequireClientCert: boolean;
   insecure: boolean;
+  /** Serve off loopback without both tokens or required client certificates, accepted explicitly (warned at every start). */
+  allowUnauthenticated: boolean;
+  /** Calls served at once; more are refused RESOURCE_EXHAUSTED on their headers. */
+  callsInFlightMax: number;
+  /** Of those, calls of the methods whose messages may be megabytes. */
+  largeCallsInFlightMax: number;
+  /** Ceiling on any call's deadline. */
+  callDeadlineMaxMs: number;
   /** Bearer tokens; from files or env, never flags with the secret itself (ps would show it). */
   adminToken: string | undefined;
   clientToken: string | undefined;
@@ -101,6 +113,10 @@ export const routerDefaults = {
   tls: undefined as TlsFiles | undefined,
   tlsRequireClientCert: false,
   insecure: false,
+  allowUnauthenticated: false,
+  callsInFlightMax: routerCallsInFlightMax,
+  largeCallsInFlightMax: routerLargeCallsInFlightMax,
+  callDeadlineMaxMs,
   adminToken: undefined as string | undefined,
   clientToken: undefined as string | undefined,
 };
@@ -138,8 +154,22 @@ function readToken(file: string, fromEnv: string | undefined, what: string): str
   return token;
 }
 
+/**
+ * Off loopback, every caller must prove who it is: both tokens (client and
+ * admin), or client certificates required by TLS. Otherwise the router
+ * refuses to start unless --allow-unauthenticated says the operator means it.
+ */
+function checkAuthenticationRequired(listenHost: string, config: RouterConfig): void {
+  if (isLoopbackAddress(listenHost) || config.allowUnauthenticated || config.tlsRequireClientCert) return;
+  if (config.adminToken !== undefined && config.clientToken !== undefined) return;
+  const missing = config.adminToken === undefined ? (config.clientToken === undefined ? 'tokens' : 'an admin token') : 'a client token';
+  throw new ConfigError(
+    `refusing to serve ${listenHost || 'all interfaces'} (--listen) without ${missing}: give --admin-token-file and --client-token-file (or TALLY_ADMIN_TOKEN and TALLY_CLIENT_TOKEN), or --tls-require-client-cert, or --allow-unauthenticated to let anyone who reaches the port call it`,
+  );
+}
+
 export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEnv): RouterConfig {
-  const reader = new ConfigReader(parseFlags(argv, ['insecure', 'tls-require-client-cert']), env);
+  const reader = new ConfigReader(parseFlags(argv, ['insecure', 'tls-require-client-cert', 'allow-unauthenticated']), env);
   const listenAddress = reader.string('listen', routerDefaults.listenAddress);
   parseAddress(listenAddress, '--listen');
   const logLevel = reader.string('log-level', routerDefaults.logLevel);
@@ -173,11 +203,17 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     tls: readTlsFiles(reader),
     tlsRequireClientCert: reader.bool('tls-require-client-cert', routerDefaults.tlsRequireClientCert),
     insecure: reader.bool('insecure', routerDefaults.insecure),
+    allowUnauthenticated: reader.bool('allow-unauthenticated', routerDefaults.allowUnauthenticated),
+    callsInFlightMax: reader.int('calls-in-flight-max', routerDefaults.callsInFlightMax, { min: 1, max: 1_000_000 }),
+    largeCallsInFlightMax: reader.int('large-calls-in-flight-max', routerDefaults.largeCallsInFlightMax, { min: 1, max: 1_000_000 }),
+    callDeadlineMaxMs: reader.int('call-deadline-max-ms', routerDefaults.callDeadlineMaxMs, { min: 100, max: 3_600_000 }),
     adminToken: readToken(reader.nonEmptyString('admin-token-file') ?? '', env.TALLY_ADMIN_TOKEN, 'admin'),
     clientToken: readToken(reader.nonEmptyString('client-token-file') ?? '', env.TALLY_CLIENT_TOKEN, 'client'),
   };
   reader.rejectUnknownFlags();
-  checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
+  const listenHost = parseAddress(listenAddress, '--listen').host;
+  checkPlaintextAllowed(listenHost, config.tls, config.insecure);
+  checkAuthenticationRequired(listenHost, config);
   if (config.tlsRequireClientCert && config.tls === undefined)
     throw new ConfigError('--tls-require-client-cert needs --tls-cert, --tls-key and --tls-ca');
   if (config.adminToken !== undefined && config.adminToken === config.clientToken)

@@ -18,7 +18,12 @@ import {
   channelCredentialsOf,
   guardMalformed,
   IntervalTask,
+  limitInFlight,
+  deadlineCeiling,
+  listRequestBytesMax,
+  singleRequestBytesMax,
 } from '../common/index.ts';
+import { status } from '@grpc/grpc-js';
 import { parseRouterConfig } from './config.ts';
 import { Directory } from './directory.ts';
 import { NodePool } from './node-pool.ts';
@@ -33,7 +38,7 @@ import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
 import { PairSupervisor } from './pair-supervisor.ts';
 import { Autoscaler } from './autoscaler.ts';
-import { tokensOf, withAuth } from './auth.ts';
+import { authenticateFirst, tokensOf } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
@@ -45,6 +50,14 @@ runMain(async () => {
   const metrics = createRouterMetrics(registry);
 
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
+  if (config.allowUnauthenticated)
+    logger.warn(
+      '--allow-unauthenticated: anyone who reaches this port may call every service, AdminService included, unless tokens are set',
+      {
+        listen: config.listenAddress,
+        tokens: config.adminToken !== undefined || config.clientToken !== undefined,
+      },
+    );
   if (tls === undefined && config.insecure)
     logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
       listen: config.listenAddress,
@@ -94,14 +107,30 @@ runMain(async () => {
     metrics,
     logger,
     statusTimeoutMs: config.readTimeoutMs,
-    reconcileTimeoutMs: 60_000,
+    // A reconcile may take as long as any call may: the ceiling is its budget.
+    reconcileTimeoutMs: config.callDeadlineMaxMs,
     autoscaler,
     tokens,
   };
 
-  const tallyServer = createTallyServer([counterPackageDefinition], serviceNames);
-  tallyServer.server.addService(guardMalformed(counterServiceDefinition), withAuth(createCounterService(deps), tokens, 'client'));
-  tallyServer.server.addService(guardMalformed(adminServiceDefinition), withAuth(createAdminService(deps), tokens, 'admin'));
+  // Each runs on a call's headers, in this order, before its message is read.
+  const callGuards = [
+    authenticateFirst(tokens, (refusal) =>
+      metrics.callsRefused.inc({ reason: refusal.code === status.PERMISSION_DENIED ? 'permission_denied' : 'unauthenticated' }),
+    ),
+    limitInFlight({
+      callsMax: config.callsInFlightMax,
+      largeCallsMax: config.largeCallsInFlightMax,
+      isLarge: (path) => path.slice(path.lastIndexOf('/') + 1) in listRequestBytesMax,
+      onInFlight: (calls) => metrics.callsInFlight.set(calls),
+      onRefused: () => metrics.callsRefused.inc({ reason: 'busy' }),
+    }),
+    deadlineCeiling(config.callDeadlineMaxMs),
+  ];
+  const requestBytesMaxOf = (method: string): number => listRequestBytesMax[method] ?? singleRequestBytesMax;
+  const tallyServer = createTallyServer([counterPackageDefinition], serviceNames, callGuards);
+  tallyServer.server.addService(guardMalformed(counterServiceDefinition, requestBytesMaxOf), createCounterService(deps));
+  tallyServer.server.addService(guardMalformed(adminServiceDefinition, requestBytesMaxOf), createAdminService(deps));
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, config.tlsRequireClientCert));
   const metricsServer =
     config.metricsPort === 0

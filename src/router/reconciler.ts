@@ -7,6 +7,20 @@ import type { Directory, PairInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 
+/** What a long handler needs of its call: whether the caller is still waiting (grpc-js ServerUnaryCall has it). */
+export interface CallProgress {
+  readonly cancelled: boolean;
+  /** The caller's deadline (a Date, or ms since the epoch; Infinity without one). */
+  getDeadline(): Date | number;
+}
+
+/** What is left of the caller's deadline, capped by timeoutMs, for one node call. */
+function remainingMs(call: CallProgress, timeoutMs: number): number {
+  const deadline = call.getDeadline();
+  const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Math.max(1, Math.min(timeoutMs, deadlineMs - Date.now()));
+}
+
 function abs(value: bigint): bigint {
   return value < 0n ? -value : value;
 }
@@ -16,7 +30,8 @@ export async function reconcile(
   pool: NodePool,
   metrics: RouterMetrics,
   timeoutMs: number,
-  counterName?: string,
+  counterName: string | undefined,
+  call: CallProgress,
 ): Promise<counterV1.ReconcileResponse__Output> {
   // Which shards, on which pairs (all of a pair's shards when no counter is named).
   const shardsByPair = new Map<number, { ids: string[]; counterOf: Map<string, string> }>();
@@ -38,16 +53,22 @@ export async function reconcile(
   let checked = 0n;
   let drifting = 0n;
   for (const [pairIndex, wanted] of shardsByPair) {
+    // A pair's logs may take seconds to recompute: a caller gone (or past the server's ceiling) gets no more of them.
+    if (call.cancelled) throw new TallyError(ErrorCode.deadlineExceeded, `reconcile stopped after ${pairs.length} pairs: the call ended`);
     const pair: PairInfo = directory.pair(pairIndex);
     // Follower first: the primary then recomputes its log at the follower's lsn too.
     let follower: shardV1.ReconcileResponse__Output | undefined;
     let note = '';
     try {
-      follower = await pool.reconcile(pair.follower, { shardIds: wanted.ids, compareAtLsn: '0' }, timeoutMs);
+      follower = await pool.reconcile(pair.follower, { shardIds: wanted.ids, compareAtLsn: '0' }, remainingMs(call, timeoutMs));
     } catch (error) {
       note = `follower not checked: ${(error as Error).message}`;
     }
-    const primary = await pool.reconcile(pair.primary, { shardIds: wanted.ids, compareAtLsn: follower?.lastLsn ?? '0' }, timeoutMs);
+    const primary = await pool.reconcile(
+      pair.primary,
+      { shardIds: wanted.ids, compareAtLsn: follower?.lastLsn ?? '0' },
+      remainingMs(call, timeoutMs),
+    );
     if (follower !== undefined && BigInt(follower.lastLsn) > BigInt(primary.lastLsn)) {
       note = `follower at lsn ${follower.lastLsn} is ahead of its primary at ${primary.lastLsn}`;
       follower = undefined;

@@ -142,6 +142,13 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['cause'],
       registers: [registry],
     }),
+    callsInFlight: new Gauge({ name: 'tally_router_calls_in_flight', help: 'Calls the router is serving now', registers: [registry] }),
+    callsRefused: new Counter({
+      name: 'tally_router_calls_refused_total',
+      help: 'Calls refused on their headers, before their message was read, by reason (unauthenticated, permission_denied, busy)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
   };
 }
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;

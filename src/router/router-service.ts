@@ -420,9 +420,9 @@ export function createAdminService(deps: RouterDeps) {
       return { pair: next.pairIndex, primary: next.primary, follower: next.follower, epoch: next.epoch.toString() };
     }),
 
-    Reconcile: unary<counterV1.ReconcileRequest__Output, counterV1.ReconcileResponse__Output>(async (request) => {
+    Reconcile: unary<counterV1.ReconcileRequest__Output, counterV1.ReconcileResponse__Output>(async (request, call) => {
       const counter = request.counter === '' ? undefined : validateCounterName(request.counter);
-      const result = await reconcile(directory, pool, metrics, deps.reconcileTimeoutMs, counter);
+      const result = await reconcile(directory, pool, metrics, deps.reconcileTimeoutMs, counter, call);
       logger.info('reconcile', { counter: counter ?? '*', shardsChecked: result.shardsChecked, shardsDrifting: result.shardsDrifting });
       return result;
     }),

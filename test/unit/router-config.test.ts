@@ -68,8 +68,9 @@ describe('router config: parseRouterConfig', () => {
       TALLY_DATA_DIR: '/var/tally',
       TALLY_METRICS_HOST: '0.0.0.0',
       TALLY_LOG_LEVEL: 'debug',
-      // Off loopback without TLS needs the explicit opt-in.
+      // Off loopback without TLS or tokens needs both explicit opt-ins.
       TALLY_INSECURE: 'true',
+      TALLY_ALLOW_UNAUTHENTICATED: 'true',
     });
     expect(config).toMatchObject({
       listenAddress: '0.0.0.0:7000',
@@ -137,5 +138,25 @@ describe('router config: parseRouterConfig', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2'], { TALLY_ADMIN_TOKEN: '' }))).toContain(
       'at least 16 characters',
     );
+  });
+  it('router config: off loopback the router refuses to start without both tokens, unless told so explicitly', () => {
+    const offLoopback = { TALLY_PAIRS: twoPairs, TALLY_LISTEN: '10.1.2.3:7000', TALLY_INSECURE: 'true' };
+    const adminToken = 'a'.repeat(32);
+    const clientToken = 'c'.repeat(32);
+    expect(configErrorOf(() => parseRouterConfig([], offLoopback))).toMatch(/^refusing to serve 10\.1\.2\.3 \(--listen\) without tokens/);
+    // One token is not enough: with only the admin token, CounterService would be reachable by anyone.
+    expect(configErrorOf(() => parseRouterConfig([], { ...offLoopback, TALLY_ADMIN_TOKEN: adminToken }))).toMatch(/without a client token/);
+    expect(configErrorOf(() => parseRouterConfig([], { ...offLoopback, TALLY_CLIENT_TOKEN: clientToken }))).toMatch(
+      /without an admin token/,
+    );
+    // A name that only looks like loopback is not loopback.
+    expect(configErrorOf(() => parseRouterConfig([], { ...offLoopback, TALLY_LISTEN: '127.evil.example:7000' }))).toMatch(
+      /refusing to serve 127\.evil\.example/,
+    );
+    expect(parseRouterConfig([], { ...offLoopback, TALLY_ADMIN_TOKEN: adminToken, TALLY_CLIENT_TOKEN: clientToken }).listenAddress).toBe(
+      '10.1.2.3:7000',
+    );
+    expect(parseRouterConfig(['--allow-unauthenticated'], offLoopback).allowUnauthenticated).toBe(true);
+    expect(parseRouterConfig([], { ...offLoopback, TALLY_LISTEN: '127.0.0.2:7000' }).allowUnauthenticated).toBe(false);
   });
 });
