@@ -9,9 +9,9 @@ import { credentials, status } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { nodeMainPath, repoRoot, routerMainPath } from '../../src/cluster/managed-process.ts';
-import { makeCerts, startCluster, type TestCluster } from '../helpers/cluster.ts';
+import { makeCerts, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
-import { rejection } from '../helpers/rejection.ts';
+import { codeOf, rejection } from '../helpers/rejection.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import type { RawRpcClient } from '../helpers/raw-client.ts';
 
@@ -147,5 +147,52 @@ describe('security', () => {
     for (const host of ['127.5.6.7', '::1', '[::1]']) expect(() => checkPlaintextAllowed(host, undefined, false)).not.toThrow();
     for (const host of ['127.evil.example', '127.0.0.1.evil.example', 'localhost', '1270.0.0.1', '::2', ''])
       expect(() => checkPlaintextAllowed(host, undefined, false), host).toThrow(/without TLS/);
+  });
+  it('safe defaults: off loopback the router refuses to start without both tokens; --allow-unauthenticated starts it, warning', async () => {
+    const dataDir = makeTempDir('open');
+    const pairsArgs = ['--pairs', '127.0.0.1:1,127.0.0.1:2', '--data-dir', dataDir, '--metrics-port', '0'];
+    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', routerMainPath, '--listen', '0.0.0.0:0', '--insecure', ...pairsArgs], {
+        cwd: repoRoot,
+        env: { ...process.env, TALLY_ADMIN_TOKEN: 'only-the-admin-token-is-set' },
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^config error: refusing to serve 0\.0\.0\.0 \(--listen\) without a client token/);
+    // Explicitly open: it starts, and says so at every start.
+    const open = spawn(
+      process.execPath,
+      ['--import', 'tsx', routerMainPath, '--listen', '0.0.0.0:0', '--insecure', '--allow-unauthenticated', ...pairsArgs],
+      { cwd: repoRoot },
+    );
+    let output = '';
+    open.stdout.on('data', (chunk) => (output += chunk));
+    open.stderr.on('data', (chunk) => (output += chunk));
+    try {
+      await waitFor(() => output.includes('"msg":"ready"'), { timeoutMs: 15_000, what: 'the open router ready' });
+      expect(output).toMatch(/--allow-unauthenticated: anyone who reaches this port may call every service/);
+    } finally {
+      open.kill('SIGKILL');
+      removeTempDir(dataDir);
+    }
+  });
+
+  it('client: a token is never sent in plaintext off loopback; the CLI says so in one line', async () => {
+    const build = (address: string, withTls: boolean) => () =>
+      createTallyClient({ address, token: 'a-token-of-enough-length', ...(withTls ? { tls: { ca: file('ca.crt') } } : {}) }).close();
+    for (const address of ['10.1.2.3:50051', 'localhost:50051', '127.evil.example:50051', 'dns:///router.example:50051'])
+      expect(codeOf(build(address, false)), address).toBe('failed_precondition');
+    for (const address of ['127.0.0.1:50051', '[::1]:50051', '127.3.2.1:1'])
+      expect(codeOf(build(address, false)), address).toBe('no error');
+    expect(codeOf(build('10.1.2.3:50051', true))).toBe('no error');
+    const tokenFile = path.join(certDir, 'client.token');
+    const result = await tally(['get', 'x', '--router', '10.1.2.3:50051', '--token-file', tokenFile]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/refusing to send a token to 10\.1\.2\.3:50051 without TLS/);
   });
 });
