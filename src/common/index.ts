@@ -12,3 +12,4 @@ export * from './proto.ts';
 export * from './server.ts';
 export * from './client-channel.ts';
 export * from './tls.ts';
+export * from './peer-role.ts';
