@@ -17,7 +17,18 @@ export interface LocalClusterOptions {
   nodeMetricsPorts: MetricsPort[];
   routerArgs?: string[];
   nodeArgs?: string[];
+  /** Arguments for one node only, after nodeArgs: its own certificate (nodeCertName) and key. */
+  nodeArgsOf?: (pairIndex: number, role: 'primary' | 'follower') => string[];
   onLine?: (name: string, line: string) => void;
+}
+
+/**
+ * The name scripts/make-certs.sh gives a node's certificate and key: pair i's
+ * primary node-<i>a, its follower node-<i>b (the compose service names).
+ */
+export type NodeCertName = `node-${number}${'a' | 'b'}`;
+export function nodeCertName(pairIndex: number, role: 'primary' | 'follower'): NodeCertName {
+  return `node-${pairIndex}${role === 'primary' ? 'a' : 'b'}`;
 }
 
 /**
@@ -85,7 +96,7 @@ export class LocalCluster {
             options.host,
             options.nodePorts[slot]!,
             options.nodeMetricsPorts[slot] ?? 0,
-            options.nodeArgs ?? [],
+            [...(options.nodeArgs ?? []), ...(options.nodeArgsOf?.(pairIndex, role) ?? [])],
             options.onLine,
           ),
         );

@@ -12,4 +12,6 @@ export * from './proto.ts';
 export * from './server.ts';
 export * from './client-channel.ts';
 export * from './tls.ts';
+export { isLoopbackHost } from './address.ts';
 export * from './call-guards.ts';
+export * from './peer-role.ts';

@@ -1,11 +1,13 @@
 // TLS for every hop and the rule that keeps plaintext on loopback. One
 // certificate per process serves both ways: as the server's certificate and
 // as its client certificate when it calls another process (router -> node,
-// primary -> follower), so inside the cluster every hop is mutual TLS.
+// primary -> follower), so inside the cluster every hop is mutual TLS. What a
+// certificate may do is its role (peer-role.ts), not merely its CA.
 import fs from 'node:fs';
-import net from 'node:net';
 import { ServerCredentials, credentials, type ChannelCredentials } from '@grpc/grpc-js';
 import { ConfigError, type ConfigReader } from './config.ts';
+import { isLoopbackHost } from './address.ts';
+import { checkServerRole } from './peer-role.ts';
 
 export interface TlsFiles {
   certFile: string;
@@ -48,21 +50,14 @@ export function serverCredentialsOf(tls: TlsMaterial | undefined, requireClientC
   return ServerCredentials.createSsl(tls.ca, [{ private_key: tls.key, cert_chain: tls.cert }], requireClientCert);
 }
 
-/** Client side: verifies the server against the CA and presents our certificate. */
+/**
+ * Client side of a call to a node (the router's and a primary's only
+ * outgoing calls): verifies the server against the CA and that its
+ * certificate is a node's, and presents our certificate.
+ */
 export function channelCredentialsOf(tls: TlsMaterial | undefined): ChannelCredentials {
   if (tls === undefined) return credentials.createInsecure();
-  return credentials.createSsl(tls.ca, tls.key, tls.cert);
-}
-
-/**
- * Loopback means an IP literal in 127.0.0.0/8 or ::1. A name (even
- * "localhost", or "127.evil.example") is resolved by whoever controls DNS or
- * /etc/hosts, so it never counts.
- */
-export function isLoopbackAddress(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (net.isIPv4(bare)) return bare.split('.')[0] === '127';
-  return net.isIPv6(bare) && (bare === '::1' || bare === '0:0:0:0:0:0:0:1');
+  return credentials.createSsl(tls.ca, tls.key, tls.cert, { checkServerIdentity: checkServerRole('node') });
 }
 
 /**
@@ -70,7 +65,7 @@ export function isLoopbackAddress(host: string): boolean {
  * TLS refuses to start unless --insecure was given explicitly.
  */
 export function checkPlaintextAllowed(listenHost: string, tls: TlsFiles | undefined, insecure: boolean, flag = '--listen'): void {
-  if (tls !== undefined || insecure || isLoopbackAddress(listenHost)) return;
+  if (tls !== undefined || insecure || isLoopbackHost(listenHost)) return;
   throw new ConfigError(
     `refusing to listen on ${listenHost || 'all interfaces'} (${flag}) without TLS: give --tls-cert, --tls-key and --tls-ca, or --insecure to accept plaintext`,
   );

@@ -22,6 +22,8 @@ import {
   serverCredentialsOf,
   channelCredentialsOf,
   guardMalformed,
+  peerRoleInterceptor,
+  shardNodeCallerRoles,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
@@ -83,7 +85,14 @@ runMain(async () => {
     waitForFollower: (lsn) => replicator.waitForAck(lsn, config.replicationTimeoutMs),
   });
 
-  const tallyServer = createTallyServer([shardPackageDefinition, counterPackageDefinition], [serviceName]);
+  // With TLS, a certificate from the cluster CA is not enough: only the router's
+  // and the nodes' may reach ShardNode, each for its own methods. Plaintext
+  // (loopback) has no certificates to check.
+  const tallyServer = createTallyServer(
+    [shardPackageDefinition, counterPackageDefinition],
+    [serviceName],
+    tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)],
+  );
   tallyServer.server.addService(
     guardMalformed(shardNodeServiceDefinition),
     createNodeService({
@@ -99,7 +108,7 @@ runMain(async () => {
       logger,
     }),
   );
-  // A node takes calls only from peers whose certificate chains to the cluster CA.
+  // A node takes TLS connections only from peers whose certificate chains to the cluster CA.
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, true));
   const metricsServer =
     config.metricsPort === 0

@@ -12,7 +12,7 @@ import {
   routerCallsInFlightMax,
   routerLargeCallsInFlightMax,
   callDeadlineMaxMs,
-  isLoopbackAddress,
+  isLoopbackHost,
   readTlsFiles,
   checkPlaintextAllowed,
   type LogLevel,
@@ -160,7 +160,7 @@ function readToken(file: string, fromEnv: string | undefined, what: string): str
  * refuses to start unless --allow-unauthenticated says the operator means it.
  */
 function checkAuthenticationRequired(listenHost: string, config: RouterConfig): void {
-  if (isLoopbackAddress(listenHost) || config.allowUnauthenticated || config.tlsRequireClientCert) return;
+  if (isLoopbackHost(listenHost) || config.allowUnauthenticated || config.tlsRequireClientCert) return;
   if (config.adminToken !== undefined && config.clientToken !== undefined) return;
   const missing = config.adminToken === undefined ? (config.clientToken === undefined ? 'tokens' : 'an admin token') : 'a client token';
   throw new ConfigError(

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { LocalCluster } from '../../src/cluster/local-cluster.ts';
+import { LocalCluster, nodeCertName, type NodeCertName } from '../../src/cluster/local-cluster.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
@@ -62,8 +62,11 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
+/** A certificate make-certs.sh writes: the router's, a node's (nodeCertName: node-0a, node-0b, ...) or the client's. */
+export type CertName = 'router' | 'client' | NodeCertName;
+
 /** Certificate, key and CA flags for one of the identities make-certs.sh writes. */
-export function tlsArgs(certDir: string, name: 'router' | 'node' | 'client'): string[] {
+export function tlsArgs(certDir: string, name: CertName): string[] {
   return [
     '--tls-cert',
     path.join(certDir, `${name}.crt`),
@@ -74,8 +77,9 @@ export function tlsArgs(certDir: string, name: 'router' | 'node' | 'client'): st
   ];
 }
 
-export function makeCerts(dir: string): void {
-  execFileSync(path.join(repoRoot, 'scripts/make-certs.sh'), [dir], { stdio: 'ignore' });
+/** scripts/make-certs.sh into dir: a CA, router, client and one certificate per node of `pairs` pairs, and tokens. */
+export function makeCerts(dir: string, pairs = 2): void {
+  execFileSync(path.join(repoRoot, 'scripts/make-certs.sh'), ['--pairs', String(pairs), dir], { stdio: 'ignore' });
 }
 
 export async function startCluster(
@@ -92,7 +96,7 @@ export async function startCluster(
   const dataDir = makeTempDir('test');
   // Secure: TLS everywhere, mutual between processes, and bearer tokens on the router.
   const certDir = options.secure ? path.join(dataDir, 'certs') : undefined;
-  if (certDir !== undefined) makeCerts(certDir);
+  if (certDir !== undefined) makeCerts(certDir, pairCount);
   const secureRouterArgs =
     certDir === undefined
       ? []
@@ -103,7 +107,6 @@ export async function startCluster(
           '--client-token-file',
           path.join(certDir, 'client.token'),
         ];
-  const secureNodeArgs = certDir === undefined ? [] : tlsArgs(certDir, 'node');
   const logs: string[] = [];
   const cluster = new LocalCluster({
     pairCount,
@@ -118,7 +121,9 @@ export async function startCluster(
     routerMetricsPort: options.metrics ? 'any' : 0,
     nodeMetricsPorts: Array.from({ length: pairCount * 2 }, () => (options.metrics ? 'any' : 0)),
     routerArgs: [...secureRouterArgs, ...(options.routerArgs ?? [])],
-    nodeArgs: [...secureNodeArgs, ...(options.nodeArgs ?? [])],
+    nodeArgs: options.nodeArgs ?? [],
+    // Each node its own key, as make-certs.sh names them.
+    nodeArgsOf: (pairIndex, role) => (certDir === undefined ? [] : tlsArgs(certDir, nodeCertName(pairIndex, role))),
     onLine: (name, line) => {
       logs.push(`[${name}] ${line}`);
       if (logs.length > 2_000) logs.shift();

@@ -8,6 +8,8 @@ import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { parseNodeConfig } from '../../src/node/config.ts';
+import { parseRouterConfig } from '../../src/router/config.ts';
 import { metricsText, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
@@ -116,10 +118,16 @@ describe('operations', () => {
     const nodeVolumes = nodes.map((name) => volumeOf(services[name]!));
     expect(nodeVolumes.every((volume) => volume !== undefined)).toBe(true);
     expect(new Set(nodeVolumes).size).toBe(4);
-    for (const name of nodes) expect(services[name]!.command).toEqual(['node']);
+    // Plaintext, accepted explicitly: in the command, so the TLS override can drop it.
+    for (const name of nodes) expect(services[name]!.command).toEqual(['node', '--insecure']);
 
     const router = services.router!;
-    expect(router.command).toEqual(['router']);
+    // No tokens here, accepted explicitly: the router refuses to serve 0.0.0.0 open otherwise.
+    expect(router.command).toEqual(['router', '--insecure', '--allow-unauthenticated']);
+    // The processes accept what compose gives them (the config errors a container would die of, caught here).
+    expect(() => parseRouterConfig(router.command!.slice(1), { ...router.environment })).not.toThrow();
+    for (const name of nodes)
+      expect(() => parseNodeConfig(services[name]!.command!.slice(1), { ...services[name]!.environment })).not.toThrow();
     const pairs = router.environment!.TALLY_PAIRS!.split(';').map((pair) => pair.split(',').map((member) => member.split(':')[0]!));
     expect(pairs).toHaveLength(2);
     for (const [primary, follower] of pairs) {
@@ -141,6 +149,89 @@ describe('operations', () => {
     expect(
       services.grafana!.volumes!.some((volume) => String(typeof volume === 'string' ? volume : volume.source).includes('dashboards')),
     ).toBe(true);
+  });
+
+  it('compose with docker-compose.tls.yml: TLS on every Tally service with its own certificate, tokens on the router, no --insecure, ports on 127.0.0.1, only files make-certs.sh writes', () => {
+    requireInstalled('docker-compose', 'docker-compose');
+    const normalized = execFileSync(
+      'docker-compose',
+      ['-f', path.join(repoRoot, 'docker-compose.yml'), '-f', path.join(repoRoot, 'docker-compose.tls.yml'), 'config'],
+      { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, GRAFANA_ANONYMOUS: '' } },
+    );
+    const services = (parseYaml(normalized) as { services: Record<string, ComposeService> }).services;
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) {
+        const hostIp = typeof port === 'string' ? port.split(':')[0] : port.host_ip;
+        expect(hostIp, `${name} publishes ${JSON.stringify(port)} beyond loopback`).toBe('127.0.0.1');
+      }
+      expect(service.environment?.TALLY_INSECURE, name).toBeUndefined();
+      expect(service.command ?? [], name).not.toContain('--insecure');
+      expect(service.command ?? [], name).not.toContain('--allow-unauthenticated');
+    }
+    expect(services.grafana!.environment!.GF_AUTH_ANONYMOUS_ENABLED).toBe('false');
+
+    // What make-certs.sh writes for the compose cluster (its default 2 pairs).
+    const certDir = makeTempDir('compose-certs');
+    let written: string[];
+    try {
+      execFileSync(path.join(repoRoot, 'scripts/make-certs.sh'), [certDir], { stdio: 'ignore' });
+      written = fs.readdirSync(certDir);
+    } finally {
+      removeTempDir(certDir);
+    }
+    const nodes = Object.keys(services).filter((name) => name.startsWith('node-'));
+    expect(nodes).toHaveLength(4);
+    const fileSettings = [
+      'TALLY_TLS_CERT',
+      'TALLY_TLS_KEY',
+      'TALLY_TLS_CA',
+      'TALLY_ADMIN_TOKEN_FILE',
+      'TALLY_CLIENT_TOKEN_FILE',
+      'TALLY_TOKEN_FILE',
+    ];
+    for (const name of [...nodes, 'router', 'cli']) {
+      const service = services[name]!;
+      const environment = service.environment ?? {};
+      // Every file a setting names is mounted read-only from ./certs, and is one make-certs.sh writes;
+      // nothing else from ./certs is mounted (never ca.key, never another node's key).
+      const mounts = new Map<string, string>();
+      for (const volume of service.volumes ?? []) {
+        const [source, target, mode] =
+          typeof volume === 'string'
+            ? volume.split(':')
+            : [volume.source, volume.target, (volume as { read_only?: boolean }).read_only ? 'ro' : 'rw'];
+        if (!String(source).startsWith(path.join(repoRoot, 'certs') + path.sep)) continue;
+        expect(mode, `${name} mounts ${source} writable`).toBe('ro');
+        mounts.set(String(target), path.basename(String(source)));
+      }
+      const named = fileSettings.filter((key) => environment[key] !== undefined).map((key) => environment[key]!);
+      expect([...mounts.keys()].sort(), name).toEqual([...named].sort());
+      for (const target of named) {
+        expect(mounts.get(target), `${name}: ${target}`).toBe(path.basename(target));
+        expect(written, `${name}: ${target}`).toContain(path.basename(target));
+      }
+      expect([...mounts.values()], name).not.toContain('ca.key');
+    }
+    // TLS with each node's own certificate and key (the name make-certs.sh gives it).
+    for (const name of nodes) {
+      const environment = services[name]!.environment!;
+      expect(services[name]!.command).toEqual(['node']);
+      expect(environment.TALLY_TLS_CERT).toBe(`/certs/${name}.crt`);
+      expect(environment.TALLY_TLS_KEY).toBe(`/certs/${name}.key`);
+      expect(environment.TALLY_TLS_CA).toBe('/certs/ca.crt');
+    }
+    const router = services.router!;
+    expect(router.command).toEqual(['router']);
+    expect(router.environment).toMatchObject({
+      TALLY_TLS_CERT: '/certs/router.crt',
+      TALLY_TLS_KEY: '/certs/router.key',
+      TALLY_TLS_CA: '/certs/ca.crt',
+      TALLY_ADMIN_TOKEN_FILE: '/certs/admin.token',
+      TALLY_CLIENT_TOKEN_FILE: '/certs/client.token',
+    });
+    expect(services.cli!.environment).toMatchObject({ TALLY_TLS_CA: '/certs/ca.crt', TALLY_TOKEN_FILE: '/certs/admin.token' });
+    // The health checks run the CLI in the same container: it reads the same TALLY_TLS_* variables.
+    for (const name of [...nodes, 'router']) expect(services[name]!.healthcheck?.test, name).toContain('health');
   });
 
   it('dashboard: every tally_ metric the Grafana dashboard queries exists on a live endpoint', async () => {

@@ -52,7 +52,7 @@ describe('security', () => {
 
   it('mtls: a node refuses a client whose certificate does not chain to the cluster CA', async () => {
     const foreign = makeTempDir('foreign-ca');
-    makeCerts(foreign);
+    makeCerts(foreign, 1);
     const node = tc.cluster.node(0, 'primary');
     // Trusts the node (cluster CA) but presents a certificate from another CA.
     const rpc = new ShardNodeClient(
@@ -68,10 +68,11 @@ describe('security', () => {
     );
     rpc.close();
     expect(outcome.code).toBe(status.UNAVAILABLE);
-    // The same call with the cluster's own certificate succeeds.
+    // The same call with the cluster's router certificate succeeds (a client
+    // certificate is refused: node-certificates.test.ts).
     const own = new ShardNodeClient(
       node.address,
-      credentials.createSsl(file('ca.crt'), file('client.key'), file('client.crt')),
+      credentials.createSsl(file('ca.crt'), file('router.key'), file('router.crt')),
     ) as unknown as RawRpcClient;
     const ok = await new Promise<{ role?: string }>((resolve) =>
       own.Status!({}, { deadline: Date.now() + 3_000 }, (error: unknown, response: { role: string }) => resolve(error ? {} : response)),
