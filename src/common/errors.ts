@@ -53,8 +53,44 @@ export function errorCodeOfGrpcStatus(grpcStatus: number): ErrorCode {
   return codeByGrpcStatus.get(grpcStatus) ?? ErrorCode.internal;
 }
 
+/**
+ * The SQLite result code of a better-sqlite3 SqliteError ('SQLITE_FULL',
+ * 'SQLITE_IOERR_FSYNC', ...), recognised by its shape: common must not load
+ * the native module, since the client imports common.
+ */
+function sqliteCodeOf(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.name !== 'SqliteError') return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
+/**
+ * A failed SQLite call on a data directory, as the operating error it is;
+ * `owner` names whose directory ('router', 'node n1'). Every writer of a
+ * data directory (a node's log, the router's directory) passes its errors here:
+ *   SQLITE_FULL (no room on the disk, or the file's page cap)
+ *     -> RESOURCE_EXHAUSTED: the transaction rolled back, nothing was written,
+ *        and the same call succeeds once there is room;
+ *   SQLITE_IOERR*, SQLITE_READONLY*, SQLITE_CANTOPEN*
+ *     -> UNAVAILABLE: the disk failed under the write, whose outcome is unknown
+ *        (a commit whose fsync failed may still be found at the next start).
+ * Anything else (a constraint, a corrupt file, a bug) is returned unchanged.
+ * Messages name no path: they reach clients.
+ */
+export function storageError(error: unknown, owner: string): unknown {
+  const code = sqliteCodeOf(error);
+  if (code === undefined) return error;
+  if (code === 'SQLITE_FULL')
+    return new TallyError(ErrorCode.resourceExhausted, `${owner} data directory is full: nothing was written (${code})`);
+  if (/^SQLITE_(IOERR|READONLY|CANTOPEN)/.test(code))
+    return new TallyError(ErrorCode.unavailable, `${owner} data directory failed: ${(error as Error).message} (${code})`);
+  return error;
+}
+
 /** Server side: any thrown value becomes a ServiceError with the right status. */
-export function toServiceError(error: unknown): Partial<ServiceError> {
+export function toServiceError(thrown: unknown): Partial<ServiceError> {
+  // A storage error no writer mapped still gets its status, if not its owner.
+  const error = storageError(thrown, "this server's");
   if (error instanceof TallyError) {
     return { code: grpcStatusOf(error.code), details: error.message, metadata: new Metadata() };
   }

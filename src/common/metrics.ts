@@ -1,12 +1,35 @@
-// A prom-client registry per process and the HTTP endpoint that serves it.
+// A prom-client registry per process and the HTTP endpoint that serves it,
+// and the gauges every process with a data directory exports.
+import fs from 'node:fs';
 import http from 'node:http';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 export function createMetricsRegistry(labels: Record<string, string>): Registry {
   const registry = new Registry();
   registry.setDefaultLabels(labels);
   collectDefaultMetrics({ register: registry, prefix: 'tally_' });
   return registry;
+}
+
+/**
+ * tally_data_dir_free_bytes: the bytes an unprivileged writer may still use
+ * on dataDir's filesystem (statfs: bavail x bsize), read at every scrape.
+ * At 0 every write there fails RESOURCE_EXHAUSTED.
+ */
+export function registerDataDirFreeBytes(registry: Registry, dataDir: string): Gauge {
+  return new Gauge({
+    name: 'tally_data_dir_free_bytes',
+    help: "Free space on the data directory's filesystem; at 0 writes there fail RESOURCE_EXHAUSTED",
+    registers: [registry],
+    collect() {
+      try {
+        const disk = fs.statfsSync(dataDir);
+        this.set(disk.bavail * disk.bsize);
+      } catch {
+        // The last value stands (a gauge cannot be left out, and 0 would read as a full disk); the next scrape tries again.
+      }
+    },
+  });
 }
 
 /** Serves GET /metrics; resolves with the bound port once listening. */

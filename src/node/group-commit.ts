@@ -131,8 +131,11 @@ export class GroupCommitter {
       try {
         this.log.append(rows.rows, role.epoch, nowMs);
       } catch (error) {
-        // Nothing reached memory. A full disk is a TallyError (RESOURCE_EXHAUSTED):
-        // nothing was written. Otherwise callers know the outcome is unknown.
+        // The transaction rolled back and the lsn did not move; totals, keys
+        // and the replication queue are changed only below, after the commit,
+        // so nothing of the flush is half-applied. A full disk is
+        // RESOURCE_EXHAUSTED (nothing written: the same call succeeds once
+        // there is room); a failing disk UNAVAILABLE (outcome unknown).
         for (const request of batch) request.reject(error);
         return;
       }

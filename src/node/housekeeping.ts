@@ -1,7 +1,6 @@
 // A node's background upkeep between writes: dropping keys past the dedup
 // window, expiring old window buckets, and refreshing the gauges a scrape reads.
 // Each runs a bounded slice per tick; none of them changes a total.
-import fs from 'node:fs';
 import { IntervalTask, windowShardsPerSweep, type Logger } from '../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import type { NodeMemory } from './node-memory.ts';
@@ -18,7 +17,6 @@ export interface HousekeepingParts {
   state: NodeState;
   metrics: NodeMetrics;
   logger: Logger;
-  dataDir: string;
   dedupWindowMs: number;
 }
 
@@ -72,12 +70,6 @@ export class Housekeeping {
     this.diskLookupsReported = dedup.diskLookups;
     metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
     metrics.dedupMemoryCoveredSeconds.set(dedup.memoryCoveredMs(nowMs) / 1000);
-    try {
-      const disk = fs.statfsSync(this.parts.dataDir);
-      metrics.dataDirFreeBytes.set(disk.bavail * disk.bsize);
-    } catch {
-      // A gauge is not worth failing for; the next tick tries again.
-    }
     metrics.shardCount.set(memory.totals.shardCount);
     const structures = memory.structureBytes();
     metrics.sketchBytes.set(structures.sketchBytes);

@@ -4,6 +4,7 @@
 import {
   createLogger,
   createMetricsRegistry,
+  registerDataDirFreeBytes,
   createTallyServer,
   bindServer,
   setServing,
@@ -46,13 +47,14 @@ runMain(async () => {
   const logger = createLogger('node', config.logLevel);
   const registry = createMetricsRegistry({ process: 'node', node: config.nodeName });
   const metrics = createNodeMetrics(registry);
+  registerDataDirFreeBytes(registry, config.dataDir);
 
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
   if (tls === undefined && config.insecure)
     logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can write', {
       listen: config.listenAddress,
     });
-  const log = ShardLog.open(config.dataDir, checkpointFolder);
+  const log = ShardLog.open(config.dataDir, checkpointFolder, `node ${config.nodeName}`);
   if (log.abandonedInstall)
     logger.warn('a snapshot install was cut short: the log starts empty and the install starts over', { nodeId: log.nodeId });
   const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
@@ -175,7 +177,6 @@ runMain(async () => {
     state,
     metrics,
     logger,
-    dataDir: config.dataDir,
     dedupWindowMs: config.dedupWindowMs,
   });
   housekeeping.start();

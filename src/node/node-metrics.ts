@@ -114,11 +114,6 @@ export function createNodeMetrics(registry: Registry) {
       help: "Size of the log's SQLite write-ahead file; grows while a snapshot install holds a read view",
       registers: [registry],
     }),
-    dataDirFreeBytes: new Gauge({
-      name: 'tally_data_dir_free_bytes',
-      help: "Free space for the log on the data directory's filesystem; at 0 increments fail RESOURCE_EXHAUSTED",
-      registers: [registry],
-    }),
   };
 }
 export type NodeMetrics = ReturnType<typeof createNodeMetrics>;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, INT64_MAX, INT64_MIN, TallyError, replayBatchRows, preparePrivateDir, preparePrivateFile } from '../common/index.ts';
+import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
 import {
   EntryKind,
@@ -45,14 +45,6 @@ export interface KeyRecord {
   atMs: number;
   /** 0: the key's increment applied here. Otherwise a fence set at this shard count. */
   fenceShardCount: number;
-}
-
-/** A write that failed because the disk (or the file's page cap) is full becomes RESOURCE_EXHAUSTED; others pass unchanged. */
-function diskFullOr(error: unknown, file: string): unknown {
-  if (error instanceof Database.SqliteError && error.code === 'SQLITE_FULL') {
-    return new TallyError(ErrorCode.resourceExhausted, `disk full: the log ${file} cannot grow; nothing was written (${error.message})`);
-  }
-  return error;
 }
 
 /** The checkpoint: per-shard totals plus each shard's folded state of the other kinds. */
@@ -210,6 +202,7 @@ export class ShardLog {
     db: Database.Database,
     readonly file: string,
     private readonly folder: CheckpointFolder | undefined,
+    private readonly owner: string,
   ) {
     this.db = db;
     this.statements = prepareLogStatements(db);
@@ -249,13 +242,13 @@ export class ShardLog {
 
   /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
   private emptyAll(installId: string | undefined): void {
-    this.db.transaction(() => {
+    this.transact(() => {
       this.db.exec('DELETE FROM log; DELETE FROM checkpoint; DELETE FROM checkpoint_parts;');
       this.setMeta('checkpoint_lsn', '0');
       this.setMeta('checkpoint_epoch', '0');
       if (installId === undefined) this.statements.deleteMeta.run(installMetaKey);
       else this.setMeta(installMetaKey, installId);
-    })();
+    });
     this.installUnderWay = installId !== undefined;
     this.foldedLsn = 0n;
     this.foldedEpoch = 0n;
@@ -276,7 +269,7 @@ export class ShardLog {
   installChunk(chunk: SnapshotChunk): void {
     assert.ok(this.installing, 'install chunk without an install under way');
     const { upsertTotal, appendPart } = this.statements;
-    this.db.transaction(() => {
+    this.transact(() => {
       for (const [shardId, total] of chunk.shards) {
         assert.ok(
           Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN,
@@ -290,19 +283,19 @@ export class ShardLog {
         assert.ok(entry.idempotencyKey.length > 0, 'a snapshot key entry carries a key');
         this.insertRow(entry.lsn, entry.epoch, entry, entry.atMs);
       }
-    })();
+    });
   }
 
   /** Follower side, the last chunk: the snapshot becomes the checkpoint, at lsn written by epoch. */
   finishInstall(lsn: bigint, epoch: bigint): void {
     assert.ok(this.installing, 'install finished without an install under way');
-    this.db.transaction(() => {
+    this.transact(() => {
       const newestKey = this.statements.selectLast.get();
       assert.ok(newestKey === undefined || newestKey[0] <= lsn, 'a snapshot key lies past the snapshot');
       this.setMeta('checkpoint_lsn', lsn.toString());
       this.setMeta('checkpoint_epoch', epoch.toString());
       this.statements.deleteMeta.run(installMetaKey);
-    })();
+    });
     this.installUnderWay = false;
     this.foldedLsn = lsn;
     this.foldedEpoch = epoch;
@@ -396,7 +389,7 @@ export class ShardLog {
       throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
     const after = withParts || before.parts.size > 0 ? this.folder!.fold(before, entries, nowMs) : before;
     const { upsertTotal, upsertPart, deletePart, deleteFolded } = this.statements;
-    this.db.transaction(() => {
+    this.transact(() => {
       for (const [shardId, sum] of sums) {
         const total = (before.totals.get(shardId) ?? 0n) + sum;
         assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
@@ -411,7 +404,7 @@ export class ShardLog {
       deleteFolded.run(this.foldedLsn, last.lsn, keepKeysSinceMs);
       this.setMeta('checkpoint_lsn', last.lsn.toString());
       this.setMeta('checkpoint_epoch', last.epoch.toString());
-    })();
+    });
     this.foldedLsn = last.lsn;
     this.foldedEpoch = last.epoch;
     return entries.length;
@@ -419,7 +412,7 @@ export class ShardLog {
 
   /** Deletes folded keyed rows older than the dedup window, oldest first, at most `limit`. */
   pruneFoldedKeys(keepKeysSinceMs: number, limit: number): number {
-    return this.statements.deleteFoldedKeys.run(this.foldedLsn, limit, keepKeysSinceMs).changes;
+    return this.guarded(() => this.statements.deleteFoldedKeys.run(this.foldedLsn, limit, keepKeysSinceMs).changes);
   }
 
   /**
@@ -469,8 +462,11 @@ export class ShardLog {
     return Number(newestAtMs ?? leftOut[1]);
   }
 
-  /** Opens (or creates) the log in dataDir. Throws ShardLogError when it cannot be trusted. */
-  static open(dataDir: string, folder?: CheckpointFolder): ShardLog {
+  /**
+   * Opens (or creates) the log in dataDir. Throws ShardLogError when it
+   * cannot be trusted. owner names the node in errors that reach clients.
+   */
+  static open(dataDir: string, folder?: CheckpointFolder, owner = 'node'): ShardLog {
     preparePrivateDir(dataDir);
     const file = path.join(dataDir, 'node.sqlite');
     preparePrivateFile(file);
@@ -483,7 +479,7 @@ export class ShardLog {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       createOrUpgradeSchema(db, file);
-      return new ShardLog(db, file, folder);
+      return new ShardLog(db, file, folder, owner);
     } catch (error) {
       db?.close();
       if (error instanceof ShardLogError) throw error;
@@ -506,12 +502,8 @@ export class ShardLog {
     assert.ok(entries.length > 0, 'append of no entries');
     for (const entry of entries) checkEntry(entry);
     const firstLsn = this.nextLsn;
-    try {
-      this.appendTransaction(entries, firstLsn, epoch, atMs);
-    } catch (error) {
-      // The transaction rolled back: nothing of it is in the log.
-      throw diskFullOr(error, this.file);
-    }
+    // A failure rolls the transaction back, and the lsn stays where it was.
+    this.guarded(() => this.appendTransaction(entries, firstLsn, epoch, atMs));
     this.nextLsn = firstLsn + BigInt(entries.length);
     this.lastEntryEpoch = epoch;
     return this.lastLsn;
@@ -520,7 +512,7 @@ export class ShardLog {
   /** Follower side: commits a primary's entries, which must continue this log exactly. */
   appendReplicated(entries: readonly StoredEntry[]): bigint {
     assert.ok(entries.length > 0, 'append of no entries');
-    const transaction = this.db.transaction(() => {
+    this.transact(() => {
       let expectedLsn = this.nextLsn;
       for (const entry of entries) {
         checkEntry(entry);
@@ -529,11 +521,6 @@ export class ShardLog {
         expectedLsn++;
       }
     });
-    try {
-      transaction();
-    } catch (error) {
-      throw diskFullOr(error, this.file);
-    }
     this.nextLsn = entries[entries.length - 1]!.lsn + 1n;
     this.lastEntryEpoch = entries[entries.length - 1]!.epoch;
     return this.lastLsn;
@@ -564,7 +551,7 @@ export class ShardLog {
   truncateAfter(lsn: bigint): number {
     if (lsn < this.foldedLsn)
       throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
-    const result = this.statements.deleteAfter.run(lsn);
+    const result = this.guarded(() => this.statements.deleteAfter.run(lsn));
     this.refreshTail();
     return result.changes;
   }
@@ -615,7 +602,26 @@ export class ShardLog {
 
   /** Durable before it returns (synchronous=FULL). */
   setMeta(key: string, value: string): void {
-    this.statements.upsertMeta.run(key, value);
+    this.guarded(() => this.statements.upsertMeta.run(key, value));
+  }
+
+  /**
+   * Runs `write`, one statement or one transaction: a failure leaves the
+   * file as it was, and a full or failing disk surfaces as
+   * RESOURCE_EXHAUSTED or UNAVAILABLE naming this node (storageError).
+   * Callers change what they hold in memory only after it returns.
+   */
+  private guarded<T>(write: () => T): T {
+    try {
+      return write();
+    } catch (error) {
+      throw storageError(error, this.owner);
+    }
+  }
+
+  /** Runs `write` in one transaction (a savepoint inside an open one), guarded. */
+  private transact<T>(write: () => T): T {
+    return this.guarded(this.db.transaction(write));
   }
 
   /**

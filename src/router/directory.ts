@@ -11,6 +11,7 @@ import {
   memberPartitionsMax,
   preparePrivateDir,
   preparePrivateFile,
+  storageError,
   type WindowSetting,
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
@@ -324,7 +325,7 @@ export class Directory {
       growths: [],
       autoscale,
     };
-    const created = this.db.transaction(() => {
+    const created = this.transaction(() => {
       this.insertCounter.run(name, 0, counter.createdMs, kind, autoscale ? 1 : 0);
       return this.insertShards(counter, shardCount);
     })();
@@ -357,7 +358,7 @@ export class Directory {
     }
     if (shardCount > previousShardCount) {
       const growth: Growth = { previousShardCount, grownMs: this.now() };
-      const created = this.db.transaction(() => {
+      const created = this.transaction(() => {
         this.db
           .prepare('INSERT INTO growths (counter, previous_shard_count, new_shard_count, grown_ms) VALUES (?, ?, ?, ?)')
           .run(name, previousShardCount, shardCount, growth.grownMs);
@@ -397,9 +398,11 @@ export class Directory {
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
     if (counter.kind !== 'total')
       throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter: only totals have windows`);
-    this.db
-      .prepare('UPDATE counters SET window_bucket_ms = ?, window_retention_ms = ? WHERE name = ?')
-      .run(window.bucketMs, window.retentionMs, name);
+    this.write(() =>
+      this.db
+        .prepare('UPDATE counters SET window_bucket_ms = ?, window_retention_ms = ? WHERE name = ?')
+        .run(window.bucketMs, window.retentionMs, name),
+    );
     counter.window = { ...window };
     return counter;
   }
@@ -410,7 +413,7 @@ export class Directory {
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
     if (autoscale && counter.kind === 'membership')
       throw new TallyError(ErrorCode.failedPrecondition, `${name} is a membership counter: its partitions are fixed`);
-    this.db.prepare('UPDATE counters SET autoscale = ? WHERE name = ?').run(autoscale ? 1 : 0, name);
+    this.write(() => this.db.prepare('UPDATE counters SET autoscale = ? WHERE name = ?').run(autoscale ? 1 : 0, name));
     counter.autoscale = autoscale;
     return counter;
   }
@@ -431,24 +434,45 @@ export class Directory {
     if (next.primary === next.follower) throw new Error(`pair ${pairIndex}: primary and follower are both ${next.primary}`);
     // Once a primary identity is recorded the pair is no longer legacy: identities decide from here on.
     const legacy = pair.legacy && next.primaryId === '';
-    this.db
-      .prepare(
-        'UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ? WHERE pair_index = ?',
-      )
-      .run(
-        next.primary,
-        next.follower,
-        next.epoch,
-        next.inSync ? 1 : 0,
-        next.primaryId,
-        next.followerId,
-        next.ackedLsn,
-        legacy ? 1 : 0,
-        next.replaced ? 1 : 0,
-        pairIndex,
-      );
+    this.write(() =>
+      this.db
+        .prepare(
+          'UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ? WHERE pair_index = ?',
+        )
+        .run(
+          next.primary,
+          next.follower,
+          next.epoch,
+          next.inSync ? 1 : 0,
+          next.primaryId,
+          next.followerId,
+          next.ackedLsn,
+          legacy ? 1 : 0,
+          next.replaced ? 1 : 0,
+          pairIndex,
+        ),
+    );
     Object.assign(pair, next, { legacy });
     return pair;
+  }
+
+  /**
+   * Runs `write` (a statement or a transaction): a failure leaves the file as
+   * it was and memory is changed only after it returns; a full disk is
+   * RESOURCE_EXHAUSTED, a failing one UNAVAILABLE (storageError).
+   */
+  private write<T>(write: () => T): T {
+    try {
+      return write();
+    } catch (error) {
+      throw storageError(error, 'router');
+    }
+  }
+
+  /** db.transaction, its failures mapped as write's. */
+  private transaction<T>(body: () => T): () => T {
+    const run = this.db.transaction(body);
+    return () => this.write(run);
   }
 
   /** The pair whose primary or follower is at address, or undefined. */

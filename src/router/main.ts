@@ -3,6 +3,7 @@
 import {
   createLogger,
   createMetricsRegistry,
+  registerDataDirFreeBytes,
   createTallyServer,
   bindServer,
   setServing,
@@ -48,6 +49,7 @@ runMain(async () => {
   const logger = createLogger('router', config.logLevel);
   const registry = createMetricsRegistry({ process: 'router' });
   const metrics = createRouterMetrics(registry);
+  registerDataDirFreeBytes(registry, config.dataDir);
 
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
   if (config.allowUnauthenticated)

@@ -90,6 +90,12 @@ export async function startCluster(
     metrics?: boolean;
     secure?: boolean;
     /** The client coalesces concurrent increments (createTallyClient coalesce). */ coalesce?: boolean;
+    /**
+     * Runs on the cluster's data directory before any process starts: the
+     * router's is `<dataDir>/router`, each node's `<dataDir>/node-<pair>-<primary|follower>`
+     * (to mount a small filesystem there, say). What it does, the test undoes.
+     */
+    beforeStart?: (dataDir: string) => void;
   } = {},
 ): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
@@ -130,6 +136,7 @@ export async function startCluster(
     },
   });
   try {
+    options.beforeStart?.(dataDir);
     await cluster.start();
   } catch (error) {
     await cluster.stop('SIGKILL');

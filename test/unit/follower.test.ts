@@ -228,6 +228,43 @@ describe('follower', () => {
     expect(() => append(node, [], 100n, entries[99]!.epoch, 1n)).toThrow(TallyError);
   });
 
+  it("follower: an append that finds the disk full fails RESOURCE_EXHAUSTED and changes nothing (log, memory, keys, confirmed lsn); the primary's retry lands once there is room", () => {
+    const primary = ShardLog.open(dir('primary'), checkpointFolder);
+    logs.push(primary);
+    const keyed = (index: number): LogEntry => ({
+      shardId: 1 + (index % 5),
+      amount: 2n,
+      idempotencyKey: Buffer.from(`${index}-${'k'.repeat(100)}`),
+      fenceShardCount: 0,
+    });
+    primary.append([keyed(0)], 2n, nowMs);
+    primary.append(
+      Array.from({ length: 500 }, (_, index) => keyed(index + 1)),
+      2n,
+      nowMs,
+    );
+    const node = openNode(dir('follower'));
+    logs.push(node.log);
+    expect(append(node, primary.readFrom(1n, 1), 0n, 0n)).toBe(true);
+    const before = { lastLsn: node.log.lastLsn, state: stateOf(node.memory), keys: node.dedup.size, confirmedLsn: node.state.confirmedLsn };
+    node.log.setPageCountMax(1);
+    const tail = primary.readFrom(2n, 1_000);
+    expect(() => append(node, tail, 1n, 2n)).toThrow(expect.objectContaining({ code: 'resource_exhausted' }));
+    expect({
+      lastLsn: node.log.lastLsn,
+      state: stateOf(node.memory),
+      keys: node.dedup.size,
+      confirmedLsn: node.state.confirmedLsn,
+    }).toEqual(before);
+    expect(node.dedup.get(1 + (1 % 5), keyed(1).idempotencyKey, nowMs)).toBeUndefined();
+    // The primary sends the same entries again (it retries what was not confirmed).
+    node.log.setPageCountMax(1_000_000);
+    expect(append(node, tail, 1n, 2n)).toBe(true);
+    expect(node.log.lastLsn).toBe(501n);
+    expect(node.state.confirmedLsn).toBe(501n);
+    expect(node.memory.totals.get(1)).toBe(2n * 101n);
+  });
+
   it("follower: a truncation whose kept entry does not match is refused and drops nothing; a matching one drops only an older epoch's tail", () => {
     const node = openNode(dir('follower'), 3n);
     logs.push(node.log);

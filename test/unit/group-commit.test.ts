@@ -481,7 +481,7 @@ describe('group commit', () => {
       const refused = await committer.submit(groups, epoch).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(TallyError);
       expect(refused).toMatchObject({ code: 'resource_exhausted', grpcCode: status.RESOURCE_EXHAUSTED });
-      expect((refused as TallyError).message).toMatch(/^disk full: /);
+      expect((refused as TallyError).message).toMatch(/^node data directory is full: /);
       expect([log.lastLsn, totals.get(1), totals.get(2), totals.get(3)]).toEqual([1n, 1n, 0n, 0n]);
       expect(dedup.get(1, Buffer.from(`full-${'k'.repeat(120)}`), nowMs)).toBeUndefined();
       expect(hooks.commits).toHaveLength(1);

@@ -352,18 +352,51 @@ describe('shard log', () => {
     })();
     expect(failure).toBeInstanceOf(TallyError);
     expect((failure as TallyError).code).toBe(ErrorCode.resourceExhausted);
-    expect((failure as TallyError).message).toMatch(/^disk full: /);
+    expect((failure as TallyError).message).toMatch(/^node data directory is full: nothing was written \(SQLITE_FULL\)$/);
     expect(log.lastLsn).toBe(1n);
     expect(log.findKey(1, Buffer.from(`full-0-${'x'.repeat(100)}`), 0)).toBeUndefined();
     // Replicated entries meet the same refusal.
     expect(() => log.appendReplicated(bigKeys.map((bigKey, index) => ({ ...bigKey, lsn: 2n + BigInt(index), epoch, atMs: 1 })))).toThrow(
-      /^disk full: /,
+      /^node data directory is full: /,
     );
     expect(log.lastLsn).toBe(1n);
     log.setPageCountMax(1_000_000);
     expect(log.append(bigKeys, epoch, 2)).toBe(501n);
     log.close();
     expect(replayAll(open())).toHaveLength(501);
+  });
+
+  it('shard log: a checkpoint fold or a role write that finds the disk full fails RESOURCE_EXHAUSTED and leaves the checkpoint and meta as they were', () => {
+    const log = ShardLog.open(dataDir, undefined, 'node n1');
+    opened.push(log);
+    // Many shards: the fold's checkpoint rows need pages the log does not have yet.
+    const entries = Array.from({ length: 2_000 }, (_, index) => entry(index + 1, BigInt(index + 1)));
+    log.append(entries, epoch, 0);
+    const before = replayAll(log);
+    log.setPageCountMax(1);
+    const refusal = (() => {
+      try {
+        log.foldSlice(log.lastLsn, 5_000, 0);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refusal).toMatchObject({
+      code: ErrorCode.resourceExhausted,
+      message: expect.stringMatching(/^node n1 data directory is full: /),
+    });
+    expect(log.checkpointLsn).toBe(0n);
+    expect(log.checkpointTotals().size).toBe(0);
+    expect(replayAll(log)).toEqual(before);
+    // A meta write (the role a node resumes) meets the same refusal; a big value needs new pages.
+    expect(() => log.setMeta('role', 'x'.repeat(100_000))).toThrow(/^node n1 data directory is full: /);
+    expect(log.getMeta('role')).toBeUndefined();
+    // Once there is room the next fold (the checkpointer's next tick) folds everything.
+    log.setPageCountMax(1_000_000);
+    expect(log.foldSlice(log.lastLsn, 5_000, 0)).toBe(2_000);
+    expect(log.checkpointLsn).toBe(2_000n);
+    expect(log.checkpointTotals().get(2_000)).toBe(2_000n);
   });
 
   it('shard log: opening a log with another schema version throws ShardLogError', () => {
