@@ -5,7 +5,7 @@
 // retry what the unary path would not.
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
-import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax } from '../common/limits.ts';
+import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax, newCountersPerCallMax } from '../common/limits.ts';
 import type { counterV1 } from '../common/proto.ts';
 
 /** One caller's increment, validated and in wire form. */
@@ -122,9 +122,21 @@ export class IncrementCoalescer {
   }
 
   private sendNext(): void {
-    const count = Math.min(this.queue.length, batchItemsMax);
-    const entries = this.queue.splice(0, count);
-    this.send(entries);
+    // At most newCountersPerCallMax names per batch: the router refuses a
+    // call creating more counters, and only it knows which names are new.
+    const limit = Math.min(this.queue.length, batchItemsMax);
+    const names = new Set<string>();
+    let previous: string | undefined;
+    let count = 0;
+    for (; count < limit; count++) {
+      const name = this.queue[count]!.item.counter;
+      if (name === previous) continue;
+      previous = name;
+      if (names.has(name)) continue;
+      if (names.size === newCountersPerCallMax) break;
+      names.add(name);
+    }
+    this.send(this.queue.splice(0, count));
   }
 
   private send(queued: Entry[]): void {

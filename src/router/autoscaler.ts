@@ -2,7 +2,7 @@
 // says are too hot for their shards (through the same directory path as
 // SetShards: no data moves), and publishes per-counter metrics for the
 // top-K hottest only — never one series per counter.
-import { IntervalTask, type Logger, type counterV1 } from '../common/index.ts';
+import { ErrorCode, IntervalTask, TallyError, type Logger, type counterV1 } from '../common/index.ts';
 import type { Directory } from './directory.ts';
 import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
 import type { SizingPolicy } from './sizing-policy.ts';
@@ -63,9 +63,8 @@ export class Autoscaler {
         nowMs,
         counter.autoscale,
       );
-      if (grownTo !== undefined) {
-        const from = counter.shards.length;
-        this.directory.setShards(counter.name, grownTo);
+      const from = counter.shards.length;
+      if (grownTo !== undefined && this.grow(counter.name, grownTo)) {
         this.metrics.shardGrowths.inc({ cause: 'heat' });
         this.logger.info('growth', {
           counter: counter.name,
@@ -93,6 +92,18 @@ export class Autoscaler {
     this.hottest = hot;
     this.tracked = hot.length;
     this.publish(hot);
+  }
+
+  /** False when the directory's shard cap refused the growth: the counter keeps its shards and the tick goes on. */
+  private grow(name: string, shardCount: number): boolean {
+    try {
+      this.directory.setShards(name, shardCount);
+      return true;
+    } catch (error) {
+      if (!(error instanceof TallyError) || error.code !== ErrorCode.resourceExhausted) throw error;
+      this.logger.warn('growth refused', { counter: name, to: shardCount, reason: error.message });
+      return false;
+    }
   }
 
   private publish(hot: HotCounter[]): void {

@@ -13,6 +13,8 @@ import {
   routerLargeCallsInFlightMax,
   callDeadlineMaxMs,
   isLoopbackHost,
+  countersMax,
+  shardsTotalMax,
   readTlsFiles,
   checkPlaintextAllowed,
   type LogLevel,
@@ -65,6 +67,10 @@ export interface RouterConfig {
   memberPartitions: number;
   /** Must equal the nodes' --dedup-window-ms: keyed retries consult shard homes from growths this recent. */
   dedupWindowMs: number;
+  /** Counters the directory may hold; past it new names are RESOURCE_EXHAUSTED. */
+  countersMax: number;
+  /** Shards over all counters; past it creation and growth are RESOURCE_EXHAUSTED. */
+  shardsTotalMax: number;
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
   /** TLS on the public port and mutual TLS to the nodes; undefined = plaintext (loopback only). */
@@ -108,6 +114,8 @@ export const routerDefaults = {
   autoscaleIntervalMs: 1_000,
   topK: 20,
   memberPartitions: 16,
+  countersMax,
+  shardsTotalMax,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
   tls: undefined as TlsFiles | undefined,
@@ -192,12 +200,14 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     failoverWaitMs: reader.int('failover-wait-ms', routerDefaults.failoverWaitMs, { min: 0, max: 60_000 }),
     followerTimeoutMs: reader.int('follower-timeout-ms', routerDefaults.followerTimeoutMs, { min: 100, max: 600_000 }),
     catchUpTimeoutMs: reader.int('catch-up-timeout-ms', routerDefaults.catchUpTimeoutMs, { min: 100, max: 600_000 }),
-    shardCeilingPerSec: reader.int('shard-ceiling-per-sec', routerDefaults.shardCeilingPerSec, { min: 1, max: 100_000_000 }),
+    shardCeilingPerSec: reader.int('shard-ceiling-per-sec', routerDefaults.shardCeilingPerSec, { min: 1, max: 10_000_000 }),
     shardsMax: reader.int('shards-max', routerDefaults.shardsMax, { min: 1, max: shardsPerCounterMax }),
     autoscaleIntervalMs: reader.int('autoscale-interval-ms', routerDefaults.autoscaleIntervalMs, { min: 50, max: 600_000 }),
     topK: reader.int('top-k', routerDefaults.topK, { min: 0, max: 1_000 }),
     memberPartitions: reader.int('member-partitions', routerDefaults.memberPartitions, { min: 1, max: memberPartitionsMax }),
     dedupWindowMs: reader.int('dedup-window-ms', routerDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
+    countersMax: reader.int('counters-max', routerDefaults.countersMax, { min: 1, max: 10_000_000 }),
+    shardsTotalMax: reader.int('shards-total-max', routerDefaults.shardsTotalMax, { min: 1, max: 40_000_000 }),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
     tls: readTlsFiles(reader),

@@ -1,7 +1,9 @@
 // The counter directory: per counter its shards, each shard's node pair, and
 // the pairs themselves with their epoch. Persisted in SQLite (fsync'd before a
 // new shard receives anything, so a shard id is never reused) and held in
-// memory for the hot path. It never talks to nodes.
+// memory for the hot path. A call's new counters are created in one
+// transaction, within caps on counters and shards. It never talks to nodes.
+import assert from 'node:assert';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -9,6 +11,9 @@ import {
   TallyError,
   shardsPerCounterMax,
   memberPartitionsMax,
+  newCountersPerCallMax,
+  countersMax,
+  shardsTotalMax,
   preparePrivateDir,
   preparePrivateFile,
   storageError,
@@ -81,11 +86,23 @@ export interface PairAddresses {
   follower: string;
 }
 
+/** Caps on what the directory holds; counters and shards that exist are never refused. */
+export interface DirectoryLimits {
+  /** Counters in all: creating one more is RESOURCE_EXHAUSTED. */
+  countersMax: number;
+  /** Shards over all counters: creating or growing past it is RESOURCE_EXHAUSTED. */
+  shardsTotalMax: number;
+}
+
+export const defaultDirectoryLimits: DirectoryLimits = { countersMax, shardsTotalMax };
+
 export class Directory {
   private readonly db: Database.Database;
   private readonly counters = new Map<string, CounterInfo>();
   private readonly pairs: PairInfo[] = [];
   private readonly shardsPerPair: number[] = [];
+  /** Sum of shardsPerPair: what shardsTotalMax bounds. */
+  private totalShardCount = 0;
   /** Things an operator should hear about at start (logged by main). */
   readonly warnings: string[] = [];
   private readonly insertCounter: Database.Statement;
@@ -96,6 +113,7 @@ export class Directory {
     db: Database.Database,
     configuredPairs: readonly PairAddresses[],
     private readonly now: () => number,
+    private readonly limits: DirectoryLimits,
   ) {
     this.db = db;
     this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms, kind, autoscale) VALUES (?, ?, ?, ?, ?)');
@@ -103,9 +121,23 @@ export class Directory {
     this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
     this.loadPairs(configuredPairs);
     this.loadCounters();
+    // A lowered cap keeps what exists; it only stops creation.
+    if (this.counters.size >= limits.countersMax)
+      this.warnings.push(
+        `the directory holds ${this.counters.size} counters, the limit is ${limits.countersMax}: no new counter can be created`,
+      );
+    if (this.totalShardCount >= limits.shardsTotalMax)
+      this.warnings.push(
+        `the directory holds ${this.totalShardCount} shards, the limit is ${limits.shardsTotalMax}: no counter can be created or grown`,
+      );
   }
 
-  static open(dataDir: string, configuredPairs: readonly PairAddresses[], now: () => number = Date.now): Directory {
+  static open(
+    dataDir: string,
+    configuredPairs: readonly PairAddresses[],
+    now: () => number = Date.now,
+    limits: DirectoryLimits = defaultDirectoryLimits,
+  ): Directory {
     preparePrivateDir(dataDir);
     const file = path.join(dataDir, 'directory.sqlite');
     preparePrivateFile(file);
@@ -159,7 +191,7 @@ export class Directory {
     addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'window_retention_ms', 'INTEGER NOT NULL DEFAULT 0');
     try {
-      return new Directory(db, configuredPairs, now);
+      return new Directory(db, configuredPairs, now, limits);
     } catch (error) {
       db.close();
       throw error;
@@ -286,6 +318,7 @@ export class Directory {
       }
       counter.shards.push({ shardIndex: row.shard_index, shardId: row.shard_id, pairIndex: row.pair_index });
       this.shardsPerPair[row.pair_index]!++;
+      this.totalShardCount++;
     }
     for (const row of counterRows) {
       if (this.counters.get(row.name)!.shards.length !== row.shard_count) {
@@ -299,10 +332,8 @@ export class Directory {
   }
 
   /**
-   * The counter, created on its first use: with one shard, or for a
-   * membership counter with its fixed partitions (one shard each, never
-   * grown: a member must always live in the same partition). Using a counter
-   * as another kind than it was created as is FAILED_PRECONDITION.
+   * The counter, created on its first use (see getOrCreateMany). Using a
+   * counter as another kind than it was created as is FAILED_PRECONDITION.
    */
   getOrCreate(name: string, kind: CounterKind = 'total', partitions = 1): CounterInfo {
     const existing = this.counters.get(name);
@@ -311,27 +342,105 @@ export class Directory {
         throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
       return existing;
     }
+    this.create([name], kind, partitions);
+    return this.counters.get(name)!;
+  }
+
+  /**
+   * The named counters, one per name (names may repeat), each created on
+   * its first use: with one shard, or for a membership counter with its
+   * fixed partitions (one shard each, never grown: a member must always
+   * live in the same partition). Every name is checked before anything is
+   * created: a counter of another kind (FAILED_PRECONDITION) or a cap
+   * (RESOURCE_EXHAUSTED) creates nothing. All of the call's new counters
+   * are created in one transaction, one fsync. Synchronous from the first
+   * check to the last change in memory: concurrent calls naming the same
+   * new counter get one counter.
+   */
+  getOrCreateMany(names: readonly string[], kind: CounterKind = 'total', partitions = 1): CounterInfo[] {
+    const fresh = new Set<string>();
+    let previous: string | undefined;
+    for (const name of names) {
+      // Batches name one counter many times in a row: one lookup per run.
+      if (name === previous) continue;
+      previous = name;
+      const existing = this.counters.get(name);
+      if (existing === undefined) fresh.add(name);
+      else if (existing.kind !== kind)
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+    }
+    if (fresh.size > 0) this.create([...fresh], kind, partitions);
+    const counters: CounterInfo[] = new Array(names.length);
+    let last: CounterInfo | undefined;
+    for (let index = 0; index < names.length; index++) {
+      const name = names[index]!;
+      if (last === undefined || last.name !== name) last = this.counters.get(name)!;
+      counters[index] = last;
+    }
+    return counters;
+  }
+
+  /**
+   * Creates counters that do not exist, in one transaction; memory changes
+   * only after it commits, so a failure leaves memory as the rows are.
+   */
+  private create(names: readonly string[], kind: CounterKind, partitions: number): void {
     if (!Number.isInteger(partitions) || partitions < 1 || partitions > memberPartitionsMax) {
       throw new TallyError(ErrorCode.invalidArgument, `partitions must be 1..${memberPartitionsMax}, got ${partitions}`);
     }
+    if (names.length > newCountersPerCallMax) {
+      throw new TallyError(
+        ErrorCode.resourceExhausted,
+        `the call would create ${names.length} new counters; the limit is ${newCountersPerCallMax} new counters per call (newCountersPerCallMax): split it`,
+      );
+    }
+    const { countersMax } = this.limits;
+    if (this.counters.size + names.length > countersMax) {
+      throw new TallyError(
+        ErrorCode.resourceExhausted,
+        `the directory holds ${this.counters.size} counters; ${names.length} new ones would pass the limit of ${countersMax} counters (--counters-max)`,
+      );
+    }
     const shardCount = kind === 'membership' ? partitions : 1;
+    this.checkShardsTotal(names.length * shardCount);
     const autoscale = kind !== 'membership';
-    const counter: CounterInfo = {
-      name,
-      kind,
-      window: { bucketMs: 0, retentionMs: 0 },
-      shards: [],
-      createdMs: this.now(),
-      growths: [],
-      autoscale,
-    };
-    const created = this.transaction(() => {
-      this.insertCounter.run(name, 0, counter.createdMs, kind, autoscale ? 1 : 0);
-      return this.insertShards(counter, shardCount);
+    const createdMs = this.now();
+    const counters: CounterInfo[] = [];
+    const createdShards: ShardInfo[][] = [];
+    // Placement sees the shards placed earlier in this transaction.
+    const totalShardsPerPair = [...this.shardsPerPair];
+    this.transaction(() => {
+      for (const name of names) {
+        assert(!this.counters.has(name), `counter ${name} exists`);
+        const counter: CounterInfo = {
+          name,
+          kind,
+          window: { bucketMs: 0, retentionMs: 0 },
+          shards: [],
+          createdMs,
+          growths: [],
+          autoscale,
+        };
+        this.insertCounter.run(name, shardCount, createdMs, kind, autoscale ? 1 : 0);
+        createdShards.push(this.insertShards(counter, shardCount, totalShardsPerPair));
+        counters.push(counter);
+      }
     })();
-    this.publish(counter, created);
-    this.counters.set(name, counter);
-    return counter;
+    for (let index = 0; index < counters.length; index++) {
+      const counter = counters[index]!;
+      this.publish(counter, createdShards[index]!);
+      this.counters.set(counter.name, counter);
+    }
+  }
+
+  private checkShardsTotal(addCount: number): void {
+    const { shardsTotalMax } = this.limits;
+    if (this.totalShardCount + addCount > shardsTotalMax) {
+      throw new TallyError(
+        ErrorCode.resourceExhausted,
+        `the directory holds ${this.totalShardCount} shards; ${addCount} more would pass the limit of ${shardsTotalMax} shards (--shards-total-max)`,
+      );
+    }
   }
 
   /** Grows a counter's shard set. No data moves; old shards stay in every sum. */
@@ -357,12 +466,15 @@ export class Directory {
       );
     }
     if (shardCount > previousShardCount) {
+      this.checkShardsTotal(shardCount - previousShardCount);
       const growth: Growth = { previousShardCount, grownMs: this.now() };
       const created = this.transaction(() => {
         this.db
           .prepare('INSERT INTO growths (counter, previous_shard_count, new_shard_count, grown_ms) VALUES (?, ?, ?, ?)')
           .run(name, previousShardCount, shardCount, growth.grownMs);
-        return this.insertShards(counter, shardCount - previousShardCount);
+        const shards = this.insertShards(counter, shardCount - previousShardCount, [...this.shardsPerPair]);
+        this.updateShardCount.run(shardCount, name);
+        return shards;
       })();
       counter.growths.push(growth);
       this.publish(counter, created);
@@ -370,18 +482,22 @@ export class Directory {
     return { previousShardCount, counter };
   }
 
-  /** Inside a transaction: inserts the rows; memory changes only after commit (publish). */
-  private insertShards(counter: CounterInfo, addCount: number): ShardInfo[] {
+  /**
+   * Inside a transaction: inserts the shard rows (the caller keeps the
+   * counter's shard_count); memory changes only after commit (publish).
+   * totalShardsPerPair: placed shards, with this transaction's; updated.
+   */
+  private insertShards(counter: CounterInfo, addCount: number, totalShardsPerPair: number[]): ShardInfo[] {
     const mine = this.pairs.map(() => 0);
     for (const shard of counter.shards) mine[shard.pairIndex]!++;
-    const chosen = choosePairs(mine, this.shardsPerPair, addCount);
+    const chosen = choosePairs(mine, totalShardsPerPair, addCount);
     const created: ShardInfo[] = [];
     for (const pairIndex of chosen) {
       const shardIndex = counter.shards.length + created.length;
       const result = this.insertShard.run(counter.name, shardIndex, pairIndex, this.now());
       created.push({ shardIndex, shardId: Number(result.lastInsertRowid), pairIndex });
+      totalShardsPerPair[pairIndex]!++;
     }
-    this.updateShardCount.run(counter.shards.length + created.length, counter.name);
     return created;
   }
 
@@ -390,6 +506,7 @@ export class Directory {
       counter.shards.push(shard);
       this.shardsPerPair[shard.pairIndex]!++;
     }
+    this.totalShardCount += created.length;
   }
 
   /** Sets a total counter's window (persisted); nodes learn it with the next increment. */
@@ -486,6 +603,11 @@ export class Directory {
 
   get counterCount(): number {
     return this.counters.size;
+  }
+
+  /** Shards over all counters. */
+  get shardCount(): number {
+    return this.totalShardCount;
   }
 
   close(): void {

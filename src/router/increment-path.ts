@@ -307,28 +307,19 @@ export class IncrementPath {
 
   /**
    * The call's counters, looked up once per name. Bad input changes
-   * nothing: a batch naming a counter of another kind fails before any new
-   * counter of the batch is created. Routing is decided here, once per
-   * call: a growth during the call must not move a keyed item past the
+   * nothing: a batch naming a counter of another kind, or more new
+   * counters than a cap allows, fails before any counter is created; the
+   * batch's new counters are created together, in one directory
+   * transaction, before anything is sent. Routing is decided here, once
+   * per call: a growth during the call must not move a keyed item past the
    * homes it fenced.
    */
   private countersOf(items: readonly ValidIncrement[]): { counters: CounterInfo[]; routedShardCounts: number[] } {
-    for (let index = 0; index < items.length; index++) {
-      const name = items[index]!.counter;
-      if (index > 0 && name === items[index - 1]!.counter) continue;
-      const kind = this.directory.get(name)?.kind;
-      if (kind !== undefined && kind !== 'total')
-        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${kind} counter, not a total counter`);
-    }
-    const counters: CounterInfo[] = new Array(items.length);
+    const names: string[] = new Array(items.length);
+    for (let index = 0; index < items.length; index++) names[index] = items[index]!.counter;
+    const counters = this.directory.getOrCreateMany(names, 'total');
     const routedShardCounts: number[] = new Array(items.length);
-    let last: CounterInfo | undefined;
-    for (let index = 0; index < items.length; index++) {
-      const name = items[index]!.counter;
-      if (last === undefined || last.name !== name) last = this.directory.getOrCreate(name);
-      counters[index] = last;
-      routedShardCounts[index] = last.shards.length;
-    }
+    for (let index = 0; index < items.length; index++) routedShardCounts[index] = counters[index]!.shards.length;
     return { counters, routedShardCounts };
   }
 

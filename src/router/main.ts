@@ -64,7 +64,10 @@ runMain(async () => {
     logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
       listen: config.listenAddress,
     });
-  const directory = Directory.open(config.dataDir, config.pairs);
+  const directory = Directory.open(config.dataDir, config.pairs, Date.now, {
+    countersMax: config.countersMax,
+    shardsTotalMax: config.shardsTotalMax,
+  });
   for (const warning of directory.warnings) logger.warn(warning);
   // Apply calls carry the epoch of the pair the address is primary of.
   const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
@@ -144,11 +147,13 @@ runMain(async () => {
   autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
-  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, () =>
-    metrics.directoryCounters.set(directory.counterCount),
-  );
+  const setGauges = (): void => {
+    metrics.directoryCounters.set(directory.counterCount);
+    metrics.directoryShards.set(directory.shardCount);
+  };
+  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, setGauges);
   gauges.start();
-  metrics.directoryCounters.set(directory.counterCount);
+  setGauges();
   setServing(tallyServer, serviceNames, true);
   // port and metricsPort are the ports bound, for whoever asked for port 0 (ManagedProcess reads them).
   logger.info('ready', {

@@ -61,6 +61,7 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     directoryCounters: new Gauge({ name: 'tally_directory_counters', help: 'Counters in the directory', registers: [registry] }),
+    directoryShards: new Gauge({ name: 'tally_directory_shards', help: 'Shards of every counter in the directory', registers: [registry] }),
     failovers: new Counter({
       name: 'tally_failovers_total',
       help: 'Followers promoted after their primary went silent',

@@ -1,12 +1,14 @@
 // Unit tests for the counter Directory with a real SQLite file in a temp dir:
-// creation, growth and its limits, persistence across reopen, and refusal of
-// a pair configuration that does not match the stored one.
+// creation (one transaction per call, its caps, rollback), growth and its
+// limits, persistence across reopen, and refusal of a pair configuration
+// that does not match the stored one.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Directory, type PairAddresses } from '../../src/router/directory.ts';
-import { shardsPerCounterMax } from '../../src/common/limits.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Directory, type DirectoryLimits, type PairAddresses } from '../../src/router/directory.ts';
+import { newCountersPerCallMax, shardsPerCounterMax } from '../../src/common/limits.ts';
+import { TallyError } from '../../src/common/errors.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { codeOf } from '../helpers/rejection.ts';
 
@@ -26,8 +28,8 @@ describe('directory', () => {
   let dataDir: string;
   const opened: Directory[] = [];
   let clockMs = 1_700_000_000_000;
-  const open = (pairs: readonly PairAddresses[] = threePairs): Directory => {
-    const directory = Directory.open(dataDir, pairs, () => clockMs);
+  const open = (pairs: readonly PairAddresses[] = threePairs, limits?: DirectoryLimits): Directory => {
+    const directory = Directory.open(dataDir, pairs, () => clockMs, limits);
     opened.push(directory);
     return directory;
   };
@@ -36,6 +38,7 @@ describe('directory', () => {
     dataDir = makeTempDir('directory');
   });
   afterEach(() => {
+    vi.restoreAllMocks();
     for (const directory of opened.splice(0)) directory.close();
     removeTempDir(dataDir);
   });
@@ -272,5 +275,181 @@ describe('directory', () => {
     expect(reopened.pair(3)).toMatchObject({ primary: 'p3:1', follower: 'f3:1', epoch: 1n });
     reopened.setShards('c', 4);
     expect(shardsPerPair(reopened, 'c')).toEqual([1, 1, 1, 1]);
+  });
+  describe('creation', () => {
+    /** The TallyError `action` throws; fails the test when it throws nothing or something else. */
+    const errorOf = (action: () => unknown): TallyError => {
+      try {
+        action();
+      } catch (error) {
+        expect(error).toBeInstanceOf(TallyError);
+        return error as TallyError;
+      }
+      throw new Error('expected an error, got none');
+    };
+    /** What the file holds, read through a connection of its own. */
+    const onDisk = (): { counters: string[]; shardRows: number; shardIds: number[] } => {
+      const db = new Database(path.join(dataDir, 'directory.sqlite'), { readonly: true });
+      try {
+        const counters = (db.prepare('SELECT name FROM counters ORDER BY name').all() as { name: string }[]).map((row) => row.name);
+        const shardIds = (db.prepare('SELECT shard_id FROM shards ORDER BY shard_id').all() as { shard_id: number }[]).map(
+          (row) => row.shard_id,
+        );
+        return { counters, shardRows: shardIds.length, shardIds };
+      } finally {
+        db.close();
+      }
+    };
+    /** Makes every later insert of `name` into `table` fail inside SQLite, as a full disk would. */
+    const poison = (table: 'counters' | 'shards', name: string): void => {
+      const column = table === 'counters' ? 'name' : 'counter';
+      const db = new Database(path.join(dataDir, 'directory.sqlite'));
+      db.exec(
+        `CREATE TRIGGER poison_${table} BEFORE INSERT ON ${table} WHEN NEW.${column} = '${name}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+      );
+      db.close();
+    };
+    const cure = (table: 'counters' | 'shards'): void => {
+      const db = new Database(path.join(dataDir, 'directory.sqlite'));
+      db.exec(`DROP TRIGGER poison_${table}`);
+      db.close();
+    };
+    const names = (count: number, prefix = 'n'): string[] => Array.from({ length: count }, (_, index) => `${prefix}:${index}`);
+
+    it("directory: a call's new counters are created in one transaction, existing ones in none", () => {
+      const directory = open();
+      directory.getOrCreate('old');
+      const transaction = vi.spyOn(Database.prototype, 'transaction');
+      const wanted = ['old', ...names(500), 'old', ...names(500, 'm')];
+      const counters = directory.getOrCreateMany(wanted);
+      expect(transaction).toHaveBeenCalledTimes(1);
+      expect(counters.map((counter) => counter.name)).toEqual(wanted);
+      expect(counters[0]).toBe(directory.get('old'));
+      expect(counters[501]).toBe(counters[0]);
+      expect(directory.counterCount).toBe(1_001);
+      expect(directory.shardCount).toBe(1_001);
+      directory.getOrCreateMany(wanted);
+      directory.getOrCreate('old');
+      expect(transaction).toHaveBeenCalledTimes(1);
+      expect(onDisk().counters).toHaveLength(1_001);
+    });
+
+    it('directory: a name repeated within a call, in and out of order, is one counter with one shard', () => {
+      const directory = open();
+      const counters = directory.getOrCreateMany(['a', 'b', 'a', 'a', 'c', 'b']);
+      expect(counters[0]).toBe(counters[2]);
+      expect(counters[0]).toBe(counters[3]);
+      expect(counters[1]).toBe(counters[5]);
+      expect(counters.map((counter) => counter.shards.length)).toEqual([1, 1, 1, 1, 1, 1]);
+      const { counters: stored, shardIds } = onDisk();
+      expect(stored).toEqual(['a', 'b', 'c']);
+      expect(new Set(shardIds).size).toBe(3);
+    });
+
+    it("directory: one call's new counters spread over the pairs as one at a time would", () => {
+      const directory = open();
+      directory.getOrCreateMany(names(9));
+      const perPair = [0, 0, 0];
+      for (const name of names(9)) perPair[directory.get(name)!.shards[0]!.pairIndex]!++;
+      expect(perPair).toEqual([3, 3, 3]);
+    });
+
+    it('directory: a failed creation transaction changes neither memory nor the file, and creation works after it', () => {
+      const directory = open();
+      directory.getOrCreateMany(['old:0', 'old:1']);
+      const before = { counters: directory.counterCount, shards: directory.shardCount, disk: onDisk() };
+      for (const table of ['counters', 'shards'] as const) {
+        poison(table, 'bad');
+        const batch = ['x:0', 'x:1', 'bad', 'x:2'];
+        expect(() => directory.getOrCreateMany(batch)).toThrow(/injected failure/);
+        for (const name of batch) expect(directory.get(name), name).toBeUndefined();
+        expect(directory.counterCount).toBe(before.counters);
+        expect(directory.shardCount).toBe(before.shards);
+        expect(onDisk()).toEqual(before.disk);
+        cure(table);
+      }
+      // Placement counts were not touched by the failed calls: the next three land one per pair.
+      directory.getOrCreateMany(['y:0', 'y:1', 'y:2', 'bad']);
+      const pairs = ['y:0', 'y:1', 'y:2', 'bad', 'old:0', 'old:1'].map((name) => directory.get(name)!.shards[0]!.pairIndex);
+      expect(pairs.sort()).toEqual([0, 0, 1, 1, 2, 2]);
+      const disk = onDisk();
+      expect(disk.counters).toEqual(['bad', 'old:0', 'old:1', 'y:0', 'y:1', 'y:2']);
+      expect(new Set(disk.shardIds).size).toBe(6);
+      const inMemory = disk.counters.map((name) => structuredClone(directory.get(name)!));
+      directory.close();
+      const reopened = open();
+      expect(disk.counters.map((name) => reopened.get(name))).toEqual(inMemory);
+      expect(reopened.shardCount).toBe(6);
+    });
+
+    it('directory: more new counters than newCountersPerCallMax in one call is resource_exhausted and creates nothing', () => {
+      const directory = open();
+      directory.getOrCreate('old');
+      const error = errorOf(() => directory.getOrCreateMany(['old', ...names(newCountersPerCallMax + 1)]));
+      expect(error.code).toBe('resource_exhausted');
+      expect(error.message).toContain(`${newCountersPerCallMax} new counters per call`);
+      expect(error.message).toContain('newCountersPerCallMax');
+      expect(directory.counterCount).toBe(1);
+      expect(onDisk().counters).toEqual(['old']);
+      // Exactly the cap, with existing names besides: created.
+      directory.getOrCreateMany(['old', ...names(newCountersPerCallMax), 'old']);
+      expect(directory.counterCount).toBe(newCountersPerCallMax + 1);
+    });
+
+    it('directory: past countersMax new counters are resource_exhausted, all or nothing, and existing ones are still served', () => {
+      const directory = open(threePairs, { countersMax: 3, shardsTotalMax: 100 });
+      directory.getOrCreateMany(['a', 'b']);
+      const error = errorOf(() => directory.getOrCreateMany(['a', 'c', 'd']));
+      expect(error.code).toBe('resource_exhausted');
+      expect(error.message).toContain('limit of 3 counters');
+      expect(error.message).toContain('--counters-max');
+      expect(directory.get('c')).toBeUndefined();
+      expect(directory.getOrCreateMany(['a', 'c', 'a'])[1]!.name).toBe('c');
+      expect(codeOf(() => directory.getOrCreate('e'))).toBe('resource_exhausted');
+      expect(codeOf(() => directory.getOrCreate('e', 'membership', 2))).toBe('resource_exhausted');
+      expect(directory.getOrCreateMany(['a', 'b', 'c']).map((counter) => counter.name)).toEqual(['a', 'b', 'c']);
+      expect(directory.setShards('a', 4).counter.shards).toHaveLength(4);
+      expect(onDisk().counters).toEqual(['a', 'b', 'c']);
+    });
+
+    it('directory: past shardsTotalMax creation and growth are resource_exhausted; a membership counter costs its partitions', () => {
+      const directory = open(threePairs, { countersMax: 100, shardsTotalMax: 20 });
+      directory.getOrCreate('members', 'membership', 16);
+      expect(directory.shardCount).toBe(16);
+      const error = errorOf(() => directory.getOrCreate('more-members', 'membership', 16));
+      expect(error.code).toBe('resource_exhausted');
+      expect(error.message).toContain('limit of 20 shards');
+      expect(error.message).toContain('--shards-total-max');
+      expect(directory.get('more-members')).toBeUndefined();
+      directory.getOrCreateMany(['t:0', 't:1']);
+      expect(codeOf(() => directory.setShards('t:0', 4))).toBe('resource_exhausted');
+      expect(directory.get('t:0')!.shards).toHaveLength(1);
+      directory.setShards('t:0', 3);
+      expect(directory.shardCount).toBe(20);
+      expect(codeOf(() => directory.getOrCreateMany(['t:1', 't:2']))).toBe('resource_exhausted');
+      expect(directory.getOrCreateMany(['t:1', 't:0']).map((counter) => counter.shards.length)).toEqual([1, 3]);
+      expect(onDisk().shardRows).toBe(20);
+    });
+
+    it('directory: a call naming a counter of another kind creates none of its new counters', () => {
+      const directory = open();
+      directory.getOrCreate('members', 'membership', 4);
+      expect(codeOf(() => directory.getOrCreateMany(['new:0', 'members', 'new:1']))).toBe('failed_precondition');
+      expect(directory.get('new:0')).toBeUndefined();
+      expect(directory.counterCount).toBe(1);
+      expect(onDisk().counters).toEqual(['members']);
+    });
+
+    it('directory: reopened above a lowered cap, it keeps every counter, warns, and creates no more', () => {
+      const directory = open();
+      directory.getOrCreateMany(['a', 'b', 'c']);
+      directory.close();
+      const reopened = open(threePairs, { countersMax: 2, shardsTotalMax: 2 });
+      expect(reopened.counterCount).toBe(3);
+      expect(reopened.warnings.join('\n')).toMatch(/3 counters, the limit is 2/);
+      expect(reopened.warnings.join('\n')).toMatch(/3 shards, the limit is 2/);
+      expect(reopened.getOrCreateMany(['a', 'b', 'c'])).toHaveLength(3);
+      expect(codeOf(() => reopened.getOrCreate('d'))).toBe('resource_exhausted');
+    });
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus } from '../../src/common/errors.ts';
 import { IncrementCoalescer, type CoalescedItem, type CoalescerTransport } from '../../src/client/increment-coalescer.ts';
+import { newCountersPerCallMax } from '../../src/common/limits.ts';
 
 interface Sent {
   counters: string[];
@@ -128,6 +129,23 @@ describe('increment coalescer', () => {
     ]);
     expect(results).toEqual([ErrorCode.deadlineExceeded, 'ok', 'ok']);
     expect(sent.flatMap((call) => call.counters)).toEqual(['a', 'b']);
+  });
+
+  it('coalescer: a batch names at most newCountersPerCallMax counters, however many items it carries', async () => {
+    const { sent, coalescer } = scripted(undefined);
+    const deadline = Date.now() + 10_000;
+    const distinct = 2 * newCountersPerCallMax + 500;
+    const names = Array.from({ length: distinct }, (_, index) => `new:${index}`);
+    // One hot counter between them: its name counts once per batch, however many of its items ride along.
+    const items = names.flatMap((name) => [unkeyed(name), unkeyed('hot')]);
+    const results = await outcomes(items.map((item) => coalescer.add(item, deadline)));
+    expect(results.every((result) => result === 'ok')).toBe(true);
+    expect(sent.map((call) => new Set(call.counters).size)).toEqual([
+      newCountersPerCallMax,
+      newCountersPerCallMax,
+      distinct - 2 * (newCountersPerCallMax - 1) + 1,
+    ]);
+    expect(sent.flatMap((call) => call.counters)).toEqual(items.map((item) => item.counter));
   });
 
   it('coalescer: close() sends what is queued and refuses later adds', async () => {

@@ -1,0 +1,52 @@
+// The autoscaler against a real directory at its shard cap: a growth the cap
+// refuses is logged and skipped, and the rest of the tick (the hot list)
+// goes on. Injected clock, no timers.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { Autoscaler } from '../../src/router/autoscaler.ts';
+import { Directory } from '../../src/router/directory.ts';
+import { HeatTracker } from '../../src/router/heat.ts';
+import { SizingPolicy } from '../../src/router/sizing-policy.ts';
+import { createRouterMetrics } from '../../src/router/router-metrics.ts';
+import type { Logger } from '../../src/common/logger.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+
+describe('autoscaler', () => {
+  let dataDir: string;
+  let directory: Directory;
+  beforeEach(() => {
+    dataDir = makeTempDir('autoscaler');
+  });
+  afterEach(() => {
+    directory?.close();
+    removeTempDir(dataDir);
+  });
+
+  it('autoscaler: a growth refused by --shards-total-max is logged and skipped; the tick goes on', () => {
+    let clockMs = 1_700_000_000_000;
+    const now = () => clockMs;
+    directory = Directory.open(dataDir, [{ primary: 'p:1', follower: 'f:1' }], now, { countersMax: 10, shardsTotalMax: 3 });
+    directory.getOrCreateMany(['hot', 'warm']);
+    const warnings: { msg: string; fields?: Record<string, unknown> }[] = [];
+    const logger: Logger = { debug() {}, info() {}, error() {}, warn: (msg, fields) => warnings.push({ msg, fields }) };
+    const heat = new HeatTracker(1_000, now);
+    const policy = new SizingPolicy({ shardCeilingPerSec: 10, shardsMax: 8, growThreshold: 1.1, sustainMs: 0, headroom: 1.25 });
+    const autoscaler = new Autoscaler(directory, heat, policy, createRouterMetrics(new Registry()), logger, {
+      intervalMs: 1_000,
+      topK: 5,
+      skewMinIncrements: 100,
+    });
+    for (let second = 0; second < 5; second++) {
+      heat.record('hot', 1_000, 0);
+      heat.record('warm', 1, 0);
+      clockMs += 1_000;
+      expect(() => autoscaler.tick()).not.toThrow();
+    }
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings[0]).toMatchObject({ msg: 'growth refused', fields: { counter: 'hot' } });
+    expect(String(warnings[0]!.fields!.reason)).toContain('limit of 3 shards');
+    expect(directory.get('hot')!.shards).toHaveLength(1);
+    expect(directory.shardCount).toBe(2);
+    expect(autoscaler.hot(5).counters.map((counter) => counter.counter)).toEqual(['hot', 'warm']);
+  });
+});
