@@ -9,6 +9,7 @@ import {
   readTlsFiles,
   checkPlaintextAllowed,
   dedupKeysInMemoryMax,
+  callDeadlineMaxMs,
   type LogLevel,
   type MetricsPort,
   type TlsFiles,
@@ -42,6 +43,8 @@ export interface NodeConfig {
   tls: TlsFiles | undefined;
   /** Plaintext on a non-loopback address, accepted explicitly. */
   insecure: boolean;
+  /** Ceiling on any call's deadline. */
+  callDeadlineMaxMs: number;
 }
 
 export const nodeDefaults = {
@@ -59,6 +62,7 @@ export const nodeDefaults = {
   checkpointRetainEntries: 100_000,
   tls: undefined as TlsFiles | undefined,
   insecure: false,
+  callDeadlineMaxMs,
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
@@ -84,6 +88,7 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     checkpointRetainEntries: reader.int('checkpoint-retain-entries', nodeDefaults.checkpointRetainEntries, { min: 0, max: 100_000_000 }),
     tls: readTlsFiles(reader),
     insecure: reader.bool('insecure', nodeDefaults.insecure),
+    callDeadlineMaxMs: reader.int('call-deadline-max-ms', nodeDefaults.callDeadlineMaxMs, { min: 100, max: 3_600_000 }),
   };
   checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
   reader.rejectUnknownFlags();

@@ -24,6 +24,7 @@ import {
   channelCredentialsOf,
   guardMalformed,
   peerRoleInterceptor,
+  deadlineCeiling,
   shardNodeCallerRoles,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
@@ -93,7 +94,7 @@ runMain(async () => {
   const tallyServer = createTallyServer(
     [shardPackageDefinition, counterPackageDefinition],
     [serviceName],
-    tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)],
+    [...(tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)]), deadlineCeiling(config.callDeadlineMaxMs)],
   );
   tallyServer.server.addService(
     guardMalformed(shardNodeServiceDefinition),
