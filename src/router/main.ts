@@ -67,7 +67,7 @@ runMain(async () => {
   );
   const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
-  const heat = new HeatTracker(config.heatHalfLifeMs);
+  const heat = new HeatTracker(config.heatHalfLifeMs, Date.now, undefined, config.heatCountersMax);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
   const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, {
@@ -113,9 +113,10 @@ runMain(async () => {
   autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
-  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, () =>
-    metrics.directoryCounters.set(directory.counterCount),
-  );
+  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, () => {
+    metrics.directoryCounters.set(directory.counterCount);
+    metrics.windowCacheEntries.set(windows.cacheSize);
+  });
   gauges.start();
   metrics.directoryCounters.set(directory.counterCount);
   setServing(tallyServer, serviceNames, true);
