@@ -4,6 +4,8 @@ export * from './limits.ts';
 export * from './validate.ts';
 export * from './window-setting.ts';
 export * from './interval-task.ts';
+export * from './lru-map.ts';
+export * from './fifo.ts';
 export * from './private-files.ts';
 export * from './config.ts';
 export * from './logger.ts';

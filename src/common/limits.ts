@@ -82,6 +82,26 @@ export const replicationMemoryBytesMax = 16 * 1024 * 1024;
  * retries come within seconds, well inside what memory holds.
  */
 export const dedupKeysInMemoryMax = 1_000_000;
+
+// Bounded caches and queues (issue 17, item 2): every map the router or a node
+// grows from requests has a bound here or in its flag's default, and drops its
+// oldest or least used entry in O(1) (src/common/lru-map.ts, fifo.ts).
+/**
+ * Default bound on the counters the router tracks heat for (--heat-counters-max).
+ * Each autoscale tick visits every tracked counter and sorts them (about 5 ms
+ * at 10,000); a counter hot enough to need more shards is incremented so often
+ * it is never the least recently incremented one the bound evicts.
+ */
+export const heatCountersMax = 10_000;
+/** Hottest counters one AdminService.Hot call lists; the router keeps no more of its last ranking. */
+export const hotCountersListedMax = 1_000;
+/**
+ * Commits a primary remembers (lsn and time) until its follower confirms them:
+ * the replication lag is the age of the oldest. A follower further behind is
+ * measured by the oldest remembered; one entry per commit, not per increment.
+ */
+export const replicationUnconfirmedCommitsMax = 100_000;
+
 /** Log entries folded into the checkpoint per transaction; the event loop runs between slices. */
 export const checkpointSliceRows = 5_000;
 /** Concurrent calls one client connection may have open on a server (HTTP/2 streams). */

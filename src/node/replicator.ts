@@ -13,10 +13,12 @@ import { randomUUID } from 'node:crypto';
 import { credentials, status, type ServiceError, type ChannelCredentials } from '@grpc/grpc-js';
 import {
   ErrorCode,
+  Fifo,
   TallyError,
   ShardNodeClient,
   toWireInt64,
   nodeCallBytesMax,
+  replicationUnconfirmedCommitsMax,
   clientChannelOptions,
   type Logger,
   type shardV1,
@@ -85,13 +87,14 @@ export class Replicator {
   private ackedLsn = 0n;
   private inFlight = false;
   private retryTimer: NodeJS.Timeout | undefined;
-  private waiters: Waiter[] = [];
+  /** A Set, not an array: a waiter that times out leaves in O(1) (a silent follower times them all out at once). */
+  private waiters = new Set<Waiter>();
   private lastError = '';
   private install: Install | undefined;
   /** After an install: the snapshot's lsn, kept unfolded until the follower answers again (or a while passes). */
   private installedHold: { lsn: bigint; untilMs: number } | undefined;
   /** Commits not yet confirmed, oldest first: the lag is the age of the first. */
-  private unconfirmed: { lsn: bigint; atMs: number }[] = [];
+  private readonly unconfirmed = new Fifo<{ lsn: bigint; atMs: number }>();
   private sessionKey = '';
   private stopped = false;
   /**
@@ -125,7 +128,7 @@ export class Replicator {
       this.matched = false;
       this.truncateRefused = false;
       this.ackedLsn = 0n;
-      this.unconfirmed = [];
+      this.unconfirmed.clear();
       this.installedHold = undefined;
       this.abortInstall();
       this.forgetRecent();
@@ -145,7 +148,7 @@ export class Replicator {
   /** A local commit of rows (ending at lastLsn, written under epoch at atMs): ship it. */
   onCommit(rows: readonly LogEntry[], lastLsn: bigint, epoch: bigint, atMs: number): void {
     // Bounded: one entry per commit; a follower away for long is measured by its oldest.
-    if (this.unconfirmed.length < 100_000) this.unconfirmed.push({ lsn: lastLsn, atMs: Date.now() });
+    if (this.unconfirmed.length < replicationUnconfirmedCommitsMax) this.unconfirmed.push({ lsn: lastLsn, atMs: Date.now() });
     this.remember(rows, lastLsn, epoch, atMs);
     this.kick();
   }
@@ -237,7 +240,7 @@ export class Replicator {
         resolve,
         reject,
         timer: setTimeout(() => {
-          this.waiters = this.waiters.filter((candidate) => candidate !== waiter);
+          this.waiters.delete(waiter);
           reject(
             new TallyError(
               ErrorCode.unavailable,
@@ -246,14 +249,14 @@ export class Replicator {
           );
         }, timeoutMs),
       };
-      this.waiters.push(waiter);
+      this.waiters.add(waiter);
       this.kick();
     });
   }
 
   status(): ReplicationStatus {
     const caughtUp = this.matched && this.install === undefined && this.ackedLsn >= this.log.lastLsn;
-    const oldest = this.unconfirmed[0];
+    const oldest = this.unconfirmed.peek();
     return {
       ackedLsn: this.ackedLsn,
       caughtUp,
@@ -291,7 +294,7 @@ export class Replicator {
 
   private rejectAll(error: TallyError): void {
     const waiters = this.waiters;
-    this.waiters = [];
+    this.waiters = new Set();
     for (const waiter of waiters) {
       clearTimeout(waiter.timer);
       waiter.reject(error);
@@ -300,16 +303,13 @@ export class Replicator {
 
   private resolveUpTo(lsn: bigint): void {
     // Waiters are not in lsn order: a flush of duplicates waits on an older original.
-    const waiting: Waiter[] = [];
     for (const waiter of this.waiters) {
-      if (waiter.lsn <= lsn) {
-        clearTimeout(waiter.timer);
-        waiter.resolve();
-      } else {
-        waiting.push(waiter);
-      }
+      if (waiter.lsn > lsn) continue;
+      // Deleting the entry just visited is safe in a Set's for-of.
+      this.waiters.delete(waiter);
+      clearTimeout(waiter.timer);
+      waiter.resolve();
     }
-    this.waiters = waiting;
   }
 
   private kick(): void {
@@ -461,9 +461,10 @@ export class Replicator {
   /** The follower's log now matches ours up to lsn. */
   private confirm(lsn: bigint): void {
     this.ackedLsn = lsn;
-    let confirmed = 0;
-    while (confirmed < this.unconfirmed.length && this.unconfirmed[confirmed]!.lsn <= this.ackedLsn) confirmed++;
-    if (confirmed > 0) this.unconfirmed.splice(0, confirmed);
+    // Bounded by the queue's length; O(1) per commit confirmed.
+    for (let oldest = this.unconfirmed.peek(); oldest !== undefined && oldest.lsn <= lsn; oldest = this.unconfirmed.peek()) {
+      this.unconfirmed.shift();
+    }
     this.onAcked(this.log.lastLsn - this.ackedLsn);
     this.trimRecent();
     this.resolveUpTo(this.ackedLsn);

@@ -2,7 +2,7 @@
 // says are too hot for their shards (through the same directory path as
 // SetShards: no data moves), and publishes per-counter metrics for the
 // top-K hottest only — never one series per counter.
-import { ErrorCode, IntervalTask, TallyError, type Logger, type counterV1 } from '../common/index.ts';
+import { ErrorCode, IntervalTask, TallyError, hotCountersListedMax, type Logger, type counterV1 } from '../common/index.ts';
 import type { Directory } from './directory.ts';
 import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
 import type { SizingPolicy } from './sizing-policy.ts';
@@ -19,8 +19,11 @@ export function shardRatesOf(sample: HeatSample | undefined, shardCount: number)
 
 export class Autoscaler {
   private readonly ticker: IntervalTask;
+  /** The head of the last ranking: no more than Hot may list. */
   private hottest: HotCounter[] = [];
   private tracked = 0;
+  /** Heat evictions already added to tally_heat_counters_evicted_total. */
+  private heatEvictionsReported = 0;
 
   constructor(
     private readonly directory: Directory,
@@ -89,7 +92,7 @@ export class Autoscaler {
       });
     }
     hot.sort((a, b) => b.ratePerSec - a.ratePerSec);
-    this.hottest = hot;
+    this.hottest = hot.slice(0, hotCountersListedMax);
     this.tracked = hot.length;
     this.publish(hot);
   }
@@ -119,6 +122,8 @@ export class Autoscaler {
     }
     metrics.otherCountersRate.set(hot.slice(this.settings.topK).reduce((sum, entry) => sum + entry.ratePerSec, 0));
     metrics.trackedCounters.set(hot.length);
+    metrics.heatEvictions.inc(this.heat.evictedCount - this.heatEvictionsReported);
+    this.heatEvictionsReported = this.heat.evictedCount;
     metrics.shardSkewMax.set(top.filter((entry) => entry.shards > 1).reduce((max, entry) => Math.max(max, entry.skew), 1));
   }
 }

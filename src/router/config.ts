@@ -15,6 +15,7 @@ import {
   isLoopbackHost,
   countersMax,
   shardsTotalMax,
+  heatCountersMax,
   readTlsFiles,
   checkPlaintextAllowed,
   type LogLevel,
@@ -43,6 +44,8 @@ export interface RouterConfig {
   cacheEntriesMax: number;
   /** Half-life of the heat (increments/s) moving average. */
   heatHalfLifeMs: number;
+  /** Counters whose heat is tracked at once; past it the least recently incremented is forgotten. */
+  heatCountersMax: number;
   /** How often every node's status is checked. */
   healthIntervalMs: number;
   /** Deadline of one status check. */
@@ -102,6 +105,7 @@ export const routerDefaults = {
   cacheIdleMs: 60_000,
   cacheEntriesMax: 100_000,
   heatHalfLifeMs: 5_000,
+  heatCountersMax,
   healthIntervalMs: 250,
   healthTimeoutMs: 500,
   failoverTimeoutMs: 2_000,
@@ -194,6 +198,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     cacheIdleMs: reader.int('cache-idle-ms', routerDefaults.cacheIdleMs, { min: 1_000, max: 86_400_000 }),
     cacheEntriesMax: reader.int('cache-entries-max', routerDefaults.cacheEntriesMax, { min: 1, max: 10_000_000 }),
     heatHalfLifeMs: reader.int('heat-half-life-ms', routerDefaults.heatHalfLifeMs, { min: 100, max: 3_600_000 }),
+    heatCountersMax: reader.int('heat-counters-max', routerDefaults.heatCountersMax, { min: 1, max: 1_000_000 }),
     healthIntervalMs: reader.int('health-interval-ms', routerDefaults.healthIntervalMs, { min: 10, max: 60_000 }),
     healthTimeoutMs: reader.int('health-timeout-ms', routerDefaults.healthTimeoutMs, { min: 10, max: 60_000 }),
     failoverTimeoutMs: reader.int('failover-timeout-ms', routerDefaults.failoverTimeoutMs, { min: 100, max: 600_000 }),

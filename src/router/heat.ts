@@ -1,7 +1,11 @@
 // Per-counter heat: an exponentially weighted increment rate and its recent
 // peak, plus per-shard counts for skew. O(1) per increment; an entry exists
 // only for a counter incremented recently and is dropped once it cools, so
-// millions of cold counters cost nothing here. Injected clock.
+// millions of cold counters cost nothing here. At most countersMax entries:
+// a writer spreading increments over more counters than that (each stays
+// warm for minutes) evicts the least recently incremented, never the hot
+// ones sizing is for. Injected clock.
+import { LruMap, heatCountersMax } from '../common/index.ts';
 
 interface Heat {
   perSec: number;
@@ -38,7 +42,8 @@ export function skewOf(shardCounts: readonly number[], shardCount: number): numb
 }
 
 export class HeatTracker {
-  private readonly heats = new Map<string, Heat>();
+  /** In order of the last increment: the least recently incremented counter is evicted first. */
+  private readonly heats: LruMap<string, Heat>;
   private lastSampleMs: number;
 
   constructor(
@@ -47,8 +52,10 @@ export class HeatTracker {
     private readonly now: () => number = Date.now,
     /** Half-life with which a peak decays once the rate falls below it. */
     private readonly peakHalfLifeMs: number = 60_000,
+    countersMax: number = heatCountersMax,
   ) {
     this.lastSampleMs = now();
+    this.heats = new LruMap(countersMax);
   }
 
   record(name: string, increments: number, shardIndex?: number): void {
@@ -65,7 +72,7 @@ export class HeatTracker {
 
   /** Increments per second, smoothed. */
   ratePerSec(name: string): number {
-    const heat = this.heats.get(name);
+    const heat = this.heats.peek(name);
     if (heat === undefined) return 0;
     this.fold(heat, this.now());
     return heat.perSec;
@@ -73,7 +80,7 @@ export class HeatTracker {
 
   /** The highest recent smoothed rate, decaying slowly: what sizing follows. */
   peakPerSec(name: string): number {
-    const heat = this.heats.get(name);
+    const heat = this.heats.peek(name);
     if (heat === undefined) return 0;
     this.fold(heat, this.now());
     return heat.peakPerSec;
@@ -88,7 +95,8 @@ export class HeatTracker {
     const windowMs = nowMs - this.lastSampleMs;
     this.lastSampleMs = nowMs;
     const samples: HeatSample[] = [];
-    for (const [counter, heat] of this.heats) {
+    // Deleting the entry just visited is what entries() allows.
+    for (const [counter, heat] of this.heats.entries()) {
       this.fold(heat, nowMs);
       if (heat.pending === 0 && heat.perSec < coldBelowPerSec && heat.peakPerSec < coldBelowPerSec) {
         this.heats.delete(counter);
@@ -110,7 +118,7 @@ export class HeatTracker {
 
   /** The last sample of one counter, if it is tracked. */
   lastSample(name: string): HeatSample | undefined {
-    const heat = this.heats.get(name);
+    const heat = this.heats.peek(name);
     if (heat === undefined) return undefined;
     return {
       counter: name,
@@ -123,6 +131,11 @@ export class HeatTracker {
 
   get trackedCount(): number {
     return this.heats.size;
+  }
+
+  /** Counters forgotten while still warm because countersMax were tracked. */
+  get evictedCount(): number {
+    return this.heats.evictedCount;
   }
 
   // Folds the increments counted since lastMs into the average once at least

@@ -85,7 +85,7 @@ runMain(async () => {
   );
   const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
-  const heat = new HeatTracker(config.heatHalfLifeMs);
+  const heat = new HeatTracker(config.heatHalfLifeMs, Date.now, undefined, config.heatCountersMax);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
   const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, {
@@ -150,6 +150,7 @@ runMain(async () => {
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
+    metrics.windowCacheEntries.set(windows.cacheSize);
   };
   const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, setGauges);
   gauges.start();

@@ -5,6 +5,7 @@
 import { status, connectivityState, type ServiceError } from '@grpc/grpc-js';
 import {
   ErrorCode,
+  Fifo,
   TallyError,
   errorCodeOfGrpcStatus,
   applyItemsPerCallMax,
@@ -52,7 +53,8 @@ export interface SenderObserver {
 }
 
 export class NodeSender {
-  private queue: Waiting[] = [];
+  /** Bounded by nodeQueueItemsMax items; a caller's group waits here until a call has room. */
+  private readonly queue = new Fifo<Waiting>();
   private queuedItems = 0;
   private inFlight = 0;
 
@@ -96,7 +98,7 @@ export class NodeSender {
       let incrementCount = 0;
       let sizeBytes = 0;
       while (this.queue.length > 0) {
-        const next = this.queue[0]!.group;
+        const next = this.queue.peek()!.group;
         if (batch.length > 0 && (itemCount + next.itemCount > applyItemsPerCallMax || sizeBytes + next.sizeBytes > nodeCallBytesMax)) break;
         batch.push(this.queue.shift()!);
         itemCount += next.itemCount;

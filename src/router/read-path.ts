@@ -21,6 +21,8 @@ export interface TotalRead {
 export class ReadPath {
   readonly cache: ReadCache;
   private readonly refresher: IntervalTask;
+  /** Evictions already added to tally_cache_evictions_total. */
+  private readonly evictionsReported = { full: 0, idle: 0 };
 
   constructor(
     private readonly directory: Directory,
@@ -92,6 +94,7 @@ export class ReadPath {
     const startedMs = this.now();
     const names = this.cache.namesToRefresh(startedMs);
     this.metrics.cacheEntries.set(names.length);
+    this.reportEvictions();
     const chunkSize = 1_000;
     for (let offset = 0; offset < names.length; offset += chunkSize) {
       const chunk = names.slice(offset, offset + chunkSize);
@@ -112,7 +115,15 @@ export class ReadPath {
   }
 
   private store(reads: readonly TotalRead[]): void {
-    const nowMs = this.now();
-    for (const read of reads) this.cache.put(read.counter, { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs }, nowMs);
+    // Only counters still cached: one evicted while the round ran stays out.
+    for (const read of reads) this.cache.update(read.counter, { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs });
+  }
+
+  private reportEvictions(): void {
+    const { fullEvictedCount: full, idleEvictedCount: idle } = this.cache;
+    this.metrics.cacheEvictions.inc({ reason: 'full' }, full - this.evictionsReported.full);
+    this.metrics.cacheEvictions.inc({ reason: 'idle' }, idle - this.evictionsReported.idle);
+    this.evictionsReported.full = full;
+    this.evictionsReported.idle = idle;
   }
 }

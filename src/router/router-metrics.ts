@@ -54,6 +54,17 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     cacheEntries: new Gauge({ name: 'tally_cache_entries', help: 'Counters whose total the refresher keeps', registers: [registry] }),
+    cacheEvictions: new Counter({
+      name: 'tally_cache_evictions_total',
+      help: 'Cached totals dropped: full (least recently read, to make room) or idle (not read for --cache-idle-ms)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    windowCacheEntries: new Gauge({
+      name: 'tally_window_cache_entries',
+      help: 'Window sums kept for CACHED window reads',
+      registers: [registry],
+    }),
     cacheRefreshSeconds: new Histogram({
       name: 'tally_cache_refresh_seconds',
       help: 'Time to recompute every cached total once',
@@ -132,6 +143,11 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     trackedCounters: new Gauge({ name: 'tally_heat_tracked_counters', help: 'Counters with measurable heat', registers: [registry] }),
+    heatEvictions: new Counter({
+      name: 'tally_heat_counters_evicted_total',
+      help: 'Counters whose heat was forgotten to stay within --heat-counters-max (least recently incremented first)',
+      registers: [registry],
+    }),
     shardSkewMax: new Gauge({
       name: 'tally_shard_skew_max',
       help: 'Highest shard skew among the top-K multi-shard counters',

@@ -16,6 +16,7 @@ import {
   distinctMembersMax,
   distinctMemberBytesMax,
   countDistinctCountersMax,
+  hotCountersListedMax,
   parseInt64,
   parseMemberId,
   validateNodeAddress,
@@ -368,7 +369,7 @@ export function createAdminService(deps: RouterDeps) {
     }),
 
     Hot: unary<counterV1.HotRequest__Output, counterV1.HotResponse__Output>((request) => {
-      const limit = request.limit === 0 ? 20 : Math.min(request.limit, 1_000);
+      const limit = request.limit === 0 ? 20 : Math.min(request.limit, hotCountersListedMax);
       const { counters, tracked } = deps.autoscaler.hot(limit);
       return { counters, tracked: String(tracked) };
     }),

@@ -1,8 +1,10 @@
 // Window reads: the sum of a windowed counter's buckets over the last lastMs,
 // every shard's buckets summed with one ReadWindows call per node pair (a
 // partial sum is never returned). CACHED reads reuse a sum younger than the
-// refresh interval; an older one is recomputed, never served.
-import { ErrorCode, TallyError, isInt64, type shardV1 } from '../common/index.ts';
+// refresh interval; an older one is recomputed, never served. The sums kept
+// are bounded (--cache-entries-max, least recently used out first, O(1)) and
+// only for counters that exist and have a window.
+import { ErrorCode, LruMap, TallyError, isInt64, type shardV1 } from '../common/index.ts';
 import { windowRange } from '../window/index.ts';
 import type { Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
@@ -21,14 +23,21 @@ export interface WindowRead {
 }
 
 export class WindowReader {
-  private readonly cache = new Map<string, WindowRead>();
+  private readonly cache: LruMap<string, WindowRead>;
 
   constructor(
     private readonly directory: Directory,
     private readonly pool: NodePool,
     private readonly settings: { readTimeoutMs: number; refreshIntervalMs: number; cacheEntriesMax: number },
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.cache = new LruMap(settings.cacheEntriesMax);
+  }
+
+  /** Window sums kept for CACHED reads. */
+  get cacheSize(): number {
+    return this.cache.size;
+  }
 
   async read(name: string, lastMs: number, cached: boolean): Promise<WindowRead> {
     const counter = this.directory.get(name);
@@ -42,7 +51,10 @@ export class WindowReader {
     if (lastMs > retentionMs)
       throw new TallyError(ErrorCode.outOfRange, `last_ms ${lastMs} is beyond ${name}'s retention of ${retentionMs} ms`);
 
-    const key = `${name}\u0000${lastMs}`;
+    // Keyed by the buckets summed, not by lastMs: every lastMs that rounds up to
+    // the same bucket count is the same sum, so one counter holds at most
+    // retention / bucket entries however many distinct lastMs a caller sends.
+    const key = `${name}\u0000${Math.ceil(lastMs / bucketMs)}`;
     if (cached) {
       const hit = this.cache.get(key);
       const nowMs = this.now();
@@ -52,10 +64,8 @@ export class WindowReader {
     }
     const read = await this.readExact(name, lastMs, bucketMs);
     if (cached) {
-      this.cache.delete(key);
-      this.cache.set(key, read);
-      // Bounded: the least recently stored entry goes first.
-      if (this.cache.size > this.settings.cacheEntriesMax) this.cache.delete(this.cache.keys().next().value!);
+      // A slower, older summing never replaces a newer one.
+      if ((this.cache.peek(key)?.asOfMs ?? -Infinity) <= read.asOfMs) this.cache.set(key, read);
       return { ...read, exact: false };
     }
     return read;

@@ -1,6 +1,6 @@
 // Unit tests for HeatTracker: a smoothed increments/s rate driven by an
 // injected clock, so every instant is chosen by the test.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { HeatTracker } from '../../src/router/heat.ts';
 
 class FakeClock {
@@ -92,5 +92,33 @@ describe('heat', () => {
     expect(heat.ratePerSec('hot')).toBeCloseTo(1_000, 0);
     expect(heat.ratePerSec('cold')).toBeCloseTo(10, 1);
     expect(heat.ratePerSec('other')).toBe(0);
+  });
+
+  it('heat: a flood of 100,000 counters incremented once each stays within countersMax, evicts the least recently incremented, keeps the hot one, and never walks its entries on an increment', () => {
+    const clock = new FakeClock();
+    const countersMax = 1_000;
+    const heat = new HeatTracker(halfLifeMs, clock.now, 60_000, countersMax);
+    const spies = [Symbol.iterator, 'keys', 'values', 'entries', 'forEach'].map((method) => vi.spyOn(Map.prototype, method as 'keys'));
+    let trackedMax = 0;
+    for (let index = 0; index < 100_000; index++) {
+      // 10 ms apart: a second of flood is 100 cold counters and 100 increments of the hot one.
+      clock.advance(10);
+      heat.record(`flood:${index}`, 1, 0);
+      heat.record('hot', 1, index % 4);
+      trackedMax = Math.max(trackedMax, heat.trackedCount);
+    }
+    const walkCount = spies.reduce((sum, spy) => sum + spy.mock.calls.length, 0);
+    vi.restoreAllMocks();
+    expect(walkCount).toBe(0);
+    expect(trackedMax).toBe(countersMax);
+    expect(heat.evictedCount).toBe(100_000 + 1 - countersMax);
+    // The hot counter, incremented throughout, was never the least recent: its rate is intact (100/s).
+    expect(heat.ratePerSec('hot')).toBeCloseTo(100, 0);
+    expect(heat.ratePerSec('flood:0')).toBe(0);
+    expect(heat.ratePerSec('flood:99500')).toBeGreaterThan(0);
+    // A sample visits only what is tracked.
+    const samples = heat.sample();
+    expect(samples.length).toBeLessThanOrEqual(countersMax);
+    expect(samples.find((sample) => sample.counter === 'hot')?.shardCounts).toHaveLength(4);
   });
 });

@@ -1,6 +1,6 @@
 // Unit tests for ReadCache (G4): staleness bound, newest-wins, idle eviction
 // and the entry bound. Every call takes an explicit nowMs; nothing sleeps.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ReadCache, type CachedTotal } from '../../src/router/read-cache.ts';
 import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
@@ -192,5 +192,44 @@ describe('read cache', () => {
     cache.put('flood:last', total(1n, 3), 3);
     expect(cache.get('old:0', 3)).toBeUndefined();
     expect(cache.size).toBe(entriesMax);
+  });
+
+  it('read cache: a refresh that finishes after its counter was evicted does not bring it back', () => {
+    const cache = new ReadCache(maxStalenessMs, idleMs, 2);
+    cache.put('a', total(1n, 0), 0);
+    cache.put('b', total(1n, 0), 0);
+    const round = cache.namesToRefresh(1);
+    // While the round sums, a read of a new counter evicts the least recently read one.
+    cache.put('c', total(1n, 2), 2);
+    expect(round.map((name) => cache.update(name, total(9n, 1)))).toEqual([false, true]);
+    expect(cache.namesToRefresh(3).sort()).toEqual(['b', 'c']);
+    expect(cache.get('b', 3)?.total).toBe(9n);
+    expect(cache.fullEvictedCount).toBe(1);
+  });
+
+  it('read cache: a flood of 100,000 new counters into a full cache of 10,000 stays at its bound and never walks the entries on a read or store', () => {
+    const entriesMax = 10_000;
+    const cache = new ReadCache(maxStalenessMs, idleMs, entriesMax);
+    for (let index = 0; index < entriesMax; index++) cache.put(`old:${index}`, total(1n, 0), 0);
+    cache.put('honest', total(7n, 0), 0);
+    // Every Map walk: the old cache took the least recently read entry from a fresh
+    // iterator, which walks every slot deleted since V8 last rehashed the table.
+    const spies = [Symbol.iterator, 'keys', 'values', 'entries', 'forEach'].map((method) => vi.spyOn(Map.prototype, method as 'keys'));
+    let sizeMax = 0;
+    let honestHits = 0;
+    for (let index = 0; index < 100_000; index++) {
+      const nowMs = 1 + Math.floor(index / 100);
+      if (cache.get(`flood:${index}`, nowMs) === undefined) cache.put(`flood:${index}`, total(1n, nowMs), nowMs);
+      if (index % 10 === 0 && cache.get('honest', nowMs)?.total === 7n) honestHits++;
+      sizeMax = Math.max(sizeMax, cache.size);
+    }
+    const walkCount = spies.reduce((sum, spy) => sum + spy.mock.calls.length, 0);
+    vi.restoreAllMocks();
+    expect(walkCount).toBe(0);
+    expect(sizeMax).toBe(entriesMax);
+    // The honest counter, read throughout, was never the least recently read: always served.
+    expect(honestHits).toBe(10_000);
+    // One old counter made room for the honest one, then one per flooding name.
+    expect(cache.fullEvictedCount).toBe(1 + 100_000);
   });
 });
