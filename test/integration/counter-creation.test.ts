@@ -81,7 +81,11 @@ describe('counter creation: per-call cap and one transaction', () => {
     const results = await tc.client.incrementBatch(batchOver(names)).finally(() => (batchDone = true));
     const creatingBatchMs = performance.now() - startedMs;
     await reader;
-    expect(results.every((result) => result.applied)).toBe(true);
+    // Every item answered. The client keys every item it is not told otherwise, so
+    // under load it may retry the batch after its 2 s attempt timeout, and the items
+    // the first attempt applied then answer applied=false: the totals below are what
+    // must be exact.
+    expect(results).toHaveLength(batchItemsMax);
     // The same batch again, every counter existing now: what creating them added to the first.
     const againStartedMs = performance.now();
     await tc.client.incrementBatch(batchOver(names));
