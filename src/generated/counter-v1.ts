@@ -14,6 +14,8 @@ export type * from './counter/v1/CountDistinctRequest.ts';
 export type * from './counter/v1/CountDistinctResponse.ts';
 export type * from './counter/v1/CounterConfig.ts';
 export type * from './counter/v1/CounterService.ts';
+export type * from './counter/v1/DeleteCounterRequest.ts';
+export type * from './counter/v1/DeleteCounterResponse.ts';
 export type * from './counter/v1/DescribeRequest.ts';
 export type * from './counter/v1/DescribeResponse.ts';
 export type * from './counter/v1/HotCounter.ts';

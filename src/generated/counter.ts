@@ -11,6 +11,8 @@ import type { CountDistinctRequest as _counter_v1_CountDistinctRequest, CountDis
 import type { CountDistinctResponse as _counter_v1_CountDistinctResponse, CountDistinctResponse__Output as _counter_v1_CountDistinctResponse__Output } from './counter/v1/CountDistinctResponse.ts';
 import type { CounterConfig as _counter_v1_CounterConfig, CounterConfig__Output as _counter_v1_CounterConfig__Output } from './counter/v1/CounterConfig.ts';
 import type { CounterServiceClient as _counter_v1_CounterServiceClient, CounterServiceDefinition as _counter_v1_CounterServiceDefinition } from './counter/v1/CounterService.ts';
+import type { DeleteCounterRequest as _counter_v1_DeleteCounterRequest, DeleteCounterRequest__Output as _counter_v1_DeleteCounterRequest__Output } from './counter/v1/DeleteCounterRequest.ts';
+import type { DeleteCounterResponse as _counter_v1_DeleteCounterResponse, DeleteCounterResponse__Output as _counter_v1_DeleteCounterResponse__Output } from './counter/v1/DeleteCounterResponse.ts';
 import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from './counter/v1/DescribeRequest.ts';
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from './counter/v1/DescribeResponse.ts';
 import type { HotCounter as _counter_v1_HotCounter, HotCounter__Output as _counter_v1_HotCounter__Output } from './counter/v1/HotCounter.ts';
@@ -64,6 +66,8 @@ export interface ProtoGrpcType {
       CountDistinctResponse: MessageTypeDefinition<_counter_v1_CountDistinctResponse, _counter_v1_CountDistinctResponse__Output>
       CounterConfig: MessageTypeDefinition<_counter_v1_CounterConfig, _counter_v1_CounterConfig__Output>
       CounterService: SubtypeConstructor<typeof grpc.Client, _counter_v1_CounterServiceClient> & { service: _counter_v1_CounterServiceDefinition }
+      DeleteCounterRequest: MessageTypeDefinition<_counter_v1_DeleteCounterRequest, _counter_v1_DeleteCounterRequest__Output>
+      DeleteCounterResponse: MessageTypeDefinition<_counter_v1_DeleteCounterResponse, _counter_v1_DeleteCounterResponse__Output>
       DescribeRequest: MessageTypeDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeRequest__Output>
       DescribeResponse: MessageTypeDefinition<_counter_v1_DescribeResponse, _counter_v1_DescribeResponse__Output>
       HotCounter: MessageTypeDefinition<_counter_v1_HotCounter, _counter_v1_HotCounter__Output>

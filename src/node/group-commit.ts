@@ -5,6 +5,7 @@
 // Callers are answered only after the commit and, while the pair is in sync,
 // after the follower has committed it too. Unkeyed increments that one commit
 // brings to one shard share one log row (see RowMerger): rows track hot shards.
+import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64, type WindowSetting } from '../common/index.ts';
 import { EntryKind, type ShardLog, type LogEntry } from './shard-log.ts';
@@ -19,8 +20,9 @@ import { packRegisterChanges } from '../sketch/index.ts';
  *   memberSet     make member present or absent; logged only when that flips it
  *   distinct      raise sketch registers; logged only for registers that rise
  *   memberRepair  set the total to the member set's size (an operator's repair)
+ *   drop          free the shard's state and keep its tombstone (its counter was deleted)
  */
-export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair';
+export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair' | 'drop';
 
 export interface ApplyEntry extends LogEntry {
   op: ApplyOp;
@@ -33,6 +35,8 @@ export interface ApplyEntry extends LogEntry {
   registers?: [number, number][];
   /** increment: the counter's window setting ({0, 0}: none). */
   window?: WindowSetting;
+  /** drop: set when the flush commits it: true when this item dropped the shard, false when it already was. */
+  lifecycleApplied?: boolean;
 }
 
 export interface GroupOutcome {
@@ -106,11 +110,13 @@ export class GroupCommitter {
     if (batch.length === 0) return;
 
     const nowMs = this.now();
+    const lifecycleLsn = this.commitLifecycle(batch, role.epoch, nowMs);
+    if (lifecycleLsn === undefined) return;
     const tentative: Staged = newStaged();
     const rows = new RowMerger();
     // A duplicate must not be answered before its original is as durable as
     // an acknowledgement promises: wait for the original's lsn too.
-    let waitLsn = 0n;
+    let waitLsn = lifecycleLsn;
     // A member set or a register read from memory may hold a change committed
     // here but not yet on the follower: an answer that relies on it ("no
     // change") must wait for everything committed so far.
@@ -159,7 +165,42 @@ export class GroupCommitter {
   }
 
   /**
-   * One group, all or nothing. For keyed items, the key's record at this
+   * Drops the flush's groups ask for, committed in a transaction of their
+   * own before anything is staged, so staging sees memory as they leave it
+   * (a dropped shard refuses every other item for it). Rare: one more fsync
+   * only for a flush that carries them. Returns the lsn to wait for (0 when
+   * there were none), or undefined when the commit failed and every request
+   * was rejected.
+   */
+  private commitLifecycle(batch: readonly Pending[], epoch: bigint, nowMs: number): bigint | undefined {
+    let rows: LogEntry[] | undefined;
+    const droppedNow = new Set<number>();
+    for (const request of batch)
+      for (const group of request.groups)
+        for (const item of group) {
+          if (item.op !== 'drop') continue;
+          const applies = !this.memory.isDropped(item.shardId) && !droppedNow.has(item.shardId);
+          item.lifecycleApplied = applies;
+          if (!applies) continue;
+          droppedNow.add(item.shardId);
+          (rows ??= []).push({ shardId: item.shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.drop });
+        }
+    if (rows === undefined) return 0n;
+    const startedNs = process.hrtime.bigint();
+    try {
+      this.log.append(rows, epoch, nowMs);
+    } catch (error) {
+      for (const request of batch) request.reject(error);
+      return undefined;
+    }
+    for (const row of rows) this.memory.apply(row, nowMs);
+    this.hooks.onCommit(rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn, epoch, nowMs);
+    return this.log.lastLsn;
+  }
+
+  /**
+   * One group, all or nothing. A dropped shard refuses the group
+   * (NOT_FOUND: its counter was deleted while the item was on its way). For keyed items, the key's record at this
    * shard decides (a fence is left at a shard an earlier attempt of the key
    * may have gone to, by a later attempt routed over more shards):
    *   increment, key applied here           -> duplicate (applied=false)
@@ -196,6 +237,23 @@ export class GroupCommitter {
     });
     for (const item of group) {
       if (item.op !== 'increment') reportsChanges = true;
+      if (this.memory.isDropped(item.shardId)) {
+        if (item.op === 'drop') {
+          applied.push(item.lifecycleApplied === true);
+          changed.push('0');
+          continue;
+        }
+        return {
+          outcome: {
+            code: status.NOT_FOUND,
+            message: `shard ${item.shardId} was dropped: its counter was deleted`,
+            applied: [],
+            changed: [],
+          },
+          originalLsn: 0n,
+        };
+      }
+      assert.ok(item.op !== 'drop', 'a drop item is committed before staging');
       if (item.op === 'memberSet') {
         const id = `${item.shardId}:${item.member}`;
         const present = staged.members.get(id) ?? tentative.members.get(id) ?? this.memory.hasMember(item.shardId, item.member!);

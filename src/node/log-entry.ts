@@ -16,6 +16,12 @@ export const EntryKind = {
   distinct: 2,
   /** The shard's window settings from here on: payload holds bucketMs and retentionMs. */
   windowConfig: 3,
+  /**
+   * The shard's counter was deleted: every kind of its state is freed and a
+   * tombstone (the entry's commit time) kept, so an increment routed before
+   * the delete is refused rather than bringing the shard back.
+   */
+  drop: 4,
 } as const;
 export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind];
 
@@ -78,6 +84,10 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
         return `bad register changes: ${(error as Error).message}`;
       }
       return undefined;
+    case EntryKind.drop:
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0 || entry.member !== undefined || (entry.payload?.length ?? 0) > 0)
+        return 'a drop carries no amount, key, member or payload';
+      return undefined;
     case EntryKind.windowConfig: {
       if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a window setting has no amount or key';
       if (entry.payload?.length !== 16) return 'a window setting needs 16 bytes';
@@ -139,4 +149,21 @@ export function entryOfRow(row: RawRow): StoredEntry {
   const problem = entryProblem(entry);
   if (problem !== undefined) throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount}): ${problem}`);
   return entry;
+}
+
+/**
+ * The checkpoint part holding a dropped shard's tombstone: the drop's commit
+ * time, 8 bytes big-endian, so SQL compares two of them as blobs in time order.
+ */
+export const droppedPart = 'dropped';
+
+export function encodeDroppedAt(atMs: number): Buffer {
+  const data = Buffer.alloc(8);
+  data.writeBigUInt64BE(BigInt(atMs));
+  return data;
+}
+
+export function decodeDroppedAt(data: Buffer): number {
+  assert.equal(data.length, 8, 'a tombstone is 8 bytes');
+  return Number(data.readBigUInt64BE(0));
 }

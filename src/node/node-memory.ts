@@ -1,5 +1,6 @@
 // Everything a node holds in memory, per shard: totals, window buckets,
-// distinct-count sketches and member sets. Changed only by applying log
+// distinct-count sketches, member sets, and tombstones of dropped shards.
+// Changed only by applying log
 // entries — after their commit, during replay, and (on a scratch copy) when a
 // checkpoint folds them — so memory, replay and checkpoint cannot disagree.
 import assert from 'node:assert/strict';
@@ -8,7 +9,16 @@ import { MemberSet } from '../membership/index.ts';
 import type { WindowSetting } from '../common/index.ts';
 import { WindowBuckets } from '../window/index.ts';
 import { ShardTotals } from './shard-totals.ts';
-import { EntryKind, type CheckpointFolder, type CheckpointState, type LogEntry, type StoredEntry } from './shard-log.ts';
+import {
+  EntryKind,
+  droppedPart,
+  encodeDroppedAt,
+  decodeDroppedAt,
+  type CheckpointFolder,
+  type CheckpointState,
+  type LogEntry,
+  type StoredEntry,
+} from './shard-log.ts';
 
 /** A windowConfig entry's payload: bucketMs then retentionMs, 8 bytes each. */
 export function encodeWindowSetting(setting: WindowSetting): Buffer {
@@ -27,7 +37,6 @@ export function decodeWindowSetting(payload: Buffer): WindowSetting {
 const windowPart = 'window';
 const sketchPart = 'sketch';
 const membersPart = 'members';
-
 function encodeWindowPart(setting: WindowSetting, buckets: readonly [number, bigint][]): Buffer {
   const data = Buffer.alloc(20 + 16 * buckets.length);
   encodeWindowSetting(setting).copy(data, 0);
@@ -52,11 +61,24 @@ export class NodeMemory {
   readonly windows = new WindowBuckets();
   private readonly sketches = new Map<number, HllSketch>();
   private readonly memberSets = new Map<number, MemberSet>();
+  /**
+   * Dropped shards (their counter was deleted) to the drop's commit time.
+   * Shard ids are never reused, so a tombstone is only the id: it stays for
+   * droppedShardTombstoneMs, far longer than an increment routed before the
+   * delete can take to arrive, and refuses that increment.
+   */
+  private readonly tombstones = new Map<number, number>();
+  private tombstoneCursor: Iterator<[number, number]> | undefined;
 
   /** Applies one committed entry, accepted at atMs. */
   apply(entry: LogEntry, atMs: number): void {
     const { shardId, amount } = entry;
-    switch (entry.kind ?? EntryKind.increment) {
+    const kind = entry.kind ?? EntryKind.increment;
+    // The primary refuses writes to a dropped shard; one it accepted (the
+    // tombstone had expired there) brings the shard back wherever it replays,
+    // whether or not this copy still held the tombstone.
+    if (this.tombstones.size > 0 && kind !== EntryKind.drop) this.tombstones.delete(shardId);
+    switch (kind) {
       case EntryKind.increment:
         if (amount === 0n) return; // a key fence
         this.totals.add(shardId, amount);
@@ -90,7 +112,47 @@ export class NodeMemory {
         this.windows.configure(shardId, bucketMs, retentionMs);
         return;
       }
+      case EntryKind.drop:
+        this.totals.delete(shardId);
+        this.windows.configure(shardId, 0, 0);
+        this.sketches.delete(shardId);
+        this.memberSets.delete(shardId);
+        this.tombstones.set(shardId, atMs);
+        return;
     }
+  }
+
+  /** True when the shard was dropped (its counter deleted) and its tombstone is still kept. */
+  isDropped(shardId: number): boolean {
+    return this.tombstones.size > 0 && this.tombstones.has(shardId);
+  }
+
+  /** Tombstones kept. */
+  get droppedCount(): number {
+    return this.tombstones.size;
+  }
+
+  /**
+   * Forgets tombstones of drops committed before beforeMs, visiting at most
+   * visitsMax of them, round-robin from where the last call stopped (a Map
+   * iterator stays valid while the Map changes). Returns how many it forgot.
+   */
+  pruneTombstones(beforeMs: number, visitsMax: number): number {
+    const visitCount = Math.min(visitsMax, this.tombstones.size);
+    let pruned = 0;
+    for (let visit = 0; visit < visitCount; visit++) {
+      let next = this.tombstoneCursor?.next();
+      if (next === undefined || next.done === true) {
+        this.tombstoneCursor = this.tombstones.entries();
+        next = this.tombstoneCursor.next();
+      }
+      if (next.done === true) break;
+      const [shardId, droppedAtMs] = next.value;
+      if (droppedAtMs >= beforeMs) continue;
+      this.tombstones.delete(shardId);
+      pruned++;
+    }
+    return pruned;
   }
 
   /**
@@ -100,10 +162,17 @@ export class NodeMemory {
    */
   flipProblem(entries: readonly LogEntry[]): string | undefined {
     const flipped = new Map<string, boolean>();
+    // Shards emptied by an entry of this block: their members are all absent after it.
+    const emptied = new Set<number>();
     for (const entry of entries) {
+      if (entry.kind === EntryKind.drop) {
+        emptied.add(entry.shardId);
+        for (const id of flipped.keys()) if (id.startsWith(`${entry.shardId}:`)) flipped.delete(id);
+        continue;
+      }
       if (entry.kind !== EntryKind.memberFlip) continue;
       const id = `${entry.shardId}:${entry.member}`;
-      const present = flipped.get(id) ?? this.hasMember(entry.shardId, entry.member!);
+      const present = flipped.get(id) ?? (!emptied.has(entry.shardId) && this.hasMember(entry.shardId, entry.member!));
       if (present === (entry.amount === 1n))
         return `member ${entry.member} of shard ${entry.shardId} is already ${present ? 'present' : 'absent'}`;
       flipped.set(id, !present);
@@ -145,6 +214,8 @@ export class NodeMemory {
     this.windows.clear();
     this.sketches.clear();
     this.memberSets.clear();
+    this.tombstones.clear();
+    this.tombstoneCursor = undefined;
   }
 
   /** Loads a checkpoint (into empty memory). */
@@ -159,6 +230,8 @@ export class NodeMemory {
           this.sketches.set(shardId, HllSketch.deserialize(data));
         } else if (part === membersPart) {
           this.memberSets.set(shardId, MemberSet.deserialize(data));
+        } else if (part === droppedPart) {
+          this.tombstones.set(shardId, decodeDroppedAt(data));
         } else {
           assert.fail(`unknown checkpoint part ${part} of shard ${shardId}`);
         }
@@ -171,6 +244,12 @@ export class NodeMemory {
     const totals = new Map<number, bigint>();
     const parts = new Map<number, Map<string, Buffer>>();
     for (const shardId of shardIds) {
+      const droppedAtMs = this.tombstones.get(shardId);
+      if (droppedAtMs !== undefined) {
+        // Nothing but the tombstone: no total row, no other part.
+        parts.set(shardId, new Map([[droppedPart, encodeDroppedAt(droppedAtMs)]]));
+        continue;
+      }
       totals.set(shardId, this.totals.get(shardId));
       const shardParts = new Map<string, Buffer>();
       const setting = this.windows.configOf(shardId);

@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64, unary, applyItemsPerCallMax, type Logger, type shardV1 } from '../common/index.ts';
 import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
-import type { ShardLog } from './shard-log.ts';
+import { EntryKind, type ShardLog } from './shard-log.ts';
 import type { NodeMemory } from './node-memory.ts';
 import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
@@ -143,7 +143,10 @@ export function createNodeService(deps: {
           });
           metrics.incrementsApplied.inc(appliedCount);
           metrics.incrementsDeduplicated.inc(duplicateCount);
-        } else metrics.incrementsRejected.inc({ reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : 'invalid' });
+        } else
+          metrics.incrementsRejected.inc({
+            reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : outcome.code === status.NOT_FOUND ? 'dropped' : 'invalid',
+          });
       }
       return { results: merged, lsn: lsn.toString() };
     }),
@@ -288,7 +291,13 @@ export function createNodeService(deps: {
         compareAvailable = compareAtLsn >= checkpointLsn;
         atCompare = new Map(compareAvailable ? fromLog : []);
         await view.replaySliced(
-          (lsn, shardId, amount) => {
+          (lsn, shardId, amount, kind) => {
+            // A drop leaves the shard as if never written, in the log's view as in memory.
+            if (kind === EntryKind.drop) {
+              fromLog.set(shardId, 0n);
+              if (lsn <= compareAtLsn) atCompare.set(shardId, 0n);
+              return;
+            }
             fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
             if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
           },

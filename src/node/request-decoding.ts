@@ -31,6 +31,8 @@ function decodeItem(item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome 
       return { ...base, op: 'memberSet', member: BigInt(item.member ?? '0'), present: item.present === true };
     case 'MEMBER_REPAIR':
       return { ...base, op: 'memberRepair' };
+    case 'DROP':
+      return { ...base, op: 'drop' };
     case 'DISTINCT': {
       let registers: [number, number][];
       try {

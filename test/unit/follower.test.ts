@@ -54,7 +54,7 @@ function openNode(dir: string, epoch = 2n): Node {
   return { log, memory, dedup, state, follower };
 }
 
-/** Entries of every kind over a few shards: windowed totals, keys, fences, member flips, sketch registers. */
+/** Entries of every kind over a few shards: windowed totals, keys, fences, member flips, sketch registers, drops. */
 function entriesOfEveryKind(random: () => number, count: number, sequence: { next: number; members: Map<string, boolean> }): LogEntry[] {
   const entries: LogEntry[] = [];
   for (let index = 0; index < count; index++) {
@@ -100,6 +100,11 @@ function entriesOfEveryKind(random: () => number, count: number, sequence: { nex
       });
     } else if (roll < 0.75) {
       entries.push({ shardId, amount: 0n, idempotencyKey: Buffer.from(`fence-${sequence.next++}`), fenceShardCount: 4 });
+    } else if (roll >= 0.985) {
+      // A drop of any kind of shard; later entries for it bring it back (as after its tombstone expired).
+      const dropped = shardId + [0, 10, 20][Math.floor(random() * 3)]!;
+      for (const id of [...sequence.members.keys()]) if (id.startsWith(`${dropped}:`)) sequence.members.delete(id);
+      entries.push({ shardId: dropped, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.drop });
     } else {
       entries.push({
         shardId,

@@ -17,6 +17,12 @@ export const ApplyOp = {
    * the shard total set to its member set's size (an operator's repair).
    */
   MEMBER_REPAIR: 'MEMBER_REPAIR',
+  /**
+   * the shard's counter was deleted: its state is freed and a tombstone kept,
+   * so a later item for the shard fails its group (NOT_FOUND). applied=false
+   * when it was already dropped.
+   */
+  DROP: 'DROP',
 } as const;
 
 export type ApplyOp =
@@ -40,5 +46,12 @@ export type ApplyOp =
    */
   | 'MEMBER_REPAIR'
   | 3
+  /**
+   * the shard's counter was deleted: its state is freed and a tombstone kept,
+   * so a later item for the shard fails its group (NOT_FOUND). applied=false
+   * when it was already dropped.
+   */
+  | 'DROP'
+  | 4
 
 export type ApplyOp__Output = typeof ApplyOp[keyof typeof ApplyOp]
