@@ -186,6 +186,14 @@ export interface NodeStatus {
 }
 
 /** Where a pair stands after its follower slot moved. */
+/** What deleteCounter did: the shards the counter had, and how many of their nodes have yet to confirm freeing them. */
+export interface CounterDeletion {
+  counter: string;
+  shards: number;
+  /** Shards whose pair had no reachable primary: the router keeps sending their drop until it is confirmed. */
+  shardsPending: number;
+}
+
 export interface NodeReplacement {
   pair: number;
   primary: string;
@@ -608,6 +616,19 @@ export class TallyClient {
   async replaceNode(address: string, newAddress: string, settings?: CallSettings): Promise<NodeReplacement> {
     const response = await this.call(this.adminRpc.ReplaceNode, this.adminRpc, { address, newAddress }, settings);
     return { pair: response.pair, primary: response.primary, follower: response.follower, epoch: Number(response.epoch) };
+  }
+
+  /**
+   * Deletes a counter (admin). It leaves the directory at once: reads answer
+   * 0 as for a counter never written, and the next write of the name creates
+   * a new counter with new shards. The nodes free the shards' state as they
+   * confirm (see shardsPending). NOT_FOUND when there is no such counter.
+   * Not retried: a retry after an unknown outcome may find a new counter of
+   * the same name and delete that.
+   */
+  async deleteCounter(counter: string, settings?: CallSettings): Promise<CounterDeletion> {
+    const response = await this.call(this.adminRpc.DeleteCounter, this.adminRpc, { counter }, settings);
+    return { counter: response.counter, shards: response.shards, shardsPending: response.shardsPending };
   }
 
   /** Recomputes shards from their logs and reports drift (all shards, or one counter's). Never repairs. */

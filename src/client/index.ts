@@ -50,6 +50,8 @@ export type {
   ConfigureOptions,
   /** A pair after replaceNode: its primary, its new follower and its epoch. */
   NodeReplacement,
+  /** What deleteCounter did: the counter's shard count and the drops still owed by unreachable nodes. */
+  CounterDeletion,
 } from './client.ts';
 /** A total counter's time buckets: bucketMs wide, kept retentionMs ({0, 0}: none). */
 export type { WindowSetting } from '../common/window-setting.ts';

@@ -1,8 +1,10 @@
 // The counter directory: per counter its shards, each shard's node pair, and
 // the pairs themselves with their epoch. Persisted in SQLite (fsync'd before a
-// new shard receives anything, so a shard id is never reused) and held in
-// memory for the hot path. A call's new counters are created in one
-// transaction, within caps on counters and shards. It never talks to nodes.
+// new shard receives anything, so a shard id is never reused, not even after
+// its counter is deleted) and held in memory for the hot path. A call's new
+// counters are created in one transaction, within caps on counters and
+// shards. A delete is one transaction too, which also records the drops the
+// nodes still owe. It never talks to nodes.
 import assert from 'node:assert';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -81,6 +83,18 @@ export interface CounterInfo {
   autoscale: boolean;
 }
 
+/**
+ * Work a node still owes a shard the directory no longer holds as it was:
+ * a drop (its counter was deleted). Kept in the directory until the shard's
+ * primary confirms it, so a router restart goes on sending it.
+ */
+export interface ShardTask {
+  shardId: number;
+  pairIndex: number;
+  kind: 'drop';
+  createdMs: number;
+}
+
 export interface PairAddresses {
   primary: string;
   follower: string;
@@ -108,6 +122,8 @@ export class Directory {
   private readonly insertCounter: Database.Statement;
   private readonly insertShard: Database.Statement;
   private readonly updateShardCount: Database.Statement;
+  /** Drops not yet confirmed by their node, by shard id. */
+  private readonly shardTasks = new Map<number, ShardTask>();
 
   private constructor(
     db: Database.Database,
@@ -121,6 +137,7 @@ export class Directory {
     this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
     this.loadPairs(configuredPairs);
     this.loadCounters();
+    this.loadShardTasks();
     // A lowered cap keeps what exists; it only stops creation.
     if (this.counters.size >= limits.countersMax)
       this.warnings.push(
@@ -173,6 +190,13 @@ export class Directory {
         grown_ms INTEGER NOT NULL
       );
       CREATE INDEX IF NOT EXISTS growths_by_counter ON growths (counter);
+      -- Drops owed by nodes: shards of deleted counters, until their primary confirms.
+      CREATE TABLE IF NOT EXISTS shard_tasks (
+        shard_id INTEGER PRIMARY KEY,
+        pair_index INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        created_ms INTEGER NOT NULL
+      );
     `);
     // Columns added after the first release: add them to older directories.
     const addColumn = (table: string, column: string, definition: string): void => {
@@ -324,6 +348,20 @@ export class Directory {
       if (this.counters.get(row.name)!.shards.length !== row.shard_count) {
         throw new TallyError(ErrorCode.internal, `directory is inconsistent: ${row.name} should have ${row.shard_count} shards`);
       }
+    }
+  }
+
+  private loadShardTasks(): void {
+    const rows = this.db.prepare('SELECT shard_id, pair_index, kind, created_ms FROM shard_tasks ORDER BY shard_id').all() as {
+      shard_id: number;
+      pair_index: number;
+      kind: string;
+      created_ms: number;
+    }[];
+    for (const row of rows) {
+      if (row.kind !== 'drop' || row.pair_index >= this.pairs.length)
+        throw new TallyError(ErrorCode.internal, `directory: shard task ${row.kind} of shard ${row.shard_id} is not one this router knows`);
+      this.shardTasks.set(row.shard_id, { shardId: row.shard_id, pairIndex: row.pair_index, kind: 'drop', createdMs: row.created_ms });
     }
   }
 
@@ -533,6 +571,67 @@ export class Directory {
     this.write(() => this.db.prepare('UPDATE counters SET autoscale = ? WHERE name = ?').run(autoscale ? 1 : 0, name));
     counter.autoscale = autoscale;
     return counter;
+  }
+
+  /**
+   * Deletes a counter: its row, its shards and its growth history leave the
+   * directory, and a drop per shard is recorded for the nodes, all in one
+   * transaction (one fsync). Memory changes only after it commits, so from
+   * then on the counter reads as never written and its name is free; its
+   * shard ids are never given out again (AUTOINCREMENT remembers the
+   * highest ever used, in sqlite_sequence, even across deletes and crashes).
+   * NOT_FOUND when there is no such counter. Synchronous: a caller may
+   * check a counter and delete it in the same turn.
+   */
+  deleteCounter(name: string): CounterInfo {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    const createdMs = this.now();
+    const tasks: ShardTask[] = counter.shards.map((shard) => ({
+      shardId: shard.shardId,
+      pairIndex: shard.pairIndex,
+      kind: 'drop',
+      createdMs,
+    }));
+    this.transaction(() => {
+      this.db.prepare('DELETE FROM counters WHERE name = ?').run(name);
+      this.db.prepare('DELETE FROM shards WHERE counter = ?').run(name);
+      this.db.prepare('DELETE FROM growths WHERE counter = ?').run(name);
+      const insertTask = this.db.prepare(
+        'INSERT INTO shard_tasks (shard_id, pair_index, kind, created_ms) VALUES (?, ?, ?, ?) ON CONFLICT (shard_id) DO UPDATE SET kind = excluded.kind',
+      );
+      for (const task of tasks) insertTask.run(task.shardId, task.pairIndex, task.kind, task.createdMs);
+    })();
+    this.counters.delete(name);
+    for (const shard of counter.shards) this.shardsPerPair[shard.pairIndex]!--;
+    this.totalShardCount -= counter.shards.length;
+    for (const task of tasks) this.shardTasks.set(task.shardId, task);
+    return counter;
+  }
+
+  /** Drops nodes still owe (the shards of deleted counters), oldest shard first. */
+  pendingShardTasks(): ShardTask[] {
+    return [...this.shardTasks.values()];
+  }
+
+  /** The task owed for one shard, if any. */
+  shardTask(shardId: number): ShardTask | undefined {
+    return this.shardTasks.get(shardId);
+  }
+
+  get pendingShardTaskCount(): number {
+    return this.shardTasks.size;
+  }
+
+  /** Forgets drops their node has confirmed (durable before it returns). */
+  completeShardTasks(shardIds: readonly number[]): void {
+    const done = shardIds.filter((shardId) => this.shardTasks.has(shardId));
+    if (done.length === 0) return;
+    this.transaction(() => {
+      const remove = this.db.prepare('DELETE FROM shard_tasks WHERE shard_id = ?');
+      for (const shardId of done) remove.run(shardId);
+    })();
+    for (const shardId of done) this.shardTasks.delete(shardId);
   }
 
   pair(pairIndex: number): PairInfo {

@@ -4,7 +4,7 @@
 // shard that can be read from neither fails the whole read: a partial sum is
 // never a total (G3).
 import { ErrorCode, TallyError, isInt64, type shardV1 } from '../common/index.ts';
-import type { Directory, PairInfo } from './directory.ts';
+import type { CounterInfo, Directory, PairInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 
 /** What every node read answers besides its values: who answered (role, log identity), at which epoch and lsn. */
@@ -13,6 +13,8 @@ export type NodeReadMeta = Pick<shardV1.ReadShardsResponse__Output, 'lsn' | 'rol
 export interface ExactTotal {
   total: bigint;
   shardCount: number;
+  /** The directory's counter the shards were taken from (undefined: none, it reads 0). */
+  source: CounterInfo | undefined;
 }
 
 export interface ExactReadResult {
@@ -110,8 +112,9 @@ export async function readExact(
   const totals = new Map<string, ExactTotal>();
   for (const name of names) {
     if (totals.has(name)) continue;
-    const shards = directory.get(name)?.shards ?? [];
-    totals.set(name, { total: 0n, shardCount: shards.length });
+    const source = directory.get(name);
+    const shards = source?.shards ?? [];
+    totals.set(name, { total: 0n, shardCount: shards.length, source });
     for (const shard of shards) {
       let plan = plans.get(shard.pairIndex);
       if (plan === undefined) plans.set(shard.pairIndex, (plan = { pair: directory.pair(shard.pairIndex), shardIds: [], counterOf: [] }));

@@ -150,6 +150,18 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['reason'],
       registers: [registry],
     }),
+    // Counter lifecycle (issue 19).
+    countersDeleted: new Counter({
+      name: 'tally_counters_deleted_total',
+      help: 'Counters deleted from the directory, by cause (delete: DeleteCounter; ttl: expiry)',
+      labelNames: ['cause'],
+      registers: [registry],
+    }),
+    shardTasksPending: new Gauge({
+      name: 'tally_shard_drops_pending',
+      help: 'Shards of deleted counters whose node has not yet confirmed the drop (the router keeps sending it)',
+      registers: [registry],
+    }),
   };
 }
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;

@@ -34,6 +34,7 @@ import type { ReadPath, TotalRead } from './read-path.ts';
 import type { NodePool } from './node-pool.ts';
 import type { HeatTracker } from './heat.ts';
 import type { RouterMetrics } from './router-metrics.ts';
+import type { CounterLifecycle } from './counter-lifecycle.ts';
 
 export interface RouterDeps {
   directory: Directory;
@@ -49,6 +50,7 @@ export interface RouterDeps {
   statusTimeoutMs: number;
   reconcileTimeoutMs: number;
   autoscaler: Autoscaler;
+  lifecycle: CounterLifecycle;
 }
 
 /**
@@ -418,6 +420,12 @@ export function createAdminService(deps: RouterDeps) {
         epoch: next.epoch,
       });
       return { pair: next.pairIndex, primary: next.primary, follower: next.follower, epoch: next.epoch.toString() };
+    }),
+
+    DeleteCounter: unary<counterV1.DeleteCounterRequest__Output, counterV1.DeleteCounterResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const { deleted, pendingCount } = await deps.lifecycle.deleteAndDrop(name);
+      return { counter: name, shards: deleted.shardIds.length, shardsPending: pendingCount };
     }),
 
     Reconcile: unary<counterV1.ReconcileRequest__Output, counterV1.ReconcileResponse__Output>(async (request, call) => {

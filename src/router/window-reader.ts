@@ -4,7 +4,7 @@
 // refresh interval; an older one is recomputed, never served.
 import { ErrorCode, TallyError, isInt64, type shardV1 } from '../common/index.ts';
 import { windowRange } from '../window/index.ts';
-import type { Directory } from './directory.ts';
+import type { CounterInfo, Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import { readPairWithFallback } from './exact-reader.ts';
 
@@ -21,7 +21,8 @@ export interface WindowRead {
 }
 
 export class WindowReader {
-  private readonly cache = new Map<string, WindowRead>();
+  /** By name and lastMs; each sum with the directory's counter it summed, so a deleted counter's sum never answers for a new one. */
+  private readonly cache = new Map<string, { read: WindowRead; source: CounterInfo }>();
 
   constructor(
     private readonly directory: Directory,
@@ -46,14 +47,19 @@ export class WindowReader {
     if (cached) {
       const hit = this.cache.get(key);
       const nowMs = this.now();
-      if (hit !== undefined && hit.bucketMs === bucketMs && nowMs - hit.asOfMs <= this.settings.refreshIntervalMs) {
-        return { ...hit, exact: false, stalenessMs: nowMs - hit.asOfMs };
+      if (
+        hit !== undefined &&
+        hit.source === counter &&
+        hit.read.bucketMs === bucketMs &&
+        nowMs - hit.read.asOfMs <= this.settings.refreshIntervalMs
+      ) {
+        return { ...hit.read, exact: false, stalenessMs: nowMs - hit.read.asOfMs };
       }
     }
     const read = await this.readExact(name, lastMs, bucketMs);
     if (cached) {
       this.cache.delete(key);
-      this.cache.set(key, read);
+      if (this.directory.get(name) === counter) this.cache.set(key, { read, source: counter });
       // Bounded: the least recently stored entry goes first.
       if (this.cache.size > this.settings.cacheEntriesMax) this.cache.delete(this.cache.keys().next().value!);
       return { ...read, exact: false };
@@ -66,7 +72,8 @@ export class WindowReader {
     const asOfMs = this.now();
     const range = windowRange(asOfMs, lastMs, bucketMs);
     const byPair = new Map<number, number[]>();
-    for (const shard of this.directory.get(name)!.shards) {
+    // The counter may be gone by now (deleted while this call waited): it then sums nothing.
+    for (const shard of this.directory.get(name)?.shards ?? []) {
       let shardIds = byPair.get(shard.pairIndex);
       if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
       shardIds.push(shard.shardId);
