@@ -151,3 +151,10 @@ export const tombstoneVisitsPerSweep = 10_000;
 export const lifecycleShardsPerCallMax = 1_024;
 /** How often the router re-sends drops and clears a node has not confirmed (its pair had no reachable primary). */
 export const lifecycleRetryIntervalMs = 1_000;
+/**
+ * Times a read is taken again because a clear of its counter overtook it (a
+ * shard answered at a newer generation than the read named). One retry
+ * settles it unless the counter is cleared again meanwhile; past this the
+ * read fails UNAVAILABLE rather than mix cleared and uncleared shards.
+ */
+export const clearOvertakenReadsMax = 4;

@@ -6,6 +6,8 @@ export type * from './counter/v1/AddDistinctRequest.ts';
 export type * from './counter/v1/AddDistinctResponse.ts';
 export type * from './counter/v1/AdminService.ts';
 export type * from './counter/v1/AutoscaleMode.ts';
+export type * from './counter/v1/ClearRequest.ts';
+export type * from './counter/v1/ClearResponse.ts';
 export type * from './counter/v1/ClusterStatusRequest.ts';
 export type * from './counter/v1/ClusterStatusResponse.ts';
 export type * from './counter/v1/ConfigureRequest.ts';

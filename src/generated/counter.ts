@@ -4,6 +4,8 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 import type { AddDistinctRequest as _counter_v1_AddDistinctRequest, AddDistinctRequest__Output as _counter_v1_AddDistinctRequest__Output } from './counter/v1/AddDistinctRequest.ts';
 import type { AddDistinctResponse as _counter_v1_AddDistinctResponse, AddDistinctResponse__Output as _counter_v1_AddDistinctResponse__Output } from './counter/v1/AddDistinctResponse.ts';
 import type { AdminServiceClient as _counter_v1_AdminServiceClient, AdminServiceDefinition as _counter_v1_AdminServiceDefinition } from './counter/v1/AdminService.ts';
+import type { ClearRequest as _counter_v1_ClearRequest, ClearRequest__Output as _counter_v1_ClearRequest__Output } from './counter/v1/ClearRequest.ts';
+import type { ClearResponse as _counter_v1_ClearResponse, ClearResponse__Output as _counter_v1_ClearResponse__Output } from './counter/v1/ClearResponse.ts';
 import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from './counter/v1/ClusterStatusRequest.ts';
 import type { ClusterStatusResponse as _counter_v1_ClusterStatusResponse, ClusterStatusResponse__Output as _counter_v1_ClusterStatusResponse__Output } from './counter/v1/ClusterStatusResponse.ts';
 import type { ConfigureRequest as _counter_v1_ConfigureRequest, ConfigureRequest__Output as _counter_v1_ConfigureRequest__Output } from './counter/v1/ConfigureRequest.ts';
@@ -58,6 +60,8 @@ export interface ProtoGrpcType {
       AddDistinctResponse: MessageTypeDefinition<_counter_v1_AddDistinctResponse, _counter_v1_AddDistinctResponse__Output>
       AdminService: SubtypeConstructor<typeof grpc.Client, _counter_v1_AdminServiceClient> & { service: _counter_v1_AdminServiceDefinition }
       AutoscaleMode: EnumTypeDefinition
+      ClearRequest: MessageTypeDefinition<_counter_v1_ClearRequest, _counter_v1_ClearRequest__Output>
+      ClearResponse: MessageTypeDefinition<_counter_v1_ClearResponse, _counter_v1_ClearResponse__Output>
       ClusterStatusRequest: MessageTypeDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusRequest__Output>
       ClusterStatusResponse: MessageTypeDefinition<_counter_v1_ClusterStatusResponse, _counter_v1_ClusterStatusResponse__Output>
       ConfigureRequest: MessageTypeDefinition<_counter_v1_ConfigureRequest, _counter_v1_ConfigureRequest__Output>

@@ -1,5 +1,6 @@
 // Everything a node holds in memory, per shard: totals, window buckets,
-// distinct-count sketches, member sets, and tombstones of dropped shards.
+// distinct-count sketches, member sets, the generation of cleared shards,
+// and tombstones of dropped shards.
 // Changed only by applying log
 // entries — after their commit, during replay, and (on a scratch copy) when a
 // checkpoint folds them — so memory, replay and checkpoint cannot disagree.
@@ -14,6 +15,8 @@ import {
   droppedPart,
   encodeDroppedAt,
   decodeDroppedAt,
+  encodeGeneration,
+  decodeGeneration,
   type CheckpointFolder,
   type CheckpointState,
   type LogEntry,
@@ -37,6 +40,8 @@ export function decodeWindowSetting(payload: Buffer): WindowSetting {
 const windowPart = 'window';
 const sketchPart = 'sketch';
 const membersPart = 'members';
+/** A cleared shard's generation (8 bytes, big-endian); a shard never cleared has none (generation 0). */
+const generationPart = 'generation';
 function encodeWindowPart(setting: WindowSetting, buckets: readonly [number, bigint][]): Buffer {
   const data = Buffer.alloc(20 + 16 * buckets.length);
   encodeWindowSetting(setting).copy(data, 0);
@@ -69,6 +74,8 @@ export class NodeMemory {
    */
   private readonly tombstones = new Map<number, number>();
   private tombstoneCursor: Iterator<[number, number]> | undefined;
+  /** Shards cleared at least once, to their generation; every other shard is at 0. */
+  private readonly generations = new Map<number, number>();
 
   /** Applies one committed entry, accepted at atMs. */
   apply(entry: LogEntry, atMs: number): void {
@@ -113,13 +120,40 @@ export class NodeMemory {
         return;
       }
       case EntryKind.drop:
-        this.totals.delete(shardId);
+        this.empty(shardId);
         this.windows.configure(shardId, 0, 0);
-        this.sketches.delete(shardId);
-        this.memberSets.delete(shardId);
+        this.generations.delete(shardId);
         this.tombstones.set(shardId, atMs);
         return;
+      case EntryKind.clear: {
+        this.empty(shardId);
+        // The window keeps its setting: increments after the clear land in fresh buckets.
+        const setting = this.windows.configOf(shardId);
+        if (setting !== undefined) this.windows.load(shardId, setting, []);
+        this.generations.set(shardId, decodeGeneration(entry.payload!));
+        return;
+      }
+      case EntryKind.clearedKey:
+        // Only its key counts, recorded by whoever applies the row (group commit, follower, replay of keys).
+        return;
     }
+  }
+
+  /** Frees a shard's total, sketch and member set. */
+  private empty(shardId: number): void {
+    this.totals.delete(shardId);
+    this.sketches.delete(shardId);
+    this.memberSets.delete(shardId);
+  }
+
+  /** Shards cleared at least once (so at a generation above 0). */
+  get clearedShardCount(): number {
+    return this.generations.size;
+  }
+
+  /** How many clears the shard has seen (0: never cleared). */
+  generationOf(shardId: number): number {
+    return this.generations.size === 0 ? 0 : (this.generations.get(shardId) ?? 0);
   }
 
   /** True when the shard was dropped (its counter deleted) and its tombstone is still kept. */
@@ -165,7 +199,7 @@ export class NodeMemory {
     // Shards emptied by an entry of this block: their members are all absent after it.
     const emptied = new Set<number>();
     for (const entry of entries) {
-      if (entry.kind === EntryKind.drop) {
+      if (entry.kind === EntryKind.drop || entry.kind === EntryKind.clear) {
         emptied.add(entry.shardId);
         for (const id of flipped.keys()) if (id.startsWith(`${entry.shardId}:`)) flipped.delete(id);
         continue;
@@ -216,6 +250,7 @@ export class NodeMemory {
     this.memberSets.clear();
     this.tombstones.clear();
     this.tombstoneCursor = undefined;
+    this.generations.clear();
   }
 
   /** Loads a checkpoint (into empty memory). */
@@ -232,6 +267,10 @@ export class NodeMemory {
           this.memberSets.set(shardId, MemberSet.deserialize(data));
         } else if (part === droppedPart) {
           this.tombstones.set(shardId, decodeDroppedAt(data));
+        } else if (part === generationPart) {
+          const generation = decodeGeneration(data);
+          assert.ok(generation >= 1, `shard ${shardId} has a malformed generation part`);
+          this.generations.set(shardId, generation);
         } else {
           assert.fail(`unknown checkpoint part ${part} of shard ${shardId}`);
         }
@@ -258,6 +297,8 @@ export class NodeMemory {
       if (sketch !== undefined) shardParts.set(sketchPart, sketch.serialize());
       const members = this.memberSets.get(shardId);
       if (members !== undefined) shardParts.set(membersPart, members.serialize());
+      const generation = this.generations.get(shardId);
+      if (generation !== undefined) shardParts.set(generationPart, encodeGeneration(generation));
       if (shardParts.size > 0) parts.set(shardId, shardParts);
     }
     return { totals, parts };

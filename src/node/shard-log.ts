@@ -31,6 +31,8 @@ export {
   droppedPart,
   encodeDroppedAt,
   decodeDroppedAt,
+  encodeGeneration,
+  decodeGeneration,
   type LogEntry,
   type StoredEntry,
 } from './log-entry.ts';

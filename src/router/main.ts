@@ -102,7 +102,10 @@ runMain(async () => {
     readTimeoutMs: config.readTimeoutMs,
   });
   // Counters deleted (by DeleteCounter or TTL) leave the directory at once; their drops go to the nodes until confirmed.
-  const lifecycle = new CounterLifecycle(directory, pool, reads, heat, metrics, logger, { failoverWaitMs: config.failoverWaitMs });
+  const lifecycle = new CounterLifecycle(directory, pool, reads, heat, metrics, logger, {
+    failoverWaitMs: config.failoverWaitMs,
+    dedupWindowMs: config.dedupWindowMs,
+  });
   const deps = {
     lifecycle,
     directory,
@@ -152,7 +155,6 @@ runMain(async () => {
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
   lifecycle.start();
-  metrics.shardTasksPending.set(directory.pendingShardTaskCount);
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);

@@ -16,8 +16,9 @@ export interface TotalRead {
   asOfMs: number;
   stalenessMs: number;
   shardCount: number;
-  /** The directory's counter read (undefined: none). */
+  /** The directory's counter read (undefined: none), at which generation. */
   source: CounterInfo | undefined;
+  generation: number;
 }
 
 export class ReadPath {
@@ -45,8 +46,8 @@ export class ReadPath {
     const { totals, nodeCalls } = await readExact(names, this.directory, this.pool, this.settings.readTimeoutMs);
     this.metrics.nodeCalls.inc({ kind: 'read' }, nodeCalls);
     return names.map((counter) => {
-      const { total, shardCount, source } = totals.get(counter)!;
-      return { counter, total, exact: true, asOfMs, stalenessMs: 0, shardCount, source };
+      const { total, shardCount, source, generation } = totals.get(counter)!;
+      return { counter, total, exact: true, asOfMs, stalenessMs: 0, shardCount, source, generation };
     });
   }
 
@@ -81,6 +82,7 @@ export class ReadPath {
         stalenessMs,
         shardCount: cached.shardCount,
         source: this.directory.get(counter),
+        generation: this.directory.get(counter)?.generation ?? 0,
       };
     });
   }
@@ -122,12 +124,13 @@ export class ReadPath {
   }
 
   /**
-   * True when the read's counter is still the directory's: a sum taken
-   * before a delete must not be cached after it (the cache forgot the
-   * counter when it was deleted, and a new counter may have its name).
+   * True when the read's counter is still the directory's, at the same
+   * generation: a sum taken before a delete or a clear must not be cached
+   * after it (the cache forgot the counter then, and a new counter may have
+   * its name).
    */
   private stillCurrent(read: TotalRead): boolean {
-    return read.source !== undefined && this.directory.get(read.counter) === read.source;
+    return read.source !== undefined && this.directory.get(read.counter) === read.source && read.source.generation === read.generation;
   }
 
   private store(reads: readonly TotalRead[]): void {

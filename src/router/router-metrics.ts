@@ -157,9 +157,15 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['cause'],
       registers: [registry],
     }),
+    countersCleared: new Counter({
+      name: 'tally_counters_cleared_total',
+      help: 'Clears of counters (a keyed retry of a clear already made is not counted)',
+      registers: [registry],
+    }),
     shardTasksPending: new Gauge({
-      name: 'tally_shard_drops_pending',
-      help: 'Shards of deleted counters whose node has not yet confirmed the drop (the router keeps sending it)',
+      name: 'tally_shard_tasks_pending',
+      help: 'Shards whose node has not yet confirmed a drop (deleted counter) or a clear, by kind; the router keeps sending them',
+      labelNames: ['kind'],
       registers: [registry],
     }),
   };

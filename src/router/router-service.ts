@@ -258,6 +258,19 @@ export function createCounterService(deps: RouterDeps) {
       return { changed, count: (count ?? 0n).toString(), countUnavailable: count === undefined };
     }),
 
+    Clear: unary<counterV1.ClearRequest__Output, counterV1.ClearResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const key = validateIdempotencyKey(request.idempotencyKey);
+      const result = await deps.lifecycle.clear(name, key);
+      return {
+        counter: name,
+        generation: String(result.generation),
+        applied: result.applied,
+        shards: result.shardCount,
+        shardsPending: result.pendingCount,
+      };
+    }),
+
     IsMember: unary<counterV1.IsMemberRequest__Output, counterV1.IsMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const members = validateMemberList(request.members).map((member, index) => parseMemberId(member, `member ${index}`));

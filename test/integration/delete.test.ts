@@ -92,7 +92,7 @@ describe('delete', () => {
       // Only kept's shard is left, on its pair's two nodes.
       expect(await shardsHeld()).toBe(2);
       expect(await scrapeMetric(tc.routerMetricsPort, 'tally_counters_deleted_total', { cause: 'delete' })).toBe(4);
-      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_shard_drops_pending')).toBe(0);
+      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_shard_tasks_pending', { kind: 'drop' })).toBe(0);
 
       // The name is free: a new counter, at 0, on shard ids never used before. An old key is not remembered.
       expect((await client.increment('doomed', 2, { idempotencyKey: 'first' })).applied).toBe(true);
@@ -172,13 +172,13 @@ describe('delete', () => {
       expect(deletion.shards).toBe(2);
       expect(deletion.shardsPending).toBe(1);
       expect((await client.read('split')).total).toBe(0n);
-      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_shard_drops_pending')).toBe(1);
+      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_shard_tasks_pending', { kind: 'drop' })).toBe(1);
       // The name is free at once, on pair 0's side or pair 1's alike (a new counter, new shards).
       await client.increment('split', 4, { idempotencyKey: null, deadlineMs: 10_000 }).catch(() => undefined);
 
       for (const role of ['primary', 'follower'] as const) await cluster.node(1, role).process.start();
       await waitForHealthy(client);
-      await waitFor(async () => (await scrapeMetric(tc!.routerMetricsPort, 'tally_shard_drops_pending')) === 0, {
+      await waitFor(async () => (await scrapeMetric(tc!.routerMetricsPort, 'tally_shard_tasks_pending', { kind: 'drop' })) === 0, {
         timeoutMs: 15_000,
         what: 'the owed drop to be confirmed',
       });

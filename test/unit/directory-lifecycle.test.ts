@@ -44,7 +44,7 @@ describe('directory lifecycle', () => {
     expect(codeOf(() => directory.deleteCounter('a'))).toBe('not_found');
     expect(directory.pendingShardTaskCount).toBe(3);
 
-    directory.completeShardTasks([ids[0]!]);
+    directory.completeShardTasks([directory.shardTask(ids[0]!)!]);
     directory.close();
     const reopened = open();
     expect(reopened.get('a')).toBeUndefined();
@@ -85,5 +85,44 @@ describe('directory lifecycle', () => {
     expect(codeOf(() => directory.setShards('c', 3))).toBe('resource_exhausted');
     directory.deleteCounter('b');
     expect(directory.setShards('c', 3).counter.shards).toHaveLength(3);
+  });
+
+  it('directory: a clear bumps the generation and owes a clear per shard, durably; a key repeats the clear it made; a delete replaces the clears with drops', () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    directory.setShards('c', 2);
+    const ids = directory.get('c')!.shards.map((shard) => shard.shardId);
+    expect(directory.get('c')!.generation).toBe(0);
+    const first = directory.clearCounter('c', Buffer.from('k1'), 60_000);
+    expect([first.generation, first.applied]).toEqual([1, true]);
+    expect(directory.pendingShardTasks().map((task) => [task.shardId, task.kind, task.generation])).toEqual(
+      ids.map((id) => [id, 'clear', 1]),
+    );
+    // The same key: the same clear, nothing bumped. Another key (or none): a new clear.
+    expect(directory.clearCounter('c', Buffer.from('k1'), 60_000)).toMatchObject({ generation: 1, applied: false });
+    expect(directory.clearCounter('c', Buffer.alloc(0), 60_000)).toMatchObject({ generation: 2, applied: true });
+    // Confirming the older clear does not forget the newer one owed.
+    directory.completeShardTasks([{ ...directory.shardTask(ids[0]!)!, generation: 1 }]);
+    expect(directory.shardTask(ids[0]!)?.generation).toBe(2);
+    directory.completeShardTasks([directory.shardTask(ids[0]!)!]);
+    expect(directory.shardTask(ids[0]!)).toBeUndefined();
+    expect(codeOf(() => directory.clearCounter('missing', Buffer.alloc(0), 60_000))).toBe('not_found');
+
+    directory.close();
+    const reopened = open();
+    expect(reopened.get('c')!.generation).toBe(2);
+    expect(reopened.pendingShardTasks().map((task) => [task.shardId, task.kind, task.generation])).toEqual([[ids[1], 'clear', 2]]);
+    expect(reopened.clearCounter('c', Buffer.from('k1'), 60_000)).toMatchObject({ generation: 1, applied: false });
+    reopened.deleteCounter('c');
+    expect(
+      reopened
+        .pendingShardTasks()
+        .map((task) => [task.shardId, task.kind])
+        .sort(),
+    ).toEqual(ids.map((id) => [id, 'drop']));
+    // A new counter of the name starts at generation 0, and the old key is forgotten.
+    reopened.getOrCreate('c');
+    expect(reopened.get('c')!.generation).toBe(0);
+    expect(reopened.clearCounter('c', Buffer.from('k1'), 60_000)).toMatchObject({ generation: 1, applied: true });
   });
 });

@@ -23,6 +23,11 @@ export const ApplyOp = {
    * when it was already dropped.
    */
   DROP: 'DROP',
+  /**
+   * the shard emptied of every kind of state and moved to generation (its
+   * counter was cleared); applied=false when it already was there or past it.
+   */
+  CLEAR: 'CLEAR',
 } as const;
 
 export type ApplyOp =
@@ -53,5 +58,11 @@ export type ApplyOp =
    */
   | 'DROP'
   | 4
+  /**
+   * the shard emptied of every kind of state and moved to generation (its
+   * counter was cleared); applied=false when it already was there or past it.
+   */
+  | 'CLEAR'
+  | 5
 
 export type ApplyOp__Output = typeof ApplyOp[keyof typeof ApplyOp]
