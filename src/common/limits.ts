@@ -141,7 +141,7 @@ export const listRequestBytesMax: Readonly<Record<string, number>> = {
  * against an increment routed before its counter's delete and still on its
  * way: a router's node call ends after --node-call-timeout-ms and any call
  * at --call-deadline-max-ms (60 s). A week is thousands of times that, and
- * keeps the cost bounded: ~60 bytes of node memory and one checkpoint row
+ * keeps the cost bounded: ~40 bytes of node memory and one checkpoint row
  * per dropped shard, for a week.
  */
 export const droppedShardTombstoneMs = 7 * 24 * 60 * 60 * 1_000;
