@@ -153,6 +153,21 @@ describe('shard clear', () => {
     for (const [shardId, generation] of generations) expect(full.memory.generationOf(shardId)).toBe(generation);
   });
 
+  it('shard log: a clear without a generation, or of generation 0, and a cleared-away key without a key or with an amount are never written', () => {
+    const log = open();
+    const base = { shardId: 1, idempotencyKey: noKey, fenceShardCount: 0 };
+    for (const entry of [
+      { ...base, amount: 0n, kind: EntryKind.clear },
+      { ...base, amount: 0n, kind: EntryKind.clear, payload: Buffer.alloc(8) },
+      { ...base, amount: 5n, kind: EntryKind.clear, payload: encodeGeneration(1) },
+      { ...base, amount: 0n, kind: EntryKind.clearedKey },
+      { ...base, amount: 3n, idempotencyKey: Buffer.from('k'), kind: EntryKind.clearedKey },
+      { ...base, amount: 0n, idempotencyKey: Buffer.from('k'), kind: EntryKind.drop },
+    ] as LogEntry[])
+      expect(() => log.append([entry], 1n, 1_000), `kind ${entry.kind}, amount ${entry.amount}`).toThrow(/log entry invalid/);
+    expect(log.lastLsn).toBe(0n);
+  });
+
   describe('group commit', () => {
     let log: ShardLog;
     let memory: NodeMemory;
