@@ -8,6 +8,7 @@ export interface ReadShardsRequest {
    * Parallel to shard_ids, or empty (all 0): each shard's counter generation
    * as the router read it. A shard at an older generation has not seen the
    * clear yet and reads as empty (0 here, no sketch, no member, 0 buckets).
+   * MemberCounts ignores them: it compares a shard with itself.
    */
   'generations'?: (number | string | Long)[];
 }
@@ -18,6 +19,7 @@ export interface ReadShardsRequest__Output {
    * Parallel to shard_ids, or empty (all 0): each shard's counter generation
    * as the router read it. A shard at an older generation has not seen the
    * clear yet and reads as empty (0 here, no sketch, no member, 0 buckets).
+   * MemberCounts ignores them: it compares a shard with itself.
    */
   'generations': (string)[];
 }
