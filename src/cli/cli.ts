@@ -19,6 +19,10 @@ commands:
   get-many <counter>...         read several totals [--cached]
   describe <counter>            shard count, placements and heat
   set-shards <counter> <n>      grow a counter's shard set to n
+  clear <counter>               make a counter (any kind) read 0 from now on; racing increments
+                                count at most once [--key K: a retry with K clears nothing more]
+  delete <counter>              delete a counter: it reads 0 from now on and its next write
+                                creates a new one; the nodes free its shards (admin)
   status                        every node: role, health, epoch, sync, log position, lag
   node replace <address> <new-address>
                                 move a pair's follower slot to a new node (a lost disk or
@@ -242,6 +246,27 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       const shards = parseWholeNumber(args[1]!, 'n');
       const result = await client.setShards(args[0]!, shards);
       print(json, { counter: args[0], ...result }, `${args[0]}: ${result.previousShards} -> ${result.shards} shards`);
+      return;
+    }
+    case 'clear': {
+      expectArgs(args, 1, 'clear <counter> [--key K]');
+      const result = await client.clear(args[0]!, { idempotencyKey: flags.get('key') });
+      const pending = result.shardsPending === 0 ? '' : `; ${result.shardsPending} not yet confirmed by their node (they read 0)`;
+      print(
+        json,
+        result,
+        result.applied
+          ? `cleared ${result.counter} (generation ${result.generation}, ${plural(result.shards, 'shard')}${pending})`
+          : `already cleared with this key: ${result.counter} (generation ${result.generation}); nothing more cleared`,
+      );
+      return;
+    }
+    case 'delete': {
+      expectArgs(args, 1, 'delete <counter>');
+      const result = await client.deleteCounter(args[0]!);
+      const pending =
+        result.shardsPending === 0 ? '' : `; ${result.shardsPending} not yet confirmed by their node (the router keeps sending the drop)`;
+      print(json, result, `deleted ${result.counter} (${plural(result.shards, 'shard')} freed${pending})`);
       return;
     }
     case 'status': {

@@ -186,6 +186,26 @@ export interface NodeStatus {
 }
 
 /** Where a pair stands after its follower slot moved. */
+/** What clear did. */
+export interface ClearResult {
+  counter: string;
+  /** The counter's generation from this clear on: how many times it has been cleared. */
+  generation: number;
+  /** False for a retry (same key) of a clear already made: nothing more was cleared. */
+  applied: boolean;
+  shards: number;
+  /** Shards whose node has yet to confirm the clear; they read 0 all the same, and the router keeps sending it. */
+  shardsPending: number;
+}
+
+/** What deleteCounter did: the shards the counter had, and how many of their nodes have yet to confirm freeing them. */
+export interface CounterDeletion {
+  counter: string;
+  shards: number;
+  /** Shards whose pair had no reachable primary: the router keeps sending their drop until it is confirmed. */
+  shardsPending: number;
+}
+
 export interface NodeReplacement {
   pair: number;
   primary: string;
@@ -608,6 +628,41 @@ export class TallyClient {
   async replaceNode(address: string, newAddress: string, settings?: CallSettings): Promise<NodeReplacement> {
     const response = await this.call(this.adminRpc.ReplaceNode, this.adminRpc, { address, newAddress }, settings);
     return { pair: response.pair, primary: response.primary, follower: response.follower, epoch: Number(response.epoch) };
+  }
+
+  /**
+   * Makes a counter of any kind read 0 from a cut point on: every increment
+   * (member, distinct member) acknowledged before clear was called is
+   * cleared away, every one made after it returns is counted, and one
+   * racing it is counted at most once. Keyed like increment: without an
+   * idempotencyKey the client makes one and retries UNAVAILABLE and
+   * DEADLINE_EXCEEDED with it, so a retry never clears increments made
+   * after the first attempt applied; null sends none and never retries.
+   * NOT_FOUND when there is no such counter.
+   */
+  async clear(counter: string, options?: IncrementOptions): Promise<ClearResult> {
+    const idempotencyKey = toWireKey(options?.idempotencyKey);
+    const response = await this.withRetries(this.counterRpc.Clear, { counter, idempotencyKey }, idempotencyKey.length > 0, options);
+    return {
+      counter: response.counter,
+      generation: Number(response.generation),
+      applied: response.applied,
+      shards: response.shards,
+      shardsPending: response.shardsPending,
+    };
+  }
+
+  /**
+   * Deletes a counter (admin). It leaves the directory at once: reads answer
+   * 0 as for a counter never written, and the next write of the name creates
+   * a new counter with new shards. The nodes free the shards' state as they
+   * confirm (see shardsPending). NOT_FOUND when there is no such counter.
+   * Not retried: a retry after an unknown outcome may find a new counter of
+   * the same name and delete that.
+   */
+  async deleteCounter(counter: string, settings?: CallSettings): Promise<CounterDeletion> {
+    const response = await this.call(this.adminRpc.DeleteCounter, this.adminRpc, { counter }, settings);
+    return { counter: response.counter, shards: response.shards, shardsPending: response.shardsPending };
   }
 
   /** Recomputes shards from their logs and reports drift (all shards, or one counter's). Never repairs. */

@@ -50,6 +50,10 @@ export type {
   ConfigureOptions,
   /** A pair after replaceNode: its primary, its new follower and its epoch. */
   NodeReplacement,
+  /** What deleteCounter did: the counter's shard count and the drops still owed by unreachable nodes. */
+  CounterDeletion,
+  /** What clear did: the counter's new generation, whether it applied (false: a keyed retry), the clears still owed. */
+  ClearResult,
 } from './client.ts';
 /** A total counter's time buckets: bucketMs wide, kept retentionMs ({0, 0}: none). */
 export type { WindowSetting } from '../common/window-setting.ts';

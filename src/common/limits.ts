@@ -153,3 +153,28 @@ export const listRequestBytesMax: Readonly<Record<string, number>> = {
   IsMember: distinctMembersMax * (20 + elementFramingBytesMax) + singleRequestBytesMax,
   CountDistinct: countDistinctCountersMax * (counterNameBytesMax + elementFramingBytesMax) + singleRequestBytesMax,
 };
+
+// --- Counter lifecycle: delete and clear (issue 19, items 1, 2 and 5) ---
+/**
+ * How long a node keeps a dropped shard's tombstone (memory, checkpoint,
+ * snapshot). Shard ids are never reused, so a tombstone is only needed
+ * against an increment routed before its counter's delete and still on its
+ * way: a router's node call ends after --node-call-timeout-ms and any call
+ * at --call-deadline-max-ms (60 s). A week is thousands of times that, and
+ * keeps the cost bounded: ~40 bytes of node memory and one checkpoint row
+ * per dropped shard, for a week.
+ */
+export const droppedShardTombstoneMs = 7 * 24 * 60 * 60 * 1_000;
+/** Tombstones a node's housekeeping looks at per second when forgetting expired ones. */
+export const tombstoneVisitsPerSweep = 10_000;
+/** Shards the router asks nodes to drop or clear in one Apply group (a counter has at most shardsPerCounterMax). */
+export const lifecycleShardsPerCallMax = 1_024;
+/** How often the router re-sends drops and clears a node has not confirmed (its pair had no reachable primary). */
+export const lifecycleRetryIntervalMs = 1_000;
+/**
+ * Times a read is taken again because a clear of its counter overtook it (a
+ * shard answered at a newer generation than the read named). One retry
+ * settles it unless the counter is cleared again meanwhile; past this the
+ * read fails UNAVAILABLE rather than mix cleared and uncleared shards.
+ */
+export const clearOvertakenReadsMax = 4;

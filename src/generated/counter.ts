@@ -4,6 +4,8 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 import type { AddDistinctRequest as _counter_v1_AddDistinctRequest, AddDistinctRequest__Output as _counter_v1_AddDistinctRequest__Output } from './counter/v1/AddDistinctRequest.ts';
 import type { AddDistinctResponse as _counter_v1_AddDistinctResponse, AddDistinctResponse__Output as _counter_v1_AddDistinctResponse__Output } from './counter/v1/AddDistinctResponse.ts';
 import type { AdminServiceClient as _counter_v1_AdminServiceClient, AdminServiceDefinition as _counter_v1_AdminServiceDefinition } from './counter/v1/AdminService.ts';
+import type { ClearRequest as _counter_v1_ClearRequest, ClearRequest__Output as _counter_v1_ClearRequest__Output } from './counter/v1/ClearRequest.ts';
+import type { ClearResponse as _counter_v1_ClearResponse, ClearResponse__Output as _counter_v1_ClearResponse__Output } from './counter/v1/ClearResponse.ts';
 import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from './counter/v1/ClusterStatusRequest.ts';
 import type { ClusterStatusResponse as _counter_v1_ClusterStatusResponse, ClusterStatusResponse__Output as _counter_v1_ClusterStatusResponse__Output } from './counter/v1/ClusterStatusResponse.ts';
 import type { ConfigureRequest as _counter_v1_ConfigureRequest, ConfigureRequest__Output as _counter_v1_ConfigureRequest__Output } from './counter/v1/ConfigureRequest.ts';
@@ -11,6 +13,8 @@ import type { CountDistinctRequest as _counter_v1_CountDistinctRequest, CountDis
 import type { CountDistinctResponse as _counter_v1_CountDistinctResponse, CountDistinctResponse__Output as _counter_v1_CountDistinctResponse__Output } from './counter/v1/CountDistinctResponse.ts';
 import type { CounterConfig as _counter_v1_CounterConfig, CounterConfig__Output as _counter_v1_CounterConfig__Output } from './counter/v1/CounterConfig.ts';
 import type { CounterServiceClient as _counter_v1_CounterServiceClient, CounterServiceDefinition as _counter_v1_CounterServiceDefinition } from './counter/v1/CounterService.ts';
+import type { DeleteCounterRequest as _counter_v1_DeleteCounterRequest, DeleteCounterRequest__Output as _counter_v1_DeleteCounterRequest__Output } from './counter/v1/DeleteCounterRequest.ts';
+import type { DeleteCounterResponse as _counter_v1_DeleteCounterResponse, DeleteCounterResponse__Output as _counter_v1_DeleteCounterResponse__Output } from './counter/v1/DeleteCounterResponse.ts';
 import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from './counter/v1/DescribeRequest.ts';
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from './counter/v1/DescribeResponse.ts';
 import type { HotCounter as _counter_v1_HotCounter, HotCounter__Output as _counter_v1_HotCounter__Output } from './counter/v1/HotCounter.ts';
@@ -56,6 +60,8 @@ export interface ProtoGrpcType {
       AddDistinctResponse: MessageTypeDefinition<_counter_v1_AddDistinctResponse, _counter_v1_AddDistinctResponse__Output>
       AdminService: SubtypeConstructor<typeof grpc.Client, _counter_v1_AdminServiceClient> & { service: _counter_v1_AdminServiceDefinition }
       AutoscaleMode: EnumTypeDefinition
+      ClearRequest: MessageTypeDefinition<_counter_v1_ClearRequest, _counter_v1_ClearRequest__Output>
+      ClearResponse: MessageTypeDefinition<_counter_v1_ClearResponse, _counter_v1_ClearResponse__Output>
       ClusterStatusRequest: MessageTypeDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusRequest__Output>
       ClusterStatusResponse: MessageTypeDefinition<_counter_v1_ClusterStatusResponse, _counter_v1_ClusterStatusResponse__Output>
       ConfigureRequest: MessageTypeDefinition<_counter_v1_ConfigureRequest, _counter_v1_ConfigureRequest__Output>
@@ -64,6 +70,8 @@ export interface ProtoGrpcType {
       CountDistinctResponse: MessageTypeDefinition<_counter_v1_CountDistinctResponse, _counter_v1_CountDistinctResponse__Output>
       CounterConfig: MessageTypeDefinition<_counter_v1_CounterConfig, _counter_v1_CounterConfig__Output>
       CounterService: SubtypeConstructor<typeof grpc.Client, _counter_v1_CounterServiceClient> & { service: _counter_v1_CounterServiceDefinition }
+      DeleteCounterRequest: MessageTypeDefinition<_counter_v1_DeleteCounterRequest, _counter_v1_DeleteCounterRequest__Output>
+      DeleteCounterResponse: MessageTypeDefinition<_counter_v1_DeleteCounterResponse, _counter_v1_DeleteCounterResponse__Output>
       DescribeRequest: MessageTypeDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeRequest__Output>
       DescribeResponse: MessageTypeDefinition<_counter_v1_DescribeResponse, _counter_v1_DescribeResponse__Output>
       HotCounter: MessageTypeDefinition<_counter_v1_HotCounter, _counter_v1_HotCounter__Output>

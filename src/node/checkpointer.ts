@@ -18,6 +18,8 @@ export interface CheckpointSettings {
   dedupWindowMs: number;
   /** Out of sync, a primary keeps this many recent entries unfolded for its follower to catch up by log. */
   retainEntries: number;
+  /** Tombstones of dropped shards older than this leave the checkpoint (droppedShardTombstoneMs). */
+  tombstoneMs: number;
 }
 
 export interface CheckpointObserver {
@@ -85,6 +87,10 @@ export class Checkpointer {
       await new Promise((resolve) => setImmediate(resolve));
     }
     for (let slice = 0; slice < 100 && this.log.pruneFoldedKeys(keepKeysSinceMs, this.settings.sliceRows) > 0; slice++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const tombstonesBeforeMs = this.now() - this.settings.tombstoneMs;
+    for (let slice = 0; slice < 100 && this.log.pruneTombstones(tombstonesBeforeMs, this.settings.sliceRows) > 0; slice++) {
       await new Promise((resolve) => setImmediate(resolve));
     }
   }

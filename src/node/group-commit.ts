@@ -5,9 +5,10 @@
 // Callers are answered only after the commit and, while the pair is in sync,
 // after the follower has committed it too. Unkeyed increments that one commit
 // brings to one shard share one log row (see RowMerger): rows track hot shards.
+import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64, type WindowSetting } from '../common/index.ts';
-import { EntryKind, type ShardLog, type LogEntry } from './shard-log.ts';
+import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
 import { DedupIndex } from './dedup-index.ts';
 import { encodeWindowSetting, type NodeMemory } from './node-memory.ts';
@@ -19,8 +20,10 @@ import { packRegisterChanges } from '../sketch/index.ts';
  *   memberSet     make member present or absent; logged only when that flips it
  *   distinct      raise sketch registers; logged only for registers that rise
  *   memberRepair  set the total to the member set's size (an operator's repair)
+ *   drop          free the shard's state and keep its tombstone (its counter was deleted)
+ *   clear         empty the shard and move it to `generation` (its counter was cleared)
  */
-export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair';
+export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair' | 'drop' | 'clear';
 
 export interface ApplyEntry extends LogEntry {
   op: ApplyOp;
@@ -33,6 +36,13 @@ export interface ApplyEntry extends LogEntry {
   registers?: [number, number][];
   /** increment: the counter's window setting ({0, 0}: none). */
   window?: WindowSetting;
+  /**
+   * increment, memberSet, distinct: the counter's generation when the router
+   * routed the item (0 or absent: never cleared); clear: the generation to clear to.
+   */
+  generation?: number;
+  /** drop, clear: set when the flush commits it: true when this item dropped (cleared) the shard, false when it already was. */
+  lifecycleApplied?: boolean;
 }
 
 export interface GroupOutcome {
@@ -106,11 +116,13 @@ export class GroupCommitter {
     if (batch.length === 0) return;
 
     const nowMs = this.now();
+    const lifecycleLsn = this.commitLifecycle(batch, role.epoch, nowMs);
+    if (lifecycleLsn === undefined) return;
     const tentative: Staged = newStaged();
     const rows = new RowMerger();
     // A duplicate must not be answered before its original is as durable as
     // an acknowledgement promises: wait for the original's lsn too.
-    let waitLsn = 0n;
+    let waitLsn = lifecycleLsn;
     // A member set or a register read from memory may hold a change committed
     // here but not yet on the follower: an answer that relies on it ("no
     // change") must wait for everything committed so far.
@@ -159,7 +171,65 @@ export class GroupCommitter {
   }
 
   /**
-   * One group, all or nothing. For keyed items, the key's record at this
+   * Drops and clears the flush's groups ask for, committed in a transaction
+   * of their own before anything is staged, so staging sees memory as they
+   * leave it: a dropped shard refuses every other item for it, and a
+   * shard's generation is the newest any item of the flush carries (an item
+   * routed after a clear the shard had not seen yet clears it first). Rare:
+   * one more fsync only for a flush that needs it. Returns the lsn to wait
+   * for (0 when there was nothing), or undefined when the commit failed and
+   * every request was rejected.
+   */
+  private commitLifecycle(batch: readonly Pending[], epoch: bigint, nowMs: number): bigint | undefined {
+    let rows: LogEntry[] | undefined;
+    let droppedNow: Set<number> | undefined;
+    let clearedTo: Map<number, number> | undefined;
+    for (const request of batch)
+      for (const group of request.groups)
+        for (const item of group) {
+          const { op, shardId } = item;
+          if (op === 'drop') {
+            droppedNow ??= new Set();
+            const applies = !this.memory.isDropped(shardId) && !droppedNow.has(shardId);
+            item.lifecycleApplied = applies;
+            if (!applies) continue;
+            droppedNow.add(shardId);
+            (rows ??= []).push({ shardId, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, kind: EntryKind.drop });
+            continue;
+          }
+          const generation = item.generation ?? 0;
+          // The hot path: an item of a counter never cleared stops here.
+          if (generation === 0 || (op !== 'clear' && item.fence)) continue;
+          const current = clearedTo?.get(shardId) ?? this.memory.generationOf(shardId);
+          const applies = generation > current && !this.memory.isDropped(shardId) && droppedNow?.has(shardId) !== true;
+          if (op === 'clear') item.lifecycleApplied = applies;
+          if (!applies) continue;
+          (clearedTo ??= new Map()).set(shardId, generation);
+          (rows ??= []).push({
+            shardId,
+            amount: 0n,
+            idempotencyKey: emptyKey,
+            fenceShardCount: 0,
+            kind: EntryKind.clear,
+            payload: encodeGeneration(generation),
+          });
+        }
+    if (rows === undefined) return 0n;
+    const startedNs = process.hrtime.bigint();
+    try {
+      this.log.append(rows, epoch, nowMs);
+    } catch (error) {
+      for (const request of batch) request.reject(error);
+      return undefined;
+    }
+    for (const row of rows) this.memory.apply(row, nowMs);
+    this.hooks.onCommit(rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn, epoch, nowMs);
+    return this.log.lastLsn;
+  }
+
+  /**
+   * One group, all or nothing. A dropped shard refuses the group
+   * (NOT_FOUND: its counter was deleted while the item was on its way). For keyed items, the key's record at this
    * shard decides (a fence is left at a shard an earlier attempt of the key
    * may have gone to, by a later attempt routed over more shards):
    *   increment, key applied here           -> duplicate (applied=false)
@@ -196,6 +266,35 @@ export class GroupCommitter {
     });
     for (const item of group) {
       if (item.op !== 'increment') reportsChanges = true;
+      if (this.memory.isDropped(item.shardId)) {
+        if (item.op === 'drop') {
+          applied.push(item.lifecycleApplied === true);
+          changed.push('0');
+          continue;
+        }
+        return {
+          outcome: {
+            code: status.NOT_FOUND,
+            message: `shard ${item.shardId} was dropped: its counter was deleted`,
+            applied: [],
+            changed: [],
+          },
+          originalLsn: 0n,
+        };
+      }
+      assert.ok(item.op !== 'drop', 'a drop item is committed before staging');
+      if (item.op === 'clear') {
+        applied.push(item.lifecycleApplied === true);
+        changed.push('0');
+        continue;
+      }
+      // Sent before a clear this shard has seen: cleared away. Its key (if any) is still recorded below.
+      const clearedAway = (item.generation ?? 0) < this.memory.generationOf(item.shardId);
+      if (clearedAway && (item.op === 'memberSet' || item.op === 'distinct')) {
+        applied.push(false);
+        changed.push('0');
+        continue;
+      }
       if (item.op === 'memberSet') {
         const id = `${item.shardId}:${item.member}`;
         const present = staged.members.get(id) ?? tentative.members.get(id) ?? this.memory.hasMember(item.shardId, item.member!);
@@ -302,6 +401,24 @@ export class GroupCommitter {
           };
         }
         staged.keys.set(id, 0);
+        if (clearedAway) {
+          groupRows.push({
+            shardId: item.shardId,
+            amount: 0n,
+            idempotencyKey: item.idempotencyKey,
+            fenceShardCount: 0,
+            kind: EntryKind.clearedKey,
+          });
+          applied.push(true);
+          changed.push('0');
+          continue;
+        }
+      }
+      if (clearedAway) {
+        // An unkeyed increment: counted, then cleared with everything before the cut. Nothing to log.
+        applied.push(true);
+        changed.push('0');
+        continue;
       }
       const problem = addToTotal(item.shardId, item.amount);
       if (problem !== undefined) return outOfRange(problem);

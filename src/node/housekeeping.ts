@@ -1,7 +1,8 @@
 // A node's background upkeep between writes: dropping keys past the dedup
-// window, expiring old window buckets, and refreshing the gauges a scrape reads.
+// window, expiring old window buckets and old tombstones of dropped shards,
+// and refreshing the gauges a scrape reads.
 // Each runs a bounded slice per tick; none of them changes a total.
-import { IntervalTask, windowShardsPerSweep, type Logger } from '../common/index.ts';
+import { IntervalTask, droppedShardTombstoneMs, tombstoneVisitsPerSweep, windowShardsPerSweep, type Logger } from '../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import type { NodeMemory } from './node-memory.ts';
 import type { NodeMetrics } from './node-metrics.ts';
@@ -22,6 +23,7 @@ export interface HousekeepingParts {
 
 const gaugeIntervalMs = 1_000;
 const windowExpiryIntervalMs = 1_000;
+const tombstoneExpiryIntervalMs = 1_000;
 
 /** A tenth of the window, within [100 ms, 10 s]: keys leave close to when they expire, in small slices. */
 export function dedupPruneIntervalMs(dedupWindowMs: number): number {
@@ -38,11 +40,14 @@ export class Housekeeping {
     this.tasks = [
       new IntervalTask({ name: 'dedup prune', intervalMs: dedupPruneIntervalMs(parts.dedupWindowMs), logger }, () => this.pruneKeys()),
       new IntervalTask({ name: 'window expiry', intervalMs: windowExpiryIntervalMs, logger }, () => this.expireWindows()),
+      new IntervalTask({ name: 'tombstone expiry', intervalMs: tombstoneExpiryIntervalMs, logger }, () => this.expireTombstones()),
       new IntervalTask({ name: 'gauges', intervalMs: gaugeIntervalMs, logger }, () => this.refreshGauges()),
     ];
   }
 
   start(): void {
+    // Gauges right from the first scrape, not a tick after a restart: a restarted node is watched most closely then.
+    this.refreshGauges();
     for (const task of this.tasks) task.start();
   }
 
@@ -62,6 +67,11 @@ export class Housekeeping {
     this.parts.metrics.windowBucketsExpired.inc(this.parts.memory.windows.expire(Date.now(), windowShardsPerSweep));
   }
 
+  /** A bounded slice per tick: the checkpoint forgets them too, on its own schedule. */
+  private expireTombstones(): void {
+    this.parts.memory.pruneTombstones(Date.now() - droppedShardTombstoneMs, tombstoneVisitsPerSweep);
+  }
+
   refreshGauges(): void {
     const { log, memory, dedup, replicator, state, metrics } = this.parts;
     const nowMs = Date.now();
@@ -71,6 +81,7 @@ export class Housekeeping {
     metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
     metrics.dedupMemoryCoveredSeconds.set(dedup.memoryCoveredMs(nowMs) / 1000);
     metrics.shardCount.set(memory.totals.shardCount);
+    metrics.droppedShards.set(memory.droppedCount);
     const structures = memory.structureBytes();
     metrics.sketchBytes.set(structures.sketchBytes);
     metrics.memberSetBytes.set(structures.memberBytes);

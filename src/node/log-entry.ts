@@ -16,6 +16,24 @@ export const EntryKind = {
   distinct: 2,
   /** The shard's window settings from here on: payload holds bucketMs and retentionMs. */
   windowConfig: 3,
+  /**
+   * The shard's counter was deleted: every kind of its state is freed and a
+   * tombstone (the entry's commit time) kept, so an increment routed before
+   * the delete is refused rather than bringing the shard back.
+   */
+  drop: 4,
+  /**
+   * The shard's counter was cleared: every kind of its state is emptied (a
+   * window keeps its setting) and the shard moves to the generation in the
+   * payload (8 bytes, big-endian, at least 1).
+   */
+  clear: 5,
+  /**
+   * A keyed increment sent before a clear the shard had already seen: it is
+   * cleared away (the total is unchanged) but its key is recorded as
+   * applied, so a retry across the clear counts at most once.
+   */
+  clearedKey: 6,
 } as const;
 export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind];
 
@@ -78,6 +96,19 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
         return `bad register changes: ${(error as Error).message}`;
       }
       return undefined;
+    case EntryKind.drop:
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0 || entry.member !== undefined || (entry.payload?.length ?? 0) > 0)
+        return 'a drop carries no amount, key, member or payload';
+      return undefined;
+    case EntryKind.clear:
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0 || entry.member !== undefined)
+        return 'a clear carries no amount, key or member';
+      if (entry.payload?.length !== 8 || decodeGeneration(entry.payload) < 1) return 'a clear needs its generation (8 bytes, at least 1)';
+      return undefined;
+    case EntryKind.clearedKey:
+      if (entry.amount !== 0n || !keyed || entry.fenceShardCount !== 0 || entry.member !== undefined || (entry.payload?.length ?? 0) > 0)
+        return 'a cleared-away key carries a key and nothing else';
+      return undefined;
     case EntryKind.windowConfig: {
       if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a window setting has no amount or key';
       if (entry.payload?.length !== 16) return 'a window setting needs 16 bytes';
@@ -139,4 +170,36 @@ export function entryOfRow(row: RawRow): StoredEntry {
   const problem = entryProblem(entry);
   if (problem !== undefined) throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount}): ${problem}`);
   return entry;
+}
+
+/**
+ * The checkpoint part holding a dropped shard's tombstone: the drop's commit
+ * time, 8 bytes big-endian, so SQL compares two of them as blobs in time order.
+ */
+export const droppedPart = 'dropped';
+
+export function encodeDroppedAt(atMs: number): Buffer {
+  const data = Buffer.alloc(8);
+  data.writeBigUInt64BE(BigInt(atMs));
+  return data;
+}
+
+export function decodeDroppedAt(data: Buffer): number {
+  assert.equal(data.length, 8, 'a tombstone is 8 bytes');
+  return Number(data.readBigUInt64BE(0));
+}
+
+/** A clear entry's payload: the generation, 8 bytes big-endian. */
+export function encodeGeneration(generation: number): Buffer {
+  assert.ok(Number.isSafeInteger(generation) && generation >= 1, `generation ${generation} is not a positive integer`);
+  const data = Buffer.alloc(8);
+  data.writeBigUInt64BE(BigInt(generation));
+  return data;
+}
+
+/** 0 for anything but 8 bytes holding a safe integer (entryProblem then refuses it). */
+export function decodeGeneration(data: Buffer): number {
+  if (data.length !== 8) return 0;
+  const generation = data.readBigUInt64BE(0);
+  return generation > BigInt(Number.MAX_SAFE_INTEGER) ? 0 : Number(generation);
 }

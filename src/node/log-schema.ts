@@ -5,10 +5,11 @@ import type Database from 'better-sqlite3';
 import { ShardLogError } from './log-entry.ts';
 
 /**
+ * 6: tombstones of dropped shards are found by time (a partial index on checkpoint_parts).
  * 5: keys are looked up on disk (a partial index on shard and key).
  * 4: entry kinds (kind, member, payload columns).
  */
-const schemaVersion = 5;
+const schemaVersion = 6;
 
 /**
  * Keyed rows only: unkeyed rows (most of a log) cost the index nothing.
@@ -16,6 +17,9 @@ const schemaVersion = 5;
  * last entry of its run.
  */
 const keyIndexSql = 'CREATE INDEX IF NOT EXISTS log_keys ON log (shard_id, idem_key) WHERE idem_key IS NOT NULL';
+
+/** Tombstone rows only (a dropped shard's 'dropped' part, its drop time big-endian): pruning finds expired ones without a scan. */
+const tombstoneIndexSql = "CREATE INDEX IF NOT EXISTS checkpoint_tombstones ON checkpoint_parts (data) WHERE part = 'dropped'";
 
 /**
  * Indented as it was first written: SQLite keeps this text in sqlite_master,
@@ -42,7 +46,7 @@ const tablesSql = `
       `;
 
 /**
- * Creates the tables of a new file, or brings a file of version 3 or 4 to
+ * Creates the tables of a new file, or brings a file of version 3, 4 or 5 to
  * schemaVersion. Throws ShardLogError for any other version: a newer node's
  * file must not be read as if this node understood it.
  */
@@ -50,8 +54,8 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
   db.exec(tablesSql);
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
   const from = version === undefined ? 3 : Number(version.value);
-  if (from !== schemaVersion && from !== 3 && from !== 4) {
-    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 and 4)`);
+  if (from !== schemaVersion && from !== 3 && from !== 4 && from !== 5) {
+    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 to 5)`);
   }
   if (from === schemaVersion) return;
   // One transaction (SQLite DDL is transactional): a crash leaves the old
@@ -71,6 +75,8 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
     }
     // 4 -> 5: the key index; builds over every keyed row the log holds (the window's).
     db.exec(keyIndexSql);
+    // 5 -> 6: the tombstone index (no tombstones exist before 6).
+    db.exec(tombstoneIndexSql);
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
       String(schemaVersion),
     );

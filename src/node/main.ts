@@ -26,6 +26,7 @@ import {
   peerRoleInterceptor,
   deadlineCeiling,
   shardNodeCallerRoles,
+  droppedShardTombstoneMs,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
@@ -157,6 +158,7 @@ runMain(async () => {
       sliceRows: checkpointSliceRows,
       dedupWindowMs: config.dedupWindowMs,
       retainEntries: config.checkpointRetainEntries,
+      tombstoneMs: droppedShardTombstoneMs,
     },
     {
       onFold(rows, durationSeconds, checkpointLsn) {

@@ -1,5 +1,7 @@
 // Everything a node holds in memory, per shard: totals, window buckets,
-// distinct-count sketches and member sets. Changed only by applying log
+// distinct-count sketches, member sets, the generation of cleared shards,
+// and tombstones of dropped shards.
+// Changed only by applying log
 // entries — after their commit, during replay, and (on a scratch copy) when a
 // checkpoint folds them — so memory, replay and checkpoint cannot disagree.
 import assert from 'node:assert/strict';
@@ -8,7 +10,18 @@ import { MemberSet } from '../membership/index.ts';
 import type { WindowSetting } from '../common/index.ts';
 import { WindowBuckets } from '../window/index.ts';
 import { ShardTotals } from './shard-totals.ts';
-import { EntryKind, type CheckpointFolder, type CheckpointState, type LogEntry, type StoredEntry } from './shard-log.ts';
+import {
+  EntryKind,
+  droppedPart,
+  encodeDroppedAt,
+  decodeDroppedAt,
+  encodeGeneration,
+  decodeGeneration,
+  type CheckpointFolder,
+  type CheckpointState,
+  type LogEntry,
+  type StoredEntry,
+} from './shard-log.ts';
 
 /** A windowConfig entry's payload: bucketMs then retentionMs, 8 bytes each. */
 export function encodeWindowSetting(setting: WindowSetting): Buffer {
@@ -27,7 +40,8 @@ export function decodeWindowSetting(payload: Buffer): WindowSetting {
 const windowPart = 'window';
 const sketchPart = 'sketch';
 const membersPart = 'members';
-
+/** A cleared shard's generation (8 bytes, big-endian); a shard never cleared has none (generation 0). */
+const generationPart = 'generation';
 function encodeWindowPart(setting: WindowSetting, buckets: readonly [number, bigint][]): Buffer {
   const data = Buffer.alloc(20 + 16 * buckets.length);
   encodeWindowSetting(setting).copy(data, 0);
@@ -52,11 +66,26 @@ export class NodeMemory {
   readonly windows = new WindowBuckets();
   private readonly sketches = new Map<number, HllSketch>();
   private readonly memberSets = new Map<number, MemberSet>();
+  /**
+   * Dropped shards (their counter was deleted) to the drop's commit time.
+   * Shard ids are never reused, so a tombstone is only the id: it stays for
+   * droppedShardTombstoneMs, far longer than an increment routed before the
+   * delete can take to arrive, and refuses that increment.
+   */
+  private readonly tombstones = new Map<number, number>();
+  private tombstoneCursor: Iterator<[number, number]> | undefined;
+  /** Shards cleared at least once, to their generation; every other shard is at 0. */
+  private readonly generations = new Map<number, number>();
 
   /** Applies one committed entry, accepted at atMs. */
   apply(entry: LogEntry, atMs: number): void {
     const { shardId, amount } = entry;
-    switch (entry.kind ?? EntryKind.increment) {
+    const kind = entry.kind ?? EntryKind.increment;
+    // The primary refuses writes to a dropped shard; one it accepted (the
+    // tombstone had expired there) brings the shard back wherever it replays,
+    // whether or not this copy still held the tombstone.
+    if (this.tombstones.size > 0 && kind !== EntryKind.drop) this.tombstones.delete(shardId);
+    switch (kind) {
       case EntryKind.increment:
         if (amount === 0n) return; // a key fence
         this.totals.add(shardId, amount);
@@ -90,7 +119,74 @@ export class NodeMemory {
         this.windows.configure(shardId, bucketMs, retentionMs);
         return;
       }
+      case EntryKind.drop:
+        this.empty(shardId);
+        this.windows.configure(shardId, 0, 0);
+        this.generations.delete(shardId);
+        this.tombstones.set(shardId, atMs);
+        return;
+      case EntryKind.clear: {
+        this.empty(shardId);
+        // The window keeps its setting: increments after the clear land in fresh buckets.
+        const setting = this.windows.configOf(shardId);
+        if (setting !== undefined) this.windows.load(shardId, setting, []);
+        this.generations.set(shardId, decodeGeneration(entry.payload!));
+        return;
+      }
+      case EntryKind.clearedKey:
+        // Only its key counts, recorded by whoever applies the row (group commit, follower, replay of keys).
+        return;
     }
+  }
+
+  /** Frees a shard's total, sketch and member set. */
+  private empty(shardId: number): void {
+    this.totals.delete(shardId);
+    this.sketches.delete(shardId);
+    this.memberSets.delete(shardId);
+  }
+
+  /** Shards cleared at least once (so at a generation above 0). */
+  get clearedShardCount(): number {
+    return this.generations.size;
+  }
+
+  /** How many clears the shard has seen (0: never cleared). */
+  generationOf(shardId: number): number {
+    return this.generations.size === 0 ? 0 : (this.generations.get(shardId) ?? 0);
+  }
+
+  /** True when the shard was dropped (its counter deleted) and its tombstone is still kept. */
+  isDropped(shardId: number): boolean {
+    return this.tombstones.size > 0 && this.tombstones.has(shardId);
+  }
+
+  /** Tombstones kept. */
+  get droppedCount(): number {
+    return this.tombstones.size;
+  }
+
+  /**
+   * Forgets tombstones of drops committed before beforeMs, visiting at most
+   * visitsMax of them, round-robin from where the last call stopped (a Map
+   * iterator stays valid while the Map changes). Returns how many it forgot.
+   */
+  pruneTombstones(beforeMs: number, visitsMax: number): number {
+    const visitCount = Math.min(visitsMax, this.tombstones.size);
+    let pruned = 0;
+    for (let visit = 0; visit < visitCount; visit++) {
+      let next = this.tombstoneCursor?.next();
+      if (next === undefined || next.done === true) {
+        this.tombstoneCursor = this.tombstones.entries();
+        next = this.tombstoneCursor.next();
+      }
+      if (next.done === true) break;
+      const [shardId, droppedAtMs] = next.value;
+      if (droppedAtMs >= beforeMs) continue;
+      this.tombstones.delete(shardId);
+      pruned++;
+    }
+    return pruned;
   }
 
   /**
@@ -100,10 +196,17 @@ export class NodeMemory {
    */
   flipProblem(entries: readonly LogEntry[]): string | undefined {
     const flipped = new Map<string, boolean>();
+    // Shards emptied by an entry of this block: their members are all absent after it.
+    const emptied = new Set<number>();
     for (const entry of entries) {
+      if (entry.kind === EntryKind.drop || entry.kind === EntryKind.clear) {
+        emptied.add(entry.shardId);
+        for (const id of flipped.keys()) if (id.startsWith(`${entry.shardId}:`)) flipped.delete(id);
+        continue;
+      }
       if (entry.kind !== EntryKind.memberFlip) continue;
       const id = `${entry.shardId}:${entry.member}`;
-      const present = flipped.get(id) ?? this.hasMember(entry.shardId, entry.member!);
+      const present = flipped.get(id) ?? (!emptied.has(entry.shardId) && this.hasMember(entry.shardId, entry.member!));
       if (present === (entry.amount === 1n))
         return `member ${entry.member} of shard ${entry.shardId} is already ${present ? 'present' : 'absent'}`;
       flipped.set(id, !present);
@@ -145,6 +248,9 @@ export class NodeMemory {
     this.windows.clear();
     this.sketches.clear();
     this.memberSets.clear();
+    this.tombstones.clear();
+    this.tombstoneCursor = undefined;
+    this.generations.clear();
   }
 
   /** Loads a checkpoint (into empty memory). */
@@ -159,6 +265,12 @@ export class NodeMemory {
           this.sketches.set(shardId, HllSketch.deserialize(data));
         } else if (part === membersPart) {
           this.memberSets.set(shardId, MemberSet.deserialize(data));
+        } else if (part === droppedPart) {
+          this.tombstones.set(shardId, decodeDroppedAt(data));
+        } else if (part === generationPart) {
+          const generation = decodeGeneration(data);
+          assert.ok(generation >= 1, `shard ${shardId} has a malformed generation part`);
+          this.generations.set(shardId, generation);
         } else {
           assert.fail(`unknown checkpoint part ${part} of shard ${shardId}`);
         }
@@ -171,6 +283,12 @@ export class NodeMemory {
     const totals = new Map<number, bigint>();
     const parts = new Map<number, Map<string, Buffer>>();
     for (const shardId of shardIds) {
+      const droppedAtMs = this.tombstones.get(shardId);
+      if (droppedAtMs !== undefined) {
+        // Nothing but the tombstone: no total row, no other part.
+        parts.set(shardId, new Map([[droppedPart, encodeDroppedAt(droppedAtMs)]]));
+        continue;
+      }
       totals.set(shardId, this.totals.get(shardId));
       const shardParts = new Map<string, Buffer>();
       const setting = this.windows.configOf(shardId);
@@ -179,6 +297,8 @@ export class NodeMemory {
       if (sketch !== undefined) shardParts.set(sketchPart, sketch.serialize());
       const members = this.memberSets.get(shardId);
       if (members !== undefined) shardParts.set(membersPart, members.serialize());
+      const generation = this.generations.get(shardId);
+      if (generation !== undefined) shardParts.set(generationPart, encodeGeneration(generation));
       if (shardParts.size > 0) parts.set(shardId, shardParts);
     }
     return { totals, parts };

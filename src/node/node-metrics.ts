@@ -70,6 +70,11 @@ export function createNodeMetrics(registry: Registry) {
     }),
     lastLsn: new Gauge({ name: 'tally_log_last_lsn', help: 'Last committed log sequence number', registers: [registry] }),
     shardCount: new Gauge({ name: 'tally_node_shards', help: 'Shards held in memory', registers: [registry] }),
+    droppedShards: new Gauge({
+      name: 'tally_node_dropped_shards',
+      help: 'Tombstones of dropped shards (their counter was deleted) held in memory; each refuses late writes for a week',
+      registers: [registry],
+    }),
     replicationLagEntries: new Gauge({
       name: 'tally_replication_lag_entries',
       help: 'Primary: log entries its follower has not confirmed',

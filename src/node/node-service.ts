@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64, unary, applyItemsPerCallMax, type Logger, type shardV1 } from '../common/index.ts';
 import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
 import type { DedupIndex } from './dedup-index.ts';
-import type { ShardLog } from './shard-log.ts';
+import { EntryKind, type ShardLog } from './shard-log.ts';
 import type { NodeMemory } from './node-memory.ts';
 import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
@@ -67,6 +67,34 @@ export function createNodeService(deps: {
       followerId: isPrimary ? replication.followerId : '',
       installing: log.installing,
     };
+  };
+
+  /**
+   * Reads at the generations the router tagged each shard with (none: 0). A
+   * shard at an older generation has not seen its counter's clear yet: it
+   * reads as empty. One at a newer generation is named in
+   * newerGenerationIndexes: a clear overtook the read, which the router
+   * takes again, so a read never mixes cleared and uncleared shards.
+   */
+  const generationsOf = (
+    ids: readonly number[],
+    tagged: readonly string[],
+  ): { visible: (index: number) => boolean; newerGenerationIndexes: number[] } => {
+    if (tagged.length !== 0 && tagged.length !== ids.length)
+      throw new TallyError(ErrorCode.invalidArgument, `${tagged.length} generations for ${ids.length} shards`);
+    // The common case: no counter read was ever cleared, and no shard here was.
+    if (tagged.length === 0 && memory.clearedShardCount === 0) return { visible: () => true, newerGenerationIndexes: [] };
+    const visible: boolean[] = new Array(ids.length);
+    const newerGenerationIndexes: number[] = [];
+    ids.forEach((id, index) => {
+      const wanted = tagged.length === 0 ? 0 : Number(tagged[index]);
+      if (!Number.isSafeInteger(wanted) || wanted < 0)
+        throw new TallyError(ErrorCode.invalidArgument, `generation ${tagged[index]} is invalid`);
+      const held = memory.generationOf(id);
+      visible[index] = held >= wanted;
+      if (held > wanted) newerGenerationIndexes.push(index);
+    });
+    return { visible: (index) => visible[index]!, newerGenerationIndexes };
   };
 
   const readMeta = () => ({ lsn: log.lastLsn.toString(), role: state.role.role, epoch: state.role.epoch.toString(), nodeId: log.nodeId });
@@ -143,7 +171,10 @@ export function createNodeService(deps: {
           });
           metrics.incrementsApplied.inc(appliedCount);
           metrics.incrementsDeduplicated.inc(duplicateCount);
-        } else metrics.incrementsRejected.inc({ reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : 'invalid' });
+        } else
+          metrics.incrementsRejected.inc({
+            reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : outcome.code === status.NOT_FOUND ? 'dropped' : 'invalid',
+          });
       }
       return { results: merged, lsn: lsn.toString() };
     }),
@@ -151,19 +182,28 @@ export function createNodeService(deps: {
     ReadShards: unary<shardV1.ReadShardsRequest__Output, shardV1.ReadShardsResponse__Output>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
-      return confirmed({ totals: ids.map((id) => totals.get(id).toString()), ...readMeta() });
+      const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
+      const shardTotals = ids.map((id, index) => (visible(index) ? totals.get(id).toString() : '0'));
+      return confirmed({ totals: shardTotals, newerGenerationIndexes, ...readMeta() });
     }),
 
     ReadSketches: unary<shardV1.ReadSketchesRequest__Output, shardV1.ReadSketchesResponse__Output>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
-      if (!request.merge) return confirmed({ sketches: ids.map((id) => memory.sketch(id)?.serialize() ?? emptyKey), ...readMeta() });
+      const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
+      const sketchOf = (id: number, index: number): HllSketch | undefined => (visible(index) ? memory.sketch(id) : undefined);
+      if (!request.merge)
+        return confirmed({
+          sketches: ids.map((id, index) => sketchOf(id, index)?.serialize() ?? emptyKey),
+          newerGenerationIndexes,
+          ...readMeta(),
+        });
       const union = new HllSketch();
-      for (const id of ids) {
-        const sketch = memory.sketch(id);
+      ids.forEach((id, index) => {
+        const sketch = sketchOf(id, index);
         if (sketch !== undefined) union.mergeFrom(sketch);
-      }
-      return confirmed({ sketches: [union.serialize()], ...readMeta() });
+      });
+      return confirmed({ sketches: [union.serialize()], newerGenerationIndexes, ...readMeta() });
     }),
 
     ReadWindows: unary<shardV1.ReadWindowsRequest__Output, shardV1.ReadShardsResponse__Output>((request) => {
@@ -174,10 +214,13 @@ export function createNodeService(deps: {
       const bucketMs = Number(request.bucketMs);
       if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs > toMs)
         throw new TallyError(ErrorCode.invalidArgument, `bad window [${request.fromMs}, ${request.toMs})`);
-      const sums = ids.map((id) => (memory.windows.configOf(id)?.bucketMs === bucketMs ? memory.windows.sum(id, fromMs, toMs) : 0n));
+      const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
+      const sums = ids.map((id, index) =>
+        visible(index) && memory.windows.configOf(id)?.bucketMs === bucketMs ? memory.windows.sum(id, fromMs, toMs) : 0n,
+      );
       // Buckets are int64 each, but a sum of several may not be: say so rather than wrap on the wire.
       if (!sums.every(isInt64)) throw new TallyError(ErrorCode.outOfRange, "a shard's window sum is beyond int64");
-      return confirmed({ totals: sums.map(String), ...readMeta() });
+      return confirmed({ totals: sums.map(String), newerGenerationIndexes, ...readMeta() });
     }),
 
     CheckMembers: unary<shardV1.CheckMembersRequest__Output, shardV1.CheckMembersResponse__Output>((request) => {
@@ -185,7 +228,12 @@ export function createNodeService(deps: {
       if (request.shardIds.length !== request.members.length)
         throw new TallyError(ErrorCode.invalidArgument, 'shard ids and members differ in length');
       const ids = request.shardIds.map(parseShardId);
-      return confirmed({ present: ids.map((id, index) => memory.hasMember(id, BigInt(request.members[index]!))), ...readMeta() });
+      const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
+      return confirmed({
+        present: ids.map((id, index) => visible(index) && memory.hasMember(id, BigInt(request.members[index]!))),
+        newerGenerationIndexes,
+        ...readMeta(),
+      });
     }),
 
     MemberCounts: unary<shardV1.ReadShardsRequest__Output, shardV1.MemberCountsResponse__Output>((request) => {
@@ -288,7 +336,13 @@ export function createNodeService(deps: {
         compareAvailable = compareAtLsn >= checkpointLsn;
         atCompare = new Map(compareAvailable ? fromLog : []);
         await view.replaySliced(
-          (lsn, shardId, amount) => {
+          (lsn, shardId, amount, kind) => {
+            // A drop or a clear leaves the shard as if never written, in the log's view as in memory.
+            if (kind === EntryKind.drop || kind === EntryKind.clear) {
+              fromLog.set(shardId, 0n);
+              if (lsn <= compareAtLsn) atCompare.set(shardId, 0n);
+              return;
+            }
             fromLog.set(shardId, (fromLog.get(shardId) ?? 0n) + amount);
             if (lsn <= compareAtLsn) atCompare.set(shardId, (atCompare.get(shardId) ?? 0n) + amount);
           },

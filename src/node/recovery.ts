@@ -1,6 +1,7 @@
 // Recovery: rebuilds a node's memory (every kind's state and the newest keys)
 // from its log, after start and after a truncation or snapshot install. Reads
 // the log only: it never writes to it and never serves a call.
+import { droppedShardTombstoneMs } from '../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import type { ShardLog } from './shard-log.ts';
 import type { NodeMemory } from './node-memory.ts';
@@ -17,8 +18,9 @@ export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupInd
   // Checkpoint, then the tail after it: the same state as replaying everything.
   memory.load(log.checkpointState());
   const lastLsn = log.replay((entry) => memory.apply(entry, entry.atMs));
-  // Replayed buckets may be long expired: free them now rather than on the sweep's rounds.
+  // Replayed buckets and tombstones may be long expired: free them now rather than on the sweep's rounds.
   memory.windows.expire(nowMs, memory.windows.shardCount);
+  memory.pruneTombstones(nowMs - droppedShardTombstoneMs, memory.droppedCount);
   // Keys come from keyed rows of the window, folded or not: the newest that fit in memory.
   const leftOutNewestAtMs = log.replayKeys(nowMs - dedupWindowMs + 1, dedup.keysInMemoryMax, (lsn, shardId, key, atMs, fenceShardCount) =>
     dedup.add(shardId, key, lsn, atMs, fenceShardCount),

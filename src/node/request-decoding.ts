@@ -20,17 +20,31 @@ function badItem(message: string): GroupOutcome {
   return { code: status.INVALID_ARGUMENT, message, applied: [], changed: [] };
 }
 
+/** A counter generation (uint64 as a decimal string; absent: 0), or undefined when it is not a safe integer. */
+function parseGeneration(value: string | undefined): number | undefined {
+  if (value === undefined || value === '0' || value === '') return 0;
+  const generation = Number(value);
+  return Number.isSafeInteger(generation) && generation >= 0 ? generation : undefined;
+}
+
 function decodeItem(item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome {
   const id = Number(item.shardId);
   if (!Number.isSafeInteger(id) || id <= 0) return badItem(`bad item: shard ${item.shardId}`);
+  const generation = parseGeneration(item.generation);
+  if (generation === undefined) return badItem(`bad item: generation ${item.generation}`);
   const op = item.op ?? 'INCREMENT';
-  if (op === 'INCREMENT') return decodeIncrement(id, item);
-  const base = { shardId: id, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, fence: false, routedShardCount: 0 };
+  if (op === 'INCREMENT') return decodeIncrement(id, item, generation);
+  const base = { shardId: id, amount: 0n, idempotencyKey: emptyKey, fenceShardCount: 0, fence: false, routedShardCount: 0, generation };
   switch (op) {
     case 'MEMBER_SET':
       return { ...base, op: 'memberSet', member: BigInt(item.member ?? '0'), present: item.present === true };
+    case 'CLEAR':
+      if (generation < 1) return badItem(`clear of shard ${id} has no generation`);
+      return { ...base, op: 'clear' };
     case 'MEMBER_REPAIR':
       return { ...base, op: 'memberRepair' };
+    case 'DROP':
+      return { ...base, op: 'drop' };
     case 'DISTINCT': {
       let registers: [number, number][];
       try {
@@ -47,7 +61,7 @@ function decodeItem(item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome 
 }
 
 /** The hot path: one object per increment, no window object unless the counter has one. */
-function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome {
+function decodeIncrement(id: number, item: shardV1.ApplyItem__Output, generation: number): ApplyEntry | GroupOutcome {
   const amount = BigInt(item.amount);
   const fence = item.fence === true;
   const amountValid = fence ? amount === 0n && item.idempotencyKey.length > 0 : amount !== 0n && amount <= INT64_MAX && amount >= INT64_MIN;
@@ -73,6 +87,7 @@ function decodeIncrement(id: number, item: shardV1.ApplyItem__Output): ApplyEntr
     fence,
     routedShardCount,
     window,
+    generation,
   };
 }
 
@@ -109,6 +124,8 @@ function decodePacked(packed: shardV1.PackedIncrements__Output, entries: ApplyEn
     if (windowProblem !== undefined) return badItem(`bad window for packed increments: ${windowProblem}`);
     window = { bucketMs, retentionMs };
   }
+  const generation = parseGeneration(packed.generation);
+  if (generation === undefined) return badItem(`bad packed increments: generation ${packed.generation}`);
   for (let offset = 0; offset < records.length; offset += packedIncrementBytes) {
     const idHigh = records.readUInt32LE(offset + 4);
     const id = idHigh * twoTo32 + records.readUInt32LE(offset);
@@ -129,6 +146,7 @@ function decodePacked(packed: shardV1.PackedIncrements__Output, entries: ApplyEn
       fence: false,
       routedShardCount: 0,
       window,
+      generation,
     });
   }
   return undefined;

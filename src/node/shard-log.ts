@@ -14,6 +14,7 @@ import {
   EntryKind,
   ShardLogError,
   checkEntry,
+  encodeDroppedAt,
   entryOfRow,
   extraColumns,
   rowColumns,
@@ -23,7 +24,18 @@ import {
 } from './log-entry.ts';
 
 // Re-exported: the rest of the node imports the log's types from here.
-export { EntryKind, ShardLogError, entryProblem, type LogEntry, type StoredEntry } from './log-entry.ts';
+export {
+  EntryKind,
+  ShardLogError,
+  entryProblem,
+  droppedPart,
+  encodeDroppedAt,
+  decodeDroppedAt,
+  encodeGeneration,
+  decodeGeneration,
+  type LogEntry,
+  type StoredEntry,
+} from './log-entry.ts';
 
 const nodeIdMetaKey = 'node_id';
 /** Present while a snapshot install is under way (holds its id). */
@@ -139,6 +151,15 @@ function prepareLogStatements(db: Database.Database) {
     ),
     selectTotals: rowsOf<[], [shardId: bigint, total: bigint]>(db, checkpointTotalsSql),
     selectParts: rowsOf<[], [shardId: bigint, part: string, data: Buffer]>(db, checkpointPartsSql),
+    deleteTotal: db.prepare<[shardId: number]>('DELETE FROM checkpoint WHERE shard_id = ?'),
+    // Through the log_keys index (keyed rows only): a dropped shard's keys, folded.
+    deleteShardKeys: db.prepare<[shardId: number, uptoLsn: bigint]>(
+      'DELETE FROM log WHERE shard_id = ? AND idem_key IS NOT NULL AND lsn <= ?',
+    ),
+    // Through the checkpoint_tombstones partial index; a tombstone's data is its drop time, big-endian, so blobs compare as times.
+    deleteTombstones: db.prepare<[before: Buffer, rowsMax: number]>(
+      "DELETE FROM checkpoint_parts WHERE rowid IN (SELECT rowid FROM checkpoint_parts WHERE part = 'dropped' AND data < ? LIMIT ?)",
+    ),
     upsertTotal: db.prepare<[shardId: number, total: bigint]>(
       'INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total',
     ),
@@ -382,25 +403,44 @@ export class ShardLog {
     const last = entries[entries.length - 1]!;
     const touched = [...new Set(entries.map((entry) => entry.shardId))];
     const before = this.checkpointState(touched);
-    const sums = new Map<number, bigint>();
-    for (const entry of entries) sums.set(entry.shardId, (sums.get(entry.shardId) ?? 0n) + entry.amount);
     const withParts = entries.some((entry) => (entry.kind ?? EntryKind.increment) !== EntryKind.increment);
     if (withParts && this.folder === undefined)
       throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
-    const after = withParts || before.parts.size > 0 ? this.folder!.fold(before, entries, nowMs) : before;
-    const { upsertTotal, upsertPart, deletePart, deleteFolded } = this.statements;
+    // Plain increments to shards with no other state (most folds) are summed
+    // here; anything else goes through the folder, which applies entries as
+    // memory does (a drop leaves no total row at all).
+    const viaFolder = withParts || before.parts.size > 0;
+    const after = viaFolder ? this.folder!.fold(before, entries, nowMs) : undefined;
+    const sums = new Map<number, bigint>();
+    if (after === undefined) for (const entry of entries) sums.set(entry.shardId, (sums.get(entry.shardId) ?? 0n) + entry.amount);
+    // A dropped shard's keyed rows are no use to idempotency (the tombstone refuses every write): they go now.
+    const dropped = withParts ? [...new Set(entries.filter((entry) => entry.kind === EntryKind.drop).map((entry) => entry.shardId))] : [];
+    const { upsertTotal, deleteTotal, upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
     this.transact(() => {
-      for (const [shardId, sum] of sums) {
-        const total = (before.totals.get(shardId) ?? 0n) + sum;
-        assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
-        upsertTotal.run(shardId, total);
+      if (after === undefined) {
+        for (const [shardId, sum] of sums) {
+          const total = (before.totals.get(shardId) ?? 0n) + sum;
+          assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
+          upsertTotal.run(shardId, total);
+        }
+      } else {
+        for (const shardId of touched) {
+          const total = after.totals.get(shardId);
+          if (total === undefined) {
+            if (before.totals.has(shardId)) deleteTotal.run(shardId);
+            continue;
+          }
+          assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
+          if (before.totals.get(shardId) !== total) upsertTotal.run(shardId, total);
+        }
+        for (const shardId of touched) {
+          const beforeParts = before.parts.get(shardId) ?? new Map<string, Buffer>();
+          const afterParts = after.parts.get(shardId) ?? new Map<string, Buffer>();
+          for (const [part, data] of afterParts) if (!beforeParts.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
+          for (const part of beforeParts.keys()) if (!afterParts.has(part)) deletePart.run(shardId, part);
+        }
       }
-      for (const shardId of touched) {
-        const beforeParts = before.parts.get(shardId) ?? new Map<string, Buffer>();
-        const afterParts = after.parts.get(shardId) ?? new Map<string, Buffer>();
-        for (const [part, data] of afterParts) if (!beforeParts.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
-        for (const part of beforeParts.keys()) if (!afterParts.has(part)) deletePart.run(shardId, part);
-      }
+      for (const shardId of dropped) deleteShardKeys.run(shardId, last.lsn);
       deleteFolded.run(this.foldedLsn, last.lsn, keepKeysSinceMs);
       this.setMeta('checkpoint_lsn', last.lsn.toString());
       this.setMeta('checkpoint_epoch', last.epoch.toString());
@@ -408,6 +448,15 @@ export class ShardLog {
     this.foldedLsn = last.lsn;
     this.foldedEpoch = last.epoch;
     return entries.length;
+  }
+
+  /**
+   * Deletes checkpointed tombstones of drops committed before beforeMs, at
+   * most `limit`; memory forgets them on its own schedule (a tombstone is
+   * only ever consulted by the primary, and only inside its retention).
+   */
+  pruneTombstones(beforeMs: number, limit: number): number {
+    return this.guarded(() => this.statements.deleteTombstones.run(encodeDroppedAt(Math.max(0, beforeMs)), limit).changes);
   }
 
   /** Deletes folded keyed rows older than the dedup window, oldest first, at most `limit`. */
@@ -700,22 +749,26 @@ export class LogView {
     return totalsOfRows(rowsOfShards<[bigint, bigint]>(this.db, checkpointTotalsSql, shardIds));
   }
 
-  /** Entries after the view's checkpoint up to uptoLsn, in slices with the event loop free between them. */
+  /**
+   * Entries after the view's checkpoint up to uptoLsn, in slices with the
+   * event loop free between them: each one's shard, amount and kind (a drop
+   * resets its shard to nothing).
+   */
   async replaySliced(
-    onEntry: (lsn: bigint, shardId: number, amount: bigint) => void,
+    onEntry: (lsn: bigint, shardId: number, amount: bigint, kind: EntryKind) => void,
     uptoLsn: bigint,
     shardIds?: readonly number[],
   ): Promise<void> {
     const filter = shardIds === undefined ? '' : ` AND ${shardIdsFilter(shardIds)}`;
-    const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint]>(
+    const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint, kind: bigint | null]>(
       this.db,
-      `SELECT lsn, shard_id, amount FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`,
+      `SELECT lsn, shard_id, amount, kind FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`,
     );
     let afterLsn = this.checkpointLsn;
     const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax; step++) {
       const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows);
-      for (const [lsn, shardId, amount] of rows) onEntry(lsn, Number(shardId), amount);
+      for (const [lsn, shardId, amount, kind] of rows) onEntry(lsn, Number(shardId), amount, Number(kind ?? 0n) as EntryKind);
       if (rows.length < replayBatchRows) return;
       afterLsn = rows[rows.length - 1]![0];
       await new Promise((resolve) => setImmediate(resolve));

@@ -17,6 +17,11 @@ export class ShardTotals {
     this.totals.set(shardId, next);
   }
 
+  /** Frees one shard's total (a dropped shard reads 0, like one never written). */
+  delete(shardId: number): void {
+    this.totals.delete(shardId);
+  }
+
   /** Forgets everything: before a replay that rebuilds memory from the log. */
   clear(): void {
     this.totals.clear();

@@ -1,8 +1,10 @@
 // The counter directory: per counter its shards, each shard's node pair, and
 // the pairs themselves with their epoch. Persisted in SQLite (fsync'd before a
-// new shard receives anything, so a shard id is never reused) and held in
-// memory for the hot path. A call's new counters are created in one
-// transaction, within caps on counters and shards. It never talks to nodes.
+// new shard receives anything, so a shard id is never reused, not even after
+// its counter is deleted) and held in memory for the hot path. A call's new
+// counters are created in one transaction, within caps on counters and
+// shards. A delete is one transaction too, which also records the drops the
+// nodes still owe. It never talks to nodes.
 import assert from 'node:assert';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -79,6 +81,39 @@ export interface CounterInfo {
   growths: Growth[];
   /** False when an operator fixed the shard count: heat never grows it. */
   autoscale: boolean;
+  /**
+   * How many times the counter was cleared. Every write and read the router
+   * sends a shard carries it: a shard at an older generation has not seen
+   * the latest clear yet (it reads as empty, and is cleared before a write
+   * tagged newer applies); a write tagged older was sent before the clear
+   * and is cleared away.
+   */
+  generation: number;
+}
+
+/**
+ * Work a node still owes a shard the directory no longer holds as it was:
+ * a drop (its counter was deleted) or a clear to a generation (its counter
+ * was cleared). Kept in the directory until the shard's primary confirms
+ * it, so a router restart goes on sending it. One per shard: a drop
+ * replaces a clear, a newer clear an older one.
+ */
+export interface ShardTask {
+  shardId: number;
+  pairIndex: number;
+  kind: 'drop' | 'clear';
+  /** clear: the generation to clear to (0 for a drop). */
+  generation: number;
+  createdMs: number;
+}
+
+/** What clearCounter did. */
+export interface ClearOutcome {
+  counter: CounterInfo;
+  /** The counter's generation from this clear on (the earlier clear's, for a repeated key). */
+  generation: number;
+  /** False when the key named a clear already made: nothing changed. */
+  applied: boolean;
 }
 
 export interface PairAddresses {
@@ -108,6 +143,8 @@ export class Directory {
   private readonly insertCounter: Database.Statement;
   private readonly insertShard: Database.Statement;
   private readonly updateShardCount: Database.Statement;
+  /** Drops not yet confirmed by their node, by shard id. */
+  private readonly shardTasks = new Map<number, ShardTask>();
 
   private constructor(
     db: Database.Database,
@@ -121,6 +158,7 @@ export class Directory {
     this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
     this.loadPairs(configuredPairs);
     this.loadCounters();
+    this.loadShardTasks();
     // A lowered cap keeps what exists; it only stops creation.
     if (this.counters.size >= limits.countersMax)
       this.warnings.push(
@@ -173,6 +211,22 @@ export class Directory {
         grown_ms INTEGER NOT NULL
       );
       CREATE INDEX IF NOT EXISTS growths_by_counter ON growths (counter);
+      -- Drops and clears owed by nodes, until the shard's primary confirms.
+      CREATE TABLE IF NOT EXISTS shard_tasks (
+        shard_id INTEGER PRIMARY KEY,
+        pair_index INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        created_ms INTEGER NOT NULL
+      );
+      -- Keys of recent clears: a retry of a keyed clear clears nothing more.
+      CREATE TABLE IF NOT EXISTS clear_keys (
+        counter TEXT NOT NULL,
+        idem_key BLOB NOT NULL,
+        generation INTEGER NOT NULL,
+        cleared_ms INTEGER NOT NULL,
+        PRIMARY KEY (counter, idem_key)
+      );
+      CREATE INDEX IF NOT EXISTS clear_keys_by_time ON clear_keys (cleared_ms);
     `);
     // Columns added after the first release: add them to older directories.
     const addColumn = (table: string, column: string, definition: string): void => {
@@ -190,6 +244,8 @@ export class Directory {
     addColumn('counters', 'kind', "TEXT NOT NULL DEFAULT 'total'");
     addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'window_retention_ms', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('counters', 'generation', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('shard_tasks', 'generation', 'INTEGER NOT NULL DEFAULT 0');
     try {
       return new Directory(db, configuredPairs, now, limits);
     } catch (error) {
@@ -273,7 +329,7 @@ export class Directory {
 
   private loadCounters(): void {
     const counterRows = this.db
-      .prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms FROM counters')
+      .prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms, generation FROM counters')
       .all() as {
       name: string;
       shard_count: number;
@@ -282,6 +338,7 @@ export class Directory {
       kind: string;
       window_bucket_ms: number;
       window_retention_ms: number;
+      generation: number;
     }[];
     for (const row of counterRows) {
       if (!counterKinds.includes(row.kind as CounterKind))
@@ -294,6 +351,7 @@ export class Directory {
         createdMs: row.created_ms,
         growths: [],
         autoscale: row.autoscale === 1,
+        generation: row.generation,
       });
     }
     const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as {
@@ -324,6 +382,27 @@ export class Directory {
       if (this.counters.get(row.name)!.shards.length !== row.shard_count) {
         throw new TallyError(ErrorCode.internal, `directory is inconsistent: ${row.name} should have ${row.shard_count} shards`);
       }
+    }
+  }
+
+  private loadShardTasks(): void {
+    const rows = this.db.prepare('SELECT shard_id, pair_index, kind, generation, created_ms FROM shard_tasks ORDER BY shard_id').all() as {
+      shard_id: number;
+      pair_index: number;
+      kind: string;
+      generation: number;
+      created_ms: number;
+    }[];
+    for (const row of rows) {
+      if ((row.kind !== 'drop' && row.kind !== 'clear') || row.pair_index >= this.pairs.length)
+        throw new TallyError(ErrorCode.internal, `directory: shard task ${row.kind} of shard ${row.shard_id} is not one this router knows`);
+      this.shardTasks.set(row.shard_id, {
+        shardId: row.shard_id,
+        pairIndex: row.pair_index,
+        kind: row.kind,
+        generation: row.generation,
+        createdMs: row.created_ms,
+      });
     }
   }
 
@@ -420,6 +499,7 @@ export class Directory {
           createdMs,
           growths: [],
           autoscale,
+          generation: 0,
         };
         this.insertCounter.run(name, shardCount, createdMs, kind, autoscale ? 1 : 0);
         createdShards.push(this.insertShards(counter, shardCount, totalShardsPerPair));
@@ -533,6 +613,131 @@ export class Directory {
     this.write(() => this.db.prepare('UPDATE counters SET autoscale = ? WHERE name = ?').run(autoscale ? 1 : 0, name));
     counter.autoscale = autoscale;
     return counter;
+  }
+
+  /**
+   * Deletes a counter: its row, its shards and its growth history leave the
+   * directory, and a drop per shard is recorded for the nodes, all in one
+   * transaction (one fsync). Memory changes only after it commits, so from
+   * then on the counter reads as never written and its name is free; its
+   * shard ids are never given out again (AUTOINCREMENT remembers the
+   * highest ever used, in sqlite_sequence, even across deletes and crashes).
+   * NOT_FOUND when there is no such counter. Synchronous: a caller may
+   * check a counter and delete it in the same turn.
+   */
+  deleteCounter(name: string): CounterInfo {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    const createdMs = this.now();
+    const tasks: ShardTask[] = counter.shards.map((shard) => ({
+      shardId: shard.shardId,
+      pairIndex: shard.pairIndex,
+      kind: 'drop',
+      generation: 0,
+      createdMs,
+    }));
+    this.transaction(() => {
+      this.db.prepare('DELETE FROM counters WHERE name = ?').run(name);
+      this.db.prepare('DELETE FROM shards WHERE counter = ?').run(name);
+      this.db.prepare('DELETE FROM growths WHERE counter = ?').run(name);
+      this.db.prepare('DELETE FROM clear_keys WHERE counter = ?').run(name);
+      // A drop replaces a clear still owed: it frees everything anyway.
+      for (const task of tasks) this.upsertShardTask(task);
+    })();
+    this.counters.delete(name);
+    for (const shard of counter.shards) this.shardsPerPair[shard.pairIndex]!--;
+    this.totalShardCount -= counter.shards.length;
+    for (const task of tasks) this.shardTasks.set(task.shardId, task);
+    return counter;
+  }
+
+  /** Inside a transaction: the one task owed for its shard from now on. */
+  private upsertShardTask(task: ShardTask): void {
+    this.db
+      .prepare(
+        'INSERT INTO shard_tasks (shard_id, pair_index, kind, generation, created_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO UPDATE SET kind = excluded.kind, generation = excluded.generation, created_ms = excluded.created_ms',
+      )
+      .run(task.shardId, task.pairIndex, task.kind, task.generation, task.createdMs);
+  }
+
+  /**
+   * Clears a counter: bumps its generation, the cut, in one transaction
+   * with a clear task per shard and, when keyed, the key. From the commit
+   * on, every read and write the router sends carries the new generation:
+   * shards that have not been cleared yet read as empty, and a write sent
+   * before the cut is cleared away wherever it lands after the shard's
+   * clear. A key seen within windowMs (for this counter) answers the clear
+   * it made, applied=false, and changes nothing. NOT_FOUND when there is no
+   * such counter.
+   */
+  clearCounter(name: string, key: Buffer, windowMs: number): ClearOutcome {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    const nowMs = this.now();
+    if (key.length > 0) {
+      const seen = this.db
+        .prepare('SELECT generation FROM clear_keys WHERE counter = ? AND idem_key = ? AND cleared_ms > ?')
+        .pluck(true)
+        .get(name, key, nowMs - windowMs) as number | undefined;
+      if (seen !== undefined) return { counter, generation: seen, applied: false };
+    }
+    const generation = counter.generation + 1;
+    const tasks: ShardTask[] = counter.shards.map((shard) => ({
+      shardId: shard.shardId,
+      pairIndex: shard.pairIndex,
+      kind: 'clear',
+      generation,
+      createdMs: nowMs,
+    }));
+    this.transaction(() => {
+      this.db.prepare('UPDATE counters SET generation = ? WHERE name = ?').run(generation, name);
+      for (const task of tasks) this.upsertShardTask(task);
+      if (key.length > 0) {
+        this.db
+          .prepare(
+            'INSERT INTO clear_keys (counter, idem_key, generation, cleared_ms) VALUES (?, ?, ?, ?) ON CONFLICT (counter, idem_key) DO UPDATE SET generation = excluded.generation, cleared_ms = excluded.cleared_ms',
+          )
+          .run(name, key, generation, nowMs);
+      }
+      // Keys past the window go a slice at a time: clears are rare, this keeps the table bounded by the window.
+      this.db
+        .prepare('DELETE FROM clear_keys WHERE rowid IN (SELECT rowid FROM clear_keys WHERE cleared_ms <= ? LIMIT 1000)')
+        .run(nowMs - windowMs);
+    })();
+    counter.generation = generation;
+    for (const task of tasks) this.shardTasks.set(task.shardId, task);
+    return { counter, generation, applied: true };
+  }
+
+  /** Drops and clears nodes still owe, oldest shard first. */
+  pendingShardTasks(): ShardTask[] {
+    return [...this.shardTasks.values()];
+  }
+
+  /** The task owed for one shard, if any. */
+  shardTask(shardId: number): ShardTask | undefined {
+    return this.shardTasks.get(shardId);
+  }
+
+  get pendingShardTaskCount(): number {
+    return this.shardTasks.size;
+  }
+
+  /**
+   * Forgets tasks their node has confirmed (durable before it returns): only
+   * as they were sent, so a newer clear or a drop recorded meanwhile stays owed.
+   */
+  completeShardTasks(confirmed: readonly ShardTask[]): void {
+    const done = confirmed.filter((task) => {
+      const owed = this.shardTasks.get(task.shardId);
+      return owed !== undefined && owed.kind === task.kind && owed.generation === task.generation;
+    });
+    if (done.length === 0) return;
+    this.transaction(() => {
+      const remove = this.db.prepare('DELETE FROM shard_tasks WHERE shard_id = ? AND kind = ? AND generation = ?');
+      for (const task of done) remove.run(task.shardId, task.kind, task.generation);
+    })();
+    for (const task of done) this.shardTasks.delete(task.shardId);
   }
 
   pair(pairIndex: number): PairInfo {

@@ -8,7 +8,7 @@ import { HllSketch, hllStandardError, packRegisterChanges, type MemberHasher } f
 import type { Directory, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import { NotAppliedError } from './node-sender.ts';
-import { readPairWithFallback } from './exact-reader.ts';
+import { overtakenCounters, readPairWithFallback, rereadOvertaken } from './exact-reader.ts';
 
 export interface DistinctAdd {
   registersChanged: number;
@@ -49,9 +49,17 @@ export class DistinctPath {
       tried.add(shard.shardIndex);
       const address = this.directory.pair(shard.pairIndex).primary;
       try {
-        const result = await this.pool
-          .get(address)
-          .sender.send([{ shardId: String(shard.shardId), amount: '0', idempotencyKey: emptyKey, op: 'DISTINCT', registers }]);
+        const result = await this.pool.get(address).sender.send([
+          {
+            shardId: String(shard.shardId),
+            amount: '0',
+            idempotencyKey: emptyKey,
+            op: 'DISTINCT',
+            registers,
+            // Read now, not when the call began: an attempt sent after a clear belongs after it.
+            ...(counter.generation > 0 ? { generation: counter.generation } : {}),
+          },
+        ]);
         if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
         return { registersChanged: Number(result.changed?.[0] ?? 0), shardIndex: shard.shardIndex };
       } catch (error) {
@@ -71,35 +79,57 @@ export class DistinctPath {
 
   /** The estimated cardinality of the union of the named counters (never written: empty). */
   async count(names: readonly string[]): Promise<DistinctCount> {
-    const byPair = new Map<number, number[]>();
+    const distinctNames = [...new Set(names)];
+    for (const name of distinctNames) {
+      const counter = this.directory.get(name);
+      if (counter !== undefined && counter.kind !== 'distinct')
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter, not a distinct counter`);
+    }
+    // A pair's shards merge into one sketch, whatever counter they belong to: a
+    // clear overtaking any of them makes the whole union be read again (rare).
+    const { union, shardCount } = await rereadOvertaken(
+      distinctNames,
+      () => this.readUnion(distinctNames),
+      (into, again) => Object.assign(into, again),
+    );
+    return { estimate: union.estimate(), standardError: hllStandardError, shardCount };
+  }
+
+  /** The union of the counters' sketches: one ReadSketches call per node pair, merged on the node. */
+  private async readUnion(names: readonly string[]): Promise<{ result: { union: HllSketch; shardCount: number }; overtaken: Set<string> }> {
+    const byPair = new Map<number, { shardIds: number[]; generations: string[]; counterOf: string[]; cleared: boolean }>();
     let shardCount = 0;
-    for (const name of new Set(names)) {
+    for (const name of names) {
       const counter = this.directory.get(name);
       if (counter === undefined) continue;
-      if (counter.kind !== 'distinct')
-        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${counter.kind} counter, not a distinct counter`);
       for (const shard of counter.shards) {
-        let shardIds = byPair.get(shard.pairIndex);
-        if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
-        shardIds.push(shard.shardId);
+        let plan = byPair.get(shard.pairIndex);
+        if (plan === undefined) byPair.set(shard.pairIndex, (plan = { shardIds: [], generations: [], counterOf: [], cleared: false }));
+        plan.shardIds.push(shard.shardId);
+        plan.generations.push(String(counter.generation));
+        plan.counterOf.push(name);
+        if (counter.generation > 0) plan.cleared = true;
         shardCount++;
       }
     }
     const union = new HllSketch();
     const responses = await Promise.all(
-      [...byPair].map(([pairIndex, shardIds]) =>
-        readPairWithFallback(this.directory.pair(pairIndex), (address) =>
+      [...byPair].map(async ([pairIndex, plan]) => ({
+        plan,
+        ...(await readPairWithFallback(this.directory.pair(pairIndex), (address) =>
           // Merged on the node: one sketch per pair, however many shards.
           this.pool.read<shardV1.ReadSketchesRequest, shardV1.ReadSketchesResponse__Output>(
             address,
             'ReadSketches',
-            { shardIds: shardIds.map(String), merge: true },
+            { shardIds: plan.shardIds.map(String), merge: true, generations: plan.cleared ? plan.generations : [] },
             this.readTimeoutMs,
           ),
-        ),
-      ),
+        )),
+      })),
     );
-    for (const { response } of responses) {
+    const overtaken = new Set<string>();
+    for (const { plan, response } of responses) {
+      if (overtakenCounters(plan.counterOf, response.newerGenerationIndexes ?? []).size > 0) for (const name of names) overtaken.add(name);
       for (const sketch of response.sketches) {
         if (sketch.length === 0) continue;
         try {
@@ -109,6 +139,6 @@ export class DistinctPath {
         }
       }
     }
-    return { estimate: union.estimate(), standardError: hllStandardError, shardCount };
+    return { result: { union, shardCount }, overtaken };
   }
 }

@@ -2,9 +2,11 @@
 // call per node pair, however many shards and counters. A shard is read from
 // its primary, or — only while the pair is in sync — from its follower. A
 // shard that can be read from neither fails the whole read: a partial sum is
-// never a total (G3).
-import { ErrorCode, TallyError, isInt64, type shardV1 } from '../common/index.ts';
-import type { Directory, PairInfo } from './directory.ts';
+// never a total (G3). Every shard is read at its counter's generation; a
+// counter a clear overtook during the read is read again, so a total never
+// mixes cleared and uncleared shards.
+import { ErrorCode, TallyError, clearOvertakenReadsMax, isInt64, type shardV1 } from '../common/index.ts';
+import type { CounterInfo, Directory, PairInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 
 /** What every node read answers besides its values: who answered (role, log identity), at which epoch and lsn. */
@@ -13,6 +15,10 @@ export type NodeReadMeta = Pick<shardV1.ReadShardsResponse__Output, 'lsn' | 'rol
 export interface ExactTotal {
   total: bigint;
   shardCount: number;
+  /** The directory's counter the shards were taken from (undefined: none, it reads 0). */
+  source: CounterInfo | undefined;
+  /** The counter's generation the shards were read at. */
+  generation: number;
 }
 
 export interface ExactReadResult {
@@ -25,6 +31,48 @@ interface PairPlan {
   pair: PairInfo;
   shardIds: number[];
   counterOf: string[];
+  /** Parallel to shardIds: each shard's counter generation (strings, as the wire takes uint64). */
+  generations: string[];
+  /** Some shard's counter was cleared: the generations go on the wire (otherwise nothing: all 0). */
+  cleared: boolean;
+}
+
+/**
+ * The counters among `names` whose read a clear overtook: a shard answered
+ * at a newer generation than the read named (the request's
+ * generations[index] for newerGenerationIndexes[index]).
+ */
+export function overtakenCounters(counterOf: readonly string[], newerGenerationIndexes: readonly number[]): Set<string> {
+  const overtaken = new Set<string>();
+  for (const index of newerGenerationIndexes) {
+    const name = counterOf[index];
+    if (name === undefined) throw new TallyError(ErrorCode.internal, `a node named shard ${index} of ${counterOf.length} read`);
+    overtaken.add(name);
+  }
+  return overtaken;
+}
+
+/**
+ * Runs read over names, then again over the counters a clear overtook (the
+ * next attempt names the directory's generation, which the node has not
+ * passed), at most clearOvertakenReadsMax times: a counter cleared on every
+ * attempt fails UNAVAILABLE rather than mix cleared and uncleared shards.
+ */
+export async function rereadOvertaken<Result>(
+  names: readonly string[],
+  read: (names: readonly string[]) => Promise<{ result: Result; overtaken: Set<string> }>,
+  merge: (into: Result, again: Result) => void,
+): Promise<Result> {
+  const first = await read(names);
+  let overtaken = first.overtaken;
+  for (let attempt = 0; overtaken.size > 0; attempt++) {
+    if (attempt >= clearOvertakenReadsMax)
+      throw new TallyError(ErrorCode.unavailable, `${[...overtaken][0]} was cleared during every attempt to read it: try again`);
+    const again = await read([...overtaken]);
+    merge(first.result, again.result);
+    overtaken = again.overtaken;
+  }
+  return first.result;
 }
 
 /**
@@ -97,40 +145,63 @@ function readPair(
   pool: NodePool,
   timeoutMs: number,
 ): Promise<{ response: shardV1.ReadShardsResponse__Output; calls: number; fromFollower: boolean }> {
-  return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs));
+  const generations = plan.cleared ? plan.generations : [];
+  return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs, generations));
 }
 
-export async function readExact(
+export function readExact(names: readonly string[], directory: Directory, pool: NodePool, timeoutMs: number): Promise<ExactReadResult> {
+  return rereadOvertaken(
+    names,
+    (some) => readExactOnce(some, directory, pool, timeoutMs),
+    (into, again) => {
+      for (const [name, total] of again.totals) into.totals.set(name, total);
+      into.nodeCalls += again.nodeCalls;
+      into.followerReads += again.followerReads;
+    },
+  );
+}
+
+async function readExactOnce(
   names: readonly string[],
   directory: Directory,
   pool: NodePool,
   timeoutMs: number,
-): Promise<ExactReadResult> {
+): Promise<{ result: ExactReadResult; overtaken: Set<string> }> {
   const plans = new Map<number, PairPlan>();
   const totals = new Map<string, ExactTotal>();
   for (const name of names) {
     if (totals.has(name)) continue;
-    const shards = directory.get(name)?.shards ?? [];
-    totals.set(name, { total: 0n, shardCount: shards.length });
+    const source = directory.get(name);
+    const shards = source?.shards ?? [];
+    const generation = source?.generation ?? 0;
+    totals.set(name, { total: 0n, shardCount: shards.length, source, generation });
     for (const shard of shards) {
       let plan = plans.get(shard.pairIndex);
-      if (plan === undefined) plans.set(shard.pairIndex, (plan = { pair: directory.pair(shard.pairIndex), shardIds: [], counterOf: [] }));
+      if (plan === undefined)
+        plans.set(
+          shard.pairIndex,
+          (plan = { pair: directory.pair(shard.pairIndex), shardIds: [], counterOf: [], generations: [], cleared: false }),
+        );
       plan.shardIds.push(shard.shardId);
       plan.counterOf.push(name);
+      plan.generations.push(String(generation));
+      if (generation > 0) plan.cleared = true;
     }
   }
   const results = await Promise.all([...plans.values()].map(async (plan) => ({ plan, ...(await readPair(plan, pool, timeoutMs)) })));
   let nodeCalls = 0;
   let followerReads = 0;
+  const overtaken = new Set<string>();
   for (const { plan, response, calls, fromFollower } of results) {
     nodeCalls += calls;
     if (fromFollower) followerReads++;
     response.totals.forEach((shardTotal, index) => {
       totals.get(plan.counterOf[index]!)!.total += BigInt(shardTotal);
     });
+    for (const name of overtakenCounters(plan.counterOf, response.newerGenerationIndexes ?? [])) overtaken.add(name);
   }
   for (const [name, { total }] of totals) {
-    if (!isInt64(total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
+    if (!overtaken.has(name) && !isInt64(total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
   }
-  return { totals, nodeCalls, followerReads };
+  return { result: { totals, nodeCalls, followerReads }, overtaken };
 }

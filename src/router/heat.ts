@@ -116,6 +116,11 @@ export class HeatTracker {
     return samples;
   }
 
+  /** Forgets a counter (deleted): a new counter of the same name starts cold. */
+  forget(name: string): void {
+    this.heats.delete(name);
+  }
+
   /** The last sample of one counter, if it is tracked. */
   lastSample(name: string): HeatSample | undefined {
     const heat = this.heats.peek(name);

@@ -52,6 +52,8 @@ interface ShardSum {
   shardId: number;
   amount: number | bigint;
   window: WindowSetting;
+  /** The counter's generation when routed (shard.proto, PackedIncrements.generation). */
+  generation: number;
   /** Increments summed. */
   count: number;
 }
@@ -77,12 +79,12 @@ export class NodeGroup {
   /** Sums closed because adding more would have left int64 (never in practice). */
   private readonly fullSums: ShardSum[] = [];
 
-  addPlain(index: number, shard: ShardInfo, amount: number | bigint, window: WindowSetting): void {
+  addPlain(index: number, shard: ShardInfo, amount: number | bigint, window: WindowSetting, generation = 0): void {
     this.plainIndexes.push(index);
     this.plainShardIndexes.push(shard.shardIndex);
     const sum = this.sums.get(shard.shardId);
     if (sum === undefined) {
-      this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, count: 1 });
+      this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, generation, count: 1 });
       return;
     }
     const next = addInt64(sum.amount, amount);
@@ -93,7 +95,7 @@ export class NodeGroup {
     }
     // The node checks the total after each record: two records reach the same total as one would.
     this.fullSums.push(sum);
-    this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, count: 1 });
+    this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, generation, count: 1 });
   }
 
   addKeyed(index: number, shard: ShardInfo, item: ApplyItem): void {
@@ -102,7 +104,7 @@ export class NodeGroup {
     this.items.push(item);
   }
 
-  /** The group as the wire carries it: one run of packed records per window setting. */
+  /** The group as the wire carries it: one run of packed records per window setting and generation. */
   encode(): OutgoingGroup {
     const runs: Run[] = [];
     let records = 0;
@@ -110,7 +112,7 @@ export class NodeGroup {
     for (const sum of this.sums.values()) records += collect(runs, sum);
     const increments: shardV1.PackedIncrements[] = new Array(runs.length);
     for (let runIndex = 0; runIndex < runs.length; runIndex++) {
-      const { window, sums } = runs[runIndex]!;
+      const { window, generation, sums } = runs[runIndex]!;
       const buffer = Buffer.allocUnsafe(sums.length * 16);
       let incrementCount = 0;
       for (let index = 0; index < sums.length; index++) {
@@ -133,6 +135,7 @@ export class NodeGroup {
         packed.windowBucketMs = window.bucketMs;
         packed.windowRetentionMs = window.retentionMs;
       }
+      if (generation > 0) packed.generation = generation;
       increments[runIndex] = packed;
     }
     return {
@@ -145,9 +148,10 @@ export class NodeGroup {
   }
 }
 
-/** Sums sharing one window setting (the same counter's, or equal ones): one PackedIncrements. */
+/** Sums sharing one window setting and generation (the same counter's, or equal ones): one PackedIncrements. */
 interface Run {
   window: WindowSetting;
+  generation: number;
   sums: ShardSum[];
 }
 
@@ -156,12 +160,16 @@ function collect(runs: Run[], sum: ShardSum): number {
   if (sum.amount === 0 || sum.amount === 0n) return 0;
   // A call names few counters: a scan beats a map.
   for (const run of runs) {
-    if (run.window.bucketMs === sum.window.bucketMs && run.window.retentionMs === sum.window.retentionMs) {
+    if (
+      run.window.bucketMs === sum.window.bucketMs &&
+      run.window.retentionMs === sum.window.retentionMs &&
+      run.generation === sum.generation
+    ) {
       run.sums.push(sum);
       return 1;
     }
   }
-  runs.push({ window: sum.window, sums: [sum] });
+  runs.push({ window: sum.window, generation: sum.generation, sums: [sum] });
   return 1;
 }
 
@@ -449,7 +457,7 @@ export class IncrementPath {
       lastAddress = address;
       lastGroup = group;
       if (item.idempotencyKey.length === 0) {
-        group.addPlain(index, shard, item.amount, counter.window);
+        group.addPlain(index, shard, item.amount, counter.window, counter.generation);
         continue;
       }
       const applyItem: ApplyItem = {
@@ -466,6 +474,8 @@ export class IncrementPath {
         applyItem.windowBucketMs = counter.window.bucketMs;
         applyItem.windowRetentionMs = counter.window.retentionMs;
       }
+      // As the window: absent until the counter's first clear. Read when routed: a resend after a clear belongs after it.
+      if (counter.generation > 0) applyItem.generation = counter.generation;
       group.addKeyed(index, shard, applyItem);
     }
     return byNode;

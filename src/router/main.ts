@@ -41,6 +41,7 @@ import { PairSupervisor } from './pair-supervisor.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { authenticateFirst, tokensOf } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
+import { CounterLifecycle } from './counter-lifecycle.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
@@ -100,7 +101,13 @@ runMain(async () => {
     defaultPartitions: config.memberPartitions,
     readTimeoutMs: config.readTimeoutMs,
   });
+  // Counters deleted (by DeleteCounter or TTL) leave the directory at once; their drops go to the nodes until confirmed.
+  const lifecycle = new CounterLifecycle(directory, pool, reads, heat, metrics, logger, {
+    failoverWaitMs: config.failoverWaitMs,
+    dedupWindowMs: config.dedupWindowMs,
+  });
   const deps = {
+    lifecycle,
     directory,
     increments,
     reads,
@@ -147,6 +154,7 @@ runMain(async () => {
   autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
+  lifecycle.start();
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
@@ -179,6 +187,7 @@ runMain(async () => {
       // Drain: in-flight increments wait for their node commits before we exit.
       await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
       reads.stopRefresher();
+      lifecycle.stop();
       supervisor.stop();
       autoscaler.stop();
       gauges.stop();

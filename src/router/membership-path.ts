@@ -9,7 +9,7 @@ import { partitionOf } from '../membership/index.ts';
 import type { CounterInfo, Directory, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import { NotAppliedError, type ApplyItem } from './node-sender.ts';
-import { readPairWithFallback, readExact } from './exact-reader.ts';
+import { overtakenCounters, readPairWithFallback, readExact, rereadOvertaken } from './exact-reader.ts';
 
 export interface MemberSetResult {
   changed: boolean;
@@ -81,6 +81,7 @@ export class MembershipPath {
       op: 'MEMBER_SET',
       member: member.toString(),
       present,
+      ...(counter.generation > 0 ? { generation: counter.generation } : {}),
     });
     try {
       const { totals } = await readExact([name], this.directory, this.pool, this.settings.readTimeoutMs);
@@ -94,18 +95,33 @@ export class MembershipPath {
 
   /** Whether each member is present (a counter never written has none). */
   async check(name: string, members: readonly bigint[]): Promise<boolean[]> {
+    if (this.membershipCounter(name) === undefined) return members.map(() => false);
+    return rereadOvertaken(
+      [name],
+      () => this.checkOnce(name, members),
+      (into, again) => into.splice(0, into.length, ...again),
+    );
+  }
+
+  /** One look at every member's partition, at the counter's generation now. */
+  private async checkOnce(name: string, members: readonly bigint[]): Promise<{ result: boolean[]; overtaken: Set<string> }> {
     const counter = this.membershipCounter(name);
-    if (counter === undefined) return members.map(() => false);
-    const byPair = new Map<number, { indexes: number[]; request: shardV1.CheckMembersRequest__Output }>();
+    const present = members.map(() => false);
+    // Deleted meanwhile: no member is present.
+    if (counter === undefined) return { result: present, overtaken: new Set() };
+    const generation = String(counter.generation);
+    const byPair = new Map<number, { indexes: number[]; request: shardV1.CheckMembersRequest }>();
     members.forEach((member, index) => {
       const shard = counter.shards[partitionOf(member, counter.shards.length)]!;
       let plan = byPair.get(shard.pairIndex);
-      if (plan === undefined) byPair.set(shard.pairIndex, (plan = { indexes: [], request: { shardIds: [], members: [] } }));
+      if (plan === undefined)
+        byPair.set(shard.pairIndex, (plan = { indexes: [], request: { shardIds: [], members: [], generations: [] } }));
       plan.indexes.push(index);
-      plan.request.shardIds.push(String(shard.shardId));
-      plan.request.members.push(member.toString());
+      plan.request.shardIds!.push(String(shard.shardId));
+      plan.request.members!.push(member.toString());
+      if (counter.generation > 0) plan.request.generations!.push(generation);
     });
-    const present = members.map(() => false);
+    let overtaken = new Set<string>();
     await Promise.all(
       [...byPair].map(async ([pairIndex, plan]) => {
         const { response } = await readPairWithFallback(this.directory.pair(pairIndex), (address) =>
@@ -121,10 +137,17 @@ export class MembershipPath {
             ErrorCode.internal,
             `pair ${pairIndex} answered ${response.present.length} of ${plan.indexes.length} members`,
           );
+        if (
+          overtakenCounters(
+            plan.indexes.map(() => name),
+            response.newerGenerationIndexes ?? [],
+          ).size > 0
+        )
+          overtaken = new Set([name]);
         plan.indexes.forEach((index, position) => (present[index] = response.present[position]!));
       }),
     );
-    return present;
+    return { result: present, overtaken };
   }
 
   /**

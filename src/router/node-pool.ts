@@ -43,13 +43,23 @@ export class NodePool {
     return this.get(address).rpc.getChannel().getConnectivityState(true) === connectivityState.TRANSIENT_FAILURE;
   }
 
-  readShards(address: string, shardIds: readonly number[], timeoutMs: number): Promise<shardV1.ReadShardsResponse__Output> {
+  /** generations: parallel to shardIds, or empty when none of their counters was ever cleared. */
+  readShards(
+    address: string,
+    shardIds: readonly number[],
+    timeoutMs: number,
+    generations: readonly string[] = [],
+  ): Promise<shardV1.ReadShardsResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
-      rpc.ReadShards({ shardIds: shardIds.map(String) }, { deadline: Date.now() + timeoutMs }, (error, response) => {
-        if (error || response === undefined || response.totals.length !== shardIds.length) reject(nodeCallError(address, error ?? null));
-        else resolve(response);
-      });
+      rpc.ReadShards(
+        { shardIds: shardIds.map(String), generations: [...generations] },
+        { deadline: Date.now() + timeoutMs },
+        (error, response) => {
+          if (error || response === undefined || response.totals.length !== shardIds.length) reject(nodeCallError(address, error ?? null));
+          else resolve(response);
+        },
+      );
     });
   }
 

@@ -70,6 +70,11 @@ export class ReadCache {
     return true;
   }
 
+  /** Forgets one counter (deleted or cleared): its next read sums anew. */
+  forget(name: string): void {
+    this.entries.delete(name);
+  }
+
   /** Names the refresher should recompute now; forgets idle ones. */
   namesToRefresh(nowMs: number): string[] {
     this.evictIdle(nowMs);

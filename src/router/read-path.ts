@@ -5,7 +5,7 @@
 import { IntervalTask, type Logger } from '../common/index.ts';
 import { readExact } from './exact-reader.ts';
 import { ReadCache, type CachedTotal } from './read-cache.ts';
-import type { Directory } from './directory.ts';
+import type { CounterInfo, Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 
@@ -16,6 +16,9 @@ export interface TotalRead {
   asOfMs: number;
   stalenessMs: number;
   shardCount: number;
+  /** The directory's counter read (undefined: none), at which generation. */
+  source: CounterInfo | undefined;
+  generation: number;
 }
 
 export class ReadPath {
@@ -45,8 +48,8 @@ export class ReadPath {
     const { totals, nodeCalls } = await readExact(names, this.directory, this.pool, this.settings.readTimeoutMs);
     this.metrics.nodeCalls.inc({ kind: 'read' }, nodeCalls);
     return names.map((counter) => {
-      const { total, shardCount } = totals.get(counter)!;
-      return { counter, total, exact: true, asOfMs, stalenessMs: 0, shardCount };
+      const { total, shardCount, source, generation } = totals.get(counter)!;
+      return { counter, total, exact: true, asOfMs, stalenessMs: 0, shardCount, source, generation };
     });
   }
 
@@ -64,7 +67,7 @@ export class ReadPath {
         const value = { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs };
         // A counter that does not exist (no shards) is answered but not cached: names nobody
         // writes must not fill the cache and push out the ones in use.
-        if (read.shardCount > 0) this.cache.put(read.counter, value, this.now());
+        if (read.shardCount > 0 && this.stillCurrent(read)) this.cache.put(read.counter, value, this.now());
         served.set(read.counter, value);
       }
     }
@@ -73,7 +76,16 @@ export class ReadPath {
       const cached = served.get(counter)!;
       const stalenessMs = Math.max(0, servedMs - cached.asOfMs);
       this.metrics.cacheAgeSeconds.observe(stalenessMs / 1000);
-      return { counter, total: cached.total, exact: false, asOfMs: cached.asOfMs, stalenessMs, shardCount: cached.shardCount };
+      return {
+        counter,
+        total: cached.total,
+        exact: false,
+        asOfMs: cached.asOfMs,
+        stalenessMs,
+        shardCount: cached.shardCount,
+        source: this.directory.get(counter),
+        generation: this.directory.get(counter)?.generation ?? 0,
+      };
     });
   }
 
@@ -114,9 +126,23 @@ export class ReadPath {
     this.metrics.cacheRefreshSeconds.observe((this.now() - startedMs) / 1000);
   }
 
+  /**
+   * True when the read's counter is still the directory's, at the same
+   * generation: a sum taken before a delete or a clear must not be cached
+   * after it (the cache forgot the counter then, and a new counter may have
+   * its name).
+   */
+  private stillCurrent(read: TotalRead): boolean {
+    return read.source !== undefined && this.directory.get(read.counter) === read.source && read.source.generation === read.generation;
+  }
+
   private store(reads: readonly TotalRead[]): void {
-    // Only counters still cached: one evicted while the round ran stays out.
-    for (const read of reads) this.cache.update(read.counter, { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs });
+    // Only counters still cached (one evicted while the round ran stays out),
+    // and only sums still current (not from before a delete or a clear).
+    for (const read of reads) {
+      if (!this.stillCurrent(read)) continue;
+      this.cache.update(read.counter, { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs });
+    }
   }
 
   private reportEvictions(): void {

@@ -166,6 +166,24 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['reason'],
       registers: [registry],
     }),
+    // Counter lifecycle (issue 19).
+    countersDeleted: new Counter({
+      name: 'tally_counters_deleted_total',
+      help: 'Counters deleted from the directory, by cause (delete: DeleteCounter; ttl: expiry)',
+      labelNames: ['cause'],
+      registers: [registry],
+    }),
+    countersCleared: new Counter({
+      name: 'tally_counters_cleared_total',
+      help: 'Clears of counters (a keyed retry of a clear already made is not counted)',
+      registers: [registry],
+    }),
+    shardTasksPending: new Gauge({
+      name: 'tally_shard_tasks_pending',
+      help: 'Shards whose node has not yet confirmed a drop (deleted counter) or a clear, by kind; the router keeps sending them',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
   };
 }
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;

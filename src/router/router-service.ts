@@ -35,6 +35,7 @@ import type { ReadPath, TotalRead } from './read-path.ts';
 import type { NodePool } from './node-pool.ts';
 import type { HeatTracker } from './heat.ts';
 import type { RouterMetrics } from './router-metrics.ts';
+import type { CounterLifecycle } from './counter-lifecycle.ts';
 
 export interface RouterDeps {
   directory: Directory;
@@ -50,6 +51,7 @@ export interface RouterDeps {
   statusTimeoutMs: number;
   reconcileTimeoutMs: number;
   autoscaler: Autoscaler;
+  lifecycle: CounterLifecycle;
 }
 
 /**
@@ -257,6 +259,19 @@ export function createCounterService(deps: RouterDeps) {
       return { changed, count: (count ?? 0n).toString(), countUnavailable: count === undefined };
     }),
 
+    Clear: unary<counterV1.ClearRequest__Output, counterV1.ClearResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const key = validateIdempotencyKey(request.idempotencyKey);
+      const result = await deps.lifecycle.clear(name, key);
+      return {
+        counter: name,
+        generation: String(result.generation),
+        applied: result.applied,
+        shards: result.shardCount,
+        shardsPending: result.pendingCount,
+      };
+    }),
+
     IsMember: unary<counterV1.IsMemberRequest__Output, counterV1.IsMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const members = validateMemberList(request.members).map((member, index) => parseMemberId(member, `member ${index}`));
@@ -419,6 +434,12 @@ export function createAdminService(deps: RouterDeps) {
         epoch: next.epoch,
       });
       return { pair: next.pairIndex, primary: next.primary, follower: next.follower, epoch: next.epoch.toString() };
+    }),
+
+    DeleteCounter: unary<counterV1.DeleteCounterRequest__Output, counterV1.DeleteCounterResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const { deleted, pendingCount } = await deps.lifecycle.deleteAndDrop(name);
+      return { counter: name, shards: deleted.shardIds.length, shardsPending: pendingCount };
     }),
 
     Reconcile: unary<counterV1.ReconcileRequest__Output, counterV1.ReconcileResponse__Output>(async (request, call) => {

@@ -6,9 +6,9 @@
 // only for counters that exist and have a window.
 import { ErrorCode, LruMap, TallyError, isInt64, type shardV1 } from '../common/index.ts';
 import { windowRange } from '../window/index.ts';
-import type { Directory } from './directory.ts';
+import type { CounterInfo, Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
-import { readPairWithFallback } from './exact-reader.ts';
+import { overtakenCounters, readPairWithFallback, rereadOvertaken } from './exact-reader.ts';
 
 export interface WindowRead {
   counter: string;
@@ -23,7 +23,8 @@ export interface WindowRead {
 }
 
 export class WindowReader {
-  private readonly cache: LruMap<string, WindowRead>;
+  /** By bucket count; each sum with the directory's counter it summed, so a deleted counter's sum never answers for a new one. */
+  private readonly cache: LruMap<string, { read: WindowRead; source: CounterInfo; generation: number }>;
 
   constructor(
     private readonly directory: Directory,
@@ -58,14 +59,24 @@ export class WindowReader {
     if (cached) {
       const hit = this.cache.get(key);
       const nowMs = this.now();
-      if (hit !== undefined && hit.bucketMs === bucketMs && nowMs - hit.asOfMs <= this.settings.refreshIntervalMs) {
-        return { ...hit, exact: false, stalenessMs: nowMs - hit.asOfMs };
+      if (
+        hit !== undefined &&
+        hit.source === counter &&
+        hit.generation === counter.generation &&
+        hit.read.bucketMs === bucketMs &&
+        nowMs - hit.read.asOfMs <= this.settings.refreshIntervalMs
+      ) {
+        return { ...hit.read, exact: false, stalenessMs: nowMs - hit.read.asOfMs };
       }
     }
+    const generation = counter.generation;
     const read = await this.readExact(name, lastMs, bucketMs);
     if (cached) {
-      // A slower, older summing never replaces a newer one.
-      if ((this.cache.peek(key)?.asOfMs ?? -Infinity) <= read.asOfMs) this.cache.set(key, read);
+      // Not a sum from before a delete or a clear that happened while it was taken,
+      // and a slower, older summing never replaces a newer one.
+      const held = this.cache.peek(key);
+      if (this.directory.get(name) === counter && counter.generation === generation && (held?.read.asOfMs ?? -Infinity) <= read.asOfMs)
+        this.cache.set(key, { read, source: counter, generation });
       return { ...read, exact: false };
     }
     return read;
@@ -75,36 +86,53 @@ export class WindowReader {
     // Taken before the first node call: every increment acknowledged before it is in the sum.
     const asOfMs = this.now();
     const range = windowRange(asOfMs, lastMs, bucketMs);
-    const byPair = new Map<number, number[]>();
-    for (const shard of this.directory.get(name)!.shards) {
-      let shardIds = byPair.get(shard.pairIndex);
-      if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
-      shardIds.push(shard.shardId);
-    }
-    const request = (shardIds: number[]): shardV1.ReadWindowsRequest => ({
-      shardIds: shardIds.map(String),
-      fromMs: String(range.fromMs),
-      toMs: String(range.toMs),
-      bucketMs: String(bucketMs),
-    });
-    const responses = await Promise.all(
-      [...byPair].map(([pairIndex, shardIds]) =>
-        readPairWithFallback(this.directory.pair(pairIndex), (address) =>
-          this.pool.read<shardV1.ReadWindowsRequest, shardV1.ReadShardsResponse__Output>(
-            address,
-            'ReadWindows',
-            request(shardIds),
-            this.settings.readTimeoutMs,
+    const total = await rereadOvertaken(
+      [name],
+      async () => {
+        // The counter may be gone by now (deleted while this call waited): it then sums nothing.
+        const counter = this.directory.get(name);
+        const generation = String(counter?.generation ?? 0);
+        const byPair = new Map<number, number[]>();
+        for (const shard of counter?.shards ?? []) {
+          let shardIds = byPair.get(shard.pairIndex);
+          if (shardIds === undefined) byPair.set(shard.pairIndex, (shardIds = []));
+          shardIds.push(shard.shardId);
+        }
+        const request = (shardIds: number[]): shardV1.ReadWindowsRequest => ({
+          shardIds: shardIds.map(String),
+          fromMs: String(range.fromMs),
+          toMs: String(range.toMs),
+          bucketMs: String(bucketMs),
+          generations: generation === '0' ? [] : shardIds.map(() => generation),
+        });
+        const responses = await Promise.all(
+          [...byPair].map(([pairIndex, shardIds]) =>
+            readPairWithFallback(this.directory.pair(pairIndex), (address) =>
+              this.pool.read<shardV1.ReadWindowsRequest, shardV1.ReadShardsResponse__Output>(
+                address,
+                'ReadWindows',
+                request(shardIds),
+                this.settings.readTimeoutMs,
+              ),
+            ),
           ),
-        ),
-      ),
+        );
+        let sum = 0n;
+        let overtaken = new Set<string>();
+        for (const { response } of responses) {
+          for (const shardSum of response.totals) sum += BigInt(shardSum);
+          if ((response.newerGenerationIndexes ?? []).length > 0) overtaken = overtakenCounters([name], [0]);
+        }
+        return { result: { sum }, overtaken };
+      },
+      (into, again) => {
+        into.sum = again.sum;
+      },
     );
-    let total = 0n;
-    for (const { response } of responses) for (const sum of response.totals) total += BigInt(sum);
-    if (!isInt64(total)) throw new TallyError(ErrorCode.outOfRange, `the window sum of ${name} is beyond int64`);
+    if (!isInt64(total.sum)) throw new TallyError(ErrorCode.outOfRange, `the window sum of ${name} is beyond int64`);
     return {
       counter: name,
-      total,
+      total: total.sum,
       exact: true,
       fromMs: range.fromMs,
       toMs: range.toMs,

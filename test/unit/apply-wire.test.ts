@@ -93,6 +93,25 @@ describe('Apply wire: packed increments', () => {
     expect(entries.find((entry) => entry.shardId === 2)!.window).toBeUndefined();
   });
 
+  it('router: a counter generation travels once per run (two counters at two generations: two runs); the node gives every record its run’s', () => {
+    const group = new NodeGroup();
+    group.addPlain(0, shard(1), 1, noWindow, 3);
+    group.addPlain(1, shard(1), 1, noWindow, 3);
+    group.addPlain(2, shard(2), 1, noWindow, 0);
+    group.addPlain(3, shard(4), 1, noWindow, 3);
+    const encoded = group.encode();
+    expect(encoded.increments.map((run) => [run.generation ?? 0, run.records!.length / 16])).toEqual([
+      [3, 2],
+      [0, 1],
+    ]);
+    const entries = decoded(group);
+    expect(entries.map((entry) => [entry.shardId, entry.amount, entry.generation])).toEqual([
+      [1, 2n, 3],
+      [4, 1n, 3],
+      [2, 1n, 0],
+    ]);
+  });
+
   it('wire: random amounts of every size decode exactly (seeded)', () => {
     const random = seededRandom(16);
     for (let round = 0; round < 200; round++) {

@@ -2,7 +2,7 @@
 // and a block that is cut, padded or holds an invalid entry is refused whole.
 import { describe, expect, it } from 'vitest';
 import { decodeEntryColumns, encodeEntryColumns, columnsBytes } from '../../src/node/entry-columns.ts';
-import { EntryKind, type StoredEntry } from '../../src/node/shard-log.ts';
+import { EntryKind, encodeGeneration, type StoredEntry } from '../../src/node/shard-log.ts';
 import { encodeWindowSetting } from '../../src/node/node-memory.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { ErrorCode, TallyError } from '../../src/common/errors.ts';
@@ -35,6 +35,17 @@ function sample(): StoredEntry[] {
       kind: EntryKind.windowConfig,
       payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 60_000 }),
     },
+    { ...at(47n, 3n), shardId: 7, amount: 0n, idempotencyKey: noKey, fenceShardCount: 0, kind: EntryKind.drop },
+    {
+      ...at(48n, 3n),
+      shardId: 8,
+      amount: 0n,
+      idempotencyKey: noKey,
+      fenceShardCount: 0,
+      kind: EntryKind.clear,
+      payload: encodeGeneration(3),
+    },
+    { ...at(49n, 3n), shardId: 8, amount: 0n, idempotencyKey: Buffer.from('late'), fenceShardCount: 0, kind: EntryKind.clearedKey },
   ];
 }
 

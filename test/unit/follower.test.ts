@@ -5,7 +5,7 @@
 // its keys, wherever the fold stopped. An install cut short starts over.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { ShardLog, EntryKind, type LogEntry, type StoredEntry } from '../../src/node/shard-log.ts';
+import { ShardLog, EntryKind, encodeGeneration, type LogEntry, type StoredEntry } from '../../src/node/shard-log.ts';
 import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/node-memory.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
@@ -54,8 +54,12 @@ function openNode(dir: string, epoch = 2n): Node {
   return { log, memory, dedup, state, follower };
 }
 
-/** Entries of every kind over a few shards: windowed totals, keys, fences, member flips, sketch registers. */
-function entriesOfEveryKind(random: () => number, count: number, sequence: { next: number; members: Map<string, boolean> }): LogEntry[] {
+/** Entries of every kind over a few shards: windowed totals, keys, fences, member flips, sketch registers, clears, cleared-away keys, drops. */
+function entriesOfEveryKind(
+  random: () => number,
+  count: number,
+  sequence: { next: number; members: Map<string, boolean>; generations: Map<number, number> },
+): LogEntry[] {
   const entries: LogEntry[] = [];
   for (let index = 0; index < count; index++) {
     const roll = random();
@@ -100,6 +104,35 @@ function entriesOfEveryKind(random: () => number, count: number, sequence: { nex
       });
     } else if (roll < 0.75) {
       entries.push({ shardId, amount: 0n, idempotencyKey: Buffer.from(`fence-${sequence.next++}`), fenceShardCount: 4 });
+    } else if (roll >= 0.97 && roll < 0.985) {
+      // A clear of any kind of shard to its next generation, or a key cleared away.
+      if (random() < 0.5) {
+        entries.push({
+          shardId,
+          amount: 0n,
+          idempotencyKey: Buffer.from(`cleared-${sequence.next++}`),
+          fenceShardCount: 0,
+          kind: EntryKind.clearedKey,
+        });
+      } else {
+        const cleared = shardId + [0, 10, 20][Math.floor(random() * 3)]!;
+        for (const id of [...sequence.members.keys()]) if (id.startsWith(`${cleared}:`)) sequence.members.delete(id);
+        const generation = (sequence.generations.get(cleared) ?? 0) + 1;
+        sequence.generations.set(cleared, generation);
+        entries.push({
+          shardId: cleared,
+          amount: 0n,
+          idempotencyKey: Buffer.alloc(0),
+          fenceShardCount: 0,
+          kind: EntryKind.clear,
+          payload: encodeGeneration(generation),
+        });
+      }
+    } else if (roll >= 0.985) {
+      // A drop of any kind of shard; later entries for it bring it back (as after its tombstone expired).
+      const dropped = shardId + [0, 10, 20][Math.floor(random() * 3)]!;
+      for (const id of [...sequence.members.keys()]) if (id.startsWith(`${dropped}:`)) sequence.members.delete(id);
+      entries.push({ shardId: dropped, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0, kind: EntryKind.drop });
     } else {
       entries.push({
         shardId,
@@ -201,7 +234,7 @@ describe('follower', () => {
     const log = ShardLog.open(dir('primary'), checkpointFolder);
     logs.push(log);
     const random = seededRandom(seed);
-    const sequence = { next: 0, members: new Map<string, boolean>() };
+    const sequence = { next: 0, members: new Map<string, boolean>(), generations: new Map<number, number>() };
     for (let batch = 0; batch * 50 < count; batch++)
       log.append(entriesOfEveryKind(random, 50, sequence), batch < 4 ? 1n : 2n, nowMs - 5_000 + batch);
     const memory = new NodeMemory();

@@ -5,6 +5,8 @@ import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from '../../counter/v1/ClusterStatusRequest.ts';
 import type { ClusterStatusResponse as _counter_v1_ClusterStatusResponse, ClusterStatusResponse__Output as _counter_v1_ClusterStatusResponse__Output } from '../../counter/v1/ClusterStatusResponse.ts';
 import type { ConfigureRequest as _counter_v1_ConfigureRequest, ConfigureRequest__Output as _counter_v1_ConfigureRequest__Output } from '../../counter/v1/ConfigureRequest.ts';
+import type { DeleteCounterRequest as _counter_v1_DeleteCounterRequest, DeleteCounterRequest__Output as _counter_v1_DeleteCounterRequest__Output } from '../../counter/v1/DeleteCounterRequest.ts';
+import type { DeleteCounterResponse as _counter_v1_DeleteCounterResponse, DeleteCounterResponse__Output as _counter_v1_DeleteCounterResponse__Output } from '../../counter/v1/DeleteCounterResponse.ts';
 import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from '../../counter/v1/DescribeRequest.ts';
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from '../../counter/v1/DescribeResponse.ts';
 import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from '../../counter/v1/HotRequest.ts';
@@ -42,6 +44,27 @@ export interface AdminServiceClient extends grpc.Client {
   configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   configure(argument: _counter_v1_ConfigureRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   configure(argument: _counter_v1_ConfigureRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Deletes a counter: it leaves the directory at once (reads answer as for a
+   * counter never written; the next write of the name creates a new counter
+   * with new shards), and every node holding its shards frees their state.
+   * NOT_FOUND for a name that does not exist.
+   */
+  DeleteCounter(argument: _counter_v1_DeleteCounterRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
+  DeleteCounter(argument: _counter_v1_DeleteCounterRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
+  DeleteCounter(argument: _counter_v1_DeleteCounterRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
+  DeleteCounter(argument: _counter_v1_DeleteCounterRequest, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Deletes a counter: it leaves the directory at once (reads answer as for a
+   * counter never written; the next write of the name creates a new counter
+   * with new shards), and every node holding its shards frees their state.
+   * NOT_FOUND for a name that does not exist.
+   */
+  deleteCounter(argument: _counter_v1_DeleteCounterRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
+  deleteCounter(argument: _counter_v1_DeleteCounterRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
+  deleteCounter(argument: _counter_v1_DeleteCounterRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
+  deleteCounter(argument: _counter_v1_DeleteCounterRequest, callback: grpc.requestCallback<_counter_v1_DeleteCounterResponse__Output>): grpc.ClientUnaryCall;
   
   Describe(argument: _counter_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Describe(argument: _counter_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
@@ -147,6 +170,14 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
    */
   Configure: grpc.handleUnaryCall<_counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse>;
   
+  /**
+   * Deletes a counter: it leaves the directory at once (reads answer as for a
+   * counter never written; the next write of the name creates a new counter
+   * with new shards), and every node holding its shards frees their state.
+   * NOT_FOUND for a name that does not exist.
+   */
+  DeleteCounter: grpc.handleUnaryCall<_counter_v1_DeleteCounterRequest__Output, _counter_v1_DeleteCounterResponse>;
+  
   Describe: grpc.handleUnaryCall<_counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse>;
   
   /**
@@ -184,6 +215,7 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   ClusterStatus: MethodDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusResponse, _counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse__Output>
   Configure: MethodDefinition<_counter_v1_ConfigureRequest, _counter_v1_DescribeResponse, _counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse__Output>
+  DeleteCounter: MethodDefinition<_counter_v1_DeleteCounterRequest, _counter_v1_DeleteCounterResponse, _counter_v1_DeleteCounterRequest__Output, _counter_v1_DeleteCounterResponse__Output>
   Describe: MethodDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeResponse, _counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse__Output>
   Hot: MethodDefinition<_counter_v1_HotRequest, _counter_v1_HotResponse, _counter_v1_HotRequest__Output, _counter_v1_HotResponse__Output>
   Rebuild: MethodDefinition<_counter_v1_RebuildRequest, _counter_v1_RebuildResponse, _counter_v1_RebuildRequest__Output, _counter_v1_RebuildResponse__Output>

@@ -4,6 +4,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { AddDistinctRequest as _counter_v1_AddDistinctRequest, AddDistinctRequest__Output as _counter_v1_AddDistinctRequest__Output } from '../../counter/v1/AddDistinctRequest.ts';
 import type { AddDistinctResponse as _counter_v1_AddDistinctResponse, AddDistinctResponse__Output as _counter_v1_AddDistinctResponse__Output } from '../../counter/v1/AddDistinctResponse.ts';
+import type { ClearRequest as _counter_v1_ClearRequest, ClearRequest__Output as _counter_v1_ClearRequest__Output } from '../../counter/v1/ClearRequest.ts';
+import type { ClearResponse as _counter_v1_ClearResponse, ClearResponse__Output as _counter_v1_ClearResponse__Output } from '../../counter/v1/ClearResponse.ts';
 import type { CountDistinctRequest as _counter_v1_CountDistinctRequest, CountDistinctRequest__Output as _counter_v1_CountDistinctRequest__Output } from '../../counter/v1/CountDistinctRequest.ts';
 import type { CountDistinctResponse as _counter_v1_CountDistinctResponse, CountDistinctResponse__Output as _counter_v1_CountDistinctResponse__Output } from '../../counter/v1/CountDistinctResponse.ts';
 import type { IncrementBatchRequest as _counter_v1_IncrementBatchRequest, IncrementBatchRequest__Output as _counter_v1_IncrementBatchRequest__Output } from '../../counter/v1/IncrementBatchRequest.ts';
@@ -40,6 +42,33 @@ export interface CounterServiceClient extends grpc.Client {
   addDistinct(argument: _counter_v1_AddDistinctRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_AddDistinctResponse__Output>): grpc.ClientUnaryCall;
   addDistinct(argument: _counter_v1_AddDistinctRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_AddDistinctResponse__Output>): grpc.ClientUnaryCall;
   addDistinct(argument: _counter_v1_AddDistinctRequest, callback: grpc.requestCallback<_counter_v1_AddDistinctResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Makes a counter of any kind read 0 from a cut point on: every increment
+   * (member, distinct member) acknowledged before the cut is cleared away,
+   * every one sent after Clear returns is counted. One small write per
+   * shard; racing increments are never counted after being cleared.
+   * NOT_FOUND for a name that does not exist. An idempotency key makes a
+   * retry safe: a retry of a clear that happened answers applied=false and
+   * clears nothing more.
+   */
+  Clear(argument: _counter_v1_ClearRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
+  Clear(argument: _counter_v1_ClearRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
+  Clear(argument: _counter_v1_ClearRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
+  Clear(argument: _counter_v1_ClearRequest, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Makes a counter of any kind read 0 from a cut point on: every increment
+   * (member, distinct member) acknowledged before the cut is cleared away,
+   * every one sent after Clear returns is counted. One small write per
+   * shard; racing increments are never counted after being cleared.
+   * NOT_FOUND for a name that does not exist. An idempotency key makes a
+   * retry safe: a retry of a clear that happened answers applied=false and
+   * clears nothing more.
+   */
+  clear(argument: _counter_v1_ClearRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
+  clear(argument: _counter_v1_ClearRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
+  clear(argument: _counter_v1_ClearRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
+  clear(argument: _counter_v1_ClearRequest, callback: grpc.requestCallback<_counter_v1_ClearResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Estimated number of distinct members in the union of the named counters.
@@ -160,6 +189,17 @@ export interface CounterServiceHandlers extends grpc.UntypedServiceImplementatio
   AddDistinct: grpc.handleUnaryCall<_counter_v1_AddDistinctRequest__Output, _counter_v1_AddDistinctResponse>;
   
   /**
+   * Makes a counter of any kind read 0 from a cut point on: every increment
+   * (member, distinct member) acknowledged before the cut is cleared away,
+   * every one sent after Clear returns is counted. One small write per
+   * shard; racing increments are never counted after being cleared.
+   * NOT_FOUND for a name that does not exist. An idempotency key makes a
+   * retry safe: a retry of a clear that happened answers applied=false and
+   * clears nothing more.
+   */
+  Clear: grpc.handleUnaryCall<_counter_v1_ClearRequest__Output, _counter_v1_ClearResponse>;
+  
+  /**
    * Estimated number of distinct members in the union of the named counters.
    */
   CountDistinct: grpc.handleUnaryCall<_counter_v1_CountDistinctRequest__Output, _counter_v1_CountDistinctResponse>;
@@ -197,6 +237,7 @@ export interface CounterServiceHandlers extends grpc.UntypedServiceImplementatio
 
 export interface CounterServiceDefinition extends grpc.ServiceDefinition {
   AddDistinct: MethodDefinition<_counter_v1_AddDistinctRequest, _counter_v1_AddDistinctResponse, _counter_v1_AddDistinctRequest__Output, _counter_v1_AddDistinctResponse__Output>
+  Clear: MethodDefinition<_counter_v1_ClearRequest, _counter_v1_ClearResponse, _counter_v1_ClearRequest__Output, _counter_v1_ClearResponse__Output>
   CountDistinct: MethodDefinition<_counter_v1_CountDistinctRequest, _counter_v1_CountDistinctResponse, _counter_v1_CountDistinctRequest__Output, _counter_v1_CountDistinctResponse__Output>
   Increment: MethodDefinition<_counter_v1_IncrementRequest, _counter_v1_IncrementResponse, _counter_v1_IncrementRequest__Output, _counter_v1_IncrementResponse__Output>
   IncrementBatch: MethodDefinition<_counter_v1_IncrementBatchRequest, _counter_v1_IncrementBatchResponse, _counter_v1_IncrementBatchRequest__Output, _counter_v1_IncrementBatchResponse__Output>

@@ -32,6 +32,14 @@ export interface ApplyItem {
    */
   'windowBucketMs'?: (number | string | Long);
   'windowRetentionMs'?: (number | string | Long);
+  /**
+   * INCREMENT, MEMBER_SET, DISTINCT: the counter's generation (how many
+   * clears it has had) when the router routed the item. Older than the
+   * shard's: the item was sent before a clear the shard has seen, and is
+   * cleared away (a key is still recorded). Newer: the shard is cleared to
+   * it first. CLEAR: the generation to clear to.
+   */
+  'generation'?: (number | string | Long);
 }
 
 export interface ApplyItem__Output {
@@ -63,4 +71,12 @@ export interface ApplyItem__Output {
    */
   'windowBucketMs': (string);
   'windowRetentionMs': (string);
+  /**
+   * INCREMENT, MEMBER_SET, DISTINCT: the counter's generation (how many
+   * clears it has had) when the router routed the item. Older than the
+   * shard's: the item was sent before a clear the shard has seen, and is
+   * cleared away (a key is still recorded). Newer: the shard is cleared to
+   * it first. CLEAR: the generation to clear to.
+   */
+  'generation': (string);
 }

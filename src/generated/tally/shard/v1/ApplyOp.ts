@@ -17,6 +17,17 @@ export const ApplyOp = {
    * the shard total set to its member set's size (an operator's repair).
    */
   MEMBER_REPAIR: 'MEMBER_REPAIR',
+  /**
+   * the shard's counter was deleted: its state is freed and a tombstone kept,
+   * so a later item for the shard fails its group (NOT_FOUND). applied=false
+   * when it was already dropped.
+   */
+  DROP: 'DROP',
+  /**
+   * the shard emptied of every kind of state and moved to generation (its
+   * counter was cleared); applied=false when it already was there or past it.
+   */
+  CLEAR: 'CLEAR',
 } as const;
 
 export type ApplyOp =
@@ -40,5 +51,18 @@ export type ApplyOp =
    */
   | 'MEMBER_REPAIR'
   | 3
+  /**
+   * the shard's counter was deleted: its state is freed and a tombstone kept,
+   * so a later item for the shard fails its group (NOT_FOUND). applied=false
+   * when it was already dropped.
+   */
+  | 'DROP'
+  | 4
+  /**
+   * the shard emptied of every kind of state and moved to generation (its
+   * counter was cleared); applied=false when it already was there or past it.
+   */
+  | 'CLEAR'
+  | 5
 
 export type ApplyOp__Output = typeof ApplyOp[keyof typeof ApplyOp]

@@ -8,6 +8,10 @@ export interface CheckMembersRequest {
    */
   'shardIds'?: (number | string | Long)[];
   'members'?: (number | string | Long)[];
+  /**
+   * As in ReadShardsRequest (parallel to shard_ids).
+   */
+  'generations'?: (number | string | Long)[];
 }
 
 export interface CheckMembersRequest__Output {
@@ -16,4 +20,8 @@ export interface CheckMembersRequest__Output {
    */
   'shardIds': (string)[];
   'members': (string)[];
+  /**
+   * As in ReadShardsRequest (parallel to shard_ids).
+   */
+  'generations': (string)[];
 }

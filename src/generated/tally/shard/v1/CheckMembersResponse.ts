@@ -8,6 +8,10 @@ export interface CheckMembersResponse {
   'role'?: (string);
   'epoch'?: (number | string | Long);
   'nodeId'?: (string);
+  /**
+   * As in ReadShardsResponse.
+   */
+  'newerGenerationIndexes'?: (number)[];
 }
 
 export interface CheckMembersResponse__Output {
@@ -16,4 +20,8 @@ export interface CheckMembersResponse__Output {
   'role': (string);
   'epoch': (string);
   'nodeId': (string);
+  /**
+   * As in ReadShardsResponse.
+   */
+  'newerGenerationIndexes': (number)[];
 }

@@ -11,7 +11,8 @@ export interface LogEntryMsg {
   'atMs'?: (number | string | Long);
   'fenceShardCount'?: (number);
   /**
-   * 0 increment, 1 member flip, 2 distinct registers, 3 window setting.
+   * 0 increment, 1 member flip, 2 distinct registers, 3 window setting, 4 drop,
+   * 5 clear, 6 cleared-away key.
    */
   'kind'?: (number);
   'member'?: (number | string | Long);
@@ -27,7 +28,8 @@ export interface LogEntryMsg__Output {
   'atMs': (string);
   'fenceShardCount': (number);
   /**
-   * 0 increment, 1 member flip, 2 distinct registers, 3 window setting.
+   * 0 increment, 1 member flip, 2 distinct registers, 3 window setting, 4 drop,
+   * 5 clear, 6 cleared-away key.
    */
   'kind': (number);
   'member': (string);

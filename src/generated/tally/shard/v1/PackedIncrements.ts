@@ -24,6 +24,10 @@ export interface PackedIncrements {
    * How many of the caller's increments these records sum (for metrics only).
    */
   'incrementCount'?: (number);
+  /**
+   * The counter's generation, as in ApplyItem: one per run, never per record.
+   */
+  'generation'?: (number | string | Long);
 }
 
 /**
@@ -48,4 +52,8 @@ export interface PackedIncrements__Output {
    * How many of the caller's increments these records sum (for metrics only).
    */
   'incrementCount': (number);
+  /**
+   * The counter's generation, as in ApplyItem: one per run, never per record.
+   */
+  'generation': (string);
 }

@@ -4,8 +4,22 @@ import type { Long } from '@grpc/proto-loader';
 
 export interface ReadShardsRequest {
   'shardIds'?: (number | string | Long)[];
+  /**
+   * Parallel to shard_ids, or empty (all 0): each shard's counter generation
+   * as the router read it. A shard at an older generation has not seen the
+   * clear yet and reads as empty (0 here, no sketch, no member, 0 buckets).
+   * MemberCounts ignores them: it compares a shard with itself.
+   */
+  'generations'?: (number | string | Long)[];
 }
 
 export interface ReadShardsRequest__Output {
   'shardIds': (string)[];
+  /**
+   * Parallel to shard_ids, or empty (all 0): each shard's counter generation
+   * as the router read it. A shard at an older generation has not seen the
+   * clear yet and reads as empty (0 here, no sketch, no member, 0 buckets).
+   * MemberCounts ignores them: it compares a shard with itself.
+   */
+  'generations': (string)[];
 }

@@ -8,6 +8,11 @@ export interface ReadShardsResponse {
   'role'?: (string);
   'epoch'?: (number | string | Long);
   'nodeId'?: (string);
+  /**
+   * Indexes into shard_ids of shards at a newer generation than the request
+   * named: a clear overtook the read, which must be taken again.
+   */
+  'newerGenerationIndexes'?: (number)[];
 }
 
 export interface ReadShardsResponse__Output {
@@ -16,4 +21,9 @@ export interface ReadShardsResponse__Output {
   'role': (string);
   'epoch': (string);
   'nodeId': (string);
+  /**
+   * Indexes into shard_ids of shards at a newer generation than the request
+   * named: a clear overtook the read, which must be taken again.
+   */
+  'newerGenerationIndexes': (number)[];
 }

@@ -8,6 +8,10 @@ export interface ReadSketchesResponse {
   'role'?: (string);
   'epoch'?: (number | string | Long);
   'nodeId'?: (string);
+  /**
+   * As in ReadShardsResponse.
+   */
+  'newerGenerationIndexes'?: (number)[];
 }
 
 export interface ReadSketchesResponse__Output {
@@ -16,4 +20,8 @@ export interface ReadSketchesResponse__Output {
   'role': (string);
   'epoch': (string);
   'nodeId': (string);
+  /**
+   * As in ReadShardsResponse.
+   */
+  'newerGenerationIndexes': (number)[];
 }

@@ -12,6 +12,10 @@ export interface ReadWindowsRequest {
    * and a width change restarts the window: it sums 0.
    */
   'bucketMs'?: (number | string | Long);
+  /**
+   * As in ReadShardsRequest.
+   */
+  'generations'?: (number | string | Long)[];
 }
 
 export interface ReadWindowsRequest__Output {
@@ -24,4 +28,8 @@ export interface ReadWindowsRequest__Output {
    * and a width change restarts the window: it sums 0.
    */
   'bucketMs': (string);
+  /**
+   * As in ReadShardsRequest.
+   */
+  'generations': (string)[];
 }

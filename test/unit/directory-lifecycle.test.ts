@@ -1,0 +1,128 @@
+// The directory's side of deleting counters, with a real SQLite file: one
+// transaction removes the counter and records its drops, shard ids are never
+// given out again (not even the highest, not after reopen), the drops owed
+// survive a reopen until confirmed, and caps count only live counters.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Directory, type PairAddresses } from '../../src/router/directory.ts';
+import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { codeOf } from '../helpers/rejection.ts';
+
+const twoPairs: PairAddresses[] = [
+  { primary: 'p0:1', follower: 'f0:1' },
+  { primary: 'p1:1', follower: 'f1:1' },
+];
+
+describe('directory lifecycle', () => {
+  let dataDir: string;
+  const opened: Directory[] = [];
+  const open = (limits = { countersMax: 1_000, shardsTotalMax: 10_000 }): Directory => {
+    const directory = Directory.open(dataDir, twoPairs, () => 1_000, limits);
+    opened.push(directory);
+    return directory;
+  };
+  beforeEach(() => {
+    dataDir = makeTempDir('directory-lifecycle');
+  });
+  afterEach(() => {
+    for (const directory of opened.splice(0)) directory.close();
+    removeTempDir(dataDir);
+  });
+
+  it('directory: a deleted counter is gone with its shards; its drops are owed until confirmed, across reopen', () => {
+    const directory = open();
+    directory.getOrCreate('a');
+    directory.setShards('a', 3);
+    directory.getOrCreate('b');
+    const ids = directory.get('a')!.shards.map((shard) => shard.shardId);
+    expect(directory.shardCount).toBe(4);
+
+    const deleted = directory.deleteCounter('a');
+    expect(deleted.shards.map((shard) => shard.shardId)).toEqual(ids);
+    expect(directory.get('a')).toBeUndefined();
+    expect([directory.counterCount, directory.shardCount]).toEqual([1, 1]);
+    expect(directory.pendingShardTasks().map((task) => [task.shardId, task.kind])).toEqual(ids.map((id) => [id, 'drop']));
+    expect(codeOf(() => directory.deleteCounter('a'))).toBe('not_found');
+    expect(directory.pendingShardTaskCount).toBe(3);
+
+    directory.completeShardTasks([directory.shardTask(ids[0]!)!]);
+    directory.close();
+    const reopened = open();
+    expect(reopened.get('a')).toBeUndefined();
+    expect(reopened.get('b')!.shards).toHaveLength(1);
+    expect([reopened.counterCount, reopened.shardCount]).toEqual([1, 1]);
+    expect(reopened.pendingShardTasks().map((task) => task.shardId)).toEqual(ids.slice(1));
+    // A fresh counter of the old name has no growth history and one new shard.
+    const again = reopened.getOrCreate('a');
+    expect(again.growths).toEqual([]);
+    expect(again.shards).toHaveLength(1);
+  });
+
+  it('directory: shard ids are never reused, even when the deleted counter held the highest ids and the directory reopens', () => {
+    let directory = open();
+    directory.getOrCreate('low');
+    directory.getOrCreate('high');
+    directory.setShards('high', 5);
+    const highest = Math.max(...directory.get('high')!.shards.map((shard) => shard.shardId));
+    directory.deleteCounter('high');
+    directory.close();
+    directory = open();
+    const fresh = directory.getOrCreate('high');
+    expect(fresh.shards[0]!.shardId).toBe(highest + 1);
+    directory.deleteCounter('high');
+    directory.deleteCounter('low');
+    directory.close();
+    directory = open();
+    expect(directory.getOrCreate('next').shards[0]!.shardId).toBe(highest + 2);
+  });
+
+  it('directory: the caps count live counters and shards only', () => {
+    const directory = open({ countersMax: 2, shardsTotalMax: 3 });
+    directory.getOrCreate('a');
+    directory.getOrCreate('b');
+    expect(codeOf(() => directory.getOrCreate('c'))).toBe('resource_exhausted');
+    directory.deleteCounter('a');
+    directory.getOrCreate('c');
+    expect(codeOf(() => directory.setShards('c', 3))).toBe('resource_exhausted');
+    directory.deleteCounter('b');
+    expect(directory.setShards('c', 3).counter.shards).toHaveLength(3);
+  });
+
+  it('directory: a clear bumps the generation and owes a clear per shard, durably; a key repeats the clear it made; a delete replaces the clears with drops', () => {
+    const directory = open();
+    directory.getOrCreate('c');
+    directory.setShards('c', 2);
+    const ids = directory.get('c')!.shards.map((shard) => shard.shardId);
+    expect(directory.get('c')!.generation).toBe(0);
+    const first = directory.clearCounter('c', Buffer.from('k1'), 60_000);
+    expect([first.generation, first.applied]).toEqual([1, true]);
+    expect(directory.pendingShardTasks().map((task) => [task.shardId, task.kind, task.generation])).toEqual(
+      ids.map((id) => [id, 'clear', 1]),
+    );
+    // The same key: the same clear, nothing bumped. Another key (or none): a new clear.
+    expect(directory.clearCounter('c', Buffer.from('k1'), 60_000)).toMatchObject({ generation: 1, applied: false });
+    expect(directory.clearCounter('c', Buffer.alloc(0), 60_000)).toMatchObject({ generation: 2, applied: true });
+    // Confirming the older clear does not forget the newer one owed.
+    directory.completeShardTasks([{ ...directory.shardTask(ids[0]!)!, generation: 1 }]);
+    expect(directory.shardTask(ids[0]!)?.generation).toBe(2);
+    directory.completeShardTasks([directory.shardTask(ids[0]!)!]);
+    expect(directory.shardTask(ids[0]!)).toBeUndefined();
+    expect(codeOf(() => directory.clearCounter('missing', Buffer.alloc(0), 60_000))).toBe('not_found');
+
+    directory.close();
+    const reopened = open();
+    expect(reopened.get('c')!.generation).toBe(2);
+    expect(reopened.pendingShardTasks().map((task) => [task.shardId, task.kind, task.generation])).toEqual([[ids[1], 'clear', 2]]);
+    expect(reopened.clearCounter('c', Buffer.from('k1'), 60_000)).toMatchObject({ generation: 1, applied: false });
+    reopened.deleteCounter('c');
+    expect(
+      reopened
+        .pendingShardTasks()
+        .map((task) => [task.shardId, task.kind])
+        .sort(),
+    ).toEqual(ids.map((id) => [id, 'drop']));
+    // A new counter of the name starts at generation 0, and the old key is forgotten.
+    reopened.getOrCreate('c');
+    expect(reopened.get('c')!.generation).toBe(0);
+    expect(reopened.clearCounter('c', Buffer.from('k1'), 60_000)).toMatchObject({ generation: 1, applied: true });
+  });
+});
