@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { runTop } from './top.ts';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { batchItemsMax, memberPartitionsMax } from '../common/limits.ts';
+import { batchItemsMax, listPageSizeMax, memberPartitionsMax } from '../common/limits.ts';
 import { parseMemberId } from '../common/validate.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
@@ -18,6 +18,8 @@ commands:
   get <counter> --last D        read a windowed total over the last D (e.g. 90000, 1500ms, 30s, 15m, 1h, 7d) [--cached]
   get-many <counter>...         read several totals [--cached]
   describe <counter>            shard count, placements and heat
+  ls [prefix]                   the counters whose names start with prefix, in byte order: name,
+                                kind, shards [--limit N] (--json: one object per line)
   set-shards <counter> <n>      grow a counter's shard set to n
   status                        every node: role, health, epoch, sync, log position, lag
   node replace <address> <new-address>
@@ -237,6 +239,11 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       print(json, description, lines.join('\n'));
       return;
     }
+    case 'ls': {
+      if (args.length > 1) throw new UsageError('expected: tally ls [prefix] [--limit N]');
+      await list(client, args[0] ?? '', flags.has('limit') ? parseWholeNumber(flags.get('limit')!, '--limit') : undefined, json);
+      return;
+    }
     case 'set-shards': {
       expectArgs(args, 2, 'set-shards <counter> <n>');
       const shards = parseWholeNumber(args[1]!, 'n');
@@ -394,6 +401,30 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/**
+ * Prints counters as the pages arrive (a listing may be millions of names),
+ * one per line; --json makes each line a JSON object. With limitCount, stops
+ * there and says on stderr when more follow.
+ */
+async function list(client: TallyClient, prefix: string, limitCount: number | undefined, json: boolean): Promise<void> {
+  if (limitCount === 0) throw new UsageError('--limit must be at least 1');
+  let printedCount = 0;
+  let pageToken = '';
+  do {
+    const pageSize = Math.min(listPageSizeMax, limitCount === undefined ? listPageSizeMax : limitCount - printedCount);
+    const page = await client.listCounters({ prefix, pageToken, pageSize });
+    const lines = page.counters.map((counter) =>
+      json
+        ? JSON.stringify(counter)
+        : `${counter.name}  ${counter.kind}  ${plural(counter.shards, counter.kind === 'membership' ? 'partition' : 'shard')}`,
+    );
+    if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+    printedCount += lines.length;
+    pageToken = page.nextPageToken;
+  } while (pageToken !== '' && (limitCount === undefined || printedCount < limitCount));
+  if (pageToken !== '') process.stderr.write(`tally: stopped at --limit ${limitCount}; more counters follow\n`);
 }
 
 /** What configure changes; each flag is optional but at least one is needed. */

@@ -8,7 +8,15 @@ import { credentials, status, Metadata, type Client, type CallOptions, type requ
 import { clientChannelOptions } from '../common/client-channel.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { isLoopbackHost, splitHostPort } from '../common/address.ts';
-import { parseInt64, toWireInt64, parseMemberId, validateAmount, validateCounterName, validateIdempotencyKey } from '../common/validate.ts';
+import {
+  parseInt64,
+  toWireInt64,
+  parseMemberId,
+  validateAmount,
+  validateCounterName,
+  validateCounterPrefix,
+  validateIdempotencyKey,
+} from '../common/validate.ts';
 import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
 import type { WindowSetting } from '../common/window-setting.ts';
 import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
@@ -163,6 +171,30 @@ export interface ConfigureOptions {
 }
 
 export type HotCounter = counterV1.HotCounter__Output;
+
+/** One counter of a listing. */
+export interface ListedCounter {
+  name: string;
+  /** 'total', 'distinct' or 'membership'. */
+  kind: string;
+  shards: number;
+}
+
+export interface ListCountersOptions {
+  /** Only names starting with this (UTF-8, no control characters); default: every counter. */
+  prefix?: string;
+  /** A nextPageToken of an earlier page of the same prefix; default: the first page. */
+  pageToken?: string;
+  /** Counters per page, 1..1,000; default 100. */
+  pageSize?: number;
+}
+
+/** One page of a listing, in byte order of the names. */
+export interface CounterPage {
+  counters: ListedCounter[];
+  /** Pass it back as pageToken for the next page; '' on the last page. */
+  nextPageToken: string;
+}
 
 export interface NodeStatus {
   address: string;
@@ -570,6 +602,41 @@ export class TallyClient {
   async hot(limit = 20, settings?: CallSettings): Promise<{ counters: HotCounter[]; tracked: number }> {
     const response = await this.call(this.adminRpc.Hot, this.adminRpc, { limit }, settings);
     return { counters: response.counters, tracked: Number(response.tracked) };
+  }
+
+  /**
+   * One page of the counters whose names start with prefix, in byte order
+   * of their UTF-8 names (AdminService: needs the admin token when tokens
+   * are set). Pages chained by nextPageToken see every counter that existed
+   * for the whole scan once and no name twice; allCounters does the chaining.
+   */
+  async listCounters(options: ListCountersOptions = {}, settings?: CallSettings): Promise<CounterPage> {
+    const pageSize = options.pageSize ?? 0;
+    // The router bounds it; here only what the wire's uint32 cannot carry is refused.
+    if (!Number.isInteger(pageSize) || pageSize < 0 || pageSize > 0xffffffff)
+      throw new TallyError(ErrorCode.invalidArgument, `pageSize must be a whole number, got ${pageSize}`);
+    // A lone surrogate would reach the router as U+FFFD and list other names: refused here.
+    const prefix = validateCounterPrefix(options.prefix ?? '');
+    const request: counterV1.ListCountersRequest = { prefix, pageToken: options.pageToken ?? '', pageSize };
+    const response = await this.call(this.adminRpc.ListCounters, this.adminRpc, request, settings);
+    return {
+      counters: response.counters.map((counter) => ({ name: counter.name, kind: counter.kind, shards: counter.shards })),
+      nextPageToken: response.nextPageToken,
+    };
+  }
+
+  /**
+   * Every counter under prefix, page after page (pageSize each, default
+   * 100), in byte order: `for await (const counter of client.allCounters({ prefix: 'post:' }))`.
+   * Each page is one call with its own deadline; breaking out stops the calls.
+   */
+  async *allCounters(options: Omit<ListCountersOptions, 'pageToken'> = {}, settings?: CallSettings): AsyncGenerator<ListedCounter> {
+    let pageToken = '';
+    do {
+      const page = await this.listCounters({ ...options, pageToken }, settings);
+      yield* page.counters;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
   }
 
   async setShards(counter: string, shards: number, settings?: CallSettings): Promise<{ previousShards: number; shards: number }> {

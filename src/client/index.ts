@@ -50,6 +50,12 @@ export type {
   ConfigureOptions,
   /** A pair after replaceNode: its primary, its new follower and its epoch. */
   NodeReplacement,
+  /** One counter of a listing: name, kind and shard count. */
+  ListedCounter,
+  /** Options of listCounters: prefix, pageToken, pageSize. */
+  ListCountersOptions,
+  /** One page of listCounters and the token of the next. */
+  CounterPage,
 } from './client.ts';
 /** A total counter's time buckets: bucketMs wide, kept retentionMs ({0, 0}: none). */
 export type { WindowSetting } from '../common/window-setting.ts';

@@ -44,6 +44,17 @@ export const countersMax = 1_000_000;
  */
 export const shardsTotalMax = 4_000_000;
 
+// --- Counter lifecycle: listing (issue 19, item 4) ---
+/** Counters in one ListCounters page when the request says 0. */
+export const listPageSizeDefault = 100;
+/**
+ * Counters one ListCounters page may hold. A page is one range scan of the
+ * directory's name index on the router's event loop: 1,001 rows take ~2 ms
+ * wherever the page starts, at 50,000 or 1M counters; the answer stays
+ * under ~220 KB at the longest names.
+ */
+export const listPageSizeMax = 1_000;
+
 /** Node pairs one router may address. */
 export const pairsMax = 64;
 /** Items one router-to-node Apply call carries; further items wait for the next call. */

@@ -22,6 +22,9 @@ import type { IncrementRequest as _counter_v1_IncrementRequest, IncrementRequest
 import type { IncrementResponse as _counter_v1_IncrementResponse, IncrementResponse__Output as _counter_v1_IncrementResponse__Output } from './counter/v1/IncrementResponse.ts';
 import type { IsMemberRequest as _counter_v1_IsMemberRequest, IsMemberRequest__Output as _counter_v1_IsMemberRequest__Output } from './counter/v1/IsMemberRequest.ts';
 import type { IsMemberResponse as _counter_v1_IsMemberResponse, IsMemberResponse__Output as _counter_v1_IsMemberResponse__Output } from './counter/v1/IsMemberResponse.ts';
+import type { ListCountersRequest as _counter_v1_ListCountersRequest, ListCountersRequest__Output as _counter_v1_ListCountersRequest__Output } from './counter/v1/ListCountersRequest.ts';
+import type { ListCountersResponse as _counter_v1_ListCountersResponse, ListCountersResponse__Output as _counter_v1_ListCountersResponse__Output } from './counter/v1/ListCountersResponse.ts';
+import type { ListedCounter as _counter_v1_ListedCounter, ListedCounter__Output as _counter_v1_ListedCounter__Output } from './counter/v1/ListedCounter.ts';
 import type { NodeInfo as _counter_v1_NodeInfo, NodeInfo__Output as _counter_v1_NodeInfo__Output } from './counter/v1/NodeInfo.ts';
 import type { PairReconcile as _counter_v1_PairReconcile, PairReconcile__Output as _counter_v1_PairReconcile__Output } from './counter/v1/PairReconcile.ts';
 import type { PartitionCheck as _counter_v1_PartitionCheck, PartitionCheck__Output as _counter_v1_PartitionCheck__Output } from './counter/v1/PartitionCheck.ts';
@@ -75,6 +78,9 @@ export interface ProtoGrpcType {
       IncrementResponse: MessageTypeDefinition<_counter_v1_IncrementResponse, _counter_v1_IncrementResponse__Output>
       IsMemberRequest: MessageTypeDefinition<_counter_v1_IsMemberRequest, _counter_v1_IsMemberRequest__Output>
       IsMemberResponse: MessageTypeDefinition<_counter_v1_IsMemberResponse, _counter_v1_IsMemberResponse__Output>
+      ListCountersRequest: MessageTypeDefinition<_counter_v1_ListCountersRequest, _counter_v1_ListCountersRequest__Output>
+      ListCountersResponse: MessageTypeDefinition<_counter_v1_ListCountersResponse, _counter_v1_ListCountersResponse__Output>
+      ListedCounter: MessageTypeDefinition<_counter_v1_ListedCounter, _counter_v1_ListedCounter__Output>
       NodeInfo: MessageTypeDefinition<_counter_v1_NodeInfo, _counter_v1_NodeInfo__Output>
       PairReconcile: MessageTypeDefinition<_counter_v1_PairReconcile, _counter_v1_PairReconcile__Output>
       PartitionCheck: MessageTypeDefinition<_counter_v1_PartitionCheck, _counter_v1_PartitionCheck__Output>

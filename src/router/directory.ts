@@ -96,6 +96,20 @@ export interface DirectoryLimits {
 
 export const defaultDirectoryLimits: DirectoryLimits = { countersMax, shardsTotalMax };
 
+/** One counter as a listing shows it, read from the directory's rows. */
+export interface ListedCounterRow {
+  name: string;
+  kind: CounterKind;
+  shardCount: number;
+}
+
+/** A range of names for scan: after `after` (exclusive), from `from` (inclusive), before `before` (exclusive; undefined: no end). */
+export interface NameRange {
+  after: string;
+  from: string;
+  before: string | undefined;
+}
+
 export class Directory {
   private readonly db: Database.Database;
   private readonly counters = new Map<string, CounterInfo>();
@@ -108,6 +122,8 @@ export class Directory {
   private readonly insertCounter: Database.Statement;
   private readonly insertShard: Database.Statement;
   private readonly updateShardCount: Database.Statement;
+  private readonly scanBounded: Database.Statement;
+  private readonly scanUnbounded: Database.Statement;
 
   private constructor(
     db: Database.Database,
@@ -119,6 +135,10 @@ export class Directory {
     this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms, kind, autoscale) VALUES (?, ?, ?, ?, ?)');
     this.insertShard = db.prepare('INSERT INTO shards (counter, shard_index, pair_index, created_ms) VALUES (?, ?, ?, ?)');
     this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
+    // Both walk the primary key's index from the start of the range: a page costs its rows.
+    const scan = 'SELECT name, kind, shard_count FROM counters WHERE name > ? AND name >= ?';
+    this.scanBounded = db.prepare(`${scan} AND name < ? ORDER BY name LIMIT ?`);
+    this.scanUnbounded = db.prepare(`${scan} ORDER BY name LIMIT ?`);
     this.loadPairs(configuredPairs);
     this.loadCounters();
     // A lowered cap keeps what exists; it only stops creation.
@@ -329,6 +349,22 @@ export class Directory {
 
   get(name: string): CounterInfo | undefined {
     return this.counters.get(name);
+  }
+
+  /**
+   * Up to `limit` counters in `range`, in byte order of their UTF-8 names
+   * (SQLite compares TEXT with memcmp, and UTF-8 byte order is code point
+   * order). Read from the committed rows, not from memory: the primary
+   * key's index makes a page O(limit) however many counters there are.
+   */
+  scan(range: NameRange, limit: number): ListedCounterRow[] {
+    assert(Number.isInteger(limit) && limit > 0, `scan limit ${limit}`);
+    const rows = (
+      range.before === undefined
+        ? this.scanUnbounded.all(range.after, range.from, limit)
+        : this.scanBounded.all(range.after, range.from, range.before, limit)
+    ) as { name: string; kind: string; shard_count: number }[];
+    return rows.map((row) => ({ name: row.name, kind: row.kind as CounterKind, shardCount: row.shard_count }));
   }
 
   /**

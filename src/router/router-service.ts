@@ -1,6 +1,7 @@
 // CounterService and AdminService handlers: validate every input (G7), then
 // hand off to the module that does the work (write and read paths, the kinds'
-// paths, counter-configuration, cluster-status, reconciler, the directory).
+// paths, counter-configuration, counter-list, cluster-status, reconciler, the
+// directory).
 // Nothing changes before the whole request has been validated.
 import {
   ErrorCode,
@@ -26,6 +27,7 @@ import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
 import { clusterStatus } from './cluster-status.ts';
 import { configureCounter } from './counter-configuration.ts';
+import { listCounters } from './counter-list.ts';
 import type { Directory, CounterInfo } from './directory.ts';
 import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
 import { skewOf } from './heat.ts';
@@ -366,6 +368,10 @@ export function createAdminService(deps: RouterDeps) {
         })),
       };
     }),
+
+    ListCounters: unary<counterV1.ListCountersRequest__Output, counterV1.ListCountersResponse__Output>((request) =>
+      listCounters(directory, request),
+    ),
 
     Hot: unary<counterV1.HotRequest__Output, counterV1.HotResponse__Output>((request) => {
       const limit = request.limit === 0 ? 20 : Math.min(request.limit, 1_000);

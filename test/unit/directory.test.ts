@@ -276,6 +276,26 @@ describe('directory', () => {
     reopened.setShards('c', 4);
     expect(shardsPerPair(reopened, 'c')).toEqual([1, 1, 1, 1]);
   });
+  it('directory: scan lists committed counters in UTF-8 byte order within a range, with kind and shard count', () => {
+    const directory = open();
+    // UTF-16 order (JavaScript's sort) puts the astral 😀 before U+FFFD; byte order puts it after.
+    const names = ['b', 'a:2', 'a:10', 'a:\ufffd', 'a:😀', 'a:é', 'a;', 'a', 'A:1'];
+    directory.getOrCreateMany(names);
+    directory.getOrCreate('a:m', 'membership', 3);
+    directory.setShards('a:10', 4);
+    const byteOrder = [...names, 'a:m'].sort((left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right)));
+    expect(byteOrder).not.toEqual([...names, 'a:m'].sort());
+    expect(directory.scan({ after: '', from: '', before: undefined }, 100).map((row) => row.name)).toEqual(byteOrder);
+    // The a: range, resumed after a name, in two pages.
+    const range = { after: '', from: 'a:', before: 'a;' };
+    const first = directory.scan(range, 3);
+    expect(first.map((row) => row.name)).toEqual(['a:10', 'a:2', 'a:m']);
+    expect(first[0]).toEqual({ name: 'a:10', kind: 'total', shardCount: 4 });
+    expect(first[2]).toEqual({ name: 'a:m', kind: 'membership', shardCount: 3 });
+    expect(directory.scan({ ...range, after: 'a:m' }, 10).map((row) => row.name)).toEqual(['a:é', 'a:\ufffd', 'a:😀']);
+    expect(directory.scan({ ...range, after: 'a:😀' }, 10)).toEqual([]);
+  });
+
   describe('creation', () => {
     /** The TallyError `action` throws; fails the test when it throws nothing or something else. */
     const errorOf = (action: () => unknown): TallyError => {
