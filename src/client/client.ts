@@ -115,6 +115,12 @@ export interface CounterDescription {
   /** Totals with a window: bucket size and retention (0 when none). */
   windowBucketMs: number;
   windowRetentionMs: number;
+  /** The time to live in force: deleted once not written for this long; 0 never expires. */
+  ttlMs: number;
+  /** Where ttlMs comes from: 'counter' (its own), 'default' (the router's), 'never' (exempted) or 'none'. */
+  ttlFrom: string;
+  /** Since the router last saw a write (or started, if later); the counter expires when this reaches ttlMs. */
+  idleMs: number;
 }
 
 export interface WindowReadResult {
@@ -168,6 +174,13 @@ export interface ConfigureOptions {
   window?: WindowSetting;
   /** Creates a membership counter with this many partitions (fixed for life). */
   membershipPartitions?: number;
+  /**
+   * Time to live in ms (1,000..10 years): the counter is deleted once not
+   * written for this long; 'never': it never expires, even under a router
+   * default; 'default': drop its own, follow the router's. Setting it
+   * restarts the counter's idle clock.
+   */
+  ttlMs?: number | 'never' | 'default';
 }
 
 export type HotCounter = counterV1.HotCounter__Output;
@@ -178,6 +191,8 @@ export interface ListedCounter {
   /** 'total', 'distinct' or 'membership'. */
   kind: string;
   shards: number;
+  /** The time to live in force (its own or the router default); 0: never expires. */
+  ttlMs: number;
 }
 
 export interface ListCountersOptions {
@@ -278,6 +293,16 @@ function toWireKey(key: string | Uint8Array | null | undefined): Buffer {
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
 }
 
+/** ConfigureOptions.ttlMs as the wire's TtlSetting; bounds are the router's to check. */
+function toWireTtl(ttlMs: number | 'never' | 'default'): counterV1.TtlSetting {
+  if (ttlMs === 'never') return { ttlMs: 0, never: true };
+  if (ttlMs === 'default') return { ttlMs: 0, never: false };
+  // 0 would silently mean 'default' on the wire: say which.
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
+    throw new TallyError(ErrorCode.invalidArgument, `ttlMs must be a positive whole number of ms, 'never' or 'default', got ${ttlMs}`);
+  return { ttlMs, never: false };
+}
+
 const retryableStatuses = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
 const backoffBaseMs = 100;
 const backoffMaxMs = 1_000;
@@ -314,6 +339,9 @@ function fromDescribeResponse(response: counterV1.DescribeResponse__Output): Cou
     kind: response.config?.kind ?? 'total',
     windowBucketMs: Number(response.config?.windowBucketMs ?? 0),
     windowRetentionMs: Number(response.config?.windowRetentionMs ?? 0),
+    ttlMs: Number(response.config?.ttlMs ?? 0),
+    ttlFrom: response.config?.ttlFrom ?? 'none',
+    idleMs: Number(response.config?.idleMs ?? 0),
   };
 }
 
@@ -495,7 +523,14 @@ export class TallyClient {
     const autoscale = options.autoscale === undefined ? 'AUTOSCALE_UNCHANGED' : options.autoscale ? 'AUTOSCALE_ON' : 'AUTOSCALE_OFF';
     const window =
       options.window === undefined ? null : { bucketMs: String(options.window.bucketMs), retentionMs: String(options.window.retentionMs) };
-    const request: counterV1.ConfigureRequest = { counter, autoscale, window, membershipPartitions: options.membershipPartitions ?? 0 };
+    const ttl = options.ttlMs === undefined ? null : toWireTtl(options.ttlMs);
+    const request: counterV1.ConfigureRequest = {
+      counter,
+      autoscale,
+      window,
+      membershipPartitions: options.membershipPartitions ?? 0,
+      ttl,
+    };
     return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, request, settings));
   }
 
@@ -620,7 +655,12 @@ export class TallyClient {
     const request: counterV1.ListCountersRequest = { prefix, pageToken: options.pageToken ?? '', pageSize };
     const response = await this.call(this.adminRpc.ListCounters, this.adminRpc, request, settings);
     return {
-      counters: response.counters.map((counter) => ({ name: counter.name, kind: counter.kind, shards: counter.shards })),
+      counters: response.counters.map((counter) => ({
+        name: counter.name,
+        kind: counter.kind,
+        shards: counter.shards,
+        ttlMs: Number(counter.ttlMs),
+      })),
       nextPageToken: response.nextPageToken,
     };
   }

@@ -49,4 +49,5 @@ export type * from './counter/v1/SetShardsRequest.ts';
 export type * from './counter/v1/SetShardsResponse.ts';
 export type * from './counter/v1/ShardDrift.ts';
 export type * from './counter/v1/ShardPlacement.ts';
+export type * from './counter/v1/TtlSetting.ts';
 export type * from './counter/v1/WindowSettings.ts';

@@ -46,6 +46,7 @@ import type { SetShardsRequest as _counter_v1_SetShardsRequest, SetShardsRequest
 import type { SetShardsResponse as _counter_v1_SetShardsResponse, SetShardsResponse__Output as _counter_v1_SetShardsResponse__Output } from './counter/v1/SetShardsResponse.ts';
 import type { ShardDrift as _counter_v1_ShardDrift, ShardDrift__Output as _counter_v1_ShardDrift__Output } from './counter/v1/ShardDrift.ts';
 import type { ShardPlacement as _counter_v1_ShardPlacement, ShardPlacement__Output as _counter_v1_ShardPlacement__Output } from './counter/v1/ShardPlacement.ts';
+import type { TtlSetting as _counter_v1_TtlSetting, TtlSetting__Output as _counter_v1_TtlSetting__Output } from './counter/v1/TtlSetting.ts';
 import type { WindowSettings as _counter_v1_WindowSettings, WindowSettings__Output as _counter_v1_WindowSettings__Output } from './counter/v1/WindowSettings.ts';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
@@ -102,6 +103,7 @@ export interface ProtoGrpcType {
       SetShardsResponse: MessageTypeDefinition<_counter_v1_SetShardsResponse, _counter_v1_SetShardsResponse__Output>
       ShardDrift: MessageTypeDefinition<_counter_v1_ShardDrift, _counter_v1_ShardDrift__Output>
       ShardPlacement: MessageTypeDefinition<_counter_v1_ShardPlacement, _counter_v1_ShardPlacement__Output>
+      TtlSetting: MessageTypeDefinition<_counter_v1_TtlSetting, _counter_v1_TtlSetting__Output>
       WindowSettings: MessageTypeDefinition<_counter_v1_WindowSettings, _counter_v1_WindowSettings__Output>
     }
   }

@@ -11,6 +11,7 @@ import {
   type counterV1,
 } from '../common/index.ts';
 import type { Directory, NameRange } from './directory.ts';
+import { ttlInForce } from './counter-expiry.ts';
 
 /** Marks the token's layout; a later layout takes another first byte. */
 const pageTokenVersion = 1;
@@ -76,7 +77,12 @@ export function validatePageSize(pageSize: number): number {
  * pages. One row more than the page is read, so the last page says so
  * (an empty next_page_token) instead of sending the caller for an empty one.
  */
-export function listCounters(directory: Directory, request: counterV1.ListCountersRequest__Output): counterV1.ListCountersResponse__Output {
+export function listCounters(
+  directory: Directory,
+  request: counterV1.ListCountersRequest__Output,
+  /** The router default TTL, for counters without their own. */
+  defaultTtlMs: number,
+): counterV1.ListCountersResponse__Output {
   const prefix = validateCounterPrefix(request.prefix);
   const pageSize = validatePageSize(request.pageSize);
   const after = request.pageToken === '' ? '' : decodePageToken(request.pageToken, prefix);
@@ -84,7 +90,12 @@ export function listCounters(directory: Directory, request: counterV1.ListCounte
   const rows = directory.scan(range, pageSize + 1);
   const page = rows.length > pageSize ? rows.slice(0, pageSize) : rows;
   return {
-    counters: page.map((row) => ({ name: row.name, kind: row.kind, shards: row.shardCount })),
+    counters: page.map((row) => ({
+      name: row.name,
+      kind: row.kind,
+      shards: row.shardCount,
+      ttlMs: String(ttlInForce(row.ttlMs, defaultTtlMs).ttlMs),
+    })),
     nextPageToken: rows.length > pageSize ? encodePageToken(page[page.length - 1]!.name) : '',
   };
 }

@@ -79,6 +79,14 @@ export interface CounterInfo {
   growths: Growth[];
   /** False when an operator fixed the shard count: heat never grows it. */
   autoscale: boolean;
+  /** Its own time to live (Configure): null follows the router default, 0 never expires. */
+  ttlMs: number | null;
+  /**
+   * When a write last resolved the counter (getOrCreate*), or a TTL was set.
+   * Memory only: after a restart every counter counts from the load, so a
+   * restart can only postpone an expiry, never bring one forward.
+   */
+  lastWriteMs: number;
 }
 
 export interface PairAddresses {
@@ -101,6 +109,8 @@ export interface ListedCounterRow {
   name: string;
   kind: CounterKind;
   shardCount: number;
+  /** As CounterInfo.ttlMs. */
+  ttlMs: number | null;
 }
 
 /** A range of names for scan: after `after` (exclusive), from `from` (inclusive), before `before` (exclusive; undefined: no end). */
@@ -136,7 +146,7 @@ export class Directory {
     this.insertShard = db.prepare('INSERT INTO shards (counter, shard_index, pair_index, created_ms) VALUES (?, ?, ?, ?)');
     this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
     // Both walk the primary key's index from the start of the range: a page costs its rows.
-    const scan = 'SELECT name, kind, shard_count FROM counters WHERE name > ? AND name >= ?';
+    const scan = 'SELECT name, kind, shard_count, ttl_ms FROM counters WHERE name > ? AND name >= ?';
     this.scanBounded = db.prepare(`${scan} AND name < ? ORDER BY name LIMIT ?`);
     this.scanUnbounded = db.prepare(`${scan} ORDER BY name LIMIT ?`);
     this.loadPairs(configuredPairs);
@@ -210,6 +220,8 @@ export class Directory {
     addColumn('counters', 'kind', "TEXT NOT NULL DEFAULT 'total'");
     addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'window_retention_ms', 'INTEGER NOT NULL DEFAULT 0');
+    // NULL: the router default applies; 0: never expires; else milliseconds.
+    addColumn('counters', 'ttl_ms', 'INTEGER');
     try {
       return new Directory(db, configuredPairs, now, limits);
     } catch (error) {
@@ -293,7 +305,7 @@ export class Directory {
 
   private loadCounters(): void {
     const counterRows = this.db
-      .prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms FROM counters')
+      .prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms, ttl_ms FROM counters')
       .all() as {
       name: string;
       shard_count: number;
@@ -302,7 +314,10 @@ export class Directory {
       kind: string;
       window_bucket_ms: number;
       window_retention_ms: number;
+      ttl_ms: number | null;
     }[];
+    // Last writes are not stored: every counter's idle clock starts now.
+    const loadedMs = this.now();
     for (const row of counterRows) {
       if (!counterKinds.includes(row.kind as CounterKind))
         throw new TallyError(ErrorCode.internal, `directory: counter ${row.name} has unknown kind ${row.kind}`);
@@ -314,6 +329,8 @@ export class Directory {
         createdMs: row.created_ms,
         growths: [],
         autoscale: row.autoscale === 1,
+        ttlMs: row.ttl_ms,
+        lastWriteMs: loadedMs,
       });
     }
     const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as {
@@ -363,19 +380,22 @@ export class Directory {
       range.before === undefined
         ? this.scanUnbounded.all(range.after, range.from, limit)
         : this.scanBounded.all(range.after, range.from, range.before, limit)
-    ) as { name: string; kind: string; shard_count: number }[];
-    return rows.map((row) => ({ name: row.name, kind: row.kind as CounterKind, shardCount: row.shard_count }));
+    ) as { name: string; kind: string; shard_count: number; ttl_ms: number | null }[];
+    return rows.map((row) => ({ name: row.name, kind: row.kind as CounterKind, shardCount: row.shard_count, ttlMs: row.ttl_ms }));
   }
 
   /**
    * The counter, created on its first use (see getOrCreateMany). Using a
    * counter as another kind than it was created as is FAILED_PRECONDITION.
+   * Every write resolves its counter here or in getOrCreateMany: that is
+   * when its last write time is taken (lastWriteMs).
    */
   getOrCreate(name: string, kind: CounterKind = 'total', partitions = 1): CounterInfo {
     const existing = this.counters.get(name);
     if (existing !== undefined) {
       if (existing.kind !== kind)
         throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+      existing.lastWriteMs = this.now();
       return existing;
     }
     this.create([name], kind, partitions);
@@ -391,11 +411,13 @@ export class Directory {
    * (RESOURCE_EXHAUSTED) creates nothing. All of the call's new counters
    * are created in one transaction, one fsync. Synchronous from the first
    * check to the last change in memory: concurrent calls naming the same
-   * new counter get one counter.
+   * new counter get one counter. Marks each counter written now (one store
+   * per run of a name, none per item of a run).
    */
   getOrCreateMany(names: readonly string[], kind: CounterKind = 'total', partitions = 1): CounterInfo[] {
     const fresh = new Set<string>();
     let previous: string | undefined;
+    const nowMs = this.now();
     for (const name of names) {
       // Batches name one counter many times in a row: one lookup per run.
       if (name === previous) continue;
@@ -404,6 +426,7 @@ export class Directory {
       if (existing === undefined) fresh.add(name);
       else if (existing.kind !== kind)
         throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+      else existing.lastWriteMs = nowMs;
     }
     if (fresh.size > 0) this.create([...fresh], kind, partitions);
     const counters: CounterInfo[] = new Array(names.length);
@@ -456,6 +479,8 @@ export class Directory {
           createdMs,
           growths: [],
           autoscale,
+          ttlMs: null,
+          lastWriteMs: createdMs,
         };
         this.insertCounter.run(name, shardCount, createdMs, kind, autoscale ? 1 : 0);
         createdShards.push(this.insertShards(counter, shardCount, totalShardsPerPair));
@@ -558,6 +583,31 @@ export class Directory {
     );
     counter.window = { ...window };
     return counter;
+  }
+
+  /**
+   * Sets a counter's own time to live (persisted): null follows the router
+   * default, 0 never expires. Restarts its idle clock, as a write does: a
+   * TTL shorter than the time the counter has already been idle must not
+   * delete it the moment it is set.
+   */
+  setTtl(name: string, ttlMs: number | null): CounterInfo {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    assert(ttlMs === null || (Number.isSafeInteger(ttlMs) && ttlMs >= 0), `ttl ${ttlMs}`);
+    this.write(() => this.db.prepare('UPDATE counters SET ttl_ms = ? WHERE name = ?').run(ttlMs, name));
+    counter.ttlMs = ttlMs;
+    counter.lastWriteMs = this.now();
+    return counter;
+  }
+
+  /**
+   * Every counter, in creation order, as a live iterator: it survives
+   * creations (visited at the end) and deletions (skipped) between steps,
+   * so a sweep can walk it a slice at a time.
+   */
+  liveCounters(): IterableIterator<CounterInfo> {
+    return this.counters.values();
   }
 
   /** Turns heat-driven growth on or off for one counter (persisted). */

@@ -23,6 +23,9 @@ import {
   deadlineCeiling,
   listRequestBytesMax,
   singleRequestBytesMax,
+  expirySweepIntervalMs,
+  expiryChecksPerSweep,
+  expiryDeletesPerSecondMax,
 } from '../common/index.ts';
 import { status } from '@grpc/grpc-js';
 import { parseRouterConfig } from './config.ts';
@@ -41,8 +44,19 @@ import { PairSupervisor } from './pair-supervisor.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { authenticateFirst, tokensOf } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
+import { CounterExpiry, type CounterDeleter } from './counter-expiry.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
+
+/**
+ * The delete path TTL expiry hands idle counters to (CounterDeleter states
+ * its contract). INTEGRATION, issue 19: DeleteCounter is built on another
+ * branch; once merged, return its implementation here. Until then nothing
+ * expires: TTLs are stored and shown, and the router says so at start.
+ */
+function counterDeleterOf(): CounterDeleter | undefined {
+  return undefined;
+}
 
 runMain(async () => {
   const config = parseRouterConfig(process.argv.slice(2), process.env);
@@ -116,6 +130,7 @@ runMain(async () => {
     reconcileTimeoutMs: config.callDeadlineMaxMs,
     autoscaler,
     tokens,
+    counterTtlMs: config.counterTtlMs,
   };
 
   // Each runs on a call's headers, in this order, before its message is read.
@@ -147,6 +162,29 @@ runMain(async () => {
   autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
+  const deleter = counterDeleterOf();
+  // A series from the start: a rate over it needs no first deletion.
+  metrics.countersDeleted.inc({ cause: 'ttl' }, 0);
+  const expiry =
+    deleter === undefined
+      ? undefined
+      : new CounterExpiry(
+          directory,
+          deleter,
+          {
+            defaultTtlMs: config.counterTtlMs,
+            sweepIntervalMs: expirySweepIntervalMs,
+            checksPerSweep: expiryChecksPerSweep,
+            deletesPerSweep: Math.max(1, Math.floor((expiryDeletesPerSecondMax * expirySweepIntervalMs) / 1_000)),
+          },
+          {
+            onExpired: (count) => metrics.countersDeleted.inc({ cause: 'ttl' }, count),
+            onPass: (passMs) => metrics.expiryPassSeconds.set(passMs / 1_000),
+          },
+          logger,
+        );
+  if (expiry === undefined) logger.warn('counter expiry is not wired to a delete path in this build: counters with a TTL are kept');
+  expiry?.start();
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
@@ -180,6 +218,7 @@ runMain(async () => {
       reads.stopRefresher();
       supervisor.stop();
       autoscaler.stop();
+      expiry?.stop();
       gauges.stop();
       pool.close();
       directory.close();

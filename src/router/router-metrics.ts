@@ -62,6 +62,17 @@ export function createRouterMetrics(registry: Registry) {
     }),
     directoryCounters: new Gauge({ name: 'tally_directory_counters', help: 'Counters in the directory', registers: [registry] }),
     directoryShards: new Gauge({ name: 'tally_directory_shards', help: 'Shards of every counter in the directory', registers: [registry] }),
+    countersDeleted: new Counter({
+      name: 'tally_counters_deleted_total',
+      help: 'Counters deleted, by cause (ttl: expired; delete: DeleteCounter)',
+      labelNames: ['cause'],
+      registers: [registry],
+    }),
+    expiryPassSeconds: new Gauge({
+      name: 'tally_counter_expiry_pass_seconds',
+      help: 'Duration of the last full expiry pass over the directory: how late an expired counter may be found',
+      registers: [registry],
+    }),
     failovers: new Counter({
       name: 'tally_failovers_total',
       help: 'Followers promoted after their primary went silent',

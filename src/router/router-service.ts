@@ -28,6 +28,7 @@ import { reconcile } from './reconciler.ts';
 import { clusterStatus } from './cluster-status.ts';
 import { configureCounter } from './counter-configuration.ts';
 import { listCounters } from './counter-list.ts';
+import { ttlInForce } from './counter-expiry.ts';
 import type { Directory, CounterInfo } from './directory.ts';
 import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
 import { skewOf } from './heat.ts';
@@ -51,6 +52,8 @@ export interface RouterDeps {
   statusTimeoutMs: number;
   reconcileTimeoutMs: number;
   autoscaler: Autoscaler;
+  /** The router default time to live (--counter-ttl-ms); 0: none. */
+  counterTtlMs: number;
 }
 
 /**
@@ -293,6 +296,7 @@ export function createAdminService(deps: RouterDeps) {
 
   const describe = (counter: CounterInfo): counterV1.DescribeResponse__Output => {
     const sample = heat.lastSample(counter.name);
+    const ttl = ttlInForce(counter.ttlMs, deps.counterTtlMs);
     const shardRates = shardRatesOf(sample, counter.shards.length);
     return {
       counter: counter.name,
@@ -318,6 +322,9 @@ export function createAdminService(deps: RouterDeps) {
         kind: counter.kind,
         windowBucketMs: String(counter.window.bucketMs),
         windowRetentionMs: String(counter.window.retentionMs),
+        ttlMs: String(ttl.ttlMs),
+        ttlFrom: ttl.from,
+        idleMs: String(Math.max(0, Date.now() - counter.lastWriteMs)),
       },
     };
   };
@@ -370,7 +377,7 @@ export function createAdminService(deps: RouterDeps) {
     }),
 
     ListCounters: unary<counterV1.ListCountersRequest__Output, counterV1.ListCountersResponse__Output>((request) =>
-      listCounters(directory, request),
+      listCounters(directory, request, deps.counterTtlMs),
     ),
 
     Hot: unary<counterV1.HotRequest__Output, counterV1.HotResponse__Output>((request) => {

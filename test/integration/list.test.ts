@@ -77,7 +77,7 @@ describe('list counters', () => {
   it('list: the default page is 100; the last page has no token; an unmatched prefix is an empty last page', async () => {
     const page = await tc.client.listCounters({ prefix: 'list:' });
     expect(page.counters).toHaveLength(100);
-    expect(page.counters[0]).toEqual({ name: 'list:00000', kind: 'total', shards: 1 });
+    expect(page.counters[0]).toEqual({ name: 'list:00000', kind: 'total', shards: 1, ttlMs: 0 });
     expect(page.nextPageToken).not.toBe('');
     const exact = await tc.client.listCounters({ prefix: 'list:0000', pageSize: 10 });
     expect(exact.counters.map((counter) => counter.name)).toEqual(expected.slice(0, 10));
@@ -94,9 +94,9 @@ describe('list counters', () => {
     const all: ListedCounter[] = [];
     for await (const counter of tc.client.allCounters({ prefix: 'iter:', pageSize: 2 })) all.push(counter);
     expect(all).toEqual([
-      { name: 'iter:members', kind: 'membership', shards: 4 },
-      { name: 'iter:total', kind: 'total', shards: 3 },
-      { name: 'iter:visitors', kind: 'distinct', shards: 1 },
+      { name: 'iter:members', kind: 'membership', shards: 4, ttlMs: 0 },
+      { name: 'iter:total', kind: 'total', shards: 3, ttlMs: 0 },
+      { name: 'iter:visitors', kind: 'distinct', shards: 1, ttlMs: 0 },
     ]);
     const firstTen: string[] = [];
     for await (const counter of tc.client.allCounters({ prefix: 'list:' })) {
@@ -143,7 +143,7 @@ describe('list counters', () => {
     expect(many.code).toBe(0);
     const lines = many.stdout.trim().split('\n');
     expect(lines).toHaveLength(10_000);
-    expect(JSON.parse(lines[1_000]!)).toEqual({ name: 'list:01000', kind: 'total', shards: 1 });
+    expect(JSON.parse(lines[1_000]!)).toEqual({ name: 'list:01000', kind: 'total', shards: 1, ttlMs: 0 });
     expect((await tally(['ls', 'iter:', ...router])).stdout).toMatch(/^iter:members {2}membership {2}4 partitions$/m);
   }, 60_000);
 

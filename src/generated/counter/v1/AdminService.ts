@@ -31,14 +31,16 @@ export interface AdminServiceClient extends grpc.Client {
   clusterStatus(argument: _counter_v1_ClusterStatusRequest, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Per-counter settings: heat-driven growth on or off.
+   * Per-counter settings: heat-driven growth on or off, a total's window, a
+   * membership counter's partitions, a time to live.
    */
   Configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Configure(argument: _counter_v1_ConfigureRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Configure(argument: _counter_v1_ConfigureRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Per-counter settings: heat-driven growth on or off.
+   * Per-counter settings: heat-driven growth on or off, a total's window, a
+   * membership counter's partitions, a time to live.
    */
   configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
@@ -166,7 +168,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   ClusterStatus: grpc.handleUnaryCall<_counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse>;
   
   /**
-   * Per-counter settings: heat-driven growth on or off.
+   * Per-counter settings: heat-driven growth on or off, a total's window, a
+   * membership counter's partitions, a time to live.
    */
   Configure: grpc.handleUnaryCall<_counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse>;
   

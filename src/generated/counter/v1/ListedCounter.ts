@@ -1,5 +1,6 @@
 // Original file: proto/counter.proto
 
+import type { Long } from '@grpc/proto-loader';
 
 export interface ListedCounter {
   'name'?: (string);
@@ -8,6 +9,10 @@ export interface ListedCounter {
    */
   'kind'?: (string);
   'shards'?: (number);
+  /**
+   * The time to live in force (its own or the router default); 0: never expires.
+   */
+  'ttlMs'?: (number | string | Long);
 }
 
 export interface ListedCounter__Output {
@@ -17,4 +22,8 @@ export interface ListedCounter__Output {
    */
   'kind': (string);
   'shards': (number);
+  /**
+   * The time to live in force (its own or the router default); 0: never expires.
+   */
+  'ttlMs': (string);
 }
