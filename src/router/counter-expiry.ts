@@ -52,13 +52,12 @@ export interface ExpirySettings {
 export interface ExpiryObserver {
   /** Counters the deleter reported deleted. */
   onExpired(count: number): void;
-  /** A full pass over the directory ended, taking passMs: the bound on how late an expiry is found. */
-  onPass(passMs: number): void;
 }
 
 export class CounterExpiry {
   private cursor: IterableIterator<CounterInfo> | undefined;
   private passStartedMs = 0;
+  private lastPassMs = 0;
   private readonly task: IntervalTask;
 
   constructor(
@@ -80,6 +79,16 @@ export class CounterExpiry {
   /** No slice starts after this; one under way finishes its batch. */
   stop(): void {
     this.task.stop();
+  }
+
+  /**
+   * How long a pass over the directory takes: the last full pass, or the
+   * one under way once it has run longer (a mass expiry slows the pass
+   * that meets it, and that must show before the pass ends). It bounds how
+   * late past its TTL an idle counter is found.
+   */
+  passDurationMs(nowMs: number = this.now()): number {
+    return Math.max(this.lastPassMs, this.cursor === undefined ? 0 : nowMs - this.passStartedMs);
   }
 
   /** Whether the counter has been idle for its whole TTL at nowMs. */
@@ -108,7 +117,7 @@ export class CounterExpiry {
       const next = this.cursor.next();
       if (next.done === true) {
         this.cursor = undefined;
-        this.observer.onPass(nowMs - this.passStartedMs);
+        this.lastPassMs = nowMs - this.passStartedMs;
         // A new pass starts with the next slice: a small directory is not checked twice in one slice.
         break;
       }

@@ -177,10 +177,7 @@ runMain(async () => {
             checksPerSweep: expiryChecksPerSweep,
             deletesPerSweep: Math.max(1, Math.floor((expiryDeletesPerSecondMax * expirySweepIntervalMs) / 1_000)),
           },
-          {
-            onExpired: (count) => metrics.countersDeleted.inc({ cause: 'ttl' }, count),
-            onPass: (passMs) => metrics.expiryPassSeconds.set(passMs / 1_000),
-          },
+          { onExpired: (count) => metrics.countersDeleted.inc({ cause: 'ttl' }, count) },
           logger,
         );
   if (expiry === undefined) logger.warn('counter expiry is not wired to a delete path in this build: counters with a TTL are kept');
@@ -188,6 +185,7 @@ runMain(async () => {
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
+    if (expiry !== undefined) metrics.expiryPassSeconds.set(expiry.passDurationMs() / 1_000);
   };
   const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, setGauges);
   gauges.start();

@@ -70,7 +70,7 @@ export function createRouterMetrics(registry: Registry) {
     }),
     expiryPassSeconds: new Gauge({
       name: 'tally_counter_expiry_pass_seconds',
-      help: 'Duration of the last full expiry pass over the directory: how late an expired counter may be found',
+      help: 'Duration of the last full expiry pass over the directory (or of the one under way, once longer): how late an expired counter may be found',
       registers: [registry],
     }),
     failovers: new Counter({
