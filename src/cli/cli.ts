@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { runTop } from './top.ts';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { batchItemsMax, memberPartitionsMax } from '../common/limits.ts';
+import { batchItemsMax, listPageSizeMax, memberPartitionsMax } from '../common/limits.ts';
 import { parseMemberId } from '../common/validate.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
@@ -18,6 +18,8 @@ commands:
   get <counter> --last D        read a windowed total over the last D (e.g. 90000, 1500ms, 30s, 15m, 1h, 7d) [--cached]
   get-many <counter>...         read several totals [--cached]
   describe <counter>            shard count, placements and heat
+  ls [prefix]                   the counters whose names start with prefix, in byte order: name,
+                                kind, shards [--limit N] (--json: one object per line)
   set-shards <counter> <n>      grow a counter's shard set to n
   clear <counter>               make a counter (any kind) read 0 from now on; racing increments
                                 count at most once [--key K: a retry with K clears nothing more]
@@ -29,10 +31,12 @@ commands:
                                 machine); the new node is filled by snapshot install
   reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
   configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window]
-            [--membership-partitions N]
+            [--membership-partitions N] [--ttl D|never|default]
                                 let heat grow the counter's shards, or fix them; keep the last
                                 D of a total in buckets (--no-window drops them); create a
-                                membership counter with N partitions
+                                membership counter with N partitions; delete the counter once
+                                not written for D (never: not even under the router default;
+                                default: follow the router's --counter-ttl-ms)
   distinct add <counter> <member>...
                                 add members (any text) to a distinct counter
   distinct count <counter>...   estimated distinct members of the counters' union, ± its standard error
@@ -71,6 +75,7 @@ const valueFlags = new Set([
   'window-bucket',
   'window-retention',
   'membership-partitions',
+  'ttl',
   'address',
   'service',
   'tls-ca',
@@ -162,6 +167,13 @@ function kindNote(description: CounterDescription): string {
   return '';
 }
 
+/** "ttl 7d (default)", "ttl 1h", "no ttl" or "never expires". */
+function ttlNote(description: CounterDescription): string {
+  if (description.ttlFrom === 'never') return 'never expires';
+  if (description.ttlMs === 0) return 'no ttl';
+  return `ttl ${formatDuration(description.ttlMs)}${description.ttlFrom === 'default' ? ' (default)' : ''}`;
+}
+
 function formatDuration(durationMs: number): string {
   for (const unit of ['d', 'h', 'm', 's'] as const) {
     if (durationMs > 0 && durationMs % msPerUnit[unit] === 0) return `${durationMs / msPerUnit[unit]}${unit}`;
@@ -232,13 +244,18 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       expectArgs(args, 1, 'describe <counter>');
       const description = await client.describe(args[0]!);
       const lines = [
-        `${description.counter}: ${description.shards} shard${description.shards === 1 ? '' : 's'}, heat ${description.heatPerSec.toFixed(1)} increments/s (peak ${description.peakPerSec.toFixed(1)}), skew ${description.skew.toFixed(2)}, autoscale ${description.autoscale ? 'on' : 'off'}${kindNote(description)}, created ${new Date(description.createdUnixMs).toISOString()}`,
+        `${description.counter}: ${description.shards} shard${description.shards === 1 ? '' : 's'}, heat ${description.heatPerSec.toFixed(1)} increments/s (peak ${description.peakPerSec.toFixed(1)}), skew ${description.skew.toFixed(2)}, autoscale ${description.autoscale ? 'on' : 'off'}${kindNote(description)}, created ${new Date(description.createdUnixMs).toISOString()}${description.ttlMs > 0 ? `, ${ttlNote(description)}, idle ${formatDuration(Math.floor(description.idleMs / 1_000) * 1_000 || description.idleMs)}` : ''}`,
         ...description.placements.map(
           (placement) =>
             `  shard ${placement.shard} (id ${placement.shardId})  pair ${placement.pair}  primary ${placement.primary}  follower ${placement.follower}  epoch ${placement.epoch}`,
         ),
       ];
       print(json, description, lines.join('\n'));
+      return;
+    }
+    case 'ls': {
+      if (args.length > 1) throw new UsageError('expected: tally ls [prefix] [--limit N]');
+      await list(client, args[0] ?? '', flags.has('limit') ? parseWholeNumber(flags.get('limit')!, '--limit') : undefined, json);
       return;
     }
     case 'set-shards': {
@@ -327,7 +344,7 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       expectArgs(
         args,
         1,
-        'configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window] [--membership-partitions N]',
+        'configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window] [--membership-partitions N] [--ttl D|never|default]',
       );
       const options = configureOptions(flags);
       const description = await client.configure(args[0]!, options);
@@ -421,6 +438,30 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
   }
 }
 
+/**
+ * Prints counters as the pages arrive (a listing may be millions of names),
+ * one per line; --json makes each line a JSON object. With limitCount, stops
+ * there and says on stderr when more follow.
+ */
+async function list(client: TallyClient, prefix: string, limitCount: number | undefined, json: boolean): Promise<void> {
+  if (limitCount === 0) throw new UsageError('--limit must be at least 1');
+  let printedCount = 0;
+  let pageToken = '';
+  do {
+    const pageSize = Math.min(listPageSizeMax, limitCount === undefined ? listPageSizeMax : limitCount - printedCount);
+    const page = await client.listCounters({ prefix, pageToken, pageSize });
+    const lines = page.counters.map((counter) =>
+      json
+        ? JSON.stringify(counter)
+        : `${counter.name}  ${counter.kind}  ${plural(counter.shards, counter.kind === 'membership' ? 'partition' : 'shard')}${counter.ttlMs > 0 ? `  ttl ${formatDuration(counter.ttlMs)}` : ''}`,
+    );
+    if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+    printedCount += lines.length;
+    pageToken = page.nextPageToken;
+  } while (pageToken !== '' && (limitCount === undefined || printedCount < limitCount));
+  if (pageToken !== '') process.stderr.write(`tally: stopped at --limit ${limitCount}; more counters follow\n`);
+}
+
 /** What configure changes; each flag is optional but at least one is needed. */
 function configureOptions(flags: Map<string, string>): ConfigureOptions {
   const options: ConfigureOptions = {};
@@ -449,9 +490,16 @@ function configureOptions(flags: Map<string, string>): ConfigureOptions {
       throw new UsageError(`--membership-partitions must be between 1 and ${memberPartitionsMax}, got ${partitions}`);
     options.membershipPartitions = partitions;
   }
-  if (options.autoscale === undefined && options.window === undefined && options.membershipPartitions === undefined) {
+  const ttlText = flags.get('ttl');
+  if (ttlText !== undefined) options.ttlMs = ttlText === 'never' || ttlText === 'default' ? ttlText : parseDurationMs(ttlText, '--ttl');
+  if (
+    options.autoscale === undefined &&
+    options.window === undefined &&
+    options.membershipPartitions === undefined &&
+    options.ttlMs === undefined
+  ) {
     throw new UsageError(
-      'configure needs --autoscale on|off, --window-bucket with --window-retention, --no-window or --membership-partitions',
+      'configure needs --autoscale on|off, --window-bucket with --window-retention, --no-window, --membership-partitions or --ttl',
     );
   }
   return options;
@@ -467,7 +515,7 @@ function configureLine(description: CounterDescription, options: ConfigureOption
       : options.window !== undefined
         ? ', no window'
         : '';
-  return `${description.counter}: ${kind}autoscale ${description.autoscale ? 'on' : 'off'}, ${shards}${window}`;
+  return `${description.counter}: ${kind}autoscale ${description.autoscale ? 'on' : 'off'}, ${shards}${window}${options.ttlMs !== undefined ? `, ${ttlNote(description)}` : ''}`;
 }
 
 /** TLS files and the token, from flags or TALLY_* environment (never the token itself on the command line). */

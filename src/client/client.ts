@@ -8,7 +8,15 @@ import { credentials, status, Metadata, type Client, type CallOptions, type requ
 import { clientChannelOptions } from '../common/client-channel.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { isLoopbackHost, splitHostPort } from '../common/address.ts';
-import { parseInt64, toWireInt64, parseMemberId, validateAmount, validateCounterName, validateIdempotencyKey } from '../common/validate.ts';
+import {
+  parseInt64,
+  toWireInt64,
+  parseMemberId,
+  validateAmount,
+  validateCounterName,
+  validateCounterPrefix,
+  validateIdempotencyKey,
+} from '../common/validate.ts';
 import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
 import type { WindowSetting } from '../common/window-setting.ts';
 import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
@@ -107,6 +115,12 @@ export interface CounterDescription {
   /** Totals with a window: bucket size and retention (0 when none). */
   windowBucketMs: number;
   windowRetentionMs: number;
+  /** The time to live in force: deleted once not written for this long; 0 never expires. */
+  ttlMs: number;
+  /** Where ttlMs comes from: 'counter' (its own), 'default' (the router's), 'never' (exempted) or 'none'. */
+  ttlFrom: string;
+  /** Since the router last saw a write (or started, if later); the counter expires when this reaches ttlMs. */
+  idleMs: number;
 }
 
 export interface WindowReadResult {
@@ -160,9 +174,42 @@ export interface ConfigureOptions {
   window?: WindowSetting;
   /** Creates a membership counter with this many partitions (fixed for life). */
   membershipPartitions?: number;
+  /**
+   * Time to live in ms (1,000..10 years): the counter is deleted once not
+   * written for this long; 'never': it never expires, even under a router
+   * default; 'default': drop its own, follow the router's. Setting it
+   * restarts the counter's idle clock.
+   */
+  ttlMs?: number | 'never' | 'default';
 }
 
 export type HotCounter = counterV1.HotCounter__Output;
+
+/** One counter of a listing. */
+export interface ListedCounter {
+  name: string;
+  /** 'total', 'distinct' or 'membership'. */
+  kind: string;
+  shards: number;
+  /** The time to live in force (its own or the router default); 0: never expires. */
+  ttlMs: number;
+}
+
+export interface ListCountersOptions {
+  /** Only names starting with this (UTF-8, no control characters); default: every counter. */
+  prefix?: string;
+  /** A nextPageToken of an earlier page of the same prefix; default: the first page. */
+  pageToken?: string;
+  /** Counters per page, 1..1,000; default 100. */
+  pageSize?: number;
+}
+
+/** One page of a listing, in byte order of the names. */
+export interface CounterPage {
+  counters: ListedCounter[];
+  /** Pass it back as pageToken for the next page; '' on the last page. */
+  nextPageToken: string;
+}
 
 export interface NodeStatus {
   address: string;
@@ -266,6 +313,16 @@ function toWireKey(key: string | Uint8Array | null | undefined): Buffer {
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
 }
 
+/** ConfigureOptions.ttlMs as the wire's TtlSetting; bounds are the router's to check. */
+function toWireTtl(ttlMs: number | 'never' | 'default'): counterV1.TtlSetting {
+  if (ttlMs === 'never') return { ttlMs: 0, never: true };
+  if (ttlMs === 'default') return { ttlMs: 0, never: false };
+  // 0 would silently mean 'default' on the wire: say which.
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
+    throw new TallyError(ErrorCode.invalidArgument, `ttlMs must be a positive whole number of ms, 'never' or 'default', got ${ttlMs}`);
+  return { ttlMs, never: false };
+}
+
 const retryableStatuses = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
 const backoffBaseMs = 100;
 const backoffMaxMs = 1_000;
@@ -302,6 +359,9 @@ function fromDescribeResponse(response: counterV1.DescribeResponse__Output): Cou
     kind: response.config?.kind ?? 'total',
     windowBucketMs: Number(response.config?.windowBucketMs ?? 0),
     windowRetentionMs: Number(response.config?.windowRetentionMs ?? 0),
+    ttlMs: Number(response.config?.ttlMs ?? 0),
+    ttlFrom: response.config?.ttlFrom ?? 'none',
+    idleMs: Number(response.config?.idleMs ?? 0),
   };
 }
 
@@ -483,7 +543,14 @@ export class TallyClient {
     const autoscale = options.autoscale === undefined ? 'AUTOSCALE_UNCHANGED' : options.autoscale ? 'AUTOSCALE_ON' : 'AUTOSCALE_OFF';
     const window =
       options.window === undefined ? null : { bucketMs: String(options.window.bucketMs), retentionMs: String(options.window.retentionMs) };
-    const request: counterV1.ConfigureRequest = { counter, autoscale, window, membershipPartitions: options.membershipPartitions ?? 0 };
+    const ttl = options.ttlMs === undefined ? null : toWireTtl(options.ttlMs);
+    const request: counterV1.ConfigureRequest = {
+      counter,
+      autoscale,
+      window,
+      membershipPartitions: options.membershipPartitions ?? 0,
+      ttl,
+    };
     return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, request, settings));
   }
 
@@ -590,6 +657,46 @@ export class TallyClient {
   async hot(limit = 20, settings?: CallSettings): Promise<{ counters: HotCounter[]; tracked: number }> {
     const response = await this.call(this.adminRpc.Hot, this.adminRpc, { limit }, settings);
     return { counters: response.counters, tracked: Number(response.tracked) };
+  }
+
+  /**
+   * One page of the counters whose names start with prefix, in byte order
+   * of their UTF-8 names (AdminService: needs the admin token when tokens
+   * are set). Pages chained by nextPageToken see every counter that existed
+   * for the whole scan once and no name twice; allCounters does the chaining.
+   */
+  async listCounters(options: ListCountersOptions = {}, settings?: CallSettings): Promise<CounterPage> {
+    const pageSize = options.pageSize ?? 0;
+    // The router bounds it; here only what the wire's uint32 cannot carry is refused.
+    if (!Number.isInteger(pageSize) || pageSize < 0 || pageSize > 0xffffffff)
+      throw new TallyError(ErrorCode.invalidArgument, `pageSize must be a whole number, got ${pageSize}`);
+    // A lone surrogate would reach the router as U+FFFD and list other names: refused here.
+    const prefix = validateCounterPrefix(options.prefix ?? '');
+    const request: counterV1.ListCountersRequest = { prefix, pageToken: options.pageToken ?? '', pageSize };
+    const response = await this.call(this.adminRpc.ListCounters, this.adminRpc, request, settings);
+    return {
+      counters: response.counters.map((counter) => ({
+        name: counter.name,
+        kind: counter.kind,
+        shards: counter.shards,
+        ttlMs: Number(counter.ttlMs),
+      })),
+      nextPageToken: response.nextPageToken,
+    };
+  }
+
+  /**
+   * Every counter under prefix, page after page (pageSize each, default
+   * 100), in byte order: `for await (const counter of client.allCounters({ prefix: 'post:' }))`.
+   * Each page is one call with its own deadline; breaking out stops the calls.
+   */
+  async *allCounters(options: Omit<ListCountersOptions, 'pageToken'> = {}, settings?: CallSettings): AsyncGenerator<ListedCounter> {
+    let pageToken = '';
+    do {
+      const page = await this.listCounters({ ...options, pageToken }, settings);
+      yield* page.counters;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
   }
 
   async setShards(counter: string, shards: number, settings?: CallSettings): Promise<{ previousShards: number; shards: number }> {

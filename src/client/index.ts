@@ -54,6 +54,12 @@ export type {
   CounterDeletion,
   /** What clear did: the counter's new generation, whether it applied (false: a keyed retry), the clears still owed. */
   ClearResult,
+  /** One counter of a listing: name, kind and shard count. */
+  ListedCounter,
+  /** Options of listCounters: prefix, pageToken, pageSize. */
+  ListCountersOptions,
+  /** One page of listCounters and the token of the next. */
+  CounterPage,
 } from './client.ts';
 /** A total counter's time buckets: bucketMs wide, kept retentionMs ({0, 0}: none). */
 export type { WindowSetting } from '../common/window-setting.ts';

@@ -14,18 +14,29 @@ export function validateCounterName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0) {
     throw new TallyError(ErrorCode.invalidArgument, 'counter name is empty');
   }
-  const sizeBytes = Buffer.byteLength(name, 'utf8');
+  return checkNameText(name, 'counter name');
+}
+
+/** A ListCounters prefix: empty (every counter) or text a counter name could start with. */
+export function validateCounterPrefix(prefix: unknown): string {
+  if (typeof prefix !== 'string') throw new TallyError(ErrorCode.invalidArgument, 'prefix is not a string');
+  return prefix === '' ? prefix : checkNameText(prefix, 'prefix');
+}
+
+/** The rules of a counter name's text, failures naming `what`. */
+function checkNameText(text: string, what: string): string {
+  const sizeBytes = Buffer.byteLength(text, 'utf8');
   if (sizeBytes > counterNameBytesMax) {
-    throw new TallyError(ErrorCode.invalidArgument, `counter name is ${sizeBytes} bytes; the limit is ${counterNameBytesMax}`);
+    throw new TallyError(ErrorCode.invalidArgument, `${what} is ${sizeBytes} bytes; the limit is ${counterNameBytesMax}`);
   }
-  if (controlCharacter.test(name)) {
-    throw new TallyError(ErrorCode.invalidArgument, 'counter name contains a control character');
+  if (controlCharacter.test(text)) {
+    throw new TallyError(ErrorCode.invalidArgument, `${what} contains a control character`);
   }
   // A lone surrogate has no UTF-8 form; the wire would silently turn it into U+FFFD.
-  if (loneSurrogate.test(name)) {
-    throw new TallyError(ErrorCode.invalidArgument, 'counter name is not valid UTF-8');
+  if (loneSurrogate.test(text)) {
+    throw new TallyError(ErrorCode.invalidArgument, `${what} is not valid UTF-8`);
   }
-  return name;
+  return text;
 }
 
 export function validateIdempotencyKey(key: Buffer | Uint8Array | undefined | null): Buffer {

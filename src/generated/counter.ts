@@ -26,6 +26,9 @@ import type { IncrementRequest as _counter_v1_IncrementRequest, IncrementRequest
 import type { IncrementResponse as _counter_v1_IncrementResponse, IncrementResponse__Output as _counter_v1_IncrementResponse__Output } from './counter/v1/IncrementResponse.ts';
 import type { IsMemberRequest as _counter_v1_IsMemberRequest, IsMemberRequest__Output as _counter_v1_IsMemberRequest__Output } from './counter/v1/IsMemberRequest.ts';
 import type { IsMemberResponse as _counter_v1_IsMemberResponse, IsMemberResponse__Output as _counter_v1_IsMemberResponse__Output } from './counter/v1/IsMemberResponse.ts';
+import type { ListCountersRequest as _counter_v1_ListCountersRequest, ListCountersRequest__Output as _counter_v1_ListCountersRequest__Output } from './counter/v1/ListCountersRequest.ts';
+import type { ListCountersResponse as _counter_v1_ListCountersResponse, ListCountersResponse__Output as _counter_v1_ListCountersResponse__Output } from './counter/v1/ListCountersResponse.ts';
+import type { ListedCounter as _counter_v1_ListedCounter, ListedCounter__Output as _counter_v1_ListedCounter__Output } from './counter/v1/ListedCounter.ts';
 import type { NodeInfo as _counter_v1_NodeInfo, NodeInfo__Output as _counter_v1_NodeInfo__Output } from './counter/v1/NodeInfo.ts';
 import type { PairReconcile as _counter_v1_PairReconcile, PairReconcile__Output as _counter_v1_PairReconcile__Output } from './counter/v1/PairReconcile.ts';
 import type { PartitionCheck as _counter_v1_PartitionCheck, PartitionCheck__Output as _counter_v1_PartitionCheck__Output } from './counter/v1/PartitionCheck.ts';
@@ -47,6 +50,7 @@ import type { SetShardsRequest as _counter_v1_SetShardsRequest, SetShardsRequest
 import type { SetShardsResponse as _counter_v1_SetShardsResponse, SetShardsResponse__Output as _counter_v1_SetShardsResponse__Output } from './counter/v1/SetShardsResponse.ts';
 import type { ShardDrift as _counter_v1_ShardDrift, ShardDrift__Output as _counter_v1_ShardDrift__Output } from './counter/v1/ShardDrift.ts';
 import type { ShardPlacement as _counter_v1_ShardPlacement, ShardPlacement__Output as _counter_v1_ShardPlacement__Output } from './counter/v1/ShardPlacement.ts';
+import type { TtlSetting as _counter_v1_TtlSetting, TtlSetting__Output as _counter_v1_TtlSetting__Output } from './counter/v1/TtlSetting.ts';
 import type { WindowSettings as _counter_v1_WindowSettings, WindowSettings__Output as _counter_v1_WindowSettings__Output } from './counter/v1/WindowSettings.ts';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
@@ -83,6 +87,9 @@ export interface ProtoGrpcType {
       IncrementResponse: MessageTypeDefinition<_counter_v1_IncrementResponse, _counter_v1_IncrementResponse__Output>
       IsMemberRequest: MessageTypeDefinition<_counter_v1_IsMemberRequest, _counter_v1_IsMemberRequest__Output>
       IsMemberResponse: MessageTypeDefinition<_counter_v1_IsMemberResponse, _counter_v1_IsMemberResponse__Output>
+      ListCountersRequest: MessageTypeDefinition<_counter_v1_ListCountersRequest, _counter_v1_ListCountersRequest__Output>
+      ListCountersResponse: MessageTypeDefinition<_counter_v1_ListCountersResponse, _counter_v1_ListCountersResponse__Output>
+      ListedCounter: MessageTypeDefinition<_counter_v1_ListedCounter, _counter_v1_ListedCounter__Output>
       NodeInfo: MessageTypeDefinition<_counter_v1_NodeInfo, _counter_v1_NodeInfo__Output>
       PairReconcile: MessageTypeDefinition<_counter_v1_PairReconcile, _counter_v1_PairReconcile__Output>
       PartitionCheck: MessageTypeDefinition<_counter_v1_PartitionCheck, _counter_v1_PartitionCheck__Output>
@@ -104,6 +111,7 @@ export interface ProtoGrpcType {
       SetShardsResponse: MessageTypeDefinition<_counter_v1_SetShardsResponse, _counter_v1_SetShardsResponse__Output>
       ShardDrift: MessageTypeDefinition<_counter_v1_ShardDrift, _counter_v1_ShardDrift__Output>
       ShardPlacement: MessageTypeDefinition<_counter_v1_ShardPlacement, _counter_v1_ShardPlacement__Output>
+      TtlSetting: MessageTypeDefinition<_counter_v1_TtlSetting, _counter_v1_TtlSetting__Output>
       WindowSettings: MessageTypeDefinition<_counter_v1_WindowSettings, _counter_v1_WindowSettings__Output>
     }
   }

@@ -16,6 +16,8 @@ import {
   countersMax,
   shardsTotalMax,
   heatCountersMax,
+  counterTtlMsMin,
+  counterTtlMsMax,
   readTlsFiles,
   checkPlaintextAllowed,
   type LogLevel,
@@ -74,6 +76,8 @@ export interface RouterConfig {
   countersMax: number;
   /** Shards over all counters; past it creation and growth are RESOURCE_EXHAUSTED. */
   shardsTotalMax: number;
+  /** Time to live of every counter without its own (Configure ttl); 0: counters never expire by default. */
+  counterTtlMs: number;
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
   /** TLS on the public port and mutual TLS to the nodes; undefined = plaintext (loopback only). */
@@ -120,6 +124,7 @@ export const routerDefaults = {
   memberPartitions: 16,
   countersMax,
   shardsTotalMax,
+  counterTtlMs: 0,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
   tls: undefined as TlsFiles | undefined,
@@ -213,6 +218,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     dedupWindowMs: reader.int('dedup-window-ms', routerDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     countersMax: reader.int('counters-max', routerDefaults.countersMax, { min: 1, max: 10_000_000 }),
     shardsTotalMax: reader.int('shards-total-max', routerDefaults.shardsTotalMax, { min: 1, max: 40_000_000 }),
+    counterTtlMs: reader.int('counter-ttl-ms', routerDefaults.counterTtlMs, { min: 0, max: counterTtlMsMax }),
     logLevel,
     shutdownTimeoutMs: reader.int('shutdown-timeout-ms', routerDefaults.shutdownTimeoutMs, { min: 100, max: 600_000 }),
     tls: readTlsFiles(reader),
@@ -229,6 +235,8 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
   const listenHost = parseAddress(listenAddress, '--listen').host;
   checkPlaintextAllowed(listenHost, config.tls, config.insecure);
   checkAuthenticationRequired(listenHost, config);
+  if (config.counterTtlMs > 0 && config.counterTtlMs < counterTtlMsMin)
+    throw new ConfigError(`--counter-ttl-ms must be 0 (no default) or at least ${counterTtlMsMin}, got ${config.counterTtlMs}`);
   if (config.tlsRequireClientCert && config.tls === undefined)
     throw new ConfigError('--tls-require-client-cert needs --tls-cert, --tls-key and --tls-ca');
   if (config.adminToken !== undefined && config.adminToken === config.clientToken)

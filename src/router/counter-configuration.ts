@@ -1,7 +1,16 @@
 // Configure: a counter's autoscale, a total's window, a membership counter's
-// partitions. Checks the whole request before anything changes, then changes
-// only the directory (nodes learn a window with the next increment).
-import { ErrorCode, TallyError, validateCounterName, type Logger, type counterV1 } from '../common/index.ts';
+// partitions, its time to live. Checks the whole request before anything
+// changes, then changes only the directory (nodes learn a window with the
+// next increment).
+import {
+  ErrorCode,
+  TallyError,
+  counterTtlMsMax,
+  counterTtlMsMin,
+  validateCounterName,
+  type Logger,
+  type counterV1,
+} from '../common/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 import type { Directory, CounterInfo } from './directory.ts';
 
@@ -18,6 +27,7 @@ export function configureCounter(directory: Directory, logger: Logger, request: 
     const problem = validateWindowConfig(setting.bucketMs, setting.retentionMs);
     if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `window: ${problem}`);
   }
+  const ttl = request.ttl === null || request.ttl === undefined ? undefined : validateTtl(request.ttl);
   const partitions = request.membershipPartitions ?? 0;
   if (partitions > 0 && setting !== undefined) throw new TallyError(ErrorCode.invalidArgument, 'a membership counter has no window');
   const existing = directory.get(name);
@@ -44,6 +54,10 @@ export function configureCounter(directory: Directory, logger: Logger, request: 
   }
   const counter = directory.get(name);
   if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+  if (ttl !== undefined) {
+    directory.setTtl(counter.name, ttl);
+    logger.info('configure', { counter: counter.name, ttlMs: ttl ?? 'default' });
+  }
   // Checked above: anything but UNCHANGED is ON or OFF.
   if (request.autoscale !== 'AUTOSCALE_UNCHANGED') {
     const autoscale = request.autoscale === 'AUTOSCALE_ON';
@@ -53,4 +67,24 @@ export function configureCounter(directory: Directory, logger: Logger, request: 
     }
   }
   return counter;
+}
+
+/**
+ * A TtlSetting as the directory stores it: milliseconds, 0 for never, null
+ * for "the router default". INVALID_ARGUMENT outside the bounds.
+ */
+function validateTtl(ttl: counterV1.TtlSetting__Output): number | null {
+  // uint64 arrives as a decimal string: compared as a bigint, never rounded.
+  const ttlMs = BigInt(ttl.ttlMs);
+  if (ttl.never) {
+    if (ttlMs !== 0n) throw new TallyError(ErrorCode.invalidArgument, `ttl: never goes with ttl_ms 0, got ${ttlMs}`);
+    return 0;
+  }
+  if (ttlMs === 0n) return null;
+  if (ttlMs < BigInt(counterTtlMsMin) || ttlMs > BigInt(counterTtlMsMax))
+    throw new TallyError(
+      ErrorCode.invalidArgument,
+      `ttl_ms must be ${counterTtlMsMin}..${counterTtlMsMax} (0: the router default), got ${ttlMs}`,
+    );
+  return Number(ttlMs);
 }

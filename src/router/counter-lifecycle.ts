@@ -9,6 +9,7 @@
 // with the counter's generation.
 import { status } from '@grpc/grpc-js';
 import {
+  ErrorCode,
   TallyError,
   IntervalTask,
   lifecycleRetryIntervalMs,
@@ -16,7 +17,8 @@ import {
   errorCodeOfGrpcStatus,
   type Logger,
 } from '../common/index.ts';
-import type { ClearOutcome, Directory, ShardTask } from './directory.ts';
+import type { ClearOutcome, CounterInfo, Directory, ShardTask } from './directory.ts';
+import type { CounterDeleter } from './counter-expiry.ts';
 import type { NodePool } from './node-pool.ts';
 import type { ApplyItem } from './node-sender.ts';
 import type { ReadPath } from './read-path.ts';
@@ -30,17 +32,6 @@ export interface DeletedCounter {
   counter: string;
   /** The shard ids it had (never given out again). */
   shardIds: number[];
-}
-
-/**
- * What TTL expiry calls to delete a counter (CounterLifecycle implements it).
- * Synchronous: the directory transaction commits before it returns, so a
- * caller can check a counter (its last write) and delete it in one turn with
- * no increment in between. Throws NOT_FOUND when the counter does not exist.
- * The nodes' drops go out in the background (see CounterLifecycle).
- */
-export interface CounterDeleter {
-  deleteCounter(name: string, cause: DeleteCause): DeletedCounter;
 }
 
 export interface LifecycleSettings {
@@ -96,17 +87,38 @@ export class CounterLifecycle implements CounterDeleter {
   }
 
   deleteCounter(name: string, cause: DeleteCause): DeletedCounter {
-    const counter = this.directory.deleteCounter(name);
-    // After the commit: whatever the router remembers of the old counter goes with it.
-    this.reads.cache.forget(name);
-    this.heat.forget(name);
-    this.metrics.countersDeleted.inc({ cause });
+    if (this.directory.get(name) === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    return this.forgetDeleted(this.directory.deleteCounters([name]), cause)[0]!;
+  }
+
+  /**
+   * TTL expiry's delete: of `names`, those that still exist and are still
+   * expired (checked here, in the same turn as the directory's commit, so
+   * no write can come between) are deleted in one directory transaction.
+   * Returns the names deleted.
+   */
+  async deleteCounters(names: readonly string[], cause: 'ttl', stillExpired: (name: string) => boolean): Promise<readonly string[]> {
+    const expired = names.filter((name) => this.directory.get(name) !== undefined && stillExpired(name));
+    return this.forgetDeleted(this.directory.deleteCounters(expired), cause).map((deleted) => deleted.counter);
+  }
+
+  /** After the commit: whatever the router remembers of the old counters goes with them, and their drops go out. */
+  private forgetDeleted(counters: readonly CounterInfo[], cause: DeleteCause): DeletedCounter[] {
+    const shardIds: number[] = [];
+    const deleted = counters.map((counter) => {
+      this.reads.cache.forget(counter.name);
+      this.heat.forget(counter.name);
+      const ids = counter.shards.map((shard) => shard.shardId);
+      shardIds.push(...ids);
+      this.logger.info('counter deleted', { counter: counter.name, cause, shards: ids.length, kind: counter.kind });
+      return { counter: counter.name, shardIds: ids };
+    });
+    if (deleted.length === 0) return deleted;
+    this.metrics.countersDeleted.inc({ cause }, deleted.length);
     this.exportPending();
-    const shardIds = counter.shards.map((shard) => shard.shardId);
-    this.logger.info('counter deleted', { counter: name, cause, shards: shardIds.length, kind: counter.kind });
     // Sent at once without waiting: TTL expiry deletes many in a row.
     void this.sendTasks(this.tasksOf(shardIds));
-    return { counter: name, shardIds };
+    return deleted;
   }
 
   /**

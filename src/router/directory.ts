@@ -89,6 +89,14 @@ export interface CounterInfo {
    * and is cleared away.
    */
   generation: number;
+  /** Its own time to live (Configure): null follows the router default, 0 never expires. */
+  ttlMs: number | null;
+  /**
+   * When a write last resolved the counter (getOrCreate*), or a TTL was set.
+   * Memory only: after a restart every counter counts from the load, so a
+   * restart can only postpone an expiry, never bring one forward.
+   */
+  lastWriteMs: number;
 }
 
 /**
@@ -131,6 +139,22 @@ export interface DirectoryLimits {
 
 export const defaultDirectoryLimits: DirectoryLimits = { countersMax, shardsTotalMax };
 
+/** One counter as a listing shows it, read from the directory's rows. */
+export interface ListedCounterRow {
+  name: string;
+  kind: CounterKind;
+  shardCount: number;
+  /** As CounterInfo.ttlMs. */
+  ttlMs: number | null;
+}
+
+/** A range of names for scan: after `after` (exclusive), from `from` (inclusive), before `before` (exclusive; undefined: no end). */
+export interface NameRange {
+  after: string;
+  from: string;
+  before: string | undefined;
+}
+
 export class Directory {
   private readonly db: Database.Database;
   private readonly counters = new Map<string, CounterInfo>();
@@ -145,6 +169,9 @@ export class Directory {
   private readonly updateShardCount: Database.Statement;
   /** Drops not yet confirmed by their node, by shard id. */
   private readonly shardTasks = new Map<number, ShardTask>();
+  private deleteStatements: Record<'counter' | 'shards' | 'growths' | 'clearKeys', Database.Statement> | undefined;
+  private readonly scanBounded: Database.Statement;
+  private readonly scanUnbounded: Database.Statement;
 
   private constructor(
     db: Database.Database,
@@ -156,6 +183,10 @@ export class Directory {
     this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms, kind, autoscale) VALUES (?, ?, ?, ?, ?)');
     this.insertShard = db.prepare('INSERT INTO shards (counter, shard_index, pair_index, created_ms) VALUES (?, ?, ?, ?)');
     this.updateShardCount = db.prepare('UPDATE counters SET shard_count = ? WHERE name = ?');
+    // Both walk the primary key's index from the start of the range: a page costs its rows.
+    const scan = 'SELECT name, kind, shard_count, ttl_ms FROM counters WHERE name > ? AND name >= ?';
+    this.scanBounded = db.prepare(`${scan} AND name < ? ORDER BY name LIMIT ?`);
+    this.scanUnbounded = db.prepare(`${scan} ORDER BY name LIMIT ?`);
     this.loadPairs(configuredPairs);
     this.loadCounters();
     this.loadShardTasks();
@@ -246,6 +277,8 @@ export class Directory {
     addColumn('counters', 'window_retention_ms', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'generation', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('shard_tasks', 'generation', 'INTEGER NOT NULL DEFAULT 0');
+    // NULL: the router default applies; 0: never expires; else milliseconds.
+    addColumn('counters', 'ttl_ms', 'INTEGER');
     try {
       return new Directory(db, configuredPairs, now, limits);
     } catch (error) {
@@ -329,7 +362,9 @@ export class Directory {
 
   private loadCounters(): void {
     const counterRows = this.db
-      .prepare('SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms, generation FROM counters')
+      .prepare(
+        'SELECT name, shard_count, created_ms, autoscale, kind, window_bucket_ms, window_retention_ms, generation, ttl_ms FROM counters',
+      )
       .all() as {
       name: string;
       shard_count: number;
@@ -339,7 +374,10 @@ export class Directory {
       window_bucket_ms: number;
       window_retention_ms: number;
       generation: number;
+      ttl_ms: number | null;
     }[];
+    // Last writes are not stored: every counter's idle clock starts now.
+    const loadedMs = this.now();
     for (const row of counterRows) {
       if (!counterKinds.includes(row.kind as CounterKind))
         throw new TallyError(ErrorCode.internal, `directory: counter ${row.name} has unknown kind ${row.kind}`);
@@ -352,6 +390,8 @@ export class Directory {
         growths: [],
         autoscale: row.autoscale === 1,
         generation: row.generation,
+        ttlMs: row.ttl_ms,
+        lastWriteMs: loadedMs,
       });
     }
     const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as {
@@ -411,14 +451,33 @@ export class Directory {
   }
 
   /**
+   * Up to `limit` counters in `range`, in byte order of their UTF-8 names
+   * (SQLite compares TEXT with memcmp, and UTF-8 byte order is code point
+   * order). Read from the committed rows, not from memory: the primary
+   * key's index makes a page O(limit) however many counters there are.
+   */
+  scan(range: NameRange, limit: number): ListedCounterRow[] {
+    assert(Number.isInteger(limit) && limit > 0, `scan limit ${limit}`);
+    const rows = (
+      range.before === undefined
+        ? this.scanUnbounded.all(range.after, range.from, limit)
+        : this.scanBounded.all(range.after, range.from, range.before, limit)
+    ) as { name: string; kind: string; shard_count: number; ttl_ms: number | null }[];
+    return rows.map((row) => ({ name: row.name, kind: row.kind as CounterKind, shardCount: row.shard_count, ttlMs: row.ttl_ms }));
+  }
+
+  /**
    * The counter, created on its first use (see getOrCreateMany). Using a
    * counter as another kind than it was created as is FAILED_PRECONDITION.
+   * Every write resolves its counter here or in getOrCreateMany: that is
+   * when its last write time is taken (lastWriteMs).
    */
   getOrCreate(name: string, kind: CounterKind = 'total', partitions = 1): CounterInfo {
     const existing = this.counters.get(name);
     if (existing !== undefined) {
       if (existing.kind !== kind)
         throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+      existing.lastWriteMs = this.now();
       return existing;
     }
     this.create([name], kind, partitions);
@@ -434,11 +493,13 @@ export class Directory {
    * (RESOURCE_EXHAUSTED) creates nothing. All of the call's new counters
    * are created in one transaction, one fsync. Synchronous from the first
    * check to the last change in memory: concurrent calls naming the same
-   * new counter get one counter.
+   * new counter get one counter. Marks each counter written now (one store
+   * per run of a name, none per item of a run).
    */
   getOrCreateMany(names: readonly string[], kind: CounterKind = 'total', partitions = 1): CounterInfo[] {
     const fresh = new Set<string>();
     let previous: string | undefined;
+    const nowMs = this.now();
     for (const name of names) {
       // Batches name one counter many times in a row: one lookup per run.
       if (name === previous) continue;
@@ -447,6 +508,7 @@ export class Directory {
       if (existing === undefined) fresh.add(name);
       else if (existing.kind !== kind)
         throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+      else existing.lastWriteMs = nowMs;
     }
     if (fresh.size > 0) this.create([...fresh], kind, partitions);
     const counters: CounterInfo[] = new Array(names.length);
@@ -500,6 +562,8 @@ export class Directory {
           growths: [],
           autoscale,
           generation: 0,
+          ttlMs: null,
+          lastWriteMs: createdMs,
         };
         this.insertCounter.run(name, shardCount, createdMs, kind, autoscale ? 1 : 0);
         createdShards.push(this.insertShards(counter, shardCount, totalShardsPerPair));
@@ -604,6 +668,31 @@ export class Directory {
     return counter;
   }
 
+  /**
+   * Sets a counter's own time to live (persisted): null follows the router
+   * default, 0 never expires. Restarts its idle clock, as a write does: a
+   * TTL shorter than the time the counter has already been idle must not
+   * delete it the moment it is set.
+   */
+  setTtl(name: string, ttlMs: number | null): CounterInfo {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    assert(ttlMs === null || (Number.isSafeInteger(ttlMs) && ttlMs >= 0), `ttl ${ttlMs}`);
+    this.write(() => this.db.prepare('UPDATE counters SET ttl_ms = ? WHERE name = ?').run(ttlMs, name));
+    counter.ttlMs = ttlMs;
+    counter.lastWriteMs = this.now();
+    return counter;
+  }
+
+  /**
+   * Every counter, in creation order, as a live iterator: it survives
+   * creations (visited at the end) and deletions (skipped) between steps,
+   * so a sweep can walk it a slice at a time.
+   */
+  liveCounters(): IterableIterator<CounterInfo> {
+    return this.counters.values();
+  }
+
   /** Turns heat-driven growth on or off for one counter (persisted). */
   setAutoscale(name: string, autoscale: boolean): CounterInfo {
     const counter = this.counters.get(name);
@@ -626,29 +715,56 @@ export class Directory {
    * check a counter and delete it in the same turn.
    */
   deleteCounter(name: string): CounterInfo {
-    const counter = this.counters.get(name);
-    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    if (!this.counters.has(name)) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    return this.deleteCounters([name])[0]!;
+  }
+
+  /**
+   * Deletes counters that exist, all in one transaction (one fsync: TTL
+   * expiry deletes many at once); names not in the directory are skipped.
+   * Returns the counters deleted.
+   */
+  deleteCounters(names: readonly string[]): CounterInfo[] {
+    const counters = [...new Set(names)].flatMap((name) => this.counters.get(name) ?? []);
+    if (counters.length === 0) return [];
     const createdMs = this.now();
-    const tasks: ShardTask[] = counter.shards.map((shard) => ({
-      shardId: shard.shardId,
-      pairIndex: shard.pairIndex,
-      kind: 'drop',
-      generation: 0,
-      createdMs,
-    }));
+    const tasks: ShardTask[] = counters.flatMap((counter) =>
+      counter.shards.map((shard): ShardTask => ({
+        shardId: shard.shardId,
+        pairIndex: shard.pairIndex,
+        kind: 'drop',
+        generation: 0,
+        createdMs,
+      })),
+    );
     this.transaction(() => {
-      this.db.prepare('DELETE FROM counters WHERE name = ?').run(name);
-      this.db.prepare('DELETE FROM shards WHERE counter = ?').run(name);
-      this.db.prepare('DELETE FROM growths WHERE counter = ?').run(name);
-      this.db.prepare('DELETE FROM clear_keys WHERE counter = ?').run(name);
+      for (const { name } of counters) {
+        this.statementsForDelete.counter.run(name);
+        this.statementsForDelete.shards.run(name);
+        this.statementsForDelete.growths.run(name);
+        this.statementsForDelete.clearKeys.run(name);
+      }
       // A drop replaces a clear still owed: it frees everything anyway.
       for (const task of tasks) this.upsertShardTask(task);
     })();
-    this.counters.delete(name);
-    for (const shard of counter.shards) this.shardsPerPair[shard.pairIndex]!--;
-    this.totalShardCount -= counter.shards.length;
+    for (const counter of counters) {
+      this.counters.delete(counter.name);
+      for (const shard of counter.shards) this.shardsPerPair[shard.pairIndex]!--;
+      this.totalShardCount -= counter.shards.length;
+    }
     for (const task of tasks) this.shardTasks.set(task.shardId, task);
-    return counter;
+    return counters;
+  }
+
+  /** Prepared once, on first use. */
+  private get statementsForDelete() {
+    this.deleteStatements ??= {
+      counter: this.db.prepare('DELETE FROM counters WHERE name = ?'),
+      shards: this.db.prepare('DELETE FROM shards WHERE counter = ?'),
+      growths: this.db.prepare('DELETE FROM growths WHERE counter = ?'),
+      clearKeys: this.db.prepare('DELETE FROM clear_keys WHERE counter = ?'),
+    };
+    return this.deleteStatements;
   }
 
   /** Inside a transaction: the one task owed for its shard from now on. */

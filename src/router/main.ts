@@ -23,6 +23,9 @@ import {
   deadlineCeiling,
   listRequestBytesMax,
   singleRequestBytesMax,
+  expirySweepIntervalMs,
+  expiryChecksPerSweep,
+  expiryDeletesPerSecondMax,
 } from '../common/index.ts';
 import { status } from '@grpc/grpc-js';
 import { parseRouterConfig } from './config.ts';
@@ -42,6 +45,7 @@ import { Autoscaler } from './autoscaler.ts';
 import { authenticateFirst, tokensOf } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
 import { CounterLifecycle } from './counter-lifecycle.ts';
+import { CounterExpiry } from './counter-expiry.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
@@ -123,6 +127,7 @@ runMain(async () => {
     reconcileTimeoutMs: config.callDeadlineMaxMs,
     autoscaler,
     tokens,
+    counterTtlMs: config.counterTtlMs,
   };
 
   // Each runs on a call's headers, in this order, before its message is read.
@@ -155,10 +160,27 @@ runMain(async () => {
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
   lifecycle.start();
+  // TTL expiry deletes through the lifecycle, which counts tally_counters_deleted_total{cause="ttl"}.
+  const expiry = new CounterExpiry(
+    directory,
+    lifecycle,
+    {
+      defaultTtlMs: config.counterTtlMs,
+      sweepIntervalMs: expirySweepIntervalMs,
+      checksPerSweep: expiryChecksPerSweep,
+      deletesPerSweep: Math.max(1, Math.floor((expiryDeletesPerSecondMax * expirySweepIntervalMs) / 1_000)),
+    },
+    { onExpired: () => {} },
+    logger,
+  );
+  // A series from the start: a rate over it needs no first deletion.
+  metrics.countersDeleted.inc({ cause: 'ttl' }, 0);
+  expiry.start();
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
     metrics.windowCacheEntries.set(windows.cacheSize);
+    metrics.expiryPassSeconds.set(expiry.passDurationMs() / 1_000);
   };
   const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, setGauges);
   gauges.start();
@@ -190,6 +212,7 @@ runMain(async () => {
       lifecycle.stop();
       supervisor.stop();
       autoscaler.stop();
+      expiry?.stop();
       gauges.stop();
       pool.close();
       directory.close();

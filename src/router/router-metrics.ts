@@ -73,6 +73,17 @@ export function createRouterMetrics(registry: Registry) {
     }),
     directoryCounters: new Gauge({ name: 'tally_directory_counters', help: 'Counters in the directory', registers: [registry] }),
     directoryShards: new Gauge({ name: 'tally_directory_shards', help: 'Shards of every counter in the directory', registers: [registry] }),
+    countersDeleted: new Counter({
+      name: 'tally_counters_deleted_total',
+      help: 'Counters deleted, by cause (ttl: expired; delete: DeleteCounter)',
+      labelNames: ['cause'],
+      registers: [registry],
+    }),
+    expiryPassSeconds: new Gauge({
+      name: 'tally_counter_expiry_pass_seconds',
+      help: 'Duration of the last full expiry pass over the directory (or of the one under way, once longer): how late an expired counter may be found',
+      registers: [registry],
+    }),
     failovers: new Counter({
       name: 'tally_failovers_total',
       help: 'Followers promoted after their primary went silent',
@@ -167,12 +178,6 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     // Counter lifecycle (issue 19).
-    countersDeleted: new Counter({
-      name: 'tally_counters_deleted_total',
-      help: 'Counters deleted from the directory, by cause (delete: DeleteCounter; ttl: expiry)',
-      labelNames: ['cause'],
-      registers: [registry],
-    }),
     countersCleared: new Counter({
       name: 'tally_counters_cleared_total',
       help: 'Clears of counters (a keyed retry of a clear already made is not counted)',

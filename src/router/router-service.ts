@@ -1,6 +1,7 @@
 // CounterService and AdminService handlers: validate every input (G7), then
 // hand off to the module that does the work (write and read paths, the kinds'
-// paths, counter-configuration, cluster-status, reconciler, the directory).
+// paths, counter-configuration, counter-list, cluster-status, reconciler, the
+// directory).
 // Nothing changes before the whole request has been validated.
 import {
   ErrorCode,
@@ -27,6 +28,8 @@ import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
 import { clusterStatus } from './cluster-status.ts';
 import { configureCounter } from './counter-configuration.ts';
+import { listCounters } from './counter-list.ts';
+import { ttlInForce } from './counter-expiry.ts';
 import type { Directory, CounterInfo } from './directory.ts';
 import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
 import { skewOf } from './heat.ts';
@@ -52,6 +55,8 @@ export interface RouterDeps {
   reconcileTimeoutMs: number;
   autoscaler: Autoscaler;
   lifecycle: CounterLifecycle;
+  /** The router default time to live (--counter-ttl-ms); 0: none. */
+  counterTtlMs: number;
 }
 
 /**
@@ -307,6 +312,7 @@ export function createAdminService(deps: RouterDeps) {
 
   const describe = (counter: CounterInfo): counterV1.DescribeResponse__Output => {
     const sample = heat.lastSample(counter.name);
+    const ttl = ttlInForce(counter.ttlMs, deps.counterTtlMs);
     const shardRates = shardRatesOf(sample, counter.shards.length);
     return {
       counter: counter.name,
@@ -332,6 +338,9 @@ export function createAdminService(deps: RouterDeps) {
         kind: counter.kind,
         windowBucketMs: String(counter.window.bucketMs),
         windowRetentionMs: String(counter.window.retentionMs),
+        ttlMs: String(ttl.ttlMs),
+        ttlFrom: ttl.from,
+        idleMs: String(Math.max(0, Date.now() - counter.lastWriteMs)),
       },
     };
   };
@@ -382,6 +391,10 @@ export function createAdminService(deps: RouterDeps) {
         })),
       };
     }),
+
+    ListCounters: unary<counterV1.ListCountersRequest__Output, counterV1.ListCountersResponse__Output>((request) =>
+      listCounters(directory, request, deps.counterTtlMs),
+    ),
 
     Hot: unary<counterV1.HotRequest__Output, counterV1.HotResponse__Output>((request) => {
       const limit = request.limit === 0 ? 20 : Math.min(request.limit, hotCountersListedMax);

@@ -189,7 +189,8 @@ describe('directory', () => {
 
     const reopened = open();
     expect(reopened.counterCount).toBe(3);
-    for (const counter of before) expect(reopened.get(counter.name)).toEqual(counter);
+    // Everything but the last write, which memory alone holds: it restarts at the load.
+    for (const counter of before) expect(reopened.get(counter.name)).toEqual({ ...counter, lastWriteMs: clockMs });
   });
 
   it('directory: shard ids are never reused after reopen', () => {
@@ -276,6 +277,63 @@ describe('directory', () => {
     reopened.setShards('c', 4);
     expect(shardsPerPair(reopened, 'c')).toEqual([1, 1, 1, 1]);
   });
+  it('directory: scan lists committed counters in UTF-8 byte order within a range, with kind and shard count', () => {
+    const directory = open();
+    // UTF-16 order (JavaScript's sort) puts the astral 😀 before U+FFFD; byte order puts it after.
+    const names = ['b', 'a:2', 'a:10', 'a:\ufffd', 'a:😀', 'a:é', 'a;', 'a', 'A:1'];
+    directory.getOrCreateMany(names);
+    directory.getOrCreate('a:m', 'membership', 3);
+    directory.setShards('a:10', 4);
+    const byteOrder = [...names, 'a:m'].sort((left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right)));
+    expect(byteOrder).not.toEqual([...names, 'a:m'].sort());
+    expect(directory.scan({ after: '', from: '', before: undefined }, 100).map((row) => row.name)).toEqual(byteOrder);
+    // The a: range, resumed after a name, in two pages.
+    const range = { after: '', from: 'a:', before: 'a;' };
+    const first = directory.scan(range, 3);
+    expect(first.map((row) => row.name)).toEqual(['a:10', 'a:2', 'a:m']);
+    expect(first[0]).toEqual({ name: 'a:10', kind: 'total', shardCount: 4, ttlMs: null });
+    expect(first[2]).toEqual({ name: 'a:m', kind: 'membership', shardCount: 3, ttlMs: null });
+    expect(directory.scan({ ...range, after: 'a:m' }, 10).map((row) => row.name)).toEqual(['a:é', 'a:\ufffd', 'a:😀']);
+    expect(directory.scan({ ...range, after: 'a:😀' }, 10)).toEqual([]);
+  });
+
+  it('directory: a TTL survives reopen (null follows the default, 0 never); the idle clock restarts at load, never earlier', () => {
+    const directory = open();
+    directory.getOrCreateMany(['own', 'never', 'inherit']);
+    directory.setTtl('own', 5_000);
+    directory.setTtl('never', 0);
+    expect(codeOf(() => directory.setTtl('ghost', 5_000))).toBe('not_found');
+    expect(directory.get('ghost')).toBeUndefined();
+    expect(directory.scan({ after: '', from: '', before: undefined }, 10).map((row) => [row.name, row.ttlMs])).toEqual([
+      ['inherit', null],
+      ['never', 0],
+      ['own', 5_000],
+    ]);
+    directory.close();
+    clockMs += 3_600_000;
+    const reopened = open();
+    expect(['own', 'never', 'inherit'].map((name) => reopened.get(name)!.ttlMs)).toEqual([5_000, 0, null]);
+    // Last writes are not stored: counted from the load, an hour after the last real one.
+    expect(reopened.get('own')!.lastWriteMs).toBe(clockMs);
+  });
+
+  it('directory: every write path (getOrCreate, getOrCreateMany) and setTtl restart a counter’s idle clock; reads do not', () => {
+    const directory = open();
+    const created = directory.getOrCreate('a');
+    directory.getOrCreateMany(['b', 'b', 'c']);
+    expect(created.lastWriteMs).toBe(clockMs);
+    clockMs += 1_000;
+    directory.get('a');
+    directory.scan({ after: '', from: '', before: undefined }, 10);
+    expect(directory.get('a')!.lastWriteMs).toBe(clockMs - 1_000);
+    directory.getOrCreate('a');
+    directory.getOrCreateMany(['b', 'b']);
+    expect([...directory.liveCounters()].map((counter) => counter.lastWriteMs)).toEqual([clockMs, clockMs, clockMs - 1_000]);
+    clockMs += 1_000;
+    directory.setTtl('c', 60_000);
+    expect(directory.get('c')!.lastWriteMs).toBe(clockMs);
+  });
+
   describe('creation', () => {
     /** The TallyError `action` throws; fails the test when it throws nothing or something else. */
     const errorOf = (action: () => unknown): TallyError => {

@@ -1,7 +1,7 @@
 // Unit tests for the router's parseRouterConfig and parsePairs: defaults,
 // environment keys mirroring flags, and startup errors that name the key.
 import { describe, expect, it } from 'vitest';
-import { pairsMax } from '../../src/common/limits.ts';
+import { counterTtlMsMax, counterTtlMsMin, pairsMax } from '../../src/common/limits.ts';
 import { parsePairs, parseRouterConfig, routerDefaults } from '../../src/router/config.ts';
 import { configErrorOf, envKeyOf } from '../helpers/config.ts';
 
@@ -55,10 +55,12 @@ describe('router config: parseRouterConfig', () => {
     const numericKeys = Object.keys(routerDefaults).filter((key) => typeof routerDefaults[key as keyof typeof routerDefaults] === 'number');
     expect(numericKeys).toContain('refreshIntervalMs');
     const env: Record<string, string> = { TALLY_PAIRS: twoPairs };
-    for (const key of numericKeys) env[envKeyOf(key)] = String((routerDefaults[key as keyof typeof routerDefaults] as number) + 1);
+    // The default TTL is 0 (none) or at least counterTtlMsMin: 1 is no TTL at all.
+    const valueOf = (key: string): number =>
+      key === 'counterTtlMs' ? counterTtlMsMin : (routerDefaults[key as keyof typeof routerDefaults] as number) + 1;
+    for (const key of numericKeys) env[envKeyOf(key)] = String(valueOf(key));
     const config = parseRouterConfig([], env) as unknown as Record<string, unknown>;
-    for (const key of numericKeys)
-      expect({ key, value: config[key] }).toEqual({ key, value: (routerDefaults[key as keyof typeof routerDefaults] as number) + 1 });
+    for (const key of numericKeys) expect({ key, value: config[key] }).toEqual({ key, value: valueOf(key) });
   });
 
   it('router config: string settings are read from TALLY_ environment keys', () => {
@@ -97,6 +99,17 @@ describe('router config: parseRouterConfig', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs], { TALLY_REFRESH_INTERVAL_MS: '5' }))).toContain(
       'TALLY_REFRESH_INTERVAL_MS',
     );
+  });
+
+  it('router config: --counter-ttl-ms is 0 (no default TTL) or counterTtlMsMin..counterTtlMsMax', () => {
+    const ttlOf = (value: string): number => parseRouterConfig(['--pairs', twoPairs, '--counter-ttl-ms', value], {}).counterTtlMs;
+    expect(routerDefaults.counterTtlMs).toBe(0);
+    expect(ttlOf('0')).toBe(0);
+    expect(ttlOf(String(counterTtlMsMin))).toBe(counterTtlMsMin);
+    expect(ttlOf(String(counterTtlMsMax))).toBe(counterTtlMsMax);
+    expect(configErrorOf(() => ttlOf('999'))).toContain('--counter-ttl-ms must be 0 (no default) or at least 1000');
+    expect(configErrorOf(() => ttlOf(String(counterTtlMsMax + 1)))).toContain('--counter-ttl-ms');
+    expect(configErrorOf(() => ttlOf('7d'))).toContain('--counter-ttl-ms');
   });
 
   it('router config: a cache of zero entries is refused', () => {

@@ -11,6 +11,8 @@ import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__O
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from '../../counter/v1/DescribeResponse.ts';
 import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from '../../counter/v1/HotRequest.ts';
 import type { HotResponse as _counter_v1_HotResponse, HotResponse__Output as _counter_v1_HotResponse__Output } from '../../counter/v1/HotResponse.ts';
+import type { ListCountersRequest as _counter_v1_ListCountersRequest, ListCountersRequest__Output as _counter_v1_ListCountersRequest__Output } from '../../counter/v1/ListCountersRequest.ts';
+import type { ListCountersResponse as _counter_v1_ListCountersResponse, ListCountersResponse__Output as _counter_v1_ListCountersResponse__Output } from '../../counter/v1/ListCountersResponse.ts';
 import type { RebuildRequest as _counter_v1_RebuildRequest, RebuildRequest__Output as _counter_v1_RebuildRequest__Output } from '../../counter/v1/RebuildRequest.ts';
 import type { RebuildResponse as _counter_v1_RebuildResponse, RebuildResponse__Output as _counter_v1_RebuildResponse__Output } from '../../counter/v1/RebuildResponse.ts';
 import type { ReconcileRequest as _counter_v1_ReconcileRequest, ReconcileRequest__Output as _counter_v1_ReconcileRequest__Output } from '../../counter/v1/ReconcileRequest.ts';
@@ -31,14 +33,16 @@ export interface AdminServiceClient extends grpc.Client {
   clusterStatus(argument: _counter_v1_ClusterStatusRequest, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Per-counter settings: heat-driven growth on or off.
+   * Per-counter settings: heat-driven growth on or off, a total's window, a
+   * membership counter's partitions, a time to live.
    */
   Configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Configure(argument: _counter_v1_ConfigureRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Configure(argument: _counter_v1_ConfigureRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Per-counter settings: heat-driven growth on or off.
+   * Per-counter settings: heat-driven growth on or off, a total's window, a
+   * membership counter's partitions, a time to live.
    */
   configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   configure(argument: _counter_v1_ConfigureRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
@@ -89,6 +93,27 @@ export interface AdminServiceClient extends grpc.Client {
   hot(argument: _counter_v1_HotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
   hot(argument: _counter_v1_HotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
   hot(argument: _counter_v1_HotRequest, callback: grpc.requestCallback<_counter_v1_HotResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The counters whose names start with prefix, in byte order of their UTF-8
+   * names, one page at a time: pass each answer's next_page_token back until
+   * it is empty. A scan sees every counter that existed for its whole length
+   * exactly once, and no name twice, whatever is created or deleted meanwhile.
+   */
+  ListCounters(argument: _counter_v1_ListCountersRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
+  ListCounters(argument: _counter_v1_ListCountersRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
+  ListCounters(argument: _counter_v1_ListCountersRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
+  ListCounters(argument: _counter_v1_ListCountersRequest, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The counters whose names start with prefix, in byte order of their UTF-8
+   * names, one page at a time: pass each answer's next_page_token back until
+   * it is empty. A scan sees every counter that existed for its whole length
+   * exactly once, and no name twice, whatever is created or deleted meanwhile.
+   */
+  listCounters(argument: _counter_v1_ListCountersRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
+  listCounters(argument: _counter_v1_ListCountersRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
+  listCounters(argument: _counter_v1_ListCountersRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
+  listCounters(argument: _counter_v1_ListCountersRequest, callback: grpc.requestCallback<_counter_v1_ListCountersResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Membership counters: recomputes the count from the member bitmaps and
@@ -166,7 +191,8 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   ClusterStatus: grpc.handleUnaryCall<_counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse>;
   
   /**
-   * Per-counter settings: heat-driven growth on or off.
+   * Per-counter settings: heat-driven growth on or off, a total's window, a
+   * membership counter's partitions, a time to live.
    */
   Configure: grpc.handleUnaryCall<_counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse>;
   
@@ -184,6 +210,14 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
    * The hottest counters now: rate, peak, shards, skew, per-shard rates.
    */
   Hot: grpc.handleUnaryCall<_counter_v1_HotRequest__Output, _counter_v1_HotResponse>;
+  
+  /**
+   * The counters whose names start with prefix, in byte order of their UTF-8
+   * names, one page at a time: pass each answer's next_page_token back until
+   * it is empty. A scan sees every counter that existed for its whole length
+   * exactly once, and no name twice, whatever is created or deleted meanwhile.
+   */
+  ListCounters: grpc.handleUnaryCall<_counter_v1_ListCountersRequest__Output, _counter_v1_ListCountersResponse>;
   
   /**
    * Membership counters: recomputes the count from the member bitmaps and
@@ -218,6 +252,7 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   DeleteCounter: MethodDefinition<_counter_v1_DeleteCounterRequest, _counter_v1_DeleteCounterResponse, _counter_v1_DeleteCounterRequest__Output, _counter_v1_DeleteCounterResponse__Output>
   Describe: MethodDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeResponse, _counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse__Output>
   Hot: MethodDefinition<_counter_v1_HotRequest, _counter_v1_HotResponse, _counter_v1_HotRequest__Output, _counter_v1_HotResponse__Output>
+  ListCounters: MethodDefinition<_counter_v1_ListCountersRequest, _counter_v1_ListCountersResponse, _counter_v1_ListCountersRequest__Output, _counter_v1_ListCountersResponse__Output>
   Rebuild: MethodDefinition<_counter_v1_RebuildRequest, _counter_v1_RebuildResponse, _counter_v1_RebuildRequest__Output, _counter_v1_RebuildResponse__Output>
   Reconcile: MethodDefinition<_counter_v1_ReconcileRequest, _counter_v1_ReconcileResponse, _counter_v1_ReconcileRequest__Output, _counter_v1_ReconcileResponse__Output>
   ReplaceNode: MethodDefinition<_counter_v1_ReplaceNodeRequest, _counter_v1_ReplaceNodeResponse, _counter_v1_ReplaceNodeRequest__Output, _counter_v1_ReplaceNodeResponse__Output>

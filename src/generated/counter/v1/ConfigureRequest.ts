@@ -2,6 +2,7 @@
 
 import type { AutoscaleMode as _counter_v1_AutoscaleMode, AutoscaleMode__Output as _counter_v1_AutoscaleMode__Output } from '../../counter/v1/AutoscaleMode.ts';
 import type { WindowSettings as _counter_v1_WindowSettings, WindowSettings__Output as _counter_v1_WindowSettings__Output } from '../../counter/v1/WindowSettings.ts';
+import type { TtlSetting as _counter_v1_TtlSetting, TtlSetting__Output as _counter_v1_TtlSetting__Output } from '../../counter/v1/TtlSetting.ts';
 
 export interface ConfigureRequest {
   'counter'?: (string);
@@ -15,6 +16,10 @@ export interface ConfigureRequest {
    * for life); on an existing membership counter it must match.
    */
   'membershipPartitions'?: (number);
+  /**
+   * Set: the counter's time to live (see TtlSetting); absent: unchanged.
+   */
+  'ttl'?: (_counter_v1_TtlSetting | null);
 }
 
 export interface ConfigureRequest__Output {
@@ -29,4 +34,8 @@ export interface ConfigureRequest__Output {
    * for life); on an existing membership counter it must match.
    */
   'membershipPartitions': (number);
+  /**
+   * Set: the counter's time to live (see TtlSetting); absent: unchanged.
+   */
+  'ttl': (_counter_v1_TtlSetting__Output | null);
 }

@@ -17,6 +17,21 @@ export interface CounterConfig {
    */
   'windowBucketMs'?: (number | string | Long);
   'windowRetentionMs'?: (number | string | Long);
+  /**
+   * The time to live in force: the counter is deleted once no write has
+   * reached it for this long. 0: it never expires.
+   */
+  'ttlMs'?: (number | string | Long);
+  /**
+   * Where ttl_ms comes from: "counter" (its own), "default" (the router's
+   * --counter-ttl-ms), "never" (exempted from the default) or "none".
+   */
+  'ttlFrom'?: (string);
+  /**
+   * Since the last write the router saw (or its start, if later): the
+   * counter expires when this reaches ttl_ms.
+   */
+  'idleMs'?: (number | string | Long);
 }
 
 export interface CounterConfig__Output {
@@ -34,4 +49,19 @@ export interface CounterConfig__Output {
    */
   'windowBucketMs': (string);
   'windowRetentionMs': (string);
+  /**
+   * The time to live in force: the counter is deleted once no write has
+   * reached it for this long. 0: it never expires.
+   */
+  'ttlMs': (string);
+  /**
+   * Where ttl_ms comes from: "counter" (its own), "default" (the router's
+   * --counter-ttl-ms), "never" (exempted from the default) or "none".
+   */
+  'ttlFrom': (string);
+  /**
+   * Since the last write the router saw (or its start, if later): the
+   * counter expires when this reaches ttl_ms.
+   */
+  'idleMs': (string);
 }
