@@ -169,6 +169,7 @@ export class Directory {
   private readonly updateShardCount: Database.Statement;
   /** Drops not yet confirmed by their node, by shard id. */
   private readonly shardTasks = new Map<number, ShardTask>();
+  private upsertShardTaskStatement: Database.Statement | undefined;
   private deleteStatements: Record<'counter' | 'shards' | 'growths' | 'clearKeys', Database.Statement> | undefined;
   private readonly scanBounded: Database.Statement;
   private readonly scanUnbounded: Database.Statement;
@@ -769,11 +770,11 @@ export class Directory {
 
   /** Inside a transaction: the one task owed for its shard from now on. */
   private upsertShardTask(task: ShardTask): void {
-    this.db
-      .prepare(
-        'INSERT INTO shard_tasks (shard_id, pair_index, kind, generation, created_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO UPDATE SET kind = excluded.kind, generation = excluded.generation, created_ms = excluded.created_ms',
-      )
-      .run(task.shardId, task.pairIndex, task.kind, task.generation, task.createdMs);
+    // Prepared once: a TTL slice upserts thousands (50 counters of up to 64 shards) in one transaction.
+    this.upsertShardTaskStatement ??= this.db.prepare(
+      'INSERT INTO shard_tasks (shard_id, pair_index, kind, generation, created_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO UPDATE SET kind = excluded.kind, generation = excluded.generation, created_ms = excluded.created_ms',
+    );
+    this.upsertShardTaskStatement.run(task.shardId, task.pairIndex, task.kind, task.generation, task.createdMs);
   }
 
   /**

@@ -5,7 +5,7 @@
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../common/index.ts';
 import { HllSketch, hllStandardError, packRegisterChanges, type MemberHasher } from '../sketch/index.ts';
-import type { Directory, ShardInfo } from './directory.ts';
+import type { CounterInfo, Directory, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import { NotAppliedError } from './node-sender.ts';
 import { overtakenCounters, readPairWithFallback, rereadOvertaken } from './exact-reader.ts';
@@ -99,9 +99,11 @@ export class DistinctPath {
   private async readUnion(names: readonly string[]): Promise<{ result: { union: HllSketch; shardCount: number }; overtaken: Set<string> }> {
     const byPair = new Map<number, { shardIds: number[]; generations: string[]; counterOf: string[]; cleared: boolean }>();
     let shardCount = 0;
+    const sources = new Map<string, CounterInfo>();
     for (const name of names) {
       const counter = this.directory.get(name);
       if (counter === undefined) continue;
+      sources.set(name, counter);
       for (const shard of counter.shards) {
         let plan = byPair.get(shard.pairIndex);
         if (plan === undefined) byPair.set(shard.pairIndex, (plan = { shardIds: [], generations: [], counterOf: [], cleared: false }));
@@ -128,6 +130,8 @@ export class DistinctPath {
       })),
     );
     const overtaken = new Set<string>();
+    // A counter deleted while the read was out may have lost some shards to drops and not others: read the union again without it.
+    for (const [name, counter] of sources) if (this.directory.get(name) !== counter) for (const each of names) overtaken.add(each);
     for (const { plan, response } of responses) {
       if (overtakenCounters(plan.counterOf, response.newerGenerationIndexes ?? []).size > 0) for (const name of names) overtaken.add(name);
       for (const sketch of response.sketches) {

@@ -200,8 +200,17 @@ async function readExactOnce(
     });
     for (const name of overtakenCounters(plan.counterOf, response.newerGenerationIndexes ?? [])) overtaken.add(name);
   }
-  for (const [name, { total }] of totals) {
-    if (!overtaken.has(name) && !isInt64(total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
+  for (const [name, entry] of totals) {
+    // Deleted while this read was out: some shards may have been dropped
+    // (answering 0) before it reached them, others not. The delete committed
+    // during the read, so reading as after it, a counter never written, is
+    // the one answer that is not a partial sum.
+    if (entry.source !== undefined && directory.get(name) !== entry.source) {
+      totals.set(name, { total: 0n, shardCount: 0, source: undefined, generation: 0 });
+      overtaken.delete(name);
+      continue;
+    }
+    if (!overtaken.has(name) && !isInt64(entry.total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
   }
   return { result: { totals, nodeCalls, followerReads }, overtaken };
 }

@@ -147,6 +147,8 @@ export class MembershipPath {
         plan.indexes.forEach((index, position) => (present[index] = response.present[position]!));
       }),
     );
+    // Deleted while the read was out (some partitions may have been dropped first): no member is present.
+    if (this.directory.get(name) !== counter) return { result: members.map(() => false), overtaken: new Set() };
     return { result: present, overtaken };
   }
 

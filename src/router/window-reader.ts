@@ -71,6 +71,8 @@ export class WindowReader {
     }
     const generation = counter.generation;
     const read = await this.readExact(name, lastMs, bucketMs);
+    // Deleted while the read was out: its sum may miss shards dropped before the read reached them.
+    if (this.directory.get(name) !== counter) throw new TallyError(ErrorCode.notFound, `counter "${name}" was deleted`);
     if (cached) {
       // Not a sum from before a delete or a clear that happened while it was taken,
       // and a slower, older summing never replaces a newer one.
