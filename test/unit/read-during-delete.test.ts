@@ -23,7 +23,7 @@ describe('read during delete', () => {
       expect(new Set(directory.get('x')!.shards.map((shard) => shard.pairIndex))).toEqual(new Set([0, 1]));
       const dropped = new Set<number>();
       let releaseSecondPair = (): void => undefined;
-      let secondPairAnswers: Promise<void> | undefined;
+      let secondPairAnswers: Promise<void> | undefined = undefined;
       const pool = {
         async readShards(address: string, shardIds: number[]) {
           if (address === 'p1:1' && secondPairAnswers !== undefined) await secondPairAnswers;
