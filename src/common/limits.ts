@@ -202,6 +202,12 @@ export const droppedShardTombstoneMs = 7 * 24 * 60 * 60 * 1_000;
 export const tombstoneVisitsPerSweep = 10_000;
 /** Shards the router asks nodes to drop or clear in one Apply group (a counter has at most shardsPerCounterMax). */
 export const lifecycleShardsPerCallMax = 1_024;
+/**
+ * Drops and clears one retry round (every second) sends a pair at most:
+ * 8 groups. A pair back after hours away is worked off at ~8,000 a second
+ * rather than in one round that would hold the router's event loop.
+ */
+export const lifecycleTasksPerPairPerRoundMax = 8 * lifecycleShardsPerCallMax;
 /** How often the router re-sends drops and clears a node has not confirmed (its pair had no reachable primary). */
 export const lifecycleRetryIntervalMs = 1_000;
 /**

@@ -14,6 +14,7 @@ import {
   IntervalTask,
   lifecycleRetryIntervalMs,
   lifecycleShardsPerCallMax,
+  lifecycleTasksPerPairPerRoundMax,
   errorCodeOfGrpcStatus,
   type Logger,
 } from '../common/index.ts';
@@ -72,7 +73,12 @@ export class CounterLifecycle implements CounterDeleter {
     this.retrier = new IntervalTask(
       { name: 'shard task round', intervalMs: settings.retryIntervalMs ?? lifecycleRetryIntervalMs, logger },
       async () => {
-        await this.sendTasks(this.directory.pendingShardTasks());
+        // Bounded per pair, and nothing for a pair whose primary is known down: a pair away for hours may owe millions.
+        await this.sendTasks(
+          this.directory.shardTasksForRound(lifecycleTasksPerPairPerRoundMax, (pairIndex) =>
+            this.pool.isKnownDown(this.directory.pair(pairIndex).primary),
+          ),
+        );
       },
     );
   }
@@ -178,8 +184,7 @@ export class CounterLifecycle implements CounterDeleter {
   }
 
   private exportPending(): void {
-    const counts = { drop: 0, clear: 0 };
-    for (const task of this.directory.pendingShardTasks()) counts[task.kind]++;
+    const counts = this.directory.pendingShardTaskCounts;
     this.metrics.shardTasksPending.set({ kind: 'drop' }, counts.drop);
     this.metrics.shardTasksPending.set({ kind: 'clear' }, counts.clear);
   }

@@ -170,6 +170,7 @@ export class Directory {
   /** Drops not yet confirmed by their node, by shard id. */
   private readonly shardTasks = new Map<number, ShardTask>();
   private upsertShardTaskStatement: Database.Statement | undefined;
+  private readonly shardTaskCounts: Record<ShardTask['kind'], number> = { drop: 0, clear: 0 };
   private deleteStatements: Record<'counter' | 'shards' | 'growths' | 'clearKeys', Database.Statement> | undefined;
   private readonly scanBounded: Database.Statement;
   private readonly scanUnbounded: Database.Statement;
@@ -437,7 +438,7 @@ export class Directory {
     for (const row of rows) {
       if ((row.kind !== 'drop' && row.kind !== 'clear') || row.pair_index >= this.pairs.length)
         throw new TallyError(ErrorCode.internal, `directory: shard task ${row.kind} of shard ${row.shard_id} is not one this router knows`);
-      this.shardTasks.set(row.shard_id, {
+      this.setShardTask({
         shardId: row.shard_id,
         pairIndex: row.pair_index,
         kind: row.kind,
@@ -753,7 +754,7 @@ export class Directory {
       for (const shard of counter.shards) this.shardsPerPair[shard.pairIndex]!--;
       this.totalShardCount -= counter.shards.length;
     }
-    for (const task of tasks) this.shardTasks.set(task.shardId, task);
+    for (const task of tasks) this.setShardTask(task);
     return counters;
   }
 
@@ -822,13 +823,38 @@ export class Directory {
         .run(nowMs - windowMs);
     })();
     counter.generation = generation;
-    for (const task of tasks) this.shardTasks.set(task.shardId, task);
+    for (const task of tasks) this.setShardTask(task);
     return { counter, generation, applied: true };
   }
 
   /** Drops and clears nodes still owe, oldest shard first. */
   pendingShardTasks(): ShardTask[] {
     return [...this.shardTasks.values()];
+  }
+
+  /**
+   * One retry round's tasks: at most perPairMax per pair, none of the pairs
+   * `skipPair` names (a pair whose primary is known down would only fail
+   * them again). Stops once every pair has its share, so a down pair owing
+   * millions costs a round nothing.
+   */
+  shardTasksForRound(perPairMax: number, skipPair: (pairIndex: number) => boolean): ShardTask[] {
+    const taken = new Map<number, number>();
+    const round: ShardTask[] = [];
+    let pairsFull = 0;
+    for (const task of this.shardTasks.values()) {
+      const count = taken.get(task.pairIndex) ?? 0;
+      if (count >= perPairMax) continue;
+      if (count === 0 && skipPair(task.pairIndex)) {
+        taken.set(task.pairIndex, perPairMax);
+        if (++pairsFull === this.pairs.length) break;
+        continue;
+      }
+      round.push(task);
+      taken.set(task.pairIndex, count + 1);
+      if (count + 1 === perPairMax && ++pairsFull === this.pairs.length) break;
+    }
+    return round;
   }
 
   /** The task owed for one shard, if any. */
@@ -854,7 +880,22 @@ export class Directory {
       const remove = this.db.prepare('DELETE FROM shard_tasks WHERE shard_id = ? AND kind = ? AND generation = ?');
       for (const task of done) remove.run(task.shardId, task.kind, task.generation);
     })();
-    for (const task of done) this.shardTasks.delete(task.shardId);
+    for (const task of done) {
+      this.shardTasks.delete(task.shardId);
+      this.shardTaskCounts[task.kind]--;
+    }
+  }
+
+  /** Drops and clears owed, by kind: kept as tasks come and go, not counted by a walk (a down pair may owe millions). */
+  get pendingShardTaskCounts(): Readonly<Record<ShardTask['kind'], number>> {
+    return this.shardTaskCounts;
+  }
+
+  private setShardTask(task: ShardTask): void {
+    const replaced = this.shardTasks.get(task.shardId);
+    if (replaced !== undefined) this.shardTaskCounts[replaced.kind]--;
+    this.shardTasks.set(task.shardId, task);
+    this.shardTaskCounts[task.kind]++;
   }
 
   pair(pairIndex: number): PairInfo {

@@ -125,4 +125,30 @@ describe('directory lifecycle', () => {
     expect(reopened.get('c')!.generation).toBe(0);
     expect(reopened.clearCounter('c', Buffer.from('k1'), 60_000)).toMatchObject({ generation: 1, applied: true });
   });
+  it('directory: many counters deleted in one transaction; pending counts kept by kind; a round takes a bounded share per pair and skips a down pair', () => {
+    const directory = open();
+    const names = Array.from({ length: 40 }, (_, index) => `c${index}`);
+    for (const name of names) directory.getOrCreate(name);
+    const pairOf = new Map(names.map((name) => [name, directory.get(name)!.shards[0]!.pairIndex]));
+    expect(directory.deleteCounters([...names, 'never-existed', names[0]!]).map((counter) => counter.name)).toEqual(names);
+    expect(directory.counterCount).toBe(0);
+    expect(directory.pendingShardTaskCounts).toEqual({ drop: 40, clear: 0 });
+
+    const perPair = [...pairOf.values()].reduce(
+      (counts, pairIndex) => counts.set(pairIndex, (counts.get(pairIndex) ?? 0) + 1),
+      new Map<number, number>(),
+    );
+    expect(perPair.size).toBe(2);
+    const round = directory.shardTasksForRound(5, () => false);
+    expect(round).toHaveLength(10);
+    expect(round.filter((task) => task.pairIndex === 0)).toHaveLength(5);
+    const withPair1Down = directory.shardTasksForRound(100, (pairIndex) => pairIndex === 1);
+    expect(withPair1Down.every((task) => task.pairIndex === 0)).toBe(true);
+    expect(withPair1Down).toHaveLength(perPair.get(0)!);
+
+    directory.completeShardTasks(withPair1Down);
+    expect(directory.pendingShardTaskCounts).toEqual({ drop: perPair.get(1)!, clear: 0 });
+    directory.close();
+    expect(open().pendingShardTaskCounts).toEqual({ drop: perPair.get(1)!, clear: 0 });
+  });
 });
