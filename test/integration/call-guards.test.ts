@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { credentials, makeGenericClientConstructor, Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
 import { listRequestBytesMax, messageBytesMax } from '../../src/common/limits.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
@@ -21,24 +21,32 @@ function incrementBatchBytes(bytes: number): Buffer {
   return message;
 }
 
-/** A client that sends bytes as they are: what an attacker's client would send. */
-const RawCounterClient = makeGenericClientConstructor(
-  {
-    IncrementBatch: {
-      path: '/counter.v1.CounterService/IncrementBatch',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: (bytes: Buffer) => bytes,
-      requestDeserialize: (bytes: Buffer) => bytes,
-      responseSerialize: (bytes: Buffer) => bytes,
-      responseDeserialize: (bytes: Buffer) => bytes,
+/** A client of one CounterService method that sends bytes as they are: what an attacker's client would send. */
+function rawMethodClient(
+  method: string,
+  address: string,
+  options: Record<string, number> = {},
+): Client & Record<string, (...args: unknown[]) => void> {
+  const passThrough = (bytes: Buffer): Buffer => bytes;
+  const Constructor = makeGenericClientConstructor(
+    {
+      [method]: {
+        path: `/counter.v1.CounterService/${method}`,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: passThrough,
+        requestDeserialize: passThrough,
+        responseSerialize: passThrough,
+        responseDeserialize: passThrough,
+      },
     },
-  },
-  'RawCounter',
-);
+    `Raw${method}`,
+  );
+  return new Constructor(address, credentials.createInsecure(), options) as Client & Record<string, (...args: unknown[]) => void>;
+}
 
 function sendRaw(address: string, message: Buffer, token: string | undefined, times: number, concurrency: number): Promise<number[]> {
-  const raw = new RawCounterClient(address, credentials.createInsecure(), { 'grpc.max_send_message_length': messageBytesMax });
+  const raw = rawMethodClient('IncrementBatch', address, { 'grpc.max_send_message_length': messageBytesMax });
   const metadata = new Metadata();
   if (token !== undefined) metadata.set('authorization', `Bearer ${token}`);
   const codes: number[] = [];
@@ -47,11 +55,8 @@ function sendRaw(address: string, message: Buffer, token: string | undefined, ti
     while (next < times) {
       next++;
       const code = await new Promise<number>((resolve) =>
-        (raw as unknown as Record<string, (...args: unknown[]) => void>).IncrementBatch!(
-          message,
-          metadata,
-          { deadline: Date.now() + 30_000 },
-          (error: ServiceError | null) => resolve(error === null ? status.OK : error.code),
+        raw.IncrementBatch!(message, metadata, { deadline: Date.now() + 30_000 }, (error: ServiceError | null) =>
+          resolve(error === null ? status.OK : error.code),
         ),
       );
       codes.push(code);
@@ -170,30 +175,14 @@ describe('call guards', () => {
 
   it('a message over its method bound names the bound; a small RPC cannot carry megabytes', async () => {
     // Read's request is a counter name: 4 KiB bounds it, whatever the server-wide 4 MiB message limit.
-    const RawRead = makeGenericClientConstructor(
-      {
-        Read: {
-          path: '/counter.v1.CounterService/Read',
-          requestStream: false,
-          responseStream: false,
-          requestSerialize: (bytes: Buffer) => bytes,
-          requestDeserialize: (bytes: Buffer) => bytes,
-          responseSerialize: (bytes: Buffer) => bytes,
-          responseDeserialize: (bytes: Buffer) => bytes,
-        },
-      },
-      'RawRead',
-    );
-    const raw = new RawRead(tc.cluster.routerAddress, credentials.createInsecure());
+    const raw = rawMethodClient('Read', tc.cluster.routerAddress);
     const metadata = new Metadata();
     metadata.set('authorization', `Bearer ${clientToken}`);
     // Field 1 (counter), a string of 100,000 bytes.
     const name = Buffer.alloc(100_000, 0x61);
     const message = Buffer.concat([Buffer.from([0x0a, 0xa0, 0x8d, 0x06]), name]);
     const error = await new Promise<ServiceError | null>((resolve) =>
-      (raw as unknown as Record<string, (...args: unknown[]) => void>).Read!(message, metadata, (failure: ServiceError | null) =>
-        resolve(failure),
-      ),
+      raw.Read!(message, metadata, (failure: ServiceError | null) => resolve(failure)),
     );
     raw.close();
     expect(error?.code).toBe(status.RESOURCE_EXHAUSTED);

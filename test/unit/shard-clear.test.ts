@@ -2,17 +2,16 @@
 // kind of state, one row), increments tagged older than its generation are
 // cleared away with their key recorded, newer ones clear it first; memory,
 // checkpoint and a replay agree wherever the fold stops, across reopen.
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../src/node/group-commit.ts';
-import { ShardLog, EntryKind, encodeGeneration, type LogEntry } from '../../src/node/shard-log.ts';
-import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/node-memory.ts';
+import { type ShardLog, EntryKind, encodeGeneration, type LogEntry } from '../../src/node/shard-log.ts';
+import { NodeMemory, encodeWindowSetting } from '../../src/node/node-memory.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import type { RoleState } from '../../src/node/node-role.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
-import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { useTempLogs } from '../helpers/temp-log.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 
 const windowMs = 60_000;
@@ -45,19 +44,7 @@ function rebuilt(log: ShardLog, nowMs: number): { memory: NodeMemory; dedup: Ded
 }
 
 describe('shard clear', () => {
-  const dirs: string[] = [];
-  const logs: ShardLog[] = [];
-  const open = (name = 'clear'): ShardLog => {
-    const dir = makeTempDir(name);
-    dirs.push(dir);
-    const log = ShardLog.open(dir, checkpointFolder);
-    logs.push(log);
-    return log;
-  };
-  afterEach(() => {
-    for (const log of logs.splice(0)) log.close();
-    for (const dir of dirs.splice(0)) removeTempDir(dir);
-  });
+  const { open, reopen } = useTempLogs('clear');
 
   it('checkpoint: with clears of every kind of shard and keys cleared away, checkpoint + tail equals a full replay wherever the fold stops, across reopen', () => {
     const log = open();
@@ -144,10 +131,7 @@ describe('shard clear', () => {
       expect(stateOf(recovered.memory, nowMs)).toEqual(stateOf(full.memory, nowMs));
       expect(keysOf(recovered.dedup)).toEqual(keysOf(full.dedup));
     }
-    const file = log.file;
-    log.close();
-    const reopened = ShardLog.open(path.dirname(file), checkpointFolder);
-    logs.push(reopened);
+    const reopened = reopen(log);
     expect(stateOf(rebuilt(reopened, nowMs).memory, nowMs)).toEqual(stateOf(full.memory, nowMs));
     // The generations the log reached are what memory holds.
     for (const [shardId, generation] of generations) expect(full.memory.generationOf(shardId)).toBe(generation);

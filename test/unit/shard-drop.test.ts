@@ -2,18 +2,17 @@
 // through the log and then refuses every write to it; memory, the checkpoint
 // and a replay agree wherever the fold stops; the fold removes its checkpoint
 // rows and keys; its tombstone survives reopen and snapshot and expires by time.
-import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../src/node/group-commit.ts';
-import { ShardLog, EntryKind, type LogEntry } from '../../src/node/shard-log.ts';
-import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/node-memory.ts';
+import { type ShardLog, EntryKind, type LogEntry } from '../../src/node/shard-log.ts';
+import { NodeMemory, encodeWindowSetting } from '../../src/node/node-memory.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import type { RoleState } from '../../src/node/node-role.ts';
 import { rebuildMemory } from '../../src/node/recovery.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
-import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { useTempLogs } from '../helpers/temp-log.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 
 const windowMs = 60_000;
@@ -48,19 +47,7 @@ function rebuilt(log: ShardLog, nowMs: number): NodeMemory {
 }
 
 describe('shard drop', () => {
-  const dirs: string[] = [];
-  const logs: ShardLog[] = [];
-  const open = (name = 'drop'): ShardLog => {
-    const dir = makeTempDir(name);
-    dirs.push(dir);
-    const log = ShardLog.open(dir, checkpointFolder);
-    logs.push(log);
-    return log;
-  };
-  afterEach(() => {
-    for (const log of logs.splice(0)) log.close();
-    for (const dir of dirs.splice(0)) removeTempDir(dir);
-  });
+  const { open, reopen } = useTempLogs('drop');
 
   it('checkpoint: with drops of every kind of shard, checkpoint + tail equals a full replay wherever the fold stops, across reopen', () => {
     const log = open();
@@ -123,10 +110,7 @@ describe('shard drop', () => {
       expect(log.checkpointLsn).toBe(upto);
       expect(stateOf(rebuilt(log, nowMs))).toEqual(full);
     }
-    const file = log.file;
-    log.close();
-    const reopened = ShardLog.open(path.dirname(file), checkpointFolder);
-    logs.push(reopened);
+    const reopened = reopen(log);
     expect(stateOf(rebuilt(reopened, nowMs))).toEqual(full);
   });
 
