@@ -339,7 +339,7 @@ export class IncrementPath {
    * group a node certainly did not apply (never sent, or refused for a stale
    * epoch) is tried again on another node's shards when it has no keys.
    */
-  async apply(items: readonly ValidIncrement[]): Promise<IncrementOutcome[]> {
+  async apply(items: readonly ValidIncrement[], call: { readonly cancelled: boolean } = { cancelled: false }): Promise<IncrementOutcome[]> {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
@@ -361,6 +361,8 @@ export class IncrementPath {
         if (this.now() >= waitUntilMs)
           throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[byNode]!.counter} can take the increment now`);
         await new Promise((resolve) => setTimeout(resolve, failoverWaitStepMs));
+        // The caller is gone (or past the server's deadline ceiling): what was not sent is not sent now.
+        if (call.cancelled) throw new TallyError(ErrorCode.deadlineExceeded, 'the call ended while it waited for a failover');
         avoid.clear();
         downByAddress.clear();
         continue;

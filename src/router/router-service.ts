@@ -100,10 +100,14 @@ export function createCounterService(deps: RouterDeps) {
     increment_batch: metrics.incrementLatency.labels({ rpc: 'increment_batch' }),
   };
 
-  const applyCounted = async (items: ValidIncrement[], rpc: keyof typeof latencyByRpc): Promise<counterV1.IncrementResponse__Output[]> => {
+  const applyCounted = async (
+    items: ValidIncrement[],
+    rpc: keyof typeof latencyByRpc,
+    call: { readonly cancelled: boolean },
+  ): Promise<counterV1.IncrementResponse__Output[]> => {
     const timer = latencyByRpc[rpc].startTimer();
     try {
-      const outcomes = await increments.apply(items);
+      const outcomes = await increments.apply(items, call);
       // One metric update per call and one heat update per (counter, shard), not per item.
       let applied = 0;
       let lastCounter = '';
@@ -173,13 +177,13 @@ export function createCounterService(deps: RouterDeps) {
   };
 
   return {
-    Increment: unary<counterV1.IncrementRequest__Output, counterV1.IncrementResponse__Output>(async (request) => {
+    Increment: unary<counterV1.IncrementRequest__Output, counterV1.IncrementResponse__Output>(async (request, call) => {
       const item = validated(1, () => validateIncrement(request));
-      const [response] = await applyCounted([item], 'increment');
+      const [response] = await applyCounted([item], 'increment', call);
       return response!;
     }),
 
-    IncrementBatch: unary<counterV1.IncrementBatchRequest__Output, counterV1.IncrementBatchResponse__Output>(async (request) => {
+    IncrementBatch: unary<counterV1.IncrementBatchRequest__Output, counterV1.IncrementBatchResponse__Output>(async (request, call) => {
       const count = request.items.length;
       const items = validated(count, () => {
         if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
@@ -194,7 +198,7 @@ export function createCounterService(deps: RouterDeps) {
         }
         return items;
       });
-      return { results: await applyCounted(items, 'increment_batch') };
+      return { results: await applyCounted(items, 'increment_batch', call) };
     }),
 
     Read: unary<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
