@@ -167,11 +167,12 @@ export class Directory {
   private readonly insertCounter: Database.Statement;
   private readonly insertShard: Database.Statement;
   private readonly updateShardCount: Database.Statement;
-  /** Drops not yet confirmed by their node, by shard id. */
+  /** Drops and clears not yet confirmed by their node, by shard id. */
   private readonly shardTasks = new Map<number, ShardTask>();
-  private upsertShardTaskStatement: Database.Statement | undefined;
   private readonly shardTaskCounts: Record<ShardTask['kind'], number> = { drop: 0, clear: 0 };
-  private deleteStatements: Record<'counter' | 'shards' | 'growths' | 'clearKeys', Database.Statement> | undefined;
+  /** Prepared once: a TTL slice upserts thousands of tasks (50 counters of up to 64 shards) in one transaction. */
+  private readonly upsertShardTaskStatement: Database.Statement;
+  private readonly deleteStatements: Record<'counter' | 'shards' | 'growths' | 'clearKeys', Database.Statement>;
   private readonly scanBounded: Database.Statement;
   private readonly scanUnbounded: Database.Statement;
 
@@ -189,6 +190,15 @@ export class Directory {
     const scan = 'SELECT name, kind, shard_count, ttl_ms FROM counters WHERE name > ? AND name >= ?';
     this.scanBounded = db.prepare(`${scan} AND name < ? ORDER BY name LIMIT ?`);
     this.scanUnbounded = db.prepare(`${scan} ORDER BY name LIMIT ?`);
+    this.upsertShardTaskStatement = db.prepare(
+      'INSERT INTO shard_tasks (shard_id, pair_index, kind, generation, created_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO UPDATE SET kind = excluded.kind, generation = excluded.generation, created_ms = excluded.created_ms',
+    );
+    this.deleteStatements = {
+      counter: db.prepare('DELETE FROM counters WHERE name = ?'),
+      shards: db.prepare('DELETE FROM shards WHERE counter = ?'),
+      growths: db.prepare('DELETE FROM growths WHERE counter = ?'),
+      clearKeys: db.prepare('DELETE FROM clear_keys WHERE counter = ?'),
+    };
     this.loadPairs(configuredPairs);
     this.loadCounters();
     this.loadShardTasks();
@@ -741,10 +751,10 @@ export class Directory {
     );
     this.transaction(() => {
       for (const { name } of counters) {
-        this.statementsForDelete.counter.run(name);
-        this.statementsForDelete.shards.run(name);
-        this.statementsForDelete.growths.run(name);
-        this.statementsForDelete.clearKeys.run(name);
+        this.deleteStatements.counter.run(name);
+        this.deleteStatements.shards.run(name);
+        this.deleteStatements.growths.run(name);
+        this.deleteStatements.clearKeys.run(name);
       }
       // A drop replaces a clear still owed: it frees everything anyway.
       for (const task of tasks) this.upsertShardTask(task);
@@ -758,23 +768,8 @@ export class Directory {
     return counters;
   }
 
-  /** Prepared once, on first use. */
-  private get statementsForDelete() {
-    this.deleteStatements ??= {
-      counter: this.db.prepare('DELETE FROM counters WHERE name = ?'),
-      shards: this.db.prepare('DELETE FROM shards WHERE counter = ?'),
-      growths: this.db.prepare('DELETE FROM growths WHERE counter = ?'),
-      clearKeys: this.db.prepare('DELETE FROM clear_keys WHERE counter = ?'),
-    };
-    return this.deleteStatements;
-  }
-
   /** Inside a transaction: the one task owed for its shard from now on. */
   private upsertShardTask(task: ShardTask): void {
-    // Prepared once: a TTL slice upserts thousands (50 counters of up to 64 shards) in one transaction.
-    this.upsertShardTaskStatement ??= this.db.prepare(
-      'INSERT INTO shard_tasks (shard_id, pair_index, kind, generation, created_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO UPDATE SET kind = excluded.kind, generation = excluded.generation, created_ms = excluded.created_ms',
-    );
     this.upsertShardTaskStatement.run(task.shardId, task.pairIndex, task.kind, task.generation, task.createdMs);
   }
 

@@ -97,7 +97,7 @@ export class DistinctPath {
 
   /** The union of the counters' sketches: one ReadSketches call per node pair, merged on the node. */
   private async readUnion(names: readonly string[]): Promise<{ result: { union: HllSketch; shardCount: number }; overtaken: Set<string> }> {
-    const byPair = new Map<number, { shardIds: number[]; generations: string[]; counterOf: string[]; cleared: boolean }>();
+    const byPair = new Map<number, { shardIds: number[]; generations: number[]; counterOf: string[]; cleared: boolean }>();
     let shardCount = 0;
     const sources = new Map<string, CounterInfo>();
     for (const name of names) {
@@ -108,7 +108,7 @@ export class DistinctPath {
         let plan = byPair.get(shard.pairIndex);
         if (plan === undefined) byPair.set(shard.pairIndex, (plan = { shardIds: [], generations: [], counterOf: [], cleared: false }));
         plan.shardIds.push(shard.shardId);
-        plan.generations.push(String(counter.generation));
+        plan.generations.push(counter.generation);
         plan.counterOf.push(name);
         if (counter.generation > 0) plan.cleared = true;
         shardCount++;
@@ -123,7 +123,7 @@ export class DistinctPath {
           this.pool.read<shardV1.ReadSketchesRequest, shardV1.ReadSketchesResponse__Output>(
             address,
             'ReadSketches',
-            { shardIds: plan.shardIds.map(String), merge: true, generations: plan.cleared ? plan.generations : [] },
+            { shardIds: plan.shardIds.map(String), merge: true, generations: plan.cleared ? plan.generations.map(String) : [] },
             this.readTimeoutMs,
           ),
         )),

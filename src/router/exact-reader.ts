@@ -31,8 +31,8 @@ interface PairPlan {
   pair: PairInfo;
   shardIds: number[];
   counterOf: string[];
-  /** Parallel to shardIds: each shard's counter generation (strings, as the wire takes uint64). */
-  generations: string[];
+  /** Parallel to shardIds: each shard's counter generation. */
+  generations: number[];
   /** Some shard's counter was cleared: the generations go on the wire (otherwise nothing: all 0). */
   cleared: boolean;
 }
@@ -67,7 +67,7 @@ export async function rereadOvertaken<Result>(
   let overtaken = first.overtaken;
   for (let attempt = 0; overtaken.size > 0; attempt++) {
     if (attempt >= clearOvertakenReadsMax)
-      throw new TallyError(ErrorCode.unavailable, `${[...overtaken][0]} was cleared during every attempt to read it: try again`);
+      throw new TallyError(ErrorCode.unavailable, `${[...overtaken][0]} was cleared or deleted during every attempt to read it: try again`);
     const again = await read([...overtaken]);
     merge(first.result, again.result);
     overtaken = again.overtaken;
@@ -145,7 +145,8 @@ function readPair(
   pool: NodePool,
   timeoutMs: number,
 ): Promise<{ response: shardV1.ReadShardsResponse__Output; calls: number; fromFollower: boolean }> {
-  const generations = plan.cleared ? plan.generations : [];
+  // Strings only when some counter here was cleared (the wire takes uint64 as decimal); otherwise nothing: all 0.
+  const generations = plan.cleared ? plan.generations.map(String) : [];
   return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs, generations));
 }
 
@@ -184,7 +185,7 @@ async function readExactOnce(
         );
       plan.shardIds.push(shard.shardId);
       plan.counterOf.push(name);
-      plan.generations.push(String(generation));
+      plan.generations.push(generation);
       if (generation > 0) plan.cleared = true;
     }
   }
@@ -202,14 +203,9 @@ async function readExactOnce(
   }
   for (const [name, entry] of totals) {
     // Deleted while this read was out: some shards may have been dropped
-    // (answering 0) before it reached them, others not. The delete committed
-    // during the read, so reading as after it, a counter never written, is
-    // the one answer that is not a partial sum.
-    if (entry.source !== undefined && directory.get(name) !== entry.source) {
-      totals.set(name, { total: 0n, shardCount: 0, source: undefined, generation: 0 });
-      overtaken.delete(name);
-      continue;
-    }
+    // (answering 0) before it reached them, others not. Overtaken like a
+    // clear: read again, it is a counter never written.
+    if (entry.source !== undefined && directory.get(name) !== entry.source) overtaken.add(name);
     if (!overtaken.has(name) && !isInt64(entry.total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
   }
   return { result: { totals, nodeCalls, followerReads }, overtaken };

@@ -147,8 +147,8 @@ export class MembershipPath {
         plan.indexes.forEach((index, position) => (present[index] = response.present[position]!));
       }),
     );
-    // Deleted while the read was out (some partitions may have been dropped first): no member is present.
-    if (this.directory.get(name) !== counter) return { result: members.map(() => false), overtaken: new Set() };
+    // Deleted while the read was out (some partitions may have been dropped first): read again, it has no members.
+    if (this.directory.get(name) !== counter) overtaken = new Set([name]);
     return { result: present, overtaken };
   }
 
