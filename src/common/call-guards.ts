@@ -9,49 +9,12 @@ import {
   status,
   type Metadata,
   type ServerInterceptor,
-  type ServerInterceptingCallInterface,
 } from '@grpc/grpc-js';
 
 /** What a refusal looks like; the check decides from the method path and metadata. */
 export interface Refusal {
   code: status;
   details: string;
-}
-
-/**
- * Runs `check` on each call's metadata; a refusal ends the call at once with
- * its status, and the message is never read.
- */
-export function refuseOnMetadata(check: (path: string, metadata: Metadata) => Refusal | undefined): ServerInterceptor {
-  return (method, call) => {
-    const listener = new ServerListenerBuilder()
-      .withOnReceiveMetadata((metadata, next) => {
-        const refusal = check(method.path, metadata);
-        if (refusal === undefined) next(metadata);
-        else call.sendStatus({ code: refusal.code, details: refusal.details });
-      })
-      .build();
-    return new ServerInterceptingCall(call, new ResponderBuilder().withStart((next) => next(listener)).build());
-  };
-}
-
-/** Calls once each ends, however it ends (status sent, or cancelled by the peer or a deadline). */
-function onCallEnd(call: ServerInterceptingCallInterface, builder: ServerListenerBuilder, end: () => void): ServerInterceptingCall {
-  let ended = false;
-  const endOnce = (): void => {
-    if (ended) return;
-    ended = true;
-    end();
-  };
-  const listener = builder.withOnCancel(endOnce).build();
-  const responder = new ResponderBuilder()
-    .withStart((next) => next(listener))
-    .withSendStatus((callStatus, next) => {
-      endOnce();
-      next(callStatus);
-    })
-    .build();
-  return new ServerInterceptingCall(call, responder);
 }
 
 export interface InFlightLimits {
@@ -65,62 +28,97 @@ export interface InFlightLimits {
   onRefused?: (path: string) => void;
 }
 
-/**
- * A cap on calls in flight: beyond it a call is refused RESOURCE_EXHAUSTED on
- * its metadata, so a flood costs each refused call nothing but its headers,
- * and what the server holds in memory is bounded by the caps times the
- * largest message.
- */
-export function limitInFlight(limits: InFlightLimits): ServerInterceptor {
-  let calls = 0;
-  let largeCalls = 0;
-  return (method, call) => {
-    const large = limits.isLarge(method.path);
-    let counted = false;
-    const builder = new ServerListenerBuilder().withOnReceiveMetadata((metadata, next) => {
-      if (calls >= limits.callsMax || (large && largeCalls >= limits.largeCallsMax)) {
-        limits.onRefused?.(method.path);
-        const which = large && largeCalls >= limits.largeCallsMax ? `${limits.largeCallsMax} large calls` : `${limits.callsMax} calls`;
-        call.sendStatus({ code: status.RESOURCE_EXHAUSTED, details: `server busy: ${which} in flight; retry with backoff` });
-        return;
-      }
-      counted = true;
-      calls++;
-      if (large) largeCalls++;
-      limits.onInFlight?.(calls);
-      next(metadata);
-    });
-    return onCallEnd(call, builder, () => {
-      if (!counted) return;
-      calls--;
-      if (large) largeCalls--;
-      limits.onInFlight?.(calls);
-    });
-  };
+export interface CallGuards {
+  /** Checked first, on the call's path and metadata: a refusal ends the call with its status. */
+  refuse?: (path: string, metadata: Metadata) => Refusal | undefined;
+  /**
+   * A cap on calls in flight: beyond it a call is refused RESOURCE_EXHAUSTED
+   * on its metadata, so a flood costs each refused call nothing but its
+   * headers, and what the server holds in memory is bounded by the caps
+   * times the largest message.
+   */
+  inFlight?: InFlightLimits;
+  /**
+   * A ceiling on every call's deadline: a call without one, or with a later
+   * one, ends DEADLINE_EXCEEDED after this. The handler sees the call
+   * cancelled (call.cancelled) and stops work it checks for.
+   */
+  deadlineMaxMs: number;
 }
 
 /**
- * A ceiling on every call's deadline: a call without one, or with a later
- * one, ends DEADLINE_EXCEEDED after deadlineMaxMs. The handler sees the call
- * cancelled (call.cancelled) and stops work it checks for.
+ * The guards as one interceptor: one intercepting call (listener, responder,
+ * closures) per call, not one per guard. Router CPU per unary increment,
+ * bench/cpu-split.sh, medians of 3 on a noisy 2-core machine: 292 us with
+ * three interceptors, 283 us with none, 250 us with this one.
  */
-export function deadlineCeiling(deadlineMaxMs: number): ServerInterceptor {
-  return (_method, call) => {
+export function guardCalls(guards: CallGuards): ServerInterceptor {
+  const { refuse, inFlight, deadlineMaxMs } = guards;
+  let calls = 0;
+  let largeCalls = 0;
+  const busy = (large: boolean): Refusal | undefined => {
+    if (inFlight === undefined) return undefined;
+    const largeFull = large && largeCalls >= inFlight.largeCallsMax;
+    if (calls < inFlight.callsMax && !largeFull) return undefined;
+    const which = largeFull ? `${inFlight.largeCallsMax} large calls` : `${inFlight.callsMax} calls`;
+    return { code: status.RESOURCE_EXHAUSTED, details: `server busy: ${which} in flight; retry with backoff` };
+  };
+  return (method, call) => {
+    const large = inFlight?.isLarge(method.path) ?? false;
+    let counted = false;
+    let ended = false;
     let timer: NodeJS.Timeout | undefined;
-    const builder = new ServerListenerBuilder().withOnReceiveMetadata((metadata, next) => {
-      const deadline = call.getDeadline();
-      const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-      if (!(deadlineMs - Date.now() <= deadlineMaxMs)) {
-        timer = setTimeout(() => {
-          call.sendStatus({
-            code: status.DEADLINE_EXCEEDED,
-            details: `the server ends any call after ${deadlineMaxMs} ms; give a shorter deadline`,
-          });
-        }, deadlineMaxMs);
-        timer.unref();
-      }
-      next(metadata);
-    });
-    return onCallEnd(call, builder, () => clearTimeout(timer));
+    // Once, however the call ends: status sent, or cancelled by the peer or a deadline.
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      if (!counted) return;
+      calls--;
+      if (large) largeCalls--;
+      inFlight?.onInFlight?.(calls);
+    };
+    const listener = new ServerListenerBuilder()
+      .withOnReceiveMetadata((metadata, next) => {
+        const refusal = refuse?.(method.path, metadata);
+        if (refusal !== undefined) {
+          call.sendStatus({ code: refusal.code, details: refusal.details });
+          return;
+        }
+        const full = busy(large);
+        if (full !== undefined) {
+          inFlight?.onRefused?.(method.path);
+          call.sendStatus(full);
+          return;
+        }
+        if (inFlight !== undefined) {
+          counted = true;
+          calls++;
+          if (large) largeCalls++;
+          inFlight.onInFlight?.(calls);
+        }
+        const deadline = call.getDeadline();
+        const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+        if (!(deadlineMs - Date.now() <= deadlineMaxMs)) {
+          timer = setTimeout(() => {
+            call.sendStatus({
+              code: status.DEADLINE_EXCEEDED,
+              details: `the server ends any call after ${deadlineMaxMs} ms; give a shorter deadline`,
+            });
+          }, deadlineMaxMs);
+          timer.unref();
+        }
+        next(metadata);
+      })
+      .withOnCancel(end)
+      .build();
+    const responder = new ResponderBuilder()
+      .withStart((next) => next(listener))
+      .withSendStatus((callStatus, next) => {
+        end();
+        next(callStatus);
+      })
+      .build();
+    return new ServerInterceptingCall(call, responder);
   };
 }

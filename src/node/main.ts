@@ -24,7 +24,7 @@ import {
   channelCredentialsOf,
   guardMalformed,
   peerRoleInterceptor,
-  deadlineCeiling,
+  guardCalls,
   shardNodeCallerRoles,
   droppedShardTombstoneMs,
 } from '../common/index.ts';
@@ -95,7 +95,10 @@ runMain(async () => {
   const tallyServer = createTallyServer(
     [shardPackageDefinition, counterPackageDefinition],
     [serviceName],
-    [...(tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)]), deadlineCeiling(config.callDeadlineMaxMs)],
+    [
+      ...(tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)]),
+      guardCalls({ deadlineMaxMs: config.callDeadlineMaxMs }),
+    ],
   );
   tallyServer.server.addService(
     guardMalformed(shardNodeServiceDefinition),

@@ -6,8 +6,8 @@
 // for increments and reads. Health stays open for probes. Tokens are
 // compared as sha256 digests in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { status, type Metadata, type ServerInterceptor } from '@grpc/grpc-js';
-import { refuseOnMetadata, type Refusal } from '../common/index.ts';
+import { status, type Metadata } from '@grpc/grpc-js';
+import type { Refusal } from '../common/index.ts';
 
 export interface Tokens {
   /** sha256 of each token: equal-length values for timingSafeEqual. */
@@ -49,13 +49,4 @@ export function refusalOf(tokens: Tokens, path: string, metadata: Metadata): Ref
   }
   if (isAdmin || matches(token, tokens.client)) return undefined;
   return { code: status.UNAUTHENTICATED, details: 'this service needs a token (authorization: Bearer ...)' };
-}
-
-/** The interceptor: a refused call ends on its headers and changes nothing. */
-export function authenticateFirst(tokens: Tokens, onRefused?: (refusal: Refusal) => void): ServerInterceptor {
-  return refuseOnMetadata((path, metadata) => {
-    const refusal = refusalOf(tokens, path, metadata);
-    if (refusal !== undefined) onRefused?.(refusal);
-    return refusal;
-  });
 }

@@ -19,8 +19,7 @@ import {
   channelCredentialsOf,
   guardMalformed,
   IntervalTask,
-  limitInFlight,
-  deadlineCeiling,
+  guardCalls,
   listRequestBytesMax,
   singleRequestBytesMax,
   expirySweepIntervalMs,
@@ -42,7 +41,7 @@ import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
 import { PairSupervisor } from './pair-supervisor.ts';
 import { Autoscaler } from './autoscaler.ts';
-import { authenticateFirst, tokensOf } from './auth.ts';
+import { refusalOf, tokensOf } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
 import { CounterLifecycle } from './counter-lifecycle.ts';
 import { CounterExpiry } from './counter-expiry.ts';
@@ -130,22 +129,25 @@ runMain(async () => {
     counterTtlMs: config.counterTtlMs,
   };
 
-  // Each runs on a call's headers, in this order, before its message is read.
-  const callGuards = [
-    authenticateFirst(tokens, (refusal) =>
-      metrics.callsRefused.inc({ reason: refusal.code === status.PERMISSION_DENIED ? 'permission_denied' : 'unauthenticated' }),
-    ),
-    limitInFlight({
+  // Run on a call's headers, before its message is read: tokens, then the caps on calls in flight, then the deadline ceiling.
+  const callGuards = guardCalls({
+    refuse: (path, metadata) => {
+      const refusal = refusalOf(tokens, path, metadata);
+      if (refusal !== undefined)
+        metrics.callsRefused.inc({ reason: refusal.code === status.PERMISSION_DENIED ? 'permission_denied' : 'unauthenticated' });
+      return refusal;
+    },
+    inFlight: {
       callsMax: config.callsInFlightMax,
       largeCallsMax: config.largeCallsInFlightMax,
       isLarge: (path) => path.slice(path.lastIndexOf('/') + 1) in listRequestBytesMax,
       onInFlight: (calls) => metrics.callsInFlight.set(calls),
       onRefused: () => metrics.callsRefused.inc({ reason: 'busy' }),
-    }),
-    deadlineCeiling(config.callDeadlineMaxMs),
-  ];
+    },
+    deadlineMaxMs: config.callDeadlineMaxMs,
+  });
   const requestBytesMaxOf = (method: string): number => listRequestBytesMax[method] ?? singleRequestBytesMax;
-  const tallyServer = createTallyServer([counterPackageDefinition], serviceNames, callGuards);
+  const tallyServer = createTallyServer([counterPackageDefinition], serviceNames, [callGuards]);
   tallyServer.server.addService(guardMalformed(counterServiceDefinition, requestBytesMaxOf), createCounterService(deps));
   tallyServer.server.addService(guardMalformed(adminServiceDefinition, requestBytesMaxOf), createAdminService(deps));
   const port = await bindServer(tallyServer.server, config.listenAddress, serverCredentialsOf(tls, config.tlsRequireClientCert));
