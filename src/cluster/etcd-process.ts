@@ -1,0 +1,132 @@
+// A local single-member etcd (Debian's etcd-server, from PATH) for several
+// routers on one machine: the launcher's `--routers N` and the tests. Its
+// data lives in a directory of ours, so a restart keeps the directory.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+
+export interface EtcdProcessOptions {
+  dataDir: string;
+  host?: string;
+  /** 0: a port the kernel picks (chosen once, kept across restarts). */
+  clientPort?: number;
+  peerPort?: number;
+  /** Receives every line etcd logs. */
+  onLine?: (line: string) => void;
+}
+
+/** The one-line error when etcd is not installed: names the package. */
+export const etcdMissingMessage =
+  'etcd is not on PATH: install the Debian package etcd-server (apt-get install etcd-server) to run several routers';
+
+export function etcdInstalled(): boolean {
+  return spawnSync('etcd', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export class EtcdProcess {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> | undefined;
+  private clientPort = 0;
+  private peerPort = 0;
+  private readonly host: string;
+
+  constructor(private readonly options: EtcdProcessOptions) {
+    this.host = options.host ?? '127.0.0.1';
+  }
+
+  /** The client URL routers are given (--etcd). */
+  get endpoint(): string {
+    return `http://${this.host}:${this.clientPort}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Starts etcd and resolves once it answers its health endpoint. */
+  async start(readyTimeoutMs = 20_000): Promise<void> {
+    if (this.running) throw new Error('etcd is already running');
+    if (!etcdInstalled()) throw new Error(etcdMissingMessage);
+    if (this.clientPort === 0) this.clientPort = this.options.clientPort || (await freePort(this.host));
+    if (this.peerPort === 0) this.peerPort = this.options.peerPort || (await freePort(this.host));
+    fs.mkdirSync(this.options.dataDir, { recursive: true, mode: 0o700 });
+    const peerUrl = `http://${this.host}:${this.peerPort}`;
+    const child = spawn(
+      'etcd',
+      [
+        '--name',
+        'tally',
+        '--data-dir',
+        this.options.dataDir,
+        '--listen-client-urls',
+        this.endpoint,
+        '--advertise-client-urls',
+        this.endpoint,
+        '--listen-peer-urls',
+        peerUrl,
+        '--initial-advertise-peer-urls',
+        peerUrl,
+        '--initial-cluster',
+        `tally=${peerUrl}`,
+        '--initial-cluster-state',
+        'new',
+        '--log-level',
+        'warn',
+        '--logger',
+        'zap',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    for (const stream of [child.stdout!, child.stderr!]) {
+      let pending = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        pending += chunk;
+        const lines = pending.split('\n');
+        pending = lines.pop()!;
+        for (const line of lines) if (line.length > 0) this.options.onLine?.(line);
+      });
+    }
+    const deadline = Date.now() + readyTimeoutMs;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`etcd exited before it was ready (code ${child.exitCode}, signal ${child.signalCode})`);
+      try {
+        const response = await fetch(`${this.endpoint}/health`, { signal: AbortSignal.timeout(1_000) });
+        if (response.ok && ((await response.json()) as { health?: string }).health === 'true') return;
+      } catch {
+        // Not listening yet.
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await this.kill();
+    throw new Error(`etcd was not healthy within ${readyTimeoutMs} ms`);
+  }
+
+  /** Sends a signal and waits for the exit (SIGKILL: a crash; SIGTERM: a clean stop). */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (!this.running) return;
+    this.child!.kill(signal);
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    await this.kill('SIGTERM');
+  }
+}
