@@ -33,7 +33,7 @@ export class DistinctPath {
   ) {}
 
   async add(name: string, members: readonly Buffer[]): Promise<DistinctAdd> {
-    const counter = this.directory.getOrCreate(name, 'distinct');
+    const counter = await this.directory.getOrCreate(name, 'distinct');
     // One rank per register, the highest: the node raises each at most once.
     const highest = new Map<number, number>();
     for (const member of members) {

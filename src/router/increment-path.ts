@@ -322,10 +322,10 @@ export class IncrementPath {
    * per call: a growth during the call must not move a keyed item past the
    * homes it fenced.
    */
-  private countersOf(items: readonly ValidIncrement[]): { counters: CounterInfo[]; routedShardCounts: number[] } {
+  private async countersOf(items: readonly ValidIncrement[]): Promise<{ counters: CounterInfo[]; routedShardCounts: number[] }> {
     const names: string[] = new Array(items.length);
     for (let index = 0; index < items.length; index++) names[index] = items[index]!.counter;
-    const counters = this.directory.getOrCreateMany(names, 'total');
+    const counters = await this.directory.getOrCreateMany(names, 'total');
     const routedShardCounts: number[] = new Array(items.length);
     for (let index = 0; index < items.length; index++) routedShardCounts[index] = counters[index]!.shards.length;
     return { counters, routedShardCounts };
@@ -343,7 +343,7 @@ export class IncrementPath {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
-    const { counters, routedShardCounts } = this.countersOf(items);
+    const { counters, routedShardCounts } = await this.countersOf(items);
     let pending: number[] | undefined;
     if (this.needsFences(items, counters)) {
       const duplicates = await this.fenceEarlierHomes(items, counters, routedShardCounts);
