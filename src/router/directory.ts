@@ -58,7 +58,16 @@ export interface CounterInfo {
   kind: CounterKind;
   /** Totals only: time buckets every increment also lands in ({0, 0}: none). */
   window: WindowSetting;
+  /** Every shard, read by exact and cached reads (the announced ones too). */
   shards: ShardInfo[];
+  /**
+   * The first shards that take writes (unkeyed picks and keyed homes).
+   * Equal to shards.length except while a growth made through another
+   * router is announced but not yet seen by every live router: until then
+   * its new shards are read (they hold nothing yet) but not written, so no
+   * router can send a write where another's read would miss it.
+   */
+  writableShardCount: number;
   createdMs: number;
   /** Every growth, oldest first: keyed retries consult where earlier shard counts sent a key. */
   growths: Growth[];

@@ -295,7 +295,9 @@ export class IncrementPath {
   private routeOf(counter: CounterInfo, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): Route {
     const usable: Route = { shards: [], addresses: [] };
     const live: Route = { shards: [], addresses: [] };
-    for (const shard of counter.shards) {
+    // Announced shards (a growth not yet seen by every router) are read, not written.
+    for (let shardIndex = 0; shardIndex < counter.writableShardCount; shardIndex++) {
+      const shard = counter.shards[shardIndex]!;
       const address = this.primaryOf(shard);
       if (avoid.has(address)) continue;
       usable.shards.push(shard);
@@ -327,7 +329,7 @@ export class IncrementPath {
     for (let index = 0; index < items.length; index++) names[index] = items[index]!.counter;
     const counters = await this.directory.getOrCreateMany(names, 'total');
     const routedShardCounts: number[] = new Array(items.length);
-    for (let index = 0; index < items.length; index++) routedShardCounts[index] = counters[index]!.shards.length;
+    for (let index = 0; index < items.length; index++) routedShardCounts[index] = counters[index]!.writableShardCount;
     return { counters, routedShardCounts };
   }
 

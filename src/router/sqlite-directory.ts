@@ -295,6 +295,7 @@ export class SqliteDirectory implements Directory {
         kind: row.kind as CounterKind,
         window: { bucketMs: row.window_bucket_ms, retentionMs: row.window_retention_ms },
         shards: [],
+        writableShardCount: 0,
         createdMs: row.created_ms,
         growths: [],
         autoscale: row.autoscale === 1,
@@ -324,6 +325,7 @@ export class SqliteDirectory implements Directory {
         throw new TallyError(ErrorCode.internal, `directory is inconsistent at shard ${row.shard_id} of ${row.counter}`);
       }
       counter.shards.push({ shardIndex: row.shard_index, shardId: row.shard_id, pairIndex: row.pair_index });
+      counter.writableShardCount = counter.shards.length;
       this.shardsPerPair[row.pair_index]!++;
       this.totalShardCount++;
     }
@@ -467,6 +469,7 @@ export class SqliteDirectory implements Directory {
           kind,
           window: { bucketMs: 0, retentionMs: 0 },
           shards: [],
+          writableShardCount: 0,
           createdMs,
           growths: [],
           autoscale,
@@ -557,6 +560,8 @@ export class SqliteDirectory implements Directory {
   private publish(counter: CounterInfo, created: readonly ShardInfo[]): void {
     for (const shard of created) {
       counter.shards.push(shard);
+      // One router: nobody else must see a growth first.
+      counter.writableShardCount = counter.shards.length;
       this.shardsPerPair[shard.pairIndex]!++;
     }
     this.totalShardCount += created.length;
