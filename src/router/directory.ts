@@ -27,6 +27,10 @@ export interface PairInfo {
   legacy: boolean;
   /** An operator moved the follower slot (tally node replace): the directory's addresses win over --pairs. */
   replaced: boolean;
+  /** Registered online (tally pair add), not by --pairs: a start whose --pairs lacks it keeps it. */
+  addedOnline: boolean;
+  /** No new shard is placed on it (tally pair drain); the shards it holds stay and serve. */
+  draining: boolean;
 }
 
 export type PairUpdate = Partial<
@@ -233,6 +237,16 @@ export interface Directory {
    * when another change got there first; memory then holds the winner's.
    */
   updatePair(pairIndex: number, update: PairUpdate): Promise<PairInfo>;
+  /**
+   * Registers a new pair (its nodes running and empty; the supervisor
+   * assigns their roles): new shards may be placed on it from now on.
+   * FAILED_PRECONDITION when either address already belongs to a pair.
+   */
+  addPair(addresses: PairAddresses): Promise<PairInfo>;
+  /** Stops (or resumes) placing new shards on a pair; FAILED_PRECONDITION for the last undrained pair. */
+  setPairDraining(pairIndex: number, draining: boolean): Promise<PairInfo>;
+  /** Shards placed on a pair, over all counters. */
+  shardCountOfPair(pairIndex: number): number;
   /** The pair whose primary or follower is at address, or undefined. */
   pairOf(address: string): PairInfo | undefined;
   allPairs(): readonly PairInfo[];

@@ -29,6 +29,7 @@ import {
 import { status } from '@grpc/grpc-js';
 import { parseRouterConfig } from './config.ts';
 import { SqliteDirectory } from './sqlite-directory.ts';
+import type { PairInfo } from './directory.ts';
 import { NodePool } from './node-pool.ts';
 import { IncrementPath } from './increment-path.ts';
 import { ReadPath } from './read-path.ts';
@@ -127,6 +128,13 @@ runMain(async () => {
     autoscaler,
     tokens,
     counterTtlMs: config.counterTtlMs,
+    routerView: {
+      directoryStore: 'sqlite' as const,
+      routerId: config.listenAddress,
+      routers: () => [config.listenAddress],
+      supervisor: () => config.listenAddress,
+    },
+    onPairAdded: (pair: PairInfo) => supervisor.nudge(pair.primary),
   };
 
   // Run on a call's headers, before its message is read: tokens, then the caps on calls in flight, then the deadline ceiling.

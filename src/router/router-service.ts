@@ -26,11 +26,11 @@ import type { DistinctPath } from './distinct-path.ts';
 import type { WindowReader } from './window-reader.ts';
 import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
-import { clusterStatus } from './cluster-status.ts';
+import { clusterStatus, pairStatusOf, type RouterView } from './cluster-status.ts';
 import { configureCounter } from './counter-configuration.ts';
 import { listCounters } from './counter-list.ts';
 import { ttlInForce } from './counter-expiry.ts';
-import type { Directory, CounterInfo } from './directory.ts';
+import type { Directory, CounterInfo, PairInfo } from './directory.ts';
 import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
 import { skewOf } from './heat.ts';
 import type { IncrementPath, ValidIncrement } from './increment-path.ts';
@@ -57,6 +57,10 @@ export interface RouterDeps {
   lifecycle: CounterLifecycle;
   /** The router default time to live (--counter-ttl-ms); 0: none. */
   counterTtlMs: number;
+  /** This router, the others sharing its directory, and the supervisor: for ClusterStatus. */
+  routerView: RouterView;
+  /** Called once a pair was added: the supervisor checks it at once. */
+  onPairAdded(pair: PairInfo): void;
 }
 
 /**
@@ -423,8 +427,28 @@ export function createAdminService(deps: RouterDeps) {
     }),
 
     ClusterStatus: unary<counterV1.ClusterStatusRequest__Output, counterV1.ClusterStatusResponse__Output>(() =>
-      clusterStatus(directory, pool, deps.statusTimeoutMs),
+      clusterStatus(directory, pool, deps.statusTimeoutMs, deps.routerView),
     ),
+
+    AddPair: unary<counterV1.AddPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
+      const primary = validateNodeAddress(request.primary, 'primary');
+      const follower = validateNodeAddress(request.follower, 'follower');
+      const pair = await directory.addPair({ primary, follower });
+      metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
+      logger.warn('pair added', { pair: pair.pairIndex, primary, follower });
+      deps.onPairAdded(pair);
+      return { pair: pairStatusOf(directory, pair) };
+    }),
+
+    DrainPair: unary<counterV1.DrainPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
+      if (request.pair >= directory.allPairs().length) throw new TallyError(ErrorCode.notFound, `there is no pair ${request.pair}`);
+      const pair = await directory.setPairDraining(request.pair, !request.undrain);
+      logger.warn(pair.draining ? 'pair draining' : 'pair undrained', {
+        pair: pair.pairIndex,
+        shards: directory.shardCountOfPair(pair.pairIndex),
+      });
+      return { pair: pairStatusOf(directory, pair) };
+    }),
 
     ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>(async (request) => {
       const address = validateNodeAddress(request.address, 'address');

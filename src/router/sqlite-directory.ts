@@ -180,6 +180,8 @@ export class SqliteDirectory implements Directory {
     // Rows from before identities are legacy (1); new pairs are inserted with 0.
     addColumn('pairs', 'legacy', 'INTEGER NOT NULL DEFAULT 1');
     addColumn('pairs', 'replaced', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('pairs', 'added_online', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('pairs', 'draining', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'autoscale', 'INTEGER NOT NULL DEFAULT 1');
     addColumn('counters', 'kind', "TEXT NOT NULL DEFAULT 'total'");
     addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
@@ -199,7 +201,7 @@ export class SqliteDirectory implements Directory {
   private loadPairs(configuredPairs: readonly PairAddresses[]): void {
     const stored = this.db
       .prepare(
-        'SELECT pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced FROM pairs ORDER BY pair_index',
+        'SELECT pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining FROM pairs ORDER BY pair_index',
       )
       .safeIntegers(true)
       .all() as {
@@ -213,15 +215,18 @@ export class SqliteDirectory implements Directory {
       acked_lsn: bigint;
       legacy: bigint;
       replaced: bigint;
+      added_online: bigint;
+      draining: bigint;
     }[];
-    if (stored.length > configuredPairs.length) {
+    // Pairs added online may be missing from --pairs; any other missing pair is a configuration mistake.
+    if (stored.length > configuredPairs.length && stored.slice(configuredPairs.length).some((row) => row.added_online !== 1n)) {
       throw new TallyError(
         ErrorCode.failedPrecondition,
         `the directory knows ${stored.length} node pairs but only ${configuredPairs.length} are configured`,
       );
     }
     for (const row of stored) {
-      const configured = configuredPairs[Number(row.pair_index)]!;
+      const configured = configuredPairs[Number(row.pair_index)] ?? { primary: row.primary_addr, follower: row.follower_addr };
       // A failover may have swapped the roles; the pair's members must stay the same.
       const storedSet = [row.primary_addr, row.follower_addr].sort().join(',');
       const configuredSet = [configured.primary, configured.follower].sort().join(',');
@@ -247,7 +252,13 @@ export class SqliteDirectory implements Directory {
         ackedLsn: row.acked_lsn,
         legacy: row.legacy === 1n,
         replaced: row.replaced === 1n,
+        addedOnline: row.added_online === 1n,
+        draining: row.draining === 1n,
       });
+      if (Number(row.pair_index) >= configuredPairs.length)
+        this.warnings.push(
+          `pair ${row.pair_index} (${row.primary_addr}, ${row.follower_addr}) was added online and is not in --pairs: using the directory's`,
+        );
     }
     const insertPair = this.db.prepare('INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch, legacy) VALUES (?, ?, ?, ?, 0)');
     for (let pairIndex = stored.length; pairIndex < configuredPairs.length; pairIndex++) {
@@ -264,6 +275,8 @@ export class SqliteDirectory implements Directory {
         ackedLsn: 0n,
         legacy: false,
         replaced: false,
+        addedOnline: false,
+        draining: false,
       });
     }
     for (let pairIndex = 0; pairIndex < this.pairs.length; pairIndex++) this.shardsPerPair.push(0);
@@ -546,7 +559,12 @@ export class SqliteDirectory implements Directory {
   private insertShards(counter: CounterInfo, addCount: number, totalShardsPerPair: number[]): ShardInfo[] {
     const mine = this.pairs.map(() => 0);
     for (const shard of counter.shards) mine[shard.pairIndex]!++;
-    const chosen = choosePairs(mine, totalShardsPerPair, addCount);
+    if (this.pairs.every((pair) => pair.draining))
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        'every node pair is draining: no new shard can be placed (tally pair drain --undrain)',
+      );
+    const chosen = choosePairs(mine, totalShardsPerPair, addCount, (pairIndex) => this.pairs[pairIndex]!.draining);
     const created: ShardInfo[] = [];
     for (const pairIndex of chosen) {
       const shardIndex = counter.shards.length + created.length;
@@ -850,6 +868,52 @@ export class SqliteDirectory implements Directory {
   private transaction<T>(body: () => T): () => T {
     const run = this.db.transaction(body);
     return () => this.write(run);
+  }
+
+  async addPair(addresses: PairAddresses): Promise<PairInfo> {
+    for (const address of [addresses.primary, addresses.follower]) {
+      const holder = this.pairOf(address);
+      if (holder !== undefined)
+        throw new TallyError(ErrorCode.failedPrecondition, `${address} is already a node of pair ${holder.pairIndex}`);
+    }
+    if (addresses.primary === addresses.follower)
+      throw new TallyError(ErrorCode.invalidArgument, `a pair needs two nodes: primary and follower are both ${addresses.primary}`);
+    const pairIndex = this.pairs.length;
+    this.write(() =>
+      this.db
+        .prepare('INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch, legacy, added_online) VALUES (?, ?, ?, 1, 0, 1)')
+        .run(pairIndex, addresses.primary, addresses.follower),
+    );
+    const pair: PairInfo = {
+      pairIndex,
+      primary: addresses.primary,
+      follower: addresses.follower,
+      epoch: 1n,
+      inSync: false,
+      primaryId: '',
+      followerId: '',
+      ackedLsn: 0n,
+      legacy: false,
+      replaced: false,
+      addedOnline: true,
+      draining: false,
+    };
+    this.pairs.push(pair);
+    this.shardsPerPair.push(0);
+    return pair;
+  }
+
+  async setPairDraining(pairIndex: number, draining: boolean): Promise<PairInfo> {
+    const pair = this.pair(pairIndex);
+    if (draining && this.pairs.every((other) => other === pair || other.draining))
+      throw new TallyError(ErrorCode.failedPrecondition, `pair ${pairIndex} is the last pair taking new shards: it cannot be drained`);
+    this.write(() => this.db.prepare('UPDATE pairs SET draining = ? WHERE pair_index = ?').run(draining ? 1 : 0, pairIndex));
+    pair.draining = draining;
+    return pair;
+  }
+
+  shardCountOfPair(pairIndex: number): number {
+    return this.shardsPerPair[pairIndex] ?? 0;
   }
 
   /** The pair whose primary or follower is at address, or undefined. */
