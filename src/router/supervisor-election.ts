@@ -156,7 +156,8 @@ export class EtcdSupervisorElection implements SupervisorElection {
   ) {
     if (!(leaseTtlMs >= routerLeaseTtlMsMin)) throw new RangeError(`leaseTtlMs must be at least ${routerLeaseTtlMsMin}, got ${leaseTtlMs}`);
     this.key = supervisorKey(prefix);
-    // Rounded up: a longer lease on etcd's side only widens the step-down margin.
+    // Rounded up: a longer lease on etcd's side only widens the step-down margin (etcd itself lengthens
+    // a lease to its minimum, 2 s with default timings: a takeover then takes that long).
     this.ttlSeconds = Math.ceil(leaseTtlMs / 1_000);
     this.stepDownAfterMs = leaseTtlMs / 2;
     this.roundIntervalMs = leaseTtlMs / supervisorKeepalivesPerTtl;
