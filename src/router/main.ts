@@ -28,7 +28,7 @@ import {
 } from '../common/index.ts';
 import { status } from '@grpc/grpc-js';
 import { parseRouterConfig } from './config.ts';
-import { Directory } from './directory.ts';
+import { SqliteDirectory } from './sqlite-directory.ts';
 import { NodePool } from './node-pool.ts';
 import { IncrementPath } from './increment-path.ts';
 import { ReadPath } from './read-path.ts';
@@ -68,7 +68,7 @@ runMain(async () => {
     logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
       listen: config.listenAddress,
     });
-  const directory = Directory.open(config.dataDir, config.pairs, Date.now, {
+  const directory = SqliteDirectory.open(config.dataDir, config.pairs, Date.now, {
     countersMax: config.countersMax,
     shardsTotalMax: config.shardsTotalMax,
   });
@@ -217,7 +217,7 @@ runMain(async () => {
       expiry?.stop();
       gauges.stop();
       pool.close();
-      directory.close();
+      await directory.close();
       await metricsServer?.close();
       return {};
     },

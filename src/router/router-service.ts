@@ -360,8 +360,8 @@ export function createAdminService(deps: RouterDeps) {
       describe(knownCounter(request.counter)),
     ),
 
-    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>((request) =>
-      describe(configureCounter(directory, logger, request)),
+    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>(async (request) =>
+      describe(await configureCounter(directory, logger, request)),
     ),
 
     Rebuild: unary<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {
@@ -406,9 +406,9 @@ export function createAdminService(deps: RouterDeps) {
       return { counters, tracked: String(tracked) };
     }),
 
-    SetShards: unary<counterV1.SetShardsRequest__Output, counterV1.SetShardsResponse__Output>((request) => {
+    SetShards: unary<counterV1.SetShardsRequest__Output, counterV1.SetShardsResponse__Output>(async (request) => {
       const counter = knownCounter(request.counter);
-      const { previousShardCount } = directory.setShards(counter.name, request.shards);
+      const { previousShardCount } = await directory.setShards(counter.name, request.shards);
       if (request.shards > previousShardCount) {
         metrics.shardGrowths.inc({ cause: 'manual' });
         logger.info('growth', {
@@ -426,7 +426,7 @@ export function createAdminService(deps: RouterDeps) {
       clusterStatus(directory, pool, deps.statusTimeoutMs),
     ),
 
-    ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>((request) => {
+    ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>(async (request) => {
       const address = validateNodeAddress(request.address, 'address');
       const newAddress = validateNodeAddress(request.newAddress, 'new_address');
       const pair = directory.pairOf(address);
@@ -441,7 +441,7 @@ export function createAdminService(deps: RouterDeps) {
         throw new TallyError(ErrorCode.failedPrecondition, `${newAddress} is already a node of a pair`);
       // Directory first: from here on the old node is neither read, promoted
       // nor shipped to; the supervisor tells the primary its new follower.
-      const next = directory.updatePair(pair.pairIndex, { follower: newAddress, followerId: '', inSync: false, replaced: true });
+      const next = await directory.updatePair(pair.pairIndex, { follower: newAddress, followerId: '', inSync: false, replaced: true });
       metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
       logger.warn('node replaced', {
         pair: pair.pairIndex,
