@@ -217,3 +217,22 @@ export const lifecycleRetryIntervalMs = 1_000;
  * read fails UNAVAILABLE rather than mix cleared and uncleared shards.
  */
 export const clearOvertakenReadsMax = 4;
+
+// --- Several routers: supervisor election and router flags (issue 18, item 4) ---
+/** Shortest router lease (--router-lease-ttl-ms): etcd leases are whole seconds, at least one. */
+export const routerLeaseTtlMsMin = 1_000;
+/** Longest router lease: a dead supervisor is replaced only once its lease runs out, so keep it short. */
+export const routerLeaseTtlMsMax = 60_000;
+/** Bytes of a router id (--router-id): an etcd key segment and a line of tally status. */
+export const routerIdBytesMax = 256;
+/** Bytes of --etcd-prefix: every key of the directory starts with it. */
+export const etcdPrefixBytesMax = 256;
+/** Endpoints --etcd may list (members of one etcd cluster). */
+export const etcdEndpointsMax = 16;
+/**
+ * Keepalives (and campaign checks) the supervisor election sends per lease
+ * TTL. It steps down once half a TTL passes without a confirmed keepalive,
+ * so three tries fit before it gives up leading; one late answer is not a
+ * step-down.
+ */
+export const supervisorKeepalivesPerTtl = 6;
