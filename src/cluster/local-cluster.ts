@@ -187,7 +187,9 @@ export class LocalCluster {
       etcd !== undefined && 'dataDir' in etcd
         ? new EtcdProcess({
             dataDir: etcd.dataDir,
-            host: options.host,
+            // Loopback whatever --host says: the routers are on this machine,
+            // and this etcd has no TLS or auth (anyone reaching it could rewrite the directory).
+            host: '127.0.0.1',
             clientPort: etcd.clientPort ?? 0,
             stopWithParent: true,
             onLine: (line) => options.onLine?.('etcd', line),
