@@ -79,6 +79,19 @@ export const expiryDeletesPerSecondMax = 500;
 
 /** Node pairs one router may address. */
 export const pairsMax = 64;
+// --- Launcher: several routers on a local etcd (issue 18, item 7) ---
+/** Routers `npm start -- --routers N` runs; each takes a port (--port + i) and a metrics port. */
+export const launcherRoutersMax = 8;
+/**
+ * Restarts of one child (router, node or etcd) the launcher allows within
+ * launcherRestartWindowMs; one more takes the cluster down with a clear
+ * message instead of spinning on a process that cannot start.
+ */
+export const launcherRestartsPerWindowMax = 5;
+export const launcherRestartWindowMs = 60_000;
+/** Wait before the first restart of a child; each further restart within the window doubles it, up to the max. */
+export const launcherRestartBackoffMs = 1_000;
+export const launcherRestartBackoffMaxMs = 8_000;
 /** Items one router-to-node Apply call carries; further items wait for the next call. */
 export const applyItemsPerCallMax = 20_000;
 /** Router-to-node calls in flight per node; later increments coalesce behind them. */
