@@ -165,6 +165,14 @@ export interface Directory {
 
   get(name: string): CounterInfo | undefined;
   /**
+   * Resolves once memory may be trusted for an exact read of `names`: this
+   * router is in touch with the store (UNAVAILABLE when it may have missed
+   * changes), and names unknown to memory were looked up in the store, so
+   * a counter created through another router is never read as absent.
+   * Immediate for the embedded store (it alone changes the directory).
+   */
+  readBarrier(names: readonly string[]): Promise<void>;
+  /**
    * Up to `limit` counters in `range`, in byte order of their UTF-8 names,
    * read from the store (a page costs its rows, not the directory's size).
    */

@@ -82,6 +82,7 @@ export class DistinctPath {
   /** The estimated cardinality of the union of the named counters (never written: empty). */
   async count(names: readonly string[]): Promise<DistinctCount> {
     const distinctNames = [...new Set(names)];
+    await this.directory.readBarrier(distinctNames);
     for (const name of distinctNames) {
       const counter = this.directory.get(name);
       if (counter !== undefined && counter.kind !== 'distinct')

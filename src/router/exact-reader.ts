@@ -150,7 +150,13 @@ function readPair(
   return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs, generations));
 }
 
-export function readExact(names: readonly string[], directory: Directory, pool: NodePool, timeoutMs: number): Promise<ExactReadResult> {
+export async function readExact(
+  names: readonly string[],
+  directory: Directory,
+  pool: NodePool,
+  timeoutMs: number,
+): Promise<ExactReadResult> {
+  await directory.readBarrier(names);
   return rereadOvertaken(
     names,
     (some) => readExactOnce(some, directory, pool, timeoutMs),

@@ -95,6 +95,7 @@ export class MembershipPath {
 
   /** Whether each member is present (a counter never written has none). */
   async check(name: string, members: readonly bigint[]): Promise<boolean[]> {
+    await this.directory.readBarrier([name]);
     if (this.membershipCounter(name) === undefined) return members.map(() => false);
     return rereadOvertaken(
       [name],

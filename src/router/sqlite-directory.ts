@@ -370,6 +370,9 @@ export class SqliteDirectory implements Directory {
     }
   }
 
+  /** One router: nothing changes the directory behind this memory's back. */
+  async readBarrier(): Promise<void> {}
+
   get(name: string): CounterInfo | undefined {
     return this.counters.get(name);
   }

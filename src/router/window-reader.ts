@@ -41,6 +41,8 @@ export class WindowReader {
   }
 
   async read(name: string, lastMs: number, cached: boolean): Promise<WindowRead> {
+    // A window set through another router must be known here before "no window" is answered.
+    if (!cached) await this.directory.readBarrier([name]);
     const counter = this.directory.get(name);
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
     if (counter.kind !== 'total')

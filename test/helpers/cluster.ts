@@ -96,6 +96,10 @@ export async function startCluster(
      * (to mount a small filesystem there, say). What it does, the test undoes.
      */
     beforeStart?: (dataDir: string) => void;
+    /** Routers sharing the directory in etcd (default 1, embedded SQLite); more than one needs etcd. */
+    routers?: number;
+    /** An etcd of the cluster's own in its data directory ('own'), or one already running with a key prefix of this cluster's. */
+    etcd?: 'own' | { endpoint: string; prefix: string };
   } = {},
 ): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
@@ -117,6 +121,15 @@ export async function startCluster(
   const cluster = new LocalCluster({
     pairCount,
     dataDir,
+    routerCount: options.routers ?? 1,
+    ...(options.etcd === undefined
+      ? {}
+      : {
+          etcd:
+            options.etcd === 'own'
+              ? { dataDir: path.join(dataDir, 'etcd') }
+              : { endpoint: options.etcd.endpoint, prefix: options.etcd.prefix },
+        }),
     host: '127.0.0.1',
     // Port 0 everywhere: nodes start first and report their ports, then the
     // router starts with their addresses (LocalCluster.start). A process
