@@ -1,0 +1,117 @@
+// Several routers on one directory in etcd (G9, and G3 "through any router"),
+// with real processes: two routers, two pairs, a real etcd. A counter made
+// through one is read through the other at once; growth through one while
+// the other reads exactly never yields a partial sum; a keyed retry through
+// the other router applies once, before and after growth.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
+import { pause, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { classify, Ledger } from '../helpers/load.ts';
+
+describe('several routers on etcd', () => {
+  let tc: TestCluster;
+  let a: TallyClient;
+  let b: TallyClient;
+
+  beforeAll(async () => {
+    tc = await startCluster({ pairs: 2, routers: 2, etcd: 'own', routerArgs: ['--router-lease-ttl-ms', '2000'] });
+    const [first, second] = tc.cluster.routerAddresses;
+    a = createTallyClient({ address: first!, deadlineMs: 10_000 });
+    b = createTallyClient({ address: second!, deadlineMs: 10_000 });
+  }, 60_000);
+
+  afterAll(async () => {
+    a?.close();
+    b?.close();
+    await tc?.stop();
+  });
+
+  it('routers: a counter created through one router is read exactly through the other at once, every kind of read', async () => {
+    for (let index = 0; index < 20; index++) {
+      await a.increment(`made-on-a-${index}`, index + 1);
+      // No wait: the read barrier looks the unknown name up in etcd.
+      expect((await b.read(`made-on-a-${index}`)).total).toBe(BigInt(index + 1));
+    }
+    const many = await b.readMany(['made-on-a-0', 'made-on-a-19', 'never-written']);
+    expect(many.map((read) => read.total)).toEqual([1n, 20n, 0n]);
+    await b.addDistinct('seen-on-b', ['x', 'y']);
+    expect((await a.countDistinct(['seen-on-b'])).estimate).toBe(2);
+    const status = await a.clusterStatus();
+    expect(status.directoryStore).toBe('etcd');
+    expect([...status.routers].sort()).toEqual(['router-1', 'router-2']);
+    expect(['router-1', 'router-2']).toContain(status.supervisor);
+    expect((await b.clusterStatus()).supervisor).toBe(status.supervisor);
+  });
+
+  it('routers: growth through one router while both write and the other reads exactly never yields a partial sum', async () => {
+    const counter = 'race';
+    const ledger = new Ledger();
+    let running = true;
+    // Writers on both routers; each write's outcome in the ledger.
+    const writers = [a, b, a, b].map(async (client) => {
+      while (running) {
+        try {
+          await client.increment(counter, 1, { idempotencyKey: null, deadlineMs: 5_000 });
+          ledger.record(counter, 1n, 'ok');
+        } catch (error) {
+          ledger.record(counter, 1n, classify(error));
+          ledger.recordError(error);
+        }
+      }
+    });
+    // Readers through the router that did not grow it: every read covers what was acknowledged before it began.
+    const violations: string[] = [];
+    let reads = 0;
+    const readers = [b, b, a].map(async (client) => {
+      let previous = 0n;
+      while (running) {
+        const acknowledgedBefore = ledger.ok.get(counter) ?? 0n;
+        const { total } = await client.read(counter);
+        reads++;
+        if (total < acknowledgedBefore) violations.push(`read ${total} < ${acknowledgedBefore} acknowledged before it began`);
+        if (total < previous) violations.push(`read ${total} after ${previous}: went backwards`);
+        previous = total;
+      }
+    });
+    await pause(300);
+    for (const shards of [2, 3, 5, 8, 12, 16]) {
+      await a.setShards(counter, shards);
+      await pause(150);
+    }
+    await pause(300);
+    running = false;
+    await Promise.all([...writers, ...readers]);
+    expect(violations, ledger.topReasons()).toEqual([]);
+    expect(reads).toBeGreaterThan(20);
+    expect(ledger.okCalls).toBeGreaterThan(100);
+    expect((await b.describe(counter)).shards).toBe(16);
+    await ledger.expectWithinBounds(b);
+    await ledger.expectWithinBounds(a);
+  }, 90_000);
+
+  it('routers: a keyed retry through the other router applies once, before and after growth made by either', async () => {
+    const keys = Array.from({ length: 30 }, (_, index) => `order-${index}`);
+    for (const key of keys) expect((await a.increment('keyed', 2, { idempotencyKey: key })).applied).toBe(true);
+    for (const key of keys) expect((await b.increment('keyed', 2, { idempotencyKey: key })).applied).toBe(false);
+    await b.setShards('keyed', 6);
+    for (const key of keys) expect((await a.increment('keyed', 2, { idempotencyKey: key })).applied).toBe(false);
+    await a.setShards('keyed', 11);
+    for (const key of keys) expect((await b.increment('keyed', 2, { idempotencyKey: key })).applied).toBe(false);
+    expect((await a.read('keyed')).total).toBe(60n);
+    expect((await b.read('keyed')).total).toBe(60n);
+  }, 60_000);
+
+  it('routers: clear and delete through one router are seen by the other', async () => {
+    await a.increment('to-clear', 5);
+    await a.increment('to-delete', 7);
+    expect((await b.read('to-clear')).total).toBe(5n);
+    await b.clear('to-clear');
+    expect((await a.read('to-clear')).total).toBe(0n);
+    await a.increment('to-clear', 1);
+    expect((await b.read('to-clear')).total).toBe(1n);
+    await a.deleteCounter('to-delete');
+    await waitFor(async () => (await b.read('to-delete')).total === 0n, { timeoutMs: 5_000, what: 'delete seen by router-2' });
+    await b.increment('to-delete', 3);
+    expect((await a.read('to-delete')).total).toBe(3n);
+  }, 60_000);
+});
