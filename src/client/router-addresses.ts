@@ -73,9 +73,11 @@ export function refuseTokenInTheClear(address: string, options: { token?: string
   );
 }
 
+/** A DNS name or IPv4 literal, or an IPv6 literal in brackets, then a port 1-65535. */
 function isHostPort(entry: string): boolean {
   const parsed = splitHostPort(entry);
-  return parsed !== undefined && parsed.host !== '' && parsed.port > 0 && !/[\s/]/.test(parsed.host);
+  if (parsed === undefined || parsed.port === 0) return false;
+  return /^[A-Za-z0-9_.-]+$/.test(parsed.host) || /^\[[0-9A-Fa-f:.]+\]$/.test(parsed.host);
 }
 
 function checkTarget(address: string, what: string): string {
