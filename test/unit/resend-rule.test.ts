@@ -1,7 +1,8 @@
 // Which failed calls a client with several routers may send again, and where
-// (resend-rule.ts), and the router order with its back-off
-// (router-rotation.ts) on an injected clock. The channels, the attempt loop
-// and the coalescer are tested against real routers (test/integration/router-addresses.test.ts, test/chaos/router-loss.test.ts).
+// (resend-rule.ts), the router order with its back-off (router-rotation.ts)
+// on an injected clock, and the address checks. The channels, the attempt
+// loop and the coalescer are tested against real routers
+// (test/integration/router-addresses.test.ts, test/chaos/router-loss.test.ts).
 import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { resendAfter, type CallClass } from '../../src/client/resend-rule.ts';
