@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ShardTotals } from '../src/node/shard-totals.ts';
-import { Directory } from '../src/router/directory.ts';
+import { SqliteDirectory as Directory } from '../src/router/sqlite-directory.ts';
 
 const count = Number(process.argv[2] ?? 1_000_000);
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -23,7 +23,7 @@ const routerCount = Math.min(count, 200_000);
 const directory = Directory.open(dir, [{ primary: '127.0.0.1:1', follower: '127.0.0.1:2' }]);
 gc();
 before = process.memoryUsage().heapUsed;
-for (let index = 0; index < routerCount; index++) directory.getOrCreate(`post:${index}:like`);
+for (let index = 0; index < routerCount; index++) await directory.getOrCreate(`post:${index}:like`);
 gc();
 const routerBytesPerCounter = (process.memoryUsage().heapUsed - before) / routerCount;
 directory.close();

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { NodeMemory, encodeWindowSetting } from '../src/node/node-memory.ts';
 import { EntryKind, type LogEntry } from '../src/node/shard-log.ts';
-import { Directory } from '../src/router/directory.ts';
+import { SqliteDirectory as Directory } from '../src/router/sqlite-directory.ts';
 
 const count = Number(process.argv[2] ?? 200_000);
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -70,13 +70,13 @@ const directory = Directory.open(dir, [{ primary: '127.0.0.1:1', follower: '127.
   shardsTotalMax: routerCount,
 });
 const before = heap();
-for (let index = 0; index < routerCount; index++) directory.getOrCreate(`post:${index}:like`);
+for (let index = 0; index < routerCount; index++) await directory.getOrCreate(`post:${index}:like`);
 const created = heap();
 const startedMs = performance.now();
-for (let index = 0; index < routerCount; index++) directory.deleteCounter(`post:${index}:like`);
+for (let index = 0; index < routerCount; index++) await directory.deleteCounter(`post:${index}:like`);
 const deleteMs = performance.now() - startedMs;
 for (let confirmed = 0; confirmed < routerCount; confirmed += 1_000)
-  directory.completeShardTasks(directory.pendingShardTasks().slice(0, 1_000));
+  await directory.completeShardTasks(directory.pendingShardTasks().slice(0, 1_000));
 const deleted = heap();
 console.log(
   `router directory       held ${((created - before) / routerCount).toFixed(0)} B per one-shard counter, freed by its delete ${((created - deleted) / routerCount).toFixed(0)}; ${(deleteMs / routerCount).toFixed(3)} ms per delete (one transaction, one fsync each)`,

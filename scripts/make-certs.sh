@@ -13,9 +13,10 @@
 #   admin.token client.token
 # The role is the URI subject alternative name: nodes serve ShardNode only to
 # router and node certificates (src/common/peer-role.ts). The router and each
-# node are valid for localhost, 127.0.0.1 and their compose service name; a
-# bare `host` argument is added to the router and every node, `leaf=host`
-# (e.g. node-0a=10.0.0.5) to that one. For development only: the CA key sits
+# node are valid for localhost, 127.0.0.1 and their compose service name
+# (the router for both of compose's: router, router-2); a bare `host`
+# argument is added to the router and every node, `leaf=host` (e.g.
+# node-0a=10.0.0.5) to that one. For development only: the CA key sits
 # next to the certificates (docs/operations.md, "Certificates for real hosts").
 set -euo pipefail
 # Before anything is written: keys, tokens and the directory are the owner's alone.
@@ -103,7 +104,7 @@ make_leaf() {
 }
 
 local_sans=",DNS:localhost,IP:127.0.0.1"
-make_leaf router "spiffe://tally/router" "serverAuth,clientAuth" "$local_sans,DNS:router$(extra_of router)"
+make_leaf router "spiffe://tally/router" "serverAuth,clientAuth" "$local_sans,DNS:router,DNS:router-2$(extra_of router)"
 for name in "${nodes[@]}"; do
   make_leaf "$name" "spiffe://tally/node/$name" "serverAuth,clientAuth" "$local_sans,DNS:$name$(extra_of "$name")"
 done

@@ -30,6 +30,9 @@ commands:
   node replace <address> <new-address>
                                 move a pair's follower slot to a new node (a lost disk or
                                 machine); the new node is filled by snapshot install
+  pair add <primary> <follower> register a new node pair online: new shards may go there,
+                                nothing moves (admin)
+  pair drain <pair> [--undrain] stop (resume) placing new shards on a pair; its shards stay (admin)
   reconcile [counter]           recompute shards from their logs; report drift (exit 3 if any)
   configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window]
             [--membership-partitions N] [--ttl D|never|default]
@@ -70,7 +73,19 @@ interface ParsedArgs {
   flags: Map<string, string>;
 }
 
-const booleanFlags = new Set(['json', 'cached', 'help', 'keyed', 'coalesce', 'worker', 'no-check', 'no-window', 'repair', 'verbose']);
+const booleanFlags = new Set([
+  'json',
+  'cached',
+  'help',
+  'keyed',
+  'coalesce',
+  'worker',
+  'no-check',
+  'no-window',
+  'repair',
+  'verbose',
+  'undrain',
+]);
 const valueFlags = new Set([
   'router',
   'key',
@@ -294,7 +309,12 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       expectArgs(args, 0, 'status');
       const status = await client.clusterStatus();
       const lines = [
-        `${status.counters} counter${status.counters === 1 ? '' : 's'} in the directory`,
+        `${status.counters} counter${status.counters === 1 ? '' : 's'} in the directory (${status.directoryStore}); router ${status.router}; supervisor ${status.supervisor || 'none (no router holds the lease)'}`,
+        ...(status.routers.length > 1 ? [`routers: ${status.routers.join(', ')}`] : []),
+        ...status.pairs.map(
+          (pair) =>
+            `pair ${pair.pair}: ${plural(pair.shardCount, 'shard')}, epoch ${pair.epoch}${pair.draining ? ', DRAINING (no new shards)' : ''}`,
+        ),
         ...status.nodes.map(
           (node) =>
             `  pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  pid ${String(node.pid).padEnd(7)}  epoch ${String(node.epoch).padEnd(3)}  ${node.inSync ? 'in sync ' : 'OUT OF SYNC'}  log ${node.nodeId.slice(0, 8) || '-'}  lsn ${node.lastLsn}${node.role === 'follower' ? `  lag ${node.replicationLagEntries} entries ${node.replicationLagMs} ms` : ''}${node.error ? `  (${node.error})` : ''}`,
@@ -302,6 +322,28 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       ];
       print(json, status, lines.join('\n'));
       return;
+    }
+    case 'pair': {
+      if (args[0] === 'add' && args.length === 3) {
+        const pair = await client.addPair(args[1]!, args[2]!);
+        print(json, pair, `pair ${pair.pair} added: primary ${pair.primary}, follower ${pair.follower}; new shards may be placed on it`);
+        return;
+      }
+      if (args[0] === 'drain' && args.length === 2) {
+        const index = Number(args[1]);
+        if (!Number.isInteger(index) || index < 0)
+          throw new UsageError(`pair must be a pair number (tally status lists them), got ${args[1]}`);
+        const pair = await client.drainPair(index, { undrain: flags.has('undrain') });
+        print(
+          json,
+          pair,
+          pair.draining
+            ? `pair ${pair.pair} is draining: no new shards go there; its ${plural(pair.shardCount, 'shard')} stay and serve`
+            : `pair ${pair.pair} takes new shards again`,
+        );
+        return;
+      }
+      throw new UsageError('expected: tally pair add <primary> <follower> | tally pair drain <pair> [--undrain]');
     }
     case 'node': {
       if (args[0] !== 'replace' || args.length !== 3) throw new UsageError('expected: tally node replace <address> <new-address>');

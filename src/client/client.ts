@@ -294,9 +294,42 @@ export interface ReconcileReport {
   shardsDrifting: number;
 }
 
+export interface PairStatus {
+  pair: number;
+  primary: string;
+  follower: string;
+  epoch: number;
+  inSync: boolean;
+  /** No new shards are placed on it. */
+  draining: boolean;
+  /** Shards placed on it, over all counters. */
+  shardCount: number;
+}
+
 export interface ClusterStatus {
   nodes: NodeStatus[];
   counters: number;
+  pairs: PairStatus[];
+  /** 'sqlite' (one router, embedded) or 'etcd' (several routers share it). */
+  directoryStore: string;
+  /** The routers sharing the directory now (their ids). */
+  routers: string[];
+  /** The router supervising the pairs now; '' while none holds the lease. */
+  supervisor: string;
+  /** The router that answered. */
+  router: string;
+}
+
+function pairStatusOf(pair: counterV1.PairStatus__Output): PairStatus {
+  return {
+    pair: pair.pair,
+    primary: pair.primary,
+    follower: pair.follower,
+    epoch: Number(pair.epoch),
+    inSync: pair.inSync,
+    draining: pair.draining,
+    shardCount: Number(pair.shardCount),
+  };
 }
 
 /** A member id on the wire; anything but an unsigned 64-bit integer fails here, before a call. */
@@ -745,7 +778,27 @@ export class TallyClient {
         installing: node.installing,
         error: node.error,
       })),
+      pairs: response.pairs.map(pairStatusOf),
+      directoryStore: response.directoryStore,
+      routers: response.routers,
+      supervisor: response.supervisor,
+      router: response.router,
     };
+  }
+
+  /**
+   * Registers a new node pair (both nodes running, empty): new counters and
+   * growth place shards on it from now on; nothing moves. Admin only.
+   */
+  async addPair(primary: string, follower: string, settings?: CallSettings): Promise<PairStatus> {
+    const response = await this.call(this.adminRpc.AddPair, this.adminRpc, { primary, follower }, settings);
+    return pairStatusOf(response.pair!);
+  }
+
+  /** Stops (undrain: resumes) placing new shards on a pair; its shards stay and serve. Admin only. */
+  async drainPair(pair: number, options: { undrain?: boolean } = {}, settings?: CallSettings): Promise<PairStatus> {
+    const response = await this.call(this.adminRpc.DrainPair, this.adminRpc, { pair, undrain: options.undrain ?? false }, settings);
+    return pairStatusOf(response.pair!);
   }
 
   /**

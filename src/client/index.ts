@@ -26,6 +26,7 @@ export type {
   ShardPlacement,
   /** Every node's address, role, health and log position. */
   ClusterStatus,
+  PairStatus,
   /** One node in ClusterStatus. */
   NodeStatus,
   /** What reconcile found: per pair log positions, per shard drift. */

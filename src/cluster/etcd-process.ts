@@ -13,6 +13,13 @@ export interface EtcdProcessOptions {
   peerPort?: number;
   /** Receives every line etcd logs. */
   onLine?: (line: string) => void;
+  /**
+   * The launcher's etcd: in its own process group, so a Ctrl-C in the terminal
+   * reaches only the launcher (which stops etcd last), and stopped by a small
+   * shell watching the launcher's pipe when the launcher dies (SIGKILL), as
+   * the Node children do through their stdin.
+   */
+  stopWithParent?: boolean;
 }
 
 /** The one-line error when etcd is not installed: names the package. */
@@ -35,8 +42,10 @@ async function freePort(host: string): Promise<number> {
 }
 
 export class EtcdProcess {
+  /** For the launcher's lines about it. */
+  readonly name = 'etcd';
   private child: ChildProcess | undefined;
-  private exited: Promise<void> | undefined;
+  private exitPromise: Promise<number | null> | undefined;
   private clientPort = 0;
   private peerPort = 0;
   private readonly host: string;
@@ -90,10 +99,18 @@ export class EtcdProcess {
         '--logger',
         'zap',
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], detached: this.options.stopWithParent === true },
     );
     this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    if (this.options.stopWithParent === true && child.pid !== undefined) {
+      // EOF on its stdin (our end closes when we die) ends the read: then it stops etcd.
+      const lifeline = spawn('sh', ['-c', 'read -r _ignored; kill -TERM "$1" 2>/dev/null', 'etcd-lifeline', String(child.pid)], {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+      });
+      child.once('exit', () => lifeline.kill('SIGKILL'));
+    }
+    this.exitPromise = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
     for (const stream of [child.stdout!, child.stderr!]) {
       let pending = '';
       stream.setEncoding('utf8');
@@ -123,7 +140,12 @@ export class EtcdProcess {
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     if (!this.running) return;
     this.child!.kill(signal);
-    await this.exited;
+    await this.exitPromise;
+  }
+
+  /** Resolves when etcd exits, with its exit code (null: killed by a signal); at once if it is not running. */
+  exited(): Promise<number | null> {
+    return this.exitPromise ?? Promise.resolve(null);
   }
 
   async stop(): Promise<void> {

@@ -1,50 +1,32 @@
-// `npm start`: a whole local cluster (router + node pairs) as child processes.
-// Prints where everything listens; SIGINT/SIGTERM stop every child cleanly.
-import path from 'node:path';
-import { ConfigReader, parseFlags, runMain } from '../common/index.ts';
+// `npm start`: a whole local cluster (node pairs, one router or several on a
+// local etcd) as child processes. Prints where everything listens, keeps every
+// child running, and on SIGINT/SIGTERM stops routers, then nodes, then etcd.
+import { runMain } from '../common/index.ts';
+import { etcdInstalled, etcdMissingMessage } from './etcd-process.ts';
+import { checkDataDirStore, parseLauncherConfig, portLayout, storePaths } from './launcher-config.ts';
 import { LocalCluster } from './local-cluster.ts';
-
-interface LauncherConfig {
-  host: string;
-  port: number;
-  pairCount: number;
-  dataDir: string;
-  metricsPort: number;
-  nodeBasePort: number;
-  verbose: boolean;
-}
-
-function parseLauncherConfig(argv: readonly string[], env: NodeJS.ProcessEnv): LauncherConfig {
-  const reader = new ConfigReader(parseFlags(argv, ['verbose']), env);
-  const config: LauncherConfig = {
-    host: reader.string('host', '127.0.0.1'),
-    // --port 0 / --node-base-port 0: ports the kernel picks, printed once ready.
-    // Fixed ports by default: the router's directory records the nodes' addresses,
-    // so a later start on the same --data-dir must find them on the same ports.
-    port: reader.int('port', 50051, { min: 0, max: 65535 }),
-    pairCount: reader.int('pairs', 2, { min: 1, max: 16 }),
-    dataDir: path.resolve(reader.string('data-dir', './data')),
-    metricsPort: reader.int('metrics-port', 9464, { min: 0, max: 65535 }),
-    nodeBasePort: reader.int('node-base-port', 50061, { min: 0, max: 65000 }),
-    verbose: reader.bool('verbose', false),
-  };
-  reader.rejectUnknownFlags();
-  return config;
-}
+import { keepRestarting, RestartPolicy } from './restart-policy.ts';
 
 runMain(async () => {
   const config = parseLauncherConfig(process.argv.slice(2), process.env);
-  const nodeCount = config.pairCount * 2;
+  checkDataDirStore(config);
+  // Before any child starts: a missing etcd is one line, not a half-started cluster.
+  if (config.store === 'etcd' && !etcdInstalled()) throw new Error(etcdMissingMessage);
+  const ports = portLayout(config);
   const cluster = new LocalCluster({
     pairCount: config.pairCount,
     dataDir: config.dataDir,
     host: config.host,
+    routerCount: config.routerCount,
+    etcd: config.store === 'etcd' ? { dataDir: storePaths(config.dataDir).etcdDir, clientPort: config.etcdPort } : undefined,
     routerPort: config.port,
-    nodePorts: Array.from({ length: nodeCount }, (_, index) => (config.nodeBasePort === 0 ? 0 : config.nodeBasePort + index)),
+    nodePorts: ports.nodePorts,
     routerMetricsPort: config.metricsPort,
-    nodeMetricsPorts: Array.from({ length: nodeCount }, (_, index) => (config.metricsPort === 0 ? 0 : config.metricsPort + 1 + index)),
+    nodeMetricsPorts: ports.nodeMetricsPorts,
     onLine: (name, line) => {
-      // Lifecycle lines always; everything else with --verbose.
+      // Lifecycle lines always; everything else with --verbose. etcd warns at
+      // every start that its auth tokens are unsigned: it has no auth (it listens on loopback only).
+      if (name === 'etcd' && !config.verbose && line.includes('simple token is not cryptographically signed')) return;
       if (
         config.verbose ||
         /"level":"(warn|error)"|"msg":"(ready|shutdown|stopped|growth|promotion|in sync|out of sync|truncated unacknowledged tail)"|^(fatal|config error)/.test(
@@ -57,67 +39,58 @@ runMain(async () => {
   });
 
   let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
+  const stop = async (reason: string, exitCode: number): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`\n${signal}: stopping the cluster...\n`);
+    process.stdout.write(`\n${reason}: stopping the cluster...\n`);
     await cluster.stop('SIGTERM');
     process.stdout.write('stopped.\n');
-    process.exit(0);
+    process.exit(exitCode);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT', 0));
+  process.on('SIGTERM', () => void stop('SIGTERM', 0));
 
   const startedMs = Date.now();
   try {
     await cluster.start();
   } catch (error) {
+    // A Ctrl-C during the start fails it too: that stop finishes and exits.
+    if (stopping) return;
+    stopping = true;
     await cluster.stop('SIGKILL');
     throw error;
   }
+  const metricsOf = (port: number): string => (port ? `   metrics http://${config.host}:${port}/metrics` : '');
   const lines = [
     '',
     `Tally local cluster ready in ${Date.now() - startedMs} ms (data in ${config.dataDir})`,
-    `  router     ${cluster.routerAddress}${cluster.routerMetricsPort ? `   metrics http://${config.host}:${cluster.routerMetricsPort}/metrics` : ''}`,
-    ...cluster.nodes.map(
-      (node) =>
-        `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${node.metricsPort ? `   metrics http://${config.host}:${node.metricsPort}/metrics` : ''}`,
-    ),
+    ...cluster.routers.map((router) => `  ${router.name.padEnd(11)}${router.address}${metricsOf(router.metricsPort)}`),
+    ...cluster.nodes.map((node) => `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${metricsOf(node.metricsPort)}`),
+    ...(cluster.etcd === undefined
+      ? []
+      : [`  ${'etcd'.padEnd(11)}${cluster.etcd.endpoint}   (the directory; data in ${storePaths(config.dataDir).etcdDir})`]),
     '',
-    `Try: npx tally incr likes 1 && npx tally get likes   (Ctrl-C stops the cluster)`,
+    cluster.routers.length === 1
+      ? 'Try: npx tally incr likes 1 && npx tally get likes   (Ctrl-C stops the cluster)'
+      : `Try: export TALLY_ROUTER=${cluster.routerAddresses.join(',')}; npx tally incr likes 1 && npx tally get likes   (Ctrl-C stops the cluster)`,
     '',
   ];
   process.stdout.write(lines.join('\n'));
 
-  // A child that dies while we run is restarted after a second, like a
-  // process supervisor would; one that keeps dying takes the cluster down
-  // with a clear message rather than leaving a half-cluster that looks healthy.
-  const restartsMax = 5;
-  const restartWindowMs = 60_000;
-  for (const member of [cluster.router, ...cluster.nodes.map((node) => node.process)]) {
-    const restartTimes: number[] = [];
-    const watch = (): void => {
-      void member.exited().then(async (code) => {
-        if (stopping) return;
-        const nowMs = Date.now();
-        while (restartTimes.length > 0 && nowMs - restartTimes[0]! > restartWindowMs) restartTimes.shift();
-        if (restartTimes.length >= restartsMax) {
-          process.stderr.write(`${member.name} exited (code ${code}) ${restartsMax} times within a minute; stopping the cluster\n`);
-          void stop('child keeps exiting');
-          return;
-        }
-        restartTimes.push(nowMs);
-        process.stderr.write(`${member.name} exited unexpectedly (code ${code}); restarting it in 1 s\n`);
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        if (stopping) return;
-        try {
-          await member.start();
-        } catch (error) {
-          process.stderr.write(`${member.name} failed to restart: ${(error as Error).message}\n`);
-        }
-        watch();
-      });
-    };
-    watch();
+  // A child that dies while we run is restarted, like a process supervisor
+  // would; one that keeps dying takes the cluster down with a clear message
+  // rather than leaving a half-cluster that looks healthy.
+  for (const member of cluster.members) {
+    void keepRestarting(member, {
+      policy: new RestartPolicy(),
+      nowMs: Date.now,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      stopping: () => stopping,
+      log: (line) => process.stderr.write(`${line}\n`),
+      giveUp: (reason) => {
+        process.stderr.write(`${reason}; stopping the cluster\n`);
+        void stop(`${member.name} keeps exiting`, 1);
+      },
+    });
   }
 });

@@ -79,6 +79,19 @@ export const expiryDeletesPerSecondMax = 500;
 
 /** Node pairs one router may address. */
 export const pairsMax = 64;
+// --- Launcher: several routers on a local etcd (issue 18, item 7) ---
+/** Routers `npm start -- --routers N` runs; each takes a port (--port + i) and a metrics port. */
+export const launcherRoutersMax = 8;
+/**
+ * Restarts of one child (router, node or etcd) the launcher allows within
+ * launcherRestartWindowMs; one more takes the cluster down with a clear
+ * message instead of spinning on a process that cannot start.
+ */
+export const launcherRestartsPerWindowMax = 5;
+export const launcherRestartWindowMs = 60_000;
+/** Wait before the first restart of a child; each further restart within the window doubles it, up to the max. */
+export const launcherRestartBackoffMs = 1_000;
+export const launcherRestartBackoffMaxMs = 8_000;
 /** Items one router-to-node Apply call carries; further items wait for the next call. */
 export const applyItemsPerCallMax = 20_000;
 /** Router-to-node calls in flight per node; later increments coalesce behind them. */
@@ -237,3 +250,22 @@ export const lifecycleRetryIntervalMs = 1_000;
  * read fails UNAVAILABLE rather than mix cleared and uncleared shards.
  */
 export const clearOvertakenReadsMax = 4;
+
+// --- Several routers: supervisor election and router flags (issue 18, item 4) ---
+/** Shortest router lease (--router-lease-ttl-ms): etcd leases are whole seconds, at least one. */
+export const routerLeaseTtlMsMin = 1_000;
+/** Longest router lease: a dead supervisor is replaced only once its lease runs out, so keep it short. */
+export const routerLeaseTtlMsMax = 60_000;
+/** Bytes of a router id (--router-id): an etcd key segment and a line of tally status. */
+export const routerIdBytesMax = 256;
+/** Bytes of --etcd-prefix: every key of the directory starts with it. */
+export const etcdPrefixBytesMax = 256;
+/** Endpoints --etcd may list (members of one etcd cluster). */
+export const etcdEndpointsMax = 16;
+/**
+ * Keepalives (and campaign checks) the supervisor election sends per lease
+ * TTL. It steps down once half a TTL passes without a confirmed keepalive,
+ * so three tries fit before it gives up leading; one late answer is not a
+ * step-down.
+ */
+export const supervisorKeepalivesPerTtl = 6;

@@ -4,6 +4,7 @@
 // decimal string, enums as names, every field set; a message field may be null).
 export type * from './counter/v1/AddDistinctRequest.ts';
 export type * from './counter/v1/AddDistinctResponse.ts';
+export type * from './counter/v1/AddPairRequest.ts';
 export type * from './counter/v1/AdminService.ts';
 export type * from './counter/v1/AutoscaleMode.ts';
 export type * from './counter/v1/ClearRequest.ts';
@@ -20,6 +21,7 @@ export type * from './counter/v1/DeleteCounterRequest.ts';
 export type * from './counter/v1/DeleteCounterResponse.ts';
 export type * from './counter/v1/DescribeRequest.ts';
 export type * from './counter/v1/DescribeResponse.ts';
+export type * from './counter/v1/DrainPairRequest.ts';
 export type * from './counter/v1/HotCounter.ts';
 export type * from './counter/v1/HotRequest.ts';
 export type * from './counter/v1/HotResponse.ts';
@@ -34,6 +36,8 @@ export type * from './counter/v1/ListCountersResponse.ts';
 export type * from './counter/v1/ListedCounter.ts';
 export type * from './counter/v1/NodeInfo.ts';
 export type * from './counter/v1/PairReconcile.ts';
+export type * from './counter/v1/PairResponse.ts';
+export type * from './counter/v1/PairStatus.ts';
 export type * from './counter/v1/PartitionCheck.ts';
 export type * from './counter/v1/ReadManyRequest.ts';
 export type * from './counter/v1/ReadManyResponse.ts';

@@ -3,6 +3,7 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 
 import type { AddDistinctRequest as _counter_v1_AddDistinctRequest, AddDistinctRequest__Output as _counter_v1_AddDistinctRequest__Output } from './counter/v1/AddDistinctRequest.ts';
 import type { AddDistinctResponse as _counter_v1_AddDistinctResponse, AddDistinctResponse__Output as _counter_v1_AddDistinctResponse__Output } from './counter/v1/AddDistinctResponse.ts';
+import type { AddPairRequest as _counter_v1_AddPairRequest, AddPairRequest__Output as _counter_v1_AddPairRequest__Output } from './counter/v1/AddPairRequest.ts';
 import type { AdminServiceClient as _counter_v1_AdminServiceClient, AdminServiceDefinition as _counter_v1_AdminServiceDefinition } from './counter/v1/AdminService.ts';
 import type { ClearRequest as _counter_v1_ClearRequest, ClearRequest__Output as _counter_v1_ClearRequest__Output } from './counter/v1/ClearRequest.ts';
 import type { ClearResponse as _counter_v1_ClearResponse, ClearResponse__Output as _counter_v1_ClearResponse__Output } from './counter/v1/ClearResponse.ts';
@@ -17,6 +18,7 @@ import type { DeleteCounterRequest as _counter_v1_DeleteCounterRequest, DeleteCo
 import type { DeleteCounterResponse as _counter_v1_DeleteCounterResponse, DeleteCounterResponse__Output as _counter_v1_DeleteCounterResponse__Output } from './counter/v1/DeleteCounterResponse.ts';
 import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from './counter/v1/DescribeRequest.ts';
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from './counter/v1/DescribeResponse.ts';
+import type { DrainPairRequest as _counter_v1_DrainPairRequest, DrainPairRequest__Output as _counter_v1_DrainPairRequest__Output } from './counter/v1/DrainPairRequest.ts';
 import type { HotCounter as _counter_v1_HotCounter, HotCounter__Output as _counter_v1_HotCounter__Output } from './counter/v1/HotCounter.ts';
 import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from './counter/v1/HotRequest.ts';
 import type { HotResponse as _counter_v1_HotResponse, HotResponse__Output as _counter_v1_HotResponse__Output } from './counter/v1/HotResponse.ts';
@@ -31,6 +33,8 @@ import type { ListCountersResponse as _counter_v1_ListCountersResponse, ListCoun
 import type { ListedCounter as _counter_v1_ListedCounter, ListedCounter__Output as _counter_v1_ListedCounter__Output } from './counter/v1/ListedCounter.ts';
 import type { NodeInfo as _counter_v1_NodeInfo, NodeInfo__Output as _counter_v1_NodeInfo__Output } from './counter/v1/NodeInfo.ts';
 import type { PairReconcile as _counter_v1_PairReconcile, PairReconcile__Output as _counter_v1_PairReconcile__Output } from './counter/v1/PairReconcile.ts';
+import type { PairResponse as _counter_v1_PairResponse, PairResponse__Output as _counter_v1_PairResponse__Output } from './counter/v1/PairResponse.ts';
+import type { PairStatus as _counter_v1_PairStatus, PairStatus__Output as _counter_v1_PairStatus__Output } from './counter/v1/PairStatus.ts';
 import type { PartitionCheck as _counter_v1_PartitionCheck, PartitionCheck__Output as _counter_v1_PartitionCheck__Output } from './counter/v1/PartitionCheck.ts';
 import type { ReadManyRequest as _counter_v1_ReadManyRequest, ReadManyRequest__Output as _counter_v1_ReadManyRequest__Output } from './counter/v1/ReadManyRequest.ts';
 import type { ReadManyResponse as _counter_v1_ReadManyResponse, ReadManyResponse__Output as _counter_v1_ReadManyResponse__Output } from './counter/v1/ReadManyResponse.ts';
@@ -62,6 +66,7 @@ export interface ProtoGrpcType {
     v1: {
       AddDistinctRequest: MessageTypeDefinition<_counter_v1_AddDistinctRequest, _counter_v1_AddDistinctRequest__Output>
       AddDistinctResponse: MessageTypeDefinition<_counter_v1_AddDistinctResponse, _counter_v1_AddDistinctResponse__Output>
+      AddPairRequest: MessageTypeDefinition<_counter_v1_AddPairRequest, _counter_v1_AddPairRequest__Output>
       AdminService: SubtypeConstructor<typeof grpc.Client, _counter_v1_AdminServiceClient> & { service: _counter_v1_AdminServiceDefinition }
       AutoscaleMode: EnumTypeDefinition
       ClearRequest: MessageTypeDefinition<_counter_v1_ClearRequest, _counter_v1_ClearRequest__Output>
@@ -78,6 +83,7 @@ export interface ProtoGrpcType {
       DeleteCounterResponse: MessageTypeDefinition<_counter_v1_DeleteCounterResponse, _counter_v1_DeleteCounterResponse__Output>
       DescribeRequest: MessageTypeDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeRequest__Output>
       DescribeResponse: MessageTypeDefinition<_counter_v1_DescribeResponse, _counter_v1_DescribeResponse__Output>
+      DrainPairRequest: MessageTypeDefinition<_counter_v1_DrainPairRequest, _counter_v1_DrainPairRequest__Output>
       HotCounter: MessageTypeDefinition<_counter_v1_HotCounter, _counter_v1_HotCounter__Output>
       HotRequest: MessageTypeDefinition<_counter_v1_HotRequest, _counter_v1_HotRequest__Output>
       HotResponse: MessageTypeDefinition<_counter_v1_HotResponse, _counter_v1_HotResponse__Output>
@@ -92,6 +98,8 @@ export interface ProtoGrpcType {
       ListedCounter: MessageTypeDefinition<_counter_v1_ListedCounter, _counter_v1_ListedCounter__Output>
       NodeInfo: MessageTypeDefinition<_counter_v1_NodeInfo, _counter_v1_NodeInfo__Output>
       PairReconcile: MessageTypeDefinition<_counter_v1_PairReconcile, _counter_v1_PairReconcile__Output>
+      PairResponse: MessageTypeDefinition<_counter_v1_PairResponse, _counter_v1_PairResponse__Output>
+      PairStatus: MessageTypeDefinition<_counter_v1_PairStatus, _counter_v1_PairStatus__Output>
       PartitionCheck: MessageTypeDefinition<_counter_v1_PartitionCheck, _counter_v1_PartitionCheck__Output>
       ReadManyRequest: MessageTypeDefinition<_counter_v1_ReadManyRequest, _counter_v1_ReadManyRequest__Output>
       ReadManyResponse: MessageTypeDefinition<_counter_v1_ReadManyResponse, _counter_v1_ReadManyResponse__Output>

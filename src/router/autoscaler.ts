@@ -50,7 +50,7 @@ export class Autoscaler {
     return { counters: this.hottest.slice(0, limit), tracked: this.tracked };
   }
 
-  tick(): void {
+  async tick(): Promise<void> {
     const nowMs = this.now();
     const samples = this.heat.sample();
     this.policy.retain(new Set(samples.map((sample) => sample.counter)));
@@ -67,7 +67,7 @@ export class Autoscaler {
         counter.autoscale,
       );
       const from = counter.shards.length;
-      if (grownTo !== undefined && this.grow(counter.name, grownTo)) {
+      if (grownTo !== undefined && (await this.grow(counter.name, grownTo))) {
         this.metrics.shardGrowths.inc({ cause: 'heat' });
         this.logger.info('growth', {
           counter: counter.name,
@@ -98,9 +98,9 @@ export class Autoscaler {
   }
 
   /** False when the directory's shard cap refused the growth: the counter keeps its shards and the tick goes on. */
-  private grow(name: string, shardCount: number): boolean {
+  private async grow(name: string, shardCount: number): Promise<boolean> {
     try {
-      this.directory.setShards(name, shardCount);
+      await this.directory.setShards(name, shardCount);
       return true;
     } catch (error) {
       if (!(error instanceof TallyError) || error.code !== ErrorCode.resourceExhausted) throw error;

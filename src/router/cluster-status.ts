@@ -4,11 +4,35 @@
 import type { counterV1 } from '../common/index.ts';
 import type { Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
+import type { PairInfo } from './directory.ts';
+
+/** Who answers and who else shares the directory: for the status's header. */
+export interface RouterView {
+  directoryStore: 'sqlite' | 'etcd';
+  routerId: string;
+  /** Every router sharing the directory now, this one included. */
+  routers(): string[];
+  /** The router supervising the pairs now; '' while none does. */
+  supervisor(): string;
+}
+
+export function pairStatusOf(directory: Directory, pair: PairInfo): counterV1.PairStatus__Output {
+  return {
+    pair: pair.pairIndex,
+    primary: pair.primary,
+    follower: pair.follower,
+    epoch: pair.epoch.toString(),
+    inSync: pair.inSync,
+    draining: pair.draining,
+    shardCount: String(directory.shardCountOfPair(pair.pairIndex)),
+  };
+}
 
 export async function clusterStatus(
   directory: Directory,
   pool: NodePool,
   statusTimeoutMs: number,
+  view: RouterView,
 ): Promise<counterV1.ClusterStatusResponse__Output> {
   const pairs = directory.allPairs();
   const members = pairs.flatMap((pair) => [
@@ -68,5 +92,13 @@ export async function clusterStatus(
       follower.replicationLagMs = primary.value.replicationLagMs;
     }
   }
-  return { nodes, counters: String(directory.counterCount) };
+  return {
+    nodes,
+    counters: String(directory.counterCount),
+    pairs: pairs.map((pair) => pairStatusOf(directory, pair)),
+    directoryStore: view.directoryStore,
+    routers: view.routers(),
+    supervisor: view.supervisor(),
+    router: view.routerId,
+  };
 }

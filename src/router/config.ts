@@ -20,11 +20,17 @@ import {
   counterTtlMsMax,
   readTlsFiles,
   checkPlaintextAllowed,
+  routerLeaseTtlMsMin,
+  routerLeaseTtlMsMax,
+  routerIdBytesMax,
+  etcdPrefixBytesMax,
+  etcdEndpointsMax,
   type LogLevel,
   type MetricsPort,
   type TlsFiles,
 } from '../common/index.ts';
 import fs from 'node:fs';
+import os from 'node:os';
 import type { PairAddresses } from './directory.ts';
 
 export interface RouterConfig {
@@ -96,6 +102,14 @@ export interface RouterConfig {
   /** Bearer tokens; from files or env, never flags with the secret itself (ps would show it). */
   adminToken: string | undefined;
   clientToken: string | undefined;
+  /** etcd client URLs: the directory lives there and several routers may share it; undefined = the embedded SQLite directory. */
+  etcdEndpoints: string[] | undefined;
+  /** Every etcd key of this cluster starts with it (ends with "/"). */
+  etcdPrefix: string;
+  /** This router's name in etcd (presence key, supervisor value, tally status); unique among the routers of a cluster. */
+  routerId: string;
+  /** TTL of this router's etcd leases (presence and supervisor): a dead router is noticed, and replaced as supervisor, within it. */
+  routerLeaseTtlMs: number;
 }
 
 export const routerDefaults = {
@@ -136,6 +150,10 @@ export const routerDefaults = {
   callDeadlineMaxMs,
   adminToken: undefined as string | undefined,
   clientToken: undefined as string | undefined,
+  etcdEndpoints: undefined as string[] | undefined,
+  etcdPrefix: '/tally/',
+  routerLeaseTtlMs: 5_000,
+  // routerId has no fixed default: it is <listen address>#<pid> (defaultRouterId).
 };
 
 /** "p1:port,f1:port;p2:port,f2:port" → pairs. */
@@ -151,6 +169,56 @@ export function parsePairs(value: string): PairAddresses[] {
   const all = pairs.flatMap((pair) => [pair.primary, pair.follower]);
   if (new Set(all).size !== all.length) throw new ConfigError('--pairs names a node twice');
   return pairs;
+}
+
+/** "http://a:2379,https://b:2379" → endpoints; undefined when --etcd is not given (embedded directory). */
+export function parseEtcdEndpoints(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const endpoints = value.split(',').map((entry) => entry.trim());
+  endpoints.forEach((endpoint, index) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      url = undefined;
+    }
+    // Only scheme://host:port: a path, query or credentials would be silently dropped by the etcd client.
+    const plain = url !== undefined && `${url.protocol}//${url.host}` === endpoint.toLowerCase() && url.port !== '';
+    if (!plain || (url!.protocol !== 'http:' && url!.protocol !== 'https:'))
+      throw new ConfigError(`--etcd entry ${index} must be http://host:port or https://host:port, got "${endpoint}"`);
+  });
+  if (endpoints.length > etcdEndpointsMax)
+    throw new ConfigError(`--etcd lists ${endpoints.length} endpoints; the limit is ${etcdEndpointsMax}`);
+  if (new Set(endpoints).size !== endpoints.length) throw new ConfigError('--etcd names an endpoint twice');
+  return endpoints;
+}
+
+/** Printable ASCII without spaces or "/": an id is one segment of an etcd key (routers/<id>). */
+const routerIdPattern = /^[!-.0-~]+$/;
+
+/**
+ * <listen address>#<pid>; a wildcard listen host (0.0.0.0, ::, empty) is
+ * replaced by the host name, or two containers both listening on
+ * 0.0.0.0:50051 as pid 1 would share an id.
+ */
+export function defaultRouterId(listenAddress: string, pid: number, hostName: string = os.hostname()): string {
+  const { host, port } = parseAddress(listenAddress, '--listen');
+  const wildcard = host === '' || host === '0.0.0.0' || host === '::' || host === '[::]';
+  return `${wildcard ? `${hostName}:${port}` : listenAddress}#${pid}`;
+}
+
+function checkRouterId(routerId: string): string {
+  if (Buffer.byteLength(routerId) > routerIdBytesMax || !routerIdPattern.test(routerId))
+    throw new ConfigError(`--router-id must be 1..${routerIdBytesMax} printable ASCII characters without spaces or "/", got "${routerId}"`);
+  return routerId;
+}
+
+function checkEtcdPrefix(prefix: string): string {
+  if (Buffer.byteLength(prefix) > etcdPrefixBytesMax || !prefix.endsWith('/') || /\p{Cc}/u.test(prefix))
+    throw new ConfigError(
+      `--etcd-prefix must end with "/", have no control characters and be at most ${etcdPrefixBytesMax} bytes, got "${prefix}"`,
+    );
+  return prefix;
 }
 
 /** A token from its file (--*-token-file / TALLY_*_TOKEN_FILE) or the environment (TALLY_*_TOKEN). */
@@ -230,6 +298,13 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     callDeadlineMaxMs: reader.int('call-deadline-max-ms', routerDefaults.callDeadlineMaxMs, { min: 100, max: 3_600_000 }),
     adminToken: readToken(reader.nonEmptyString('admin-token-file') ?? '', env.TALLY_ADMIN_TOKEN, 'admin'),
     clientToken: readToken(reader.nonEmptyString('client-token-file') ?? '', env.TALLY_CLIENT_TOKEN, 'client'),
+    etcdEndpoints: parseEtcdEndpoints(reader.nonEmptyString('etcd')),
+    etcdPrefix: checkEtcdPrefix(reader.nonEmptyString('etcd-prefix') ?? routerDefaults.etcdPrefix),
+    routerId: checkRouterId(reader.nonEmptyString('router-id') ?? defaultRouterId(listenAddress, process.pid)),
+    routerLeaseTtlMs: reader.int('router-lease-ttl-ms', routerDefaults.routerLeaseTtlMs, {
+      min: routerLeaseTtlMsMin,
+      max: routerLeaseTtlMsMax,
+    }),
   };
   reader.rejectUnknownFlags();
   const listenHost = parseAddress(listenAddress, '--listen').host;
@@ -239,6 +314,8 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     throw new ConfigError(`--counter-ttl-ms must be 0 (no default) or at least ${counterTtlMsMin}, got ${config.counterTtlMs}`);
   if (config.tlsRequireClientCert && config.tls === undefined)
     throw new ConfigError('--tls-require-client-cert needs --tls-cert, --tls-key and --tls-ca');
+  if (config.routerLeaseTtlMs % 1_000 !== 0)
+    throw new ConfigError(`--router-lease-ttl-ms must be whole seconds (etcd leases are), got ${config.routerLeaseTtlMs}`);
   if (config.adminToken !== undefined && config.adminToken === config.clientToken)
     throw new ConfigError('the admin and client tokens must differ');
   return config;

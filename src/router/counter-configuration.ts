@@ -15,7 +15,11 @@ import { validateWindowConfig } from '../window/index.ts';
 import type { Directory, CounterInfo } from './directory.ts';
 
 /** Applies a Configure request; answers the counter as it now stands. */
-export function configureCounter(directory: Directory, logger: Logger, request: counterV1.ConfigureRequest__Output): CounterInfo {
+export async function configureCounter(
+  directory: Directory,
+  logger: Logger,
+  request: counterV1.ConfigureRequest__Output,
+): Promise<CounterInfo> {
   const name = validateCounterName(request.counter);
   // Everything is checked before anything changes.
   if (!['AUTOSCALE_UNCHANGED', 'AUTOSCALE_ON', 'AUTOSCALE_OFF'].includes(request.autoscale)) {
@@ -41,28 +45,28 @@ export function configureCounter(directory: Directory, logger: Logger, request: 
       throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" already exists as a ${what}; partitions are fixed at creation`);
     }
     if (existing === undefined) {
-      directory.getOrCreate(name, 'membership', partitions);
+      await directory.getOrCreate(name, 'membership', partitions);
       logger.info('configure', { counter: name, kind: 'membership', partitions });
     }
   }
   if (setting !== undefined) {
     if (existing !== undefined && existing.kind !== 'total')
       throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter: only totals have windows`);
-    directory.getOrCreate(name, 'total');
-    directory.setWindow(name, setting);
+    await directory.getOrCreate(name, 'total');
+    await directory.setWindow(name, setting);
     logger.info('configure', { counter: name, windowBucketMs: setting.bucketMs, windowRetentionMs: setting.retentionMs });
   }
   const counter = directory.get(name);
   if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
   if (ttl !== undefined) {
-    directory.setTtl(counter.name, ttl);
+    await directory.setTtl(counter.name, ttl);
     logger.info('configure', { counter: counter.name, ttlMs: ttl ?? 'default' });
   }
   // Checked above: anything but UNCHANGED is ON or OFF.
   if (request.autoscale !== 'AUTOSCALE_UNCHANGED') {
     const autoscale = request.autoscale === 'AUTOSCALE_ON';
     if (autoscale !== counter.autoscale) {
-      directory.setAutoscale(counter.name, autoscale);
+      await directory.setAutoscale(counter.name, autoscale);
       logger.info('configure', { counter: counter.name, autoscale });
     }
   }

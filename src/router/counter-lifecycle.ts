@@ -92,20 +92,24 @@ export class CounterLifecycle implements CounterDeleter {
     this.retrier.stop();
   }
 
-  deleteCounter(name: string, cause: DeleteCause): DeletedCounter {
+  async deleteCounter(name: string, cause: DeleteCause): Promise<DeletedCounter> {
     if (this.directory.get(name) === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    return this.forgetDeleted(this.directory.deleteCounters([name]), cause)[0]!;
+    const deleted = await this.directory.deleteCounters([name]);
+    // Another router may have deleted it first: then this call found nothing to delete.
+    if (deleted.length === 0) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    return this.forgetDeleted(deleted, cause)[0]!;
   }
 
   /**
    * TTL expiry's delete: of `names`, those that still exist and are still
-   * expired (checked here, in the same turn as the directory's commit, so
-   * no write can come between) are deleted in one directory transaction.
+   * expired (checked here, in the same turn as the embedded directory's
+   * commit, so no write through this router can come between) are deleted
+   * in one directory transaction.
    * Returns the names deleted.
    */
   async deleteCounters(names: readonly string[], cause: 'ttl', stillExpired: (name: string) => boolean): Promise<readonly string[]> {
     const expired = names.filter((name) => this.directory.get(name) !== undefined && stillExpired(name));
-    return this.forgetDeleted(this.directory.deleteCounters(expired), cause).map((deleted) => deleted.counter);
+    return this.forgetDeleted(await this.directory.deleteCounters(expired), cause).map((deleted) => deleted.counter);
   }
 
   /** After the commit: whatever the router remembers of the old counters goes with them, and their drops go out. */
@@ -133,7 +137,7 @@ export class CounterLifecycle implements CounterDeleter {
    * the router goes on sending those until they are confirmed.
    */
   async deleteAndDrop(name: string): Promise<{ deleted: DeletedCounter; pendingCount: number }> {
-    const deleted = this.deleteCounter(name, 'delete');
+    const deleted = await this.deleteCounter(name, 'delete');
     return { deleted, pendingCount: await this.settle(deleted.shardIds) };
   }
 
@@ -148,7 +152,7 @@ export class CounterLifecycle implements CounterDeleter {
    * clears along.
    */
   async clear(name: string, key: Buffer): Promise<ClearResult> {
-    const outcome: ClearOutcome = this.directory.clearCounter(name, key, this.settings.dedupWindowMs);
+    const outcome: ClearOutcome = await this.directory.clearCounter(name, key, this.settings.dedupWindowMs);
     const shardIds = outcome.counter.shards.map((shard) => shard.shardId);
     if (outcome.applied) {
       this.reads.cache.forget(name);
@@ -218,7 +222,7 @@ export class CounterLifecycle implements CounterDeleter {
           try {
             const result = await this.pool.get(address).sender.send(items);
             if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
-            this.directory.completeShardTasks(group);
+            await this.directory.completeShardTasks(group);
           } catch (error) {
             // Left for the next round: the pair may be failing over, or the node down.
             this.logger.debug('shard tasks not confirmed', {

@@ -77,17 +77,17 @@ export function validatePageSize(pageSize: number): number {
  * pages. One row more than the page is read, so the last page says so
  * (an empty next_page_token) instead of sending the caller for an empty one.
  */
-export function listCounters(
+export async function listCounters(
   directory: Directory,
   request: counterV1.ListCountersRequest__Output,
   /** The router default TTL, for counters without their own. */
   defaultTtlMs: number,
-): counterV1.ListCountersResponse__Output {
+): Promise<counterV1.ListCountersResponse__Output> {
   const prefix = validateCounterPrefix(request.prefix);
   const pageSize = validatePageSize(request.pageSize);
   const after = request.pageToken === '' ? '' : decodePageToken(request.pageToken, prefix);
   const range: NameRange = { after, from: prefix, before: prefixEnd(prefix) };
-  const rows = directory.scan(range, pageSize + 1);
+  const rows = await directory.scan(range, pageSize + 1);
   const page = rows.length > pageSize ? rows.slice(0, pageSize) : rows;
   return {
     counters: page.map((row) => ({

@@ -33,7 +33,7 @@ export class DistinctPath {
   ) {}
 
   async add(name: string, members: readonly Buffer[]): Promise<DistinctAdd> {
-    const counter = this.directory.getOrCreate(name, 'distinct');
+    const counter = await this.directory.getOrCreate(name, 'distinct');
     // One rank per register, the highest: the node raises each at most once.
     const highest = new Map<number, number>();
     for (const member of members) {
@@ -43,8 +43,10 @@ export class DistinctPath {
     const registers = packRegisterChanges([...highest].sort((a, b) => a[0] - b[0]));
     const tried = new Set<number>();
     // Bounded: each attempt tries a shard not tried before.
-    for (let attempt = 0; attempt <= counter.shards.length; attempt++) {
-      const shard = this.pickShard(counter.shards, tried);
+    // Announced shards (a growth not every router has seen yet) are read, not written.
+    const writable = counter.shards.slice(0, counter.writableShardCount);
+    for (let attempt = 0; attempt <= writable.length; attempt++) {
+      const shard = this.pickShard(writable, tried);
       if (shard === undefined) break;
       tried.add(shard.shardIndex);
       const address = this.directory.pair(shard.pairIndex).primary;

@@ -295,7 +295,9 @@ export class IncrementPath {
   private routeOf(counter: CounterInfo, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): Route {
     const usable: Route = { shards: [], addresses: [] };
     const live: Route = { shards: [], addresses: [] };
-    for (const shard of counter.shards) {
+    // Announced shards (a growth not yet seen by every router) are read, not written.
+    for (let shardIndex = 0; shardIndex < counter.writableShardCount; shardIndex++) {
+      const shard = counter.shards[shardIndex]!;
       const address = this.primaryOf(shard);
       if (avoid.has(address)) continue;
       usable.shards.push(shard);
@@ -322,12 +324,12 @@ export class IncrementPath {
    * per call: a growth during the call must not move a keyed item past the
    * homes it fenced.
    */
-  private countersOf(items: readonly ValidIncrement[]): { counters: CounterInfo[]; routedShardCounts: number[] } {
+  private async countersOf(items: readonly ValidIncrement[]): Promise<{ counters: CounterInfo[]; routedShardCounts: number[] }> {
     const names: string[] = new Array(items.length);
     for (let index = 0; index < items.length; index++) names[index] = items[index]!.counter;
-    const counters = this.directory.getOrCreateMany(names, 'total');
+    const counters = await this.directory.getOrCreateMany(names, 'total');
     const routedShardCounts: number[] = new Array(items.length);
-    for (let index = 0; index < items.length; index++) routedShardCounts[index] = counters[index]!.shards.length;
+    for (let index = 0; index < items.length; index++) routedShardCounts[index] = counters[index]!.writableShardCount;
     return { counters, routedShardCounts };
   }
 
@@ -343,7 +345,7 @@ export class IncrementPath {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
-    const { counters, routedShardCounts } = this.countersOf(items);
+    const { counters, routedShardCounts } = await this.countersOf(items);
     let pending: number[] | undefined;
     if (this.needsFences(items, counters)) {
       const duplicates = await this.fenceEarlierHomes(items, counters, routedShardCounts);

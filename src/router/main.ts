@@ -28,7 +28,8 @@ import {
 } from '../common/index.ts';
 import { status } from '@grpc/grpc-js';
 import { parseRouterConfig } from './config.ts';
-import { Directory } from './directory.ts';
+import { SqliteDirectory } from './sqlite-directory.ts';
+import type { PairInfo } from './directory.ts';
 import { NodePool } from './node-pool.ts';
 import { IncrementPath } from './increment-path.ts';
 import { ReadPath } from './read-path.ts';
@@ -68,7 +69,7 @@ runMain(async () => {
     logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
       listen: config.listenAddress,
     });
-  const directory = Directory.open(config.dataDir, config.pairs, Date.now, {
+  const directory = SqliteDirectory.open(config.dataDir, config.pairs, Date.now, {
     countersMax: config.countersMax,
     shardsTotalMax: config.shardsTotalMax,
   });
@@ -127,6 +128,13 @@ runMain(async () => {
     autoscaler,
     tokens,
     counterTtlMs: config.counterTtlMs,
+    routerView: {
+      directoryStore: 'sqlite' as const,
+      routerId: config.listenAddress,
+      routers: () => [config.listenAddress],
+      supervisor: () => config.listenAddress,
+    },
+    onPairAdded: (pair: PairInfo) => supervisor.nudge(pair.primary),
   };
 
   // Run on a call's headers, before its message is read: tokens, then the caps on calls in flight, then the deadline ceiling.
@@ -217,7 +225,7 @@ runMain(async () => {
       expiry?.stop();
       gauges.stop();
       pool.close();
-      directory.close();
+      await directory.close();
       await metricsServer?.close();
       return {};
     },

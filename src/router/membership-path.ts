@@ -72,7 +72,7 @@ export class MembershipPath {
 
   /** Makes member present or absent; the count is read after the flip is durable. */
   async set(name: string, member: bigint, present: boolean): Promise<MemberSetResult> {
-    const counter = this.directory.getOrCreate(name, 'membership', this.settings.defaultPartitions);
+    const counter = await this.directory.getOrCreate(name, 'membership', this.settings.defaultPartitions);
     const shard = counter.shards[partitionOf(member, counter.shards.length)]!;
     const { applied } = await this.send(shard, {
       shardId: String(shard.shardId),

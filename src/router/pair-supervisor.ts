@@ -194,7 +194,7 @@ export class PairSupervisor {
         } else {
           this.logger.info(action.reason, { pair: pair.pairIndex, ...stringified(action.update) });
         }
-        this.directory.updatePair(pair.pairIndex, action.update);
+        await this.directory.updatePair(pair.pairIndex, action.update);
         return true;
       }
       case 'assignPrimary': {
@@ -270,7 +270,10 @@ export class PairSupervisor {
     if (status === undefined || !status.syncRequired || BigInt(status.epoch) !== pair.epoch || status.followerId !== pair.followerId)
       return;
     const confirmedLsn = BigInt(status.followerAckedLsn);
-    this.directory.updatePair(pair.pairIndex, { inSync: true, ackedLsn: confirmedLsn > pair.ackedLsn ? confirmedLsn : pair.ackedLsn });
+    await this.directory.updatePair(pair.pairIndex, {
+      inSync: true,
+      ackedLsn: confirmedLsn > pair.ackedLsn ? confirmedLsn : pair.ackedLsn,
+    });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 1);
     this.logger.info('in sync', {
       pair: pair.pairIndex,
@@ -283,7 +286,7 @@ export class PairSupervisor {
 
   private async markOutOfSync(pair: PairInfo, reason: string, update: PairUpdate = {}): Promise<void> {
     // Directory first: from here on the follower is neither read nor promoted.
-    this.directory.updatePair(pair.pairIndex, { ...update, inSync: false });
+    await this.directory.updatePair(pair.pairIndex, { ...update, inSync: false });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
     this.metrics.outOfSync.inc({ pair: String(pair.pairIndex) });
     this.logger.warn('out of sync', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, reason });
@@ -295,7 +298,7 @@ export class PairSupervisor {
     const promoted = pair.follower;
     const epoch = pair.epoch + 1n;
     // Persisted before anyone is told: a router restart keeps the decision.
-    const next = this.directory.updatePair(pair.pairIndex, {
+    const next = await this.directory.updatePair(pair.pairIndex, {
       primary: promoted,
       follower: deposed,
       epoch,

@@ -8,15 +8,22 @@
  * counterShardsPerPair[i]: shards of this counter already on pair i.
  * totalShardsPerPair[i]: shards of all counters on pair i.
  */
-export function choosePairs(counterShardsPerPair: readonly number[], totalShardsPerPair: readonly number[], addCount: number): number[] {
+export function choosePairs(
+  counterShardsPerPair: readonly number[],
+  totalShardsPerPair: readonly number[],
+  addCount: number,
+  /** Pairs that take no new shards (drained); at least one pair must not be. */
+  draining: (pairIndex: number) => boolean = () => false,
+): number[] {
   const pairCount = counterShardsPerPair.length;
-  if (pairCount === 0) throw new Error('no node pairs to place shards on');
+  const open = Array.from({ length: pairCount }, (_, pair) => pair).filter((pair) => !draining(pair));
+  if (open.length === 0) throw new Error('no node pairs to place shards on');
   const mine = [...counterShardsPerPair];
   const total = [...totalShardsPerPair];
   const chosen: number[] = [];
   for (let added = 0; added < addCount; added++) {
-    let best = 0;
-    for (let pair = 1; pair < pairCount; pair++) {
+    let best = open[0]!;
+    for (const pair of open) {
       if (mine[pair]! < mine[best]! || (mine[pair] === mine[best] && total[pair]! < total[best]!)) best = pair;
     }
     chosen.push(best);

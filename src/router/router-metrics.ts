@@ -189,6 +189,12 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['kind'],
       registers: [registry],
     }),
+    // Several routers (issue 18, item 4).
+    supervisor: new Gauge({
+      name: 'tally_router_supervisor',
+      help: '1 while this router is the pair supervisor (always with the embedded directory; the elected one with etcd)',
+      registers: [registry],
+    }),
   };
 }
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;

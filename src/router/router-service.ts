@@ -26,11 +26,11 @@ import type { DistinctPath } from './distinct-path.ts';
 import type { WindowReader } from './window-reader.ts';
 import type { MembershipPath } from './membership-path.ts';
 import { reconcile } from './reconciler.ts';
-import { clusterStatus } from './cluster-status.ts';
+import { clusterStatus, pairStatusOf, type RouterView } from './cluster-status.ts';
 import { configureCounter } from './counter-configuration.ts';
 import { listCounters } from './counter-list.ts';
 import { ttlInForce } from './counter-expiry.ts';
-import type { Directory, CounterInfo } from './directory.ts';
+import type { Directory, CounterInfo, PairInfo } from './directory.ts';
 import { shardRatesOf, type Autoscaler } from './autoscaler.ts';
 import { skewOf } from './heat.ts';
 import type { IncrementPath, ValidIncrement } from './increment-path.ts';
@@ -57,6 +57,10 @@ export interface RouterDeps {
   lifecycle: CounterLifecycle;
   /** The router default time to live (--counter-ttl-ms); 0: none. */
   counterTtlMs: number;
+  /** This router, the others sharing its directory, and the supervisor: for ClusterStatus. */
+  routerView: RouterView;
+  /** Called once a pair was added: the supervisor checks it at once. */
+  onPairAdded(pair: PairInfo): void;
 }
 
 /**
@@ -360,8 +364,8 @@ export function createAdminService(deps: RouterDeps) {
       describe(knownCounter(request.counter)),
     ),
 
-    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>((request) =>
-      describe(configureCounter(directory, logger, request)),
+    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>(async (request) =>
+      describe(await configureCounter(directory, logger, request)),
     ),
 
     Rebuild: unary<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {
@@ -406,9 +410,9 @@ export function createAdminService(deps: RouterDeps) {
       return { counters, tracked: String(tracked) };
     }),
 
-    SetShards: unary<counterV1.SetShardsRequest__Output, counterV1.SetShardsResponse__Output>((request) => {
+    SetShards: unary<counterV1.SetShardsRequest__Output, counterV1.SetShardsResponse__Output>(async (request) => {
       const counter = knownCounter(request.counter);
-      const { previousShardCount } = directory.setShards(counter.name, request.shards);
+      const { previousShardCount } = await directory.setShards(counter.name, request.shards);
       if (request.shards > previousShardCount) {
         metrics.shardGrowths.inc({ cause: 'manual' });
         logger.info('growth', {
@@ -423,10 +427,30 @@ export function createAdminService(deps: RouterDeps) {
     }),
 
     ClusterStatus: unary<counterV1.ClusterStatusRequest__Output, counterV1.ClusterStatusResponse__Output>(() =>
-      clusterStatus(directory, pool, deps.statusTimeoutMs),
+      clusterStatus(directory, pool, deps.statusTimeoutMs, deps.routerView),
     ),
 
-    ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>((request) => {
+    AddPair: unary<counterV1.AddPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
+      const primary = validateNodeAddress(request.primary, 'primary');
+      const follower = validateNodeAddress(request.follower, 'follower');
+      const pair = await directory.addPair({ primary, follower });
+      metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
+      logger.warn('pair added', { pair: pair.pairIndex, primary, follower });
+      deps.onPairAdded(pair);
+      return { pair: pairStatusOf(directory, pair) };
+    }),
+
+    DrainPair: unary<counterV1.DrainPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
+      if (request.pair >= directory.allPairs().length) throw new TallyError(ErrorCode.notFound, `there is no pair ${request.pair}`);
+      const pair = await directory.setPairDraining(request.pair, !request.undrain);
+      logger.warn(pair.draining ? 'pair draining' : 'pair undrained', {
+        pair: pair.pairIndex,
+        shards: directory.shardCountOfPair(pair.pairIndex),
+      });
+      return { pair: pairStatusOf(directory, pair) };
+    }),
+
+    ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>(async (request) => {
       const address = validateNodeAddress(request.address, 'address');
       const newAddress = validateNodeAddress(request.newAddress, 'new_address');
       const pair = directory.pairOf(address);
@@ -441,7 +465,7 @@ export function createAdminService(deps: RouterDeps) {
         throw new TallyError(ErrorCode.failedPrecondition, `${newAddress} is already a node of a pair`);
       // Directory first: from here on the old node is neither read, promoted
       // nor shipped to; the supervisor tells the primary its new follower.
-      const next = directory.updatePair(pair.pairIndex, { follower: newAddress, followerId: '', inSync: false, replaced: true });
+      const next = await directory.updatePair(pair.pairIndex, { follower: newAddress, followerId: '', inSync: false, replaced: true });
       metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
       logger.warn('node replaced', {
         pair: pair.pairIndex,

@@ -22,3 +22,14 @@ export function codeOf(action: () => unknown): string {
   }
   return 'no error';
 }
+
+/** The TallyError code `action` throws or rejects with, or 'no error'. */
+export async function codeOfAsync(action: () => unknown): Promise<string> {
+  try {
+    await action();
+  } catch (error) {
+    if (error instanceof TallyError) return error.code;
+    throw error;
+  }
+  return 'no error';
+}

@@ -210,7 +210,7 @@ describe('node certificates', () => {
       const leaf = 'X509v3 Basic Constraints: critical CA:FALSE X509v3 Key Usage: critical Digital Signature, Key Encipherment';
       const both = 'X509v3 Extended Key Usage: TLS Web Server Authentication, TLS Web Client Authentication';
       expect(extensions('router')).toBe(
-        `${leaf} ${both} X509v3 Subject Alternative Name: URI:spiffe://tally/router, DNS:localhost, IP Address:127.0.0.1, DNS:router, IP Address:10.0.0.9`,
+        `${leaf} ${both} X509v3 Subject Alternative Name: URI:spiffe://tally/router, DNS:localhost, IP Address:127.0.0.1, DNS:router, DNS:router-2, IP Address:10.0.0.9`,
       );
       for (const name of nodes)
         expect(extensions(name)).toBe(

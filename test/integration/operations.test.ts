@@ -99,7 +99,7 @@ describe('operations', () => {
     expect(services.grafana!.environment!.GF_AUTH_ANONYMOUS_ENABLED).toBe('false');
   });
 
-  it('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, Prometheus scrapes every process, every service has a health check', () => {
+  it('compose: docker-compose accepts the file; every node has its own volume, pairs span two services, two routers share etcd, Prometheus scrapes every process, every service has a health check', () => {
     requireInstalled('docker-compose', 'docker-compose');
     const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], {
       cwd: repoRoot,
@@ -122,10 +122,30 @@ describe('operations', () => {
     for (const name of nodes) expect(services[name]!.command).toEqual(['node', '--insecure']);
 
     const router = services.router!;
-    // No tokens here, accepted explicitly: the router refuses to serve 0.0.0.0 open otherwise.
-    expect(router.command).toEqual(['router', '--insecure', '--allow-unauthenticated']);
-    // The processes accept what compose gives them (the config errors a container would die of, caught here).
-    expect(() => parseRouterConfig(router.command!.slice(1), { ...router.environment })).not.toThrow();
+    const routers = Object.keys(services).filter((name) => name.startsWith('router'));
+    expect(routers).toEqual(['router', 'router-2']);
+    const etcd = services.etcd!;
+    // One etcd, on the compose network only, its data in a volume; the routers use the URL it advertises.
+    expect(etcd.ports ?? []).toEqual([]);
+    expect(volumeOf(etcd)).toBeDefined();
+    expect(etcd.command).toContain('--data-dir=/data/etcd');
+    expect(etcd.command).toContain('--advertise-client-urls=http://etcd:2379');
+    for (const name of routers) {
+      const service = services[name]!;
+      // No tokens here, accepted explicitly: the router refuses to serve 0.0.0.0 open otherwise.
+      expect(service.command, name).toEqual(['router', '--insecure', '--allow-unauthenticated']);
+      expect(service.environment!.TALLY_ETCD, name).toBe('http://etcd:2379');
+      expect(service.environment!.TALLY_PAIRS, name).toBe(router.environment!.TALLY_PAIRS);
+      // The processes accept what compose gives them (the config errors a container would die of, caught here),
+      // and read the directory from etcd under their own id (fails until the router knows TALLY_ETCD).
+      const parsed = JSON.stringify(parseRouterConfig(service.command!.slice(1), { ...service.environment }));
+      expect(parsed, name).toContain('"http://etcd:2379"');
+      expect(parsed, name).toContain(`"${service.environment!.TALLY_ROUTER_ID}"`);
+    }
+    // Both containers would have the same default id (listen address and pid 1).
+    expect(new Set(routers.map((name) => services[name]!.environment!.TALLY_ROUTER_ID)).size).toBe(2);
+    expect(new Set([...nodes, ...routers, 'etcd'].map((name) => volumeOf(services[name]!))).size).toBe(nodes.length + 3);
+    expect(services.cli!.environment!.TALLY_ROUTER).toBe('router:50051,router-2:50051');
     for (const name of nodes)
       expect(() => parseNodeConfig(services[name]!.command!.slice(1), { ...services[name]!.environment })).not.toThrow();
     const pairs = router.environment!.TALLY_PAIRS!.split(';').map((pair) => pair.split(',').map((member) => member.split(':')[0]!));
@@ -141,10 +161,11 @@ describe('operations', () => {
       scrape_configs: { static_configs: { targets: string[] }[] }[];
     };
     const targets = new Set(scrape.scrape_configs.flatMap((job) => job.static_configs.flatMap((config) => config.targets)));
-    expect(targets.has(`router:${router.environment!.TALLY_METRICS_PORT}`)).toBe(true);
+    for (const name of routers) expect(targets.has(`${name}:${services[name]!.environment!.TALLY_METRICS_PORT}`), name).toBe(true);
     for (const name of nodes) expect(targets.has(`${name}:${services[name]!.environment!.TALLY_METRICS_PORT}`)).toBe(true);
+    expect(targets.has('etcd:2379')).toBe(true);
 
-    for (const name of [...nodes, 'router', 'prometheus', 'grafana'])
+    for (const name of [...nodes, ...routers, 'etcd', 'prometheus', 'grafana'])
       expect(services[name]!.healthcheck?.test?.length, name).toBeGreaterThan(0);
     expect(
       services.grafana!.volumes!.some((volume) => String(typeof volume === 'string' ? volume : volume.source).includes('dashboards')),
@@ -189,7 +210,7 @@ describe('operations', () => {
       'TALLY_CLIENT_TOKEN_FILE',
       'TALLY_TOKEN_FILE',
     ];
-    for (const name of [...nodes, 'router', 'cli']) {
+    for (const name of [...nodes, 'router', 'router-2', 'cli']) {
       const service = services[name]!;
       const environment = service.environment ?? {};
       // Every file a setting names is mounted read-only from ./certs, and is one make-certs.sh writes;
@@ -220,18 +241,21 @@ describe('operations', () => {
       expect(environment.TALLY_TLS_KEY).toBe(`/certs/${name}.key`);
       expect(environment.TALLY_TLS_CA).toBe('/certs/ca.crt');
     }
-    const router = services.router!;
-    expect(router.command).toEqual(['router']);
-    expect(router.environment).toMatchObject({
-      TALLY_TLS_CERT: '/certs/router.crt',
-      TALLY_TLS_KEY: '/certs/router.key',
-      TALLY_TLS_CA: '/certs/ca.crt',
-      TALLY_ADMIN_TOKEN_FILE: '/certs/admin.token',
-      TALLY_CLIENT_TOKEN_FILE: '/certs/client.token',
-    });
+    // Both routers: one identity (the certificate names both services), both tokens.
+    for (const name of ['router', 'router-2']) {
+      const router = services[name]!;
+      expect(router.command, name).toEqual(['router']);
+      expect(router.environment, name).toMatchObject({
+        TALLY_TLS_CERT: '/certs/router.crt',
+        TALLY_TLS_KEY: '/certs/router.key',
+        TALLY_TLS_CA: '/certs/ca.crt',
+        TALLY_ADMIN_TOKEN_FILE: '/certs/admin.token',
+        TALLY_CLIENT_TOKEN_FILE: '/certs/client.token',
+      });
+    }
     expect(services.cli!.environment).toMatchObject({ TALLY_TLS_CA: '/certs/ca.crt', TALLY_TOKEN_FILE: '/certs/admin.token' });
     // The health checks run the CLI in the same container: it reads the same TALLY_TLS_* variables.
-    for (const name of [...nodes, 'router']) expect(services[name]!.healthcheck?.test, name).toContain('health');
+    for (const name of [...nodes, 'router', 'router-2']) expect(services[name]!.healthcheck?.test, name).toContain('health');
   });
 
   it('dashboard: every tally_ metric the Grafana dashboard queries exists on a live endpoint', async () => {

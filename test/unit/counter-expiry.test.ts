@@ -19,6 +19,7 @@ function counterOf(name: string, lastWriteMs: number, ttlMs: number | null = nul
     kind: 'total',
     window: { bucketMs: 0, retentionMs: 0 },
     shards: [{ shardIndex: 0, shardId: 1, pairIndex: 0 }],
+    writableShardCount: 1,
     createdMs: 0,
     growths: [],
     autoscale: true,

@@ -5,7 +5,7 @@
 // directory and the increment path are the real ones.
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/common/errors.ts';
-import { Directory } from '../../src/router/directory.ts';
+import { SqliteDirectory as Directory } from '../../src/router/sqlite-directory.ts';
 import { IncrementPath } from '../../src/router/increment-path.ts';
 import { NotAppliedError } from '../../src/router/node-sender.ts';
 import type { NodePool } from '../../src/router/node-pool.ts';

@@ -22,6 +22,8 @@ function pair(overrides: Partial<PairInfo> = {}): PairInfo {
     ackedLsn: 100n,
     legacy: false,
     replaced: false,
+    addedOnline: false,
+    draining: false,
     ...overrides,
   };
 }

@@ -22,6 +22,13 @@ describe('placement (choosePairs)', () => {
     expect(choosePairs([0, 0, 0], [5, 2, 4], 3)).toEqual([1, 2, 0]);
   });
 
+  it('placement: a draining pair takes no new shard, even when it is the emptiest; all draining is an error', () => {
+    const draining = (pair: number): boolean => pair === 0;
+    expect(choosePairs([0, 0, 0], [0, 9, 9], 4, draining).every((pair) => pair !== 0)).toBe(true);
+    expect(choosePairs([0, 1], [0, 1], 1, draining)).toEqual([1]);
+    expect(() => choosePairs([0, 0], [0, 0], 1, () => true)).toThrow(/no node pairs/);
+  });
+
   it('placement: returns one pair per requested shard and none for addCount 0', () => {
     expect(choosePairs([0, 0], [0, 0], 0)).toEqual([]);
     expect(choosePairs([0, 0], [0, 0], 5)).toHaveLength(5);

@@ -5,7 +5,7 @@
 // (its answers are what ReadShards answers for live and dropped shards); the
 // directory and the reader are the real ones.
 import { describe, expect, it } from 'vitest';
-import { Directory } from '../../src/router/directory.ts';
+import { SqliteDirectory as Directory } from '../../src/router/sqlite-directory.ts';
 import { readExact } from '../../src/router/exact-reader.ts';
 import type { NodePool } from '../../src/router/node-pool.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
@@ -18,8 +18,8 @@ describe('read during delete', () => {
       { primary: 'p1:1', follower: 'f1:1' },
     ]);
     try {
-      directory.getOrCreate('x');
-      directory.setShards('x', 2);
+      await directory.getOrCreate('x');
+      await directory.setShards('x', 2);
       expect(new Set(directory.get('x')!.shards.map((shard) => shard.pairIndex))).toEqual(new Set([0, 1]));
       const dropped = new Set<number>();
       let releaseSecondPair = (): void => undefined;
@@ -46,7 +46,7 @@ describe('read during delete', () => {
       secondPairAnswers = new Promise<void>((resolve) => (releaseSecondPair = resolve));
       const reading = readExact(['x'], directory, pool, 1_000);
       await new Promise((resolve) => setTimeout(resolve, 10));
-      const deleted = directory.deleteCounter('x');
+      const deleted = await directory.deleteCounter('x');
       for (const shard of deleted.shards) dropped.add(shard.shardId);
       releaseSecondPair();
       const read = (await reading).totals.get('x')!;

@@ -1,8 +1,17 @@
 // Unit tests for the router's parseRouterConfig and parsePairs: defaults,
 // environment keys mirroring flags, and startup errors that name the key.
 import { describe, expect, it } from 'vitest';
-import { counterTtlMsMax, counterTtlMsMin, pairsMax } from '../../src/common/limits.ts';
-import { parsePairs, parseRouterConfig, routerDefaults } from '../../src/router/config.ts';
+import os from 'node:os';
+import {
+  counterTtlMsMax,
+  counterTtlMsMin,
+  etcdEndpointsMax,
+  pairsMax,
+  routerIdBytesMax,
+  routerLeaseTtlMsMax,
+  routerLeaseTtlMsMin,
+} from '../../src/common/limits.ts';
+import { defaultRouterId, parseEtcdEndpoints, parsePairs, parseRouterConfig, routerDefaults } from '../../src/router/config.ts';
 import { configErrorOf, envKeyOf } from '../helpers/config.ts';
 
 const twoPairs = 'n1:1,n2:2;n3:3,n4:4';
@@ -46,7 +55,10 @@ describe('router config: parseRouterConfig', () => {
     expect(parseRouterConfig(['--pairs', twoPairs], {})).toEqual({
       ...routerDefaults,
       pairs: parsePairs(twoPairs),
+      routerId: `${routerDefaults.listenAddress}#${process.pid}`,
     });
+    // Without --etcd the directory is the embedded SQLite file, as before several routers.
+    expect(routerDefaults.etcdEndpoints).toBeUndefined();
     expect(routerDefaults.refreshIntervalMs).toBe(1_000);
   });
 
@@ -55,9 +67,11 @@ describe('router config: parseRouterConfig', () => {
     const numericKeys = Object.keys(routerDefaults).filter((key) => typeof routerDefaults[key as keyof typeof routerDefaults] === 'number');
     expect(numericKeys).toContain('refreshIntervalMs');
     const env: Record<string, string> = { TALLY_PAIRS: twoPairs };
-    // The default TTL is 0 (none) or at least counterTtlMsMin: 1 is no TTL at all.
+    // The default TTL is 0 (none) or at least counterTtlMsMin: 1 is no TTL at all. etcd leases are whole seconds.
     const valueOf = (key: string): number =>
-      key === 'counterTtlMs' ? counterTtlMsMin : (routerDefaults[key as keyof typeof routerDefaults] as number) + 1;
+      key === 'counterTtlMs'
+        ? counterTtlMsMin
+        : (routerDefaults[key as keyof typeof routerDefaults] as number) + (key === 'routerLeaseTtlMs' ? 1_000 : 1);
     for (const key of numericKeys) env[envKeyOf(key)] = String(valueOf(key));
     const config = parseRouterConfig([], env) as unknown as Record<string, unknown>;
     for (const key of numericKeys) expect({ key, value: config[key] }).toEqual({ key, value: valueOf(key) });
@@ -73,8 +87,14 @@ describe('router config: parseRouterConfig', () => {
       // Off loopback without TLS or tokens needs both explicit opt-ins.
       TALLY_INSECURE: 'true',
       TALLY_ALLOW_UNAUTHENTICATED: 'true',
+      TALLY_ETCD: 'http://etcd-1:2379,https://etcd-2:2379',
+      TALLY_ETCD_PREFIX: '/prod/tally/',
+      TALLY_ROUTER_ID: 'router-west',
     });
     expect(config).toMatchObject({
+      etcdEndpoints: ['http://etcd-1:2379', 'https://etcd-2:2379'],
+      etcdPrefix: '/prod/tally/',
+      routerId: 'router-west',
       listenAddress: '0.0.0.0:7000',
       pairs: parsePairs(twoPairs),
       dataDir: '/var/tally',
@@ -171,5 +191,79 @@ describe('router config: parseRouterConfig', () => {
     );
     expect(parseRouterConfig(['--allow-unauthenticated'], offLoopback).allowUnauthenticated).toBe(true);
     expect(parseRouterConfig([], { ...offLoopback, TALLY_LISTEN: '127.0.0.2:7000' }).allowUnauthenticated).toBe(false);
+  });
+});
+
+describe('router config: several routers on etcd', () => {
+  const configOf = (...flags: string[]) => parseRouterConfig(['--pairs', twoPairs, ...flags], {});
+
+  it('router config: --etcd lists client URLs, trimmed; absent means the embedded directory', () => {
+    expect(configOf().etcdEndpoints).toBeUndefined();
+    expect(configOf('--etcd', ' http://127.0.0.1:2379 , https://[::1]:2380').etcdEndpoints).toEqual([
+      'http://127.0.0.1:2379',
+      'https://[::1]:2380',
+    ]);
+    expect(parseEtcdEndpoints(undefined)).toBeUndefined();
+  });
+
+  it.each([
+    ['no scheme', '127.0.0.1:2379', 'entry 0'],
+    ['another scheme', 'unix://etcd:2379', 'entry 0'],
+    ['no port', 'http://etcd', 'entry 0'],
+    ['a path', 'http://etcd:2379/v3', 'entry 0'],
+    ['credentials', 'http://user:secret@etcd:2379', 'entry 0'],
+    ['an empty entry', 'http://etcd:2379,', 'entry 1'],
+  ])('router config: --etcd refuses an entry with %s and names it', (_label, value, entry) => {
+    expect(configErrorOf(() => configOf('--etcd', value))).toContain(`--etcd ${entry} must be http://host:port or https://host:port`);
+  });
+
+  it('router config: --etcd refuses an empty value, an endpoint named twice and more than etcdEndpointsMax', () => {
+    expect(configErrorOf(() => configOf('--etcd', ' '))).toContain('--etcd is set but empty');
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs], { TALLY_ETCD: '' }))).toContain('TALLY_ETCD is set but empty');
+    expect(configErrorOf(() => configOf('--etcd', 'http://a:1,http://a:1'))).toContain('twice');
+    const endpoints = (count: number) => Array.from({ length: count }, (_, index) => `http://etcd-${index}:2379`).join(',');
+    expect(configOf('--etcd', endpoints(etcdEndpointsMax)).etcdEndpoints).toHaveLength(etcdEndpointsMax);
+    expect(configErrorOf(() => configOf('--etcd', endpoints(etcdEndpointsMax + 1)))).toContain(`limit is ${etcdEndpointsMax}`);
+  });
+
+  it('router config: --etcd-prefix defaults to /tally/ and must end with "/"', () => {
+    expect(configOf().etcdPrefix).toBe('/tally/');
+    expect(configOf('--etcd-prefix', '/staging/').etcdPrefix).toBe('/staging/');
+    expect(configErrorOf(() => configOf('--etcd-prefix', '/staging'))).toContain('--etcd-prefix must end with "/"');
+    expect(configErrorOf(() => configOf('--etcd-prefix', '/a\nb/'))).toContain('--etcd-prefix');
+    expect(configErrorOf(() => configOf('--etcd-prefix', ''))).toContain('--etcd-prefix is set but empty');
+  });
+
+  it('router config: --router-id defaults to <listen address>#<pid>, with the host name for a wildcard listen host', () => {
+    expect(configOf('--listen', '127.0.0.1:7000').routerId).toBe(`127.0.0.1:7000#${process.pid}`);
+    expect(defaultRouterId('10.0.0.5:50051', 1, 'box')).toBe('10.0.0.5:50051#1');
+    // Two containers listening on 0.0.0.0:50051 as pid 1 must not share an id.
+    expect(defaultRouterId('0.0.0.0:50051', 1, 'router-1')).toBe('router-1:50051#1');
+    expect(defaultRouterId('[::]:50051', 1, 'router-2')).toBe('router-2:50051#1');
+    expect(defaultRouterId(':50051', 1, 'router-3')).toBe('router-3:50051#1');
+    expect(
+      parseRouterConfig(['--listen', '0.0.0.0:7000', '--insecure', '--allow-unauthenticated'], { TALLY_PAIRS: twoPairs }).routerId,
+    ).toBe(`${os.hostname()}:7000#${process.pid}`);
+  });
+
+  it('router config: --router-id is one etcd key segment: printable, no spaces or "/", at most routerIdBytesMax bytes', () => {
+    expect(configOf('--router-id', 'router-a').routerId).toBe('router-a');
+    expect(configOf('--router-id', 'r'.repeat(routerIdBytesMax)).routerId).toHaveLength(routerIdBytesMax);
+    for (const bad of ['router/a', 'router a', 'routér', 'r'.repeat(routerIdBytesMax + 1)]) {
+      expect(configErrorOf(() => configOf('--router-id', bad))).toContain('--router-id must be');
+    }
+    expect(configErrorOf(() => configOf('--router-id', ''))).toContain('--router-id is set but empty');
+  });
+
+  it('router config: --router-lease-ttl-ms is whole seconds between routerLeaseTtlMsMin and routerLeaseTtlMsMax', () => {
+    expect(configOf().routerLeaseTtlMs).toBe(5_000);
+    expect(configOf('--router-lease-ttl-ms', String(routerLeaseTtlMsMin)).routerLeaseTtlMs).toBe(routerLeaseTtlMsMin);
+    expect(configOf('--router-lease-ttl-ms', String(routerLeaseTtlMsMax)).routerLeaseTtlMs).toBe(routerLeaseTtlMsMax);
+    expect(configErrorOf(() => configOf('--router-lease-ttl-ms', '999'))).toContain('--router-lease-ttl-ms must be between');
+    expect(configErrorOf(() => configOf('--router-lease-ttl-ms', String(routerLeaseTtlMsMax + 1_000)))).toContain('--router-lease-ttl-ms');
+    expect(configErrorOf(() => configOf('--router-lease-ttl-ms', '2500'))).toContain('--router-lease-ttl-ms must be whole seconds');
+    expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs], { TALLY_ROUTER_LEASE_TTL_MS: '1s' }))).toContain(
+      'TALLY_ROUTER_LEASE_TTL_MS',
+    );
   });
 });

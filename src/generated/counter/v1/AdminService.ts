@@ -2,6 +2,7 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AddPairRequest as _counter_v1_AddPairRequest, AddPairRequest__Output as _counter_v1_AddPairRequest__Output } from '../../counter/v1/AddPairRequest.ts';
 import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from '../../counter/v1/ClusterStatusRequest.ts';
 import type { ClusterStatusResponse as _counter_v1_ClusterStatusResponse, ClusterStatusResponse__Output as _counter_v1_ClusterStatusResponse__Output } from '../../counter/v1/ClusterStatusResponse.ts';
 import type { ConfigureRequest as _counter_v1_ConfigureRequest, ConfigureRequest__Output as _counter_v1_ConfigureRequest__Output } from '../../counter/v1/ConfigureRequest.ts';
@@ -9,10 +10,12 @@ import type { DeleteCounterRequest as _counter_v1_DeleteCounterRequest, DeleteCo
 import type { DeleteCounterResponse as _counter_v1_DeleteCounterResponse, DeleteCounterResponse__Output as _counter_v1_DeleteCounterResponse__Output } from '../../counter/v1/DeleteCounterResponse.ts';
 import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from '../../counter/v1/DescribeRequest.ts';
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from '../../counter/v1/DescribeResponse.ts';
+import type { DrainPairRequest as _counter_v1_DrainPairRequest, DrainPairRequest__Output as _counter_v1_DrainPairRequest__Output } from '../../counter/v1/DrainPairRequest.ts';
 import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from '../../counter/v1/HotRequest.ts';
 import type { HotResponse as _counter_v1_HotResponse, HotResponse__Output as _counter_v1_HotResponse__Output } from '../../counter/v1/HotResponse.ts';
 import type { ListCountersRequest as _counter_v1_ListCountersRequest, ListCountersRequest__Output as _counter_v1_ListCountersRequest__Output } from '../../counter/v1/ListCountersRequest.ts';
 import type { ListCountersResponse as _counter_v1_ListCountersResponse, ListCountersResponse__Output as _counter_v1_ListCountersResponse__Output } from '../../counter/v1/ListCountersResponse.ts';
+import type { PairResponse as _counter_v1_PairResponse, PairResponse__Output as _counter_v1_PairResponse__Output } from '../../counter/v1/PairResponse.ts';
 import type { RebuildRequest as _counter_v1_RebuildRequest, RebuildRequest__Output as _counter_v1_RebuildRequest__Output } from '../../counter/v1/RebuildRequest.ts';
 import type { RebuildResponse as _counter_v1_RebuildResponse, RebuildResponse__Output as _counter_v1_RebuildResponse__Output } from '../../counter/v1/RebuildResponse.ts';
 import type { ReconcileRequest as _counter_v1_ReconcileRequest, ReconcileRequest__Output as _counter_v1_ReconcileRequest__Output } from '../../counter/v1/ReconcileRequest.ts';
@@ -23,6 +26,27 @@ import type { SetShardsRequest as _counter_v1_SetShardsRequest, SetShardsRequest
 import type { SetShardsResponse as _counter_v1_SetShardsResponse, SetShardsResponse__Output as _counter_v1_SetShardsResponse__Output } from '../../counter/v1/SetShardsResponse.ts';
 
 export interface AdminServiceClient extends grpc.Client {
+  /**
+   * Registers a new node pair online: new counters and growth place shards
+   * on it from now on; nothing moves. Its two nodes must be running (empty);
+   * the supervisor assigns their roles. FAILED_PRECONDITION when either
+   * address is already a node of a pair.
+   */
+  AddPair(argument: _counter_v1_AddPairRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  AddPair(argument: _counter_v1_AddPairRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  AddPair(argument: _counter_v1_AddPairRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  AddPair(argument: _counter_v1_AddPairRequest, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Registers a new node pair online: new counters and growth place shards
+   * on it from now on; nothing moves. Its two nodes must be running (empty);
+   * the supervisor assigns their roles. FAILED_PRECONDITION when either
+   * address is already a node of a pair.
+   */
+  addPair(argument: _counter_v1_AddPairRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  addPair(argument: _counter_v1_AddPairRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  addPair(argument: _counter_v1_AddPairRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  addPair(argument: _counter_v1_AddPairRequest, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  
   ClusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
   ClusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
   ClusterStatus(argument: _counter_v1_ClusterStatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
@@ -78,6 +102,23 @@ export interface AdminServiceClient extends grpc.Client {
   describe(argument: _counter_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   describe(argument: _counter_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   describe(argument: _counter_v1_DescribeRequest, callback: grpc.requestCallback<_counter_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Stops (or, with undrain, resumes) placing new shards on a pair. Shards
+   * already there stay and keep serving: draining moves nothing.
+   */
+  DrainPair(argument: _counter_v1_DrainPairRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  DrainPair(argument: _counter_v1_DrainPairRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  DrainPair(argument: _counter_v1_DrainPairRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  DrainPair(argument: _counter_v1_DrainPairRequest, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Stops (or, with undrain, resumes) placing new shards on a pair. Shards
+   * already there stay and keep serving: draining moves nothing.
+   */
+  drainPair(argument: _counter_v1_DrainPairRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  drainPair(argument: _counter_v1_DrainPairRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  drainPair(argument: _counter_v1_DrainPairRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  drainPair(argument: _counter_v1_DrainPairRequest, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * The hottest counters now: rate, peak, shards, skew, per-shard rates.
@@ -188,6 +229,14 @@ export interface AdminServiceClient extends grpc.Client {
 }
 
 export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * Registers a new node pair online: new counters and growth place shards
+   * on it from now on; nothing moves. Its two nodes must be running (empty);
+   * the supervisor assigns their roles. FAILED_PRECONDITION when either
+   * address is already a node of a pair.
+   */
+  AddPair: grpc.handleUnaryCall<_counter_v1_AddPairRequest__Output, _counter_v1_PairResponse>;
+  
   ClusterStatus: grpc.handleUnaryCall<_counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse>;
   
   /**
@@ -205,6 +254,12 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   DeleteCounter: grpc.handleUnaryCall<_counter_v1_DeleteCounterRequest__Output, _counter_v1_DeleteCounterResponse>;
   
   Describe: grpc.handleUnaryCall<_counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse>;
+  
+  /**
+   * Stops (or, with undrain, resumes) placing new shards on a pair. Shards
+   * already there stay and keep serving: draining moves nothing.
+   */
+  DrainPair: grpc.handleUnaryCall<_counter_v1_DrainPairRequest__Output, _counter_v1_PairResponse>;
   
   /**
    * The hottest counters now: rate, peak, shards, skew, per-shard rates.
@@ -247,10 +302,12 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
 }
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
+  AddPair: MethodDefinition<_counter_v1_AddPairRequest, _counter_v1_PairResponse, _counter_v1_AddPairRequest__Output, _counter_v1_PairResponse__Output>
   ClusterStatus: MethodDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusResponse, _counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse__Output>
   Configure: MethodDefinition<_counter_v1_ConfigureRequest, _counter_v1_DescribeResponse, _counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse__Output>
   DeleteCounter: MethodDefinition<_counter_v1_DeleteCounterRequest, _counter_v1_DeleteCounterResponse, _counter_v1_DeleteCounterRequest__Output, _counter_v1_DeleteCounterResponse__Output>
   Describe: MethodDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeResponse, _counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse__Output>
+  DrainPair: MethodDefinition<_counter_v1_DrainPairRequest, _counter_v1_PairResponse, _counter_v1_DrainPairRequest__Output, _counter_v1_PairResponse__Output>
   Hot: MethodDefinition<_counter_v1_HotRequest, _counter_v1_HotResponse, _counter_v1_HotRequest__Output, _counter_v1_HotResponse__Output>
   ListCounters: MethodDefinition<_counter_v1_ListCountersRequest, _counter_v1_ListCountersResponse, _counter_v1_ListCountersRequest__Output, _counter_v1_ListCountersResponse__Output>
   Rebuild: MethodDefinition<_counter_v1_RebuildRequest, _counter_v1_RebuildResponse, _counter_v1_RebuildRequest__Output, _counter_v1_RebuildResponse__Output>
