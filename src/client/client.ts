@@ -791,13 +791,13 @@ export class TallyClient {
    * growth place shards on it from now on; nothing moves. Admin only.
    */
   async addPair(primary: string, follower: string, settings?: CallSettings): Promise<PairStatus> {
-    const response = await this.call(this.adminRpc.AddPair, this.adminRpc, { primary, follower }, settings);
+    const response = await this.adminCall(adminMethods.AddPair, { primary, follower }, settings);
     return pairStatusOf(response.pair!);
   }
 
   /** Stops (undrain: resumes) placing new shards on a pair; its shards stay and serve. Admin only. */
   async drainPair(pair: number, options: { undrain?: boolean } = {}, settings?: CallSettings): Promise<PairStatus> {
-    const response = await this.call(this.adminRpc.DrainPair, this.adminRpc, { pair, undrain: options.undrain ?? false }, settings);
+    const response = await this.adminCall(adminMethods.DrainPair, { pair, undrain: options.undrain ?? false }, settings);
     return pairStatusOf(response.pair!);
   }
 
