@@ -11,6 +11,7 @@ import { createTallyClient, TallyError, type TallyClient } from '../client/index
 import { LatencyHistogram } from './bench-histogram.ts';
 
 export interface BenchOptions {
+  /** The routers, comma-separated as --router takes them. */
   router: string;
   workload: 'hot' | 'cold' | 'mix';
   coldCounters: number;
@@ -78,7 +79,12 @@ function counterPicker(options: BenchOptions): () => string {
 /** Runs the workload in this process. */
 export async function runWorker(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult> {
   // Unary load is one Increment per call unless --coalesce asks for the client's coalescing.
-  const client = createTallyClient({ address: options.router, deadlineMs: 10_000, coalesce: options.coalesce, ...options.security });
+  const client = createTallyClient({
+    addresses: options.router.split(','),
+    deadlineMs: 10_000,
+    coalesce: options.coalesce,
+    ...options.security,
+  });
   const pick = counterPicker(options);
   const histogram = new LatencyHistogram();
   const ok = new Map<string, bigint>();
@@ -246,7 +252,7 @@ export async function runBench(options: BenchOptions, onProgress?: Progress): Pr
   const calls = results.reduce((sum, result) => sum + result.calls, 0);
   let check: BenchSummary['check'];
   if (options.check) {
-    const client = createTallyClient({ address: options.router, deadlineMs: 30_000, ...options.security });
+    const client = createTallyClient({ addresses: options.router.split(','), deadlineMs: 30_000, ...options.security });
     try {
       check = await checkTotals(client, results);
     } finally {

@@ -9,8 +9,9 @@ import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { batchItemsMax, listPageSizeMax, memberPartitionsMax } from '../common/limits.ts';
 import { parseMemberId } from '../common/validate.ts';
+import { parseRouterList } from '../client/router-addresses.ts';
 
-const usage = `usage: tally <command> [arguments] [--router host:port] [--json] [--deadline-ms N]
+const usage = `usage: tally <command> [arguments] [--router host:port[,host:port...]] [--json] [--deadline-ms N]
 
 commands:
   incr <counter> [amount]       add amount (default 1; may be negative) [--key K]
@@ -50,7 +51,7 @@ commands:
   rebuild <counter> [--repair] [--verbose]
                                 recount a membership counter from its members; report drift
                                 (exit 0 either way); --repair corrects it
-  health [--address host:port]  grpc.health.v1 check of any Tally process (default: the router);
+  health [--address host:port]  grpc.health.v1 check of any Tally process (default: each router);
                                 exit 0 only when SERVING (for container health checks)
   top                           the hottest counters and the nodes, live [--limit N] [--iterations N]
   bench                         drive load and report throughput, latency and an exact-read check
@@ -58,7 +59,10 @@ commands:
       [--rate R] [--seconds S] [--procs P] [--keyed] [--no-check]
       [--coalesce]  unary increment calls through the coalescing client (no --batch)
 
-The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051.
+The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051. Several
+routers of one cluster, comma-separated (--router a:50051,b:50051): calls take turns over
+them and pass over one that cannot be reached; a call that may have reached a router is sent
+to another only when that cannot count twice (reads, keyed increments).
 TLS: --tls-ca (and --tls-cert/--tls-key for a client certificate), or TALLY_TLS_CA,
 TALLY_TLS_CERT, TALLY_TLS_KEY. Token: --token-file, TALLY_TOKEN_FILE or TALLY_TOKEN.`;
 
@@ -371,15 +375,16 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
     }
     case 'health': {
       expectArgs(args, 0, 'health [--address host:port] [--service name]');
-      const address = flags.get('address') ?? flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
-      const status = await checkHealth(
-        address,
-        flags.get('service') ?? '',
-        Number(flags.get('deadline-ms') ?? 2_000),
-        securityOptions(flags),
+      // Every router of the list: a health check answers for one process each.
+      const addresses = flags.has('address') ? [flags.get('address')!] : routerAddresses(flags);
+      const checks = await Promise.all(
+        addresses.map(async (address) => ({
+          address,
+          status: await checkHealth(address, flags.get('service') ?? '', Number(flags.get('deadline-ms') ?? 2_000), securityOptions(flags)),
+        })),
       );
-      print(json, { address, status }, `${address}: ${status}`);
-      if (status !== 'SERVING') process.exitCode = 1;
+      print(json, checks.length === 1 ? checks[0] : checks, checks.map((check) => `${check.address}: ${check.status}`).join('\n'));
+      if (checks.some((check) => check.status !== 'SERVING')) process.exitCode = 1;
       return;
     }
     case 'configure': {
@@ -463,7 +468,7 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       const whole = (name: string, fallback: number): number =>
         flags.has(name) ? parseWholeNumber(flags.get(name)!, `--${name}`) : fallback;
       await runTop(client, {
-        router: flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051',
+        router: routerAddresses(flags).join(','),
         limit: whole('limit', 20),
         iterations: whole('iterations', 0),
         intervalMs: Math.max(100, whole('interval-ms', 1_000)),
@@ -560,6 +565,22 @@ function configureLine(description: CounterDescription, options: ConfigureOption
   return `${description.counter}: ${kind}autoscale ${description.autoscale ? 'on' : 'off'}, ${shards}${window}${options.ttlMs !== undefined ? `, ${ttlNote(description)}` : ''}`;
 }
 
+/** The routers of --router, else TALLY_ROUTER, else the local default; a malformed list is a usage error. */
+function routerAddresses(flags: Map<string, string>): string[] {
+  const flag = flags.get('router');
+  const [text, what] =
+    flag !== undefined
+      ? [flag, '--router']
+      : process.env.TALLY_ROUTER !== undefined
+        ? [process.env.TALLY_ROUTER, 'TALLY_ROUTER']
+        : ['127.0.0.1:50051', 'router'];
+  try {
+    return parseRouterList(text, what);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 /** TLS files and the token, from flags or TALLY_* environment (never the token itself on the command line). */
 function securityOptions(flags: Map<string, string>): { tls?: { ca: Buffer; cert?: Buffer; key?: Buffer }; token?: string } {
   const read = (file: string, what: string): Buffer => {
@@ -641,8 +662,7 @@ function benchOptions(flags: Map<string, string>, router: string): BenchOptions 
 }
 
 async function bench(flags: Map<string, string>, json: boolean): Promise<void> {
-  const router = flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
-  const options = benchOptions(flags, router);
+  const options = benchOptions(flags, routerAddresses(flags).join(','));
   if (flags.has('worker')) {
     // A worker of a multi-process bench: JSON lines on stdout for the parent.
     const result = await runWorker(options, (ok, errors, p99) =>
@@ -691,12 +711,12 @@ async function main(): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return command === undefined && !parsed.flags.has('help') ? 2 : 0;
   }
-  const address = parsed.flags.get('router') ?? process.env.TALLY_ROUTER ?? '127.0.0.1:50051';
   let client: TallyClient | undefined;
   try {
+    const addresses = routerAddresses(parsed.flags);
     const deadlineText = parsed.flags.get('deadline-ms');
     const deadlineMs = deadlineText === undefined ? 5_000 : parseWholeNumber(deadlineText, '--deadline-ms');
-    client = createTallyClient({ address, deadlineMs, ...securityOptions(parsed.flags) });
+    client = createTallyClient({ addresses, deadlineMs, ...securityOptions(parsed.flags) });
     await run(client, command, args, parsed.flags);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {

@@ -2,12 +2,10 @@
 // with a deadline. Amounts and totals are bigint end to end. A failed call
 // rejects with a TallyError carrying the gRPC status code.
 import { randomBytes } from 'node:crypto';
-import { credentials, status, Metadata, type Client, type CallOptions, type requestCallback } from '@grpc/grpc-js';
+import { credentials, Metadata } from '@grpc/grpc-js';
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
-import { clientChannelOptions } from '../common/client-channel.ts';
-import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
-import { isLoopbackHost, splitHostPort } from '../common/address.ts';
+import { ErrorCode, TallyError } from '../common/errors.ts';
 import {
   parseInt64,
   toWireInt64,
@@ -17,13 +15,25 @@ import {
   validateCounterPrefix,
   validateIdempotencyKey,
 } from '../common/validate.ts';
-import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
+import type { counterV1 } from '../common/proto.ts';
 import type { WindowSetting } from '../common/window-setting.ts';
 import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
+import { resendAfter, type CallClass } from './resend-rule.ts';
+import { refuseTokenInTheClear, routerAddressesOf } from './router-addresses.ts';
+import { RouterSet, adminMethods, counterMethods, type Rpc } from './router-set.ts';
 
 export interface TallyClientOptions {
-  /** Router address, host:port. */
-  address: string;
+  /** Router address, host:port (give this or addresses). */
+  address?: string;
+  /**
+   * Several routers of one cluster, host:port each (give this or address; 1
+   * to 16). Calls take turns over them; a router that cannot be reached is
+   * passed over with nothing sent, and one that fails is avoided for 1-5 s.
+   * A call that may have reached a router is sent again (to another) only
+   * when that is safe: reads, and writes whose every increment is keyed. TLS
+   * and the token apply to every address.
+   */
+  addresses?: readonly string[];
   /** Deadline of each call (all its retries included) unless the call gives its own. Default 5000. */
   deadlineMs?: number;
   /** Deadline of one attempt of a keyed increment; later attempts get what is left. Default 2000. */
@@ -322,12 +332,6 @@ function pairStatusOf(pair: counterV1.PairStatus__Output): PairStatus {
   };
 }
 
-type Unary<Request, Response> = {
-  (request: Request, options: CallOptions, callback: requestCallback<Response>): void;
-  // Last: Function.prototype.call sees the last overload.
-  (request: Request, metadata: Metadata, options: CallOptions, callback: requestCallback<Response>): void;
-};
-
 /** A member id on the wire; anything but an unsigned 64-bit integer fails here, before a call. */
 function toWireMember(member: MemberId): string {
   return parseMemberId(member).toString();
@@ -356,9 +360,21 @@ function toWireTtl(ttlMs: number | 'never' | 'default'): counterV1.TtlSetting {
   return { ttlMs, never: false };
 }
 
-const retryableStatuses = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
 const backoffBaseMs = 100;
 const backoffMaxMs = 1_000;
+
+const increment: Rpc<counterV1.IncrementRequest, counterV1.IncrementResponse__Output> = {
+  service: 'counter',
+  method: counterMethods.Increment,
+};
+const incrementBatch: Rpc<counterV1.IncrementBatchRequest, counterV1.IncrementBatchResponse__Output> = {
+  service: 'counter',
+  method: counterMethods.IncrementBatch,
+};
+
+function classOfWrite(keyed: boolean): CallClass {
+  return keyed ? 'keyed' : 'unkeyed';
+}
 
 function fromReadResponse(response: counterV1.ReadResponse__Output): ReadResult {
   return {
@@ -398,46 +414,23 @@ function fromDescribeResponse(response: counterV1.DescribeResponse__Output): Cou
   };
 }
 
-/**
- * A bearer token sent without TLS can be read by anyone on the path: the
- * client sends one in plaintext only to a loopback IP literal (or a unix
- * socket), and refuses to be built otherwise.
- */
-function refuseTokenInTheClear(options: TallyClientOptions): void {
-  if (options.token === undefined || options.tls !== undefined) return;
-  if (options.address.startsWith('unix:')) return;
-  const host = splitHostPort(options.address.replace(/^dns:(\/\/[^/]*\/)?/, ''))?.host;
-  if (host !== undefined && isLoopbackHost(host)) return;
-  throw new TallyError(
-    ErrorCode.failedPrecondition,
-    `refusing to send a token to ${options.address} without TLS: give a CA (tls.ca, --tls-ca) or use a loopback address`,
-  );
-}
-
 export class TallyClient {
-  private readonly counterRpc: counterV1.CounterServiceClient;
-  private readonly adminRpc: counterV1.AdminServiceClient;
+  private readonly routers: RouterSet;
   private readonly deadlineMs: number;
   private readonly attemptTimeoutMs: number;
   private readonly attemptsMax: number;
-
-  private readonly metadata: Metadata;
   private readonly coalescer: IncrementCoalescer | undefined;
 
   constructor(options: TallyClientOptions) {
-    refuseTokenInTheClear(options);
+    const addresses = routerAddressesOf(options);
+    for (const address of addresses) refuseTokenInTheClear(address, options);
     const channelCredentials =
       options.tls === undefined
         ? credentials.createInsecure()
         : credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null);
-    this.metadata = new Metadata();
-    if (options.token !== undefined) this.metadata.set('authorization', `Bearer ${options.token}`);
-    this.counterRpc = new CounterServiceClient(options.address, channelCredentials, clientChannelOptions);
-    // Share the channel: the admin client rides on the counter client's connection.
-    this.adminRpc = new AdminServiceClient(options.address, channelCredentials, {
-      ...clientChannelOptions,
-      channelOverride: this.counterRpc.getChannel(),
-    });
+    const metadata = new Metadata();
+    if (options.token !== undefined) metadata.set('authorization', `Bearer ${options.token}`);
+    this.routers = new RouterSet(addresses, channelCredentials, metadata);
     this.deadlineMs = options.deadlineMs ?? 5_000;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
     this.attemptsMax = options.attemptsMax ?? 12;
@@ -446,8 +439,17 @@ export class TallyClient {
         ? undefined
         : new IncrementCoalescer(
             {
-              increment: (item, deadline) => this.attempt(this.counterRpc.Increment, this.counterRpc, item, deadline),
-              incrementBatch: (items, deadline) => this.attempt(this.counterRpc.IncrementBatch, this.counterRpc, { items }, deadline),
+              // One attempt each: the coalescer decides what goes again, by the same rule.
+              increment: (item, deadline) =>
+                this.routers.attempt(classOfWrite(item.idempotencyKey.length > 0), increment, item, deadline, new Set()),
+              incrementBatch: (items, deadline) =>
+                this.routers.attempt(
+                  classOfWrite(items.every((item) => item.idempotencyKey.length > 0)),
+                  incrementBatch,
+                  { items },
+                  deadline,
+                  new Set(),
+                ),
             },
             {
               attemptsMax: this.attemptsMax,
@@ -457,46 +459,63 @@ export class TallyClient {
           );
   }
 
-  private call<Request, Response>(
-    method: Unary<Request, Response>,
-    rpc: Client,
+  /** A read: asked of each router at most once while the outcome is unknown (resend-rule), within the deadline. */
+  private async readCall<Request, Response>(
+    method: Rpc<Request, Response>['method'],
     request: NoInfer<Request>,
     settings?: CallSettings,
   ): Promise<Response> {
-    return this.attempt(method, rpc, request, Date.now() + (settings?.deadlineMs ?? this.deadlineMs));
+    return this.untilAnswered('read', { service: 'counter', method }, request, settings);
   }
 
-  private attempt<Request, Response>(
-    method: Unary<Request, Response>,
-    rpc: Client,
+  /** An AdminService call: moves to another router only when it was not sent at all. */
+  private async adminCall<Request, Response>(
+    method: Rpc<Request, Response>['method'],
     request: NoInfer<Request>,
-    deadline: number,
+    settings?: CallSettings,
   ): Promise<Response> {
-    return new Promise((resolve, reject) => {
-      method.call(rpc, request, this.metadata, { deadline }, (error, response) => {
-        if (error || response === undefined) reject(fromServiceError(error));
-        else resolve(response);
-      });
-    });
+    return this.untilAnswered('admin', { service: 'admin', method }, request, settings);
+  }
+
+  private async untilAnswered<Request, Response>(
+    callClass: CallClass,
+    rpc: Rpc<Request, Response>,
+    request: Request,
+    settings?: CallSettings,
+  ): Promise<Response> {
+    const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
+    const tried = new Set<number>();
+    for (;;) {
+      try {
+        return await this.routers.attempt(callClass, rpc, request, deadline, tried);
+      } catch (error) {
+        const failure = error as TallyError;
+        const resend = resendAfter(callClass, { sent: true, grpcCode: failure.grpcCode });
+        if (resend !== 'anotherRouter' || !this.routers.untried(tried) || Date.now() >= deadline) throw error;
+      }
+    }
   }
 
   /**
-   * Calls until an attempt succeeds, fails for good, or the deadline passes.
-   * Only requests whose every increment is keyed are retried: the key makes
-   * a repeat harmless; without it a retry could count twice.
+   * A write on CounterService: calls until an attempt succeeds, fails for
+   * good, or the deadline passes. Only requests whose every increment is
+   * keyed are sent again after a failure that may have applied: the key
+   * makes a repeat harmless, through any router; without it a repeat could
+   * count twice (resend-rule).
    */
-  private async withRetries<Request, Response>(
-    method: Unary<Request, Response>,
+  private async writeCall<Request, Response>(
+    method: Rpc<Request, Response>['method'],
     request: NoInfer<Request>,
     keyed: boolean,
     settings?: CallSettings,
   ): Promise<Response> {
     const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
+    const callClass = classOfWrite(keyed);
     for (let attempt = 1; ; attempt++) {
       const remainingMs = deadline - Date.now();
       const attemptDeadline = keyed && attempt < this.attemptsMax ? Date.now() + Math.min(remainingMs, this.attemptTimeoutMs) : deadline;
       try {
-        return await this.attempt(method, this.counterRpc, request, attemptDeadline);
+        return await this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set());
       } catch (error) {
         const backoffMs = keyed ? this.retryAfterMs(error as TallyError, attempt, deadline) : undefined;
         if (backoffMs === undefined) throw error;
@@ -509,7 +528,10 @@ export class TallyClient {
   private retryAfterMs(failure: TallyError, attempt: number, deadline: number): number | undefined {
     // Full jitter: a crowd of clients retrying after one failover does not return in step.
     const backoffMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
-    const retry = retryableStatuses.has(failure.grpcCode) && attempt < this.attemptsMax && Date.now() + backoffMs < deadline - 10;
+    const retry =
+      resendAfter('keyed', { sent: true, grpcCode: failure.grpcCode }) === 'again' &&
+      attempt < this.attemptsMax &&
+      Date.now() + backoffMs < deadline - 10;
     return retry ? backoffMs : undefined;
   }
 
@@ -533,7 +555,7 @@ export class TallyClient {
     }
     const idempotencyKey = toWireKey(options?.idempotencyKey);
     const request: counterV1.IncrementRequest = { counter, amount: toWireAmount(amount), idempotencyKey };
-    const response = await this.withRetries(this.counterRpc.Increment, request, idempotencyKey.length > 0, options);
+    const response = await this.writeCall(counterMethods.Increment, request, idempotencyKey.length > 0, options);
     return { applied: response.applied, shard: response.shard };
   }
 
@@ -545,13 +567,13 @@ export class TallyClient {
       idempotencyKey: toWireKey(item.idempotencyKey),
     }));
     const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
-    const response = await this.withRetries(this.counterRpc.IncrementBatch, { items: wireItems }, keyed, settings);
+    const response = await this.writeCall(counterMethods.IncrementBatch, { items: wireItems }, keyed, settings);
     return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
   }
 
   async read(counter: string, options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult> {
     const request: counterV1.ReadRequest = { counter, consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
-    return fromReadResponse(await this.call(this.counterRpc.Read, this.counterRpc, request, options));
+    return fromReadResponse(await this.readCall(counterMethods.Read, request, options));
   }
 
   async readMany(counters: readonly string[], options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult[]> {
@@ -559,12 +581,12 @@ export class TallyClient {
       counters: [...counters],
       consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
     };
-    const response = await this.call(this.counterRpc.ReadMany, this.counterRpc, request, options);
+    const response = await this.readCall(counterMethods.ReadMany, request, options);
     return response.values.map(fromReadResponse);
   }
 
   async describe(counter: string, settings?: CallSettings): Promise<CounterDescription> {
-    return fromDescribeResponse(await this.call(this.adminRpc.Describe, this.adminRpc, { counter }, settings));
+    return fromDescribeResponse(await this.adminCall(adminMethods.Describe, { counter }, settings));
   }
 
   /**
@@ -584,7 +606,7 @@ export class TallyClient {
       membershipPartitions: options.membershipPartitions ?? 0,
       ttl,
     };
-    return fromDescribeResponse(await this.call(this.adminRpc.Configure, this.adminRpc, request, settings));
+    return fromDescribeResponse(await this.adminCall(adminMethods.Configure, request, settings));
   }
 
   /**
@@ -601,14 +623,14 @@ export class TallyClient {
       counter,
       members: members.map((member) => (typeof member === 'string' ? Buffer.from(member, 'utf8') : Buffer.from(member))),
     };
-    const response = await this.withRetries(this.counterRpc.AddDistinct, request, true, settings);
+    const response = await this.writeCall(counterMethods.AddDistinct, request, true, settings);
     return { registersChanged: response.registersChanged };
   }
 
   /** The estimated number of distinct members in the union of the named distinct counters. */
   async countDistinct(counters: string | readonly string[], settings?: CallSettings): Promise<DistinctCount> {
     const request: counterV1.CountDistinctRequest = { counters: typeof counters === 'string' ? [counters] : [...counters] };
-    const response = await this.call(this.counterRpc.CountDistinct, this.counterRpc, request, settings);
+    const response = await this.readCall(counterMethods.CountDistinct, request, settings);
     return { estimate: Number(response.estimate), standardError: response.standardError, shards: response.shards };
   }
 
@@ -619,7 +641,7 @@ export class TallyClient {
       lastMs: String(lastMs),
       consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
     };
-    const response = await this.call(this.counterRpc.ReadWindow, this.counterRpc, request, options);
+    const response = await this.readCall(counterMethods.ReadWindow, request, options);
     return {
       counter: response.counter,
       total: BigInt(response.total),
@@ -648,7 +670,7 @@ export class TallyClient {
     settings?: CallSettings,
   ): Promise<{ changed: boolean; count: bigint | undefined }> {
     const request: counterV1.SetMemberRequest = { counter, member: toWireMember(member), present };
-    const response = await this.withRetries(this.counterRpc.SetMember, request, true, settings);
+    const response = await this.writeCall(counterMethods.SetMember, request, true, settings);
     // undefined: the flip is done, but the count could not be read right then.
     return { changed: response.changed, count: response.countUnavailable === true ? undefined : BigInt(response.count) };
   }
@@ -656,14 +678,13 @@ export class TallyClient {
   /** Whether each member is present in a membership counter. */
   async isMember(counter: string, members: readonly MemberId[], settings?: CallSettings): Promise<boolean[]> {
     const request: counterV1.IsMemberRequest = { counter, members: members.map(toWireMember) };
-    return (await this.call(this.counterRpc.IsMember, this.counterRpc, request, settings)).present;
+    return (await this.readCall(counterMethods.IsMember, request, settings)).present;
   }
 
   /** Recomputes a membership counter's count from its bitmaps; repairs drift only with repair: true. */
   async rebuild(counter: string, options?: CallSettings & { repair?: boolean }): Promise<RebuildReport> {
-    const response = await this.call(
-      this.adminRpc.Rebuild,
-      this.adminRpc,
+    const response = await this.adminCall(
+      adminMethods.Rebuild,
       { counter, repair: options?.repair === true },
       { deadlineMs: 60_000, ...options },
     );
@@ -688,7 +709,7 @@ export class TallyClient {
 
   /** The hottest counters now, hottest first, and how many counters have measurable heat. */
   async hot(limit = 20, settings?: CallSettings): Promise<{ counters: HotCounter[]; tracked: number }> {
-    const response = await this.call(this.adminRpc.Hot, this.adminRpc, { limit }, settings);
+    const response = await this.adminCall(adminMethods.Hot, { limit }, settings);
     return { counters: response.counters, tracked: Number(response.tracked) };
   }
 
@@ -706,7 +727,7 @@ export class TallyClient {
     // A lone surrogate would reach the router as U+FFFD and list other names: refused here.
     const prefix = validateCounterPrefix(options.prefix ?? '');
     const request: counterV1.ListCountersRequest = { prefix, pageToken: options.pageToken ?? '', pageSize };
-    const response = await this.call(this.adminRpc.ListCounters, this.adminRpc, request, settings);
+    const response = await this.adminCall(adminMethods.ListCounters, request, settings);
     return {
       counters: response.counters.map((counter) => ({
         name: counter.name,
@@ -733,12 +754,12 @@ export class TallyClient {
   }
 
   async setShards(counter: string, shards: number, settings?: CallSettings): Promise<{ previousShards: number; shards: number }> {
-    const response = await this.call(this.adminRpc.SetShards, this.adminRpc, { counter, shards }, settings);
+    const response = await this.adminCall(adminMethods.SetShards, { counter, shards }, settings);
     return { previousShards: response.previousShards, shards: response.shards };
   }
 
   async clusterStatus(settings?: CallSettings): Promise<ClusterStatus> {
-    const response = await this.call(this.adminRpc.ClusterStatus, this.adminRpc, {}, settings);
+    const response = await this.adminCall(adminMethods.ClusterStatus, {}, settings);
     return {
       counters: Number(response.counters),
       nodes: response.nodes.map((node) => ({
@@ -770,13 +791,13 @@ export class TallyClient {
    * growth place shards on it from now on; nothing moves. Admin only.
    */
   async addPair(primary: string, follower: string, settings?: CallSettings): Promise<PairStatus> {
-    const response = await this.call(this.adminRpc.AddPair, this.adminRpc, { primary, follower }, settings);
+    const response = await this.adminCall(adminMethods.AddPair, { primary, follower }, settings);
     return pairStatusOf(response.pair!);
   }
 
   /** Stops (undrain: resumes) placing new shards on a pair; its shards stay and serve. Admin only. */
   async drainPair(pair: number, options: { undrain?: boolean } = {}, settings?: CallSettings): Promise<PairStatus> {
-    const response = await this.call(this.adminRpc.DrainPair, this.adminRpc, { pair, undrain: options.undrain ?? false }, settings);
+    const response = await this.adminCall(adminMethods.DrainPair, { pair, undrain: options.undrain ?? false }, settings);
     return pairStatusOf(response.pair!);
   }
 
@@ -786,7 +807,7 @@ export class TallyClient {
    * to sync by itself. A primary's slot cannot move (fail it over first).
    */
   async replaceNode(address: string, newAddress: string, settings?: CallSettings): Promise<NodeReplacement> {
-    const response = await this.call(this.adminRpc.ReplaceNode, this.adminRpc, { address, newAddress }, settings);
+    const response = await this.adminCall(adminMethods.ReplaceNode, { address, newAddress }, settings);
     return { pair: response.pair, primary: response.primary, follower: response.follower, epoch: Number(response.epoch) };
   }
 
@@ -802,7 +823,7 @@ export class TallyClient {
    */
   async clear(counter: string, options?: IncrementOptions): Promise<ClearResult> {
     const idempotencyKey = toWireKey(options?.idempotencyKey);
-    const response = await this.withRetries(this.counterRpc.Clear, { counter, idempotencyKey }, idempotencyKey.length > 0, options);
+    const response = await this.writeCall(counterMethods.Clear, { counter, idempotencyKey }, idempotencyKey.length > 0, options);
     return {
       counter: response.counter,
       generation: Number(response.generation),
@@ -821,18 +842,13 @@ export class TallyClient {
    * the same name and delete that.
    */
   async deleteCounter(counter: string, settings?: CallSettings): Promise<CounterDeletion> {
-    const response = await this.call(this.adminRpc.DeleteCounter, this.adminRpc, { counter }, settings);
+    const response = await this.adminCall(adminMethods.DeleteCounter, { counter }, settings);
     return { counter: response.counter, shards: response.shards, shardsPending: response.shardsPending };
   }
 
   /** Recomputes shards from their logs and reports drift (all shards, or one counter's). Never repairs. */
   async reconcile(counter?: string, settings?: CallSettings): Promise<ReconcileReport> {
-    const response = await this.call(
-      this.adminRpc.Reconcile,
-      this.adminRpc,
-      { counter: counter ?? '' },
-      { deadlineMs: 60_000, ...settings },
-    );
+    const response = await this.adminCall(adminMethods.Reconcile, { counter: counter ?? '' }, { deadlineMs: 60_000, ...settings });
     return {
       pairs: response.pairs.map((pair) => ({
         pair: pair.pair,
@@ -860,7 +876,6 @@ export class TallyClient {
 
   close(): void {
     this.coalescer?.close();
-    this.adminRpc.close();
-    this.counterRpc.close();
+    this.routers.close();
   }
 }

@@ -6,7 +6,7 @@ export {
   TallyClient,
 };
 export type {
-  /** Options for createTallyClient: the router address, a default deadline, retries, TLS, a token, and coalesce (default true). */
+  /** Options for createTallyClient: the router address (or several: addresses), a default deadline, retries, TLS, a token, and coalesce (default false). */
   TallyClientOptions,
   /** One item of incrementBatch. */
   IncrementItem,
@@ -67,7 +67,11 @@ export type { WindowSetting } from '../common/window-setting.ts';
 /** The error every failed call rejects with: `code` to match on, `grpcCode` as received. */
 export { TallyError, ErrorCode } from '../common/errors.ts';
 
-/** Creates a client for the router at options.address. Call close() when done. */
+/**
+ * Creates a client for the router at options.address, or for the routers of
+ * one cluster at options.addresses (calls take turns over them). Throws
+ * INVALID_ARGUMENT for a malformed address list. Call close() when done.
+ */
 export function createTallyClient(options: TallyClientOptions): TallyClient {
   return new TallyClient(options);
 }

@@ -105,6 +105,26 @@ export const nodeCallsInFlightMax = 2;
 export const coalescedCallsInFlightMax = 2;
 /** Increments a coalescing client holds queued before it refuses more (RESOURCE_EXHAUSTED, nothing sent). */
 export const coalescedQueueItemsMax = 100_000;
+
+// --- Clients with several routers (issue 18, item 6) ---
+/** Router addresses one client (createTallyClient addresses, the CLI's --router a,b) may be given. */
+export const routerAddressesMax = 16;
+/**
+ * How long a client passes over a router after a call to it failed
+ * UNAVAILABLE or DEADLINE_EXCEEDED, or found it unreachable: the first
+ * failure, doubled per further one up to routerAvoidMsMax, and forgotten at
+ * its next success. A call still goes to an avoided router when every other
+ * one is avoided too.
+ */
+export const routerAvoidMsMin = 1_000;
+export const routerAvoidMsMax = 5_000;
+/**
+ * How long a call waits for a connection to a router before moving on to the
+ * next one, nothing sent (a router that drops SYNs never refuses). The last
+ * router a call may try gets the rest of the call's deadline, as one address
+ * always did.
+ */
+export const routerConnectWaitMsMax = 1_000;
 /** Increments queued for one node before the router sheds load (RESOURCE_EXHAUSTED). */
 export const nodeQueueItemsMax = 200_000;
 /** Rows a node reads per step while replaying its log. */

@@ -1,0 +1,154 @@
+// The client's routers: one channel to each, and one attempt of a call,
+// which moves past routers it cannot reach before sending anything. It never
+// sends a call twice: whether a failed call goes again is resend-rule.ts's
+// decision, taken by the caller.
+import {
+  connectivityState,
+  status,
+  type CallOptions,
+  type ChannelInterface,
+  type ChannelCredentials,
+  type Client,
+  type Metadata,
+  type requestCallback,
+} from '@grpc/grpc-js';
+import { clientChannelOptions } from '../common/client-channel.ts';
+import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
+import { routerConnectWaitMsMax } from '../common/limits.ts';
+import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
+import { resendAfter, type CallClass } from './resend-rule.ts';
+import { RouterRotation } from './router-rotation.ts';
+
+/** One router: its address and the two service clients on its one channel. */
+export interface Router {
+  address: string;
+  counter: counterV1.CounterServiceClient;
+  admin: counterV1.AdminServiceClient;
+  channel: ChannelInterface;
+}
+
+type Unary<Request, Response> = {
+  (request: Request, options: CallOptions, callback: requestCallback<Response>): void;
+  // Last: Function.prototype.call sees the last overload.
+  (request: Request, metadata: Metadata, options: CallOptions, callback: requestCallback<Response>): void;
+};
+
+/**
+ * A method of CounterService or AdminService, taken from the generated
+ * client's prototype: the same function serves every router's client, bound
+ * to the one an attempt chooses.
+ */
+export interface Rpc<Request, Response> {
+  service: 'counter' | 'admin';
+  method: Unary<Request, Response>;
+}
+
+/** The generated clients' methods, to name in an Rpc. */
+export const counterMethods = CounterServiceClient.prototype as counterV1.CounterServiceClient;
+export const adminMethods = AdminServiceClient.prototype as counterV1.AdminServiceClient;
+
+export class RouterSet {
+  readonly routers: Router[];
+  private readonly rotation: RouterRotation;
+
+  constructor(
+    addresses: readonly string[],
+    channelCredentials: ChannelCredentials,
+    private readonly metadata: Metadata,
+  ) {
+    this.routers = addresses.map((address) => {
+      const counter = new CounterServiceClient(address, channelCredentials, clientChannelOptions);
+      // Share the channel: the admin client rides on the counter client's connection.
+      const admin = new AdminServiceClient(address, channelCredentials, {
+        ...clientChannelOptions,
+        channelOverride: counter.getChannel(),
+      });
+      return { address, counter, admin, channel: counter.getChannel() };
+    });
+    this.rotation = new RouterRotation(this.routers.length);
+  }
+
+  /** Whether some router is not in `tried`. */
+  untried(tried: ReadonlySet<number>): boolean {
+    return tried.size < this.routers.length;
+  }
+
+  /**
+   * One attempt of a call: the routers in rotation order, leaving out those
+   * in `tried` (to which it adds each router it tries). A router whose
+   * channel is not READY within routerConnectWaitMsMax is passed over with
+   * nothing sent, the one case every call may move (resend-rule). The last
+   * router left gets the call whatever its state, so grpc-js waits for its
+   * connection or fails fast, with its own reason, as with one address.
+   */
+  async attempt<Request, Response>(
+    callClass: CallClass,
+    rpc: Rpc<Request, Response>,
+    request: Request,
+    deadline: number,
+    tried: Set<number>,
+  ): Promise<Response> {
+    const candidates = this.rotation.order().filter((index) => !tried.has(index));
+    if (candidates.length === 0) throw new TallyError(ErrorCode.internal, 'no router left to try');
+    const passedOver: string[] = [];
+    for (const [position, index] of candidates.entries()) {
+      const router = this.routers[index]!;
+      tried.add(index);
+      if (position < candidates.length - 1) {
+        const notReady = await this.notReady(router.channel, Math.min(deadline, Date.now() + routerConnectWaitMsMax));
+        if (notReady !== undefined && resendAfter(callClass, { sent: false, grpcCode: status.UNAVAILABLE }) === 'anotherRouter') {
+          this.rotation.failed(index);
+          passedOver.push(`${router.address}: ${notReady}`);
+          continue;
+        }
+      }
+      if (Date.now() >= deadline)
+        throw new TallyError(ErrorCode.deadlineExceeded, `deadline exceeded before the call was sent${notSentTo(passedOver)}`);
+      try {
+        const response = await this.send(router, rpc, request, deadline);
+        this.rotation.answered(index);
+        return response;
+      } catch (error) {
+        const failure = fromServiceError(error);
+        if (failure.code === ErrorCode.unavailable || failure.code === ErrorCode.deadlineExceeded) this.rotation.failed(index);
+        else this.rotation.answered(index);
+        if (passedOver.length === 0) throw failure;
+        throw new TallyError(failure.code, `${failure.message}${notSentTo(passedOver)}`, failure.grpcCode);
+      }
+    }
+    throw new TallyError(ErrorCode.internal, 'unreachable: the last candidate is always sent to');
+  }
+
+  close(): void {
+    for (const router of this.routers) {
+      router.admin.close();
+      router.counter.close();
+    }
+  }
+
+  private send<Request, Response>(router: Router, rpc: Rpc<Request, Response>, request: Request, deadline: number): Promise<Response> {
+    const client: Client = rpc.service === 'counter' ? router.counter : router.admin;
+    return new Promise((resolve, reject) => {
+      rpc.method.call(client, request, this.metadata, { deadline }, (error, response) => {
+        if (error || response === undefined) reject(fromServiceError(error));
+        else resolve(response);
+      });
+    });
+  }
+
+  /** undefined once the channel is READY; else why it is not, by untilMs (an IDLE channel is asked to connect). */
+  private async notReady(channel: ChannelInterface, untilMs: number): Promise<string | undefined> {
+    for (;;) {
+      const state = channel.getConnectivityState(true);
+      if (state === connectivityState.READY) return undefined;
+      if (state === connectivityState.TRANSIENT_FAILURE) return 'no connection (refused, unreachable or failing TLS)';
+      if (state === connectivityState.SHUTDOWN) return 'the client is closed';
+      if (Date.now() >= untilMs) return 'not connected in time';
+      await new Promise<void>((resolve) => channel.watchConnectivityState(state, untilMs, () => resolve()));
+    }
+  }
+}
+
+function notSentTo(passedOver: readonly string[]): string {
+  return passedOver.length === 0 ? '' : ` (not sent to ${passedOver.join('; ')})`;
+}
