@@ -41,6 +41,7 @@ import { HeatTracker } from './heat.ts';
 import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
 import { PairSupervisor } from './pair-supervisor.ts';
+import { SoleSupervisor, type SupervisorElection } from './supervisor-election.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { refusalOf, tokensOf } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
@@ -84,7 +85,10 @@ runMain(async () => {
         metrics.nodeCalls.inc({ kind: 'apply' });
         metrics.nodeCallItems.observe(items);
       },
-      onUnreachable: (address) => supervisor.nudge(address),
+      // Only the supervisor acts on it; another router's nudge is a no-op (the supervisor's own paths notice).
+      onUnreachable: (address) => {
+        if (election.isLeader) supervisor.nudge(address);
+      },
     },
     channelCredentialsOf(tls),
   );
@@ -92,6 +96,7 @@ runMain(async () => {
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs, Date.now, undefined, config.heatCountersMax);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
+  const election: SupervisorElection = new SoleSupervisor(config.routerId);
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
   const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, {
     intervalMs: config.autoscaleIntervalMs,
@@ -130,11 +135,13 @@ runMain(async () => {
     counterTtlMs: config.counterTtlMs,
     routerView: {
       directoryStore: 'sqlite' as const,
-      routerId: config.listenAddress,
-      routers: () => [config.listenAddress],
-      supervisor: () => config.listenAddress,
+      routerId: config.routerId,
+      routers: () => [config.routerId],
+      supervisor: () => election.leaderId ?? '',
     },
-    onPairAdded: (pair: PairInfo) => supervisor.nudge(pair.primary),
+    onPairAdded: (pair: PairInfo) => {
+      if (election.isLeader) supervisor.nudge(pair.primary);
+    },
   };
 
   // Run on a call's headers, before its message is read: tokens, then the caps on calls in flight, then the deadline ceiling.
@@ -163,13 +170,35 @@ runMain(async () => {
     config.metricsPort === 0
       ? undefined
       : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
-  // Tell every reachable node its role before taking traffic; the supervisor keeps it so.
-  await supervisor.checkAll();
-  supervisor.start();
+  // Supervision (roles, failover, sync), the drops and clears owed to nodes,
+  // and TTL expiry run in one router at a time: the elected supervisor.
+  // The embedded directory's router is always it.
+  let supervising = false;
+  const superviseOrNot = async (leader: boolean): Promise<void> => {
+    metrics.supervisor.set(leader ? 1 : 0);
+    if (leader === supervising) return;
+    supervising = leader;
+    if (leader) {
+      logger.info('supervising', { router: config.routerId });
+      // Tell every reachable node its role before acting on it; the supervisor keeps it so.
+      await supervisor.checkAll();
+      if (!supervising) return;
+      supervisor.start();
+      lifecycle.start();
+      expiry.start();
+    } else {
+      logger.warn('not supervising', { router: config.routerId, supervisor: election.leaderId ?? '' });
+      supervisor.stop();
+      lifecycle.stop();
+      expiry.stop();
+    }
+  };
+  election.onChange((leader) => {
+    superviseOrNot(leader).catch((error: unknown) => logger.error('supervision change failed', { error: (error as Error).message }));
+  });
   autoscaler.start();
   for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
   reads.startRefresher();
-  lifecycle.start();
   // TTL expiry deletes through the lifecycle, which counts tally_counters_deleted_total{cause="ttl"}.
   const expiry = new CounterExpiry(
     directory,
@@ -185,7 +214,8 @@ runMain(async () => {
   );
   // A series from the start: a rate over it needs no first deletion.
   metrics.countersDeleted.inc({ cause: 'ttl' }, 0);
-  expiry.start();
+  await election.start();
+  await superviseOrNot(election.isLeader);
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
@@ -219,10 +249,12 @@ runMain(async () => {
       // Drain: in-flight increments wait for their node commits before we exit.
       await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
       reads.stopRefresher();
+      // Hands supervision over at once (etcd: the lease is revoked) rather than after a TTL.
+      await election.stop();
       lifecycle.stop();
       supervisor.stop();
       autoscaler.stop();
-      expiry?.stop();
+      expiry.stop();
       gauges.stop();
       pool.close();
       await directory.close();

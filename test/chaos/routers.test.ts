@@ -98,7 +98,9 @@ describe('chaos: several routers', () => {
     await Promise.all(writers);
     const reader = clientOf(addresses[0]!);
     for (const read of await reader.readMany(counters)) expect(read.total, read.counter).toBe(applied.get(read.counter));
-    console.log(`keyed load over two routers killed in turn: ${calls} calls, ${firstTry} first try (${((firstTry / calls) * 100).toFixed(1)}%)`);
+    console.log(
+      `keyed load over two routers killed in turn: ${calls} calls, ${firstTry} first try (${((firstTry / calls) * 100).toFixed(1)}%)`,
+    );
     expect(firstTry / calls).toBeGreaterThanOrEqual(0.9);
   }, 120_000);
 
@@ -141,7 +143,10 @@ describe('chaos: several routers', () => {
       }
       await expect(client.read('old-1')).rejects.toMatchObject({ code: 'unavailable' });
     }
-    expect(refusals.every((refusal) => refusal.endsWith('unavailable')), refusals.join('; ')).toBe(true);
+    expect(
+      refusals.every((refusal) => refusal.endsWith('unavailable')),
+      refusals.join('; '),
+    ).toBe(true);
     await pause(500);
     // The writers' calls fail too while etcd is gone.
     expect(ledger.okCalls - okWhileGone).toBe(0);
