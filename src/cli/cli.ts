@@ -10,6 +10,7 @@ import { service as healthService } from 'grpc-health-check';
 import { batchItemsMax, listPageSizeMax, memberPartitionsMax } from '../common/limits.ts';
 import { parseMemberId } from '../common/validate.ts';
 import { parseRouterList } from '../client/router-addresses.ts';
+import { directoryCommand } from './directory-transfer.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port[,host:port...]] [--json] [--deadline-ms N]
 
@@ -30,6 +31,9 @@ commands:
   node replace <address> <new-address>
                                 move a pair's follower slot to a new node (a lost disk or
                                 machine); the new node is filled by snapshot install
+  directory export|import (--data-dir DIR | --etcd URL [--etcd-prefix P]) [--file F]
+                                move the whole directory between the embedded store and etcd,
+                                every router stopped (export to stdout or F, import from stdin or F)
   pair add <primary> <follower> register a new node pair online: new shards may go there,
                                 nothing moves (admin)
   pair drain <pair> [--undrain] stop (resume) placing new shards on a pair; its shards stay (admin)
@@ -115,6 +119,10 @@ const valueFlags = new Set([
   'procs',
   'procs-total',
   'run-id',
+  'data-dir',
+  'etcd',
+  'etcd-prefix',
+  'file',
 ]);
 
 function parseArgs(argv: readonly string[]): ParsedArgs {
@@ -713,6 +721,21 @@ async function main(): Promise<number> {
   }
   let client: TallyClient | undefined;
   try {
+    // Offline: works on a store, not through a router.
+    if (command === 'directory') {
+      await directoryCommand(
+        args,
+        {
+          dataDir: parsed.flags.get('data-dir'),
+          etcd: parsed.flags.get('etcd'),
+          etcdPrefix: parsed.flags.get('etcd-prefix'),
+          file: parsed.flags.get('file'),
+        },
+        (message) => new UsageError(message),
+        (text) => process.stderr.write(`${text}\n`),
+      );
+      return 0;
+    }
     const addresses = routerAddresses(parsed.flags);
     const deadlineText = parsed.flags.get('deadline-ms');
     const deadlineMs = deadlineText === undefined ? 5_000 : parseWholeNumber(deadlineText, '--deadline-ms');

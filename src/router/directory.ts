@@ -5,6 +5,7 @@
 // change is a Promise that resolves once it is durable in the store and
 // visible in this router's memory. A directory never talks to nodes.
 import { countersMax, shardsTotalMax, type WindowSetting } from '../common/index.ts';
+import type { DirectorySnapshot } from './directory-snapshot.ts';
 
 export interface PairInfo {
   pairIndex: number;
@@ -261,5 +262,7 @@ export interface Directory {
   readonly counterCount: number;
   /** Shards over all counters. */
   readonly shardCount: number;
+  /** The whole directory as one document (tally directory export); see directory-snapshot.ts. */
+  exportSnapshot(): Promise<DirectorySnapshot>;
   close(): Promise<void>;
 }

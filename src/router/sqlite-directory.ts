@@ -4,6 +4,7 @@
 // path. The file is held under an exclusive lock: a second router on the
 // same data directory refuses to start. See directory.ts for the contract.
 import assert from 'node:assert';
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -18,6 +19,7 @@ import {
   type WindowSetting,
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
+import { snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import {
   counterKinds,
   defaultDirectoryLimits,
@@ -367,6 +369,134 @@ export class SqliteDirectory implements Directory {
         generation: row.generation,
         createdMs: row.created_ms,
       });
+    }
+  }
+
+  async exportSnapshot(): Promise<DirectorySnapshot> {
+    const highest = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'shards'").pluck(true).get() as number | undefined;
+    return {
+      format: snapshotFormat,
+      version: snapshotVersion,
+      exportedMs: this.now(),
+      shardIdNext: (highest ?? 0) + 1,
+      pairs: this.pairs.map(snapshotPairOf),
+      counters: [...this.counters.values()].map((counter) => ({
+        name: counter.name,
+        kind: counter.kind,
+        window: { ...counter.window },
+        createdMs: counter.createdMs,
+        autoscale: counter.autoscale,
+        generation: counter.generation,
+        ttlMs: counter.ttlMs,
+        shards: counter.shards.map((shard): [number, number] => [shard.shardId, shard.pairIndex]),
+        writableShardCount: counter.writableShardCount,
+        growths: counter.growths.map((growth) => ({ ...growth })),
+      })),
+      shardTasks: [...this.shardTasks.values()].map((task) => ({ ...task })),
+    };
+  }
+
+  /** The directory in dataDir as an export, its pairs as stored (no --pairs to check them against). Refused while a router holds it. */
+  static async exportFrom(dataDir: string, now: () => number = Date.now): Promise<DirectorySnapshot> {
+    const file = path.join(dataDir, 'directory.sqlite');
+    if (!fs.existsSync(file)) throw new TallyError(ErrorCode.notFound, `there is no directory in ${dataDir} (no directory.sqlite)`);
+    const probe = new Database(file, { readonly: true, timeout: 0, fileMustExist: true });
+    let stored: PairAddresses[];
+    try {
+      stored = probe
+        .prepare('SELECT primary_addr AS "primary", follower_addr AS follower FROM pairs ORDER BY pair_index')
+        .all() as PairAddresses[];
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_BUSY')
+        throw new TallyError(ErrorCode.failedPrecondition, `the directory ${file} is in use by a router: stop it first`);
+      throw storageError(error, 'router');
+    } finally {
+      probe.close();
+    }
+    const limits = { countersMax: Number.MAX_SAFE_INTEGER, shardsTotalMax: Number.MAX_SAFE_INTEGER };
+    const directory = SqliteDirectory.open(dataDir, stored, now, limits);
+    try {
+      return await directory.exportSnapshot();
+    } finally {
+      await directory.close();
+    }
+  }
+
+  /**
+   * Writes an export into a new directory in dataDir (refused when one
+   * with any pair or counter is there), keeping every shard id, epoch and
+   * identity, and the next shard id. A growth another store had announced
+   * but not activated is completed: with one router nobody else must see it.
+   */
+  static importSnapshot(dataDir: string, snapshot: DirectorySnapshot, now: () => number = Date.now): void {
+    const directory = SqliteDirectory.open(dataDir, [], now, {
+      countersMax: Number.MAX_SAFE_INTEGER,
+      shardsTotalMax: Number.MAX_SAFE_INTEGER,
+    });
+    try {
+      const db = directory.db;
+      const used = db.prepare('SELECT (SELECT COUNT(*) FROM pairs) + (SELECT COUNT(*) FROM counters)').pluck(true).get() as number;
+      if (used > 0) throw new TallyError(ErrorCode.failedPrecondition, `${dataDir} already holds a directory: import into an empty one`);
+      const insertPair = db.prepare(
+        'INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      const insertCounter = db.prepare(
+        'INSERT INTO counters (name, shard_count, created_ms, kind, autoscale, window_bucket_ms, window_retention_ms, generation, ttl_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      const insertShard = db.prepare('INSERT INTO shards (shard_id, counter, shard_index, pair_index, created_ms) VALUES (?, ?, ?, ?, ?)');
+      const insertGrowth = db.prepare('INSERT INTO growths (counter, previous_shard_count, new_shard_count, grown_ms) VALUES (?, ?, ?, ?)');
+      const insertTask = db.prepare('INSERT INTO shard_tasks (shard_id, pair_index, kind, generation, created_ms) VALUES (?, ?, ?, ?, ?)');
+      const flag = (value: boolean): number => (value ? 1 : 0);
+      directory.transaction(() => {
+        for (const pair of snapshot.pairs)
+          insertPair.run(
+            pair.pairIndex,
+            pair.primary,
+            pair.follower,
+            BigInt(pair.epoch),
+            flag(pair.inSync),
+            pair.primaryId,
+            pair.followerId,
+            BigInt(pair.ackedLsn),
+            flag(pair.legacy),
+            flag(pair.replaced),
+            flag(pair.addedOnline),
+            flag(pair.draining),
+          );
+        for (const counter of snapshot.counters) {
+          insertCounter.run(
+            counter.name,
+            counter.shards.length,
+            counter.createdMs,
+            counter.kind,
+            flag(counter.autoscale),
+            counter.window.bucketMs,
+            counter.window.retentionMs,
+            counter.generation,
+            counter.ttlMs,
+          );
+          counter.shards.forEach(([shardId, pairIndex], shardIndex) =>
+            insertShard.run(shardId, counter.name, shardIndex, pairIndex, counter.createdMs),
+          );
+          const growths = [...counter.growths];
+          if (counter.writableShardCount < counter.shards.length)
+            growths.push({ previousShardCount: counter.writableShardCount, grownMs: now() });
+          growths.forEach((growth, index) =>
+            insertGrowth.run(
+              counter.name,
+              growth.previousShardCount,
+              growths[index + 1]?.previousShardCount ?? counter.shards.length,
+              growth.grownMs,
+            ),
+          );
+        }
+        for (const task of snapshot.shardTasks) insertTask.run(task.shardId, task.pairIndex, task.kind, task.generation, task.createdMs);
+        // AUTOINCREMENT continues from here: no id below shardIdNext is given out again.
+        db.prepare("DELETE FROM sqlite_sequence WHERE name = 'shards'").run();
+        db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('shards', ?)").run(snapshot.shardIdNext - 1);
+      })();
+    } finally {
+      directory.db.close();
     }
   }
 
