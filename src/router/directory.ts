@@ -239,5 +239,17 @@ export interface Directory {
   readonly counterCount: number;
   /** Shards over all counters. */
   readonly shardCount: number;
+  /**
+   * False while this router cannot vouch for its copy of the directory: the
+   * etcd store when its lease keepalive has not succeeded for half the
+   * lease TTL, or its watch is down (its lease may have expired, so another
+   * router may have changed what it holds, e.g. activated a growth it has
+   * not seen). The router then refuses writes and exact reads (UNAVAILABLE)
+   * rather than guess; every change already fails so. The embedded store is
+   * always fresh.
+   */
+  readonly fresh: boolean;
+  /** Ids of the live routers sharing this directory (etcd presence keys), for status; empty for the embedded store. */
+  liveRouterIds(): readonly string[];
   close(): Promise<void>;
 }

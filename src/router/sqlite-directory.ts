@@ -870,6 +870,16 @@ export class SqliteDirectory implements Directory {
     return this.totalShardCount;
   }
 
+  /** One router owns the file: its copy is the directory. */
+  get fresh(): boolean {
+    return true;
+  }
+
+  /** No presence to share: the file is this router's alone. */
+  liveRouterIds(): readonly string[] {
+    return [];
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
