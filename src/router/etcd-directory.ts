@@ -239,7 +239,10 @@ function storeError(error: unknown): TallyError {
       `etcd refused a transaction as having too many operations: start etcd with --max-txn-ops ${etcdTxnOpsMax} or more (${message})`,
     );
   if (message.includes('request is too large'))
-    return new TallyError(ErrorCode.resourceExhausted, `the change is larger than etcd takes in one request (--max-request-bytes): ${message}`);
+    return new TallyError(
+      ErrorCode.resourceExhausted,
+      `the change is larger than etcd takes in one request (--max-request-bytes): ${message}`,
+    );
   return new TallyError(ErrorCode.unavailable, `the directory store (etcd) is unreachable: ${message}`);
 }
 
@@ -581,7 +584,10 @@ export class EtcdDirectory implements Directory {
         return counters;
       }
       if (attempt > directoryChangeAttemptsMax)
-        throw new TallyError(ErrorCode.unavailable, `creating ${fresh.size} counters: they were deleted as soon as created, ${attempt - 1} times`);
+        throw new TallyError(
+          ErrorCode.unavailable,
+          `creating ${fresh.size} counters: they were deleted as soon as created, ${attempt - 1} times`,
+        );
       this.checkCreation(fresh.size, kind, partitions, 0, 0);
       this.assertFresh();
       await this.requestCreation([...fresh], kind, partitions);
@@ -609,7 +615,10 @@ export class EtcdDirectory implements Directory {
     }
     this.checkShardsTotal(count * (kind === 'membership' ? partitions : 1), plannedShards);
     if (this.pairs.length === 0)
-      throw new TallyError(ErrorCode.failedPrecondition, 'the directory holds no node pairs: add one (tally pair add) before creating counters');
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        'the directory holds no node pairs: add one (tally pair add) before creating counters',
+      );
   }
 
   private checkShardsTotal(addCount: number, plannedShards = 0): void {
@@ -801,7 +810,10 @@ export class EtcdDirectory implements Directory {
           stored.shards.push([nextShardId++, pairIndex]);
         return {
           read: [counterKeyPrefix + name, shardIdNextKey],
-          ops: [this.put(counterKeyPrefix + name, this.encodeCounter(name, stored)), this.put(shardIdNextKey, Buffer.from(String(nextShardId)))],
+          ops: [
+            this.put(counterKeyPrefix + name, this.encodeCounter(name, stored)),
+            this.put(shardIdNextKey, Buffer.from(String(nextShardId))),
+          ],
           result: () => undefined,
         };
       });
@@ -840,7 +852,11 @@ export class EtcdDirectory implements Directory {
         const stored = this.storedOf(current);
         stored.growths.push({ previousShardCount: current.writableShardCount, grownMs: this.now() });
         stored.writableShardCount = announcedShardCount;
-        return { read: [counterKeyPrefix + name], ops: [this.put(counterKeyPrefix + name, this.encodeCounter(name, stored))], result: () => undefined };
+        return {
+          read: [counterKeyPrefix + name],
+          ops: [this.put(counterKeyPrefix + name, this.encodeCounter(name, stored))],
+          result: () => undefined,
+        };
       });
     }
   }
@@ -938,7 +954,7 @@ export class EtcdDirectory implements Directory {
   async deleteCounters(names: readonly string[]): Promise<CounterInfo[]> {
     const targets = [...new Set(names)].flatMap((name) => this.counters.get(name) ?? []);
     const deleted: CounterInfo[] = [];
-    for (let start = 0; start < targets.length; ) {
+    for (let start = 0; start < targets.length;) {
       let end = start;
       let ops = 0;
       while (end < targets.length && (end === start || ops + 1 + targets[end]!.shards.length <= etcdTxnOpsMax)) {
@@ -1050,11 +1066,18 @@ export class EtcdDirectory implements Directory {
     };
     const key = pairKeyPrefix + pairIndex;
     const lost = (why: string): TallyError =>
-      new TallyError(ErrorCode.failedPrecondition, `pair ${pairIndex} was not changed: ${why}; the directory now holds epoch ${pair.epoch}`);
+      new TallyError(
+        ErrorCode.failedPrecondition,
+        `pair ${pairIndex} was not changed: ${why}; the directory now holds epoch ${pair.epoch}`,
+      );
     return this.lane.run(async () => {
       this.assertFresh();
       if (this.pairRevisions[pairIndex] !== seenRevision) throw lost('another change to it got there first');
-      const outcome = await this.commit([key], [this.put(key, Buffer.from(JSON.stringify(checkPair(pairIndex, stored))))], this.pairUpdateFence);
+      const outcome = await this.commit(
+        [key],
+        [this.put(key, Buffer.from(JSON.stringify(checkPair(pairIndex, stored))))],
+        this.pairUpdateFence,
+      );
       if (outcome === 'committed') return pair;
       // A retry of the transaction by the client may have found its own first attempt.
       if (samePair(pair, next)) return pair;
@@ -1454,7 +1477,8 @@ export class EtcdDirectory implements Directory {
       } else if (relative.startsWith(pairKeyPrefix)) {
         const pairIndex = parseId(relative.slice(pairKeyPrefix.length));
         if (pairIndex === undefined) invalid(relative, 'not a pair index');
-        if (kv === undefined) this.logger.error('directory: a pair was deleted from etcd; pairs are never deleted, it is kept', { pair: pairIndex });
+        if (kv === undefined)
+          this.logger.error('directory: a pair was deleted from etcd; pairs are never deleted, it is kept', { pair: pairIndex });
         else this.applyPair(pairIndex, kv);
       } else if (relative === shardIdNextKey) {
         if (kv === undefined) {
@@ -1590,7 +1614,13 @@ export class EtcdDirectory implements Directory {
     const stored = checkTask(shardId, parseJson(`shard task ${shardId}`, kv.value));
     const replaced = this.shardTasks.get(shardId);
     if (replaced !== undefined) this.shardTaskCounts[replaced.kind]--;
-    this.shardTasks.set(shardId, { shardId, pairIndex: stored.pairIndex, kind: stored.kind, generation: stored.generation, createdMs: stored.createdMs });
+    this.shardTasks.set(shardId, {
+      shardId,
+      pairIndex: stored.pairIndex,
+      kind: stored.kind,
+      generation: stored.generation,
+      createdMs: stored.createdMs,
+    });
     this.shardTaskCounts[stored.kind]++;
     this.taskRevisions.set(shardId, Number(kv.mod_revision));
   }

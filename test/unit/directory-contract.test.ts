@@ -461,7 +461,9 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
 
     it('directory: concurrent calls naming the same new counters get one counter per name', async () => {
       const directory = await open();
-      const calls = await Promise.all(Array.from({ length: 20 }, (_, call) => directory.getOrCreateMany([`shared:${call % 3}`, `own:${call}`, 'shared:0'])));
+      const calls = await Promise.all(
+        Array.from({ length: 20 }, (_, call) => directory.getOrCreateMany([`shared:${call % 3}`, `own:${call}`, 'shared:0'])),
+      );
       for (const counters of calls) expect(counters[0]).toBe(directory.get(counters[0]!.name));
       expect(directory.counterCount).toBe(23);
       const ids = [...directory.liveCounters()].map((counter) => counter.shards[0]!.shardId);
