@@ -91,6 +91,16 @@ export const growthActivationMarginMs = 2_000;
  * oldest are forgotten early: a retry with such a key would clear again.
  */
 export const clearKeysPerCounterMax = 100;
+/**
+ * Shard ids a router takes from etcd's shard-id-next at once (one
+ * conditioned transaction), then hands out from memory: if every creation
+ * allocated from shard-id-next itself, every creation through every router
+ * would conflict with every other (measured: two routers creating counters
+ * together lost 8 compares in a row within seconds). Ids a router reserved
+ * and did not use are never handed out (a restart leaves a gap; ids are
+ * never reused, not dense).
+ */
+export const shardIdsPerReservation = 1_000;
 /** The directory's etcd watch reconnects after this, doubling up to etcdWatchReconnectMaxMs while etcd stays away. */
 export const etcdWatchReconnectMinMs = 50;
 export const etcdWatchReconnectMaxMs = 1_000;

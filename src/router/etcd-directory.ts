@@ -9,7 +9,8 @@
 // Keys, under the prefix:
 //   counters/<name>          JSON StoredCounter (shards, growths, settings, recent clear keys)
 //   pairs/<index>            JSON StoredPair (bigints as decimal strings)
-//   shard-id-next            the next shard id, decimal: allocated in the same transaction as the shards
+//   shard-id-next            the next shard id never reserved, decimal: a router reserves a block of
+//                            ids in one conditioned transaction and hands them out from memory
 //   shard-tasks/<shardId>    JSON StoredTask: a drop or clear a node still owes
 //   routers/<routerId>       presence, bound to the router's lease: JSON { seenRevision }
 //
@@ -46,6 +47,7 @@ import {
   etcdWatchReconnectMinMs,
   growthActivationMarginMs,
   memberPartitionsMax,
+  shardIdsPerReservation,
   newCountersPerCallMax,
   shardsPerCounterMax,
   type Logger,
@@ -320,6 +322,8 @@ export class EtcdDirectory implements Directory {
   private totalShardCount = 0;
   private shardIdNext = 1;
   private shardIdNextRevision = 0;
+  /** Shard ids this router reserved and has not handed out: [next, end). Lost at close, never reused. */
+  private readonly reservedShardIds = { next: 0, end: 0 };
   private readonly shardTasks = new Map<number, ShardTask>();
   private readonly taskRevisions = new Map<number, number>();
   private readonly shardTaskCounts: Record<ShardTask['kind'], number> = { drop: 0, clear: 0 };
@@ -645,46 +649,105 @@ export class EtcdDirectory implements Directory {
   /** Creates what the queued calls need, several calls per transaction; each call all or nothing. */
   private async drainCreations(): Promise<void> {
     try {
-      while (this.creationQueue.length > 0) {
-        const reason = this.staleReason();
-        if (reason !== undefined) {
-          const error = new TallyError(ErrorCode.unavailable, `the directory store (etcd) is unreachable: ${reason}`);
-          for (const request of this.creationQueue.splice(0)) request.reject(error);
-          return;
-        }
-        const batch = this.takeCreationBatch();
-        if (batch.requests.length === 0) continue;
-        let outcome: CommitOutcome;
-        try {
-          outcome = await this.commit(batch.read, batch.ops);
-        } catch (error) {
-          for (const request of batch.requests) request.reject(storeError(error));
-          continue;
-        }
-        if (outcome === 'committed') {
-          for (const request of batch.requests) request.resolve();
-          continue;
-        }
-        // Another router created some of these names (or took shard ids) first: plan again from memory.
-        const again = batch.requests.filter((request) => {
-          if (++request.attempts < directoryChangeAttemptsMax) return true;
-          request.reject(
-            new TallyError(ErrorCode.unavailable, `creating counters: other routers changed the directory first ${request.attempts} times`),
-          );
-          return false;
-        });
-        this.creationQueue.unshift(...again);
-      }
+      await this.drainCreationQueue();
+    } catch (error) {
+      // Shard ids could not be reserved: nothing was created.
+      for (const request of this.creationQueue.splice(0)) request.reject(storeError(error));
     } finally {
       this.creationScheduled = false;
     }
+  }
+
+  /** One transaction per round; a round the store refuses fails its calls, others go on. */
+  private async drainCreationQueue(): Promise<void> {
+    while (this.creationQueue.length > 0) {
+      const reason = this.staleReason();
+      if (reason !== undefined) {
+        const error = new TallyError(ErrorCode.unavailable, `the directory store (etcd) is unreachable: ${reason}`);
+        for (const request of this.creationQueue.splice(0)) request.reject(error);
+        return;
+      }
+      await this.reserveShardIds(this.shardIdsWanted());
+      const batch = this.takeCreationBatch();
+      if (batch.requests.length === 0) continue;
+      let outcome: CommitOutcome;
+      try {
+        outcome = await this.commit(batch.read, batch.ops);
+      } catch (error) {
+        for (const request of batch.requests) request.reject(storeError(error));
+        continue;
+      }
+      if (outcome === 'committed') {
+        for (const request of batch.requests) request.resolve();
+        continue;
+      }
+      // Another router created some of these names first: plan again from memory.
+      const again = batch.requests.filter((request) => {
+        if (++request.attempts < directoryChangeAttemptsMax) return true;
+        request.reject(
+          new TallyError(ErrorCode.unavailable, `creating counters: other routers changed the directory first ${request.attempts} times`),
+        );
+        return false;
+      });
+      this.creationQueue.unshift(...again);
+    }
+  }
+
+  /** Shard ids the next creation batch may need (at most): the queued calls' missing names, up to a batch. */
+  private shardIdsWanted(): number {
+    const seen = new Set<string>();
+    let wanted = 0;
+    for (const request of this.creationQueue) {
+      const shardCount = request.kind === 'membership' ? request.partitions : 1;
+      for (const name of request.names) {
+        if (this.counters.has(name) || seen.has(name)) continue;
+        seen.add(name);
+        wanted += shardCount;
+      }
+      if (seen.size >= newCountersPerCallMax) break;
+    }
+    return wanted;
+  }
+
+  /**
+   * Inside the lane: at least `count` reserved shard ids at hand. Takes a
+   * block from shard-id-next in one transaction conditioned on its
+   * revision, so two routers never reserve the same ids; what was left of
+   * the previous block is dropped (never handed out).
+   */
+  private async reserveShardIds(count: number): Promise<void> {
+    if (this.reservedShardIds.end - this.reservedShardIds.next >= count) return;
+    const size = Math.max(count, shardIdsPerReservation);
+    for (let attempt = 1; ; attempt++) {
+      this.assertFresh();
+      const first = this.shardIdNext;
+      if ((await this.commit([shardIdNextKey], [this.put(shardIdNextKey, Buffer.from(String(first + size)))])) === 'committed') {
+        this.reservedShardIds.next = first;
+        this.reservedShardIds.end = first + size;
+        return;
+      }
+      if (attempt >= directoryChangeAttemptsMax)
+        throw new TallyError(ErrorCode.unavailable, `reserving shard ids: other routers reserved first ${attempt} times`);
+    }
+  }
+
+  /**
+   * Hands out reserved shard ids, for good: once in a transaction whose
+   * outcome may be unknown, an id is never offered again.
+   */
+  private takeShardIds(count: number): number[] {
+    assert(this.reservedShardIds.end - this.reservedShardIds.next >= count, 'shard ids reserved before they are taken');
+    const ids: number[] = [];
+    for (let index = 0; index < count; index++) ids.push(this.reservedShardIds.next++);
+    return ids;
   }
 
   /**
    * Takes the queued calls one transaction can serve, in arrival order:
    * their new counters, shard ids from shard-id-next, placement as one at a
    * time would place them. A call whose names clash in kind with an earlier
-   * call's stays queued; one past a cap fails as it would alone.
+   * call's stays queued, as does one the reserved ids cannot serve; one
+   * past a cap fails as it would alone.
    */
   private takeCreationBatch(): { requests: CreationRequest[]; read: string[]; ops: IRequestOp[] } {
     const planned = new Map<string, CounterKind>();
@@ -693,7 +756,6 @@ export class EtcdDirectory implements Directory {
     const read: string[] = [];
     const ops: IRequestOp[] = [];
     const totals = this.placementTotals();
-    let nextShardId = this.shardIdNext;
     let plannedShards = 0;
     let bytes = 0;
     let full = false;
@@ -713,7 +775,9 @@ export class EtcdDirectory implements Directory {
         continue;
       }
       const added = missing.filter((name) => !planned.has(name));
-      if (planned.size + added.length > newCountersPerCallMax) {
+      const shardCount = request.kind === 'membership' ? request.partitions : 1;
+      const idsLeft = this.reservedShardIds.end - this.reservedShardIds.next;
+      if (planned.size + added.length > newCountersPerCallMax || added.length * shardCount > idsLeft) {
         kept.push(request);
         full = true;
         continue;
@@ -724,7 +788,6 @@ export class EtcdDirectory implements Directory {
         request.reject(error as Error);
         continue;
       }
-      const shardCount = request.kind === 'membership' ? request.partitions : 1;
       for (const name of added) {
         const chosen = choosePairs(
           this.pairs.map(() => 0),
@@ -738,9 +801,9 @@ export class EtcdDirectory implements Directory {
           autoscale: request.kind !== 'membership',
           generation: 0,
           ttlMs: null,
-          shards: chosen.map((pairIndex) => {
-            totals[pairIndex]!++;
-            return [nextShardId++, pairIndex];
+          shards: this.takeShardIds(shardCount).map((shardId, index): [number, number] => {
+            totals[chosen[index]!]!++;
+            return [shardId, chosen[index]!];
           }),
           writableShardCount: shardCount,
           growths: [],
@@ -758,10 +821,6 @@ export class EtcdDirectory implements Directory {
       if (bytes >= etcdTxnBytesMax) full = true;
     }
     this.creationQueue = kept;
-    if (planned.size > 0) {
-      read.push(shardIdNextKey);
-      ops.push(this.put(shardIdNextKey, Buffer.from(String(nextShardId))));
-    }
     return { requests, read, ops };
   }
 
@@ -798,25 +857,26 @@ export class EtcdDirectory implements Directory {
     const previousShardCount = counter.writableShardCount;
     if (shardCount > heldShardCount) {
       this.checkShardsTotal(shardCount - heldShardCount);
-      await this.change(`growing ${name}`, () => {
-        const current = this.existing(name);
-        if (shardCount <= current.shards.length) return { done: undefined };
-        this.checkShardsTotal(shardCount - current.shards.length);
-        const mine = this.pairs.map(() => 0);
-        for (const shard of current.shards) if (shard.pairIndex < mine.length) mine[shard.pairIndex]!++;
-        const stored = this.storedOf(current);
-        let nextShardId = this.shardIdNext;
-        for (const pairIndex of choosePairs(mine, this.placementTotals(), shardCount - current.shards.length))
-          stored.shards.push([nextShardId++, pairIndex]);
-        return {
-          read: [counterKeyPrefix + name, shardIdNextKey],
-          ops: [
-            this.put(counterKeyPrefix + name, this.encodeCounter(name, stored)),
-            this.put(shardIdNextKey, Buffer.from(String(nextShardId))),
-          ],
-          result: () => undefined,
-        };
-      });
+      await this.change(
+        `growing ${name}`,
+        () => {
+          const current = this.existing(name);
+          if (shardCount <= current.shards.length) return { done: undefined };
+          this.checkShardsTotal(shardCount - current.shards.length);
+          const mine = this.pairs.map(() => 0);
+          for (const shard of current.shards) if (shard.pairIndex < mine.length) mine[shard.pairIndex]!++;
+          const stored = this.storedOf(current);
+          const chosen = choosePairs(mine, this.placementTotals(), shardCount - current.shards.length);
+          const ids = this.takeShardIds(chosen.length);
+          chosen.forEach((pairIndex, index) => stored.shards.push([ids[index]!, pairIndex]));
+          return {
+            read: [counterKeyPrefix + name],
+            ops: [this.put(counterKeyPrefix + name, this.encodeCounter(name, stored))],
+            result: () => undefined,
+          };
+        },
+        () => Math.max(0, shardCount - (this.counters.get(name)?.shards.length ?? shardCount)),
+      );
     }
     await this.activateGrowth(name);
     return { previousShardCount, counter: this.counters.get(name) ?? counter };
@@ -1147,13 +1207,16 @@ export class EtcdDirectory implements Directory {
   /**
    * Runs one change in this router's lane: `plan` reads memory and returns
    * the transaction (or the answer without one); it commits only if every
-   * key it read is at the revision memory holds. A failed compare waits
+   * key it read is at the revision memory holds (taken in the same turn as
+   * the plan). shardIdsNeeded: ids to have reserved before planning. A failed compare waits
    * until memory has caught up with those keys, then plans again (bounded).
    */
-  private change<T>(what: string, plan: () => Planned<T>): Promise<T> {
+  private change<T>(what: string, plan: () => Planned<T>, shardIdsNeeded?: () => number): Promise<T> {
     return this.lane.run(async () => {
       for (let attempt = 1; ; attempt++) {
         this.assertFresh();
+        // Reserved first: the plan and its transaction follow in one turn, on what memory holds then.
+        if (shardIdsNeeded !== undefined) await this.reserveShardIds(shardIdsNeeded());
         const planned = plan();
         if ('done' in planned) return planned.done;
         if ((await this.commit(planned.read, planned.ops)) === 'committed') return planned.result();

@@ -590,13 +590,14 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
       await directory.deleteCounter('high');
       await directory.close();
       directory = await open(twoPairs, lifecycleLimits);
-      const fresh = await directory.getOrCreate('high');
-      expect(fresh.shards[0]!.shardId).toBe(highest + 1);
+      // Never reused; not necessarily dense (a router reserves etcd's ids in blocks).
+      const fresh = (await directory.getOrCreate('high')).shards[0]!.shardId;
+      expect(fresh).toBeGreaterThan(highest);
       await directory.deleteCounter('high');
       await directory.deleteCounter('low');
       await directory.close();
       directory = await open(twoPairs, lifecycleLimits);
-      expect((await directory.getOrCreate('next')).shards[0]!.shardId).toBe(highest + 2);
+      expect((await directory.getOrCreate('next')).shards[0]!.shardId).toBeGreaterThan(fresh);
     });
 
     it('directory: the caps count live counters and shards only', async () => {
