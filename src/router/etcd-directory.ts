@@ -256,7 +256,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 interface CounterRecord {
   createRevision: number;
   modRevision: number;
-  clearKeys: [string, number, number][];
+  clearKeys: readonly [string, number, number][];
   /** Real time this router first applied the counter with shards announced but not writable. */
   announcedSinceMs: number | undefined;
 }
@@ -290,6 +290,8 @@ class SerialLane {
   }
 }
 
+/** Shared by every counter without recent keyed clears (nearly all): memory per counter stays small. */
+const noClearKeys: readonly [string, number, number][] = Object.freeze([]);
 const counterKeyPrefix = 'counters/';
 const pairKeyPrefix = 'pairs/';
 const taskKeyPrefix = 'shard-tasks/';
@@ -337,7 +339,13 @@ export class EtcdDirectory implements Directory {
   private readonly waiters = new Set<Waiter>();
 
   private watch: PrefixWatch | undefined;
+  private watchDownSinceMs: number | undefined;
   private leaseId: string | undefined;
+  /**
+   * How long a router's presence outlives it: the TTL etcd granted, which
+   * may be longer than asked (etcd's minimum is about 2 s).
+   */
+  private leaseExpiryMs: number;
   /** Real time the last successful keepalive (or the grant) was sent: etcd's expiry is at least this plus the TTL. */
   private lastRenewSentMs = 0;
   /** Revision of this router's presence key's creation: fresh only once memory has applied it. */
@@ -363,6 +371,7 @@ export class EtcdDirectory implements Directory {
     this.limits = options.limits ?? defaultDirectoryLimits;
     this.logger = options.logger;
     this.leaseTtlMs = options.leaseTtlMs;
+    this.leaseExpiryMs = options.leaseTtlMs;
     this.pairUpdateFence = options.pairUpdateFence;
   }
 
@@ -408,11 +417,18 @@ export class EtcdDirectory implements Directory {
       {
         events: (events) => this.applyEvents(events),
         connected: () => {
-          this.logger.debug('directory watch connected', { router: this.routerId });
+          if (this.watchDownSinceMs !== undefined)
+            this.logger.info('directory watch connected again', { router: this.routerId, downMs: Date.now() - this.watchDownSinceMs });
+          this.watchDownSinceMs = undefined;
           void this.renewLease();
           this.settleWaiters();
         },
-        disconnected: (error) => this.logger.warn('directory watch disconnected', { router: this.routerId, error: error.message }),
+        disconnected: (error) => {
+          // Once per outage: the watch retries every second while etcd is away.
+          if (this.watchDownSinceMs !== undefined) return;
+          this.watchDownSinceMs = Date.now();
+          this.logger.warn('directory watch disconnected', { router: this.routerId, error: error.message });
+        },
         compacted: (compactRevision) => void this.resync(compactRevision),
       },
     );
@@ -889,7 +905,7 @@ export class EtcdDirectory implements Directory {
    * per round and by directoryChangeAttemptsMax rounds.
    */
   private async activateGrowth(name: string): Promise<void> {
-    const waitMs = this.leaseTtlMs + growthActivationMarginMs;
+    const waitMs = this.leaseExpiryMs + growthActivationMarginMs;
     for (let round = 1; ; round++) {
       const counter = this.counters.get(name);
       const record = this.records.get(name);
@@ -937,7 +953,7 @@ export class EtcdDirectory implements Directory {
     if (this.finishingGrowths || !this.fresh || this.announced.size === 0) return;
     this.finishingGrowths = true;
     try {
-      const cutoffMs = Date.now() - (this.leaseTtlMs + growthActivationMarginMs);
+      const cutoffMs = Date.now() - (this.leaseExpiryMs + growthActivationMarginMs);
       for (const name of [...this.announced]) {
         const sinceMs = this.records.get(name)?.announcedSinceMs;
         if (sinceMs === undefined || sinceMs > cutoffMs || this.closed) continue;
@@ -946,6 +962,8 @@ export class EtcdDirectory implements Directory {
           this.logger.info('activated a growth left announced', { counter: name, router: this.routerId });
         } catch (error) {
           this.logger.warn('a growth left announced is still not active', { counter: name, error: (error as Error).message });
+          // The same router holds the others back: the next pass tries again.
+          break;
         }
       }
     } finally {
@@ -1341,14 +1359,16 @@ export class EtcdDirectory implements Directory {
    * predecessor's lease to expire.
    */
   private async register(): Promise<void> {
-    const untilMs = Date.now() + this.leaseTtlMs + growthActivationMarginMs;
+    const untilMs = Date.now() + this.leaseExpiryMs + growthActivationMarginMs;
     const ttlSeconds = Math.ceil(this.leaseTtlMs / 1_000);
     for (;;) {
       const sentMs = Date.now();
       const deadline = sentMs + etcdCallTimeoutMs;
       const grant = await this.client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline });
-      if (Number(grant.TTL) > ttlSeconds)
-        this.logger.warn('etcd granted a longer router lease than asked', { askedSeconds: ttlSeconds, grantedSeconds: grant.TTL });
+      if (Number(grant.TTL) * 1_000 > this.leaseExpiryMs) {
+        this.logger.info('etcd granted a longer router lease than asked', { askedSeconds: ttlSeconds, grantedSeconds: grant.TTL });
+        this.leaseExpiryMs = Number(grant.TTL) * 1_000;
+      }
       const seenRevision = this.appliedRevision;
       const response = await this.ns
         .if(this.presenceKey, 'Create', '==', 0)
@@ -1617,7 +1637,7 @@ export class EtcdDirectory implements Directory {
     counter.generation = stored.generation;
     counter.ttlMs = stored.ttlMs;
     record.modRevision = modRevision;
-    record.clearKeys = stored.clearKeys;
+    record.clearKeys = stored.clearKeys.length === 0 ? noClearKeys : stored.clearKeys;
     if (counter.writableShardCount < counter.shards.length) {
       // Announced: acknowledge through presence; memory already reads the new shards.
       record.announcedSinceMs ??= Date.now();
