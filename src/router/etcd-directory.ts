@@ -656,10 +656,14 @@ export class EtcdDirectory implements Directory {
   private requestCreation(names: string[], kind: CounterKind, partitions: number): Promise<void> {
     return new Promise((resolve, reject) => {
       this.creationQueue.push({ names, kind, partitions, attempts: 0, resolve, reject });
-      if (this.creationScheduled) return;
-      this.creationScheduled = true;
-      void this.lane.run(() => this.drainCreations());
+      this.scheduleCreations();
     });
+  }
+
+  private scheduleCreations(): void {
+    if (this.creationScheduled) return;
+    this.creationScheduled = true;
+    void this.lane.run(() => this.drainCreations());
   }
 
   /** Creates what the queued calls need, several calls per transaction; each call all or nothing. */
@@ -671,6 +675,8 @@ export class EtcdDirectory implements Directory {
       for (const request of this.creationQueue.splice(0)) request.reject(storeError(error));
     } finally {
       this.creationScheduled = false;
+      // A call may have queued after the last round, while this one was finishing.
+      if (this.creationQueue.length > 0) this.scheduleCreations();
     }
   }
 
