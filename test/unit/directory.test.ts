@@ -77,6 +77,11 @@ describe('directory', () => {
     expect((await reopened.getOrCreate('new')).shards[0]!.shardId).toBeGreaterThan(highestId);
   });
 
+  it('directory: the embedded store is always fresh and names no routers (one router owns the file)', () => {
+    const directory = open();
+    expect([directory.fresh, directory.liveRouterIds()]).toEqual([true, []]);
+  });
+
   it('directory: reopening with fewer pairs than stored throws failed_precondition', async () => {
     open().close();
     expect(await codeOfAsync(() => open(threePairs.slice(0, 2)))).toBe('failed_precondition');

@@ -7,7 +7,6 @@
 import { Etcd3, KVClient } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EtcdDirectory, etcdClientOptions, type EtcdDirectoryOptions } from '../../src/router/etcd-directory.ts';
-import { SqliteDirectory } from '../../src/router/sqlite-directory.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import type { CounterInfo, PairAddresses } from '../../src/router/directory.ts';
 import { growthActivationMarginMs } from '../../src/common/limits.ts';
@@ -442,13 +441,5 @@ describe('etcd directory', () => {
     expect(b.get('kept')).toBe(kept);
     expect(kept.ttlMs).toBe(0);
     expect(b.pendingShardTaskCounts).toEqual({ drop: 1, clear: 0 });
-  });
-
-  it('etcd directory: the embedded store is always fresh and names no routers', async () => {
-    const dir = makeTempDir('etcd-directory-sqlite');
-    const sqlite = SqliteDirectory.open(dir, threePairs);
-    expect([sqlite.fresh, sqlite.liveRouterIds()]).toEqual([true, []]);
-    await sqlite.close();
-    removeTempDir(dir);
   });
 });
