@@ -55,15 +55,27 @@ import {
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 import { PrefixWatch } from './etcd-watch.ts';
+import { RouterPresence } from './etcd-presence.ts';
 import {
-  counterKinds,
+  checkCounter,
+  checkPair,
+  checkTask,
+  invalid,
+  isCount,
+  isObject,
+  parseId,
+  parseJson,
+  type StoredCounter,
+  type StoredPair,
+  type StoredTask,
+} from './etcd-directory-values.ts';
+import {
   defaultDirectoryLimits,
   type ClearOutcome,
   type CounterInfo,
   type CounterKind,
   type Directory,
   type DirectoryLimits,
-  type Growth,
   type ListedCounterRow,
   type NameRange,
   type PairAddresses,
@@ -126,111 +138,6 @@ export function etcdClientOptions(hosts: readonly string[]): IOptions {
     grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
     ...(hosts.length === 1 ? { faultHandling: { host: () => passThroughPolicy } } : {}),
   };
-}
-
-// ---- What the keys hold -------------------------------------------------
-
-interface StoredCounter {
-  kind: CounterKind;
-  window: WindowSetting;
-  createdMs: number;
-  autoscale: boolean;
-  generation: number;
-  ttlMs: number | null;
-  /** [shardId, pairIndex] per shard, in shard index order. */
-  shards: [number, number][];
-  writableShardCount: number;
-  growths: Growth[];
-  /** Recent keyed clears: [base64 key, generation, clearedMs], oldest first. */
-  clearKeys: [string, number, number][];
-}
-
-interface StoredPair {
-  primary: string;
-  follower: string;
-  epoch: string;
-  inSync: boolean;
-  primaryId: string;
-  followerId: string;
-  ackedLsn: string;
-  legacy: boolean;
-  replaced: boolean;
-}
-
-interface StoredTask {
-  pairIndex: number;
-  kind: ShardTask['kind'];
-  generation: number;
-  createdMs: number;
-}
-
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function invalid(what: string, why: string): never {
-  throw new TallyError(ErrorCode.internal, `directory: ${what} in etcd is not valid: ${why}`);
-}
-
-/** Checked before it is written and again when it is read back. */
-function checkCounter(name: string, value: unknown): StoredCounter {
-  const what = `counter ${name}`;
-  if (!isObject(value)) invalid(what, 'not an object');
-  const { kind, window, createdMs, autoscale, generation, ttlMs, shards, writableShardCount, growths, clearKeys } = value;
-  if (!counterKinds.includes(kind as CounterKind)) invalid(what, `unknown kind ${String(kind)}`);
-  if (!isObject(window) || !isCount(window.bucketMs) || !isCount(window.retentionMs)) invalid(what, 'window');
-  if (!isCount(createdMs) || typeof autoscale !== 'boolean' || !isCount(generation)) invalid(what, 'createdMs, autoscale or generation');
-  if (ttlMs !== null && !isCount(ttlMs)) invalid(what, 'ttlMs');
-  if (!Array.isArray(shards) || shards.length < 1 || shards.length > shardsPerCounterMax) invalid(what, 'shard count');
-  for (const shard of shards as unknown[]) {
-    if (!Array.isArray(shard) || shard.length !== 2 || !isCount(shard[0]) || shard[0] < 1 || !isCount(shard[1])) invalid(what, 'a shard');
-  }
-  if (!Number.isInteger(writableShardCount) || (writableShardCount as number) < 1 || (writableShardCount as number) > shards.length)
-    invalid(what, 'writableShardCount');
-  if (!Array.isArray(growths)) invalid(what, 'growths');
-  for (const growth of growths as unknown[]) {
-    if (!isObject(growth) || !isCount(growth.previousShardCount) || growth.previousShardCount < 1 || !isCount(growth.grownMs))
-      invalid(what, 'a growth');
-  }
-  if (!Array.isArray(clearKeys)) invalid(what, 'clearKeys');
-  for (const entry of clearKeys as unknown[]) {
-    if (!Array.isArray(entry) || entry.length !== 3 || typeof entry[0] !== 'string' || !isCount(entry[1]) || !isCount(entry[2]))
-      invalid(what, 'a clear key');
-  }
-  return value as unknown as StoredCounter;
-}
-
-function checkPair(pairIndex: number, value: unknown): StoredPair {
-  const what = `pair ${pairIndex}`;
-  if (!isObject(value)) invalid(what, 'not an object');
-  for (const field of ['primary', 'follower', 'primaryId', 'followerId'] as const)
-    if (typeof value[field] !== 'string') invalid(what, field);
-  for (const field of ['epoch', 'ackedLsn'] as const)
-    if (typeof value[field] !== 'string' || !/^\d{1,19}$/.test(value[field])) invalid(what, field);
-  for (const field of ['inSync', 'legacy', 'replaced'] as const) if (typeof value[field] !== 'boolean') invalid(what, field);
-  if (value.primary === value.follower) invalid(what, 'primary and follower are the same');
-  return value as unknown as StoredPair;
-}
-
-function checkTask(shardId: number, value: unknown): StoredTask {
-  const what = `shard task ${shardId}`;
-  if (!isObject(value)) invalid(what, 'not an object');
-  if (value.kind !== 'drop' && value.kind !== 'clear') invalid(what, `kind ${String(value.kind)}`);
-  if (!isCount(value.pairIndex) || !isCount(value.generation) || !isCount(value.createdMs)) invalid(what, 'fields');
-  return value as unknown as StoredTask;
-}
-
-function parseJson(what: string, bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return invalid(what, 'not JSON');
-  }
-}
-
-/** A positive integer key part written as String(n), or undefined. */
-function parseId(text: string): number | undefined {
-  const id = Number(text);
-  return Number.isSafeInteger(id) && id >= 0 && String(id) === text ? id : undefined;
 }
 
 /** The first key after every key that starts with `prefix` (etcd's prefix range end). */
@@ -319,7 +226,6 @@ export class EtcdDirectory implements Directory {
   private readonly prefix: string;
   private readonly prefixBytes: Buffer;
   private readonly routerId: string;
-  private readonly presenceKey: string;
   private readonly now: () => number;
   private readonly limits: DirectoryLimits;
   private readonly logger: Logger;
@@ -354,22 +260,9 @@ export class EtcdDirectory implements Directory {
 
   private watch: PrefixWatch | undefined;
   private watchDownSinceMs: number | undefined;
-  private leaseId: string | undefined;
-  /**
-   * How long a router's presence outlives it: the TTL etcd granted, which
-   * may be longer than asked (etcd's minimum is about 2 s).
-   */
-  private leaseExpiryMs: number;
-  /** Real time the last successful keepalive (or the grant) was sent: etcd's expiry is at least this plus the TTL. */
-  private lastRenewSentMs = 0;
-  /** Revision of this router's presence key's creation: fresh only once memory has applied it. */
-  private presenceRevision = Number.POSITIVE_INFINITY;
-  /** The seenRevision this router's presence holds, and the one announcements applied ask for. */
-  private presenceSeenRevision = 0;
+  private readonly presence: RouterPresence;
+  /** The highest revision applied with a growth announced: this router's presence acknowledges it. */
   private ackWantedRevision = 0;
-  private presenceWriting = false;
-  private renewing = false;
-  private reregistering = false;
   private finishingGrowths = false;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -380,13 +273,20 @@ export class EtcdDirectory implements Directory {
     this.prefixBytes = Buffer.from(options.prefix, 'utf8');
     this.ns = options.client.namespace(options.prefix);
     this.routerId = options.routerId;
-    this.presenceKey = routerKeyPrefix + options.routerId;
     this.now = options.now ?? Date.now;
     this.limits = options.limits ?? defaultDirectoryLimits;
     this.logger = options.logger;
     this.leaseTtlMs = options.leaseTtlMs;
-    this.leaseExpiryMs = options.leaseTtlMs;
     this.pairUpdateFence = options.pairUpdateFence;
+    this.presence = new RouterPresence({
+      client: options.client,
+      prefix: options.prefix,
+      routerId: options.routerId,
+      leaseTtlMs: options.leaseTtlMs,
+      logger: options.logger,
+      appliedRevision: () => this.appliedRevision,
+      watchConnected: () => this.watch?.connected,
+    });
   }
 
   /**
@@ -414,10 +314,8 @@ export class EtcdDirectory implements Directory {
   private async start(configuredPairs: readonly PairAddresses[]): Promise<void> {
     // Presence first, then the read: a grower that does not see this router
     // yet announced before the read, so the read holds the announcement.
-    await this.register();
     // Kept alive from here: a large directory may take longer to read than the TTL.
-    const renewIntervalMs = Math.max(100, Math.floor(this.leaseTtlMs / 6));
-    this.timers.push(setInterval(() => void this.renewLease(), renewIntervalMs));
+    await this.presence.start();
     const revision = await this.load(true);
     this.watch = new PrefixWatch(
       this.client,
@@ -434,7 +332,7 @@ export class EtcdDirectory implements Directory {
           if (this.watchDownSinceMs !== undefined)
             this.logger.info('directory watch connected again', { router: this.routerId, downMs: Date.now() - this.watchDownSinceMs });
           this.watchDownSinceMs = undefined;
-          void this.renewLease();
+          this.presence.renewSoon();
           this.settleWaiters();
         },
         disconnected: (error) => {
@@ -451,8 +349,7 @@ export class EtcdDirectory implements Directory {
     this.timers.push(setInterval(() => void this.finishAnnouncedGrowths(), this.leaseTtlMs));
     for (const timer of this.timers) timer.unref();
     // The read is this router's first acknowledgement: it has seen every announcement up to it.
-    this.ackWantedRevision = Math.max(this.ackWantedRevision, revision);
-    this.writePresenceSoon();
+    this.presence.acknowledge(revision);
     await this.reconcilePairs(configuredPairs);
     if (this.counters.size >= this.limits.countersMax)
       this.warnings.push(
@@ -925,7 +822,7 @@ export class EtcdDirectory implements Directory {
    * per round and by directoryChangeAttemptsMax rounds.
    */
   private async activateGrowth(name: string): Promise<void> {
-    const waitMs = this.leaseExpiryMs + growthActivationMarginMs;
+    const waitMs = this.presence.leaseExpiryMs + growthActivationMarginMs;
     for (let round = 1; ; round++) {
       const counter = this.counters.get(name);
       const record = this.records.get(name);
@@ -973,7 +870,7 @@ export class EtcdDirectory implements Directory {
     if (this.finishingGrowths || !this.fresh || this.announced.size === 0) return;
     this.finishingGrowths = true;
     try {
-      const cutoffMs = Date.now() - (this.leaseExpiryMs + growthActivationMarginMs);
+      const cutoffMs = Date.now() - (this.presence.leaseExpiryMs + growthActivationMarginMs);
       for (const name of [...this.announced]) {
         const sinceMs = this.records.get(name)?.announcedSinceMs;
         if (sinceMs === undefined || sinceMs > cutoffMs || this.closed) continue;
@@ -1354,141 +1251,18 @@ export class EtcdDirectory implements Directory {
     return this.pairs.map((_, pairIndex) => this.shardsPerPair[pairIndex] ?? 0);
   }
 
-  // ---- Freshness and presence ---------------------------------------------
+  // ---- Freshness -----------------------------------------------------------
 
   /** Why this router cannot vouch for its copy now, or undefined when it can. */
   private staleReason(): string | undefined {
     if (this.closed) return 'the directory is closed';
-    if (this.leaseId === undefined) return 'this router has no etcd lease (it is registering again)';
     if (this.watch === undefined || !this.watch.connected) return 'the directory watch is not connected';
-    const sinceRenewMs = Date.now() - this.lastRenewSentMs;
-    if (sinceRenewMs >= this.leaseTtlMs / 2) return `no lease keepalive has succeeded for ${sinceRenewMs} ms`;
-    if (this.appliedRevision < this.presenceRevision) return 'this router is catching up with etcd';
-    return undefined;
+    return this.presence.staleReason();
   }
 
   private assertFresh(): void {
     const reason = this.staleReason();
     if (reason !== undefined) throw new TallyError(ErrorCode.unavailable, `the directory store (etcd) is unreachable: ${reason}`);
-  }
-
-  /**
-   * Grants a lease and creates this router's presence key on it. The key
-   * must be absent: a live router with the same id would be taken for this
-   * one. It waits (up to a lease TTL and a margin) for a crashed
-   * predecessor's lease to expire.
-   */
-  private async register(): Promise<void> {
-    const untilMs = Date.now() + this.leaseExpiryMs + growthActivationMarginMs;
-    const ttlSeconds = Math.ceil(this.leaseTtlMs / 1_000);
-    for (;;) {
-      const sentMs = Date.now();
-      const deadline = sentMs + etcdCallTimeoutMs;
-      const grant = await this.client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline });
-      if (Number(grant.TTL) * 1_000 > this.leaseExpiryMs) {
-        this.logger.info('etcd granted a longer router lease than asked', { askedSeconds: ttlSeconds, grantedSeconds: grant.TTL });
-        this.leaseExpiryMs = Number(grant.TTL) * 1_000;
-      }
-      const seenRevision = this.appliedRevision;
-      const response = await this.ns
-        .if(this.presenceKey, 'Create', '==', 0)
-        .then({ request_put: { key: this.key(this.presenceKey), value: Buffer.from(JSON.stringify({ seenRevision })), lease: grant.ID } })
-        .options({ deadline })
-        .commit();
-      if (response.succeeded) {
-        this.leaseId = grant.ID;
-        this.lastRenewSentMs = sentMs;
-        this.presenceRevision = Number(response.header.revision);
-        this.presenceSeenRevision = seenRevision;
-        return;
-      }
-      void this.client.leaseClient.leaseRevoke({ ID: grant.ID }, { deadline: Date.now() + etcdCallTimeoutMs }).catch(() => undefined);
-      if (Date.now() >= untilMs)
-        throw new TallyError(
-          ErrorCode.failedPrecondition,
-          `router id ${this.routerId} is held by a live router (etcd key ${this.prefix}${this.presenceKey}): give each router its own --router-id`,
-        );
-      await sleep(etcdRetryDelayMs);
-    }
-  }
-
-  /** One keepalive of the lease, only while the watch is connected: a router that cannot follow the directory must let its presence go. */
-  private async renewLease(): Promise<void> {
-    const leaseId = this.leaseId;
-    // No watch yet: the first load is under way.
-    if (this.renewing || this.closed || leaseId === undefined || (this.watch !== undefined && !this.watch.connected)) return;
-    this.renewing = true;
-    const sentMs = Date.now();
-    try {
-      const stream = await this.client.leaseClient.leaseKeepAlive({ deadline: sentMs + this.leaseTtlMs / 2 });
-      let ttlSeconds: number;
-      try {
-        ttlSeconds = await new Promise<number>((resolve, reject) => {
-          stream.on('data', (response) => resolve(Number(response.TTL)));
-          stream.on('error', reject);
-          stream.on('end', () => reject(new Error('the keepalive stream ended')));
-          stream.write({ ID: leaseId });
-        });
-      } finally {
-        stream.end();
-      }
-      if (leaseId !== this.leaseId) return;
-      if (ttlSeconds <= 0) this.leaseLost('etcd says the lease has expired');
-      else this.lastRenewSentMs = Math.max(this.lastRenewSentMs, sentMs);
-    } catch (error) {
-      // Not renewed: freshness lapses by itself at half the TTL.
-      this.logger.debug('directory lease keepalive failed', { router: this.routerId, error: (error as Error).message });
-    } finally {
-      this.renewing = false;
-    }
-  }
-
-  private leaseLost(reason: string): void {
-    if (this.closed || this.reregistering) return;
-    this.logger.warn('directory presence lost: registering again', { router: this.routerId, reason });
-    this.leaseId = undefined;
-    this.presenceRevision = Number.POSITIVE_INFINITY;
-    this.reregistering = true;
-    void (async () => {
-      while (!this.closed) {
-        try {
-          await this.register();
-          this.logger.info('directory presence registered again', { router: this.routerId });
-          break;
-        } catch (error) {
-          this.logger.debug('directory registration failed', { router: this.routerId, error: (error as Error).message });
-          await sleep(etcdRetryDelayMs);
-        }
-      }
-      this.reregistering = false;
-      this.writePresenceSoon();
-    })();
-  }
-
-  /** Moves this router's presence to what it has applied, whenever an announcement asks for it. One write at a time. */
-  private writePresenceSoon(): void {
-    if (this.presenceWriting || this.closed || this.leaseId === undefined || this.presenceSeenRevision >= this.ackWantedRevision) return;
-    this.presenceWriting = true;
-    void (async () => {
-      try {
-        while (!this.closed && this.leaseId !== undefined && this.presenceSeenRevision < this.ackWantedRevision) {
-          const seenRevision = this.appliedRevision;
-          await this.client.kv.put(
-            { key: this.key(this.presenceKey), value: Buffer.from(JSON.stringify({ seenRevision })), lease: this.leaseId },
-            { deadline: Date.now() + etcdCallTimeoutMs },
-          );
-          this.presenceSeenRevision = Math.max(this.presenceSeenRevision, seenRevision);
-        }
-        this.presenceWriting = false;
-      } catch (error) {
-        const message = (error as Error).message;
-        this.logger.debug('directory presence write failed', { router: this.routerId, error: message });
-        if (/lease not found|expired or revoked/.test(message)) this.leaseLost(message);
-        await sleep(etcdRetryDelayMs);
-        this.presenceWriting = false;
-        this.writePresenceSoon();
-      }
-    })();
   }
 
   // ---- Loading and applying ------------------------------------------------
@@ -1567,7 +1341,7 @@ export class EtcdDirectory implements Directory {
 
   private afterApply(): void {
     this.settleWaiters();
-    this.writePresenceSoon();
+    this.presence.acknowledge(this.ackWantedRevision);
   }
 
   /** Applies one key's new value (undefined: deleted). strict: a bad value throws (at load) rather than being logged and skipped. */
@@ -1805,15 +1579,7 @@ export class EtcdDirectory implements Directory {
     }
     this.waiters.clear();
     for (const request of this.creationQueue.splice(0)) request.reject(closedError);
-    const leaseId = this.leaseId;
-    this.leaseId = undefined;
-    if (leaseId === undefined) return;
-    try {
-      await this.client.leaseClient.leaseRevoke({ ID: leaseId }, { deadline: Date.now() + etcdCallTimeoutMs });
-    } catch (error) {
-      // Not revoked: it expires by itself within the TTL.
-      this.logger.debug('directory lease revoke failed', { router: this.routerId, error: (error as Error).message });
-    }
+    await this.presence.close();
   }
 }
 
