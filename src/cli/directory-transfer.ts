@@ -76,7 +76,14 @@ async function sqliteStore(dataDir: string): Promise<TransferStore> {
 }
 
 async function etcdStore(endpoints: string, prefix: string): Promise<TransferStore> {
-  void endpoints;
-  void prefix;
-  throw new TallyError(ErrorCode.failedPrecondition, 'etcd export/import is not built yet');
+  const { parseEtcdEndpoints } = await import('../router/config.ts');
+  const { Etcd3 } = await import('etcd3');
+  const { etcdClientOptions } = await import('../router/etcd-directory.ts');
+  const { exportFromEtcd, importIntoEtcd } = await import('../router/etcd-directory-transfer.ts');
+  const client = new Etcd3(etcdClientOptions(parseEtcdEndpoints(endpoints)!));
+  return {
+    export: () => exportFromEtcd(client, prefix),
+    import: (snapshot) => importIntoEtcd(client, prefix, snapshot),
+    close: async () => client.close(),
+  };
 }

@@ -4,6 +4,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import { etcdTxnOpsMax } from '../common/index.ts';
 
 export interface EtcdProcessOptions {
   dataDir: string;
@@ -94,6 +95,9 @@ export class EtcdProcess {
         `tally=${peerUrl}`,
         '--initial-cluster-state',
         'new',
+        // The directory's transactions: a call's new counters, a deleted counter's drops (limits.ts).
+        '--max-txn-ops',
+        String(etcdTxnOpsMax),
         '--log-level',
         'warn',
         '--logger',

@@ -44,6 +44,69 @@ export const countersMax = 1_000_000;
  */
 export const shardsTotalMax = 4_000_000;
 
+// --- Directory on etcd (issue 18, items 1-3: EtcdDirectory) ---
+/**
+ * Operations one etcd transaction may hold. Creating newCountersPerCallMax
+ * counters is one transaction of that many compares and puts, and deleting
+ * or clearing a counter of shardsPerCounterMax shards one of as many task
+ * puts: etcd's default (--max-txn-ops 128) is far too few, so the launcher
+ * and the tests start etcd with this, and an operator's etcd needs at least
+ * this (--max-txn-ops 2048). A larger delete splits into transactions of
+ * whole counters.
+ */
+export const etcdTxnOpsMax = 2_048;
+/**
+ * Bytes (estimated) of new counters one creation transaction carries when it
+ * gathers several calls: well under etcd's default request limit (1.5 MiB).
+ * One call's counters always go together, whatever their size.
+ */
+export const etcdTxnBytesMax = 1024 * 1024;
+/** Deadline of one etcd call (a transaction, a range page, a lease keepalive): past it the change fails UNAVAILABLE. */
+export const etcdCallTimeoutMs = 2_000;
+/** Keys one page of the directory's load reads from etcd (halved while a page is larger than a gRPC message may be). */
+export const etcdRangePageKeysMax = 1_000;
+/**
+ * How long a change committed to etcd waits to reach this router's memory
+ * through its watch before failing UNAVAILABLE (the change stands; the
+ * watch delivers it when it is back).
+ */
+export const directoryWatchApplyTimeoutMs = 5_000;
+/**
+ * Times one change is planned again after its compare failed (another
+ * router changed a key it read first); past it the change fails
+ * UNAVAILABLE. Changes of one router never race each other (they run one
+ * at a time, creations batched), so only other routers can cost attempts.
+ */
+export const directoryChangeAttemptsMax = 8;
+/**
+ * A growth is announced (read, not written) until every live router has
+ * acknowledged it; the grower waits at most the router lease TTL plus this
+ * (a dead router's presence is gone after the TTL), then fails UNAVAILABLE
+ * and leaves the growth announced for the next pass.
+ */
+export const growthActivationMarginMs = 2_000;
+/**
+ * Keys of recent keyed clears one counter remembers in the etcd store (they
+ * live in its value, rewritten by every change of the counter). Past it the
+ * oldest are forgotten early: a retry with such a key would clear again.
+ */
+export const clearKeysPerCounterMax = 100;
+/**
+ * Shard ids a router takes from etcd's shard-id-next at once (one
+ * conditioned transaction), then hands out from memory: if every creation
+ * allocated from shard-id-next itself, every creation through every router
+ * would conflict with every other (measured: two routers creating counters
+ * together lost 8 compares in a row within seconds). Ids a router reserved
+ * and did not use are never handed out (a restart leaves a gap; ids are
+ * never reused, not dense).
+ */
+export const shardIdsPerReservation = 1_000;
+/** The directory's etcd watch reconnects after this, doubling up to etcdWatchReconnectMaxMs while etcd stays away. */
+export const etcdWatchReconnectMinMs = 50;
+export const etcdWatchReconnectMaxMs = 1_000;
+/** Pause before a presence write or a registration with etcd is tried again. */
+export const etcdRetryDelayMs = 250;
+
 // --- Counter lifecycle: listing (issue 19, item 4) ---
 /** Counters in one ListCounters page when the request says 0. */
 export const listPageSizeDefault = 100;

@@ -312,6 +312,10 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
   checkAuthenticationRequired(listenHost, config);
   if (config.counterTtlMs > 0 && config.counterTtlMs < counterTtlMsMin)
     throw new ConfigError(`--counter-ttl-ms must be 0 (no default) or at least ${counterTtlMsMin}, got ${config.counterTtlMs}`);
+  if (config.counterTtlMs > 0 && config.etcdEndpoints !== undefined)
+    throw new ConfigError(
+      '--counter-ttl-ms needs the embedded directory: with several routers on etcd no router sees every write, so none can tell a counter is idle',
+    );
   if (config.tlsRequireClientCert && config.tls === undefined)
     throw new ConfigError('--tls-require-client-cert needs --tls-cert, --tls-key and --tls-ca');
   if (config.routerLeaseTtlMs % 1_000 !== 0)

@@ -19,6 +19,8 @@ export async function configureCounter(
   directory: Directory,
   logger: Logger,
   request: counterV1.ConfigureRequest__Output,
+  /** See RouterDeps.ttlSupported. */
+  ttlSupported = true,
 ): Promise<CounterInfo> {
   const name = validateCounterName(request.counter);
   // Everything is checked before anything changes.
@@ -32,6 +34,11 @@ export async function configureCounter(
     if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `window: ${problem}`);
   }
   const ttl = request.ttl === null || request.ttl === undefined ? undefined : validateTtl(request.ttl);
+  if (ttl !== undefined && !ttlSupported)
+    throw new TallyError(
+      ErrorCode.failedPrecondition,
+      'counter TTLs need the embedded directory (one router): with several routers on etcd no router sees every write, so none can tell a counter is idle',
+    );
   const partitions = request.membershipPartitions ?? 0;
   if (partitions > 0 && setting !== undefined) throw new TallyError(ErrorCode.invalidArgument, 'a membership counter has no window');
   const existing = directory.get(name);

@@ -35,7 +35,7 @@ export interface PairInfo {
 }
 
 export type PairUpdate = Partial<
-  Pick<PairInfo, 'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced'>
+  Pick<PairInfo, 'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced' | 'draining'>
 >;
 
 export interface ShardInfo {
@@ -242,10 +242,11 @@ export interface Directory {
    * Changes a pair (roles, epoch, sync state, identities): durable, then
    * published. The epoch and the acknowledged lsn never go back. With
    * several routers the change is conditioned on the pair as this router
-   * last saw it (and on still being the supervisor): FAILED_PRECONDITION
+   * last saw it (and, asSupervisor, on still holding the supervisor
+   * lease: the pair supervisor's own role changes): FAILED_PRECONDITION
    * when another change got there first; memory then holds the winner's.
    */
-  updatePair(pairIndex: number, update: PairUpdate): Promise<PairInfo>;
+  updatePair(pairIndex: number, update: PairUpdate, options?: { asSupervisor?: boolean }): Promise<PairInfo>;
   /**
    * Registers a new pair (its nodes running and empty; the supervisor
    * assigns their roles): new shards may be placed on it from now on.
@@ -264,5 +265,17 @@ export interface Directory {
   readonly shardCount: number;
   /** The whole directory as one document (tally directory export); see directory-snapshot.ts. */
   exportSnapshot(): Promise<DirectorySnapshot>;
+  /**
+   * False while this router cannot vouch for its copy of the directory: the
+   * etcd store when its lease keepalive has not succeeded for half the
+   * lease TTL, or its watch is down (its lease may have expired, so another
+   * router may have changed what it holds, e.g. activated a growth it has
+   * not seen). The router then refuses writes and exact reads (UNAVAILABLE)
+   * rather than guess; every change already fails so. The embedded store is
+   * always fresh.
+   */
+  readonly fresh: boolean;
+  /** Ids of the live routers sharing this directory (etcd presence keys), for status; empty for the embedded store. */
+  liveRouterIds(): readonly string[];
   close(): Promise<void>;
 }

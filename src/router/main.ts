@@ -13,6 +13,8 @@ import {
   counterServiceDefinition,
   adminServiceDefinition,
   runMain,
+  TallyError,
+  ErrorCode,
   onShutdown,
   loadTls,
   serverCredentialsOf,
@@ -41,7 +43,10 @@ import { HeatTracker } from './heat.ts';
 import { createRouterMetrics } from './router-metrics.ts';
 import { createAdminService, createCounterService } from './router-service.ts';
 import { PairSupervisor } from './pair-supervisor.ts';
-import { SoleSupervisor, type SupervisorElection } from './supervisor-election.ts';
+import { EtcdSupervisorElection, SoleSupervisor, requireSupervisor, type SupervisorElection } from './supervisor-election.ts';
+import { EtcdDirectory, etcdClientOptions } from './etcd-directory.ts';
+import type { Directory } from './directory.ts';
+import { Etcd3 } from 'etcd3';
 import { Autoscaler } from './autoscaler.ts';
 import { refusalOf, tokensOf } from './auth.ts';
 import { SizingPolicy, defaultSizing } from './sizing-policy.ts';
@@ -70,10 +75,34 @@ runMain(async () => {
     logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
       listen: config.listenAddress,
     });
-  const directory = SqliteDirectory.open(config.dataDir, config.pairs, Date.now, {
-    countersMax: config.countersMax,
-    shardsTotalMax: config.shardsTotalMax,
-  });
+  const limits = { countersMax: config.countersMax, shardsTotalMax: config.shardsTotalMax };
+  // --etcd: the directory and the supervisor lease live in etcd, shared with
+  // the other routers of the cluster; without it, SQLite in --data-dir and
+  // this router alone (always the supervisor).
+  const etcd = config.etcdEndpoints === undefined ? undefined : new Etcd3(etcdClientOptions(config.etcdEndpoints));
+  const election: SupervisorElection =
+    etcd === undefined
+      ? new SoleSupervisor(config.routerId)
+      : new EtcdSupervisorElection(etcd, config.etcdPrefix, config.routerId, config.routerLeaseTtlMs, logger);
+  const directory: Directory =
+    etcd === undefined || !(election instanceof EtcdSupervisorElection)
+      ? SqliteDirectory.open(config.dataDir, config.pairs, Date.now, limits)
+      : await EtcdDirectory.open({
+          client: etcd,
+          prefix: config.etcdPrefix,
+          routerId: config.routerId,
+          pairs: config.pairs,
+          limits,
+          logger,
+          leaseTtlMs: config.routerLeaseTtlMs,
+          // The supervisor's role changes commit only while its lease holds the supervisor key.
+          pairUpdateFence: (txn) => {
+            const fence = election.leaderFence();
+            if (fence === undefined)
+              throw new TallyError(ErrorCode.failedPrecondition, `router ${config.routerId} is no longer the supervisor`);
+            requireSupervisor(txn, { key: fence.key.slice(config.etcdPrefix.length), createRevision: fence.createRevision });
+          },
+        });
   for (const warning of directory.warnings) logger.warn(warning);
   // Apply calls carry the epoch of the pair the address is primary of.
   const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
@@ -96,7 +125,6 @@ runMain(async () => {
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs, Date.now, undefined, config.heatCountersMax);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
-  const election: SupervisorElection = new SoleSupervisor(config.routerId);
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
   const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, {
     intervalMs: config.autoscaleIntervalMs,
@@ -134,11 +162,12 @@ runMain(async () => {
     tokens,
     counterTtlMs: config.counterTtlMs,
     routerView: {
-      directoryStore: 'sqlite' as const,
+      directoryStore: etcd === undefined ? ('sqlite' as const) : ('etcd' as const),
       routerId: config.routerId,
-      routers: () => [config.routerId],
+      routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
       supervisor: () => election.leaderId ?? '',
     },
+    ttlSupported: etcd === undefined,
     onPairAdded: (pair: PairInfo) => {
       if (election.isLeader) supervisor.nudge(pair.primary);
     },
@@ -185,7 +214,7 @@ runMain(async () => {
       if (!supervising) return;
       supervisor.start();
       lifecycle.start();
-      expiry.start();
+      if (etcd === undefined) expiry.start();
     } else {
       logger.warn('not supervising', { router: config.routerId, supervisor: election.leaderId ?? '' });
       supervisor.stop();
@@ -258,6 +287,7 @@ runMain(async () => {
       gauges.stop();
       pool.close();
       await directory.close();
+      etcd?.close();
       await metricsServer?.close();
       return {};
     },

@@ -58,6 +58,9 @@ function statusView(status: shardV1.StatusResponse__Output): NodeStatusView {
   };
 }
 
+/** Role changes the supervisor makes: fenced by its lease when several routers share the directory. */
+const asSupervisor = { asSupervisor: true } as const;
+
 export class PairSupervisor {
   private readonly health = new Map<string, NodeHealth>();
   private readonly busyPairs = new Set<number>();
@@ -194,7 +197,7 @@ export class PairSupervisor {
         } else {
           this.logger.info(action.reason, { pair: pair.pairIndex, ...stringified(action.update) });
         }
-        await this.directory.updatePair(pair.pairIndex, action.update);
+        await this.directory.updatePair(pair.pairIndex, action.update, asSupervisor);
         return true;
       }
       case 'assignPrimary': {
@@ -270,10 +273,14 @@ export class PairSupervisor {
     if (status === undefined || !status.syncRequired || BigInt(status.epoch) !== pair.epoch || status.followerId !== pair.followerId)
       return;
     const confirmedLsn = BigInt(status.followerAckedLsn);
-    await this.directory.updatePair(pair.pairIndex, {
-      inSync: true,
-      ackedLsn: confirmedLsn > pair.ackedLsn ? confirmedLsn : pair.ackedLsn,
-    });
+    await this.directory.updatePair(
+      pair.pairIndex,
+      {
+        inSync: true,
+        ackedLsn: confirmedLsn > pair.ackedLsn ? confirmedLsn : pair.ackedLsn,
+      },
+      asSupervisor,
+    );
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 1);
     this.logger.info('in sync', {
       pair: pair.pairIndex,
@@ -286,7 +293,7 @@ export class PairSupervisor {
 
   private async markOutOfSync(pair: PairInfo, reason: string, update: PairUpdate = {}): Promise<void> {
     // Directory first: from here on the follower is neither read nor promoted.
-    await this.directory.updatePair(pair.pairIndex, { ...update, inSync: false });
+    await this.directory.updatePair(pair.pairIndex, { ...update, inSync: false }, asSupervisor);
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
     this.metrics.outOfSync.inc({ pair: String(pair.pairIndex) });
     this.logger.warn('out of sync', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, reason });
@@ -298,14 +305,18 @@ export class PairSupervisor {
     const promoted = pair.follower;
     const epoch = pair.epoch + 1n;
     // Persisted before anyone is told: a router restart keeps the decision.
-    const next = await this.directory.updatePair(pair.pairIndex, {
-      primary: promoted,
-      follower: deposed,
-      epoch,
-      inSync: false,
-      primaryId: pair.followerId,
-      followerId: deposedId,
-    });
+    const next = await this.directory.updatePair(
+      pair.pairIndex,
+      {
+        primary: promoted,
+        follower: deposed,
+        epoch,
+        inSync: false,
+        primaryId: pair.followerId,
+        followerId: deposedId,
+      },
+      asSupervisor,
+    );
     this.metrics.failovers.inc({ pair: String(pair.pairIndex) });
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
     this.logger.warn('promotion', { pair: pair.pairIndex, promoted, deposed, epoch, reason, silentMs: this.silentForMs(deposed) });

@@ -59,6 +59,12 @@ export interface RouterDeps {
   counterTtlMs: number;
   /** This router, the others sharing its directory, and the supervisor: for ClusterStatus. */
   routerView: RouterView;
+  /**
+   * False with several routers on etcd: each router knows only the writes
+   * made through it, so none can tell a counter is idle. A TTL is refused
+   * rather than expiring counters other routers are writing.
+   */
+  ttlSupported: boolean;
   /** Called once a pair was added: the supervisor checks it at once. */
   onPairAdded(pair: PairInfo): void;
 }
@@ -365,7 +371,7 @@ export function createAdminService(deps: RouterDeps) {
     ),
 
     Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>(async (request) =>
-      describe(await configureCounter(directory, logger, request)),
+      describe(await configureCounter(directory, logger, request, deps.ttlSupported)),
     ),
 
     Rebuild: unary<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {

@@ -965,7 +965,7 @@ export class SqliteDirectory implements Directory {
     this.write(() =>
       this.db
         .prepare(
-          'UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ? WHERE pair_index = ?',
+          'UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ?, draining = ? WHERE pair_index = ?',
         )
         .run(
           next.primary,
@@ -977,6 +977,7 @@ export class SqliteDirectory implements Directory {
           next.ackedLsn,
           legacy ? 1 : 0,
           next.replaced ? 1 : 0,
+          next.draining ? 1 : 0,
           pairIndex,
         ),
     );
@@ -1040,9 +1041,7 @@ export class SqliteDirectory implements Directory {
     const pair = this.pair(pairIndex);
     if (draining && this.pairs.every((other) => other === pair || other.draining))
       throw new TallyError(ErrorCode.failedPrecondition, `pair ${pairIndex} is the last pair taking new shards: it cannot be drained`);
-    this.write(() => this.db.prepare('UPDATE pairs SET draining = ? WHERE pair_index = ?').run(draining ? 1 : 0, pairIndex));
-    pair.draining = draining;
-    return pair;
+    return this.updatePair(pairIndex, { draining });
   }
 
   shardCountOfPair(pairIndex: number): number {
@@ -1065,6 +1064,16 @@ export class SqliteDirectory implements Directory {
   /** Shards over all counters. */
   get shardCount(): number {
     return this.totalShardCount;
+  }
+
+  /** One router owns the file: its copy is the directory. */
+  get fresh(): boolean {
+    return true;
+  }
+
+  /** No presence to share: the file is this router's alone. */
+  liveRouterIds(): readonly string[] {
+    return [];
   }
 
   async close(): Promise<void> {

@@ -2,8 +2,6 @@
 // directory in it; the launcher restarts a router or etcd that dies, stops
 // routers, then nodes, then etcd on SIGINT, and says in one line when etcd is
 // missing. Run from source like every launcher test.
-// The tests that start routers on etcd wait for the etcd directory store
-// (TALLY_ETCD_STORE_READY=1 runs them): until then routers refuse --etcd.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,8 +11,6 @@ import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { waitFor } from '../helpers/cluster.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
-
-const storeReady = process.env.TALLY_ETCD_STORE_READY !== undefined && process.env.TALLY_ETCD_STORE_READY !== '';
 
 interface Launched {
   child: ChildProcess;
@@ -118,7 +114,7 @@ describe('launcher with several routers (npm start -- --routers N)', () => {
     return client;
   }
 
-  it.skipIf(!storeReady)(
+  it(
     'launcher: --routers 2 serves one directory through both routers, restarts a SIGKILLed router and a SIGKILLed etcd, and SIGINT stops routers, then nodes, then etcd',
     { timeout: 120_000 },
     async () => {
@@ -170,23 +166,19 @@ describe('launcher with several routers (npm start -- --routers N)', () => {
     },
   );
 
-  it.skipIf(!storeReady)(
-    'launcher: every child, etcd included, stops by itself when the launcher is SIGKILLed',
-    { timeout: 90_000 },
-    async () => {
-      const started = await launchRouters('orphans', 2);
-      const etcdPid = etcdPidOf(path.join(dataDir, 'orphans', 'etcd'))!;
-      const client = clientOf(routerAddressesOf(started.output()).get('router-1')!);
-      const pids = [
-        etcdPid,
-        ...['router-1', 'router-2'].map((name) => readyPidOf(started.output(), name)!),
-        ...(await client.clusterStatus()).nodes.map((node) => node.pid),
-      ];
-      expect(pids.every((pid) => pid > 0)).toBe(true);
-      started.child.kill('SIGKILL');
-      await waitFor(() => pids.every((pid) => !isAlive(pid)), { timeoutMs: 15_000, what: 'orphaned children, etcd included, to exit' });
-    },
-  );
+  it('launcher: every child, etcd included, stops by itself when the launcher is SIGKILLed', { timeout: 90_000 }, async () => {
+    const started = await launchRouters('orphans', 2);
+    const etcdPid = etcdPidOf(path.join(dataDir, 'orphans', 'etcd'))!;
+    const client = clientOf(routerAddressesOf(started.output()).get('router-1')!);
+    const pids = [
+      etcdPid,
+      ...['router-1', 'router-2'].map((name) => readyPidOf(started.output(), name)!),
+      ...(await client.clusterStatus()).nodes.map((node) => node.pid),
+    ];
+    expect(pids.every((pid) => pid > 0)).toBe(true);
+    started.child.kill('SIGKILL');
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), { timeoutMs: 15_000, what: 'orphaned children, etcd included, to exit' });
+  });
 
   it('launcher: --routers 2 without etcd on PATH is one line naming the Debian package, exit code 1, and nothing started', async () => {
     const bare = path.join(dataDir, 'no-etcd');
