@@ -120,6 +120,55 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
     store.end();
   });
 
+  it('directory: a pair added online takes new shards, survives a reopen whose pairs lack it, and refuses addresses in use', async () => {
+    const directory = await open(twoPairs);
+    await directory.getOrCreateMany(['a', 'b']);
+    const added = await directory.addPair({ primary: 'p9:1', follower: 'f9:1' });
+    expect(added).toMatchObject({ pairIndex: 2, epoch: 1n, addedOnline: true, draining: false, inSync: false });
+    expect(directory.allPairs()).toHaveLength(3);
+    // Placement: the empty pair takes the next new counter.
+    expect((await directory.getOrCreate('c')).shards[0]!.pairIndex).toBe(2);
+    expect(directory.shardCountOfPair(2)).toBe(1);
+    expect(await codeOfAsync(() => directory.addPair({ primary: 'p0:1', follower: 'new:1' }))).toBe('failed_precondition');
+    expect(await codeOfAsync(() => directory.addPair({ primary: 'same:1', follower: 'same:1' }))).toBe('invalid_argument');
+    expect(directory.allPairs()).toHaveLength(3);
+    await directory.close();
+    opened.splice(opened.indexOf(directory), 1);
+    const reopened = await open(twoPairs);
+    expect(reopened.allPairs().map((pair) => pair.primary)).toEqual(['p0:1', 'p1:1', 'p9:1']);
+    expect(reopened.warnings.join('\n')).toMatch(/added online/);
+  });
+
+  it('directory: a draining pair takes no new shards and is kept draining; the last open pair cannot drain', async () => {
+    const directory = await open(twoPairs);
+    expect((await directory.setPairDraining(0, true)).draining).toBe(true);
+    await directory.getOrCreateMany(['x', 'y', 'z']);
+    await directory.setShards('x', 4);
+    for (const name of ['x', 'y', 'z']) for (const shard of directory.get(name)!.shards) expect(shard.pairIndex, name).toBe(1);
+    expect(await codeOfAsync(() => directory.setPairDraining(1, true))).toBe('failed_precondition');
+    await directory.close();
+    opened.splice(opened.indexOf(directory), 1);
+    const reopened = await open(twoPairs);
+    expect(reopened.pair(0).draining).toBe(true);
+    await reopened.setPairDraining(0, false);
+    expect(reopened.pair(0).draining).toBe(false);
+  });
+
+  it('directory: an export holds every counter, pair and owed task, and ids below its next shard id', async () => {
+    const directory = await open(twoPairs);
+    await directory.getOrCreateMany(['e1', 'e2']);
+    await directory.setShards('e1', 3);
+    await directory.getOrCreate('gone');
+    await directory.deleteCounter('gone');
+    const snapshot = await directory.exportSnapshot();
+    expect(snapshot.counters.map((counter) => counter.name).sort()).toEqual(['e1', 'e2']);
+    expect(snapshot.pairs).toHaveLength(2);
+    expect(snapshot.shardTasks.filter((task) => task.kind === 'drop')).toHaveLength(1);
+    const ids = snapshot.counters.flatMap((counter) => counter.shards.map(([id]) => id));
+    for (const id of ids) expect(id).toBeLessThan(snapshot.shardIdNext);
+    expect((await directory.getOrCreate('after')).shards[0]!.shardId).toBeGreaterThanOrEqual(Math.max(...ids) + 1);
+  });
+
   it('directory: getOrCreate makes a counter with one shard, once', async () => {
     const directory = await open();
     expect(directory.get('views')).toBeUndefined();

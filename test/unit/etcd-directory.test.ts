@@ -277,9 +277,9 @@ describe('etcd directory', () => {
     const client = newClient();
     await client.put(`${prefix}supervisor`).value('a');
     const a = await openRouter('a', { client, pairUpdateFence: (txn) => void txn.and('supervisor', 'Value', '==', 'a') });
-    await a.updatePair(1, { inSync: true });
+    await a.updatePair(1, { inSync: true }, { asSupervisor: true });
     await client.put(`${prefix}supervisor`).value('b');
-    const error = await a.updatePair(1, { inSync: false }).catch((caught: TallyError) => caught);
+    const error = await a.updatePair(1, { inSync: false }, { asSupervisor: true }).catch((caught: TallyError) => caught);
     expect(error).toBeInstanceOf(TallyError);
     expect((error as TallyError).code).toBe('failed_precondition');
     expect((error as TallyError).message).toMatch(/no longer the supervisor/);
