@@ -264,6 +264,8 @@ export class EtcdDirectory implements Directory {
   private readonly presence: RouterPresence;
   /** The highest revision applied with a growth announced: this router's presence acknowledges it. */
   private ackWantedRevision = 0;
+  /** The revision of the change being applied now (a deletion's, for forgetCounter). */
+  private appliedRevisionInFlight = 0;
   private finishingGrowths = false;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -987,7 +989,24 @@ export class EtcdDirectory implements Directory {
         })),
       );
     }
+    // Every live router forgets them before the delete returns (or its lease
+    // lapses): none goes on reading or writing the old shards afterwards.
+    if (deleted.length > 0) await this.awaitAcknowledged(this.ackWantedRevision, `the delete of ${deleted.length} counter(s)`);
     return deleted;
+  }
+
+  /**
+   * Waits until every live router's presence has seen `revision` (a dead
+   * one's lease expires meanwhile). Used after a change other routers must
+   * have applied before this one acts on it or answers: a growth's
+   * activation, a clear, a delete, a pair going out of sync.
+   */
+  private async awaitAcknowledged(revision: number, what: string): Promise<void> {
+    await this.waitUntil(
+      () => this.unacknowledged(revision).length === 0,
+      this.presence.leaseExpiryMs + growthActivationMarginMs,
+      () => `router(s) ${this.unacknowledged(revision).join(', ')} to acknowledge ${what}`,
+    );
   }
 
   /**
@@ -999,7 +1018,7 @@ export class EtcdDirectory implements Directory {
   async clearCounter(name: string, key: Buffer, windowMs: number): Promise<ClearOutcome> {
     if (!this.counters.has(name)) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
     const encodedKey = key.toString('base64');
-    return this.change<ClearOutcome>(`clearing ${name}`, () => {
+    const outcome = await this.change<ClearOutcome>(`clearing ${name}`, () => {
       const counter = this.existing(name);
       const record = this.records.get(name)!;
       const nowMs = this.now();
@@ -1019,6 +1038,11 @@ export class EtcdDirectory implements Directory {
         ops.push(this.putTask({ shardId: shard.shardId, pairIndex: shard.pairIndex, kind: 'clear', generation, createdMs: nowMs }));
       return { read: [counterKeyPrefix + name], ops, result: () => ({ counter: this.existing(name), generation, applied: true }) };
     });
+    // Every live router tags its writes and reads with the new generation
+    // before the clear goes out to the shards and returns: an increment made
+    // through any router after Clear returned is never cleared away.
+    await this.awaitAcknowledged(this.ackWantedRevision, `the clear of ${name}`);
+    return outcome;
   }
 
   /**
@@ -1064,23 +1088,31 @@ export class EtcdDirectory implements Directory {
   async readBarrier(names: readonly string[]): Promise<void> {
     this.assertFresh();
     const unknown = [...new Set(names)].filter((name) => !this.counters.has(name));
-    if (unknown.length === 0) return;
-    // One linearizable read answers at etcd's current revision: every change
-    // committed before this read began is at or below it, whatever its key.
-    let revision: number;
-    try {
-      const response = await this.ns
-        .get(counterKeyPrefix + unknown[0]!)
-        .options({ deadline: Date.now() + etcdCallTimeoutMs })
-        .exec();
-      revision = Number(response.header.revision);
-    } catch (error) {
-      throw storeError(error);
+    // Each unknown name read from etcd (linearizable, in transactions of
+    // ranges): one that exists there is waited for until the watch has
+    // brought its revision here; one absent there is absent.
+    let newest = 0;
+    for (let from = 0; from < unknown.length; from += etcdTxnOpsMax) {
+      const ops = unknown
+        .slice(from, from + etcdTxnOpsMax)
+        .map((name): IRequestOp => ({ request_range: { key: this.key(counterKeyPrefix + name), keys_only: true } }));
+      try {
+        const response = await this.ns
+          .if(shardIdNextKey, 'Create', '>', -1)
+          .then(...ops)
+          .options({ deadline: Date.now() + etcdCallTimeoutMs })
+          .commit();
+        for (const op of response.responses)
+          for (const kv of op.response_range?.kvs ?? []) newest = Math.max(newest, Number(kv.mod_revision));
+      } catch (error) {
+        throw storeError(error);
+      }
     }
+    if (newest === 0) return;
     await this.waitUntil(
-      () => this.appliedRevision >= revision,
+      () => this.appliedRevision >= newest,
       directoryWatchApplyTimeoutMs,
-      `the directory watch to reach revision ${revision} for an exact read`,
+      `the directory watch to reach revision ${newest} for an exact read`,
     );
   }
 
@@ -1154,6 +1186,7 @@ export class EtcdDirectory implements Directory {
 
   async updatePair(pairIndex: number, update: PairUpdate, options: { asSupervisor?: boolean } = {}): Promise<PairInfo> {
     const pair = this.pair(pairIndex);
+    const wasInSync = pair.inSync;
     const seenRevision = this.pairRevisions[pairIndex]!;
     const next = { ...pair, ...update };
     if (next.epoch < pair.epoch) throw new Error(`pair ${pairIndex}: epoch may not go back from ${pair.epoch} to ${next.epoch}`);
@@ -1181,7 +1214,7 @@ export class EtcdDirectory implements Directory {
         ErrorCode.failedPrecondition,
         `pair ${pairIndex} was not changed: ${why}; the directory now holds epoch ${pair.epoch}`,
       );
-    return this.lane.run(async () => {
+    const changed = await this.lane.run(async () => {
       this.assertFresh();
       if (this.pairRevisions[pairIndex] !== seenRevision) throw lost('another change to it got there first');
       const outcome = await this.commit(
@@ -1189,11 +1222,13 @@ export class EtcdDirectory implements Directory {
         [this.put(key, Buffer.from(JSON.stringify(checkPair(pairIndex, stored))))],
         options.asSupervisor === true ? this.pairUpdateFence : undefined,
       );
-      if (outcome === 'committed') return pair;
       // A retry of the transaction by the client may have found its own first attempt.
-      if (samePair(pair, next)) return pair;
+      if (outcome === 'committed' || samePair(pair, next)) return pair;
       throw lost(outcome === 'fenced' ? 'this router is no longer the supervisor' : 'another change to it got there first');
     });
+    // Outside the lane: this router's other changes need not wait for it.
+    if (wasInSync && !changed.inSync) await this.awaitAcknowledged(this.ackWantedRevision, `pair ${pairIndex} out of sync`);
+    return changed;
   }
 
   /**
@@ -1443,6 +1478,7 @@ export class EtcdDirectory implements Directory {
   private applySnapshot(kvs: readonly IKeyValue[], revision: number, strict: boolean): void {
     const present = new Set<string>();
     for (const kv of kvs) present.add(this.relativeKey(kv.key));
+    this.appliedRevisionInFlight = revision;
     for (const relative of this.heldKeys()) if (!present.has(relative)) this.applyOne(relative, undefined, strict);
     // Creation order: liveCounters walks counters in it.
     const ordered = [...kvs].sort((left, right) => Number(left.create_revision) - Number(right.create_revision));
@@ -1456,6 +1492,8 @@ export class EtcdDirectory implements Directory {
 
   private applyEvents(events: readonly IEvent[]): void {
     for (const event of events) {
+      // A delete event's kv carries the revision of the delete.
+      this.appliedRevisionInFlight = Number(event.kv.mod_revision);
       this.applyOne(this.relativeKey(event.kv.key), event.type === 'Put' ? event.kv : undefined, false);
       const revision = Number(event.kv.mod_revision);
       if (revision > this.appliedRevision) this.appliedRevision = revision;
@@ -1552,6 +1590,8 @@ export class EtcdDirectory implements Directory {
     if (counter.window.bucketMs !== stored.window.bucketMs || counter.window.retentionMs !== stored.window.retentionMs)
       counter.window = { bucketMs: stored.window.bucketMs, retentionMs: stored.window.retentionMs };
     counter.autoscale = stored.autoscale;
+    // A clear: every router acknowledges it (clearCounter waits for that).
+    if (stored.generation !== counter.generation && modRevision > this.ackWantedRevision) this.ackWantedRevision = modRevision;
     counter.generation = stored.generation;
     counter.ttlMs = stored.ttlMs;
     record.modRevision = modRevision;
@@ -1574,6 +1614,8 @@ export class EtcdDirectory implements Directory {
     this.counters.delete(name);
     this.records.delete(name);
     this.announced.delete(name);
+    // A delete: every router acknowledges it (deleteCounters waits for that).
+    if (this.appliedRevisionInFlight > this.ackWantedRevision) this.ackWantedRevision = this.appliedRevisionInFlight;
   }
 
   private countShard(pairIndex: number, delta: number): void {
@@ -1600,6 +1642,9 @@ export class EtcdDirectory implements Directory {
     };
     const modRevision = Number(kv.mod_revision);
     if (pairIndex < this.pairs.length) {
+      // Out of sync: every router acknowledges it (updatePair waits), so none
+      // reads the follower for an exact sum once its primary acknowledges alone.
+      if (this.pairs[pairIndex]!.inSync && !pair.inSync && modRevision > this.ackWantedRevision) this.ackWantedRevision = modRevision;
       // In place: callers hold PairInfo objects.
       Object.assign(this.pairs[pairIndex]!, pair);
       this.pairRevisions[pairIndex] = modRevision;
@@ -1731,6 +1776,8 @@ function samePair(left: PairInfo, right: PairInfo): boolean {
     left.followerId === right.followerId &&
     left.ackedLsn === right.ackedLsn &&
     left.legacy === right.legacy &&
-    left.replaced === right.replaced
+    left.replaced === right.replaced &&
+    left.addedOnline === right.addedOnline &&
+    left.draining === right.draining
   );
 }

@@ -4,6 +4,7 @@
 // whether the lease can still be vouched for; it never changes the
 // directory's memory, and renews only while the directory's watch is up: a
 // router that cannot follow the directory must let its presence go.
+import { performance } from 'node:perf_hooks';
 import type { Etcd3, Namespace } from 'etcd3';
 import { ErrorCode, TallyError, etcdCallTimeoutMs, etcdRetryDelayMs, growthActivationMarginMs, type Logger } from '../common/index.ts';
 
@@ -72,7 +73,8 @@ export class RouterPresence {
   /** Why the lease cannot be vouched for now, or undefined when it can. */
   staleReason(): string | undefined {
     if (this.leaseId === undefined) return 'this router has no etcd lease (it is registering again)';
-    const sinceRenewMs = Date.now() - this.lastRenewSentMs;
+    // Monotonic: a wall-clock step back must not keep a cut-off router fresh.
+    const sinceRenewMs = Math.round(performance.now() - this.lastRenewSentMs);
     // Past half the TTL the lease may be close to expiring unseen: other routers may then act without this one.
     if (sinceRenewMs >= this.options.leaseTtlMs / 2) return `no lease keepalive has succeeded for ${sinceRenewMs} ms`;
     if (this.options.appliedRevision() < this.createdRevision) return 'this router is catching up with etcd';
@@ -110,8 +112,8 @@ export class RouterPresence {
     const untilMs = Date.now() + this.grantedTtlMs + growthActivationMarginMs;
     const ttlSeconds = Math.ceil(leaseTtlMs / 1_000);
     for (;;) {
-      const sentMs = Date.now();
-      const deadline = sentMs + etcdCallTimeoutMs;
+      const sentMs = performance.now();
+      const deadline = Date.now() + etcdCallTimeoutMs;
       const grant = await client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline });
       if (Number(grant.TTL) * 1_000 > this.grantedTtlMs) {
         logger.info('etcd granted a longer router lease than asked', { askedSeconds: ttlSeconds, grantedSeconds: grant.TTL });
@@ -145,9 +147,9 @@ export class RouterPresence {
     const leaseId = this.leaseId;
     if (this.renewing || this.closed || leaseId === undefined || this.options.watchConnected() === false) return;
     this.renewing = true;
-    const sentMs = Date.now();
+    const sentMs = performance.now();
     try {
-      const stream = await this.options.client.leaseClient.leaseKeepAlive({ deadline: sentMs + this.options.leaseTtlMs / 2 });
+      const stream = await this.options.client.leaseClient.leaseKeepAlive({ deadline: Date.now() + this.options.leaseTtlMs / 2 });
       let ttlSeconds: number;
       try {
         ttlSeconds = await new Promise<number>((resolve, reject) => {

@@ -125,6 +125,7 @@ runMain(async () => {
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const heat = new HeatTracker(config.heatHalfLifeMs, Date.now, undefined, config.heatCountersMax);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
+  supervisor.mayAct = () => election.isLeader;
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
   const autoscaler = new Autoscaler(directory, heat, sizing, metrics, logger, {
     intervalMs: config.autoscaleIntervalMs,

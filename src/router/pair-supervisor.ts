@@ -186,7 +186,16 @@ export class PairSupervisor {
     }
   }
 
+  /**
+   * False once this router stopped supervising (several routers: the lease
+   * went elsewhere). A check already under way stops before its next step:
+   * a deposed supervisor sends no role to a node after the new one may have
+   * (its directory changes are fenced by the lease anyway).
+   */
+  mayAct: () => boolean = () => true;
+
   private async act(pair: PairInfo, action: PairAction): Promise<boolean> {
+    if (!this.mayAct()) return false;
     switch (action.kind) {
       case 'record': {
         const onlyAcked = Object.keys(action.update).every((key) => key === 'ackedLsn');

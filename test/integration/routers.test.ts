@@ -101,6 +101,22 @@ describe('several routers on etcd', () => {
     expect((await b.read('keyed')).total).toBe(60n);
   }, 60_000);
 
+  it('routers: an increment through the other router right after a clear or a delete returned is never lost', async () => {
+    for (let round = 0; round < 15; round++) {
+      const counter = `cut-${round % 3}`;
+      await a.increment(counter, 5);
+      await a.clear(counter);
+      // At once, through the router that did not clear: it must already tag the new generation.
+      await b.increment(counter, 1);
+      expect((await a.read(counter)).total, `round ${round}`).toBe(1n);
+      expect((await b.read(counter)).total, `round ${round}`).toBe(1n);
+      await b.deleteCounter(counter);
+      await a.increment(counter, 2);
+      expect((await b.read(counter)).total, `round ${round} after delete`).toBe(2n);
+      await a.deleteCounter(counter);
+    }
+  }, 90_000);
+
   it('routers: clear and delete through one router are seen by the other', async () => {
     await a.increment('to-clear', 5);
     await a.increment('to-delete', 7);

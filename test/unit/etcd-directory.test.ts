@@ -201,6 +201,41 @@ describe('etcd directory', () => {
     expect(b.get('c')!.growths).toEqual(counter.growths);
   });
 
+  it('etcd directory: a clear, a delete and a pair going out of sync resolve only once every live router has acknowledged them', async () => {
+    begin();
+    const a = await openRouter('a');
+    const b = await openRouter('b');
+    await a.getOrCreateMany(['cleared', 'deleted']);
+    await a.updatePair(0, { inSync: true });
+    await waitFor(() => b.get('deleted') !== undefined && b.pair(0).inSync, {
+      timeoutMs: 5_000,
+      what: 'b to see both and the pair in sync',
+    });
+    // b's acknowledgements (its presence writes) are held back until released.
+    const clientB = clientOf(b);
+    const put = clientB.kv.put.bind(clientB.kv);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    vi.spyOn(clientB.kv, 'put').mockImplementation(async (...args) => {
+      await held;
+      return put(...args);
+    });
+    const settled = { clear: false, delete: false, pair: false };
+    const clear = a.clearCounter('cleared', Buffer.alloc(0), 60_000).finally(() => (settled.clear = true));
+    const deletion = a.deleteCounters(['deleted']).finally(() => (settled.delete = true));
+    const outOfSync = a.updatePair(0, { inSync: false }).finally(() => (settled.pair = true));
+    // b has applied them (its watch runs), but has not said so: a does not answer yet.
+    await waitFor(() => b.get('cleared')!.generation === 1 && b.get('deleted') === undefined && !b.pair(0).inSync, {
+      timeoutMs: 5_000,
+      what: 'b to apply the clear, the delete and the out-of-sync mark',
+    });
+    await staysTrue(() => !settled.clear && !settled.delete && !settled.pair, 500);
+    release();
+    expect((await clear).generation).toBe(1);
+    expect((await deletion).map((counter) => counter.name)).toEqual(['deleted']);
+    expect((await outOfSync).inSync).toBe(false);
+  });
+
   it('etcd directory: a router gone without a word (its lease left to expire) holds a growth back at most about the lease TTL', async () => {
     begin();
     const a = await openRouter('a');
