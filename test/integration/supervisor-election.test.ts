@@ -59,7 +59,7 @@ interface Candidate {
 
 function newCandidate(prefix: string, routerId: string, endpoint = etcd.endpoint): Candidate {
   const client = newClient(endpoint);
-  const election = new EtcdSupervisorElection(client, prefix, routerId, leaseTtlMs, createLogger(`election-${routerId}`, 'warn'));
+  const election = new EtcdSupervisorElection(client, prefix, routerId, leaseTtlMs, createLogger(`election-${routerId}`, 'error'));
   cleanups.push(() => election.stop());
   return { election, client, routerId };
 }
