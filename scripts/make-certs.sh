@@ -10,6 +10,11 @@
 #                                  default 2 pairs, the compose service names);
 #                                  spiffe://tally/node/<name>; serverAuth + clientAuth
 #   client.crt client.key          spiffe://tally/client; clientAuth only, no host names
+#   etcd-ca.crt etcd-ca.key        a second CA, for etcd alone: etcd trusts every
+#                                  certificate its CA signed to rewrite the
+#                                  directory, so that CA signs only these two:
+#   etcd.crt etcd.key              etcd's server certificate (localhost, 127.0.0.1, etcd)
+#   etcd-client.crt etcd-client.key  the routers' client certificate for etcd
 #   admin.token client.token
 # The role is the URI subject alternative name: nodes serve ShardNode only to
 # router and node certificates (src/common/peer-role.ts). The router and each
@@ -84,10 +89,12 @@ EOF
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 825 -config "$conf" -extensions ca \
   -subj "/O=tally/CN=tally-dev-ca" -keyout ca.key -out ca.crt >/dev/null 2>&1
+openssl req -x509 -newkey rsa:2048 -nodes -days 825 -config "$conf" -extensions ca \
+  -subj "/O=tally/CN=tally-dev-etcd-ca" -keyout etcd-ca.key -out etcd-ca.crt >/dev/null 2>&1
 
-# make_leaf name uri extendedKeyUsage [sans]
+# make_leaf name uri extendedKeyUsage [sans] [ca]
 make_leaf() {
-  local name="$1" uri="$2" usage="$3" sans="${4:-}"
+  local name="$1" uri="$2" usage="$3" sans="${4:-}" ca="${5:-ca}"
   openssl req -newkey rsa:2048 -nodes -subj "/O=tally/CN=$name" -keyout "$name.key" -out "$name.csr" >/dev/null 2>&1
   {
     echo "[leaf]"
@@ -98,7 +105,7 @@ make_leaf() {
     echo "authorityKeyIdentifier = keyid"
     echo "subjectAltName = URI:$uri$sans"
   } > "$name.ext"
-  openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -set_serial "0x$(openssl rand -hex 16)" -days 825 \
+  openssl x509 -req -in "$name.csr" -CA "$ca.crt" -CAkey "$ca.key" -set_serial "0x$(openssl rand -hex 16)" -days 825 \
     -extfile "$name.ext" -extensions leaf -out "$name.crt" >/dev/null 2>&1
   rm -f "$name.csr" "$name.ext"
 }
@@ -109,9 +116,11 @@ for name in "${nodes[@]}"; do
   make_leaf "$name" "spiffe://tally/node/$name" "serverAuth,clientAuth" "$local_sans,DNS:$name$(extra_of "$name")"
 done
 make_leaf client "spiffe://tally/client" "clientAuth"
+make_leaf etcd "spiffe://tally/etcd" "serverAuth" "$local_sans,DNS:etcd" etcd-ca
+make_leaf etcd-client "spiffe://tally/router" "clientAuth" "" etcd-ca
 
 openssl rand -hex 32 > admin.token
 openssl rand -hex 32 > client.token
 # A directory that already existed keeps its mode, and files it held keep theirs.
-chmod 600 ca.crt ca.key router.* client.* node-* admin.token client.token
-echo "wrote $(pwd): ca, router, ${nodes[*]} and client (.crt and .key each), admin.token, client.token"
+chmod 600 ca.crt ca.key router.* client.* node-* etcd-ca.* etcd.* etcd-client.* admin.token client.token
+echo "wrote $(pwd): ca, router, ${nodes[*]}, client, etcd-ca, etcd and etcd-client (.crt and .key each), admin.token, client.token"

@@ -3,6 +3,7 @@
 // data lives in a directory of ours, so a restart keeps the directory.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import { etcdTxnOpsMax } from '../common/index.ts';
 
@@ -21,6 +22,12 @@ export interface EtcdProcessOptions {
    * the Node children do through their stdin.
    */
   stopWithParent?: boolean;
+  /**
+   * Serve clients over TLS (https://) and require a client certificate
+   * signed by caFile (--client-cert-auth). The peer URL stays plaintext on
+   * loopback: one member.
+   */
+  tls?: { certFile: string; keyFile: string; caFile: string; clientCertFile: string; clientKeyFile: string };
 }
 
 /** The one-line error when etcd is not installed: names the package. */
@@ -57,7 +64,7 @@ export class EtcdProcess {
 
   /** The client URL routers are given (--etcd). */
   get endpoint(): string {
-    return `http://${this.host}:${this.clientPort}`;
+    return `${this.options.tls === undefined ? 'http' : 'https'}://${this.host}:${this.clientPort}`;
   }
 
   get running(): boolean {
@@ -98,6 +105,17 @@ export class EtcdProcess {
         // The directory's transactions: a call's new counters, a deleted counter's drops (limits.ts).
         '--max-txn-ops',
         String(etcdTxnOpsMax),
+        ...(this.options.tls === undefined
+          ? []
+          : [
+              '--cert-file',
+              this.options.tls.certFile,
+              '--key-file',
+              this.options.tls.keyFile,
+              '--trusted-ca-file',
+              this.options.tls.caFile,
+              '--client-cert-auth',
+            ]),
         '--log-level',
         'warn',
         '--logger',
@@ -129,8 +147,7 @@ export class EtcdProcess {
     while (Date.now() < deadline) {
       if (!this.running) throw new Error(`etcd exited before it was ready (code ${child.exitCode}, signal ${child.signalCode})`);
       try {
-        const response = await fetch(`${this.endpoint}/health`, { signal: AbortSignal.timeout(1_000) });
-        if (response.ok && ((await response.json()) as { health?: string }).health === 'true') return;
+        if (await this.healthy()) return;
       } catch {
         // Not listening yet.
       }
@@ -138,6 +155,35 @@ export class EtcdProcess {
     }
     await this.kill();
     throw new Error(`etcd was not healthy within ${readyTimeoutMs} ms`);
+  }
+
+  /** One GET /health (over TLS with the client certificate when etcd requires one). */
+  private async healthy(): Promise<boolean> {
+    const tls = this.options.tls;
+    if (tls === undefined) {
+      const response = await fetch(`${this.endpoint}/health`, { signal: AbortSignal.timeout(1_000) });
+      return response.ok && ((await response.json()) as { health?: string }).health === 'true';
+    }
+    const body = await new Promise<string>((resolve, reject) => {
+      const request = https.get(
+        `${this.endpoint}/health`,
+        {
+          ca: fs.readFileSync(tls.caFile),
+          cert: fs.readFileSync(tls.clientCertFile),
+          key: fs.readFileSync(tls.clientKeyFile),
+          timeout: 1_000,
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve(text));
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error('timeout')));
+      request.on('error', reject);
+    });
+    return (JSON.parse(body) as { health?: string }).health === 'true';
   }
 
   /** Sends a signal and waits for the exit (SIGKILL: a crash; SIGTERM: a clean stop). */

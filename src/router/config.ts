@@ -104,6 +104,13 @@ export interface RouterConfig {
   clientToken: string | undefined;
   /** etcd client URLs: the directory lives there and several routers may share it; undefined = the embedded SQLite directory. */
   etcdEndpoints: string[] | undefined;
+  /**
+   * TLS to etcd (https:// endpoints): the CA etcd's certificate is checked
+   * against, and this router's client certificate when etcd requires one
+   * (--client-cert-auth). Use a CA that signs only routers' etcd
+   * certificates: any certificate it signed can rewrite the directory.
+   */
+  etcdTls: { caFile: string; certFile: string | undefined; keyFile: string | undefined } | undefined;
   /** Every etcd key of this cluster starts with it (ends with "/"). */
   etcdPrefix: string;
   /** This router's name in etcd (presence key, supervisor value, tally status); unique among the routers of a cluster. */
@@ -151,6 +158,7 @@ export const routerDefaults = {
   adminToken: undefined as string | undefined,
   clientToken: undefined as string | undefined,
   etcdEndpoints: undefined as string[] | undefined,
+  etcdTls: undefined as RouterConfig['etcdTls'],
   etcdPrefix: '/tally/',
   routerLeaseTtlMs: 5_000,
   // routerId has no fixed default: it is <listen address>#<pid> (defaultRouterId).
@@ -191,6 +199,39 @@ export function parseEtcdEndpoints(value: string | undefined): string[] | undefi
     throw new ConfigError(`--etcd lists ${endpoints.length} endpoints; the limit is ${etcdEndpointsMax}`);
   if (new Set(endpoints).size !== endpoints.length) throw new ConfigError('--etcd names an endpoint twice');
   return endpoints;
+}
+
+function readEtcdTls(reader: ConfigReader): RouterConfig['etcdTls'] {
+  const caFile = reader.nonEmptyString('etcd-tls-ca');
+  const certFile = reader.nonEmptyString('etcd-tls-cert');
+  const keyFile = reader.nonEmptyString('etcd-tls-key');
+  if (caFile === undefined && certFile === undefined && keyFile === undefined) return undefined;
+  if (caFile === undefined)
+    throw new ConfigError("--etcd-tls-cert and --etcd-tls-key need --etcd-tls-ca (the CA that signed etcd's certificate)");
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new ConfigError('--etcd-tls-cert and --etcd-tls-key go together');
+  return { caFile, certFile, keyFile };
+}
+
+/**
+ * The directory is the cluster's map: whoever can write it can point counters
+ * at other shards. Plaintext to an etcd off loopback needs --insecure; TLS
+ * settings need https:// endpoints (and https:// needs them, or the system CAs).
+ */
+function checkEtcdTransport(endpoints: string[] | undefined, tls: RouterConfig['etcdTls'], insecure: boolean): void {
+  if (endpoints === undefined) {
+    if (tls !== undefined) throw new ConfigError('--etcd-tls-* go with --etcd');
+    return;
+  }
+  for (const endpoint of endpoints) {
+    const url = new URL(endpoint);
+    if (url.protocol === 'https:') continue;
+    if (tls !== undefined) throw new ConfigError(`--etcd ${endpoint} is http:// but --etcd-tls-* are given: use https:// endpoints`);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (!insecure && !isLoopbackHost(host))
+      throw new ConfigError(
+        `refusing plaintext to etcd off loopback (--etcd ${endpoint}): anyone on the path could read and rewrite the directory; use https:// with --etcd-tls-ca (and --etcd-tls-cert/--etcd-tls-key), or --insecure to accept plaintext`,
+      );
+  }
 }
 
 /** Printable ASCII without spaces or "/": an id is one segment of an etcd key (routers/<id>). */
@@ -299,6 +340,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     adminToken: readToken(reader.nonEmptyString('admin-token-file') ?? '', env.TALLY_ADMIN_TOKEN, 'admin'),
     clientToken: readToken(reader.nonEmptyString('client-token-file') ?? '', env.TALLY_CLIENT_TOKEN, 'client'),
     etcdEndpoints: parseEtcdEndpoints(reader.nonEmptyString('etcd')),
+    etcdTls: readEtcdTls(reader),
     etcdPrefix: checkEtcdPrefix(reader.nonEmptyString('etcd-prefix') ?? routerDefaults.etcdPrefix),
     routerId: checkRouterId(reader.nonEmptyString('router-id') ?? defaultRouterId(listenAddress, process.pid)),
     routerLeaseTtlMs: reader.int('router-lease-ttl-ms', routerDefaults.routerLeaseTtlMs, {
@@ -312,6 +354,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
   checkAuthenticationRequired(listenHost, config);
   if (config.counterTtlMs > 0 && config.counterTtlMs < counterTtlMsMin)
     throw new ConfigError(`--counter-ttl-ms must be 0 (no default) or at least ${counterTtlMsMin}, got ${config.counterTtlMs}`);
+  checkEtcdTransport(config.etcdEndpoints, config.etcdTls, config.insecure);
   if (config.counterTtlMs > 0 && config.etcdEndpoints !== undefined)
     throw new ConfigError(
       '--counter-ttl-ms needs the embedded directory: with several routers on etcd no router sees every write, so none can tell a counter is idle',

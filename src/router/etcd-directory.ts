@@ -133,9 +133,10 @@ const passThroughPolicy = {
  * no circuit breaker in front of a single host, and no default deadline
  * (the directory sets its own on each call).
  */
-export function etcdClientOptions(hosts: readonly string[]): IOptions {
+export function etcdClientOptions(hosts: readonly string[], credentials?: IOptions['credentials']): IOptions {
   return {
     hosts: [...hosts],
+    ...(credentials === undefined ? {} : { credentials }),
     grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
     ...(hosts.length === 1 ? { faultHandling: { host: () => passThroughPolicy } } : {}),
   };
@@ -156,7 +157,8 @@ function prefixEnd(prefix: Buffer): Buffer {
 
 function storeError(error: unknown): TallyError {
   if (error instanceof TallyError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  // One line: grpc-js messages carry the transport's (TLS) error on the next.
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
   if (message.includes('too many operations in txn request'))
     return new TallyError(
       ErrorCode.internal,

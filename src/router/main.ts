@@ -15,6 +15,7 @@ import {
   runMain,
   TallyError,
   ErrorCode,
+  ConfigError,
   onShutdown,
   loadTls,
   serverCredentialsOf,
@@ -29,7 +30,8 @@ import {
   expiryDeletesPerSecondMax,
 } from '../common/index.ts';
 import { status } from '@grpc/grpc-js';
-import { parseRouterConfig } from './config.ts';
+import { parseRouterConfig, type RouterConfig } from './config.ts';
+import fs from 'node:fs';
 import { SqliteDirectory } from './sqlite-directory.ts';
 import type { PairInfo } from './directory.ts';
 import { NodePool } from './node-pool.ts';
@@ -55,6 +57,25 @@ import { CounterExpiry } from './counter-expiry.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
+/** TLS to etcd from --etcd-tls-*: read once at start (a missing file is a one-line config error). */
+function etcdCredentialsOf(config: RouterConfig): { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer } | undefined {
+  if (config.etcdTls === undefined) return undefined;
+  const read = (file: string, flag: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (error) {
+      throw new ConfigError(`cannot read ${flag} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const { caFile, certFile, keyFile } = config.etcdTls;
+  return {
+    rootCertificate: read(caFile, '--etcd-tls-ca'),
+    ...(certFile === undefined || keyFile === undefined
+      ? {}
+      : { certChain: read(certFile, '--etcd-tls-cert'), privateKey: read(keyFile, '--etcd-tls-key') }),
+  };
+}
+
 runMain(async () => {
   const config = parseRouterConfig(process.argv.slice(2), process.env);
   const logger = createLogger('router', config.logLevel);
@@ -79,7 +100,8 @@ runMain(async () => {
   // --etcd: the directory and the supervisor lease live in etcd, shared with
   // the other routers of the cluster; without it, SQLite in --data-dir and
   // this router alone (always the supervisor).
-  const etcd = config.etcdEndpoints === undefined ? undefined : new Etcd3(etcdClientOptions(config.etcdEndpoints));
+  const etcd =
+    config.etcdEndpoints === undefined ? undefined : new Etcd3(etcdClientOptions(config.etcdEndpoints, etcdCredentialsOf(config)));
   const election: SupervisorElection =
     etcd === undefined
       ? new SoleSupervisor(config.routerId)

@@ -194,7 +194,7 @@ describe('node certificates', () => {
         },
       );
       const nodes = ['node-0a', 'node-0b', 'node-1a', 'node-1b', 'node-2a', 'node-2b'];
-      const expected = ['ca', 'router', 'client', ...nodes]
+      const expected = ['ca', 'router', 'client', ...nodes, 'etcd-ca', 'etcd', 'etcd-client']
         .flatMap((name) => [`${name}.crt`, `${name}.key`])
         .concat(['admin.token', 'client.token']);
       expect(fs.readdirSync(out).sort()).toEqual(expected.sort());

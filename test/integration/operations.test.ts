@@ -209,6 +209,9 @@ describe('operations', () => {
       'TALLY_ADMIN_TOKEN_FILE',
       'TALLY_CLIENT_TOKEN_FILE',
       'TALLY_TOKEN_FILE',
+      'TALLY_ETCD_TLS_CA',
+      'TALLY_ETCD_TLS_CERT',
+      'TALLY_ETCD_TLS_KEY',
     ];
     for (const name of [...nodes, 'router', 'router-2', 'cli']) {
       const service = services[name]!;
@@ -251,8 +254,23 @@ describe('operations', () => {
         TALLY_TLS_CA: '/certs/ca.crt',
         TALLY_ADMIN_TOKEN_FILE: '/certs/admin.token',
         TALLY_CLIENT_TOKEN_FILE: '/certs/client.token',
+        // The directory over TLS, with the certificate only etcd's own CA signed.
+        TALLY_ETCD: 'https://etcd:2379',
+        TALLY_ETCD_TLS_CA: '/certs/etcd-ca.crt',
+        TALLY_ETCD_TLS_CERT: '/certs/etcd-client.crt',
+        TALLY_ETCD_TLS_KEY: '/certs/etcd-client.key',
       });
     }
+    // etcd serves TLS and requires a client certificate of its own CA; never a key of the Tally CA.
+    const etcdCommand = services.etcd!.command as string[];
+    expect(etcdCommand).toEqual(
+      expect.arrayContaining(['--client-cert-auth', '--trusted-ca-file=/certs/etcd-ca.crt', '--listen-client-urls=https://0.0.0.0:2379']),
+    );
+    const etcdMounts = (services.etcd!.volumes ?? []).map((volume) =>
+      path.basename(String(typeof volume === 'string' ? volume.split(':')[0] : volume.source)),
+    );
+    expect(etcdMounts).not.toContain('ca.key');
+    expect(etcdMounts).not.toContain('etcd-ca.key');
     expect(services.cli!.environment).toMatchObject({ TALLY_TLS_CA: '/certs/ca.crt', TALLY_TOKEN_FILE: '/certs/admin.token' });
     // The health checks run the CLI in the same container: it reads the same TALLY_TLS_* variables.
     for (const name of [...nodes, 'router', 'router-2']) expect(services[name]!.healthcheck?.test, name).toContain('health');

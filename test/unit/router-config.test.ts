@@ -197,6 +197,22 @@ describe('router config: parseRouterConfig', () => {
 describe('router config: several routers on etcd', () => {
   const configOf = (...flags: string[]) => parseRouterConfig(['--pairs', twoPairs, ...flags], {});
 
+  it('router config: plaintext to etcd off loopback needs --insecure; TLS settings need https:// endpoints and --etcd', () => {
+    expect(configErrorOf(() => configOf('--etcd', 'http://10.0.0.5:2379'))).toContain('refusing plaintext to etcd off loopback');
+    expect(configOf('--etcd', 'http://10.0.0.5:2379', '--insecure').etcdEndpoints).toEqual(['http://10.0.0.5:2379']);
+    expect(configOf('--etcd', 'http://127.0.0.1:2379').etcdTls).toBeUndefined();
+    const tls = ['--etcd-tls-ca', 'ca.crt', '--etcd-tls-cert', 'c.crt', '--etcd-tls-key', 'c.key'];
+    expect(configOf('--etcd', 'https://10.0.0.5:2379', ...tls).etcdTls).toEqual({ caFile: 'ca.crt', certFile: 'c.crt', keyFile: 'c.key' });
+    expect(configErrorOf(() => configOf('--etcd', 'http://127.0.0.1:2379', ...tls))).toContain('use https:// endpoints');
+    expect(configErrorOf(() => configOf(...tls))).toContain('--etcd-tls-* go with --etcd');
+    expect(configErrorOf(() => configOf('--etcd', 'https://e:2379', '--etcd-tls-cert', 'c.crt', '--etcd-tls-key', 'c.key'))).toContain(
+      'need --etcd-tls-ca',
+    );
+    expect(configErrorOf(() => configOf('--etcd', 'https://e:2379', '--etcd-tls-ca', 'ca.crt', '--etcd-tls-cert', 'c.crt'))).toContain(
+      'go together',
+    );
+  });
+
   it('router config: --etcd lists client URLs, trimmed; absent means the embedded directory', () => {
     expect(configOf().etcdEndpoints).toBeUndefined();
     expect(configOf('--etcd', ' http://127.0.0.1:2379 , https://[::1]:2380').etcdEndpoints).toEqual([
@@ -222,7 +238,7 @@ describe('router config: several routers on etcd', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs], { TALLY_ETCD: '' }))).toContain('TALLY_ETCD is set but empty');
     expect(configErrorOf(() => configOf('--etcd', 'http://a:1,http://a:1'))).toContain('twice');
     const endpoints = (count: number) => Array.from({ length: count }, (_, index) => `http://etcd-${index}:2379`).join(',');
-    expect(configOf('--etcd', endpoints(etcdEndpointsMax)).etcdEndpoints).toHaveLength(etcdEndpointsMax);
+    expect(configOf('--etcd', endpoints(etcdEndpointsMax), '--insecure').etcdEndpoints).toHaveLength(etcdEndpointsMax);
     expect(configErrorOf(() => configOf('--etcd', endpoints(etcdEndpointsMax + 1)))).toContain(`limit is ${etcdEndpointsMax}`);
   });
 
