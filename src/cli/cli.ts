@@ -31,7 +31,7 @@ commands:
   node replace <address> <new-address>
                                 move a pair's follower slot to a new node (a lost disk or
                                 machine); the new node is filled by snapshot install
-  directory export|import (--data-dir DIR | --etcd URL [--etcd-prefix P]) [--file F]
+  directory export|import (--data-dir DIR | --etcd URL [--etcd-prefix P] [--etcd-tls-ca/cert/key F]) [--file F]
                                 move the whole directory between the embedded store and etcd,
                                 every router stopped (export to stdout or F, import from stdin or F)
   pair add <primary> <follower> register a new node pair online: new shards may go there,
@@ -122,6 +122,9 @@ const valueFlags = new Set([
   'data-dir',
   'etcd',
   'etcd-prefix',
+  'etcd-tls-ca',
+  'etcd-tls-cert',
+  'etcd-tls-key',
   'file',
 ]);
 
@@ -729,6 +732,9 @@ async function main(): Promise<number> {
           dataDir: parsed.flags.get('data-dir'),
           etcd: parsed.flags.get('etcd'),
           etcdPrefix: parsed.flags.get('etcd-prefix'),
+          etcdTlsCa: parsed.flags.get('etcd-tls-ca'),
+          etcdTlsCert: parsed.flags.get('etcd-tls-cert'),
+          etcdTlsKey: parsed.flags.get('etcd-tls-key'),
           file: parsed.flags.get('file'),
         },
         (message) => new UsageError(message),

@@ -12,6 +12,10 @@ export interface DirectoryStoreFlags {
   dataDir: string | undefined;
   etcd: string | undefined;
   etcdPrefix: string | undefined;
+  /** TLS to etcd, as the routers' --etcd-tls-* take it. */
+  etcdTlsCa: string | undefined;
+  etcdTlsCert: string | undefined;
+  etcdTlsKey: string | undefined;
   file: string | undefined;
 }
 
@@ -34,8 +38,10 @@ export async function directoryCommand(
   if ((flags.dataDir === undefined) === (flags.etcd === undefined)) throw usageError(`name one store, --data-dir or --etcd: ${shape}`);
   if (flags.etcdPrefix !== undefined && flags.etcd === undefined) throw usageError('--etcd-prefix goes with --etcd');
   const { validateSnapshot } = await import('../router/directory-snapshot.ts');
-  const store =
-    flags.dataDir !== undefined ? await sqliteStore(flags.dataDir) : await etcdStore(flags.etcd!, flags.etcdPrefix ?? '/tally/');
+  if ((flags.etcdTlsCert === undefined) !== (flags.etcdTlsKey === undefined))
+    throw usageError('--etcd-tls-cert and --etcd-tls-key go together');
+  if (flags.etcdTlsCert !== undefined && flags.etcdTlsCa === undefined) throw usageError('--etcd-tls-cert needs --etcd-tls-ca');
+  const store = flags.dataDir !== undefined ? await sqliteStore(flags.dataDir) : await etcdStore(flags);
   try {
     if (action === 'export') {
       const snapshot = await store.export();
@@ -75,12 +81,22 @@ async function sqliteStore(dataDir: string): Promise<TransferStore> {
   };
 }
 
-async function etcdStore(endpoints: string, prefix: string): Promise<TransferStore> {
+async function etcdStore(flags: DirectoryStoreFlags): Promise<TransferStore> {
   const { parseEtcdEndpoints } = await import('../router/config.ts');
   const { Etcd3 } = await import('etcd3');
   const { etcdClientOptions } = await import('../router/etcd-directory.ts');
   const { exportFromEtcd, importIntoEtcd } = await import('../router/etcd-directory-transfer.ts');
-  const client = new Etcd3(etcdClientOptions(parseEtcdEndpoints(endpoints)!));
+  const prefix = flags.etcdPrefix ?? '/tally/';
+  const credentials =
+    flags.etcdTlsCa === undefined
+      ? undefined
+      : {
+          rootCertificate: fs.readFileSync(flags.etcdTlsCa),
+          ...(flags.etcdTlsCert === undefined || flags.etcdTlsKey === undefined
+            ? {}
+            : { certChain: fs.readFileSync(flags.etcdTlsCert), privateKey: fs.readFileSync(flags.etcdTlsKey) }),
+        };
+  const client = new Etcd3(etcdClientOptions(parseEtcdEndpoints(flags.etcd)!, credentials));
   return {
     export: () => exportFromEtcd(client, prefix),
     import: (snapshot) => importIntoEtcd(client, prefix, snapshot),

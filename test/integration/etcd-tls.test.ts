@@ -10,6 +10,7 @@ import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import { ManagedProcess, routerMainPath } from '../../src/cluster/managed-process.ts';
 import { makeCerts, startCluster, type TestCluster } from '../helpers/cluster.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { tally } from '../helpers/cli.ts';
 
 describe('TLS to etcd', () => {
   let dir: string;
@@ -58,6 +59,25 @@ describe('TLS to etcd', () => {
     await tc.client.increment('over-tls', 3);
     expect((await tc.client.read('over-tls')).total).toBe(3n);
     expect((await tc.client.clusterStatus()).directoryStore).toBe('etcd');
+    // The export tool speaks TLS to etcd the same way.
+    const exported = await tally([
+      'directory',
+      'export',
+      '--etcd',
+      etcd.endpoint,
+      '--etcd-prefix',
+      '/tls/',
+      '--etcd-tls-ca',
+      cert('etcd-ca.crt'),
+      '--etcd-tls-cert',
+      cert('etcd-client.crt'),
+      '--etcd-tls-key',
+      cert('etcd-client.key'),
+      '--file',
+      path.join(dir, 'export.json'),
+    ]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toMatch(/exported 1 counters/);
   }, 60_000);
 
   it('etcd tls: a router without a client certificate, or with one of the other CA, never reaches the directory and stops in one line', async () => {
