@@ -6,7 +6,7 @@
 // (an id is never given out twice, not even after a move). Recent clear
 // keys are left behind: a keyed clear retried across a move clears again.
 import { ErrorCode, TallyError, type WindowSetting } from '../common/index.ts';
-import { counterKinds, type CounterKind, type PairInfo, type ShardTask } from './directory.ts';
+import { counterKinds, type CounterInfo, type CounterKind, type PairInfo, type ShardTask } from './directory.ts';
 
 export const snapshotFormat = 'tally-directory';
 export const snapshotVersion = 1;
@@ -66,6 +66,21 @@ export function snapshotPairOf(pair: PairInfo): SnapshotPair {
     replaced: pair.replaced,
     addedOnline: pair.addedOnline,
     draining: pair.draining,
+  };
+}
+
+export function snapshotCounterOf(counter: CounterInfo): SnapshotCounter {
+  return {
+    name: counter.name,
+    kind: counter.kind,
+    window: { ...counter.window },
+    createdMs: counter.createdMs,
+    autoscale: counter.autoscale,
+    generation: counter.generation,
+    ttlMs: counter.ttlMs,
+    shards: counter.shards.map((shard): [number, number] => [shard.shardId, shard.pairIndex]),
+    writableShardCount: counter.writableShardCount,
+    growths: counter.growths.map((growth) => ({ ...growth })),
   };
 }
 

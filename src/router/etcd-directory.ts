@@ -54,7 +54,8 @@ import {
   type WindowSetting,
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
-import { snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
+import { ShardTaskTable } from './shard-task-table.ts';
+import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import { PrefixWatch } from './etcd-watch.ts';
 import { RouterPresence } from './etcd-presence.ts';
 import {
@@ -249,9 +250,8 @@ export class EtcdDirectory implements Directory {
   private shardIdNextRevision = 0;
   /** Shard ids this router reserved and has not handed out: [next, end). Lost at close, never reused. */
   private readonly reservedShardIds = { next: 0, end: 0 };
-  private readonly shardTasks = new Map<number, ShardTask>();
+  private readonly shardTasks = new ShardTaskTable();
   private readonly taskRevisions = new Map<number, number>();
-  private readonly shardTaskCounts: Record<ShardTask['kind'], number> = { drop: 0, clear: 0 };
   /** Live routers (their presence keys) and the revision each has applied. */
   private readonly routers = new Map<string, { seenRevision: number; modRevision: number }>();
   private appliedRevision = 0;
@@ -377,30 +377,12 @@ export class EtcdDirectory implements Directory {
   }
 
   pendingShardTasks(): ShardTask[] {
-    return [...this.shardTasks.values()];
+    return this.shardTasks.all();
   }
 
-  /**
-   * One retry round's tasks: at most perPairMax per pair, none of the pairs
-   * `skipPair` names. Stops once every pair has its share.
-   */
+  /** See ShardTaskTable.forRound. */
   shardTasksForRound(perPairMax: number, skipPair: (pairIndex: number) => boolean): ShardTask[] {
-    const taken = new Map<number, number>();
-    const round: ShardTask[] = [];
-    let pairsFull = 0;
-    for (const task of this.shardTasks.values()) {
-      const count = taken.get(task.pairIndex) ?? 0;
-      if (count >= perPairMax) continue;
-      if (count === 0 && skipPair(task.pairIndex)) {
-        taken.set(task.pairIndex, perPairMax);
-        if (++pairsFull === this.pairs.length) break;
-        continue;
-      }
-      round.push(task);
-      taken.set(task.pairIndex, count + 1);
-      if (count + 1 === perPairMax && ++pairsFull === this.pairs.length) break;
-    }
-    return round;
+    return this.shardTasks.forRound(perPairMax, skipPair, this.pairs.length);
   }
 
   shardTask(shardId: number): ShardTask | undefined {
@@ -412,7 +394,7 @@ export class EtcdDirectory implements Directory {
   }
 
   get pendingShardTaskCounts(): Readonly<Record<ShardTask['kind'], number>> {
-    return this.shardTaskCounts;
+    return this.shardTasks.countsByKind;
   }
 
   pair(pairIndex: number): PairInfo {
@@ -1053,15 +1035,11 @@ export class EtcdDirectory implements Directory {
    * clear or a drop recorded meanwhile (by any router) stays owed.
    */
   async completeShardTasks(confirmed: readonly ShardTask[]): Promise<void> {
-    const owedAsSent = (task: ShardTask): boolean => {
-      const owed = this.shardTasks.get(task.shardId);
-      return owed !== undefined && owed.kind === task.kind && owed.generation === task.generation;
-    };
-    const done = confirmed.filter(owedAsSent);
+    const done = confirmed.filter((task) => this.shardTasks.isOwedAsSent(task));
     for (let start = 0; start < done.length; start += etcdTxnOpsMax) {
       const chunk = done.slice(start, start + etcdTxnOpsMax);
       await this.change('forgetting confirmed shard tasks', () => {
-        const still = chunk.filter(owedAsSent);
+        const still = chunk.filter((task) => this.shardTasks.isOwedAsSent(task));
         if (still.length === 0) return { done: undefined };
         const keys = still.map((task) => taskKeyPrefix + task.shardId);
         return { read: keys, ops: keys.map((key) => ({ request_delete_range: { key: this.key(key) } })), result: () => undefined };
@@ -1170,19 +1148,8 @@ export class EtcdDirectory implements Directory {
       exportedMs: this.now(),
       shardIdNext: Math.max(Number(next ?? '1'), this.shardIdNext),
       pairs: this.pairs.map(snapshotPairOf),
-      counters: [...this.counters.values()].map((counter) => ({
-        name: counter.name,
-        kind: counter.kind,
-        window: { ...counter.window },
-        createdMs: counter.createdMs,
-        autoscale: counter.autoscale,
-        generation: counter.generation,
-        ttlMs: counter.ttlMs,
-        shards: counter.shards.map((shard): [number, number] => [shard.shardId, shard.pairIndex]),
-        writableShardCount: counter.writableShardCount,
-        growths: counter.growths.map((growth) => ({ ...growth })),
-      })),
-      shardTasks: [...this.shardTasks.values()].map((task) => ({ ...task })),
+      counters: [...this.counters.values()].map(snapshotCounterOf),
+      shardTasks: this.shardTasks.all().map((task) => ({ ...task })),
     };
   }
 
@@ -1662,24 +1629,18 @@ export class EtcdDirectory implements Directory {
 
   private applyTask(shardId: number, kv: IKeyValue): void {
     const stored = checkTask(shardId, parseJson(`shard task ${shardId}`, kv.value));
-    const replaced = this.shardTasks.get(shardId);
-    if (replaced !== undefined) this.shardTaskCounts[replaced.kind]--;
-    this.shardTasks.set(shardId, {
+    this.shardTasks.set({
       shardId,
       pairIndex: stored.pairIndex,
       kind: stored.kind,
       generation: stored.generation,
       createdMs: stored.createdMs,
     });
-    this.shardTaskCounts[stored.kind]++;
     this.taskRevisions.set(shardId, Number(kv.mod_revision));
   }
 
   private forgetTask(shardId: number): void {
-    const owed = this.shardTasks.get(shardId);
-    if (owed === undefined) return;
     this.shardTasks.delete(shardId);
-    this.shardTaskCounts[owed.kind]--;
     this.taskRevisions.delete(shardId);
   }
 
@@ -1705,7 +1666,7 @@ export class EtcdDirectory implements Directory {
   private *heldKeys(): Generator<string> {
     for (const name of this.counters.keys()) yield counterKeyPrefix + name;
     if (this.shardIdNextRevision > 0) yield shardIdNextKey;
-    for (const shardId of this.shardTasks.keys()) yield taskKeyPrefix + shardId;
+    for (const shardId of this.shardTasks.shardIds()) yield taskKeyPrefix + shardId;
     for (const id of this.routers.keys()) yield routerKeyPrefix + id;
   }
 

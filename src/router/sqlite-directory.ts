@@ -19,7 +19,8 @@ import {
   type WindowSetting,
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
-import { snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
+import { ShardTaskTable } from './shard-task-table.ts';
+import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import {
   counterKinds,
   defaultDirectoryLimits,
@@ -51,8 +52,7 @@ export class SqliteDirectory implements Directory {
   private readonly insertShard: Database.Statement;
   private readonly updateShardCount: Database.Statement;
   /** Drops and clears not yet confirmed by their node, by shard id. */
-  private readonly shardTasks = new Map<number, ShardTask>();
-  private readonly shardTaskCounts: Record<ShardTask['kind'], number> = { drop: 0, clear: 0 };
+  private readonly shardTasks = new ShardTaskTable();
   /** Prepared once: a TTL slice upserts thousands of tasks (50 counters of up to 64 shards) in one transaction. */
   private readonly upsertShardTaskStatement: Database.Statement;
   private readonly deleteStatements: Record<'counter' | 'shards' | 'growths' | 'clearKeys', Database.Statement>;
@@ -362,7 +362,7 @@ export class SqliteDirectory implements Directory {
     for (const row of rows) {
       if ((row.kind !== 'drop' && row.kind !== 'clear') || row.pair_index >= this.pairs.length)
         throw new TallyError(ErrorCode.internal, `directory: shard task ${row.kind} of shard ${row.shard_id} is not one this router knows`);
-      this.setShardTask({
+      this.shardTasks.set({
         shardId: row.shard_id,
         pairIndex: row.pair_index,
         kind: row.kind,
@@ -380,19 +380,8 @@ export class SqliteDirectory implements Directory {
       exportedMs: this.now(),
       shardIdNext: (highest ?? 0) + 1,
       pairs: this.pairs.map(snapshotPairOf),
-      counters: [...this.counters.values()].map((counter) => ({
-        name: counter.name,
-        kind: counter.kind,
-        window: { ...counter.window },
-        createdMs: counter.createdMs,
-        autoscale: counter.autoscale,
-        generation: counter.generation,
-        ttlMs: counter.ttlMs,
-        shards: counter.shards.map((shard): [number, number] => [shard.shardId, shard.pairIndex]),
-        writableShardCount: counter.writableShardCount,
-        growths: counter.growths.map((growth) => ({ ...growth })),
-      })),
-      shardTasks: [...this.shardTasks.values()].map((task) => ({ ...task })),
+      counters: [...this.counters.values()].map(snapshotCounterOf),
+      shardTasks: this.shardTasks.all().map((task) => ({ ...task })),
     };
   }
 
@@ -817,7 +806,7 @@ export class SqliteDirectory implements Directory {
       for (const shard of counter.shards) this.shardsPerPair[shard.pairIndex]!--;
       this.totalShardCount -= counter.shards.length;
     }
-    for (const task of tasks) this.setShardTask(task);
+    for (const task of tasks) this.shardTasks.set(task);
     return counters;
   }
 
@@ -871,38 +860,18 @@ export class SqliteDirectory implements Directory {
         .run(nowMs - windowMs);
     })();
     counter.generation = generation;
-    for (const task of tasks) this.setShardTask(task);
+    for (const task of tasks) this.shardTasks.set(task);
     return { counter, generation, applied: true };
   }
 
   /** Drops and clears nodes still owe, oldest shard first. */
   pendingShardTasks(): ShardTask[] {
-    return [...this.shardTasks.values()];
+    return this.shardTasks.all();
   }
 
-  /**
-   * One retry round's tasks: at most perPairMax per pair, none of the pairs
-   * `skipPair` names (a pair whose primary is known down would only fail
-   * them again). Stops once every pair has its share, so a down pair owing
-   * millions costs a round nothing.
-   */
+  /** See ShardTaskTable.forRound. */
   shardTasksForRound(perPairMax: number, skipPair: (pairIndex: number) => boolean): ShardTask[] {
-    const taken = new Map<number, number>();
-    const round: ShardTask[] = [];
-    let pairsFull = 0;
-    for (const task of this.shardTasks.values()) {
-      const count = taken.get(task.pairIndex) ?? 0;
-      if (count >= perPairMax) continue;
-      if (count === 0 && skipPair(task.pairIndex)) {
-        taken.set(task.pairIndex, perPairMax);
-        if (++pairsFull === this.pairs.length) break;
-        continue;
-      }
-      round.push(task);
-      taken.set(task.pairIndex, count + 1);
-      if (count + 1 === perPairMax && ++pairsFull === this.pairs.length) break;
-    }
-    return round;
+    return this.shardTasks.forRound(perPairMax, skipPair, this.pairs.length);
   }
 
   /** The task owed for one shard, if any. */
@@ -919,31 +888,17 @@ export class SqliteDirectory implements Directory {
    * as they were sent, so a newer clear or a drop recorded meanwhile stays owed.
    */
   async completeShardTasks(confirmed: readonly ShardTask[]): Promise<void> {
-    const done = confirmed.filter((task) => {
-      const owed = this.shardTasks.get(task.shardId);
-      return owed !== undefined && owed.kind === task.kind && owed.generation === task.generation;
-    });
+    const done = confirmed.filter((task) => this.shardTasks.isOwedAsSent(task));
     if (done.length === 0) return;
     this.transaction(() => {
       const remove = this.db.prepare('DELETE FROM shard_tasks WHERE shard_id = ? AND kind = ? AND generation = ?');
       for (const task of done) remove.run(task.shardId, task.kind, task.generation);
     })();
-    for (const task of done) {
-      this.shardTasks.delete(task.shardId);
-      this.shardTaskCounts[task.kind]--;
-    }
+    for (const task of done) this.shardTasks.delete(task.shardId);
   }
 
-  /** Drops and clears owed, by kind: kept as tasks come and go, not counted by a walk (a down pair may owe millions). */
   get pendingShardTaskCounts(): Readonly<Record<ShardTask['kind'], number>> {
-    return this.shardTaskCounts;
-  }
-
-  private setShardTask(task: ShardTask): void {
-    const replaced = this.shardTasks.get(task.shardId);
-    if (replaced !== undefined) this.shardTaskCounts[replaced.kind]--;
-    this.shardTasks.set(task.shardId, task);
-    this.shardTaskCounts[task.kind]++;
+    return this.shardTasks.countsByKind;
   }
 
   pair(pairIndex: number): PairInfo {
