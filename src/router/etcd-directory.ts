@@ -49,12 +49,12 @@ import {
   memberPartitionsMax,
   shardIdsPerReservation,
   newCountersPerCallMax,
-  shardsPerCounterMax,
   type Logger,
   type WindowSetting,
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
+import { checkShardCountChange } from './directory-checks.ts';
 import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import { PrefixWatch } from './etcd-watch.ts';
 import { RouterPresence } from './etcd-presence.ts';
@@ -760,26 +760,8 @@ export class EtcdDirectory implements Directory {
    * shards writes went to before.
    */
   async setShards(name: string, shardCount: number): Promise<{ previousShardCount: number; counter: CounterInfo }> {
-    const counter = this.counters.get(name);
-    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    if (!Number.isInteger(shardCount) || shardCount < 1)
-      throw new TallyError(ErrorCode.invalidArgument, `shard count must be at least 1, got ${shardCount}`);
-    if (shardCount > shardsPerCounterMax) {
-      throw new TallyError(ErrorCode.invalidArgument, `shard count ${shardCount} exceeds the limit of ${shardsPerCounterMax}`);
-    }
+    const counter = checkShardCountChange(name, this.counters.get(name), shardCount);
     const heldShardCount = counter.shards.length;
-    if (counter.kind === 'membership' && shardCount !== heldShardCount) {
-      throw new TallyError(
-        ErrorCode.failedPrecondition,
-        `${name} is a membership counter: its ${heldShardCount} partitions are fixed at creation`,
-      );
-    }
-    if (shardCount < heldShardCount) {
-      throw new TallyError(
-        ErrorCode.failedPrecondition,
-        `shrinking ${name} from ${heldShardCount} to ${shardCount} shards is not supported`,
-      );
-    }
     const previousShardCount = counter.writableShardCount;
     if (shardCount > heldShardCount) {
       this.checkShardsTotal(shardCount - heldShardCount);

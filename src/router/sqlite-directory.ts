@@ -10,7 +10,6 @@ import Database from 'better-sqlite3';
 import {
   ErrorCode,
   TallyError,
-  shardsPerCounterMax,
   memberPartitionsMax,
   newCountersPerCallMax,
   preparePrivateDir,
@@ -20,6 +19,7 @@ import {
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
+import { checkShardCountChange } from './directory-checks.ts';
 import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import {
   counterKinds,
@@ -636,26 +636,8 @@ export class SqliteDirectory implements Directory {
 
   /** Grows a counter's shard set. No data moves; old shards stay in every sum. */
   async setShards(name: string, shardCount: number): Promise<{ previousShardCount: number; counter: CounterInfo }> {
-    const counter = this.counters.get(name);
-    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    if (!Number.isInteger(shardCount) || shardCount < 1)
-      throw new TallyError(ErrorCode.invalidArgument, `shard count must be at least 1, got ${shardCount}`);
-    if (shardCount > shardsPerCounterMax) {
-      throw new TallyError(ErrorCode.invalidArgument, `shard count ${shardCount} exceeds the limit of ${shardsPerCounterMax}`);
-    }
+    const counter = checkShardCountChange(name, this.counters.get(name), shardCount);
     const previousShardCount = counter.shards.length;
-    if (counter.kind === 'membership' && shardCount !== previousShardCount) {
-      throw new TallyError(
-        ErrorCode.failedPrecondition,
-        `${name} is a membership counter: its ${previousShardCount} partitions are fixed at creation`,
-      );
-    }
-    if (shardCount < previousShardCount) {
-      throw new TallyError(
-        ErrorCode.failedPrecondition,
-        `shrinking ${name} from ${previousShardCount} to ${shardCount} shards is not supported`,
-      );
-    }
     if (shardCount > previousShardCount) {
       this.checkShardsTotal(shardCount - previousShardCount);
       const growth: Growth = { previousShardCount, grownMs: this.now() };
