@@ -218,7 +218,8 @@ export class GroupCommitter {
   ): void {
     rows.forEach((row, index) => {
       this.memory.apply(row, nowMs);
-      if (row.idempotencyKey.length > 0) this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
+      if (row.idempotencyKey.length > 0)
+        this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
     });
     this.hooks.onCommit(rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn, role.epoch, nowMs);
     this.answer(batch, outcomes, this.log.lastLsn, role);

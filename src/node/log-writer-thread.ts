@@ -45,10 +45,10 @@ export class LogWriterThread {
   static async start(file: string): Promise<LogWriterThread> {
     // The node runs under tsx; a worker does not inherit its loader, so it registers it before importing the body.
     const body = new URL('./log-writer-worker.ts', import.meta.url).href;
-    const worker = new Worker(
-      `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(body)}); });`,
-      { eval: true, workerData: { file } },
-    );
+    const worker = new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(body)}); });`, {
+      eval: true,
+      workerData: { file },
+    });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (message: WriterMessage): void => {
         if (!('ready' in message)) return;

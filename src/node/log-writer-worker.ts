@@ -16,9 +16,7 @@ export interface WriteRequest {
 }
 
 export type WriterMessage =
-  | { ready: true }
-  | { id: number; error?: undefined }
-  | { id: number; error: { name: string; message: string; code?: string } };
+  { ready: true } | { id: number; error?: undefined } | { id: number; error: { name: string; message: string; code?: string } };
 
 const port = parentPort!;
 const { file } = workerData as { file: string };
