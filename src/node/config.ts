@@ -14,7 +14,6 @@ import {
   type MetricsPort,
   type TlsFiles,
 } from '../common/index.ts';
-import type { LogWriterMode } from './log-writer-thread.ts';
 
 export interface NodeConfig {
   /** host:port the gRPC server binds. */
@@ -46,8 +45,6 @@ export interface NodeConfig {
   insecure: boolean;
   /** Ceiling on any call's deadline. */
   callDeadlineMaxMs: number;
-  /** Where a commit's SQLite write and fsync run: on the event loop (inline) or on a worker thread. */
-  logWriter: LogWriterMode;
 }
 
 export const nodeDefaults = {
@@ -66,7 +63,6 @@ export const nodeDefaults = {
   tls: undefined as TlsFiles | undefined,
   insecure: false,
   callDeadlineMaxMs,
-  logWriter: 'inline' as LogWriterMode,
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
@@ -75,8 +71,6 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
   parseAddress(listenAddress, '--listen');
   const logLevel = reader.string('log-level', nodeDefaults.logLevel);
   if (!isLogLevel(logLevel)) throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
-  const logWriter = reader.string('log-writer', nodeDefaults.logWriter);
-  if (logWriter !== 'inline' && logWriter !== 'thread') throw new ConfigError(`--log-writer must be inline or thread, got "${logWriter}"`);
   const config: NodeConfig = {
     listenAddress,
     dataDir: reader.string('data-dir', nodeDefaults.dataDir),
@@ -95,7 +89,6 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     tls: readTlsFiles(reader),
     insecure: reader.bool('insecure', nodeDefaults.insecure),
     callDeadlineMaxMs: reader.int('call-deadline-max-ms', nodeDefaults.callDeadlineMaxMs, { min: 100, max: 3_600_000 }),
-    logWriter,
   };
   checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
   reader.rejectUnknownFlags();

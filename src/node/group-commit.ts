@@ -75,8 +75,6 @@ export interface CommitHooks {
 export class GroupCommitter {
   private pending: Pending[] = [];
   private flushScheduled = false;
-  /** With a writer thread: the commit in flight (it never rejects). The next flush starts only after it. */
-  private inFlight: Promise<void> | undefined;
 
   constructor(
     private readonly log: ShardLog,
@@ -98,30 +96,9 @@ export class GroupCommitter {
     });
   }
 
-  /**
-   * Resolves once no commit is in flight on the writer thread (at once
-   * inline): a role change or a shutdown must not overtake one.
-   */
-  async idle(): Promise<void> {
-    while (this.inFlight !== undefined) await this.inFlight;
-  }
-
-  /** Commits everything pending, and waits for it when a writer thread commits it. */
-  async settle(): Promise<void> {
-    await this.idle();
-    this.flush();
-    await this.idle();
-  }
-
-  /**
-   * Commits everything pending now. Synchronous up to the commit: nothing
-   * interleaves with it. With a writer thread, staging stays synchronous and
-   * only the write and its fsync leave the event loop; what arrives meanwhile
-   * waits for the next flush, which starts once this commit is in memory.
-   */
+  /** Commits everything pending now. Synchronous up to the commit: nothing interleaves with it. */
   flush(): void {
     this.flushScheduled = false;
-    if (this.inFlight !== undefined) return;
     const role = this.role();
     const batch: Pending[] = [];
     for (const request of this.pending) {
@@ -160,32 +137,6 @@ export class GroupCommitter {
     );
     if (readsCommittedState && this.log.lastLsn > waitLsn) waitLsn = this.log.lastLsn;
 
-    if (rows.rows.length > 0 && this.log.hasWriterThread) {
-      const firstLsn = this.log.lastLsn + 1n;
-      const startedNs = process.hrtime.bigint();
-      let written: Promise<bigint>;
-      try {
-        written = this.log.appendOffThread(rows.rows, role.epoch, nowMs);
-      } catch (error) {
-        for (const request of batch) request.reject(error);
-        return;
-      }
-      // A failed write rolled back in the thread and the lsn did not move: as inline, nothing is half-applied.
-      const committed = written
-        .then(() => this.afterCommit(batch, outcomes, rows.rows, firstLsn, startedNs, role, nowMs))
-        .catch((error: unknown) => {
-          for (const request of batch) request.reject(error);
-        });
-      const inFlight = committed.finally(() => {
-        this.inFlight = undefined;
-        if (this.pending.length > 0 && !this.flushScheduled) {
-          this.flushScheduled = true;
-          setImmediate(() => this.flush());
-        }
-      });
-      this.inFlight = inFlight;
-      return;
-    }
     if (rows.rows.length > 0) {
       const firstLsn = this.log.lastLsn + 1n;
       const startedNs = process.hrtime.bigint();
@@ -200,32 +151,14 @@ export class GroupCommitter {
         for (const request of batch) request.reject(error);
         return;
       }
-      this.afterCommit(batch, outcomes, rows.rows, firstLsn, startedNs, role, nowMs);
-      return;
+      rows.rows.forEach((row, index) => {
+        this.memory.apply(row, nowMs);
+        if (row.idempotencyKey.length > 0)
+          this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
+      });
+      this.hooks.onCommit(rows.rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn, role.epoch, nowMs);
+      waitLsn = this.log.lastLsn;
     }
-    this.answer(batch, outcomes, waitLsn, role);
-  }
-
-  /** The commit is durable: memory, keys and the replication queue take its rows, then callers are answered. */
-  private afterCommit(
-    batch: readonly Pending[],
-    outcomes: GroupOutcome[][],
-    rows: readonly LogEntry[],
-    firstLsn: bigint,
-    startedNs: bigint,
-    role: RoleState,
-    nowMs: number,
-  ): void {
-    rows.forEach((row, index) => {
-      this.memory.apply(row, nowMs);
-      if (row.idempotencyKey.length > 0)
-        this.dedup.add(row.shardId, row.idempotencyKey, firstLsn + BigInt(index), nowMs, row.fenceShardCount);
-    });
-    this.hooks.onCommit(rows, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.lastLsn, role.epoch, nowMs);
-    this.answer(batch, outcomes, this.log.lastLsn, role);
-  }
-
-  private answer(batch: readonly Pending[], outcomes: GroupOutcome[][], waitLsn: bigint, role: RoleState): void {
     const lsn = this.log.lastLsn;
     const answer = (): void => batch.forEach((request, index) => request.resolve({ results: outcomes[index]!, lsn }));
     if (waitLsn > 0n && role.syncRequired) {

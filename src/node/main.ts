@@ -30,7 +30,6 @@ import {
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
-import { LogWriterThread } from './log-writer-thread.ts';
 import { NodeMemory, checkpointFolder } from './node-memory.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { createNodeMetrics } from './node-metrics.ts';
@@ -58,7 +57,6 @@ runMain(async () => {
       listen: config.listenAddress,
     });
   const log = ShardLog.open(config.dataDir, checkpointFolder, `node ${config.nodeName}`);
-  if (config.logWriter === 'thread') log.useWriterThread(await LogWriterThread.start(log.file));
   if (log.abandonedInstall)
     logger.warn('a snapshot install was cut short: the log starts empty and the install starts over', { nodeId: log.nodeId });
   const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
@@ -127,7 +125,6 @@ runMain(async () => {
     listen: config.listenAddress,
     port,
     tls: tls !== undefined,
-    logWriter: config.logWriter,
     dataDir: config.dataDir,
     nodeId: log.nodeId,
     role: state.role.role,
@@ -199,7 +196,7 @@ runMain(async () => {
       // Drain: in-flight Apply calls finish their commit before the server closes.
       await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
       state.ready = false;
-      await committer.settle();
+      committer.flush();
       replicator.stop();
       checkpointer.stop();
       housekeeping.stop();

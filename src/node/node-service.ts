@@ -254,8 +254,6 @@ export function createNodeService(deps: {
       if (role !== 'primary' && role !== 'follower')
         throw new TallyError(ErrorCode.invalidArgument, `role must be primary or follower, got "${request.role}"`);
       const epoch = BigInt(request.epoch);
-      // A commit on the writer thread finishes under the role it started in (inline, none is ever in flight here).
-      await committer.idle();
       const current = state.role;
       if (epoch < current.epoch) throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: node is at ${current.epoch}`);
       // The router names the log it means: a node that lost its disk is not

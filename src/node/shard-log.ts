@@ -8,25 +8,15 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  ErrorCode,
-  INT64_MAX,
-  INT64_MIN,
-  TallyError,
-  replayBatchRows,
-  preparePrivateDir,
-  preparePrivateFile,
-  storageError,
-} from '../common/index.ts';
-import type { LogWriterThread } from './log-writer-thread.ts';
+import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
-import { insertRow, prepareInserts } from './log-insert.ts';
 import {
   EntryKind,
   ShardLogError,
   checkEntry,
   encodeDroppedAt,
   entryOfRow,
+  extraColumns,
   rowColumns,
   type LogEntry,
   type RawRow,
@@ -105,7 +95,22 @@ function valueOf<Params extends unknown[], Value>(db: Database.Database, sql: st
  */
 function prepareLogStatements(db: Database.Database) {
   return {
-    ...prepareInserts(db),
+    insert: db.prepare<
+      [
+        lsn: bigint,
+        epoch: bigint,
+        shardId: number,
+        amount: bigint,
+        key: Buffer | null,
+        fenceShardCount: number | null,
+        atMs: number,
+        ...extra: ReturnType<typeof extraColumns>,
+      ]
+    >(`INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    // Most rows are plain increments: no kind, member or payload to bind.
+    insertPlain: db.prepare<
+      [lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number]
+    >('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     selectFrom: rowsOf<[fromLsn: bigint, rowsMax: number], RawRow>(db, `SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`),
     selectRange: rowsOf<[afterLsn: bigint, uptoLsn: bigint, rowsMax: number], RawRow>(
       db,
@@ -258,7 +263,6 @@ export class ShardLog {
 
   /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
   private emptyAll(installId: string | undefined): void {
-    this.refuseWhileWriting();
     this.transact(() => {
       this.db.exec('DELETE FROM log; DELETE FROM checkpoint; DELETE FROM checkpoint_parts;');
       this.setMeta('checkpoint_lsn', '0');
@@ -341,7 +345,12 @@ export class ShardLog {
   }
 
   private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number): void {
-    insertRow(this.statements, lsn, epoch, entry, atMs);
+    const key = entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null;
+    if (entry.kind === undefined && entry.member === undefined && entry.payload === undefined) {
+      this.statements.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs);
+    } else {
+      this.statements.insert.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs, ...extraColumns(entry));
+    }
   }
 
   private refreshTail(): void {
@@ -537,62 +546,9 @@ export class ShardLog {
     return this.lastEntryEpoch;
   }
 
-  /**
-   * Hands appends to a writer thread (`--log-writer thread`): appendOffThread
-   * then commits there, and this connection only reads and does the rare
-   * writes (checkpoint folds, meta, truncation) that never run beside one.
-   */
-  useWriterThread(writer: LogWriterThread): void {
-    this.writer = writer;
-  }
-
-  get hasWriterThread(): boolean {
-    return this.writer !== undefined;
-  }
-
-  /**
-   * append, on the writer thread: resolves with the last lsn once the rows
-   * are fsync'd; lastLsn moves only then. One at a time: the lsns of the
-   * next depend on this one's outcome.
-   */
-  appendOffThread(entries: readonly LogEntry[], epoch: bigint, atMs: number): Promise<bigint> {
-    assert.ok(this.writer !== undefined, 'no writer thread');
-    assert.ok(entries.length > 0, 'append of no entries');
-    this.refuseWhileWriting();
-    for (const entry of entries) checkEntry(entry);
-    const firstLsn = this.nextLsn;
-    const written = this.writer.write(entries, firstLsn, epoch, atMs).then(
-      () => {
-        this.nextLsn = firstLsn + BigInt(entries.length);
-        this.lastEntryEpoch = epoch;
-        return this.lastLsn;
-      },
-      (error: unknown) => {
-        throw storageError(error, this.owner);
-      },
-    );
-    this.writing = written;
-    const done = (): void => {
-      if (this.writing === written) this.writing = undefined;
-    };
-    written.then(done, done);
-    return written;
-  }
-
-  /** The writer thread's append in flight, if any: its rows' lsns are taken but not yet in the log. */
-  private writing: Promise<bigint> | undefined;
-  private writer: LogWriterThread | undefined;
-
-  /** Writes that move the log's tail wait for no one: with a thread append in flight they are refused (retry). */
-  private refuseWhileWriting(): void {
-    if (this.writing !== undefined)
-      throw new TallyError(ErrorCode.unavailable, `${this.owner}: a commit is in flight on the log writer thread: retry`);
-  }
-
   /** Commits entries written under `epoch` in one transaction (one fsync). Returns the last lsn. */
   append(entries: readonly LogEntry[], epoch: bigint, atMs: number): bigint {
     assert.ok(entries.length > 0, 'append of no entries');
-    this.refuseWhileWriting();
     for (const entry of entries) checkEntry(entry);
     const firstLsn = this.nextLsn;
     // A failure rolls the transaction back, and the lsn stays where it was.
@@ -605,7 +561,6 @@ export class ShardLog {
   /** Follower side: commits a primary's entries, which must continue this log exactly. */
   appendReplicated(entries: readonly StoredEntry[]): bigint {
     assert.ok(entries.length > 0, 'append of no entries');
-    this.refuseWhileWriting();
     this.transact(() => {
       let expectedLsn = this.nextLsn;
       for (const entry of entries) {
@@ -645,7 +600,6 @@ export class ShardLog {
   truncateAfter(lsn: bigint): number {
     if (lsn < this.foldedLsn)
       throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
-    this.refuseWhileWriting();
     const result = this.guarded(() => this.statements.deleteAfter.run(lsn));
     this.refreshTail();
     return result.changes;
@@ -746,7 +700,6 @@ export class ShardLog {
   }
 
   close(): void {
-    void this.writer?.close();
     if (this.db.open) this.db.close();
   }
 }
