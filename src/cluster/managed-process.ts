@@ -8,8 +8,12 @@ import readline from 'node:readline';
 const modulePath = fileURLToPath(import.meta.url);
 export const repoRoot = path.resolve(path.dirname(modulePath), '../..');
 // Children run as this module does: compiled from dist/ (npm start, the
-// Docker image), or from the TypeScript source under tsx (tests, development).
-const fromSource = modulePath.endsWith('.ts');
+// Docker image), or from the TypeScript source under tsx (development). `npm
+// test` builds first and sets TALLY_CHILDREN_FROM_DIST=1: the suite starts
+// about a thousand processes, and loading each through tsx was a quarter of
+// its CPU on two cores; a dist/ built by the same command is never stale.
+export const childrenFromDist = process.env.TALLY_CHILDREN_FROM_DIST === '1';
+const fromSource = modulePath.endsWith('.ts') && !childrenFromDist;
 export const nodeMainPath = path.join(repoRoot, fromSource ? 'src/node/main.ts' : 'dist/node/main.js');
 export const routerMainPath = path.join(repoRoot, fromSource ? 'src/router/main.ts' : 'dist/router/main.js');
 

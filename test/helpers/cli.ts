@@ -1,10 +1,10 @@
-// Runs the tally CLI as users do, but from the TypeScript source (through tsx,
-// like every process the tests start), so a stale dist/ can never decide a
-// test: a node process with its stdout, stderr and exit code. The built CLI
-// (bin/tally.mjs -> dist/) has its own test, on a fresh build.
+// Runs the tally CLI as users do, as every process the tests start: from
+// dist/ under `npm test` (which builds it first, TALLY_CHILDREN_FROM_DIST),
+// else from the TypeScript source through tsx, so a stale dist/ can never
+// decide a test: a node process with its stdout, stderr and exit code.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { childrenFromDist, repoRoot } from '../../src/cluster/managed-process.ts';
 
 export interface CliResult {
   code: number | null;
@@ -13,7 +13,9 @@ export interface CliResult {
 }
 
 /** node arguments that run the CLI from source; --no-deprecation as bin/tally.mjs sets it. */
-export const cliNodeArgs = ['--import', 'tsx', '--no-deprecation', path.join(repoRoot, 'src/cli/cli.ts')];
+export const cliNodeArgs = childrenFromDist
+  ? ['--no-deprecation', path.join(repoRoot, 'dist/cli/cli.js')]
+  : ['--import', 'tsx', '--no-deprecation', path.join(repoRoot, 'src/cli/cli.ts')];
 
 export function tally(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
