@@ -49,7 +49,12 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
+class EtcdExitedError extends Error {}
+
 export class EtcdProcess {
+  private everReady = false;
+  /** etcd's last log line: why it exited, for the error. */
+  private lastLine = '';
   /** For the launcher's lines about it. */
   readonly name = 'etcd';
   private child: ChildProcess | undefined;
@@ -75,8 +80,28 @@ export class EtcdProcess {
     return this.child?.pid;
   }
 
-  /** Starts etcd and resolves once it answers its health endpoint. */
+  /**
+   * Starts etcd and resolves once it answers its health endpoint. Ports we
+   * picked ourselves (0 asked) are free when picked, but another process may
+   * bind one before etcd does: a first start that exits early picks new
+   * ones and tries again (a restart keeps its ports: clients know them).
+   */
   async start(readyTimeoutMs = 20_000): Promise<void> {
+    const pickedPorts = !this.everReady && !this.options.clientPort && !this.options.peerPort;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startOnce(readyTimeoutMs);
+        this.everReady = true;
+        return;
+      } catch (error) {
+        if (!pickedPorts || attempt >= 3 || !(error instanceof EtcdExitedError)) throw error;
+        this.clientPort = 0;
+        this.peerPort = 0;
+      }
+    }
+  }
+
+  private async startOnce(readyTimeoutMs: number): Promise<void> {
     if (this.running) throw new Error('etcd is already running');
     if (!etcdInstalled()) throw new Error(etcdMissingMessage);
     if (this.clientPort === 0) this.clientPort = this.options.clientPort || (await freePort(this.host));
@@ -140,12 +165,17 @@ export class EtcdProcess {
         pending += chunk;
         const lines = pending.split('\n');
         pending = lines.pop()!;
-        for (const line of lines) if (line.length > 0) this.options.onLine?.(line);
+        for (const line of lines) {
+          if (line.length === 0) continue;
+          this.lastLine = line;
+          this.options.onLine?.(line);
+        }
       });
     }
     const deadline = Date.now() + readyTimeoutMs;
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`etcd exited before it was ready (code ${child.exitCode}, signal ${child.signalCode})`);
+      if (!this.running)
+        throw new EtcdExitedError(`etcd exited before it was ready (code ${child.exitCode}, signal ${child.signalCode}): ${this.lastLine}`);
       try {
         if (await this.healthy()) return;
       } catch {
