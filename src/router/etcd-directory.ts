@@ -46,7 +46,6 @@ import {
   etcdWatchReconnectMaxMs,
   etcdWatchReconnectMinMs,
   growthActivationMarginMs,
-  memberPartitionsMax,
   shardIdsPerReservation,
   newCountersPerCallMax,
   type Logger,
@@ -54,7 +53,15 @@ import {
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
-import { checkShardCountChange } from './directory-checks.ts';
+import {
+  capWarnings,
+  checkCreationCaps,
+  checkDrainable,
+  checkPairAddable,
+  checkPlaceable,
+  checkShardCountChange,
+  checkShardsTotalCap,
+} from './directory-checks.ts';
 import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import { PrefixWatch } from './etcd-watch.ts';
 import { RouterPresence } from './etcd-presence.ts';
@@ -356,14 +363,7 @@ export class EtcdDirectory implements Directory {
     // The read is this router's first acknowledgement: it has seen every announcement up to it.
     this.presence.acknowledge(revision);
     await this.reconcilePairs(configuredPairs);
-    if (this.counters.size >= this.limits.countersMax)
-      this.warnings.push(
-        `the directory holds ${this.counters.size} counters, the limit is ${this.limits.countersMax}: no new counter can be created`,
-      );
-    if (this.totalShardCount >= this.limits.shardsTotalMax)
-      this.warnings.push(
-        `the directory holds ${this.totalShardCount} shards, the limit is ${this.limits.shardsTotalMax}: no counter can be created or grown`,
-      );
+    this.warnings.push(...capWarnings({ counters: this.counters.size, shards: this.totalShardCount }, this.limits));
   }
 
   // ---- Reads (memory) ----------------------------------------------------
@@ -519,24 +519,13 @@ export class EtcdDirectory implements Directory {
 
   /** The caps on creating `count` counters of `kind`, with `plannedCounters`/`plannedShards` already planned. */
   private checkCreation(count: number, kind: CounterKind, partitions: number, plannedCounters: number, plannedShards: number): void {
-    if (!Number.isInteger(partitions) || partitions < 1 || partitions > memberPartitionsMax) {
-      throw new TallyError(ErrorCode.invalidArgument, `partitions must be 1..${memberPartitionsMax}, got ${partitions}`);
-    }
-    if (count > newCountersPerCallMax) {
-      throw new TallyError(
-        ErrorCode.resourceExhausted,
-        `the call would create ${count} new counters; the limit is ${newCountersPerCallMax} new counters per call (newCountersPerCallMax): split it`,
-      );
-    }
-    const { countersMax } = this.limits;
-    const held = this.counters.size + plannedCounters;
-    if (held + count > countersMax) {
-      throw new TallyError(
-        ErrorCode.resourceExhausted,
-        `the directory holds ${held} counters; ${count} new ones would pass the limit of ${countersMax} counters (--counters-max)`,
-      );
-    }
-    this.checkShardsTotal(count * (kind === 'membership' ? partitions : 1), plannedShards);
+    checkCreationCaps(
+      count,
+      kind,
+      partitions,
+      { counters: this.counters.size + plannedCounters, shards: this.totalShardCount + plannedShards },
+      this.limits,
+    );
     if (this.pairs.length === 0)
       throw new TallyError(
         ErrorCode.failedPrecondition,
@@ -544,15 +533,8 @@ export class EtcdDirectory implements Directory {
       );
   }
 
-  private checkShardsTotal(addCount: number, plannedShards = 0): void {
-    const { shardsTotalMax } = this.limits;
-    const held = this.totalShardCount + plannedShards;
-    if (held + addCount > shardsTotalMax) {
-      throw new TallyError(
-        ErrorCode.resourceExhausted,
-        `the directory holds ${held} shards; ${addCount} more would pass the limit of ${shardsTotalMax} shards (--shards-total-max)`,
-      );
-    }
+  private checkShardsTotal(addCount: number): void {
+    checkShardsTotalCap(addCount, this.totalShardCount, this.limits);
   }
 
   /** Resolves once every name exists in memory (of whatever kind: the caller checks). */
@@ -1080,14 +1062,8 @@ export class EtcdDirectory implements Directory {
 
   /** See Directory.addPair: one transaction creating pairs/<next index>, compared as absent. */
   async addPair(addresses: PairAddresses): Promise<PairInfo> {
-    if (addresses.primary === addresses.follower)
-      throw new TallyError(ErrorCode.invalidArgument, `a pair needs two nodes: primary and follower are both ${addresses.primary}`);
     const pairIndex = await this.change('adding a node pair', () => {
-      for (const address of [addresses.primary, addresses.follower]) {
-        const holder = this.pairOf(address);
-        if (holder !== undefined)
-          throw new TallyError(ErrorCode.failedPrecondition, `${address} is already a node of pair ${holder.pairIndex}`);
-      }
+      checkPairAddable(addresses, (address) => this.pairOf(address));
       const index = this.pairs.length;
       const stored: StoredPair = {
         primary: addresses.primary,
@@ -1111,8 +1087,7 @@ export class EtcdDirectory implements Directory {
   /** See Directory.setPairDraining: conditioned on the pair as memory holds it. */
   async setPairDraining(pairIndex: number, draining: boolean): Promise<PairInfo> {
     const pair = this.pair(pairIndex);
-    if (draining && this.pairs.every((other) => other === pair || other.draining))
-      throw new TallyError(ErrorCode.failedPrecondition, `pair ${pairIndex} is the last pair taking new shards: it cannot be drained`);
+    if (draining) checkDrainable(pair, this.pairs);
     return this.updatePair(pairIndex, { draining });
   }
 
@@ -1349,11 +1324,7 @@ export class EtcdDirectory implements Directory {
   }
 
   private assertPlaceable(): void {
-    if (this.pairs.length > 0 && this.pairs.every((pair) => pair.draining))
-      throw new TallyError(
-        ErrorCode.failedPrecondition,
-        'every node pair is draining: no new shard can be placed (tally pair drain --undrain)',
-      );
+    checkPlaceable(this.pairs);
   }
 
   /** Shards per pair over all counters, one entry per pair: what placement balances. */

@@ -7,19 +7,18 @@ import assert from 'node:assert';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  ErrorCode,
-  TallyError,
-  memberPartitionsMax,
-  newCountersPerCallMax,
-  preparePrivateDir,
-  preparePrivateFile,
-  storageError,
-  type WindowSetting,
-} from '../common/index.ts';
+import { ErrorCode, TallyError, preparePrivateDir, preparePrivateFile, storageError, type WindowSetting } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
-import { checkShardCountChange } from './directory-checks.ts';
+import {
+  capWarnings,
+  checkCreationCaps,
+  checkDrainable,
+  checkPairAddable,
+  checkPlaceable,
+  checkShardCountChange,
+  checkShardsTotalCap,
+} from './directory-checks.ts';
 import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import {
   counterKinds,
@@ -85,15 +84,7 @@ export class SqliteDirectory implements Directory {
     this.loadPairs(configuredPairs);
     this.loadCounters();
     this.loadShardTasks();
-    // A lowered cap keeps what exists; it only stops creation.
-    if (this.counters.size >= limits.countersMax)
-      this.warnings.push(
-        `the directory holds ${this.counters.size} counters, the limit is ${limits.countersMax}: no new counter can be created`,
-      );
-    if (this.totalShardCount >= limits.shardsTotalMax)
-      this.warnings.push(
-        `the directory holds ${this.totalShardCount} shards, the limit is ${limits.shardsTotalMax}: no counter can be created or grown`,
-      );
+    this.warnings.push(...capWarnings({ counters: this.counters.size, shards: this.totalShardCount }, limits));
   }
 
   static open(
@@ -572,24 +563,8 @@ export class SqliteDirectory implements Directory {
    * only after it commits, so a failure leaves memory as the rows are.
    */
   private create(names: readonly string[], kind: CounterKind, partitions: number): void {
-    if (!Number.isInteger(partitions) || partitions < 1 || partitions > memberPartitionsMax) {
-      throw new TallyError(ErrorCode.invalidArgument, `partitions must be 1..${memberPartitionsMax}, got ${partitions}`);
-    }
-    if (names.length > newCountersPerCallMax) {
-      throw new TallyError(
-        ErrorCode.resourceExhausted,
-        `the call would create ${names.length} new counters; the limit is ${newCountersPerCallMax} new counters per call (newCountersPerCallMax): split it`,
-      );
-    }
-    const { countersMax } = this.limits;
-    if (this.counters.size + names.length > countersMax) {
-      throw new TallyError(
-        ErrorCode.resourceExhausted,
-        `the directory holds ${this.counters.size} counters; ${names.length} new ones would pass the limit of ${countersMax} counters (--counters-max)`,
-      );
-    }
+    checkCreationCaps(names.length, kind, partitions, { counters: this.counters.size, shards: this.totalShardCount }, this.limits);
     const shardCount = kind === 'membership' ? partitions : 1;
-    this.checkShardsTotal(names.length * shardCount);
     const autoscale = kind !== 'membership';
     const createdMs = this.now();
     const counters: CounterInfo[] = [];
@@ -625,13 +600,7 @@ export class SqliteDirectory implements Directory {
   }
 
   private checkShardsTotal(addCount: number): void {
-    const { shardsTotalMax } = this.limits;
-    if (this.totalShardCount + addCount > shardsTotalMax) {
-      throw new TallyError(
-        ErrorCode.resourceExhausted,
-        `the directory holds ${this.totalShardCount} shards; ${addCount} more would pass the limit of ${shardsTotalMax} shards (--shards-total-max)`,
-      );
-    }
+    checkShardsTotalCap(addCount, this.totalShardCount, this.limits);
   }
 
   /** Grows a counter's shard set. No data moves; old shards stay in every sum. */
@@ -663,11 +632,7 @@ export class SqliteDirectory implements Directory {
   private insertShards(counter: CounterInfo, addCount: number, totalShardsPerPair: number[]): ShardInfo[] {
     const mine = this.pairs.map(() => 0);
     for (const shard of counter.shards) mine[shard.pairIndex]!++;
-    if (this.pairs.every((pair) => pair.draining))
-      throw new TallyError(
-        ErrorCode.failedPrecondition,
-        'every node pair is draining: no new shard can be placed (tally pair drain --undrain)',
-      );
+    checkPlaceable(this.pairs);
     const chosen = choosePairs(mine, totalShardsPerPair, addCount, (pairIndex) => this.pairs[pairIndex]!.draining);
     const created: ShardInfo[] = [];
     for (const pairIndex of chosen) {
@@ -942,13 +907,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async addPair(addresses: PairAddresses): Promise<PairInfo> {
-    for (const address of [addresses.primary, addresses.follower]) {
-      const holder = this.pairOf(address);
-      if (holder !== undefined)
-        throw new TallyError(ErrorCode.failedPrecondition, `${address} is already a node of pair ${holder.pairIndex}`);
-    }
-    if (addresses.primary === addresses.follower)
-      throw new TallyError(ErrorCode.invalidArgument, `a pair needs two nodes: primary and follower are both ${addresses.primary}`);
+    checkPairAddable(addresses, (address) => this.pairOf(address));
     const pairIndex = this.pairs.length;
     this.write(() =>
       this.db
@@ -976,8 +935,7 @@ export class SqliteDirectory implements Directory {
 
   async setPairDraining(pairIndex: number, draining: boolean): Promise<PairInfo> {
     const pair = this.pair(pairIndex);
-    if (draining && this.pairs.every((other) => other === pair || other.draining))
-      throw new TallyError(ErrorCode.failedPrecondition, `pair ${pairIndex} is the last pair taking new shards: it cannot be drained`);
+    if (draining) checkDrainable(pair, this.pairs);
     return this.updatePair(pairIndex, { draining });
   }
 
