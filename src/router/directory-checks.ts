@@ -1,4 +1,4 @@
-// The checks both directory stores make before a change, so they refuse the
+// The checks and memory lookups both directory stores share, so they refuse the
 // same things with the same status and words.
 import { ErrorCode, TallyError, memberPartitionsMax, newCountersPerCallMax, shardsPerCounterMax } from '../common/index.ts';
 import type { CounterInfo, CounterKind, DirectoryLimits, PairAddresses, PairInfo } from './directory.ts';
@@ -97,4 +97,42 @@ export function checkPlaceable(pairs: readonly PairInfo[]): void {
       ErrorCode.failedPrecondition,
       'every node pair is draining: no new shard can be placed (tally pair drain --undrain)',
     );
+}
+
+/**
+ * A write's counters as memory holds them: marks each one that exists
+ * written at nowMs (one lookup per run of a name: batches name one counter
+ * many times in a row) and returns the names that do not exist yet.
+ * FAILED_PRECONDITION for a counter of another kind, before anything changes.
+ */
+export function missingCounters(
+  counters: ReadonlyMap<string, CounterInfo>,
+  names: readonly string[],
+  kind: CounterKind,
+  nowMs: number,
+): Set<string> {
+  const missing = new Set<string>();
+  let previous: string | undefined;
+  for (const name of names) {
+    if (name === previous) continue;
+    previous = name;
+    const existing = counters.get(name);
+    if (existing === undefined) missing.add(name);
+    else if (existing.kind !== kind)
+      throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+    else existing.lastWriteMs = nowMs;
+  }
+  return missing;
+}
+
+/** The counter of every name, in order (each must exist): one lookup per run of a name. */
+export function countersInOrder(counters: ReadonlyMap<string, CounterInfo>, names: readonly string[]): CounterInfo[] {
+  const found: CounterInfo[] = new Array(names.length);
+  let last: CounterInfo | undefined;
+  for (let index = 0; index < names.length; index++) {
+    const name = names[index]!;
+    if (last === undefined || last.name !== name) last = counters.get(name)!;
+    found[index] = last;
+  }
+  return found;
 }

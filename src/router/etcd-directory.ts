@@ -61,6 +61,8 @@ import {
   checkPlaceable,
   checkShardCountChange,
   checkShardsTotalCap,
+  countersInOrder,
+  missingCounters,
 } from './directory-checks.ts';
 import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import { PrefixWatch } from './etcd-watch.ts';
@@ -483,37 +485,17 @@ export class EtcdDirectory implements Directory {
     this.assertFresh();
     // Bounded: each round either finds every counter or creates the missing ones.
     for (let attempt = 1; ; attempt++) {
-      const fresh = new Set<string>();
-      let previous: string | undefined;
-      const nowMs = this.now();
-      for (const name of names) {
-        if (name === previous) continue;
-        previous = name;
-        const existing = this.counters.get(name);
-        if (existing === undefined) fresh.add(name);
-        else if (existing.kind !== kind)
-          throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
-        else existing.lastWriteMs = nowMs;
-      }
-      if (fresh.size === 0) {
-        const counters: CounterInfo[] = new Array(names.length);
-        let last: CounterInfo | undefined;
-        for (let index = 0; index < names.length; index++) {
-          const name = names[index]!;
-          if (last === undefined || last.name !== name) last = this.counters.get(name)!;
-          counters[index] = last;
-        }
-        return counters;
-      }
+      const missing = missingCounters(this.counters, names, kind, this.now());
+      if (missing.size === 0) return countersInOrder(this.counters, names);
       if (attempt > directoryChangeAttemptsMax)
         throw new TallyError(
           ErrorCode.unavailable,
-          `creating ${fresh.size} counters: they were deleted as soon as created, ${attempt - 1} times`,
+          `creating ${missing.size} counters: they were deleted as soon as created, ${attempt - 1} times`,
         );
-      this.checkCreation(fresh.size, kind, partitions, 0, 0);
+      this.checkCreation(missing.size, kind, partitions, 0, 0);
       this.assertPlaceable();
       this.assertFresh();
-      await this.requestCreation([...fresh], kind, partitions);
+      await this.requestCreation([...missing], kind, partitions);
     }
   }
 

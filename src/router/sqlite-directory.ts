@@ -18,6 +18,8 @@ import {
   checkPlaceable,
   checkShardCountChange,
   checkShardsTotalCap,
+  countersInOrder,
+  missingCounters,
 } from './directory-checks.ts';
 import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, type DirectorySnapshot } from './directory-snapshot.ts';
 import {
@@ -534,28 +536,9 @@ export class SqliteDirectory implements Directory {
    * per run of a name, none per item of a run).
    */
   async getOrCreateMany(names: readonly string[], kind: CounterKind = 'total', partitions = 1): Promise<CounterInfo[]> {
-    const fresh = new Set<string>();
-    let previous: string | undefined;
-    const nowMs = this.now();
-    for (const name of names) {
-      // Batches name one counter many times in a row: one lookup per run.
-      if (name === previous) continue;
-      previous = name;
-      const existing = this.counters.get(name);
-      if (existing === undefined) fresh.add(name);
-      else if (existing.kind !== kind)
-        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
-      else existing.lastWriteMs = nowMs;
-    }
-    if (fresh.size > 0) this.create([...fresh], kind, partitions);
-    const counters: CounterInfo[] = new Array(names.length);
-    let last: CounterInfo | undefined;
-    for (let index = 0; index < names.length; index++) {
-      const name = names[index]!;
-      if (last === undefined || last.name !== name) last = this.counters.get(name)!;
-      counters[index] = last;
-    }
-    return counters;
+    const missing = missingCounters(this.counters, names, kind, this.now());
+    if (missing.size > 0) this.create([...missing], kind, partitions);
+    return countersInOrder(this.counters, names);
   }
 
   /**
