@@ -17,3 +17,4 @@ export * from './tls.ts';
 export { isLoopbackHost } from './address.ts';
 export * from './call-guards.ts';
 export * from './peer-role.ts';
+export * from './clock.ts';
