@@ -3,6 +3,7 @@
 // must not skip a revision: it resumes from the last event it delivered,
 // never from a response header (a catch-up response's header runs ahead of
 // the events still to come, and etcd3's own Watcher resumes from it).
+import assert from 'node:assert';
 import type { Etcd3, IDuplexStream, IEvent, IWatchRequest, IWatchResponse } from 'etcd3';
 
 export interface PrefixWatchHandlers {
@@ -40,6 +41,8 @@ export class PrefixWatch {
   /** Events of a response etcd split into fragments, until its last fragment. */
   private fragments: IEvent[] = [];
   private isConnected = false;
+  /** Responses held back by holdDelivery (a test seam), oldest first; undefined when not holding. */
+  private held: Array<{ stream: WatchStream; response: IWatchResponse }> | undefined;
 
   constructor(
     private readonly client: Etcd3,
@@ -65,6 +68,23 @@ export class PrefixWatch {
     this.stopped = false;
     this.dropStream();
     void this.connect();
+  }
+
+  /**
+   * A test seam: holds back every response etcd sends (events, acceptance,
+   * cancellation) until the returned function is called, then delivers
+   * them in order, as a watch lagging behind etcd would: the stream stays
+   * up (the lease keeps renewing) while memory falls behind.
+   */
+  holdDelivery(): () => void {
+    assert(this.held === undefined, 'the watch is already held');
+    const held: Array<{ stream: WatchStream; response: IWatchResponse }> = [];
+    this.held = held;
+    return () => {
+      if (this.held !== held) return;
+      this.held = undefined;
+      for (const { stream, response } of held) this.receive(stream, response);
+    };
   }
 
   close(): void {
@@ -105,6 +125,10 @@ export class PrefixWatch {
 
   private receive(stream: WatchStream, response: IWatchResponse): void {
     if (stream !== this.stream) return;
+    if (this.held !== undefined) {
+      this.held.push({ stream, response });
+      return;
+    }
     if (response.canceled) {
       this.cancelled(stream, response);
       return;
