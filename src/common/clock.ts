@@ -9,3 +9,25 @@ export function monotonicNowMs(): number {
 
 /** A clock a component reads, injected so tests can move it. */
 export type MonotonicClock = () => number;
+
+/**
+ * A wall clock that a step cannot move while the process runs: anchored at
+ * start at max(the wall clock, floorMs), then advanced only by the monotonic
+ * clock. For wall-clock times that a decision compares later, such as the
+ * time a log entry is stamped with and the dedup window measured against it:
+ * NTP stepping the wall clock by hours either way changes nothing it returns.
+ * floorMs is the newest such time already stored (the log's last entry), so
+ * after a restart on a clock that went back, times do not go back with it.
+ * What it cannot know: a step while the process was down looks like downtime
+ * (forward) or is absorbed by the floor (back).
+ */
+export function steadyWallClock(
+  floorMs = Number.NEGATIVE_INFINITY,
+  // eslint-disable-next-line no-restricted-properties -- the anchor of the steady clock: read once, at start
+  wallNow: () => number = () => Date.now(),
+  monotonicNow: MonotonicClock = monotonicNowMs,
+): () => number {
+  const anchorMs = Math.max(wallNow(), floorMs);
+  const monotonicAtStartMs = monotonicNow();
+  return () => Math.round(anchorMs + (monotonicNow() - monotonicAtStartMs));
+}

@@ -7,7 +7,7 @@
 // is briefly away (one further behind is refilled by snapshot install), and
 // never folds past a snapshot being installed. A follower folds only what it
 // knows matches its current primary (never a deposed primary's tail).
-import { IntervalTask, type Logger } from '../common/index.ts';
+import { IntervalTask, steadyWallClock, type Logger } from '../common/index.ts';
 import type { ShardLog } from './shard-log.ts';
 import type { NodeState } from './node-state.ts';
 import type { Replicator } from './replicator.ts';
@@ -36,7 +36,8 @@ export class Checkpointer {
     private readonly settings: CheckpointSettings,
     private readonly observer: CheckpointObserver,
     logger: Logger,
-    private readonly now: () => number = Date.now,
+    /** The node's log clock (steadyWallClock): keys and tombstones are kept by the times their entries were stamped with. */
+    private readonly now: () => number = steadyWallClock(),
   ) {
     // One fold at a time; a failed one is logged as "checkpoint failed" and the next tick tries again.
     this.task = new IntervalTask({ name: 'checkpoint', intervalMs: settings.intervalMs, logger }, () => this.fold());
@@ -81,7 +82,7 @@ export class Checkpointer {
       // The role may have changed while we yielded: recheck what is safe.
       const upto = this.safeLsn() < target ? this.safeLsn() : target;
       const startedNs = process.hrtime.bigint();
-      const folded = this.log.foldSlice(upto, this.settings.sliceRows, keepKeysSinceMs);
+      const folded = this.log.foldSlice(upto, this.settings.sliceRows, keepKeysSinceMs, this.now());
       if (folded === 0) break;
       this.observer.onFold(folded, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.checkpointLsn);
       await new Promise((resolve) => setImmediate(resolve));

@@ -4,7 +4,7 @@
 // and replaces its whole state only with a snapshot sent in order by the
 // primary of its current epoch. A block of entries is written in one
 // transaction. It never decides who the primary is.
-import { ErrorCode, TallyError, type Logger, type shardV1 } from '../common/index.ts';
+import { ErrorCode, TallyError, monotonicNowMs, type Logger, type shardV1 } from '../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
 import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk } from './shard-log.ts';
 import type { NodeMemory } from './node-memory.ts';
@@ -182,7 +182,7 @@ export function createFollower(deps: FollowerDeps) {
       // A moment later rather than setImmediate: the answer must leave this
       // process before the event loop is held for the rebuild.
       setTimeout(() => {
-        const startedMs = Date.now();
+        const startedMs = monotonicNowMs();
         deps.rebuild();
         state.confirmedLsn = log.lastLsn;
         state.ready = true;
@@ -192,7 +192,7 @@ export function createFollower(deps: FollowerDeps) {
           chunks,
           shards: memory.totals.shardCount,
           keys: dedup.size,
-          rebuildMs: Date.now() - startedMs,
+          rebuildMs: Math.round(monotonicNowMs() - startedMs),
         });
       }, rebuildDelayMs);
     }

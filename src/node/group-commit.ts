@@ -7,7 +7,7 @@
 // brings to one shard share one log row (see RowMerger): rows track hot shards.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, isInt64, type WindowSetting } from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, steadyWallClock, type WindowSetting } from '../common/index.ts';
 import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from './shard-log.ts';
 import type { RoleState } from './node-role.ts';
 import { DedupIndex } from './dedup-index.ts';
@@ -82,7 +82,8 @@ export class GroupCommitter {
     private readonly role: () => RoleState,
     private readonly dedup: DedupIndex,
     private readonly hooks: CommitHooks,
-    private readonly now: () => number = Date.now,
+    /** The node's log clock (steadyWallClock): entries are stamped with it and the dedup window is measured on it, so a step changes neither. */
+    private readonly now: () => number = steadyWallClock(),
   ) {}
 
   /** Queues groups sent under `epoch`; they commit with whatever else arrives this tick. */

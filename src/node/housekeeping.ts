@@ -19,6 +19,8 @@ export interface HousekeepingParts {
   metrics: NodeMetrics;
   logger: Logger;
   dedupWindowMs: number;
+  /** The node's log clock (steadyWallClock): keys, buckets and tombstones are timed on it, as their entries were stamped. */
+  logClock: () => number;
 }
 
 const gaugeIntervalMs = 1_000;
@@ -58,23 +60,23 @@ export class Housekeeping {
   /** Keys past the window are dropped a bounded slice at a time, between writes. */
   private pruneKeys(): void {
     const { dedup, metrics } = this.parts;
-    metrics.dedupPruned.inc(dedup.prune(Date.now()));
+    metrics.dedupPruned.inc(dedup.prune(this.parts.logClock()));
     metrics.dedupKeys.set(dedup.size);
   }
 
   /** Expired buckets leave memory a bounded number of shards per tick, so counters rolling over together do not stall writes (reads already skip them). */
   private expireWindows(): void {
-    this.parts.metrics.windowBucketsExpired.inc(this.parts.memory.windows.expire(Date.now(), windowShardsPerSweep));
+    this.parts.metrics.windowBucketsExpired.inc(this.parts.memory.windows.expire(this.parts.logClock(), windowShardsPerSweep));
   }
 
   /** A bounded slice per tick: the checkpoint forgets them too, on its own schedule. */
   private expireTombstones(): void {
-    this.parts.memory.pruneTombstones(Date.now() - droppedShardTombstoneMs, tombstoneVisitsPerSweep);
+    this.parts.memory.pruneTombstones(this.parts.logClock() - droppedShardTombstoneMs, tombstoneVisitsPerSweep);
   }
 
   refreshGauges(): void {
     const { log, memory, dedup, replicator, state, metrics } = this.parts;
-    const nowMs = Date.now();
+    const nowMs = this.parts.logClock();
     metrics.dedupEvictedEarly.set(dedup.evictedFromMemory);
     metrics.dedupDiskLookups.inc(dedup.diskLookups - this.diskLookupsReported);
     this.diskLookupsReported = dedup.diskLookups;
@@ -94,7 +96,7 @@ export class Housekeeping {
     Object.assign(this.shippedReported, shipped);
     const replication = replicator.status();
     const primary = state.role.role === 'primary';
-    metrics.replicationLagMs.set(primary ? replication.lagMs : 0);
+    metrics.replicationLagMs.set(primary ? Math.max(0, replication.lagMs) : 0);
     metrics.replicationLagEntries.set(primary ? Number(log.lastLsn - replication.ackedLsn) : 0);
   }
 }

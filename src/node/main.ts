@@ -27,6 +27,8 @@ import {
   guardCalls,
   shardNodeCallerRoles,
   droppedShardTombstoneMs,
+  steadyWallClock,
+  monotonicNowMs,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog } from './shard-log.ts';
@@ -57,6 +59,10 @@ runMain(async () => {
       listen: config.listenAddress,
     });
   const log = ShardLog.open(config.dataDir, checkpointFolder, `node ${config.nodeName}`);
+  // The time entries are stamped with, and the dedup window, tombstones and
+  // window buckets are measured against: a wall clock that a step cannot move
+  // while the node runs (G11), never behind the log's last entry.
+  const logClock = steadyWallClock(log.lastAtMs());
   if (log.abandonedInstall)
     logger.warn('a snapshot install was cut short: the log starts empty and the install starts over', { nodeId: log.nodeId });
   const state: NodeState = { ready: false, role: loadRole(log), confirmedLsn: 0n };
@@ -76,18 +82,26 @@ runMain(async () => {
     },
     (lagEntries) => metrics.replicationLagEntries.set(Number(lagEntries)),
     logger,
+    { logClock },
   );
   // Memory holds the newest keys; the log on disk holds the whole window behind it.
   const dedup = new DedupIndex(config.dedupWindowMs, config.dedupKeysInMemoryMax, log);
-  const committer = new GroupCommitter(log, memory, () => state.role, dedup, {
-    onCommit(rows, durationSeconds, lastLsn, epoch, atMs) {
-      metrics.commitBatchRows.observe(rows.length);
-      metrics.commitSeconds.observe(durationSeconds);
-      metrics.lastLsn.set(Number(lastLsn));
-      replicator.onCommit(rows, lastLsn, epoch, atMs);
+  const committer = new GroupCommitter(
+    log,
+    memory,
+    () => state.role,
+    dedup,
+    {
+      onCommit(rows, durationSeconds, lastLsn, epoch, atMs) {
+        metrics.commitBatchRows.observe(rows.length);
+        metrics.commitSeconds.observe(durationSeconds);
+        metrics.lastLsn.set(Number(lastLsn));
+        replicator.onCommit(rows, lastLsn, epoch, atMs);
+      },
+      waitForFollower: (lsn) => replicator.waitForAck(lsn, config.replicationTimeoutMs),
     },
-    waitForFollower: (lsn) => replicator.waitForAck(lsn, config.replicationTimeoutMs),
-  });
+    logClock,
+  );
 
   // With TLS, a certificate from the cluster CA is not enough: only the router's
   // and the nodes' may reach ShardNode, each for its own methods. Plaintext
@@ -110,6 +124,7 @@ runMain(async () => {
       replicator,
       dedup,
       dedupWindowMs: config.dedupWindowMs,
+      logClock,
       replicationTimeoutMs: config.replicationTimeoutMs,
       metrics,
       logger,
@@ -132,8 +147,8 @@ runMain(async () => {
     metricsPort: metricsServer?.port,
   });
 
-  const replayStartedMs = Date.now();
-  const lastLsn = rebuildMemory(log, memory, dedup, Date.now(), config.dedupWindowMs);
+  const replayStartedMs = monotonicNowMs();
+  const lastLsn = rebuildMemory(log, memory, dedup, logClock(), config.dedupWindowMs);
   metrics.lastLsn.set(Number(lastLsn));
   metrics.shardCount.set(totals.shardCount);
   state.ready = true;
@@ -147,7 +162,7 @@ runMain(async () => {
     checkpointLsn: log.checkpointLsn,
     shards: totals.shardCount,
     dedupKeys: dedup.size,
-    replayMs: Date.now() - replayStartedMs,
+    replayMs: Math.round(monotonicNowMs() - replayStartedMs),
     role: state.role.role,
     epoch: state.role.epoch,
   });
@@ -171,6 +186,7 @@ runMain(async () => {
       },
     },
     logger,
+    logClock,
   );
   checkpointer.start();
   metrics.checkpointLsn.set(Number(log.checkpointLsn));
@@ -184,6 +200,7 @@ runMain(async () => {
     metrics,
     logger,
     dedupWindowMs: config.dedupWindowMs,
+    logClock,
   });
   housekeeping.start();
 

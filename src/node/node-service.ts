@@ -28,6 +28,8 @@ export function createNodeService(deps: {
   replicator: Replicator;
   dedup: DedupIndex;
   dedupWindowMs: number;
+  /** The node's log clock (steadyWallClock): entry times and the dedup window are measured on it. */
+  logClock: () => number;
   /** How long a read waits for the follower to confirm what it answers. */
   replicationTimeoutMs: number;
   metrics: NodeMetrics;
@@ -59,7 +61,7 @@ export function createNodeService(deps: {
       followerAckedLsn: isPrimary ? replication.ackedLsn.toString() : '0',
       followerCaughtUp: isPrimary && replication.caughtUp,
       followerError: isPrimary ? replication.lastError : '',
-      replicationLagMs: String(isPrimary ? replication.lagMs : 0),
+      replicationLagMs: String(isPrimary ? Math.max(0, Math.round(replication.lagMs)) : 0),
       epochStartLsn: state.role.epochStartLsn.toString(),
       nodeId: log.nodeId,
       lastEpoch: log.lastEpoch.toString(),
@@ -116,7 +118,7 @@ export function createNodeService(deps: {
     dedup,
     metrics,
     logger,
-    rebuild: () => rebuildMemory(log, memory, dedup, Date.now(), deps.dedupWindowMs),
+    rebuild: () => rebuildMemory(log, memory, dedup, deps.logClock(), deps.dedupWindowMs),
   });
 
   const waitUntilCaughtUp = async (timeoutMs: number): Promise<void> => {

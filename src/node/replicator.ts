@@ -20,7 +20,10 @@ import {
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
   clientChannelOptions,
+  monotonicNowMs,
+  steadyWallClock,
   type Logger,
+  type MonotonicClock,
   type shardV1,
 } from '../common/index.ts';
 import type { ShardLog, StoredEntry, LogEntry, LogView, SnapshotChunk } from './shard-log.ts';
@@ -58,6 +61,14 @@ export interface ReplicationStatus {
   installing: boolean;
 }
 
+/** The clocks a replicator reads (injected by tests). */
+export interface ReplicatorClocks {
+  /** Lag, holds and install durations: never the wall clock (a step would make the lag negative, or hours long). */
+  monotonicNow?: MonotonicClock;
+  /** The node's log clock (steadyWallClock): which keys a snapshot carries, as entries were stamped. */
+  logClock?: () => number;
+}
+
 /** A snapshot install in progress: a fixed view of our log, sent chunk by chunk. */
 interface Install {
   view: LogView;
@@ -93,8 +104,8 @@ export class Replicator {
   private install: Install | undefined;
   /** After an install: the snapshot's lsn, kept unfolded until the follower answers again (or a while passes). */
   private installedHold: { lsn: bigint; untilMs: number } | undefined;
-  /** Commits not yet confirmed, oldest first: the lag is the age of the first. */
-  private readonly unconfirmed = new Fifo<{ lsn: bigint; atMs: number }>();
+  /** Commits not yet confirmed, oldest first: the lag is the age of the first (committedMs on the monotonic clock). */
+  private readonly unconfirmed = new Fifo<{ lsn: bigint; committedMs: number }>();
   private sessionKey = '';
   private stopped = false;
   /**
@@ -115,7 +126,14 @@ export class Replicator {
     private readonly settings: ReplicatorSettings,
     private readonly onAcked: (lagEntries: bigint) => void = () => undefined,
     private readonly logger?: Logger,
-  ) {}
+    clocks: ReplicatorClocks = {},
+  ) {
+    this.monotonicNow = clocks.monotonicNow ?? monotonicNowMs;
+    this.logClock = clocks.logClock ?? steadyWallClock();
+  }
+
+  private readonly monotonicNow: MonotonicClock;
+  private readonly logClock: () => number;
 
   /** The router changed our role, epoch, peer or sync requirement. */
   onRoleChange(): void {
@@ -148,7 +166,8 @@ export class Replicator {
   /** A local commit of rows (ending at lastLsn, written under epoch at atMs): ship it. */
   onCommit(rows: readonly LogEntry[], lastLsn: bigint, epoch: bigint, atMs: number): void {
     // Bounded: one entry per commit; a follower away for long is measured by its oldest.
-    if (this.unconfirmed.length < replicationUnconfirmedCommitsMax) this.unconfirmed.push({ lsn: lastLsn, atMs: Date.now() });
+    if (this.unconfirmed.length < replicationUnconfirmedCommitsMax)
+      this.unconfirmed.push({ lsn: lastLsn, committedMs: this.monotonicNow() });
     this.remember(rows, lastLsn, epoch, atMs);
     this.kick();
   }
@@ -261,7 +280,8 @@ export class Replicator {
       ackedLsn: this.ackedLsn,
       caughtUp,
       lastError: this.lastError,
-      lagMs: caughtUp || oldest === undefined ? 0 : Date.now() - oldest.atMs,
+      // Monotonic: never negative, never hours long because a clock stepped.
+      lagMs: caughtUp || oldest === undefined ? 0 : Math.max(0, this.monotonicNow() - oldest.committedMs),
       followerId: this.followerId,
       installing: this.install !== undefined,
     };
@@ -280,7 +300,7 @@ export class Replicator {
   foldLimitLsn(): bigint | undefined {
     if (this.install !== undefined) return this.install.view.checkpointLsn;
     if (this.followerLastLsn !== undefined && this.matched) return this.ackedLsn;
-    if (this.installedHold !== undefined && Date.now() < this.installedHold.untilMs) return this.installedHold.lsn;
+    if (this.installedHold !== undefined && this.monotonicNow() < this.installedHold.untilMs) return this.installedHold.lsn;
     return undefined;
   }
 
@@ -393,6 +413,7 @@ export class Replicator {
     const session = this.sessionKey;
     this.rpc(role.peer).AppendEntries(
       request,
+      // eslint-disable-next-line no-restricted-properties -- a gRPC deadline is a wall-clock time by its API
       { deadline: Date.now() + this.settings.callTimeoutMs },
       (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
         this.inFlight = false;
@@ -475,8 +496,8 @@ export class Replicator {
     let view: LogView | undefined;
     try {
       view = this.log.openView();
-      const chunks = view.snapshotChunks(nodeCallBytesMax, Date.now() - this.settings.dedupWindowMs);
-      this.install = { view, chunks, next: chunks.next(), snapshotId: randomUUID(), chunkIndex: 0, startedMs: Date.now() };
+      const chunks = view.snapshotChunks(nodeCallBytesMax, this.logClock() - this.settings.dedupWindowMs);
+      this.install = { view, chunks, next: chunks.next(), snapshotId: randomUUID(), chunkIndex: 0, startedMs: this.monotonicNow() };
     } catch (error) {
       if (this.install === undefined) view?.close();
       this.installFailed(error);
@@ -538,6 +559,7 @@ export class Replicator {
     const timeoutMs = Math.max(this.settings.callTimeoutMs, installCallTimeoutMinMs);
     this.rpc(role.peer).InstallSnapshot(
       request,
+      // eslint-disable-next-line no-restricted-properties -- a gRPC deadline is a wall-clock time by its API
       { deadline: Date.now() + timeoutMs },
       (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
         this.inFlight = false;
@@ -556,10 +578,10 @@ export class Replicator {
             follower: role.peer,
             snapshotLsn,
             chunks: install.chunkIndex,
-            durationMs: Date.now() - install.startedMs,
+            durationMs: Math.round(this.monotonicNow() - install.startedMs),
           });
           this.abortInstall();
-          this.installedHold = { lsn: snapshotLsn, untilMs: Date.now() + installedHoldMs };
+          this.installedHold = { lsn: snapshotLsn, untilMs: this.monotonicNow() + installedHoldMs };
           this.onPosition(response);
         }
         setImmediate(() => this.kick());

@@ -546,6 +546,17 @@ export class ShardLog {
     return this.lastEntryEpoch;
   }
 
+  /**
+   * The time the log's last entry was stamped with (undefined for an empty
+   * log): the floor of the node's steady clock (steadyWallClock), so a
+   * restart on a wall clock that went back does not bring keys back to life
+   * for longer, nor stamp entries older than those before them.
+   */
+  lastAtMs(): number | undefined {
+    const atMs = this.db.prepare('SELECT at_ms FROM log ORDER BY lsn DESC LIMIT 1').pluck().get() as number | bigint | undefined;
+    return atMs === undefined ? undefined : Number(atMs);
+  }
+
   /** Commits entries written under `epoch` in one transaction (one fsync). Returns the last lsn. */
   append(entries: readonly LogEntry[], epoch: bigint, atMs: number): bigint {
     assert.ok(entries.length > 0, 'append of no entries');

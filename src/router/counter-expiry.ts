@@ -4,7 +4,7 @@
 // the event loop for long) and hands a bounded batch per slice to a
 // CounterDeleter. It never deletes anything itself.
 import assert from 'node:assert';
-import { IntervalTask, type Logger } from '../common/index.ts';
+import { IntervalTask, monotonicNowMs, type Logger, type MonotonicClock } from '../common/index.ts';
 import type { CounterInfo } from './directory.ts';
 
 /** Where a counter's TTL comes from (CounterConfig.ttl_from). */
@@ -66,7 +66,8 @@ export class CounterExpiry {
     private readonly settings: ExpirySettings,
     private readonly observer: ExpiryObserver,
     logger: Logger,
-    private readonly now: () => number = Date.now,
+    /** Idle time is measured on it, against CounterInfo.lastWriteMonotonicMs: never the wall clock (G11). */
+    private readonly now: MonotonicClock = monotonicNowMs,
   ) {
     assert(settings.checksPerSweep > 0 && settings.deletesPerSweep > 0, 'expiry slices must check and delete something');
     this.task = new IntervalTask({ name: 'counter expiry', intervalMs: settings.sweepIntervalMs, logger }, () => this.sweep());
@@ -91,11 +92,15 @@ export class CounterExpiry {
     return Math.max(this.lastPassMs, this.cursor === undefined ? 0 : nowMs - this.passStartedMs);
   }
 
-  /** Whether the counter has been idle for its whole TTL at nowMs. */
+  /**
+   * Whether the counter has been idle for its whole TTL at nowMs (monotonic).
+   * A wall-clock step, forward or back, changes no idle time; a router
+   * restart starts every counter's idle time afresh (expire late, never early).
+   */
   isExpired(counter: CounterInfo, nowMs: number): boolean {
     const ownTtlMs = counter.ttlMs;
     const ttlMs = ownTtlMs === null ? this.settings.defaultTtlMs : ownTtlMs;
-    return ttlMs > 0 && nowMs - counter.lastWriteMs >= ttlMs;
+    return ttlMs > 0 && nowMs - counter.lastWriteMonotonicMs >= ttlMs;
   }
 
   /**

@@ -101,7 +101,7 @@ export function checkPlaceable(pairs: readonly PairInfo[]): void {
 
 /**
  * A write's counters as memory holds them: marks each one that exists
- * written at nowMs (one lookup per run of a name: batches name one counter
+ * written at monotonicNowMs (one lookup per run of a name: batches name one counter
  * many times in a row) and returns the names that do not exist yet.
  * FAILED_PRECONDITION for a counter of another kind, before anything changes.
  */
@@ -109,7 +109,7 @@ export function missingCounters(
   counters: ReadonlyMap<string, CounterInfo>,
   names: readonly string[],
   kind: CounterKind,
-  nowMs: number,
+  monotonicNowMs: number,
 ): Set<string> {
   const missing = new Set<string>();
   let previous: string | undefined;
@@ -120,7 +120,7 @@ export function missingCounters(
     if (existing === undefined) missing.add(name);
     else if (existing.kind !== kind)
       throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
-    else existing.lastWriteMs = nowMs;
+    else existing.lastWriteMonotonicMs = monotonicNowMs;
   }
   return missing;
 }

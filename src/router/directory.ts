@@ -89,11 +89,14 @@ export interface CounterInfo {
   /** Its own time to live (Configure): null follows the router default, 0 never expires. */
   ttlMs: number | null;
   /**
-   * When a write last resolved the counter (getOrCreate*), or a TTL was set.
-   * Memory only: after a restart every counter counts from the load, so a
-   * restart can only postpone an expiry, never bring one forward.
+   * When a write last resolved the counter (getOrCreate*), or a TTL was set,
+   * on this router's monotonic clock (monotonicNowMs): idle time is never
+   * read off the wall clock, so NTP stepping it by hours either way neither
+   * expires a counter early nor keeps it forever (G11). Memory only: after a
+   * restart every counter counts from the load, so a restart can only
+   * postpone an expiry, never bring one forward.
    */
-  lastWriteMs: number;
+  lastWriteMonotonicMs: number;
 }
 
 /**
@@ -182,7 +185,7 @@ export interface Directory {
    * The counter, created on its first use (see getOrCreateMany). Using a
    * counter as another kind than it was created as is FAILED_PRECONDITION.
    * Every write resolves its counter here or in getOrCreateMany: that is
-   * when its last write time is taken (lastWriteMs).
+   * when its last write time is taken (lastWriteMonotonicMs).
    */
   getOrCreate(name: string, kind?: CounterKind, partitions?: number): Promise<CounterInfo>;
   /**

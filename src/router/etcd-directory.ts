@@ -48,7 +48,9 @@ import {
   growthActivationMarginMs,
   shardIdsPerReservation,
   newCountersPerCallMax,
+  monotonicNowMs,
   type Logger,
+  type MonotonicClock,
   type WindowSetting,
 } from '../common/index.ts';
 import { choosePairs } from './placement.ts';
@@ -115,8 +117,10 @@ export interface EtcdDirectoryOptions {
   routerId: string;
   /** --pairs: registered when etcd holds none, else checked against etcd's; empty: etcd's are used. */
   pairs: readonly PairAddresses[];
-  /** The clock of the data (createdMs, grownMs, lastWriteMs, clears); timeouts use the real one. */
+  /** The clock of the data (createdMs, grownMs, clears); timeouts use the real one. */
   now?: () => number;
+  /** Idle times of counters (lastWriteMonotonicMs): monotonicNowMs unless a test injects one. */
+  monotonicNow?: MonotonicClock;
   limits?: DirectoryLimits;
   logger: Logger;
   /** --router-lease-ttl-ms: the presence lease (etcd leases are whole seconds; at least 1000). */
@@ -240,6 +244,7 @@ export class EtcdDirectory implements Directory {
   private readonly prefixBytes: Buffer;
   private readonly routerId: string;
   private readonly now: () => number;
+  private readonly monotonicNow: MonotonicClock;
   private readonly limits: DirectoryLimits;
   private readonly logger: Logger;
   private readonly leaseTtlMs: number;
@@ -288,6 +293,7 @@ export class EtcdDirectory implements Directory {
     this.ns = options.client.namespace(options.prefix);
     this.routerId = options.routerId;
     this.now = options.now ?? Date.now;
+    this.monotonicNow = options.monotonicNow ?? monotonicNowMs;
     this.limits = options.limits ?? defaultDirectoryLimits;
     this.logger = options.logger;
     this.leaseTtlMs = options.leaseTtlMs;
@@ -466,7 +472,7 @@ export class EtcdDirectory implements Directory {
     if (existing !== undefined) {
       if (existing.kind !== kind)
         throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
-      existing.lastWriteMs = this.now();
+      existing.lastWriteMonotonicMs = this.monotonicNow();
       return existing;
     }
     return (await this.getOrCreateMany([name], kind, partitions))[0]!;
@@ -485,7 +491,7 @@ export class EtcdDirectory implements Directory {
     this.assertFresh();
     // Bounded: each round either finds every counter or creates the missing ones.
     for (let attempt = 1; ; attempt++) {
-      const missing = missingCounters(this.counters, names, kind, this.now());
+      const missing = missingCounters(this.counters, names, kind, this.monotonicNow());
       if (missing.size === 0) return countersInOrder(this.counters, names);
       if (attempt > directoryChangeAttemptsMax)
         throw new TallyError(
@@ -850,7 +856,7 @@ export class EtcdDirectory implements Directory {
     const counter = await this.changeCounter(name, (_counter, stored) => {
       stored.ttlMs = ttlMs;
     });
-    counter.lastWriteMs = this.now();
+    counter.lastWriteMonotonicMs = this.monotonicNow();
     return counter;
   }
 
@@ -1475,7 +1481,7 @@ export class EtcdDirectory implements Directory {
         autoscale: stored.autoscale,
         generation: stored.generation,
         ttlMs: stored.ttlMs,
-        lastWriteMs: this.now(),
+        lastWriteMonotonicMs: this.monotonicNow(),
       };
       record = { createRevision, modRevision, clearKeys: [], announcedSinceMs: undefined };
       this.counters.set(name, counter);

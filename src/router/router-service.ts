@@ -12,6 +12,7 @@ import {
   validateAmountNumber,
   validateCounterName,
   validateIdempotencyKey,
+  monotonicNowMs,
   type Logger,
   type counterV1,
   distinctMembersMax,
@@ -354,7 +355,7 @@ export function createAdminService(deps: RouterDeps) {
         windowRetentionMs: String(counter.window.retentionMs),
         ttlMs: String(ttl.ttlMs),
         ttlFrom: ttl.from,
-        idleMs: String(Math.max(0, Date.now() - counter.lastWriteMs)),
+        idleMs: String(Math.max(0, Math.round(monotonicNowMs() - counter.lastWriteMonotonicMs))),
       },
     };
   };

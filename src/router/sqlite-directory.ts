@@ -7,7 +7,16 @@ import assert from 'node:assert';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, TallyError, preparePrivateDir, preparePrivateFile, storageError, type WindowSetting } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  monotonicNowMs,
+  preparePrivateDir,
+  preparePrivateFile,
+  storageError,
+  type MonotonicClock,
+  type WindowSetting,
+} from '../common/index.ts';
 import { choosePairs } from './placement.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
 import {
@@ -65,6 +74,8 @@ export class SqliteDirectory implements Directory {
     configuredPairs: readonly PairAddresses[],
     private readonly now: () => number,
     private readonly limits: DirectoryLimits,
+    /** Idle times of counters (lastWriteMonotonicMs); `now` is the clock of the stored data. */
+    private readonly monotonicNow: MonotonicClock,
   ) {
     this.db = db;
     this.insertCounter = db.prepare('INSERT INTO counters (name, shard_count, created_ms, kind, autoscale) VALUES (?, ?, ?, ?, ?)');
@@ -94,6 +105,7 @@ export class SqliteDirectory implements Directory {
     configuredPairs: readonly PairAddresses[],
     now: () => number = Date.now,
     limits: DirectoryLimits = defaultDirectoryLimits,
+    monotonicNow: MonotonicClock = monotonicNowMs,
   ): SqliteDirectory {
     preparePrivateDir(dataDir);
     const file = path.join(dataDir, 'directory.sqlite');
@@ -186,7 +198,7 @@ export class SqliteDirectory implements Directory {
     // NULL: the router default applies; 0: never expires; else milliseconds.
     addColumn('counters', 'ttl_ms', 'INTEGER');
     try {
-      return new SqliteDirectory(db, configuredPairs, now, limits);
+      return new SqliteDirectory(db, configuredPairs, now, limits, monotonicNow);
     } catch (error) {
       db.close();
       throw error;
@@ -293,8 +305,9 @@ export class SqliteDirectory implements Directory {
       generation: number;
       ttl_ms: number | null;
     }[];
-    // Last writes are not stored: every counter's idle clock starts now.
-    const loadedMs = this.now();
+    // Last writes are not stored: every counter's idle clock starts now (a
+    // restart postpones an expiry, never brings one forward).
+    const loadedMs = this.monotonicNow();
     for (const row of counterRows) {
       if (!counterKinds.includes(row.kind as CounterKind))
         throw new TallyError(ErrorCode.internal, `directory: counter ${row.name} has unknown kind ${row.kind}`);
@@ -309,7 +322,7 @@ export class SqliteDirectory implements Directory {
         autoscale: row.autoscale === 1,
         generation: row.generation,
         ttlMs: row.ttl_ms,
-        lastWriteMs: loadedMs,
+        lastWriteMonotonicMs: loadedMs,
       });
     }
     const growthRows = this.db.prepare('SELECT counter, previous_shard_count, grown_ms FROM growths ORDER BY rowid').all() as {
@@ -509,14 +522,14 @@ export class SqliteDirectory implements Directory {
    * The counter, created on its first use (see getOrCreateMany). Using a
    * counter as another kind than it was created as is FAILED_PRECONDITION.
    * Every write resolves its counter here or in getOrCreateMany: that is
-   * when its last write time is taken (lastWriteMs).
+   * when its last write time is taken (lastWriteMonotonicMs).
    */
   async getOrCreate(name: string, kind: CounterKind = 'total', partitions = 1): Promise<CounterInfo> {
     const existing = this.counters.get(name);
     if (existing !== undefined) {
       if (existing.kind !== kind)
         throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
-      existing.lastWriteMs = this.now();
+      existing.lastWriteMonotonicMs = this.monotonicNow();
       return existing;
     }
     this.create([name], kind, partitions);
@@ -536,7 +549,7 @@ export class SqliteDirectory implements Directory {
    * per run of a name, none per item of a run).
    */
   async getOrCreateMany(names: readonly string[], kind: CounterKind = 'total', partitions = 1): Promise<CounterInfo[]> {
-    const missing = missingCounters(this.counters, names, kind, this.now());
+    const missing = missingCounters(this.counters, names, kind, this.monotonicNow());
     if (missing.size > 0) this.create([...missing], kind, partitions);
     return countersInOrder(this.counters, names);
   }
@@ -568,7 +581,7 @@ export class SqliteDirectory implements Directory {
           autoscale,
           generation: 0,
           ttlMs: null,
-          lastWriteMs: createdMs,
+          lastWriteMonotonicMs: this.monotonicNow(),
         };
         this.insertCounter.run(name, shardCount, createdMs, kind, autoscale ? 1 : 0);
         createdShards.push(this.insertShards(counter, shardCount, totalShardsPerPair));
@@ -664,7 +677,7 @@ export class SqliteDirectory implements Directory {
     assert(ttlMs === null || (Number.isSafeInteger(ttlMs) && ttlMs >= 0), `ttl ${ttlMs}`);
     this.write(() => this.db.prepare('UPDATE counters SET ttl_ms = ? WHERE name = ?').run(ttlMs, name));
     counter.ttlMs = ttlMs;
-    counter.lastWriteMs = this.now();
+    counter.lastWriteMonotonicMs = this.monotonicNow();
     return counter;
   }
 

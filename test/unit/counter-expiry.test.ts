@@ -13,7 +13,7 @@ import {
 import type { CounterInfo } from '../../src/router/directory.ts';
 import { createLogger } from '../../src/common/logger.ts';
 
-function counterOf(name: string, lastWriteMs: number, ttlMs: number | null = null): CounterInfo {
+function counterOf(name: string, lastWriteMonotonicMs: number, ttlMs: number | null = null): CounterInfo {
   return {
     name,
     kind: 'total',
@@ -25,7 +25,7 @@ function counterOf(name: string, lastWriteMs: number, ttlMs: number | null = nul
     autoscale: true,
     generation: 0,
     ttlMs,
-    lastWriteMs,
+    lastWriteMonotonicMs,
   };
 }
 
@@ -122,7 +122,7 @@ describe('counter expiry', () => {
     h.advance(5_000);
     let sweepCount = 0;
     while (h.counters.size > 1) {
-      hot.lastWriteMs = h.now();
+      hot.lastWriteMonotonicMs = h.now();
       await h.expiry.sweep();
       h.advance(100);
       sweepCount++;
@@ -144,7 +144,7 @@ describe('counter expiry', () => {
     h.advance(1_000);
     h.hooks.beforeCut = () => {
       // An increment resolves "b" while the batch is on its way.
-      h.counters.get('b')!.lastWriteMs = h.now();
+      h.counters.get('b')!.lastWriteMonotonicMs = h.now();
     };
     await h.expiry.sweep();
     expect(h.batches).toEqual([['a', 'b']]);
@@ -164,7 +164,7 @@ describe('counter expiry', () => {
     await h.expiry.sweep();
     expect(h.expiry.passDurationMs()).toBe(1_000);
     // One that expires now is found within the next pass, wherever it sits.
-    h.counters.get('c3')!.lastWriteMs = h.now() - 60_000;
+    h.counters.get('c3')!.lastWriteMonotonicMs = h.now() - 60_000;
     for (let sweep = 0; sweep < 11 && h.batches.length === 0; sweep++) await h.expiry.sweep();
     expect(h.batches).toEqual([['c3']]);
     // The pass under way stalls 5 s: it shows before it ends, and stays the figure until a quicker pass ends.

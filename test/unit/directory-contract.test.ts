@@ -31,6 +31,7 @@ interface Store {
   /** A new, empty place for the next test's directory. */
   begin(): void;
   end(): void;
+  /** now is both the clock of the data and the monotonic clock of idle times (lastWriteMonotonicMs). */
   open(pairs: readonly PairAddresses[], now: () => number, limits?: DirectoryLimits): Promise<Directory>;
 }
 
@@ -44,7 +45,7 @@ function sqliteStore(): Store {
       dataDir = makeTempDir('directory-contract');
     },
     end: () => removeTempDir(dataDir),
-    open: async (pairs, now, limits) => SqliteDirectory.open(dataDir, pairs, now, limits),
+    open: async (pairs, now, limits) => SqliteDirectory.open(dataDir, pairs, now, limits, now),
   };
 }
 
@@ -74,7 +75,17 @@ function etcdStore(): Store {
     },
     end: () => undefined,
     open: (pairs, now, limits) =>
-      EtcdDirectory.open({ client, prefix, routerId: `router-${++routers}`, pairs, now, limits, logger, leaseTtlMs: 2_000 }),
+      EtcdDirectory.open({
+        client,
+        prefix,
+        routerId: `router-${++routers}`,
+        pairs,
+        now,
+        monotonicNow: now,
+        limits,
+        logger,
+        leaseTtlMs: 2_000,
+      }),
   };
 }
 
@@ -341,7 +352,7 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
     const reopened = await open();
     expect(reopened.counterCount).toBe(3);
     // Everything but the last write, which memory alone holds: it restarts at the load.
-    for (const counter of before) expect(reopened.get(counter.name)).toEqual({ ...counter, lastWriteMs: clockMs });
+    for (const counter of before) expect(reopened.get(counter.name)).toEqual({ ...counter, lastWriteMonotonicMs: clockMs });
     expect([...reopened.liveCounters()].map((counter) => counter.name)).toEqual(['a', 'b', 'ünïcode 😀']);
   });
 
@@ -452,24 +463,24 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
     const reopened = await open();
     expect(['own', 'never', 'inherit'].map((name) => reopened.get(name)!.ttlMs)).toEqual([5_000, 0, null]);
     // Last writes are not stored: counted from the load, an hour after the last real one.
-    expect(reopened.get('own')!.lastWriteMs).toBe(clockMs);
+    expect(reopened.get('own')!.lastWriteMonotonicMs).toBe(clockMs);
   });
 
   it('directory: every write path (getOrCreate, getOrCreateMany) and setTtl restart a counter’s idle clock; reads do not', async () => {
     const directory = await open();
     const created = await directory.getOrCreate('a');
     await directory.getOrCreateMany(['b', 'b', 'c']);
-    expect(created.lastWriteMs).toBe(clockMs);
+    expect(created.lastWriteMonotonicMs).toBe(clockMs);
     clockMs += 1_000;
     directory.get('a');
     await directory.scan({ after: '', from: '', before: undefined }, 10);
-    expect(directory.get('a')!.lastWriteMs).toBe(clockMs - 1_000);
+    expect(directory.get('a')!.lastWriteMonotonicMs).toBe(clockMs - 1_000);
     await directory.getOrCreate('a');
     await directory.getOrCreateMany(['b', 'b']);
-    expect([...directory.liveCounters()].map((counter) => counter.lastWriteMs)).toEqual([clockMs, clockMs, clockMs - 1_000]);
+    expect([...directory.liveCounters()].map((counter) => counter.lastWriteMonotonicMs)).toEqual([clockMs, clockMs, clockMs - 1_000]);
     clockMs += 1_000;
     await directory.setTtl('c', 60_000);
-    expect(directory.get('c')!.lastWriteMs).toBe(clockMs);
+    expect(directory.get('c')!.lastWriteMonotonicMs).toBe(clockMs);
   });
 
   describe('creation', () => {
