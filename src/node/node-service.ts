@@ -11,7 +11,7 @@ import { EntryKind, type ShardLog } from './shard-log.ts';
 import type { NodeMemory } from './node-memory.ts';
 import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
-import { saveRole, type Role, type RoleState } from './node-role.ts';
+import { refusalOf, saveRole, type Role, type RoleOrder, type RoleState } from './node-role.ts';
 import type { Replicator } from './replicator.ts';
 import type { NodeState } from './node-state.ts';
 import { createFollower } from './follower.ts';
@@ -68,6 +68,7 @@ export function createNodeService(deps: {
       checkpointLsn: log.checkpointLsn.toString(),
       followerId: isPrimary ? replication.followerId : '',
       installing: log.installing,
+      configVersion: state.role.configVersion.toString(),
     };
   };
 
@@ -257,7 +258,15 @@ export function createNodeService(deps: {
         throw new TallyError(ErrorCode.invalidArgument, `role must be primary or follower, got "${request.role}"`);
       const epoch = BigInt(request.epoch);
       const current = state.role;
-      if (epoch < current.epoch) throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: node is at ${current.epoch}`);
+      const order: RoleOrder = {
+        role,
+        epoch,
+        peer: request.peer,
+        syncRequired: role === 'primary' && request.syncRequired,
+        configVersion: BigInt(request.configVersion ?? '0'),
+      };
+      const refusal = refusalOf(current, order);
+      if (refusal !== undefined) throw new TallyError(ErrorCode.failedPrecondition, refusal);
       // The router names the log it means: a node that lost its disk is not
       // the node it was, whatever its address.
       if ((request.nodeId ?? '') !== '' && request.nodeId !== log.nodeId) {
@@ -273,15 +282,20 @@ export function createNodeService(deps: {
           throw new TallyError(ErrorCode.failedPrecondition, `log ends at lsn ${log.lastLsn}, before the acknowledged ${minLastLsn}`);
       }
       const changed =
-        role !== current.role || epoch !== current.epoch || request.peer !== current.peer || request.syncRequired !== current.syncRequired;
+        role !== current.role ||
+        epoch !== current.epoch ||
+        request.peer !== current.peer ||
+        order.syncRequired !== current.syncRequired ||
+        order.configVersion !== current.configVersion;
       if (changed) {
         const becamePrimaryNow = role === 'primary' && (current.role !== 'primary' || epoch !== current.epoch);
         const next: RoleState = {
           role,
           epoch,
           peer: request.peer,
-          syncRequired: role === 'primary' && request.syncRequired,
+          syncRequired: order.syncRequired,
           epochStartLsn: becamePrimaryNow ? log.lastLsn : role === 'primary' ? current.epochStartLsn : 0n,
+          configVersion: order.configVersion > current.configVersion ? order.configVersion : current.configVersion,
         };
         // Durable before anyone hears of it: a restart resumes this role.
         saveRole(log, next);
@@ -293,6 +307,7 @@ export function createNodeService(deps: {
           epoch,
           peer: request.peer,
           syncRequired: next.syncRequired,
+          configVersion: next.configVersion,
           lastLsn: log.lastLsn,
           previousRole: current.role,
           previousEpoch: current.epoch,

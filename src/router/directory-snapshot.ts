@@ -25,6 +25,8 @@ export interface SnapshotPair {
   replaced: boolean;
   addedOnline: boolean;
   draining: boolean;
+  /** Decimal; absent in exports from before versions (read as 0). */
+  configVersion?: string;
 }
 
 export interface SnapshotCounter {
@@ -66,6 +68,7 @@ export function snapshotPairOf(pair: PairInfo): SnapshotPair {
     replaced: pair.replaced,
     addedOnline: pair.addedOnline,
     draining: pair.draining,
+    configVersion: pair.configVersion.toString(),
   };
 }
 
@@ -85,7 +88,7 @@ export function snapshotCounterOf(counter: CounterInfo): SnapshotCounter {
 }
 
 export function pairInfoOf(pair: SnapshotPair): PairInfo {
-  return { ...pair, epoch: BigInt(pair.epoch), ackedLsn: BigInt(pair.ackedLsn) };
+  return { ...pair, epoch: BigInt(pair.epoch), ackedLsn: BigInt(pair.ackedLsn), configVersion: BigInt(pair.configVersion ?? '0') };
 }
 
 function fail(what: string): never {
@@ -113,6 +116,7 @@ export function validateSnapshot(value: unknown): DirectorySnapshot {
     if (typeof pair.primary !== 'string' || typeof pair.follower !== 'string' || pair.primary === pair.follower)
       fail(`pair ${index} addresses`);
     if (!isDecimal(pair.epoch) || !isDecimal(pair.ackedLsn)) fail(`pair ${index} epoch or ackedLsn`);
+    if (pair.configVersion !== undefined && !isDecimal(pair.configVersion)) fail(`pair ${index} configVersion`);
   });
   const seenIds = new Set<number>();
   const seenNames = new Set<string>();

@@ -32,11 +32,36 @@ export interface PairInfo {
   addedOnline: boolean;
   /** No new shard is placed on it (tally pair drain); the shards it holds stay and serve. */
   draining: boolean;
+  /**
+   * Issued by the directory: every change to the pair makes it higher. Every
+   * SetRole carries the version of the pair it was derived from, and a node
+   * refuses a lower one than it obeyed (node-role.ts refusalOf): an order the
+   * directory has superseded is never obeyed, whatever its timing.
+   */
+  configVersion: bigint;
 }
 
 export type PairUpdate = Partial<
   Pick<PairInfo, 'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced' | 'draining'>
->;
+> & {
+  /** The version a node reports obeying: the next one issued is above it too (a directory restored from an older copy). */
+  configVersionAbove?: bigint;
+};
+
+/** The pair after an update, by the rules both stores keep: epoch and acknowledged lsn never go back, the version always goes up. */
+export function nextPairState(pair: PairInfo, update: PairUpdate): PairInfo {
+  const { configVersionAbove, ...fields } = update;
+  const next: PairInfo = { ...pair, ...fields };
+  if (next.epoch < pair.epoch) throw new Error(`pair ${pair.pairIndex}: epoch may not go back from ${pair.epoch} to ${next.epoch}`);
+  if (next.ackedLsn < pair.ackedLsn)
+    throw new Error(`pair ${pair.pairIndex}: acknowledged lsn may not go back from ${pair.ackedLsn} to ${next.ackedLsn}`);
+  if (next.primary === next.follower) throw new Error(`pair ${pair.pairIndex}: primary and follower are both ${next.primary}`);
+  // Once a primary identity is recorded the pair is no longer legacy: identities decide from here on.
+  next.legacy = pair.legacy && next.primaryId === '';
+  const floor = configVersionAbove !== undefined && configVersionAbove > pair.configVersion ? configVersionAbove : pair.configVersion;
+  next.configVersion = floor + 1n;
+  return next;
+}
 
 export interface ShardInfo {
   shardIndex: number;

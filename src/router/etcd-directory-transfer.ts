@@ -52,6 +52,7 @@ export async function importIntoEtcd(client: Etcd3, prefix: string, snapshot: Di
       replaced: pair.replaced,
       addedOnline: pair.addedOnline,
       draining: pair.draining,
+      configVersion: pair.configVersion ?? '0',
     };
     put(pairKeyPrefix + pair.pairIndex, checkPair(pair.pairIndex, stored));
   }

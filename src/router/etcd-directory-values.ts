@@ -32,6 +32,8 @@ export interface StoredPair {
   /** Absent in values written before pairs could be added or drained: false. */
   addedOnline?: boolean;
   draining?: boolean;
+  /** Decimal; absent in values written before configuration versions: 0. */
+  configVersion?: string;
 }
 
 export interface StoredTask {
@@ -87,6 +89,8 @@ export function checkPair(pairIndex: number, value: unknown): StoredPair {
   for (const field of ['inSync', 'legacy', 'replaced'] as const) if (typeof value[field] !== 'boolean') invalid(what, field);
   for (const field of ['addedOnline', 'draining'] as const)
     if (value[field] !== undefined && typeof value[field] !== 'boolean') invalid(what, field);
+  if (value.configVersion !== undefined && (typeof value.configVersion !== 'string' || !/^\d{1,19}$/.test(value.configVersion)))
+    invalid(what, 'configVersion');
   if (value.primary === value.follower) invalid(what, 'primary and follower are the same');
   return value as unknown as StoredPair;
 }

@@ -84,6 +84,7 @@ import {
 } from './etcd-directory-values.ts';
 import {
   defaultDirectoryLimits,
+  nextPairState,
   type ClearOutcome,
   type CounterInfo,
   type CounterKind,
@@ -1102,13 +1103,7 @@ export class EtcdDirectory implements Directory {
     const pair = this.pair(pairIndex);
     const wasInSync = pair.inSync;
     const seenRevision = this.pairRevisions[pairIndex]!;
-    const next = { ...pair, ...update };
-    if (next.epoch < pair.epoch) throw new Error(`pair ${pairIndex}: epoch may not go back from ${pair.epoch} to ${next.epoch}`);
-    if (next.ackedLsn < pair.ackedLsn)
-      throw new Error(`pair ${pairIndex}: acknowledged lsn may not go back from ${pair.ackedLsn} to ${next.ackedLsn}`);
-    if (next.primary === next.follower) throw new Error(`pair ${pairIndex}: primary and follower are both ${next.primary}`);
-    // Once a primary identity is recorded the pair is no longer legacy: identities decide from here on.
-    next.legacy = pair.legacy && next.primaryId === '';
+    const next = nextPairState(pair, update);
     const stored: StoredPair = {
       primary: next.primary,
       follower: next.follower,
@@ -1121,6 +1116,7 @@ export class EtcdDirectory implements Directory {
       replaced: next.replaced,
       addedOnline: next.addedOnline,
       draining: next.draining,
+      configVersion: next.configVersion.toString(),
     };
     const key = pairKeyPrefix + pairIndex;
     const lost = (why: string): TallyError =>
@@ -1549,6 +1545,7 @@ export class EtcdDirectory implements Directory {
       replaced: stored.replaced,
       addedOnline: stored.addedOnline ?? false,
       draining: stored.draining ?? false,
+      configVersion: BigInt(stored.configVersion ?? '0'),
     };
     const modRevision = Number(kv.mod_revision);
     if (pairIndex < this.pairs.length) {
@@ -1682,6 +1679,7 @@ function samePair(left: PairInfo, right: PairInfo): boolean {
     left.legacy === right.legacy &&
     left.replaced === right.replaced &&
     left.addedOnline === right.addedOnline &&
-    left.draining === right.draining
+    left.draining === right.draining &&
+    left.configVersion === right.configVersion
   );
 }

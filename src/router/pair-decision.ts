@@ -20,6 +20,8 @@ export interface NodeStatusView {
   followerAckedLsn: bigint;
   followerCaughtUp: boolean;
   replicationLagMs: number;
+  /** The configuration version of the last order it obeyed. */
+  configVersion: bigint;
 }
 
 export interface NodeView {
@@ -54,6 +56,19 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
   const actions: PairAction[] = [];
   const ps = primary.status;
   const fs = follower.status;
+  // A node obeyed a newer version than this directory holds (restored from an
+  // older copy, or this router's view lags): it would refuse every order
+  // derived from here, so the next version issued goes above it. With a
+  // lagging view the write itself is refused (the store compares revisions).
+  const nodeVersion = [ps?.configVersion ?? 0n, fs?.configVersion ?? 0n].reduce((a, b) => (a > b ? a : b));
+  if (nodeVersion > pair.configVersion)
+    return [
+      {
+        kind: 'record',
+        update: { configVersionAbove: nodeVersion },
+        reason: `a node obeyed configuration version ${nodeVersion}, above the directory's ${pair.configVersion}`,
+      },
+    ];
   // Only the recorded follower, in sync at this epoch, holding everything
   // acknowledged, may take over.
   const followerHoldsHistory =

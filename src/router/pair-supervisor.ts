@@ -11,7 +11,7 @@
 // Nodes are known by their log identity (pair-decision.ts has the rules).
 // A primary whose connection is refused (the process is gone) is replaced
 // at once by its in-sync follower; a silent one after failoverTimeoutMs.
-import { IntervalTask, type Logger, type shardV1 } from '../common/index.ts';
+import { IntervalTask, monotonicNowMs, type Logger, type MonotonicClock, type shardV1 } from '../common/index.ts';
 import type { Directory, PairInfo, PairUpdate } from './directory.ts';
 import { decidePair, type NodeStatusView, type NodeView, type PairAction } from './pair-decision.ts';
 import type { NodePool } from './node-pool.ts';
@@ -55,6 +55,7 @@ function statusView(status: shardV1.StatusResponse__Output): NodeStatusView {
     followerAckedLsn: BigInt(status.followerAckedLsn),
     followerCaughtUp: status.followerCaughtUp,
     replicationLagMs: Number(status.replicationLagMs),
+    configVersion: BigInt(status.configVersion ?? '0'),
   };
 }
 
@@ -69,6 +70,8 @@ export class PairSupervisor {
   private readonly ackedRecordedMs = new Map<number, number>();
   private readonly stuckLoggedMs = new Map<number, number>();
   private readonly ticker: IntervalTask;
+  /** When any node last answered: no answer from any of them means this router is the one cut off. */
+  private lastAnyAnswerMs: number;
 
   constructor(
     private readonly directory: Directory,
@@ -76,9 +79,11 @@ export class PairSupervisor {
     private readonly metrics: RouterMetrics,
     private readonly logger: Logger,
     private readonly settings: SupervisorSettings,
-    private readonly now: () => number = Date.now,
+    // Silence is a duration: a wall-clock step must neither fail a pair over nor hold a failover back.
+    private readonly now: MonotonicClock = monotonicNowMs,
   ) {
     const startedMs = now();
+    this.lastAnyAnswerMs = startedMs;
     for (const pair of directory.allPairs()) {
       for (const address of [pair.primary, pair.follower])
         this.health.set(address, { lastOkMs: startedMs, status: undefined, error: '', refused: false });
@@ -151,6 +156,7 @@ export class PairSupervisor {
       // Answering, but not yet holding its log in memory: alive, not usable.
       health.refused = false;
       if (!status.ready) throw new Error('not ready');
+      this.onAnswer();
       health.lastOkMs = this.now();
       health.status = status;
       health.error = '';
@@ -163,6 +169,26 @@ export class PairSupervisor {
       if (message.includes('ECONNREFUSED')) health.refused = true;
       return undefined;
     }
+  }
+
+  /**
+   * Every node was silent for longer than a round: the fault was most likely
+   * this router's own network (a partition, a pause), not every node at once.
+   * Their silence is not evidence against any one of them, so every silence
+   * clock restarts now: a healthy primary whose answer comes a moment after
+   * its follower's is not failed over the instant links return. A refused
+   * connection still proves a process gone.
+   */
+  private onAnswer(): void {
+    const nowMs = this.now();
+    const roundMs = this.settings.healthIntervalMs + this.settings.healthTimeoutMs;
+    if (nowMs - this.lastAnyAnswerMs > 2 * roundMs) {
+      for (const health of this.health.values()) if (health.lastOkMs < nowMs) health.lastOkMs = nowMs;
+      this.logger.warn('nodes answer again after every one was silent: silence clocks restarted', {
+        silentMs: Math.round(nowMs - this.lastAnyAnswerMs),
+      });
+    }
+    this.lastAnyAnswerMs = nowMs;
   }
 
   private silentForMs(address: string): number {
@@ -248,6 +274,9 @@ export class PairSupervisor {
     pair: PairInfo,
     syncRequired: boolean,
   ): Promise<shardV1.StatusResponse__Output | undefined> {
+    // Checked again after any directory write of this step: a supervisor deposed meanwhile sends nothing.
+    // (The version the order carries is what makes a late one harmless; this only spares the node.)
+    if (!this.mayAct()) return undefined;
     try {
       return await this.pool.setRole(
         address,
@@ -260,6 +289,8 @@ export class PairSupervisor {
           // The node must be the log we mean, and a primary must hold what was acknowledged.
           nodeId: role === 'primary' ? pair.primaryId : pair.followerId,
           minLastLsn: role === 'primary' ? pair.ackedLsn.toString() : '0',
+          // The directory's version this order derives from: the node refuses it once superseded.
+          configVersion: pair.configVersion.toString(),
         },
         this.settings.catchUpTimeoutMs + this.settings.healthTimeoutMs,
       );

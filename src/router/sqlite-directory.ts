@@ -34,6 +34,7 @@ import { snapshotCounterOf, snapshotFormat, snapshotPairOf, snapshotVersion, typ
 import {
   counterKinds,
   defaultDirectoryLimits,
+  nextPairState,
   type ClearOutcome,
   type CounterInfo,
   type CounterKind,
@@ -189,6 +190,7 @@ export class SqliteDirectory implements Directory {
     addColumn('pairs', 'replaced', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('pairs', 'added_online', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('pairs', 'draining', 'INTEGER NOT NULL DEFAULT 0');
+    addColumn('pairs', 'config_version', 'INTEGER NOT NULL DEFAULT 0');
     addColumn('counters', 'autoscale', 'INTEGER NOT NULL DEFAULT 1');
     addColumn('counters', 'kind', "TEXT NOT NULL DEFAULT 'total'");
     addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
@@ -208,7 +210,7 @@ export class SqliteDirectory implements Directory {
   private loadPairs(configuredPairs: readonly PairAddresses[]): void {
     const stored = this.db
       .prepare(
-        'SELECT pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining FROM pairs ORDER BY pair_index',
+        'SELECT pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining, config_version FROM pairs ORDER BY pair_index',
       )
       .safeIntegers(true)
       .all() as {
@@ -224,6 +226,7 @@ export class SqliteDirectory implements Directory {
       replaced: bigint;
       added_online: bigint;
       draining: bigint;
+      config_version: bigint;
     }[];
     // Pairs added online may be missing from --pairs; any other missing pair is a configuration mistake.
     if (stored.length > configuredPairs.length && stored.slice(configuredPairs.length).some((row) => row.added_online !== 1n)) {
@@ -261,6 +264,7 @@ export class SqliteDirectory implements Directory {
         replaced: row.replaced === 1n,
         addedOnline: row.added_online === 1n,
         draining: row.draining === 1n,
+        configVersion: row.config_version,
       });
       if (Number(row.pair_index) >= configuredPairs.length)
         this.warnings.push(
@@ -284,6 +288,7 @@ export class SqliteDirectory implements Directory {
         replaced: false,
         addedOnline: false,
         draining: false,
+        configVersion: 0n,
       });
     }
     for (let pairIndex = 0; pairIndex < this.pairs.length; pairIndex++) this.shardsPerPair.push(0);
@@ -433,7 +438,7 @@ export class SqliteDirectory implements Directory {
       const used = db.prepare('SELECT (SELECT COUNT(*) FROM pairs) + (SELECT COUNT(*) FROM counters)').pluck(true).get() as number;
       if (used > 0) throw new TallyError(ErrorCode.failedPrecondition, `${dataDir} already holds a directory: import into an empty one`);
       const insertPair = db.prepare(
-        'INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO pairs (pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining, config_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       );
       const insertCounter = db.prepare(
         'INSERT INTO counters (name, shard_count, created_ms, kind, autoscale, window_bucket_ms, window_retention_ms, generation, ttl_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -457,6 +462,7 @@ export class SqliteDirectory implements Directory {
             flag(pair.replaced),
             flag(pair.addedOnline),
             flag(pair.draining),
+            BigInt(pair.configVersion ?? '0'),
           );
         for (const counter of snapshot.counters) {
           insertCounter.run(
@@ -853,17 +859,11 @@ export class SqliteDirectory implements Directory {
   /** Persists a change to a pair (roles, epoch, sync state, identities), fsync'd, then publishes it. */
   async updatePair(pairIndex: number, update: PairUpdate): Promise<PairInfo> {
     const pair = this.pair(pairIndex);
-    const next = { ...pair, ...update };
-    if (next.epoch < pair.epoch) throw new Error(`pair ${pairIndex}: epoch may not go back from ${pair.epoch} to ${next.epoch}`);
-    if (next.ackedLsn < pair.ackedLsn)
-      throw new Error(`pair ${pairIndex}: acknowledged lsn may not go back from ${pair.ackedLsn} to ${next.ackedLsn}`);
-    if (next.primary === next.follower) throw new Error(`pair ${pairIndex}: primary and follower are both ${next.primary}`);
-    // Once a primary identity is recorded the pair is no longer legacy: identities decide from here on.
-    const legacy = pair.legacy && next.primaryId === '';
+    const next = nextPairState(pair, update);
     this.write(() =>
       this.db
         .prepare(
-          'UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ?, draining = ? WHERE pair_index = ?',
+          'UPDATE pairs SET primary_addr = ?, follower_addr = ?, epoch = ?, in_sync = ?, primary_id = ?, follower_id = ?, acked_lsn = ?, legacy = ?, replaced = ?, draining = ?, config_version = ? WHERE pair_index = ?',
         )
         .run(
           next.primary,
@@ -873,13 +873,14 @@ export class SqliteDirectory implements Directory {
           next.primaryId,
           next.followerId,
           next.ackedLsn,
-          legacy ? 1 : 0,
+          next.legacy ? 1 : 0,
           next.replaced ? 1 : 0,
           next.draining ? 1 : 0,
+          next.configVersion,
           pairIndex,
         ),
     );
-    Object.assign(pair, next, { legacy });
+    Object.assign(pair, next);
     return pair;
   }
 
@@ -923,6 +924,7 @@ export class SqliteDirectory implements Directory {
       replaced: false,
       addedOnline: true,
       draining: false,
+      configVersion: 0n,
     };
     this.pairs.push(pair);
     this.shardsPerPair.push(0);

@@ -223,6 +223,26 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
     expect(directory.pair(0)).toMatchObject({ primary: 'p0:1', epoch: 5n, inSync: true, ackedLsn: 10n });
   });
 
+  it('directory: every pair update issues a higher configuration version, kept across reopen, export and import, and raised above a version a node reports', async () => {
+    const directory = await open();
+    const start = directory.pair(0).configVersion;
+    await directory.updatePair(0, { inSync: true });
+    expect(directory.pair(0).configVersion).toBe(start + 1n);
+    // Even a change the supervisor makes for bookkeeping only: a version is never issued twice.
+    await directory.updatePair(0, { ackedLsn: 5n });
+    expect(directory.pair(0).configVersion).toBe(start + 2n);
+    expect(directory.pair(1).configVersion).toBe(0n);
+    // A node obeyed a version this directory never issued (restored from an older copy): the next goes above it.
+    await directory.updatePair(0, { configVersionAbove: 40n });
+    expect(directory.pair(0).configVersion).toBe(41n);
+    await directory.updatePair(0, { configVersionAbove: 3n });
+    expect(directory.pair(0).configVersion).toBe(42n);
+    const snapshot = await directory.exportSnapshot();
+    expect(snapshot.pairs[0]!.configVersion).toBe('42');
+    await directory.close();
+    expect((await open()).pair(0).configVersion).toBe(42n);
+  });
+
   it('directory: each growth is recorded with the shard count before it, and survives reopen', async () => {
     const directory = await open();
     await directory.getOrCreate('c');

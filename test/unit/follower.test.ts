@@ -39,7 +39,7 @@ function openNode(dir: string, epoch = 2n): Node {
   rebuildMemory(log, memory, dedup, nowMs, windowMs);
   const state: NodeState = {
     ready: true,
-    role: { role: 'follower', epoch, peer: 'primary', syncRequired: false, epochStartLsn: 0n },
+    role: { role: 'follower', epoch, peer: 'primary', syncRequired: false, epochStartLsn: 0n, configVersion: 0n },
     confirmedLsn: 0n,
   };
   const follower = createFollower({

@@ -69,7 +69,7 @@ describe('group commit', () => {
     totals = memory.totals;
     dedup = new DedupIndex(dedupWindowMs);
     hooks = new RecordingHooks();
-    role = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n };
+    role = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n, configVersion: 0n };
     nowMs = 5_000;
     committer = new GroupCommitter(
       log,

@@ -24,6 +24,7 @@ function pair(overrides: Partial<PairInfo> = {}): PairInfo {
     replaced: false,
     addedOnline: false,
     draining: false,
+    configVersion: 7n,
     ...overrides,
   };
 }
@@ -41,6 +42,7 @@ function primaryStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView 
     followerAckedLsn: 120n,
     followerCaughtUp: true,
     replicationLagMs: 0,
+    configVersion: 0n,
     ...overrides,
   };
 }
@@ -58,6 +60,7 @@ function followerStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView
     followerAckedLsn: 0n,
     followerCaughtUp: false,
     replicationLagMs: 0,
+    configVersion: 0n,
     ...overrides,
   };
 }
@@ -335,5 +338,16 @@ describe('supervisor decisions', () => {
   it('pair decision: a new follower identity is recorded in the same step that takes the pair out of sync', () => {
     const actions = decidePair(pair(), up(primaryStatus()), up(followerStatus({ nodeId: 'log-new', lastLsn: 0n })), settings);
     expect(actions[0]).toEqual({ kind: 'markOutOfSync', reason: expect.stringContaining('log-new'), update: { followerId: 'log-new' } });
+  });
+
+  it('pair decision: a node that obeyed a newer configuration version than the directory holds: the directory issues one above it first, and nothing else this round', () => {
+    const decide = (primary: NodeView, follower: NodeView) => decidePair(pair({ ackedLsn: 50n }), primary, follower, settings);
+    expect(decide(up(primaryStatus({ configVersion: 9n })), up(followerStatus({ configVersion: 12n })))).toEqual([
+      { kind: 'record', update: { configVersionAbove: 12n }, reason: expect.stringMatching(/version 12, above the directory's 7/) },
+    ]);
+    expect(kinds(decide(up(primaryStatus({ configVersion: 7n })), up(followerStatus({ configVersion: 6n }))))).toEqual(['record']);
+    expect(decide(up(primaryStatus({ configVersion: 7n })), up(followerStatus()))[0]).toMatchObject({
+      reason: 'acknowledged lsn advanced',
+    });
   });
 });

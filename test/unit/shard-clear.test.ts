@@ -160,7 +160,7 @@ describe('shard clear', () => {
     const commits: LogEntry[][] = [];
     const epoch = 2n;
     let nowMs = 10_000;
-    const role: RoleState = { role: 'primary', epoch, peer: 'follower', syncRequired: false, epochStartLsn: 0n };
+    const role: RoleState = { role: 'primary', epoch, peer: 'follower', syncRequired: false, epochStartLsn: 0n, configVersion: 0n };
     const submit = (groups: ApplyEntry[][]) => committer.submit(groups, epoch);
     beforeEach(() => {
       log = open('clear-commit');

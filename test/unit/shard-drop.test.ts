@@ -178,7 +178,7 @@ describe('shard drop', () => {
     let committer: GroupCommitter;
     const commits: LogEntry[][] = [];
     const epoch = 2n;
-    const role: RoleState = { role: 'primary', epoch, peer: 'follower', syncRequired: false, epochStartLsn: 0n };
+    const role: RoleState = { role: 'primary', epoch, peer: 'follower', syncRequired: false, epochStartLsn: 0n, configVersion: 0n };
     beforeEach(() => {
       log = open('drop-commit');
       memory = new NodeMemory();

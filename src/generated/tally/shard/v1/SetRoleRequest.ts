@@ -20,6 +20,16 @@ export interface SetRoleRequest {
    * Primary only: refused unless the log reaches this lsn (what was acknowledged).
    */
   'minLastLsn'?: (number | string | Long);
+  /**
+   * The pair's configuration version in the directory this order was derived
+   * from: every directory change to the pair issues a higher one. The node
+   * persists the version of each order it obeys and refuses (FAILED_PRECONDITION)
+   * a lower one, and at the same version any order other than the same one or
+   * the same one with sync_required turned on: an order the directory has
+   * superseded (late, duplicated, from a deposed supervisor) is never obeyed.
+   * 0: an order from a router before versions (the epoch rule alone).
+   */
+  'configVersion'?: (number | string | Long);
 }
 
 export interface SetRoleRequest__Output {
@@ -40,4 +50,14 @@ export interface SetRoleRequest__Output {
    * Primary only: refused unless the log reaches this lsn (what was acknowledged).
    */
   'minLastLsn': (string);
+  /**
+   * The pair's configuration version in the directory this order was derived
+   * from: every directory change to the pair issues a higher one. The node
+   * persists the version of each order it obeys and refuses (FAILED_PRECONDITION)
+   * a lower one, and at the same version any order other than the same one or
+   * the same one with sync_required turned on: an order the directory has
+   * superseded (late, duplicated, from a deposed supervisor) is never obeyed.
+   * 0: an order from a router before versions (the epoch rule alone).
+   */
+  'configVersion': (string);
 }

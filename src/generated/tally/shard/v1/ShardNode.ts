@@ -170,14 +170,16 @@ export interface ShardNodeClient extends grpc.Client {
   reconcile(argument: _tally_shard_v1_ReconcileRequest, callback: grpc.requestCallback<_tally_shard_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Router to node: your role, epoch and peer. Refused for an older epoch.
+   * Router to node: your role, epoch and peer. Refused for an older epoch or
+   * a superseded configuration version (SetRoleRequest.config_version).
    */
   SetRole(argument: _tally_shard_v1_SetRoleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   SetRole(argument: _tally_shard_v1_SetRoleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   SetRole(argument: _tally_shard_v1_SetRoleRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   SetRole(argument: _tally_shard_v1_SetRoleRequest, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Router to node: your role, epoch and peer. Refused for an older epoch.
+   * Router to node: your role, epoch and peer. Refused for an older epoch or
+   * a superseded configuration version (SetRoleRequest.config_version).
    */
   setRole(argument: _tally_shard_v1_SetRoleRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   setRole(argument: _tally_shard_v1_SetRoleRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
@@ -248,7 +250,8 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
   Reconcile: grpc.handleUnaryCall<_tally_shard_v1_ReconcileRequest__Output, _tally_shard_v1_ReconcileResponse>;
   
   /**
-   * Router to node: your role, epoch and peer. Refused for an older epoch.
+   * Router to node: your role, epoch and peer. Refused for an older epoch or
+   * a superseded configuration version (SetRoleRequest.config_version).
    */
   SetRole: grpc.handleUnaryCall<_tally_shard_v1_SetRoleRequest__Output, _tally_shard_v1_StatusResponse>;
   

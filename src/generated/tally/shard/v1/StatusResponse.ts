@@ -43,6 +43,10 @@ export interface StatusResponse {
    * Follower: a snapshot install is under way (the log is incomplete).
    */
   'installing'?: (boolean);
+  /**
+   * The configuration version of the last order this node obeyed (SetRole).
+   */
+  'configVersion'?: (number | string | Long);
 }
 
 export interface StatusResponse__Output {
@@ -86,4 +90,8 @@ export interface StatusResponse__Output {
    * Follower: a snapshot install is under way (the log is incomplete).
    */
   'installing': (boolean);
+  /**
+   * The configuration version of the last order this node obeyed (SetRole).
+   */
+  'configVersion': (string);
 }
