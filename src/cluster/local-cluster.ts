@@ -35,6 +35,8 @@ export interface LocalClusterOptions {
   /** Arguments for one node only, after nodeArgs: its own certificate (nodeCertName) and key. */
   nodeArgsOf?: (pairIndex: number, role: 'primary' | 'follower') => string[];
   onLine?: (name: string, line: string) => void;
+  /** Extra environment for one process, by name (`node-<pair>-<role>`, `router`, `router-<n>`): a steppable wall clock, say. */
+  envOf?: (name: string) => Record<string, string> | undefined;
 }
 
 /** Router i's port (from 0) when the first asks for firstPort: the next ports in order; 0 stays 0. */
@@ -73,6 +75,7 @@ export class NodeProcess {
     private readonly askedMetricsPort: MetricsPort,
     nodeArgs: string[],
     onLine: LocalClusterOptions['onLine'],
+    env: NodeJS.ProcessEnv = {},
   ) {
     const name = `node-${pairIndex}-${role}`;
     const argsNow = (): string[] => {
@@ -86,6 +89,7 @@ export class NodeProcess {
       get args() {
         return argsNow();
       },
+      env,
       onLine,
     });
   }
@@ -178,6 +182,7 @@ export class LocalCluster {
             options.nodeMetricsPorts[slot] ?? 0,
             [...(options.nodeArgs ?? []), ...(options.nodeArgsOf?.(pairIndex, role) ?? [])],
             options.onLine,
+            options.envOf?.(`node-${pairIndex}-${role}`),
           ),
         );
       }
@@ -218,7 +223,7 @@ export class LocalCluster {
           () => ['--pairs', pairsFlag(), ...etcdArgs(), ...(options.routerArgs ?? [])],
           // The cluster decides the store: a TALLY_ETCD the caller's environment
           // happens to hold must not move an embedded router onto some etcd.
-          etcd === undefined ? { TALLY_ETCD: undefined, TALLY_ROUTER_ID: undefined } : {},
+          { ...(etcd === undefined ? { TALLY_ETCD: undefined, TALLY_ROUTER_ID: undefined } : {}), ...options.envOf?.(name) },
           options.onLine,
         ),
       );

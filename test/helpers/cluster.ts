@@ -100,6 +100,8 @@ export async function startCluster(
     routers?: number;
     /** An etcd of the cluster's own in its data directory ('own'), or one already running with a key prefix of this cluster's. */
     etcd?: 'own' | { endpoint: string; prefix: string };
+    /** Extra environment for one process by name (LocalClusterOptions.envOf): e.g. makeFakeClock(...).env. */
+    envOf?: (name: string) => Record<string, string> | undefined;
   } = {},
 ): Promise<TestCluster> {
   const pairCount = options.pairs ?? 2;
@@ -143,6 +145,7 @@ export async function startCluster(
     nodeArgs: options.nodeArgs ?? [],
     // Each node its own key, as make-certs.sh names them.
     nodeArgsOf: (pairIndex, role) => (certDir === undefined ? [] : tlsArgs(certDir, nodeCertName(pairIndex, role))),
+    ...(options.envOf === undefined ? {} : { envOf: options.envOf }),
     onLine: (name, line) => {
       logs.push(`[${name}] ${line}`);
       if (logs.length > 2_000) logs.shift();
