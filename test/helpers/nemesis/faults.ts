@@ -1,0 +1,132 @@
+// The faults, each a plain description (a schedule is a list of them, printable
+// and replayable) and the code that applies it and returns its heal. Network
+// faults are iptables cuts between hosts; process faults are signals, a stepped
+// wall clock, a restart or a lost disk. Nothing here decides when: schedule.ts does.
+import type { NemesisCluster } from './cluster.ts';
+import type { CutMode, Host } from './network.ts';
+
+export type FaultSpec =
+  /** Two groups of hosts cannot reach each other, both ways. */
+  | { kind: 'partition'; sides: [string[], string[]]; mode: CutMode }
+  /** Packets from `from` are not delivered to `to`; the other way works. */
+  | { kind: 'partition-one-way'; from: string[]; to: string[]; mode: CutMode }
+  /** One host cut from every other, connections refused at once (reject). */
+  | { kind: 'isolate'; host: string }
+  /** One host sees both sides; the sides do not see each other. */
+  | { kind: 'bridge'; bridge: string; sides: [string[], string[]]; mode: CutMode }
+  /** One host's packets, in and out, silently dropped: every peer waits out its timeouts. */
+  | { kind: 'blackhole'; host: string }
+  /** SIGSTOP until the heal (SIGCONT): longer than any lease or timeout when the schedule says so. */
+  | { kind: 'pause'; process: string }
+  /** The process's wall clock stepped by offsetMs (monotonic untouched); the heal steps it back to real time. */
+  | { kind: 'clock-step'; process: string; offsetMs: number }
+  /** SIGKILL; the heal starts it again on its data. */
+  | { kind: 'kill'; process: string }
+  /** SIGKILL and the node's data directory deleted; the heal starts it empty. */
+  | { kind: 'wipe'; process: string }
+  /** Hooks for another engineer's work: the log or its WAL cut mid-frame, bytes flipped in a data page. Not implemented here. */
+  | { kind: 'torn-write'; process: string }
+  | { kind: 'corrupt-page'; process: string };
+
+export type FaultKind = FaultSpec['kind'];
+
+/** Every kind, in report order. */
+export const faultKinds: readonly FaultKind[] = [
+  'partition',
+  'partition-one-way',
+  'isolate',
+  'bridge',
+  'blackhole',
+  'pause',
+  'clock-step',
+  'kill',
+  'wipe',
+  'torn-write',
+  'corrupt-page',
+];
+
+/** Kinds applyFault cannot apply yet (the hooks). */
+export const pendingFaultKinds: ReadonlySet<FaultKind> = new Set(['torn-write', 'corrupt-page']);
+
+export interface ActiveFault {
+  spec: FaultSpec;
+  heal(): Promise<void>;
+}
+
+const list = (names: readonly string[]): string => names.join(',');
+
+export function describeFault(spec: FaultSpec): string {
+  switch (spec.kind) {
+    case 'partition':
+      return `partition {${list(spec.sides[0])}} | {${list(spec.sides[1])}} (${spec.mode})`;
+    case 'partition-one-way':
+      return `one-way {${list(spec.from)}} -> {${list(spec.to)}} lost (${spec.mode})`;
+    case 'isolate':
+      return `isolate ${spec.host}`;
+    case 'bridge':
+      return `bridge ${spec.bridge} between {${list(spec.sides[0])}} and {${list(spec.sides[1])}} (${spec.mode})`;
+    case 'blackhole':
+      return `blackhole ${spec.host}`;
+    case 'pause':
+      return `pause ${spec.process}`;
+    case 'clock-step':
+      return `clock ${spec.process} ${spec.offsetMs >= 0 ? '+' : ''}${Math.round(spec.offsetMs / 1000)} s`;
+    default:
+      return `${spec.kind} ${spec.process}`;
+  }
+}
+
+let cutSequence = 0;
+
+function cutBothWays(cluster: NemesisCluster, name: string, left: Host[], right: Host[], mode: CutMode): void {
+  cluster.network.cut(name, left, right, mode);
+  cluster.network.cut(name, right, left, mode);
+}
+
+/** Applies the fault now; the returned heal undoes it (and is safe to call once). */
+export async function applyFault(cluster: NemesisCluster, spec: FaultSpec): Promise<ActiveFault> {
+  const network = cluster.network;
+  const hosts = (names: readonly string[]): Host[] => names.map((name) => network.host(name));
+  const everyHostBut = (name: string): Host[] => [...network.hosts.values()].filter((host) => host.name !== name);
+  const cutName = `${spec.kind}-${cutSequence++}`;
+  const healCut = async (): Promise<void> => network.heal(cutName);
+  switch (spec.kind) {
+    case 'partition':
+      cutBothWays(cluster, cutName, hosts(spec.sides[0]), hosts(spec.sides[1]), spec.mode);
+      return { spec, heal: healCut };
+    case 'partition-one-way':
+      network.cut(cutName, hosts(spec.from), hosts(spec.to), spec.mode);
+      return { spec, heal: healCut };
+    case 'isolate':
+    case 'blackhole':
+      cutBothWays(cluster, cutName, hosts([spec.host]), everyHostBut(spec.host), spec.kind === 'isolate' ? 'reject' : 'drop');
+      return { spec, heal: healCut };
+    case 'bridge':
+      cutBothWays(cluster, cutName, hosts(spec.sides[0]), hosts(spec.sides[1]), spec.mode);
+      return { spec, heal: healCut };
+    case 'pause': {
+      const member = cluster.member(spec.process);
+      member.process.pause();
+      return { spec, heal: async () => member.process.resume() };
+    }
+    case 'clock-step': {
+      const clock = cluster.member(spec.process).clock;
+      if (clock === undefined) throw new Error(`${spec.process} has no steppable clock (only routers and nodes do)`);
+      clock.setOffsetMs(clock.offsetMs() + spec.offsetMs);
+      return { spec, heal: async () => clock.setOffsetMs(0) };
+    }
+    case 'kill': {
+      const member = cluster.member(spec.process);
+      await member.process.kill();
+      return { spec, heal: () => member.process.start() };
+    }
+    case 'wipe': {
+      const member = cluster.member(spec.process);
+      await cluster.wipe(spec.process);
+      return { spec, heal: () => member.process.start() };
+    }
+    case 'torn-write':
+    case 'corrupt-page':
+      throw new Error(`${spec.kind} is a hook for the torn-write and corrupt-page work; not implemented in the harness yet`);
+  }
+}

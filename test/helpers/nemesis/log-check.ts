@@ -1,0 +1,91 @@
+// After a run, the nodes' logs compared pair by pair (read with better-sqlite3
+// once the nodes are stopped): two nodes holding different entries at one lsn
+// for one epoch means two primaries acknowledged different histories. Only
+// reads; a log folded into its checkpoint is compared where both still hold rows.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Violation } from './checker.ts';
+
+interface LogRow {
+  lsn: bigint;
+  epoch: bigint;
+  shard_id: bigint;
+  amount: bigint;
+  key: string;
+  fence: bigint | null;
+  kind: bigint | null;
+  member: bigint | null;
+  payload: string;
+}
+
+export interface LogComparison {
+  violations: Violation[];
+  /** Positions compared, and positions where the epochs differ (a tail not yet truncated: a note, not a violation). */
+  comparedPositions: number;
+  notes: string[];
+}
+
+function readLog(dataDir: string): Map<bigint, LogRow> | undefined {
+  const file = path.join(dataDir, 'node.sqlite');
+  if (!fs.existsSync(file)) return undefined;
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db
+      .prepare(
+        'SELECT lsn, epoch, shard_id, amount, hex(idem_key) AS key, fence_shard_count AS fence, kind, member, hex(payload) AS payload FROM log ORDER BY lsn',
+      )
+      .safeIntegers(true)
+      .all() as LogRow[];
+    return new Map(rows.map((row) => [row.lsn, row]));
+  } finally {
+    db.close();
+  }
+}
+
+function rowText(row: LogRow): string {
+  return `lsn=${row.lsn} epoch=${row.epoch} shard=${row.shard_id} amount=${row.amount}${row.key === '' ? '' : ` key=${Buffer.from(row.key, 'hex').toString('utf8')}`}${row.fence === null ? '' : ` fence=${row.fence}`}${row.kind === null ? '' : ` kind=${row.kind}`}`;
+}
+
+const sameEntry = (a: LogRow, b: LogRow): boolean =>
+  a.shard_id === b.shard_id &&
+  a.amount === b.amount &&
+  a.key === b.key &&
+  a.fence === b.fence &&
+  (a.kind ?? 0n) === (b.kind ?? 0n) &&
+  a.member === b.member &&
+  a.payload === b.payload;
+
+/** Compares the two logs of each pair: pairs maps a pair's name to its two nodes' data directories. */
+export function compareLogs(pairs: ReadonlyMap<string, readonly [string, string]>): LogComparison {
+  const result: LogComparison = { violations: [], comparedPositions: 0, notes: [] };
+  for (const [pairName, [firstDir, secondDir]] of pairs) {
+    const first = readLog(firstDir);
+    const second = readLog(secondDir);
+    if (first === undefined || second === undefined) {
+      result.notes.push(`${pairName}: a log is missing (a wiped node not restarted); not compared`);
+      continue;
+    }
+    const conflicts: string[] = [];
+    let epochMismatches = 0;
+    for (const [lsn, row] of first) {
+      const other = second.get(lsn);
+      if (other === undefined) continue;
+      result.comparedPositions++;
+      if (row.epoch !== other.epoch) epochMismatches++;
+      else if (!sameEntry(row, other))
+        conflicts.push(`${path.basename(firstDir)}: ${rowText(row)} | ${path.basename(secondDir)}: ${rowText(other)}`);
+    }
+    if (epochMismatches > 0)
+      result.notes.push(`${pairName}: ${epochMismatches} positions hold entries of different epochs (an untruncated tail)`);
+    if (conflicts.length > 0) {
+      result.violations.push({
+        rule: 'two-histories',
+        counter: pairName,
+        message: `${conflicts.length} log positions hold different entries for the same epoch on the two nodes of ${pairName}`,
+        excerpt: conflicts.slice(0, 12),
+      });
+    }
+  }
+  return result;
+}
