@@ -86,6 +86,15 @@ export const directoryChangeAttemptsMax = 8;
  */
 export const growthActivationMarginMs = 2_000;
 /**
+ * Heartbeat writes of a router's presence key per lease TTL: each proves the
+ * router's directory current once its watch brings it back, and a router
+ * vouches for its copy only while such a proof is younger than the lease
+ * TTL, below the acknowledgement wait (TTL + growthActivationMarginMs) by
+ * the margin (see etcd-presence.ts). At 3, two heartbeats in a row may fail
+ * before a router stops serving exact reads and writes.
+ */
+export const currencyProofsPerLeaseTtl = 3;
+/**
  * Keys of recent keyed clears one counter remembers in the etcd store (they
  * live in its value, rewritten by every change of the counter). Past it the
  * oldest are forgotten early: a retry with such a key would clear again.

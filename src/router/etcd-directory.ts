@@ -25,11 +25,14 @@
 // periodic pass once it has been announced longer than the activation wait.
 //
 // A router whose lease keepalive has not succeeded for half the lease TTL,
-// or whose watch is down, is not fresh: its changes fail UNAVAILABLE and
-// `fresh` tells the router to refuse writes and exact reads (its lease may
-// have expired: others may have activated a growth it has not seen). It
-// renews its lease only while its watch is connected, so a router that
-// cannot follow the directory cannot hold growth back for longer than the TTL.
+// or whose watch is down, or whose watch has not brought back a presence
+// write sent within the last lease TTL (it may lag behind etcd: see "Proof
+// of currency" in etcd-presence.ts), is not fresh: its changes fail
+// UNAVAILABLE and `fresh` tells the router to refuse writes and exact reads
+// (others may have acted on a change it has not applied, their wait for its
+// acknowledgement given up). It renews its lease only while its watch is
+// connected, so a router that cannot follow the directory cannot hold
+// growth back for longer than the TTL.
 import assert from 'node:assert';
 import type { ComparatorBuilder, Etcd3, IEvent, IKeyValue, IOptions, IRequestOp, ITxnResponse, Namespace } from 'etcd3';
 import {
@@ -45,7 +48,6 @@ import {
   etcdTxnOpsMax,
   etcdWatchReconnectMaxMs,
   etcdWatchReconnectMinMs,
-  growthActivationMarginMs,
   shardIdsPerReservation,
   newCountersPerCallMax,
   monotonicNowMs,
@@ -559,7 +561,7 @@ export class EtcdDirectory implements Directory {
     while (this.creationQueue.length > 0) {
       const reason = this.staleReason();
       if (reason !== undefined) {
-        const error = new TallyError(ErrorCode.unavailable, `the directory store (etcd) is unreachable: ${reason}`);
+        const error = staleError(reason);
         for (const request of this.creationQueue.splice(0)) request.reject(error);
         return;
       }
@@ -774,7 +776,7 @@ export class EtcdDirectory implements Directory {
    * per round and by directoryChangeAttemptsMax rounds.
    */
   private async activateGrowth(name: string): Promise<void> {
-    const waitMs = this.presence.leaseExpiryMs + growthActivationMarginMs;
+    const waitMs = this.presence.acknowledgementWaitMs;
     for (let round = 1; ; round++) {
       const counter = this.counters.get(name);
       const record = this.records.get(name);
@@ -822,7 +824,7 @@ export class EtcdDirectory implements Directory {
     if (this.finishingGrowths || !this.fresh || this.announced.size === 0) return;
     this.finishingGrowths = true;
     try {
-      const cutoffMs = Date.now() - (this.presence.leaseExpiryMs + growthActivationMarginMs);
+      const cutoffMs = Date.now() - this.presence.acknowledgementWaitMs;
       for (const name of [...this.announced]) {
         const sinceMs = this.records.get(name)?.announcedSinceMs;
         if (sinceMs === undefined || sinceMs > cutoffMs || this.closed) continue;
@@ -936,12 +938,15 @@ export class EtcdDirectory implements Directory {
    * Waits until every live router's presence has seen `revision` (a dead
    * one's lease expires meanwhile). Used after a change other routers must
    * have applied before this one acts on it or answers: a growth's
-   * activation, a clear, a delete, a pair going out of sync.
+   * activation, a clear, a delete, a pair going out of sync. When it gives
+   * up (UNAVAILABLE, the change stands), a live router that has not applied
+   * the change has stopped vouching for its copy: the wait outlasts the
+   * bound on its proof of currency (RouterPresence.acknowledgementWaitMs).
    */
   private async awaitAcknowledged(revision: number, what: string): Promise<void> {
     await this.waitUntil(
       () => this.unacknowledged(revision).length === 0,
-      this.presence.leaseExpiryMs + growthActivationMarginMs,
+      this.presence.acknowledgementWaitMs,
       () => `router(s) ${this.unacknowledged(revision).join(', ')} to acknowledge ${what}`,
     );
   }
@@ -1327,7 +1332,7 @@ export class EtcdDirectory implements Directory {
 
   private assertFresh(): void {
     const reason = this.staleReason();
-    if (reason !== undefined) throw new TallyError(ErrorCode.unavailable, `the directory store (etcd) is unreachable: ${reason}`);
+    if (reason !== undefined) throw staleError(reason);
   }
 
   // ---- Loading and applying ------------------------------------------------
@@ -1665,6 +1670,11 @@ function extendsCounter(counter: CounterInfo, stored: StoredCounter): boolean {
     if (shard.shardId !== shardId || shard.pairIndex !== pairIndex) return false;
   }
   return true;
+}
+
+/** Why this router refuses exact reads and writes: it cannot vouch for its copy of the directory. */
+function staleError(reason: string): TallyError {
+  return new TallyError(ErrorCode.unavailable, `the directory (etcd) cannot be proven current: ${reason}`);
 }
 
 function samePair(left: PairInfo, right: PairInfo): boolean {

@@ -1,12 +1,55 @@
 // This router's presence in the etcd directory: a lease kept alive and the
 // key routers/<id> bound to it, whose seenRevision acknowledges announced
 // growth (every revision the directory's memory has applied). It tells
-// whether the lease can still be vouched for; it never changes the
+// whether the lease can still be vouched for, and whether memory can be
+// proven current (see "Proof of currency" below); it never changes the
 // directory's memory, and renews only while the directory's watch is up: a
 // router that cannot follow the directory must let its presence go.
-import { performance } from 'node:perf_hooks';
+//
+// Proof of currency. A live lease and a connected watch do not show that
+// the watch keeps up: a watch lagging behind etcd (a slow or partitioned
+// member, a starved process) would let this router serve exact reads from
+// an old directory while another router, its acknowledgement wait given up,
+// acts on a change this one has not applied. So every presence write
+// (register, acknowledgements, and a heartbeat every lease TTL /
+// currencyProofsPerLeaseTtl) is a proof: etcd gives it a revision R greater
+// than that of every change committed before it was sent, and the watch
+// delivers the prefix's events in revision order, so once memory has
+// applied R it holds every such change. The router vouches for its copy
+// only while memory has applied a proof sent less than currencyBoundMs
+// (the lease TTL asked) ago on the monotonic clock.
+//
+// Why that suffices: a router that changes the directory and then waits for
+// every live router to acknowledge gives up no sooner than
+// acknowledgementWaitMs = granted TTL + growthActivationMarginMs after the
+// change committed (its timer starts once the commit came back). Let t be
+// any moment at or after the give-up, and suppose this router vouches at t:
+// its proof was sent after t − currencyBoundMs ≥ commit + (granted TTL −
+// asked TTL) + growthActivationMarginMs > commit, so its R is past the
+// change and memory has applied it. Hence every change whose wait gave up
+// is seen, or refused, by every router still serving. The margin
+// (growthActivationMarginMs, 2 s) absorbs the two monotonic clocks' rate
+// difference; nothing here compares clocks of two machines. Writes rather
+// than linearizable reads with watch progress requests: etcd before 3.4.25
+// and 3.5.8 can send a requested progress notification ahead of events
+// still queued on the stream (etcd issue 15220), which would prove a lagging
+// watch current; a write's own event cannot overtake the events before it.
+// The cost: each router writes its presence key about every lease TTL / 3
+// (about 0.6 writes/s at the default 5 s), so etcd's history grows by that
+// and must be compacted (etcd --auto-compaction-retention), as any etcd
+// written to must be.
+import assert from 'node:assert';
 import type { Etcd3, Namespace } from 'etcd3';
-import { ErrorCode, TallyError, etcdCallTimeoutMs, etcdRetryDelayMs, growthActivationMarginMs, type Logger } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  currencyProofsPerLeaseTtl,
+  etcdCallTimeoutMs,
+  etcdRetryDelayMs,
+  growthActivationMarginMs,
+  monotonicNowMs,
+  type Logger,
+} from '../common/index.ts';
 
 export interface PresenceOptions {
   client: Etcd3;
@@ -22,6 +65,9 @@ export interface PresenceOptions {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Proofs of currency whose write memory has not applied yet, kept at most (the oldest are dropped: only a proof is lost). */
+const pendingProofsMax = 16;
 
 export class RouterPresence {
   private readonly ns: Namespace;
@@ -45,6 +91,13 @@ export class RouterPresence {
   private reregistering = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Presence writes whose revision memory has not applied yet, oldest first: revision and monotonic time sent. */
+  private readonly pendingProofs: Array<{ revision: number; sentMs: number }> = [];
+  /** Monotonic time the newest presence write that memory has applied was sent: the age of the proof of currency. */
+  private provenSentMs = Number.NEGATIVE_INFINITY;
+  /** A heartbeat is due: the next presence write goes out even if there is nothing to acknowledge. */
+  private proofWanted = false;
+  private proofTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: PresenceOptions) {
     this.ns = options.client.namespace(options.prefix);
@@ -59,6 +112,21 @@ export class RouterPresence {
   }
 
   /**
+   * How long a change waits for every live router to acknowledge it before
+   * giving up (the change stands): a dead router's lease expires within it,
+   * and a live one that has not applied the change stops vouching for its
+   * copy within it (currencyBoundMs is below it; see the file's opening).
+   */
+  get acknowledgementWaitMs(): number {
+    return this.grantedTtlMs + growthActivationMarginMs;
+  }
+
+  /** The oldest a proof of currency may be while this router vouches for its copy: the lease TTL asked. */
+  get currencyBoundMs(): number {
+    return this.options.leaseTtlMs;
+  }
+
+  /**
    * Grants a lease and creates the presence key on it, then keeps the lease
    * alive. The key must be absent: a live router with the same id would be
    * taken for this one; a crashed predecessor's lease is waited out (up to
@@ -68,17 +136,52 @@ export class RouterPresence {
     await this.register();
     this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.options.leaseTtlMs / 6)));
     this.timer.unref();
+    this.proofTimer = setInterval(() => this.proveSoon(), Math.floor(this.currencyBoundMs / currencyProofsPerLeaseTtl));
+    this.proofTimer.unref();
   }
 
   /** Why the lease cannot be vouched for now, or undefined when it can. */
   staleReason(): string | undefined {
     if (this.leaseId === undefined) return 'this router has no etcd lease (it is registering again)';
     // Monotonic: a wall-clock step back must not keep a cut-off router fresh.
-    const sinceRenewMs = Math.round(performance.now() - this.lastRenewSentMs);
+    const sinceRenewMs = Math.round(monotonicNowMs() - this.lastRenewSentMs);
     // Past half the TTL the lease may be close to expiring unseen: other routers may then act without this one.
     if (sinceRenewMs >= this.options.leaseTtlMs / 2) return `no lease keepalive has succeeded for ${sinceRenewMs} ms`;
     if (this.options.appliedRevision() < this.createdRevision) return 'this router is catching up with etcd';
-    return undefined;
+    return this.currencyReason();
+  }
+
+  /** Why memory cannot be proven current now (see "Proof of currency"), or undefined when it can. */
+  private currencyReason(): string | undefined {
+    const appliedRevision = this.options.appliedRevision();
+    while (this.pendingProofs.length > 0 && this.pendingProofs[0]!.revision <= appliedRevision) {
+      this.provenSentMs = Math.max(this.provenSentMs, this.pendingProofs.shift()!.sentMs);
+    }
+    const ageMs = monotonicNowMs() - this.provenSentMs;
+    if (ageMs < this.currencyBoundMs) return undefined;
+    const waiting = this.pendingProofs[this.pendingProofs.length - 1];
+    const behind = waiting === undefined ? 'no presence write has succeeded' : `etcd was at revision ${waiting.revision}`;
+    return (
+      `its watch has applied revision ${appliedRevision} and no presence write of the last ${this.currencyBoundMs} ms has come back ` +
+      `through it (${behind}): the watch may be lagging behind etcd`
+    );
+  }
+
+  /** A presence write went out at `sentMs` (monotonic) and etcd committed it at `revision`. */
+  private recordProof(revision: number, sentMs: number): void {
+    assert(Number.isSafeInteger(revision) && revision > 0, `proof revision ${revision}`);
+    // Revisions of one router's writes rise with their send times (one write at a time).
+    const last = this.pendingProofs[this.pendingProofs.length - 1];
+    if (last !== undefined && last.revision >= revision) return;
+    this.pendingProofs.push({ revision, sentMs });
+    if (this.pendingProofs.length > pendingProofsMax) this.pendingProofs.shift();
+  }
+
+  /** A heartbeat: a presence write, whose coming back through the watch proves memory current. */
+  private proveSoon(): void {
+    if (this.closed || this.options.watchConnected() === false) return;
+    this.proofWanted = true;
+    this.writeSoon();
   }
 
   /** Moves seenRevision to what memory has applied, once memory holds `revision` (an announcement). */
@@ -96,6 +199,7 @@ export class RouterPresence {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.proofTimer !== undefined) clearInterval(this.proofTimer);
     const leaseId = this.leaseId;
     this.leaseId = undefined;
     if (leaseId === undefined) return;
@@ -112,7 +216,7 @@ export class RouterPresence {
     const untilMs = Date.now() + this.grantedTtlMs + growthActivationMarginMs;
     const ttlSeconds = Math.ceil(leaseTtlMs / 1_000);
     for (;;) {
-      const sentMs = performance.now();
+      const sentMs = monotonicNowMs();
       const deadline = Date.now() + etcdCallTimeoutMs;
       const grant = await client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline });
       if (Number(grant.TTL) * 1_000 > this.grantedTtlMs) {
@@ -130,6 +234,7 @@ export class RouterPresence {
         this.lastRenewSentMs = sentMs;
         this.createdRevision = Number(response.header.revision);
         this.seenRevision = seenRevision;
+        this.recordProof(this.createdRevision, sentMs);
         return;
       }
       void client.leaseClient.leaseRevoke({ ID: grant.ID }, { deadline: Date.now() + etcdCallTimeoutMs }).catch(() => undefined);
@@ -147,7 +252,7 @@ export class RouterPresence {
     const leaseId = this.leaseId;
     if (this.renewing || this.closed || leaseId === undefined || this.options.watchConnected() === false) return;
     this.renewing = true;
-    const sentMs = performance.now();
+    const sentMs = monotonicNowMs();
     try {
       const stream = await this.options.client.leaseClient.leaseKeepAlive({ deadline: Date.now() + this.options.leaseTtlMs / 2 });
       let ttlSeconds: number;
@@ -196,19 +301,22 @@ export class RouterPresence {
     })();
   }
 
-  /** One write at a time, each of what memory has applied by then. */
+  /** One write at a time, each of what memory has applied by then; each a proof of currency. */
   private writeSoon(): void {
-    if (this.writing || this.closed || this.leaseId === undefined || this.seenRevision >= this.wantedRevision) return;
+    if (this.writing || this.closed || this.leaseId === undefined || !this.writeWanted()) return;
     this.writing = true;
     void (async () => {
       try {
-        while (!this.closed && this.leaseId !== undefined && this.seenRevision < this.wantedRevision) {
+        while (!this.closed && this.leaseId !== undefined && this.writeWanted()) {
+          this.proofWanted = false;
           const seenRevision = this.options.appliedRevision();
-          await this.options.client.kv.put(
+          const sentMs = monotonicNowMs();
+          const response = await this.options.client.kv.put(
             { key: this.keyBytes, value: Buffer.from(JSON.stringify({ seenRevision })), lease: this.leaseId },
             { deadline: Date.now() + etcdCallTimeoutMs },
           );
           this.seenRevision = Math.max(this.seenRevision, seenRevision);
+          this.recordProof(Number(response.header.revision), sentMs);
         }
         this.writing = false;
       } catch (error) {
@@ -220,5 +328,9 @@ export class RouterPresence {
         this.writeSoon();
       }
     })();
+  }
+
+  private writeWanted(): boolean {
+    return this.proofWanted || this.seenRevision < this.wantedRevision;
   }
 }

@@ -28,6 +28,8 @@ import {
   expirySweepIntervalMs,
   expiryChecksPerSweep,
   expiryDeletesPerSecondMax,
+  monotonicNowMs,
+  steadyWallClock,
 } from '../common/index.ts';
 import { status } from '@grpc/grpc-js';
 import { parseRouterConfig, type RouterConfig } from './config.ts';
@@ -106,14 +108,20 @@ runMain(async () => {
     etcd === undefined
       ? new SoleSupervisor(config.routerId)
       : new EtcdSupervisorElection(etcd, config.etcdPrefix, config.routerId, config.routerLeaseTtlMs, logger);
+  // The clock of the directory's data (creations, growths, clear keys) and of
+  // the growths a keyed write fences: a wall clock that a step cannot move
+  // while the router runs, so a forward step never ends a growth's dedup
+  // window early (a retry would then skip its earlier home and count twice).
+  const dataClock = steadyWallClock();
   const directory: Directory =
     etcd === undefined || !(election instanceof EtcdSupervisorElection)
-      ? SqliteDirectory.open(config.dataDir, config.pairs, Date.now, limits)
+      ? SqliteDirectory.open(config.dataDir, config.pairs, dataClock, limits)
       : await EtcdDirectory.open({
           client: etcd,
           prefix: config.etcdPrefix,
           routerId: config.routerId,
           pairs: config.pairs,
+          now: dataClock,
           limits,
           logger,
           leaseTtlMs: config.routerLeaseTtlMs,
@@ -143,9 +151,9 @@ runMain(async () => {
     },
     channelCredentialsOf(tls),
   );
-  const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs);
+  const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs, Math.random, dataClock);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
-  const heat = new HeatTracker(config.heatHalfLifeMs, Date.now, undefined, config.heatCountersMax);
+  const heat = new HeatTracker(config.heatHalfLifeMs, monotonicNowMs, undefined, config.heatCountersMax);
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   supervisor.mayAct = () => election.isLeader;
   const sizing = new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax });
