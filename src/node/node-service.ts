@@ -69,6 +69,7 @@ export function createNodeService(deps: {
       followerId: isPrimary ? replication.followerId : '',
       installing: log.installing,
       configVersion: state.role.configVersion.toString(),
+      followerLostEntries: isPrimary && replication.followerLostEntries,
     };
   };
 

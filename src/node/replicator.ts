@@ -59,6 +59,13 @@ export interface ReplicationStatus {
   followerId: string;
   /** A snapshot install to the follower is under way. */
   installing: boolean;
+  /**
+   * The follower's log (same identity) ended before what it had already
+   * confirmed: an old copy of its disk was restored. Entries this primary
+   * acknowledged are missing there until it catches up again, so it may not
+   * be promoted meanwhile (the supervisor takes the pair out of sync).
+   */
+  followerLostEntries: boolean;
 }
 
 /** The clocks a replicator reads (injected by tests). */
@@ -96,6 +103,8 @@ export class Replicator {
   /** A truncation was refused: the follower's log cannot be mended entry by entry. */
   private truncateRefused = false;
   private ackedLsn = 0n;
+  /** Set while the follower (same identity) holds less than it once confirmed: the lsn it must reach again. */
+  private lostEntriesUntilLsn: bigint | undefined;
   private inFlight = false;
   private retryTimer: NodeJS.Timeout | undefined;
   /** A Set, not an array: a waiter that times out leaves in O(1) (a silent follower times them all out at once). */
@@ -146,6 +155,7 @@ export class Replicator {
       this.matched = false;
       this.truncateRefused = false;
       this.ackedLsn = 0n;
+      this.lostEntriesUntilLsn = undefined;
       this.unconfirmed.clear();
       this.installedHold = undefined;
       this.abortInstall();
@@ -284,6 +294,7 @@ export class Replicator {
       lagMs: caughtUp || oldest === undefined ? 0 : Math.max(0, this.monotonicNow() - oldest.committedMs),
       followerId: this.followerId,
       installing: this.install !== undefined,
+      followerLostEntries: this.lostEntriesUntilLsn !== undefined,
     };
   }
 
@@ -460,9 +471,22 @@ export class Replicator {
         this.logger?.warn('follower identity changed', { previous: this.followerId, current: response.nodeId, lastLsn: response.lastLsn });
       this.followerId = response.nodeId;
       this.ackedLsn = 0n;
+      this.lostEntriesUntilLsn = undefined;
       this.truncateRefused = false;
     }
     const lastLsn = BigInt(response.lastLsn);
+    // The same log confirmed more than it now holds: a crash never loses
+    // what was fsync'd, so this is an old copy of its disk. Until it holds
+    // that much again, what we acknowledged lives here alone.
+    if (lastLsn < this.ackedLsn && (this.lostEntriesUntilLsn === undefined || this.ackedLsn > this.lostEntriesUntilLsn)) {
+      this.lostEntriesUntilLsn = this.ackedLsn;
+      this.logger?.error('follower lost entries it had confirmed (an old copy of its disk?)', {
+        follower: this.followerId,
+        confirmedLsn: this.ackedLsn,
+        lastLsn,
+      });
+    }
+    if (this.lostEntriesUntilLsn !== undefined && lastLsn >= this.lostEntriesUntilLsn) this.lostEntriesUntilLsn = undefined;
     const lastEpoch = BigInt(response.lastEpoch);
     this.followerLastLsn = lastLsn;
     this.followerLastEpoch = lastEpoch;

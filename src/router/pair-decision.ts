@@ -22,6 +22,8 @@ export interface NodeStatusView {
   replicationLagMs: number;
   /** The configuration version of the last order it obeyed. */
   configVersion: bigint;
+  /** Primary: its follower (same identity) holds less than it once confirmed (an old copy of its disk). */
+  followerLostEntries: boolean;
 }
 
 export interface NodeView {
@@ -52,7 +54,19 @@ export interface DecisionSettings {
   followerTimeoutMs: number;
 }
 
-export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView, settings: DecisionSettings): PairAction[] {
+/**
+ * confirmedLsnSeen: the highest lsn the primary last reported its follower
+ * (the recorded one, at this epoch) confirmed, from the supervisor's memory:
+ * fresher than pair.ackedLsn, which is written at most once a second. A
+ * follower that holds less than either is missing acknowledged entries.
+ */
+export function decidePair(
+  pair: PairInfo,
+  primary: NodeView,
+  follower: NodeView,
+  settings: DecisionSettings,
+  confirmedLsnSeen = 0n,
+): PairAction[] {
   const actions: PairAction[] = [];
   const ps = primary.status;
   const fs = follower.status;
@@ -78,7 +92,8 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
     fs.role === 'follower' &&
     fs.epoch === pair.epoch &&
     !fs.installing &&
-    fs.lastLsn >= pair.ackedLsn;
+    fs.lastLsn >= pair.ackedLsn &&
+    fs.lastLsn >= confirmedLsnSeen;
   const canFailover = pair.inSync && followerHoldsHistory;
 
   if (ps === undefined) {
@@ -156,7 +171,9 @@ export function decidePair(pair: PairInfo, primary: NodeView, follower: NodeView
 
   const primaryReportsOurFollower = ps.role === 'primary' && ps.epoch === pair.epoch && ps.followerId === pair.followerId;
   if (pair.inSync) {
-    if (ps.replicationLagMs >= settings.followerTimeoutMs) {
+    if (primaryReportsOurFollower && ps.followerLostEntries) {
+      actions.push({ kind: 'markOutOfSync', reason: 'the follower holds less than it had confirmed (an old copy of its disk?)' });
+    } else if (ps.replicationLagMs >= settings.followerTimeoutMs) {
       actions.push({ kind: 'markOutOfSync', reason: `follower lagging ${ps.replicationLagMs} ms` });
     } else if (primaryReportsOurFollower && ps.followerAckedLsn > pair.ackedLsn) {
       actions.push({ kind: 'record', update: { ackedLsn: ps.followerAckedLsn }, reason: 'acknowledged lsn advanced' });

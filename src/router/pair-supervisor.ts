@@ -56,6 +56,7 @@ function statusView(status: shardV1.StatusResponse__Output): NodeStatusView {
     followerCaughtUp: status.followerCaughtUp,
     replicationLagMs: Number(status.replicationLagMs),
     configVersion: BigInt(status.configVersion ?? '0'),
+    followerLostEntries: status.followerLostEntries ?? false,
   };
 }
 
@@ -70,6 +71,8 @@ export class PairSupervisor {
   private readonly ackedRecordedMs = new Map<number, number>();
   private readonly stuckLoggedMs = new Map<number, number>();
   private readonly ticker: IntervalTask;
+  /** Per pair: the highest lsn its primary reported the recorded follower confirmed, at that epoch. */
+  private readonly confirmedSeen = new Map<number, { epoch: bigint; followerId: string; lsn: bigint }>();
   /** When any node last answered: no answer from any of them means this router is the one cut off. */
   private lastAnyAnswerMs: number;
 
@@ -205,11 +208,35 @@ export class PairSupervisor {
 
   private async checkPair(pair: PairInfo): Promise<void> {
     const [primary, follower] = await Promise.all([this.probe(pair.primary), this.probe(pair.follower)]);
-    const actions = decidePair(pair, this.view(pair.primary, primary), this.view(pair.follower, follower), this.settings);
+    const confirmedLsnSeen = this.noteConfirmed(pair, primary);
+    const actions = decidePair(pair, this.view(pair.primary, primary), this.view(pair.follower, follower), this.settings, confirmedLsnSeen);
     for (const action of actions) {
       // Each step sees what the previous one changed; a failed step ends the round.
       if (!(await this.act(pair, action))) return;
     }
+  }
+
+  /**
+   * What the primary says its recorded follower confirmed, remembered between
+   * checks: a follower found holding less (an old copy of its disk) is not
+   * promoted even if the primary dies before the directory records it.
+   */
+  private noteConfirmed(pair: PairInfo, primary: shardV1.StatusResponse__Output | undefined): bigint {
+    let seen = this.confirmedSeen.get(pair.pairIndex);
+    if (seen === undefined || seen.epoch !== pair.epoch || seen.followerId !== pair.followerId) {
+      seen = { epoch: pair.epoch, followerId: pair.followerId, lsn: 0n };
+      this.confirmedSeen.set(pair.pairIndex, seen);
+    }
+    if (
+      primary !== undefined &&
+      primary.role === 'primary' &&
+      BigInt(primary.epoch) === pair.epoch &&
+      primary.followerId === pair.followerId
+    ) {
+      const confirmed = BigInt(primary.followerAckedLsn);
+      if (confirmed > seen.lsn) seen.lsn = confirmed;
+    }
+    return seen.lsn;
   }
 
   /**

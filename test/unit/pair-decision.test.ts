@@ -43,6 +43,7 @@ function primaryStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView 
     followerCaughtUp: true,
     replicationLagMs: 0,
     configVersion: 0n,
+    followerLostEntries: false,
     ...overrides,
   };
 }
@@ -61,6 +62,7 @@ function followerStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView
     followerCaughtUp: false,
     replicationLagMs: 0,
     configVersion: 0n,
+    followerLostEntries: false,
     ...overrides,
   };
 }
@@ -349,5 +351,20 @@ describe('supervisor decisions', () => {
     expect(decide(up(primaryStatus({ configVersion: 7n })), up(followerStatus()))[0]).toMatchObject({
       reason: 'acknowledged lsn advanced',
     });
+  });
+
+  it('pair decision: a follower holding less than it had confirmed (an old copy of its disk) takes the pair out of sync, and is not promoted while it holds less than the primary last reported confirmed', () => {
+    const lost = decidePair(
+      pair({ ackedLsn: 50n }),
+      up(primaryStatus({ followerLostEntries: true, followerAckedLsn: 90n })),
+      up(followerStatus({ lastLsn: 90n })),
+      settings,
+    );
+    expect(lost[0]).toMatchObject({ kind: 'markOutOfSync', reason: expect.stringContaining('old copy') });
+    // The primary died before the directory recorded more than 50; it had reported 120 confirmed.
+    expect(kinds(decidePair(pair({ ackedLsn: 50n }), refused, up(followerStatus({ lastLsn: 90n })), settings, 120n))).toEqual([]);
+    expect(kinds(decidePair(pair({ ackedLsn: 50n }), refused, up(followerStatus({ lastLsn: 120n })), settings, 120n))).toEqual([
+      'failover',
+    ]);
   });
 });

@@ -47,6 +47,11 @@ export interface StatusResponse {
    * The configuration version of the last order this node obeyed (SetRole).
    */
   'configVersion'?: (number | string | Long);
+  /**
+   * Primary: its follower's log (same identity) ended before what it had
+   * already confirmed (an old copy of its disk); true until it holds that again.
+   */
+  'followerLostEntries'?: (boolean);
 }
 
 export interface StatusResponse__Output {
@@ -94,4 +99,9 @@ export interface StatusResponse__Output {
    * The configuration version of the last order this node obeyed (SetRole).
    */
   'configVersion': (string);
+  /**
+   * Primary: its follower's log (same identity) ended before what it had
+   * already confirmed (an old copy of its disk); true until it holds that again.
+   */
+  'followerLostEntries': (boolean);
 }
