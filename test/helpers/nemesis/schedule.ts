@@ -1,0 +1,351 @@
+// Seeded schedules: a seed draws faults over the cluster's hosts and processes,
+// which run one after another under load, each held then healed; then every
+// fault is undone, the cluster gets a quiet period to recover, the load stops,
+// final exact reads are taken through every router and the history is checked.
+// The same seed draws the same schedule (timing aside): TALLY_NEMESIS_SEED reruns it.
+import { pause, waitFor } from '../cluster.ts';
+import { randomInt, seededRandom } from '../seeded-random.ts';
+import { checkHistory, type Violation } from './checker.ts';
+import type { LoadOptions } from './client-protocol.ts';
+import type { NemesisCluster } from './cluster.ts';
+import { applyFault, describeFault, pendingFaultKinds, type ActiveFault, type FaultKind, type FaultSpec } from './faults.ts';
+import { machineMonotonicMs, type Operation } from './history.ts';
+import type { CutMode } from './network.ts';
+
+/** A fault, or how to pick one from the cluster as it is now (the current primary, the supervisor). */
+export type FaultChoice = FaultSpec | ((cluster: NemesisCluster) => Promise<FaultSpec>);
+
+export interface ScheduleStep {
+  /** Applied in order, staggerMs apart; held together for holdMs after the last; healed in reverse order. */
+  faults: FaultChoice[];
+  staggerMs?: number;
+  holdMs: number;
+  /** Time after the heal before the next step: the cluster's chance to recover (measured). */
+  gapMs: number;
+}
+
+export interface Schedule {
+  /** The seed that drew it, or a scenario's name. */
+  name: string;
+  seed: number;
+  counters: string[];
+  steps: ScheduleStep[];
+}
+
+export interface ScheduleShape {
+  faultCount: number;
+  holdMs: [number, number];
+  gapMs: number;
+  /** A pause lasts longer than this (the routers' lease TTL) plus a second. */
+  leaseMs: number;
+  /** Kinds drawn (default every kind the harness implements). */
+  kinds?: readonly FaultKind[];
+  counterCount?: number;
+}
+
+/** Host and process names of the cluster: what faults are drawn over. */
+export interface Topology {
+  etcd: string[];
+  nodes: string[];
+  routers: string[];
+  client: string;
+}
+
+export function topologyOf(cluster: NemesisCluster): Topology {
+  return {
+    etcd: cluster.byRole('etcd').map((member) => member.name),
+    nodes: cluster.byRole('node').map((member) => member.name),
+    routers: cluster.byRole('router').map((member) => member.name),
+    client: 'client',
+  };
+}
+
+function shuffled<T>(random: () => number, items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let index = copy.length - 1; index > 0; index--) {
+    const other = randomInt(random, 0, index);
+    [copy[index], copy[other]] = [copy[other]!, copy[index]!];
+  }
+  return copy;
+}
+
+const pick = <T>(random: () => number, items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)]!;
+
+/** Two non-empty disjoint groups from the hosts, in random order and sizes. */
+function split(random: () => number, hosts: readonly string[]): [string[], string[]] {
+  const order = shuffled(random, hosts);
+  const at = randomInt(random, 1, order.length - 1);
+  return [order.slice(0, at), order.slice(at)];
+}
+
+function drawFault(random: () => number, kind: FaultKind, topology: Topology): FaultSpec {
+  const servers = [...topology.etcd, ...topology.nodes, ...topology.routers];
+  const everyHost = [...servers, topology.client];
+  const mode: CutMode = random() < 0.5 ? 'drop' : 'reject';
+  switch (kind) {
+    case 'partition':
+      return { kind, sides: split(random, everyHost), mode };
+    case 'partition-one-way': {
+      const [from, rest] = split(random, servers);
+      return { kind, from: from.slice(0, 3), to: shuffled(random, rest).slice(0, randomInt(random, 1, 3)), mode };
+    }
+    case 'isolate':
+    case 'blackhole':
+      return { kind, host: pick(random, servers) };
+    case 'bridge': {
+      const bridge = pick(random, servers);
+      return {
+        kind,
+        bridge,
+        sides: split(
+          random,
+          everyHost.filter((host) => host !== bridge),
+        ),
+        mode,
+      };
+    }
+    case 'pause':
+      return { kind, process: pick(random, servers) };
+    case 'clock-step': {
+      // An NTP-sized step (tens of seconds) or an hour or two, either way.
+      const sizeMs = random() < 0.5 ? randomInt(random, 10, 90) * 1_000 : randomInt(random, 60, 120) * 60_000;
+      return { kind, process: pick(random, [...topology.nodes, ...topology.routers]), offsetMs: random() < 0.5 ? sizeMs : -sizeMs };
+    }
+    case 'kill':
+      return { kind, process: pick(random, servers) };
+    case 'wipe':
+      return { kind, process: pick(random, topology.nodes) };
+    case 'torn-write':
+    case 'corrupt-page':
+      return { kind, process: pick(random, topology.nodes) };
+  }
+}
+
+export const drawableFaultKinds: readonly FaultKind[] = [
+  'partition',
+  'partition-one-way',
+  'isolate',
+  'bridge',
+  'blackhole',
+  'pause',
+  'clock-step',
+  'kill',
+  'wipe',
+].filter((kind) => !pendingFaultKinds.has(kind as FaultKind)) as FaultKind[];
+
+/** The schedule a seed draws: a pure function of the seed, the topology and the shape. */
+export function drawSchedule(seed: number, topology: Topology, shape: ScheduleShape): Schedule {
+  const random = seededRandom(seed);
+  const kinds = shape.kinds ?? drawableFaultKinds;
+  const steps: ScheduleStep[] = Array.from({ length: shape.faultCount }, () => {
+    const spec = drawFault(random, pick(random, kinds), topology);
+    let holdMs = randomInt(random, shape.holdMs[0], shape.holdMs[1]);
+    if (spec.kind === 'pause') holdMs = Math.max(holdMs, shape.leaseMs + 1_000);
+    return { faults: [spec], holdMs, gapMs: shape.gapMs };
+  });
+  const counters = Array.from({ length: shape.counterCount ?? 4 }, (_, index) => `s${seed}-c${index}`);
+  return { name: `seed ${seed}`, seed, counters, steps };
+}
+
+export function describeSchedule(schedule: Schedule): string {
+  return [
+    `${schedule.name} (seed ${schedule.seed}): counters ${schedule.counters.join(', ')}`,
+    ...schedule.steps.map(
+      (step, index) =>
+        `  ${index + 1}. ${step.faults.map((fault) => (typeof fault === 'function' ? '(picked at run time)' : describeFault(fault))).join(' + ')} for ${step.holdMs} ms, then ${step.gapMs} ms`,
+    ),
+  ].join('\n');
+}
+
+/** A fault as it ran: its times on the machine's monotonic clock. */
+export interface FaultRecord {
+  spec: FaultSpec;
+  description: string;
+  appliedMs: number;
+  healedMs: number;
+  /** When the next fault was applied, or the quiet period began: the window its recovery is measured in. */
+  windowEndMs: number;
+  /** A fault that could not be applied or healed (a process that would not restart is a finding). */
+  error?: string;
+}
+
+export interface ScheduleResult {
+  schedule: Schedule;
+  faults: FaultRecord[];
+  operations: Operation[];
+  violations: Violation[];
+  /** From the last heal to full service (every node serving and in sync, a keyed write and exact reads through every router); undefined: never within the quiet period. */
+  recoveredAfterMs: number | undefined;
+  startedMs: number;
+  endedMs: number;
+}
+
+export interface RunOptions {
+  load?: Partial<LoadOptions>;
+  /** How long the cluster gets to reach full service after the last heal. */
+  quietTimeoutMs?: number;
+  /** Load before the first fault. */
+  warmupMs?: number;
+  log?: (line: string) => void;
+}
+
+/** Names of the primary and follower of a pair now, through any router that answers. */
+export async function pairMembers(cluster: NemesisCluster, pairIndex: number): Promise<{ primary: string; follower: string }> {
+  const status = await anyStatus(cluster);
+  const pair = status.pairs.find((candidate) => candidate.pair === pairIndex);
+  if (pair === undefined) throw new Error(`no pair ${pairIndex}`);
+  return { primary: cluster.nodeNameAt(pair.primary)!, follower: cluster.nodeNameAt(pair.follower)! };
+}
+
+/** The router holding the supervisor lease now. */
+export async function supervisorName(cluster: NemesisCluster): Promise<string> {
+  return waitFor(async () => (await anyStatus(cluster)).supervisor, { timeoutMs: 15_000, what: 'a supervisor' });
+}
+
+async function anyStatus(cluster: NemesisCluster): ReturnType<NemesisCluster['client']['status']> {
+  const routerCount = cluster.byRole('router').length;
+  let lastError: unknown;
+  for (let router = 0; router < routerCount; router++) {
+    try {
+      return await cluster.client.status(router);
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+/** Every fault undone whatever the schedule did: cuts removed, clocks back, paused processes resumed, stopped ones started. */
+export async function healEverything(cluster: NemesisCluster): Promise<string[]> {
+  const problems: string[] = [];
+  cluster.network.healAll();
+  for (const member of cluster.processes.values()) {
+    member.clock?.setOffsetMs(0);
+    if (member.process.isPaused) member.process.resume();
+  }
+  await Promise.all(
+    [...cluster.processes.values()]
+      .filter((member) => !member.process.running)
+      .map((member) =>
+        member.process.start().catch((error: unknown) => {
+          problems.push(`${member.name} did not start again: ${(error as Error).message}`);
+        }),
+      ),
+  );
+  return problems;
+}
+
+/** Full service: every node serving and in sync by every router, a supervisor, and through every router a keyed write and an exact read of every counter. */
+async function fullService(cluster: NemesisCluster, counters: readonly string[], probe: string): Promise<boolean> {
+  const routerCount = cluster.byRole('router').length;
+  for (let router = 0; router < routerCount; router++) {
+    const status = await cluster.client.status(router);
+    if (status.supervisor === '') return false;
+    if (!status.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.error === '' && node.replicationLagEntries === '0'))
+      return false;
+  }
+  for (let router = 0; router < routerCount; router++) {
+    const write = await cluster.client.increment(router, counters[0]!, 1n, { key: `${probe}-r${router}`, deadlineMs: 2_000 });
+    if (write.outcome !== 'ok') return false;
+    for (const counter of counters) if ((await cluster.client.read(router, counter, { deadlineMs: 2_000 })).outcome !== 'ok') return false;
+  }
+  return true;
+}
+
+/** Runs a schedule on a running cluster and checks its history (the logs are compared once the cluster stops). */
+export async function runSchedule(cluster: NemesisCluster, schedule: Schedule, options: RunOptions = {}): Promise<ScheduleResult> {
+  const log = options.log ?? (() => undefined);
+  const startedMs = machineMonotonicMs();
+  cluster.client.resetHistory();
+  const load: LoadOptions = {
+    counters: schedule.counters,
+    writersPerRouter: 3,
+    readShare: 0.25,
+    keyedShare: 0.35,
+    duplicateShare: 0.05,
+    deadlineMs: 2_000,
+    pauseMs: 15,
+    keyPrefix: `${schedule.name.replace(/\s+/g, '')}-`,
+    seed: schedule.seed,
+    ...options.load,
+  };
+  await cluster.client.startLoad(load);
+  await pause(options.warmupMs ?? 1_000);
+  const faults: FaultRecord[] = [];
+  for (const step of schedule.steps) {
+    const active: { fault: ActiveFault; record: FaultRecord }[] = [];
+    for (const [index, choice] of step.faults.entries()) {
+      if (index > 0) await pause(step.staggerMs ?? 0);
+      let spec: FaultSpec | undefined;
+      const record: FaultRecord = {
+        spec: { kind: 'pause', process: '?' },
+        description: '?',
+        appliedMs: machineMonotonicMs(),
+        healedMs: 0,
+        windowEndMs: 0,
+      };
+      try {
+        spec = typeof choice === 'function' ? await choice(cluster) : choice;
+        record.spec = spec;
+        record.description = describeFault(spec);
+        record.appliedMs = machineMonotonicMs();
+        active.push({ fault: await applyFault(cluster, spec), record });
+        log(`apply ${record.description}`);
+      } catch (error) {
+        record.error = `apply: ${(error as Error).message}`;
+        log(`could not apply ${record.description}: ${(error as Error).message}`);
+        record.healedMs = machineMonotonicMs();
+      }
+      faults.push(record);
+    }
+    await pause(step.holdMs);
+    for (const { fault, record } of active.reverse()) {
+      try {
+        await fault.heal();
+      } catch (error) {
+        record.error = `heal: ${(error as Error).message.split('\n')[0]}`;
+        log(`heal of ${record.description} failed: ${record.error}`);
+      }
+      record.healedMs = machineMonotonicMs();
+      log(`healed ${record.description}`);
+    }
+    await pause(step.gapMs);
+  }
+  const quietFromMs = machineMonotonicMs();
+  for (const [index, record] of faults.entries()) record.windowEndMs = faults[index + 1]?.appliedMs ?? quietFromMs;
+  for (const problem of await healEverything(cluster)) log(problem);
+  let recoveredAfterMs: number | undefined;
+  const lastHealMs = faults.length === 0 ? quietFromMs : Math.max(...faults.map((record) => record.healedMs));
+  try {
+    let probe = 0;
+    await waitFor(() => fullService(cluster, schedule.counters, `${load.keyPrefix}probe${probe++}`), {
+      timeoutMs: options.quietTimeoutMs ?? 30_000,
+      intervalMs: 200,
+      what: 'full service after the heal',
+    });
+    recoveredAfterMs = machineMonotonicMs() - lastHealMs;
+  } catch (error) {
+    log(`no full service: ${(error as Error).message}`);
+  }
+  await cluster.client.stopLoad();
+  const routerCount = cluster.byRole('router').length;
+  for (const counter of schedule.counters) {
+    for (let router = 0; router < routerCount; router++) {
+      // A few tries: one failed read after recovery is a liveness note, not the end of the check.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        if ((await cluster.client.read(router, counter, { final: true, deadlineMs: 3_000 })).outcome === 'ok') break;
+        await pause(500);
+      }
+    }
+  }
+  const operations = cluster.client.history.operations.slice();
+  return {
+    schedule,
+    faults,
+    operations,
+    violations: checkHistory(operations),
+    recoveredAfterMs,
+    startedMs,
+    endedMs: machineMonotonicMs(),
+  };
+}
