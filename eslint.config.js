@@ -49,4 +49,41 @@ export default tseslint.config(
     files: ['src/common/**/*.ts'],
     rules: forbidImports(['node', 'router', 'client', 'cli', 'cluster'], 'common is shared by every process and imports none of them'),
   },
+  {
+    // G11: no safety or liveness decision rests on the wall clock (STYLE.md, "Time").
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'Date',
+          property: 'now',
+          message:
+            'durations, timeouts, idle times and lags use monotonicNowMs() (src/common/clock.ts); a timestamp that is stored or shown may read Date.now() under an eslint-disable comment saying so',
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'new Date() reads the wall clock: see the Date.now() rule (monotonicNowMs for durations)',
+        },
+      ],
+    },
+  },
+  {
+    // TODO(issue 25): src/router/etcd-presence.ts still reads Date.now() for
+    // durations; its owner is moving it to the monotonic clock. Remove this
+    // override once that has landed.
+    files: ['src/router/etcd-presence.ts'],
+    rules: { 'no-restricted-properties': 'off', 'no-restricted-syntax': 'off' },
+  },
+  {
+    // TODO(issue 25): the client library's call deadlines (client.ts,
+    // router-set.ts, increment-coalescer.ts) are wall-clock times handed to
+    // gRPC and also compared for retries and coalescing: still to move to
+    // monotonic deadlines converted with deadlineIn at each call.
+    files: ['src/client/client.ts', 'src/client/router-set.ts', 'src/client/increment-coalescer.ts'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
 );

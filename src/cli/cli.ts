@@ -9,6 +9,7 @@ import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { batchItemsMax, listPageSizeMax, memberPartitionsMax } from '../common/limits.ts';
 import { parseMemberId } from '../common/validate.ts';
+import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { parseRouterList } from '../client/router-addresses.ts';
 import { directoryCommand } from './directory-transfer.ts';
 
@@ -633,7 +634,7 @@ function checkHealth(address: string, service: string, deadlineMs: number, secur
     close(): void;
   };
   return new Promise((resolve) => {
-    client.check({ service }, { deadline: Date.now() + deadlineMs }, (error, response) => {
+    client.check({ service }, { deadline: deadlineIn(deadlineMs) }, (error, response) => {
       client.close();
       resolve(error || response === undefined ? 'UNREACHABLE' : response.status);
     });
@@ -682,10 +683,10 @@ async function bench(flags: Map<string, string>, json: boolean): Promise<void> {
     process.stdout.write(`${JSON.stringify({ result })}\n`);
     return;
   }
-  const startedMs = Date.now();
+  const startedMs = monotonicNowMs();
   const tty = process.stderr.isTTY === true;
   const summary = await runBench(options, (ok, errors, p99) => {
-    const elapsedSec = (Date.now() - startedMs) / 1000;
+    const elapsedSec = (monotonicNowMs() - startedMs) / 1000;
     const line = `${elapsedSec.toFixed(0)}s  ${Math.round(ok / elapsedSec).toLocaleString('en-US')} increments/s  errors ${errors}  p99 ${p99.toFixed(2)} ms`;
     process.stderr.write(tty ? `\r${line.padEnd(70)}` : `${line}\n`);
   });

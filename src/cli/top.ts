@@ -78,6 +78,7 @@ export async function runTop(
         columns: tty ? process.stdout.columns || 80 : 200,
         rows: tty ? process.stdout.rows || 24 : Number.MAX_SAFE_INTEGER,
         router: options.router,
+        // eslint-disable-next-line no-restricted-properties -- the time of day shown in the header
         nowMs: Date.now(),
         tty,
       });

@@ -3,6 +3,7 @@
 // Bookkeeping only, with an injected clock: it holds no channel and sends nothing.
 import assert from 'node:assert';
 import { routerAvoidMsMax, routerAvoidMsMin } from '../common/limits.ts';
+import { monotonicNowMs } from '../common/clock.ts';
 
 // Why round-robin per call and not one preferred router per client:
 // - it spreads each client's own load, so one busy application process (or
@@ -22,7 +23,7 @@ export class RouterRotation {
 
   constructor(
     readonly routerCount: number,
-    private readonly nowMs: () => number = Date.now,
+    private readonly nowMs: () => number = monotonicNowMs,
     random: () => number = Math.random,
   ) {
     assert(Number.isInteger(routerCount) && routerCount >= 1, `routerCount ${routerCount}`);

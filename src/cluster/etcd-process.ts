@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
-import { etcdTxnOpsMax } from '../common/index.ts';
+import { etcdTxnOpsMax, monotonicNowMs } from '../common/index.ts';
 
 export interface EtcdProcessOptions {
   dataDir: string;
@@ -172,8 +172,8 @@ export class EtcdProcess {
         }
       });
     }
-    const deadline = Date.now() + readyTimeoutMs;
-    while (Date.now() < deadline) {
+    const deadline = monotonicNowMs() + readyTimeoutMs;
+    while (monotonicNowMs() < deadline) {
       if (!this.running)
         throw new EtcdExitedError(`etcd exited before it was ready (code ${child.exitCode}, signal ${child.signalCode}): ${this.lastLine}`);
       try {

@@ -1,7 +1,7 @@
 // `npm start`: a whole local cluster (node pairs, one router or several on a
 // local etcd) as child processes. Prints where everything listens, keeps every
 // child running, and on SIGINT/SIGTERM stops routers, then nodes, then etcd.
-import { runMain } from '../common/index.ts';
+import { monotonicNowMs, runMain } from '../common/index.ts';
 import { etcdInstalled, etcdMissingMessage } from './etcd-process.ts';
 import { checkDataDirStore, parseLauncherConfig, portLayout, storePaths } from './launcher-config.ts';
 import { LocalCluster } from './local-cluster.ts';
@@ -50,7 +50,7 @@ runMain(async () => {
   process.on('SIGINT', () => void stop('SIGINT', 0));
   process.on('SIGTERM', () => void stop('SIGTERM', 0));
 
-  const startedMs = Date.now();
+  const startedMs = monotonicNowMs();
   try {
     await cluster.start();
   } catch (error) {
@@ -63,7 +63,7 @@ runMain(async () => {
   const metricsOf = (port: number): string => (port ? `   metrics http://${config.host}:${port}/metrics` : '');
   const lines = [
     '',
-    `Tally local cluster ready in ${Date.now() - startedMs} ms (data in ${config.dataDir})`,
+    `Tally local cluster ready in ${Math.round(monotonicNowMs() - startedMs)} ms (data in ${config.dataDir})`,
     ...cluster.routers.map((router) => `  ${router.name.padEnd(11)}${router.address}${metricsOf(router.metricsPort)}`),
     ...cluster.nodes.map((node) => `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${metricsOf(node.metricsPort)}`),
     ...(cluster.etcd === undefined
@@ -83,7 +83,7 @@ runMain(async () => {
   for (const member of cluster.members) {
     void keepRestarting(member, {
       policy: new RestartPolicy(),
-      nowMs: Date.now,
+      nowMs: monotonicNowMs,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       stopping: () => stopping,
       log: (line) => process.stderr.write(`${line}\n`),

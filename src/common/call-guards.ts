@@ -99,6 +99,7 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
         }
         const deadline = call.getDeadline();
         const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+        // eslint-disable-next-line no-restricted-properties -- a call's deadline arrives as a wall-clock time (gRPC API): compared at once
         if (!(deadlineMs - Date.now() <= deadlineMaxMs)) {
           timer = setTimeout(() => {
             call.sendStatus({

@@ -31,3 +31,13 @@ export function steadyWallClock(
   const monotonicAtStartMs = monotonicNow();
   return () => Math.round(anchorMs + (monotonicNow() - monotonicAtStartMs));
 }
+
+/**
+ * A gRPC (or etcd) call deadline timeoutMs from now. Their APIs take a
+ * deadline as a wall-clock time and turn it back into a timeout at once, so
+ * a step of the wall clock matters only within that instant.
+ */
+export function deadlineIn(timeoutMs: number): number {
+  // eslint-disable-next-line no-restricted-properties -- a call deadline is a wall-clock time by the gRPC API, used at once
+  return Date.now() + timeoutMs;
+}

@@ -20,6 +20,7 @@ import {
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
   clientChannelOptions,
+  deadlineIn,
   monotonicNowMs,
   steadyWallClock,
   type Logger,
@@ -424,8 +425,7 @@ export class Replicator {
     const session = this.sessionKey;
     this.rpc(role.peer).AppendEntries(
       request,
-      // eslint-disable-next-line no-restricted-properties -- a gRPC deadline is a wall-clock time by its API
-      { deadline: Date.now() + this.settings.callTimeoutMs },
+      { deadline: deadlineIn(this.settings.callTimeoutMs) },
       (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
         this.inFlight = false;
         if (!this.sameSession(session)) return;
@@ -583,8 +583,7 @@ export class Replicator {
     const timeoutMs = Math.max(this.settings.callTimeoutMs, installCallTimeoutMinMs);
     this.rpc(role.peer).InstallSnapshot(
       request,
-      // eslint-disable-next-line no-restricted-properties -- a gRPC deadline is a wall-clock time by its API
-      { deadline: Date.now() + timeoutMs },
+      { deadline: deadlineIn(timeoutMs) },
       (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
         this.inFlight = false;
         if (this.install !== install || !this.sameSession(session)) {

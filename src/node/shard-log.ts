@@ -396,6 +396,7 @@ export class ShardLog {
    * leaves either the old checkpoint with its rows or the new one without
    * them. Returns the rows folded.
    */
+  // eslint-disable-next-line no-restricted-properties -- tests' default: the node passes its log clock (steadyWallClock)
   foldSlice(uptoLsn: bigint, sliceRows: number, keepKeysSinceMs: number, nowMs: number = Date.now()): number {
     if (uptoLsn <= this.foldedLsn) return 0;
     const entries = this.entriesAfter(this.foldedLsn, uptoLsn, sliceRows);

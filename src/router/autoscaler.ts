@@ -2,7 +2,7 @@
 // says are too hot for their shards (through the same directory path as
 // SetShards: no data moves), and publishes per-counter metrics for the
 // top-K hottest only — never one series per counter.
-import { ErrorCode, IntervalTask, TallyError, hotCountersListedMax, type Logger, type counterV1 } from '../common/index.ts';
+import { ErrorCode, IntervalTask, TallyError, hotCountersListedMax, monotonicNowMs, type Logger, type counterV1 } from '../common/index.ts';
 import type { Directory } from './directory.ts';
 import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
 import type { SizingPolicy } from './sizing-policy.ts';
@@ -32,7 +32,7 @@ export class Autoscaler {
     private readonly metrics: RouterMetrics,
     private readonly logger: Logger,
     private readonly settings: { intervalMs: number; topK: number; skewMinIncrements: number },
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = monotonicNowMs,
   ) {
     this.ticker = new IntervalTask({ name: 'autoscale tick', intervalMs: settings.intervalMs, logger }, () => this.tick());
   }

@@ -16,6 +16,7 @@ import {
   lifecycleShardsPerCallMax,
   lifecycleTasksPerPairPerRoundMax,
   errorCodeOfGrpcStatus,
+  monotonicNowMs,
   type Logger,
 } from '../common/index.ts';
 import type { ClearOutcome, CounterInfo, Directory, ShardTask } from './directory.ts';
@@ -166,12 +167,12 @@ export class CounterLifecycle implements CounterDeleter {
 
   /** Sends what these shards are owed until none is, or the failover wait has passed; returns how many are still owed. */
   private async settle(shardIds: readonly number[]): Promise<number> {
-    const untilMs = Date.now() + this.settings.failoverWaitMs;
+    const untilMs = monotonicNowMs() + this.settings.failoverWaitMs;
     // Bounded: every round after the first waits a step, and rounds stop at untilMs.
     for (let round = 0; ; round++) {
       const owed = this.tasksOf(shardIds);
       if (owed.length === 0) return 0;
-      if (round > 0 && Date.now() >= untilMs) return owed.length;
+      if (round > 0 && monotonicNowMs() >= untilMs) return owed.length;
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, settleStepMs));
       await this.sendTasks(this.tasksOf(shardIds));
     }

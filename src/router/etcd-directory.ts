@@ -50,6 +50,7 @@ import {
   etcdWatchReconnectMinMs,
   shardIdsPerReservation,
   newCountersPerCallMax,
+  deadlineIn,
   monotonicNowMs,
   type Logger,
   type MonotonicClock,
@@ -295,6 +296,7 @@ export class EtcdDirectory implements Directory {
     this.prefixBytes = Buffer.from(options.prefix, 'utf8');
     this.ns = options.client.namespace(options.prefix);
     this.routerId = options.routerId;
+    // eslint-disable-next-line no-restricted-properties -- the clock of stored data (creation, growth, clear times); the router passes a steady one
     this.now = options.now ?? Date.now;
     this.monotonicNow = options.monotonicNow ?? monotonicNowMs;
     this.limits = options.limits ?? defaultDirectoryLimits;
@@ -353,7 +355,10 @@ export class EtcdDirectory implements Directory {
         events: (events) => this.applyEvents(events),
         connected: () => {
           if (this.watchDownSinceMs !== undefined)
-            this.logger.info('directory watch connected again', { router: this.routerId, downMs: Date.now() - this.watchDownSinceMs });
+            this.logger.info('directory watch connected again', {
+              router: this.routerId,
+              downMs: Math.round(monotonicNowMs() - this.watchDownSinceMs),
+            });
           this.watchDownSinceMs = undefined;
           this.presence.renewSoon();
           this.settleWaiters();
@@ -361,7 +366,7 @@ export class EtcdDirectory implements Directory {
         disconnected: (error) => {
           // Once per outage: the watch retries every second while etcd is away.
           if (this.watchDownSinceMs !== undefined) return;
-          this.watchDownSinceMs = Date.now();
+          this.watchDownSinceMs = monotonicNowMs();
           this.logger.warn('directory watch disconnected', { router: this.routerId, error: error.message });
         },
         compacted: (compactRevision) => void this.resync(compactRevision),
@@ -455,7 +460,7 @@ export class EtcdDirectory implements Directory {
     if (Buffer.compare(start, end) >= 0) return [];
     let response;
     try {
-      response = await this.client.kv.range({ key: start, range_end: end, limit }, { deadline: Date.now() + etcdCallTimeoutMs });
+      response = await this.client.kv.range({ key: start, range_end: end, limit }, { deadline: deadlineIn(etcdCallTimeoutMs) });
     } catch (error) {
       throw storeError(error);
     }
@@ -824,7 +829,7 @@ export class EtcdDirectory implements Directory {
     if (this.finishingGrowths || !this.fresh || this.announced.size === 0) return;
     this.finishingGrowths = true;
     try {
-      const cutoffMs = Date.now() - this.presence.acknowledgementWaitMs;
+      const cutoffMs = monotonicNowMs() - this.presence.acknowledgementWaitMs;
       for (const name of [...this.announced]) {
         const sinceMs = this.records.get(name)?.announcedSinceMs;
         if (sinceMs === undefined || sinceMs > cutoffMs || this.closed) continue;
@@ -1038,7 +1043,7 @@ export class EtcdDirectory implements Directory {
         const response = await this.ns
           .if(shardIdNextKey, 'Create', '>', -1)
           .then(...ops)
-          .options({ deadline: Date.now() + etcdCallTimeoutMs })
+          .options({ deadline: deadlineIn(etcdCallTimeoutMs) })
           .commit();
         for (const op of response.responses)
           for (const kv of op.response_range?.kvs ?? []) newest = Math.max(newest, Number(kv.mod_revision));
@@ -1242,7 +1247,7 @@ export class EtcdDirectory implements Directory {
     txn.then(...ops).else(...read.map((key): IRequestOp => ({ request_range: { key: this.key(key) } })));
     let response: ITxnResponse;
     try {
-      response = await txn.options({ deadline: Date.now() + etcdCallTimeoutMs }).commit();
+      response = await txn.options({ deadline: deadlineIn(etcdCallTimeoutMs) }).commit();
     } catch (error) {
       throw storeError(error);
     }
@@ -1353,7 +1358,7 @@ export class EtcdDirectory implements Directory {
       try {
         response = await this.client.kv.range(
           { key: start, range_end: end, limit: pageKeys, ...(revision > 0 ? { revision } : {}) },
-          { deadline: Date.now() + etcdCallTimeoutMs },
+          { deadline: deadlineIn(etcdCallTimeoutMs) },
         );
       } catch (error) {
         if (/larger than max|RESOURCE_EXHAUSTED/i.test((error as Error).message) && pageKeys > 1) {
@@ -1509,7 +1514,7 @@ export class EtcdDirectory implements Directory {
     record.clearKeys = stored.clearKeys.length === 0 ? noClearKeys : stored.clearKeys;
     if (counter.writableShardCount < counter.shards.length) {
       // Announced: acknowledge through presence; memory already reads the new shards.
-      record.announcedSinceMs ??= Date.now();
+      record.announcedSinceMs ??= monotonicNowMs();
       this.announced.add(name);
       if (modRevision > this.ackWantedRevision) this.ackWantedRevision = modRevision;
     } else {

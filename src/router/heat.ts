@@ -5,7 +5,7 @@
 // a writer spreading increments over more counters than that (each stays
 // warm for minutes) evicts the least recently incremented, never the hot
 // ones sizing is for. Injected clock.
-import { LruMap, heatCountersMax } from '../common/index.ts';
+import { LruMap, heatCountersMax, monotonicNowMs } from '../common/index.ts';
 
 interface Heat {
   perSec: number;
@@ -49,7 +49,7 @@ export class HeatTracker {
   constructor(
     /** Half-life of the moving average. */
     private readonly halfLifeMs: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = monotonicNowMs,
     /** Half-life with which a peak decays once the rate falls below it. */
     private readonly peakHalfLifeMs: number = 60_000,
     countersMax: number = heatCountersMax,

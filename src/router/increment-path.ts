@@ -4,7 +4,16 @@
 // shard within the group; keyed items to the shard their key hashes to, so a
 // retry lands where its first attempt did. No promise or closure per item.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, INT64_MAX, INT64_MIN, type WindowSetting, type shardV1 } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  errorCodeOfGrpcStatus,
+  INT64_MAX,
+  INT64_MIN,
+  steadyWallClock,
+  type WindowSetting,
+  type shardV1,
+} from '../common/index.ts';
 import type { Directory, CounterInfo, ShardInfo } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
 import { NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from './node-sender.ts';
@@ -204,7 +213,8 @@ export class IncrementPath {
      */
     private readonly failoverWaitMs: number = 0,
     private readonly random: () => number = Math.random,
-    private readonly now: () => number = Date.now,
+    /** Wall-clock times that are stored or shown and compared later: steady, so a step while running changes no decision. */
+    private readonly now: () => number = steadyWallClock(),
   ) {}
 
   /**

@@ -7,6 +7,7 @@ import {
   ErrorCode,
   Fifo,
   TallyError,
+  deadlineIn,
   errorCodeOfGrpcStatus,
   applyItemsPerCallMax,
   nodeCallBytesMax,
@@ -124,7 +125,7 @@ export class NodeSender {
     const request: shardV1.ApplyRequest = { epoch: this.epoch().toString(), groups };
     this.rpc.Apply(
       request,
-      { deadline: Date.now() + this.callTimeoutMs },
+      { deadline: deadlineIn(this.callTimeoutMs) },
       (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => {
         this.inFlight--;
         if (error || response === undefined || response.results.length !== batch.length) {

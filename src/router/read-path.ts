@@ -2,7 +2,7 @@
 // totals a refresher recomputes every refreshIntervalMs. A cached total older
 // than refresh interval + read timeout is never served; the read falls back to
 // summing now (G4).
-import { IntervalTask, type Logger } from '../common/index.ts';
+import { IntervalTask, steadyWallClock, type Logger } from '../common/index.ts';
 import { readExact } from './exact-reader.ts';
 import { ReadCache, type CachedTotal } from './read-cache.ts';
 import type { CounterInfo, Directory } from './directory.ts';
@@ -33,7 +33,8 @@ export class ReadPath {
     private readonly metrics: RouterMetrics,
     private readonly logger: Logger,
     private readonly settings: { refreshIntervalMs: number; readTimeoutMs: number; cacheIdleMs: number; cacheEntriesMax: number },
-    private readonly now: () => number = Date.now,
+    /** Wall-clock times that are stored or shown and compared later: steady, so a step while running changes no decision. */
+    private readonly now: () => number = steadyWallClock(),
   ) {
     this.cache = new ReadCache(settings.refreshIntervalMs + settings.readTimeoutMs, settings.cacheIdleMs, settings.cacheEntriesMax);
     // One round at a time: a slow round delays the next rather than racing it.

@@ -18,6 +18,7 @@ export interface CallProgress {
 function remainingMs(call: CallProgress, timeoutMs: number): number {
   const deadline = call.getDeadline();
   const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+  // eslint-disable-next-line no-restricted-properties -- a call's deadline is a wall-clock time (gRPC API): what is left of it, at once
   return Math.max(1, Math.min(timeoutMs, deadlineMs - Date.now()));
 }
 

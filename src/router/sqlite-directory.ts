@@ -104,6 +104,7 @@ export class SqliteDirectory implements Directory {
   static open(
     dataDir: string,
     configuredPairs: readonly PairAddresses[],
+    // eslint-disable-next-line no-restricted-properties -- the clock of stored rows (creation, growth, clear times); the router passes a steady one
     now: () => number = Date.now,
     limits: DirectoryLimits = defaultDirectoryLimits,
     monotonicNow: MonotonicClock = monotonicNowMs,
@@ -397,6 +398,7 @@ export class SqliteDirectory implements Directory {
   }
 
   /** The directory in dataDir as an export, its pairs as stored (no --pairs to check them against). Refused while a router holds it. */
+  // eslint-disable-next-line no-restricted-properties -- the export's stored and shown timestamp
   static async exportFrom(dataDir: string, now: () => number = Date.now): Promise<DirectorySnapshot> {
     const file = path.join(dataDir, 'directory.sqlite');
     if (!fs.existsSync(file)) throw new TallyError(ErrorCode.notFound, `there is no directory in ${dataDir} (no directory.sqlite)`);
@@ -428,6 +430,7 @@ export class SqliteDirectory implements Directory {
    * identity, and the next shard id. A growth another store had announced
    * but not activated is completed: with one router nobody else must see it.
    */
+  // eslint-disable-next-line no-restricted-properties -- the clock of the rows an import stores
   static importSnapshot(dataDir: string, snapshot: DirectorySnapshot, now: () => number = Date.now): void {
     const directory = SqliteDirectory.open(dataDir, [], now, {
       countersMax: Number.MAX_SAFE_INTEGER,

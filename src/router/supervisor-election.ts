@@ -27,7 +27,7 @@
 // believes. Nodes refusing stale epochs is the last line behind that.
 import { performance } from 'node:perf_hooks';
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
-import { routerLeaseTtlMsMin, supervisorKeepalivesPerTtl, type Logger } from '../common/index.ts';
+import { deadlineIn, routerLeaseTtlMsMin, supervisorKeepalivesPerTtl, type Logger } from '../common/index.ts';
 
 export interface SupervisorElection {
   /** True while this router may supervise: act on pairs only while it holds. */
@@ -211,7 +211,7 @@ export class EtcdSupervisorElection implements SupervisorElection {
       // Revoking deletes the key with the lease: the next router campaigns on the delete at once.
       lease === undefined
         ? undefined
-        : withTimeout(lease.revoke({ deadline: Date.now() + this.callTimeoutMs }), this.callTimeoutMs, 'revoking the lease').catch(
+        : withTimeout(lease.revoke({ deadline: deadlineIn(this.callTimeoutMs) }), this.callTimeoutMs, 'revoking the lease').catch(
             (error: unknown) =>
               this.logger.warn('supervisor lease not revoked; it expires by itself', {
                 error: messageOf(error),
@@ -274,7 +274,7 @@ export class EtcdSupervisorElection implements SupervisorElection {
 
   private async grantLease(): Promise<void> {
     const sentAtMs = nowMs();
-    const lease = this.client.lease(this.ttlSeconds, { autoKeepAlive: false, deadline: Date.now() + this.callTimeoutMs });
+    const lease = this.client.lease(this.ttlSeconds, { autoKeepAlive: false, deadline: deadlineIn(this.callTimeoutMs) });
     let leaseId: string;
     try {
       leaseId = await withTimeout(lease.grant(), this.callTimeoutMs, 'granting the supervisor lease');
@@ -296,7 +296,7 @@ export class EtcdSupervisorElection implements SupervisorElection {
     const lease = this.lease!;
     const sentAtMs = nowMs();
     // Throws EtcdLeaseInvalidError when etcd answers that the lease is gone.
-    await withTimeout(lease.keepaliveOnce({ deadline: Date.now() + this.callTimeoutMs }), this.callTimeoutMs, 'a supervisor keepalive');
+    await withTimeout(lease.keepaliveOnce({ deadline: deadlineIn(this.callTimeoutMs) }), this.callTimeoutMs, 'a supervisor keepalive');
     if (lease === this.lease) this.confirmedAtMs = Math.max(this.confirmedAtMs, sentAtMs);
   }
 
@@ -312,7 +312,7 @@ export class EtcdSupervisorElection implements SupervisorElection {
         .if(this.key, 'Create', '==', 0)
         .then(this.client.put(this.key).value(this.routerId).lease(leaseId))
         .else(this.client.get(this.key))
-        .options({ deadline: Date.now() + this.callTimeoutMs })
+        .options({ deadline: deadlineIn(this.callTimeoutMs) })
         .commit(),
       this.callTimeoutMs,
       'a supervisor campaign',

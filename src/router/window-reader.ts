@@ -4,7 +4,7 @@
 // refresh interval; an older one is recomputed, never served. The sums kept
 // are bounded (--cache-entries-max, least recently used out first, O(1)) and
 // only for counters that exist and have a window.
-import { ErrorCode, LruMap, TallyError, isInt64, type shardV1 } from '../common/index.ts';
+import { ErrorCode, LruMap, TallyError, isInt64, steadyWallClock, type shardV1 } from '../common/index.ts';
 import { windowRange } from '../window/index.ts';
 import type { CounterInfo, Directory } from './directory.ts';
 import type { NodePool } from './node-pool.ts';
@@ -30,7 +30,8 @@ export class WindowReader {
     private readonly directory: Directory,
     private readonly pool: NodePool,
     private readonly settings: { readTimeoutMs: number; refreshIntervalMs: number; cacheEntriesMax: number },
-    private readonly now: () => number = Date.now,
+    /** Wall-clock times that are stored or shown and compared later: steady, so a step while running changes no decision. */
+    private readonly now: () => number = steadyWallClock(),
   ) {
     this.cache = new LruMap(settings.cacheEntriesMax);
   }
