@@ -31,7 +31,8 @@ import {
   monotonicNowMs,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
-import { ShardLog } from './shard-log.ts';
+import { ShardLog, logFileOf } from './shard-log.ts';
+import { checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log-check.ts';
 import { NodeMemory, checkpointFolder } from './node-memory.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { createNodeMetrics } from './node-metrics.ts';
@@ -58,7 +59,26 @@ runMain(async () => {
     logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can write', {
       listen: config.listenAddress,
     });
+  // A log that fails its checks is set aside: the node starts empty under a
+  // new identity, which its supervisor refills from the partner (a lost disk).
+  const logCheck = checkLogAtStart(logFileOf(config.dataDir), Date.now());
+  metrics.logCheckSeconds.set(logCheck.checkMs / 1000);
+  if (logCheck.problem !== undefined) {
+    metrics.logCorruptions.inc({ found: 'startup' });
+    logger.error('log failed its checks: set aside, starting empty under a new identity to be refilled from the partner', {
+      problem: logCheck.problem,
+      setAside: logCheck.setAside,
+    });
+  }
   const log = ShardLog.open(config.dataDir, checkpointFolder, `node ${config.nodeName}`);
+  // Damage found after the check (replay, a read or write): stop, never answer from a log that lies; the restart sets it aside.
+  const stopForDamage = (found: 'replay' | 'running', error: unknown): never => {
+    const why = error instanceof Error ? error.message : String(error);
+    metrics.logCorruptions.inc({ found });
+    markLogCorrupt(log.file, why);
+    logger.error('log failed its checks: stopping; the next start sets it aside and is refilled from the partner', { found, problem: why });
+    process.exit(logCorruptExitCode);
+  };
   // The time entries are stamped with, and the dedup window, tombstones and
   // window buckets are measured against: a wall clock that a step cannot move
   // while the node runs (G11), never behind the log's last entry.
@@ -145,10 +165,19 @@ runMain(async () => {
     role: state.role.role,
     epoch: state.role.epoch,
     metricsPort: metricsServer?.port,
+    logCheckMs: logCheck.checkMs,
   });
 
   const replayStartedMs = monotonicNowMs();
-  const lastLsn = rebuildMemory(log, memory, dedup, logClock(), config.dedupWindowMs);
+  const lastLsn = ((): bigint => {
+    try {
+      return rebuildMemory(log, memory, dedup, logClock(), config.dedupWindowMs);
+    } catch (error) {
+      if (!isDamagedLog(error)) throw error;
+      return stopForDamage('replay', error);
+    }
+  })();
+  log.onDamage = (error) => stopForDamage('running', error);
   metrics.lastLsn.set(Number(lastLsn));
   metrics.shardCount.set(totals.shardCount);
   state.ready = true;

@@ -113,6 +113,17 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Window buckets dropped after their retention',
       registers: [registry],
     }),
+    logCorruptions: new Counter({
+      name: 'tally_log_corruptions_total',
+      help: 'Times this node found its log damaged, by when: startup (set aside, started empty), replay or running (stopped to be restarted into the check)',
+      labelNames: ['found'] as const,
+      registers: [registry],
+    }),
+    logCheckSeconds: new Gauge({
+      name: 'tally_log_check_seconds',
+      help: "Time the start-up check of the log took (torn write-ahead tail, SQLite's quick_check of every page)",
+      registers: [registry],
+    }),
     logSizeBytes: new Gauge({ name: 'tally_log_size_bytes', help: 'Size of the log database file', registers: [registry] }),
     logWalBytes: new Gauge({
       name: 'tally_log_wal_bytes',

@@ -2,7 +2,8 @@
 // is one accepted change to one shard (EntryKind: an increment, keyed or not, a
 // key fence, a member flip, raised sketch registers, window settings), fsync'd
 // before it is acknowledged and tagged with its primary's epoch. It never holds
-// an entry that was not accepted, and a log it cannot read keeps the node from starting.
+// an entry that was not accepted, and a log that fails its checks is never served
+// (log-check.ts sets it aside at start; onDamage stops a running node).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
+import { isDamagedLog } from './log-check.ts';
 import {
   EntryKind,
   ShardLogError,
@@ -36,6 +38,11 @@ export {
   type LogEntry,
   type StoredEntry,
 } from './log-entry.ts';
+
+/** The log's file in a node's data directory. */
+export function logFileOf(dataDir: string): string {
+  return path.join(dataDir, 'node.sqlite');
+}
 
 const nodeIdMetaKey = 'node_id';
 /** Present while a snapshot install is under way (holds its id). */
@@ -256,6 +263,12 @@ export class ShardLog {
   readonly nodeId: string;
   /** True when the open found a snapshot install cut short and emptied the log. */
   readonly abandonedInstall: boolean;
+  /**
+   * Told of a read or write that found the log damaged (SQLITE_CORRUPT, a
+   * row or gap it could not have written) before the error is thrown: the
+   * node stops rather than go on over a log it can no longer trust.
+   */
+  onDamage: ((error: unknown) => void) | undefined;
   /** Mirrors meta: asked on every read and status, so kept in memory rather than queried. */
   private installUnderWay = false;
   /** Epoch of the entry at foldedLsn (meta checkpoint_epoch). */
@@ -471,20 +484,22 @@ export class ShardLog {
    * kept for the window even after the checkpoint folds them.
    */
   findKey(shardId: number, key: Buffer, sinceMs: number): KeyRecord | undefined {
-    const row = this.statements.selectKey.get(shardId, key, sinceMs);
-    if (row === undefined) return undefined;
-    const [lsn, atMs, fenceShardCount] = row;
-    // The paired check: a keyed row read back is what append could have written.
-    if (
-      lsn <= 0n ||
-      atMs < BigInt(sinceMs) ||
-      atMs > BigInt(Number.MAX_SAFE_INTEGER) ||
-      (fenceShardCount ?? 0n) < 0n ||
-      (fenceShardCount ?? 0n) > BigInt(Number.MAX_SAFE_INTEGER)
-    ) {
-      throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}): bad key row (at ${atMs}, fence ${fenceShardCount})`);
-    }
-    return { lsn, atMs: Number(atMs), fenceShardCount: Number(fenceShardCount ?? 0n) };
+    return this.checkedRead(() => {
+      const row = this.statements.selectKey.get(shardId, key, sinceMs);
+      if (row === undefined) return undefined;
+      const [lsn, atMs, fenceShardCount] = row;
+      // The paired check: a keyed row read back is what append could have written.
+      if (
+        lsn <= 0n ||
+        atMs < BigInt(sinceMs) ||
+        atMs > BigInt(Number.MAX_SAFE_INTEGER) ||
+        (fenceShardCount ?? 0n) < 0n ||
+        (fenceShardCount ?? 0n) > BigInt(Number.MAX_SAFE_INTEGER)
+      ) {
+        throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}): bad key row (at ${atMs}, fence ${fenceShardCount})`);
+      }
+      return { lsn, atMs: Number(atMs), fenceShardCount: Number(fenceShardCount ?? 0n) };
+    });
   }
 
   /**
@@ -518,7 +533,7 @@ export class ShardLog {
    */
   static open(dataDir: string, folder?: CheckpointFolder, owner = 'node'): ShardLog {
     preparePrivateDir(dataDir);
-    const file = path.join(dataDir, 'node.sqlite');
+    const file = logFileOf(dataDir);
     preparePrivateFile(file);
     let db: Database.Database | undefined;
     try {
@@ -595,7 +610,7 @@ export class ShardLog {
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
     if (fromLsn <= this.foldedLsn)
       throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
-    return this.statements.selectFrom.all(fromLsn, limit).map(entryOfRow);
+    return this.checkedRead(() => this.statements.selectFrom.all(fromLsn, limit).map(entryOfRow));
   }
 
   /** Epoch of the entry at lsn, or undefined when there is none. */
@@ -624,11 +639,13 @@ export class ShardLog {
    */
   private entriesAfter(afterLsn: bigint, uptoLsn: bigint, rowsMax: number): StoredEntry[] {
     let expectedLsn = afterLsn + 1n;
-    return this.statements.selectRange.all(afterLsn, uptoLsn, rowsMax).map((row) => {
-      if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
-      expectedLsn++;
-      return entryOfRow(row);
-    });
+    return this.checkedRead(() =>
+      this.statements.selectRange.all(afterLsn, uptoLsn, rowsMax).map((row) => {
+        if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
+        expectedLsn++;
+        return entryOfRow(row);
+      }),
+    );
   }
 
   /**
@@ -676,7 +693,18 @@ export class ShardLog {
     try {
       return write();
     } catch (error) {
+      if (isDamagedLog(error)) this.onDamage?.(error);
       throw storageError(error, this.owner);
+    }
+  }
+
+  /** Runs `read`; a failure that says the log is damaged is told to onDamage first. */
+  private checkedRead<T>(read: () => T): T {
+    try {
+      return read();
+    } catch (error) {
+      if (isDamagedLog(error)) this.onDamage?.(error);
+      throw error;
     }
   }
 
