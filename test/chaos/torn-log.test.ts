@@ -1,0 +1,157 @@
+// G1, G3 and G11 under a damaged disk: a node is SIGKILLed with its partner
+// under acknowledged load, its log's write-ahead file is cut mid-frame (a torn
+// write) or a page of its log is overwritten (a corrupted page), and it comes
+// back first, alone. No exact read may go below what was acknowledged, and
+// once its partner returns the damaged node must be refilled, never trusted.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { status } from '@grpc/grpc-js';
+import { TallyError, type TallyClient } from '../../src/client/index.ts';
+import type { NodeProcess } from '../../src/cluster/local-cluster.ts';
+import { readWalLayout } from '../../src/node/wal-frames.ts';
+import { holdsFor, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { expectNoDrift, startLoad, type Ledger } from '../helpers/load.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
+
+// Checkpoints far apart: the rows written under load stay in the log's tail, where replay reads them.
+const nodeArgs = ['--checkpoint-interval-ms', '600000'];
+const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'];
+/** Committed transactions lost to the cut: more than the load can leave unanswered, so some were acknowledged. */
+const commitsCut = 20;
+
+function logFile(node: NodeProcess): string {
+  return path.join(node.dataDir, 'node.sqlite');
+}
+
+/**
+ * A torn write: the write-ahead file cut mid-frame, inside the commit frame
+ * of the transaction commitsCut from its end, as a disk that acknowledged
+ * writes it had not made durable would leave it after a crash.
+ */
+function tearWal(node: NodeProcess): string {
+  const walFile = `${logFile(node)}-wal`;
+  const layout = readWalLayout(fs.readFileSync(walFile));
+  if (layout === undefined || layout.commitEnds.length < 2) throw new Error(`${walFile} holds too few commits to tear`);
+  const commitEnd = layout.commitEnds[Math.max(0, layout.commitEnds.length - 1 - commitsCut)]!;
+  const cutAt = commitEnd - Math.floor(layout.frameBytes / 2);
+  fs.truncateSync(walFile, cutAt);
+  return `cut ${walFile} at byte ${cutAt} of ${layout.commitEnds.at(-1)}`;
+}
+
+/**
+ * A corrupted page: the write-ahead file folded into the database (as the
+ * node's next open would), then the b-tree header and cell pointers of a
+ * leaf page of the log table, in the middle of the file, overwritten.
+ */
+function corruptLogPage(node: NodeProcess, seed: number): string {
+  const file = logFile(node);
+  const db = new Database(file);
+  let pageNumber: number;
+  let pageSizeBytes: number;
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    pageSizeBytes = db.pragma('page_size', { simple: true }) as number;
+    const pages = db
+      .prepare("SELECT pageno FROM dbstat WHERE name = 'log' AND pagetype = 'leaf' ORDER BY pageno")
+      .pluck()
+      .all() as number[];
+    if (pages.length < 3) throw new Error(`the log table of ${file} has only ${pages.length} leaf pages`);
+    pageNumber = pages[Math.floor(pages.length / 2)]!;
+  } finally {
+    db.close();
+  }
+  const random = seededRandom(seed);
+  const garbage = Buffer.from(Array.from({ length: 64 }, () => Math.floor(random() * 256)));
+  const fd = fs.openSync(file, 'r+');
+  try {
+    fs.writeSync(fd, garbage, 0, garbage.length, (pageNumber - 1) * pageSizeBytes);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return `overwrote the first ${garbage.length} bytes of page ${pageNumber} of ${file}`;
+}
+
+function isUnavailable(error: unknown): boolean {
+  return error instanceof TallyError && error.grpcCode === status.UNAVAILABLE;
+}
+
+/** Exact reads for durationMs: each must fail UNAVAILABLE or return at least what was acknowledged. */
+async function expectNoReadBelowAcknowledged(client: TallyClient, ledger: Ledger, durationMs: number): Promise<void> {
+  const counters = ledger.counters();
+  const seen: string[] = [];
+  await holdsFor(
+    async () => {
+      try {
+        for (const read of await client.readMany(counters, { deadlineMs: 2_000 })) {
+          const ok = ledger.ok.get(read.counter) ?? 0n;
+          if (read.total < ok) seen.push(`${read.counter}: exact read ${read.total}, acknowledged ${ok}`);
+        }
+      } catch (error) {
+        if (!isUnavailable(error)) seen.push(`read failed other than UNAVAILABLE: ${(error as Error).message}`);
+      }
+      return seen.length === 0;
+    },
+    durationMs,
+    { intervalMs: 100, what: 'exact reads at or above the acknowledged' },
+  ).catch(() => undefined);
+  expect(seen.slice(0, 3)).toEqual([]);
+}
+
+describe('chaos: torn and corrupted logs', () => {
+  let tc: TestCluster | undefined;
+  afterEach(async () => {
+    await tc?.stop();
+    tc = undefined;
+  });
+
+  const attacks: { name: string; victim: 'primary' | 'follower'; damage: (node: NodeProcess) => string }[] = [
+    { name: 'a torn write-ahead file on the follower', victim: 'follower', damage: tearWal },
+    { name: 'a torn write-ahead file on the primary', victim: 'primary', damage: tearWal },
+    { name: 'a corrupted log page on the primary', victim: 'primary', damage: (node) => corruptLogPage(node, 25) },
+  ];
+  for (const attack of attacks) {
+    it(
+      `torn log: ${attack.name}, both nodes killed under load and the damaged one back first: no exact read below the acknowledged, and the damaged log is refilled from its partner`,
+      { timeout: 40_000 },
+      async () => {
+        tc = await startCluster({ pairs: 1, routerArgs, nodeArgs });
+        const { client, cluster } = tc;
+        const victim = cluster.node(0, attack.victim);
+        const partner = cluster.node(0, attack.victim === 'primary' ? 'follower' : 'primary');
+        await client.increment('torn:load', 1, { idempotencyKey: null });
+        await client.setShards('torn:load', 4);
+        await waitForHealthy(client);
+        const victimIdBefore = (await client.clusterStatus()).nodes.find((node) => node.address === victim.address)!.nodeId;
+
+        const load = startLoad(client, { concurrency: 4, counters: () => 'torn:load' });
+        load.ledger.record('torn:load', 1n, 'ok');
+        await waitFor(() => load.ledger.okCalls > 400, { timeoutMs: 15_000, what: 'acknowledged load' });
+        await Promise.all([victim.process.stop('SIGKILL'), partner.process.stop('SIGKILL')]);
+        await load.stop();
+        const how = attack.damage(victim);
+
+        // The damaged node alone: it may refuse, never answer less than was acknowledged.
+        await victim.process.start();
+        await expectNoReadBelowAcknowledged(client, load.ledger, 4_000);
+
+        await partner.process.start();
+        await waitForHealthy(client, 20_000);
+        await load.ledger.expectWithinBounds(client);
+        await expectNoDrift(client);
+        const victimAfter = (await client.clusterStatus()).nodes.find((node) => node.address === victim.address)!;
+        expect(victimAfter.nodeId, `${how}: the damaged log must be set aside, not served`).not.toBe(victimIdBefore);
+        expect(tc.logs.some((line) => line.startsWith(`[${victim.process.name}]`) && line.includes('log failed its checks'))).toBe(true);
+
+        // The refilled node alone holds everything acknowledged.
+        await partner.process.stop('SIGKILL');
+        await waitFor(() => client.readMany(load.ledger.counters(), { deadlineMs: 2_000 }), {
+          timeoutMs: 15_000,
+          what: 'an exact read from the refilled node alone',
+        });
+        await load.ledger.expectWithinBounds(client);
+      },
+    );
+  }
+});
