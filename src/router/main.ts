@@ -279,6 +279,7 @@ runMain(async () => {
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
+    metrics.directoryFresh.set(directory.fresh ? 1 : 0);
     metrics.windowCacheEntries.set(windows.cacheSize);
     metrics.expiryPassSeconds.set(expiry.passDurationMs() / 1_000);
   };

@@ -73,6 +73,11 @@ export function createRouterMetrics(registry: Registry) {
     }),
     directoryCounters: new Gauge({ name: 'tally_directory_counters', help: 'Counters in the directory', registers: [registry] }),
     directoryShards: new Gauge({ name: 'tally_directory_shards', help: 'Shards of every counter in the directory', registers: [registry] }),
+    directoryFresh: new Gauge({
+      name: 'tally_directory_fresh',
+      help: '1 while this router can prove its copy of the directory current (etcd: lease renewed, watch up and caught up); 0 while it refuses exact reads and writes',
+      registers: [registry],
+    }),
     countersDeleted: new Counter({
       name: 'tally_counters_deleted_total',
       help: 'Counters deleted, by cause (ttl: expired; delete: DeleteCounter)',
