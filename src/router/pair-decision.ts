@@ -124,11 +124,12 @@ export function decidePair(
   else if (pair.legacy) known = adopt = ps.role !== 'unassigned' && (ps.epoch === pair.epoch || ps.epoch + 1n === pair.epoch);
   // A pair no node was ever made primary of has no history to lose.
   else known = adopt = true;
-  const holdsHistory = known && !ps.installing && ps.lastLsn >= pair.ackedLsn;
+  const acknowledgedLsn = pair.ackedLsn > confirmedLsnSeen ? pair.ackedLsn : confirmedLsnSeen;
+  const holdsHistory = known && !ps.installing && ps.lastLsn >= acknowledgedLsn;
   if (!holdsHistory) {
     const why = !known
       ? `the primary slot holds log ${ps.nodeId}, not ${pair.primaryId || 'the primary of this epoch'} (a lost or replaced disk)`
-      : `the primary's log ends at lsn ${ps.lastLsn}, before the acknowledged ${pair.ackedLsn}`;
+      : `the primary's log ends at lsn ${ps.lastLsn}, before the acknowledged ${acknowledgedLsn}`;
     if (canFailover) return [{ kind: 'failover', reason: why, deposedId: ps.nodeId }];
     return [{ kind: 'stuck', reason: `${why}, and no in-sync follower holds the pair's history` }];
   }

@@ -239,6 +239,13 @@ export class PairSupervisor {
     return seen.lsn;
   }
 
+  /** What a primary must hold: the directory's acknowledged lsn, or more if the primary reported more confirmed since. */
+  private acknowledgedLsnOf(pair: PairInfo): bigint {
+    const seen = this.confirmedSeen.get(pair.pairIndex);
+    const seenLsn = seen !== undefined && seen.epoch === pair.epoch && seen.followerId === pair.followerId ? seen.lsn : 0n;
+    return seenLsn > pair.ackedLsn ? seenLsn : pair.ackedLsn;
+  }
+
   /**
    * False once this router stopped supervising (several routers: the lease
    * went elsewhere). A check already under way stops before its next step:
@@ -315,7 +322,7 @@ export class PairSupervisor {
           catchUpTimeoutMs: this.settings.catchUpTimeoutMs,
           // The node must be the log we mean, and a primary must hold what was acknowledged.
           nodeId: role === 'primary' ? pair.primaryId : pair.followerId,
-          minLastLsn: role === 'primary' ? pair.ackedLsn.toString() : '0',
+          minLastLsn: role === 'primary' ? this.acknowledgedLsnOf(pair).toString() : '0',
           // The directory's version this order derives from: the node refuses it once superseded.
           configVersion: pair.configVersion.toString(),
         },

@@ -367,4 +367,17 @@ describe('supervisor decisions', () => {
       'failover',
     ]);
   });
+
+  it('pair decision: a primary back with less than it last reported its follower confirmed (a torn log) is failed over to the follower that holds it', () => {
+    const actions = decidePair(
+      pair({ ackedLsn: 50n }),
+      up(primaryStatus({ lastLsn: 100n })),
+      up(followerStatus({ lastLsn: 120n })),
+      settings,
+      120n,
+    );
+    expect(actions).toEqual([
+      expect.objectContaining({ kind: 'failover', reason: expect.stringContaining('before the acknowledged 120') }),
+    ]);
+  });
 });
