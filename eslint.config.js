@@ -72,13 +72,6 @@ export default tseslint.config(
     },
   },
   {
-    // TODO(issue 25): src/router/etcd-presence.ts still reads Date.now() for
-    // durations; its owner is moving it to the monotonic clock. Remove this
-    // override once that has landed.
-    files: ['src/router/etcd-presence.ts'],
-    rules: { 'no-restricted-properties': 'off', 'no-restricted-syntax': 'off' },
-  },
-  {
     // TODO(issue 25): the client library's call deadlines (client.ts,
     // router-set.ts, increment-coalescer.ts) are wall-clock times handed to
     // gRPC and also compared for retries and coalescing: still to move to

@@ -44,6 +44,7 @@ import {
   ErrorCode,
   TallyError,
   currencyProofsPerLeaseTtl,
+  deadlineIn,
   etcdCallTimeoutMs,
   etcdRetryDelayMs,
   growthActivationMarginMs,
@@ -204,7 +205,7 @@ export class RouterPresence {
     this.leaseId = undefined;
     if (leaseId === undefined) return;
     try {
-      await this.options.client.leaseClient.leaseRevoke({ ID: leaseId }, { deadline: Date.now() + etcdCallTimeoutMs });
+      await this.options.client.leaseClient.leaseRevoke({ ID: leaseId }, { deadline: deadlineIn(etcdCallTimeoutMs) });
     } catch (error) {
       // Not revoked: it expires by itself within the TTL.
       this.options.logger.debug('directory lease revoke failed', { router: this.options.routerId, error: (error as Error).message });
@@ -213,11 +214,11 @@ export class RouterPresence {
 
   private async register(): Promise<void> {
     const { client, leaseTtlMs, logger } = this.options;
-    const untilMs = Date.now() + this.grantedTtlMs + growthActivationMarginMs;
+    const untilMs = monotonicNowMs() + this.grantedTtlMs + growthActivationMarginMs;
     const ttlSeconds = Math.ceil(leaseTtlMs / 1_000);
     for (;;) {
       const sentMs = monotonicNowMs();
-      const deadline = Date.now() + etcdCallTimeoutMs;
+      const deadline = deadlineIn(etcdCallTimeoutMs);
       const grant = await client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline });
       if (Number(grant.TTL) * 1_000 > this.grantedTtlMs) {
         logger.info('etcd granted a longer router lease than asked', { askedSeconds: ttlSeconds, grantedSeconds: grant.TTL });
@@ -237,8 +238,8 @@ export class RouterPresence {
         this.recordProof(this.createdRevision, sentMs);
         return;
       }
-      void client.leaseClient.leaseRevoke({ ID: grant.ID }, { deadline: Date.now() + etcdCallTimeoutMs }).catch(() => undefined);
-      if (Date.now() >= untilMs)
+      void client.leaseClient.leaseRevoke({ ID: grant.ID }, { deadline: deadlineIn(etcdCallTimeoutMs) }).catch(() => undefined);
+      if (monotonicNowMs() >= untilMs)
         throw new TallyError(
           ErrorCode.failedPrecondition,
           `router id ${this.options.routerId} is held by a live router (etcd key ${this.options.prefix}${this.key}): give each router its own --router-id`,
@@ -254,7 +255,7 @@ export class RouterPresence {
     this.renewing = true;
     const sentMs = monotonicNowMs();
     try {
-      const stream = await this.options.client.leaseClient.leaseKeepAlive({ deadline: Date.now() + this.options.leaseTtlMs / 2 });
+      const stream = await this.options.client.leaseClient.leaseKeepAlive({ deadline: deadlineIn(this.options.leaseTtlMs / 2) });
       let ttlSeconds: number;
       try {
         ttlSeconds = await new Promise<number>((resolve, reject) => {
@@ -313,7 +314,7 @@ export class RouterPresence {
           const sentMs = monotonicNowMs();
           const response = await this.options.client.kv.put(
             { key: this.keyBytes, value: Buffer.from(JSON.stringify({ seenRevision })), lease: this.leaseId },
-            { deadline: Date.now() + etcdCallTimeoutMs },
+            { deadline: deadlineIn(etcdCallTimeoutMs) },
           );
           this.seenRevision = Math.max(this.seenRevision, seenRevision);
           this.recordProof(Number(response.header.revision), sentMs);
