@@ -130,6 +130,12 @@ export class EtcdProcess {
         // The directory's transactions: a call's new counters, a deleted counter's drops (limits.ts).
         '--max-txn-ops',
         String(etcdTxnOpsMax),
+        // Every router writes its presence key a few times per lease TTL (its
+        // proof that its watch is current): history is compacted, an hour kept.
+        '--auto-compaction-mode',
+        'periodic',
+        '--auto-compaction-retention',
+        '1h',
         ...(this.options.tls === undefined
           ? []
           : [
