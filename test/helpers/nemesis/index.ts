@@ -43,3 +43,4 @@ export {
   type FaultChoice,
   type RunOptions,
 } from './schedule.ts';
+export { SoakTally, reportMarkdown, type SoakReport, type FaultKindStats } from './report.ts';

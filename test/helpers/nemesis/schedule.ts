@@ -176,6 +176,8 @@ export interface ScheduleResult {
   violations: Violation[];
   /** From the last heal to full service (every node serving and in sync, a keyed write and exact reads through every router); undefined: never within the quiet period. */
   recoveredAfterMs: number | undefined;
+  /** What was still missing when the quiet period ran out. */
+  missingService?: string;
   startedMs: number;
   endedMs: number;
 }
@@ -235,21 +237,30 @@ export async function healEverything(cluster: NemesisCluster): Promise<string[]>
   return problems;
 }
 
-/** Full service: every node serving and in sync by every router, a supervisor, and through every router a keyed write and an exact read of every counter. */
-async function fullService(cluster: NemesisCluster, counters: readonly string[], probe: string): Promise<boolean> {
+/**
+ * Full service: every node serving and in sync by every router, a supervisor,
+ * and through every router a keyed write and an exact read of every counter.
+ * Returns what is missing ('' when nothing).
+ */
+async function missingService(cluster: NemesisCluster, counters: readonly string[], probe: string): Promise<string> {
   const routerCount = cluster.byRole('router').length;
   for (let router = 0; router < routerCount; router++) {
-    const status = await cluster.client.status(router);
-    if (status.supervisor === '') return false;
-    if (!status.nodes.every((node) => node.health === 'SERVING' && node.inSync && node.error === '' && node.replicationLagEntries === '0'))
-      return false;
+    const status = await cluster.client.status(router).catch((error: unknown) => error as Error);
+    if (status instanceof Error) return `r${router + 1} status: ${status.message}`;
+    if (status.supervisor === '') return `r${router + 1} sees no supervisor`;
+    const unwell = status.nodes.filter((node) => node.health !== 'SERVING' || !node.inSync || node.error !== '');
+    if (unwell.length > 0)
+      return `r${router + 1}: ${unwell.map((node) => `${cluster.nodeNameAt(node.address)} ${node.role} ${node.health} inSync=${node.inSync} ${node.error}`).join('; ')}`;
   }
   for (let router = 0; router < routerCount; router++) {
     const write = await cluster.client.increment(router, counters[0]!, 1n, { key: `${probe}-r${router}`, deadlineMs: 2_000 });
-    if (write.outcome !== 'ok') return false;
-    for (const counter of counters) if ((await cluster.client.read(router, counter, { deadlineMs: 2_000 })).outcome !== 'ok') return false;
+    if (write.outcome !== 'ok') return `r${router + 1} keyed write: ${write.error}`;
+    for (const counter of counters) {
+      const read = await cluster.client.read(router, counter, { deadlineMs: 2_000 });
+      if (read.outcome !== 'ok') return `r${router + 1} exact read of ${counter}: ${read.error}`;
+    }
   }
-  return true;
+  return '';
 }
 
 /** Runs a schedule on a running cluster and checks its history (the logs are compared once the cluster stops). */
@@ -315,17 +326,20 @@ export async function runSchedule(cluster: NemesisCluster, schedule: Schedule, o
   for (const [index, record] of faults.entries()) record.windowEndMs = faults[index + 1]?.appliedMs ?? quietFromMs;
   for (const problem of await healEverything(cluster)) log(problem);
   let recoveredAfterMs: number | undefined;
+  let missing = '';
   const lastHealMs = faults.length === 0 ? quietFromMs : Math.max(...faults.map((record) => record.healedMs));
   try {
     let probe = 0;
-    await waitFor(() => fullService(cluster, schedule.counters, `${load.keyPrefix}probe${probe++}`), {
-      timeoutMs: options.quietTimeoutMs ?? 30_000,
-      intervalMs: 200,
-      what: 'full service after the heal',
-    });
+    await waitFor(
+      async () => {
+        missing = await missingService(cluster, schedule.counters, `${load.keyPrefix}probe${probe++}`);
+        return missing === '';
+      },
+      { timeoutMs: options.quietTimeoutMs ?? 30_000, intervalMs: 200, what: 'full service after the heal' },
+    );
     recoveredAfterMs = machineMonotonicMs() - lastHealMs;
-  } catch (error) {
-    log(`no full service: ${(error as Error).message}`);
+  } catch {
+    log(`no full service within the quiet period: ${missing}`);
   }
   await cluster.client.stopLoad();
   const routerCount = cluster.byRole('router').length;
@@ -345,6 +359,7 @@ export async function runSchedule(cluster: NemesisCluster, schedule: Schedule, o
     operations,
     violations: checkHistory(operations),
     recoveredAfterMs,
+    ...(recoveredAfterMs === undefined ? { missingService: missing } : {}),
     startedMs,
     endedMs: machineMonotonicMs(),
   };

@@ -1,0 +1,167 @@
+// G1, G2, G3 and G9 under the nemesis (G11): every process a host of its own,
+// faults from seeded schedules and a few targeted scenarios, under keyed and
+// unkeyed load with exact reads through both routers. The history checker, not
+// the test, decides: a failure prints its seed; TALLY_NEMESIS_SEED=<n> reruns it.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  NemesisCluster,
+  compareLogs,
+  describeSchedule,
+  describeViolation,
+  drawSchedule,
+  pairMembers,
+  runSchedule,
+  supervisorName,
+  topologyOf,
+  type Schedule,
+  type ScheduleResult,
+  type ScheduleStep,
+} from '../helpers/nemesis/index.ts';
+
+// Short leases and timeouts, so a fault outlasts them within seconds.
+const leaseMs = 2_000;
+const routerArgs = [
+  '--router-lease-ttl-ms', String(leaseMs),
+  '--failover-timeout-ms', '1500',
+  '--follower-timeout-ms', '800',
+  '--catch-up-timeout-ms', '1500',
+  '--health-interval-ms', '100',
+  '--health-timeout-ms', '300',
+  '--node-call-timeout-ms', '1000',
+  '--read-timeout-ms', '500',
+]; // prettier-ignore
+const nodeArgs = ['--replication-timeout-ms', '500'];
+const fixedSeeds = [1, 2];
+const seedFromEnv = process.env.TALLY_NEMESIS_SEED === undefined ? undefined : Number(process.env.TALLY_NEMESIS_SEED);
+const runOptions = { warmupMs: 500, quietTimeoutMs: 30_000 };
+
+describe('chaos: nemesis', () => {
+  let cluster: NemesisCluster | undefined;
+
+  beforeAll(async () => {
+    cluster = await NemesisCluster.start({ routerArgs, nodeArgs });
+  }, 90_000);
+  afterAll(async () => {
+    await cluster?.stop({ removeData: true });
+  }, 30_000);
+
+  function expectSafe(result: ScheduleResult): void {
+    const problems = [
+      ...result.violations.map(describeViolation),
+      ...result.faults.filter((record) => record.error !== undefined).map((record) => `${record.description}: ${record.error}`),
+    ];
+    expect(
+      problems,
+      `${describeSchedule(result.schedule)}\nrerun: TALLY_NEMESIS_SEED=${result.schedule.seed} npx vitest run test/chaos/nemesis.test.ts\n${problems.join('\n')}\nlast lines:\n${cluster!.logs.slice(-40).join('\n')}`,
+    ).toEqual([]);
+    expect(result.missingService, `full service after the heal (${result.schedule.name})`).toBeUndefined();
+  }
+
+  const seeds = seedFromEnv === undefined ? fixedSeeds : [seedFromEnv];
+  for (const seed of seeds) {
+    it(`nemesis: seed ${seed}: random faults under load, healed: exact reads never lie or go back, keys count once`, async () => {
+      const schedule = drawSchedule(seed, topologyOf(cluster!), { faultCount: 3, holdMs: [1_500, 3_000], gapMs: 1_500, leaseMs });
+      expectSafe(await runSchedule(cluster!, schedule, runOptions));
+    }, 90_000);
+  }
+
+  /** A targeted scenario: one step, its counters its own. */
+  const scenario = (name: string, seed: number, step: ScheduleStep): Schedule => ({
+    name,
+    seed,
+    counters: [`${name.replace(/\W+/g, '-')}-0`, `${name.replace(/\W+/g, '-')}-1`],
+    steps: [step],
+  });
+  const scenarioIt = seedFromEnv === undefined ? it : it.skip;
+
+  scenarioIt(
+    'nemesis: a router cut from one primary: totals exact through both routers',
+    async () => {
+      const schedule = scenario('router cut from primary', 101, {
+        faults: [async (c) => ({ kind: 'partition', sides: [['r1'], [(await pairMembers(c, 0)).primary]], mode: 'drop' })],
+        holdMs: 4_000,
+        gapMs: 1_500,
+      });
+      expectSafe(await runSchedule(cluster!, schedule, runOptions));
+    },
+    60_000,
+  );
+
+  scenarioIt(
+    'nemesis: a primary cut from its follower, then killed: nothing acknowledged is lost',
+    async () => {
+      let members: { primary: string; follower: string } | undefined;
+      const schedule = scenario('primary cut then killed', 102, {
+        faults: [
+          async (c) => {
+            members = await pairMembers(c, 0);
+            return { kind: 'partition', sides: [[members.primary], [members.follower]], mode: 'drop' };
+          },
+          async () => ({ kind: 'kill', process: members!.primary }),
+        ],
+        staggerMs: 1_500,
+        holdMs: 3_000,
+        gapMs: 1_500,
+      });
+      expectSafe(await runSchedule(cluster!, schedule, runOptions));
+    },
+    60_000,
+  );
+
+  scenarioIt(
+    'nemesis: the supervisor router paused past its lease, then resumed: its late orders change nothing',
+    async () => {
+      const schedule = scenario('supervisor paused', 103, {
+        faults: [async (c) => ({ kind: 'pause', process: await supervisorName(c) })],
+        holdMs: leaseMs + 2_000,
+        gapMs: 1_500,
+      });
+      expectSafe(await runSchedule(cluster!, schedule, runOptions));
+    },
+    60_000,
+  );
+
+  scenarioIt(
+    'nemesis: the supervising router cut from every etcd member: another takes over, totals exact',
+    async () => {
+      const schedule = scenario('supervisor cut from etcd', 104, {
+        faults: [async (c) => ({ kind: 'partition', sides: [[await supervisorName(c)], ['e1', 'e2', 'e3']], mode: 'drop' })],
+        holdMs: leaseMs + 2_000,
+        gapMs: 1_500,
+      });
+      expectSafe(await runSchedule(cluster!, schedule, runOptions));
+    },
+    60_000,
+  );
+
+  scenarioIt(
+    'nemesis: one way: a primary hears everyone, nobody hears it',
+    async () => {
+      const schedule = scenario('one-way from primary', 105, {
+        faults: [
+          async (c) => {
+            const { primary, follower } = await pairMembers(c, 1);
+            return { kind: 'partition-one-way', from: [primary], to: [follower, 'r1', 'r2'], mode: 'drop' };
+          },
+        ],
+        holdMs: 3_000,
+        gapMs: 1_500,
+      });
+      expectSafe(await runSchedule(cluster!, schedule, runOptions));
+    },
+    60_000,
+  );
+
+  it('nemesis: afterwards no two nodes of a pair hold different entries at one log position in one epoch', async () => {
+    await cluster!.stop();
+    const pairs = new Map<string, readonly [string, string]>();
+    for (const node of cluster!.byRole('node')) {
+      if (node.name.endsWith('a'))
+        pairs.set(`pair ${node.pairIndex}`, [node.dataDir, path.join(path.dirname(node.dataDir), node.name.replace(/a$/, 'b'))]);
+    }
+    const comparison = compareLogs(pairs);
+    expect(comparison.violations.map(describeViolation)).toEqual([]);
+    expect(comparison.comparedPositions).toBeGreaterThan(0);
+  }, 30_000);
+});
