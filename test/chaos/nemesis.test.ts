@@ -2,7 +2,6 @@
 // faults from seeded schedules and a few targeted scenarios, under keyed and
 // unkeyed load with exact reads through both routers. The history checker, not
 // the test, decides: a failure prints its seed; TALLY_NEMESIS_SEED=<n> reruns it.
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   NemesisCluster,
@@ -12,6 +11,7 @@ import {
   drawSchedule,
   pairMembers,
   runSchedule,
+  shortTimeouts,
   supervisorName,
   topologyOf,
   type Schedule,
@@ -20,18 +20,7 @@ import {
 } from '../helpers/nemesis/index.ts';
 
 // Short leases and timeouts, so a fault outlasts them within seconds.
-const leaseMs = 2_000;
-const routerArgs = [
-  '--router-lease-ttl-ms', String(leaseMs),
-  '--failover-timeout-ms', '1500',
-  '--follower-timeout-ms', '800',
-  '--catch-up-timeout-ms', '1500',
-  '--health-interval-ms', '100',
-  '--health-timeout-ms', '300',
-  '--node-call-timeout-ms', '1000',
-  '--read-timeout-ms', '500',
-]; // prettier-ignore
-const nodeArgs = ['--replication-timeout-ms', '500'];
+const { leaseMs, routerArgs, nodeArgs } = shortTimeouts;
 const fixedSeeds = [1, 2];
 const seedFromEnv = process.env.TALLY_NEMESIS_SEED === undefined ? undefined : Number(process.env.TALLY_NEMESIS_SEED);
 const runOptions = { warmupMs: 500, quietTimeoutMs: 30_000 };
@@ -155,12 +144,7 @@ describe('chaos: nemesis', () => {
 
   it('nemesis: afterwards no two nodes of a pair hold different entries at one log position in one epoch', async () => {
     await cluster!.stop();
-    const pairs = new Map<string, readonly [string, string]>();
-    for (const node of cluster!.byRole('node')) {
-      if (node.name.endsWith('a'))
-        pairs.set(`pair ${node.pairIndex}`, [node.dataDir, path.join(path.dirname(node.dataDir), node.name.replace(/a$/, 'b'))]);
-    }
-    const comparison = compareLogs(pairs);
+    const comparison = compareLogs(cluster!.logPairs());
     expect(comparison.violations.map(describeViolation)).toEqual([]);
     expect(comparison.comparedPositions).toBeGreaterThan(0);
   }, 30_000);

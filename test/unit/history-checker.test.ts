@@ -6,9 +6,15 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOrUpgradeSchema } from '../../src/node/log-schema.ts';
-import { checkHistory, type Rule } from '../helpers/nemesis/checker.ts';
-import type { IncrementOperation, Operation, ReadOperation } from '../helpers/nemesis/history.ts';
-import { compareLogs } from '../helpers/nemesis/log-check.ts';
+import {
+  checkHistory,
+  compareLogs,
+  type IncrementOperation,
+  type Operation,
+  type ReadOperation,
+  type Rule,
+} from '../helpers/nemesis/check/index.ts';
+
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 let nextId = 1;

@@ -9,10 +9,8 @@ import { nodeMainPath, repoRoot, routerMainPath } from '../../../src/cluster/man
 import { freshBuild } from '../build.ts';
 import { makeFakeClock, type FakeClock } from '../fake-clock.ts';
 import { makeTempDir, removeTempDir } from '../temp-dir.ts';
-import { ClientHost } from './client-host.ts';
-import { HostProcess } from './host-process.ts';
-import { Network } from './network.ts';
-import { requireNemesisTools } from './preflight.ts';
+import { ClientHost } from './client/index.ts';
+import { HostProcess, Network, requireNemesisTools } from './hosts/index.ts';
 
 /** Where the node and router programs are: the repository (dist/ or src/ under tsx) or a fresh build of it. */
 export interface Program {
@@ -288,6 +286,15 @@ export class NemesisCluster {
 
   get routerAddresses(): string[] {
     return this.byRole('router').map((router) => this.addressOf(router.name));
+  }
+
+  /** Each pair's two node data directories by pair name, for compareLogs (nodes stopped first). */
+  logPairs(): Map<string, readonly [string, string]> {
+    const pairs = new Map<string, readonly [string, string]>();
+    for (let pairIndex = 0; pairIndex < this.options.pairCount; pairIndex++) {
+      pairs.set(`pair ${pairIndex}`, [this.member(`n${pairIndex}a`).dataDir, this.member(`n${pairIndex}b`).dataDir]);
+    }
+    return pairs;
   }
 
   /** SIGKILLs and starts again on the same data (a crash and a restart). */

@@ -3,7 +3,7 @@
 // faults are iptables cuts between hosts; process faults are signals, a stepped
 // wall clock, a restart or a lost disk. Nothing here decides when: schedule.ts does.
 import type { NemesisCluster } from './cluster.ts';
-import type { CutMode, Host } from './network.ts';
+import type { CutMode, Host } from './hosts/index.ts';
 
 export type FaultSpec =
   /** Two groups of hosts cannot reach each other, both ways. */

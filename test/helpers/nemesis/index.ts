@@ -1,9 +1,7 @@
 // The nemesis: Tally's processes as hosts in network namespaces, faults with
 // heals, a history of every call and a checker that judges it, and seeded
-// schedules that combine them. Tests and scripts/nemesis.ts import from here.
-export { requireNemesisTools } from './preflight.ts';
-export { Network, type Host, type CutMode } from './network.ts';
-export { HostProcess } from './host-process.ts';
+// schedules that combine them. Tests and scripts/nemesis.mts import from here.
+export { requireNemesisTools, Network, HostProcess, type Host, type CutMode } from './hosts/index.ts';
 export {
   NemesisCluster,
   repoProgram,
@@ -12,20 +10,23 @@ export {
   type ClusterProcess,
   type NemesisClusterOptions,
 } from './cluster.ts';
-export { ClientHost, type RelayedStatus } from './client-host.ts';
-export type { LoadOptions } from './client-protocol.ts';
+export { ClientHost, type RelayedStatus, type LoadOptions } from './client/index.ts';
 export { applyFault, describeFault, faultKinds, pendingFaultKinds, type FaultSpec, type FaultKind, type ActiveFault } from './faults.ts';
 export {
   History,
   machineMonotonicMs,
   describeOperation,
+  checkHistory,
+  describeViolation,
+  compareLogs,
   type Operation,
   type IncrementOperation,
   type ReadOperation,
   type Outcome,
-} from './history.ts';
-export { checkHistory, describeViolation, type Violation, type Rule } from './checker.ts';
-export { compareLogs, type LogComparison } from './log-check.ts';
+  type Violation,
+  type Rule,
+  type LogComparison,
+} from './check/index.ts';
 export {
   drawSchedule,
   describeSchedule,
@@ -44,3 +45,4 @@ export {
   type RunOptions,
 } from './schedule.ts';
 export { SoakTally, reportMarkdown, type SoakReport, type FaultKindStats } from './report.ts';
+export { runSoak, shortTimeouts, type SoakOptions } from './soak.ts';

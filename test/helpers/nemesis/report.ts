@@ -2,10 +2,8 @@
 // violations with their seeds, availability during each kind of fault (the
 // share of unkeyed and of keyed increments acknowledged) and the time to full
 // service after each heal. Arithmetic over results only; it judges nothing.
-import { describeViolation, type Violation } from './checker.ts';
 import type { FaultKind } from './faults.ts';
-import { machineMonotonicMs, type Operation } from './history.ts';
-import type { LogComparison } from './log-check.ts';
+import { describeViolation, machineMonotonicMs, type LogComparison, type Operation, type Violation } from './check/index.ts';
 import type { FaultRecord, ScheduleResult } from './schedule.ts';
 
 interface Share {

@@ -5,12 +5,11 @@
 // The same seed draws the same schedule (timing aside): TALLY_NEMESIS_SEED reruns it.
 import { pause, waitFor } from '../cluster.ts';
 import { randomInt, seededRandom } from '../seeded-random.ts';
-import { checkHistory, type Violation } from './checker.ts';
-import type { LoadOptions } from './client-protocol.ts';
+import type { LoadOptions } from './client/index.ts';
+import { checkHistory, machineMonotonicMs, type Operation, type Violation } from './check/index.ts';
 import type { NemesisCluster } from './cluster.ts';
 import { applyFault, describeFault, pendingFaultKinds, type ActiveFault, type FaultKind, type FaultSpec } from './faults.ts';
-import { machineMonotonicMs, type Operation } from './history.ts';
-import type { CutMode } from './network.ts';
+import type { CutMode } from './hosts/index.ts';
 
 /** A fault, or how to pick one from the cluster as it is now (the current primary, the supervisor). */
 export type FaultChoice = FaultSpec | ((cluster: NemesisCluster) => Promise<FaultSpec>);

@@ -2,8 +2,8 @@
 // namespaces, veth, iptables) and four Debian packages. A missing one is an
 // error naming its package, never a skipped test.
 import { spawnSync } from 'node:child_process';
-import { etcdInstalled } from '../../../src/cluster/etcd-process.ts';
-import { fakeTimeLibrary } from '../fake-clock.ts';
+import { etcdInstalled } from '../../../../src/cluster/etcd-process.ts';
+import { fakeTimeLibrary } from '../../fake-clock.ts';
 
 function runs(command: string, args: string[]): boolean {
   return spawnSync(command, args, { stdio: 'ignore' }).status === 0;

@@ -4,8 +4,8 @@
 // every operation the load makes as a history record. It never judges results.
 // Usage: client-agent.ts <router address>...
 import { status } from '@grpc/grpc-js';
-import { createTallyClient, TallyError, type TallyClient } from '../../../src/client/index.ts';
-import { seededRandom } from '../seeded-random.ts';
+import { createTallyClient, TallyError, type TallyClient } from '../../../../src/client/index.ts';
+import { seededRandom } from '../../seeded-random.ts';
 import {
   machineMonotonicMs,
   operationToJson,
@@ -13,8 +13,8 @@ import {
   type Operation,
   type Outcome,
   type ReadOperation,
-} from './history.ts';
-import type { AgentCommand, LoadOptions } from './client-protocol.ts';
+} from '../check/index.ts';
+import type { AgentCommand, LoadOptions } from './protocol.ts';
 
 // Statuses that mean the router refused before anything was sent anywhere (as test/helpers/load.ts).
 const certainlyNotApplied = new Set<number>([status.INVALID_ARGUMENT, status.OUT_OF_RANGE, status.NOT_FOUND, status.RESOURCE_EXHAUSTED]);

@@ -3,12 +3,11 @@
 // the History. Cluster status comes through here too (the only way in).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HostProcess } from './host-process.ts';
-import { History, operationFromJson, type IncrementOperation, type ReadOperation } from './history.ts';
-import type { AgentCommand, LoadOptions } from './client-protocol.ts';
-import type { Host } from './network.ts';
+import { HostProcess, type Host } from '../hosts/index.ts';
+import { History, operationFromJson, type IncrementOperation, type ReadOperation } from '../check/index.ts';
+import type { AgentCommand, LoadOptions } from './protocol.ts';
 
-const agentScript = path.join(path.dirname(fileURLToPath(import.meta.url)), 'client-agent.ts');
+const agentScript = path.join(path.dirname(fileURLToPath(import.meta.url)), 'agent.ts');
 
 /** ClusterStatus as the agent relays it (int64 fields as decimal strings). */
 export interface RelayedStatus {
