@@ -58,7 +58,7 @@ const list = (names: readonly string[]): string => names.join(',');
 export function describeFault(spec: FaultSpec): string {
   switch (spec.kind) {
     case 'partition':
-      return `partition {${list(spec.sides[0])}} | {${list(spec.sides[1])}} (${spec.mode})`;
+      return `partition {${list(spec.sides[0])}} from {${list(spec.sides[1])}} (${spec.mode})`;
     case 'partition-one-way':
       return `one-way {${list(spec.from)}} -> {${list(spec.to)}} lost (${spec.mode})`;
     case 'isolate':

@@ -243,14 +243,22 @@ export async function healEverything(cluster: NemesisCluster): Promise<string[]>
  */
 async function missingService(cluster: NemesisCluster, counters: readonly string[], probe: string): Promise<string> {
   const routerCount = cluster.byRole('router').length;
+  // Every router's view, not the first complaint only: two routers that disagree are the finding.
+  const views: string[] = [];
   for (let router = 0; router < routerCount; router++) {
     const status = await cluster.client.status(router).catch((error: unknown) => error as Error);
-    if (status instanceof Error) return `r${router + 1} status: ${status.message}`;
-    if (status.supervisor === '') return `r${router + 1} sees no supervisor`;
+    if (status instanceof Error) {
+      views.push(`r${router + 1} status: ${status.message}`);
+      continue;
+    }
+    if (status.supervisor === '') views.push(`r${router + 1} sees no supervisor`);
     const unwell = status.nodes.filter((node) => node.health !== 'SERVING' || !node.inSync || node.error !== '');
     if (unwell.length > 0)
-      return `r${router + 1}: ${unwell.map((node) => `${cluster.nodeNameAt(node.address)} ${node.role} ${node.health} inSync=${node.inSync} ${node.error}`).join('; ')}`;
+      views.push(
+        `r${router + 1} (supervisor ${status.supervisor}): ${unwell.map((node) => `${cluster.nodeNameAt(node.address)} ${node.role} ${node.health} inSync=${node.inSync} epoch=${node.epoch} ${node.error}`).join('; ')}`,
+      );
   }
+  if (views.length > 0) return views.join(' | ');
   for (let router = 0; router < routerCount; router++) {
     const write = await cluster.client.increment(router, counters[0]!, 1n, { key: `${probe}-r${router}`, deadlineMs: 2_000 });
     if (write.outcome !== 'ok') return `r${router + 1} keyed write: ${write.error}`;
@@ -319,10 +327,10 @@ export async function runSchedule(cluster: NemesisCluster, schedule: Schedule, o
       record.healedMs = machineMonotonicMs();
       log(`healed ${record.description}`);
     }
-    await pause(step.gapMs);
+    // After the last step the quiet period starts at once: its time to full service is measured from the heal.
+    if (step !== schedule.steps[schedule.steps.length - 1]) await pause(step.gapMs);
   }
   const quietFromMs = machineMonotonicMs();
-  for (const [index, record] of faults.entries()) record.windowEndMs = faults[index + 1]?.appliedMs ?? quietFromMs;
   for (const problem of await healEverything(cluster)) log(problem);
   let recoveredAfterMs: number | undefined;
   let missing = '';
@@ -340,6 +348,9 @@ export async function runSchedule(cluster: NemesisCluster, schedule: Schedule, o
   } catch {
     log(`no full service within the quiet period: ${missing}`);
   }
+  // The last fault's recovery window is the quiet period, up to full service.
+  const quietEndMs = machineMonotonicMs();
+  for (const [index, record] of faults.entries()) record.windowEndMs = faults[index + 1]?.appliedMs ?? quietEndMs;
   await cluster.client.stopLoad();
   const routerCount = cluster.byRole('router').length;
   for (const counter of schedule.counters) {

@@ -77,12 +77,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         options.log(
           `  seed ${seed}: ${result.operations.length} operations, ${violations.length} violations, full service ${result.recoveredAfterMs === undefined ? `never (${result.missingService})` : `${Math.round(result.recoveredAfterMs)} ms`} after the last heal`,
         );
-        if (violations.length > 0) {
+        if (violations.length > 0 || result.recoveredAfterMs === undefined) {
           // Keep the evidence: the history, the processes' last lines, and the data directories.
           const base = path.join(options.outDir, `seed-${seed}`);
           fs.writeFileSync(`${base}-history.jsonl`, `${result.operations.map(operationToJson).join('\n')}\n`);
           fs.writeFileSync(`${base}-logs.txt`, `${cluster.logs.join('\n')}\n`);
-          options.log(`  violations: history in ${base}-history.jsonl, data kept in ${cluster.dataDir}`);
+          options.log(`  kept: history in ${base}-history.jsonl, process lines in ${base}-logs.txt, data in ${cluster.dataDir}`);
         } else {
           await cluster.stop({ removeData: true });
         }
