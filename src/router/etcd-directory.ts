@@ -155,7 +155,14 @@ export function etcdClientOptions(hosts: readonly string[], credentials?: IOptio
   return {
     hosts: [...hosts],
     ...(credentials === undefined ? {} : { credentials }),
-    grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
+    grpcOptions: {
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 1_000,
+      // A connection whose packets are silently dropped is noticed in seconds, not at TCP's
+      // retransmission timeout (etcd refuses pings more often than every 5 s by default).
+      'grpc.keepalive_time_ms': 10_000,
+      'grpc.keepalive_timeout_ms': 3_000,
+    },
     ...(hosts.length === 1 ? { faultHandling: { host: () => passThroughPolicy } } : {}),
   };
 }
@@ -311,6 +318,10 @@ export class EtcdDirectory implements Directory {
       logger: options.logger,
       appliedRevision: () => this.appliedRevision,
       watchConnected: () => this.watch?.connected,
+      watchStalled: (reason) => {
+        this.logger.warn('the directory watch is not delivering: opening it again', { reason });
+        this.watch?.reopen();
+      },
     });
   }
 

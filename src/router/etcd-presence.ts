@@ -63,6 +63,13 @@ export interface PresenceOptions {
   appliedRevision: () => number;
   /** False while the directory's watch is down; undefined before it starts (the first read is under way). */
   watchConnected: () => boolean | undefined;
+  /**
+   * A presence write committed half a currency bound ago has not come back
+   * through the watch, which says it is connected: its stream may be dead
+   * without knowing it (a silently dropped connection to one etcd member).
+   * The directory opens it again; freshness does not wait for this.
+   */
+  watchStalled?: (reason: string) => void;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -168,6 +175,20 @@ export class RouterPresence {
     );
   }
 
+  /** Tells the directory when its connected watch has not brought back a committed presence write in half a bound. */
+  private checkWatchProgress(): void {
+    this.currencyReason();
+    const oldest = this.pendingProofs[0];
+    if (oldest === undefined) return;
+    const waitedMs = monotonicNowMs() - oldest.sentMs;
+    if (waitedMs < this.currencyBoundMs / 2) return;
+    // Once per stall: the reopened watch resumes from its last event, and the next proofs are fresh ones.
+    this.pendingProofs.length = 0;
+    this.options.watchStalled?.(
+      `presence write at revision ${oldest.revision} not seen through the watch after ${Math.round(waitedMs)} ms (applied ${this.options.appliedRevision()})`,
+    );
+  }
+
   /** A presence write went out at `sentMs` (monotonic) and etcd committed it at `revision`. */
   private recordProof(revision: number, sentMs: number): void {
     assert(Number.isSafeInteger(revision) && revision > 0, `proof revision ${revision}`);
@@ -181,6 +202,7 @@ export class RouterPresence {
   /** A heartbeat: a presence write, whose coming back through the watch proves memory current. */
   private proveSoon(): void {
     if (this.closed || this.options.watchConnected() === false) return;
+    this.checkWatchProgress();
     this.proofWanted = true;
     this.writeSoon();
   }

@@ -71,6 +71,18 @@ export class PrefixWatch {
   }
 
   /**
+   * Drops the stream and opens a new one at once, resuming after the last
+   * event delivered: for a stream that says it is connected but has stopped
+   * delivering (a connection to one member dropped silently, with no error).
+   */
+  reopen(): void {
+    if (this.closed || this.stopped || this.stream === undefined) return;
+    this.dropStream();
+    if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+    void this.connect();
+  }
+
+  /**
    * A test seam: holds back every response etcd sends (events, acceptance,
    * cancellation) until the returned function is called, then delivers
    * them in order, as a watch lagging behind etcd would: the stream stays

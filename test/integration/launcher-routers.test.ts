@@ -146,7 +146,10 @@ describe('launcher with several routers (npm start -- --routers N)', () => {
       process.kill(etcdPid, 'SIGKILL');
       await waitFor(() => started.output().includes('etcd restarted'), { timeoutMs: 30_000, what: 'the launcher to restart etcd' });
       await waitFor(() => second.increment('launched', 1), { timeoutMs: 30_000, what: 'a write after etcd restarted' });
-      expect((await first.read('launched')).total).toBe(8n);
+      // Each router proves its own watch current again: router-1 may still be reconnecting.
+      expect(
+        (await waitFor(() => first.read('launched'), { timeoutMs: 30_000, what: 'router-1 to read after etcd restarted' })).total,
+      ).toBe(8n);
 
       const nodePids = (await first.clusterStatus()).nodes.map((node) => node.pid);
       const routerPids = ['router-1', 'router-2'].map((name) => readyPidOf(started.output(), name)!);
