@@ -71,12 +71,4 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    // TODO(issue 25): the client library's call deadlines (client.ts,
-    // router-set.ts, increment-coalescer.ts) are wall-clock times handed to
-    // gRPC and also compared for retries and coalescing: still to move to
-    // monotonic deadlines converted with deadlineIn at each call.
-    files: ['src/client/client.ts', 'src/client/router-set.ts', 'src/client/increment-coalescer.ts'],
-    rules: { 'no-restricted-properties': 'off' },
-  },
 );

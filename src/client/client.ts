@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { credentials, Metadata } from '@grpc/grpc-js';
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
+import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError } from '../common/errors.ts';
 import {
   parseInt64,
@@ -483,7 +484,7 @@ export class TallyClient {
     request: Request,
     settings?: CallSettings,
   ): Promise<Response> {
-    const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
+    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
     const tried = new Set<number>();
     for (;;) {
       try {
@@ -491,7 +492,7 @@ export class TallyClient {
       } catch (error) {
         const failure = error as TallyError;
         const resend = resendAfter(callClass, { sent: true, grpcCode: failure.grpcCode });
-        if (resend !== 'anotherRouter' || !this.routers.untried(tried) || Date.now() >= deadline) throw error;
+        if (resend !== 'anotherRouter' || !this.routers.untried(tried) || monotonicNowMs() >= deadline) throw error;
       }
     }
   }
@@ -509,11 +510,12 @@ export class TallyClient {
     keyed: boolean,
     settings?: CallSettings,
   ): Promise<Response> {
-    const deadline = Date.now() + (settings?.deadlineMs ?? this.deadlineMs);
+    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
     const callClass = classOfWrite(keyed);
     for (let attempt = 1; ; attempt++) {
-      const remainingMs = deadline - Date.now();
-      const attemptDeadline = keyed && attempt < this.attemptsMax ? Date.now() + Math.min(remainingMs, this.attemptTimeoutMs) : deadline;
+      const remainingMs = deadline - monotonicNowMs();
+      const attemptDeadline =
+        keyed && attempt < this.attemptsMax ? monotonicNowMs() + Math.min(remainingMs, this.attemptTimeoutMs) : deadline;
       try {
         return await this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set());
       } catch (error) {
@@ -531,7 +533,7 @@ export class TallyClient {
     const retry =
       resendAfter('keyed', { sent: true, grpcCode: failure.grpcCode }) === 'again' &&
       attempt < this.attemptsMax &&
-      Date.now() + backoffMs < deadline - 10;
+      monotonicNowMs() + backoffMs < deadline - 10;
     return retry ? backoffMs : undefined;
   }
 
@@ -551,7 +553,7 @@ export class TallyClient {
         amount: toWireAmount(validateAmount(amount)),
         idempotencyKey: validateIdempotencyKey(toWireKey(options?.idempotencyKey)),
       };
-      return this.coalescer.add(item, Date.now() + (options?.deadlineMs ?? this.deadlineMs));
+      return this.coalescer.add(item, monotonicNowMs() + (options?.deadlineMs ?? this.deadlineMs));
     }
     const idempotencyKey = toWireKey(options?.idempotencyKey);
     const request: counterV1.IncrementRequest = { counter, amount: toWireAmount(amount), idempotencyKey };

@@ -4,6 +4,7 @@
 // the unary path's deadline, retry and error behaviour; this file must never
 // retry what the unary path would not.
 import { status } from '@grpc/grpc-js';
+import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax, newCountersPerCallMax } from '../common/limits.ts';
 import type { counterV1 } from '../common/proto.ts';
@@ -37,7 +38,7 @@ export interface RetryPolicy {
 interface Entry {
   item: CoalescedItem;
   keyed: boolean;
-  /** The caller's deadline (epoch ms): the entry is answered by then. */
+  /** The caller's deadline (monotonic ms): the entry is answered by then. */
   deadline: number;
   /** Attempts made so far. */
   attempts: number;
@@ -140,7 +141,7 @@ export class IncrementCoalescer {
   }
 
   private send(queued: Entry[]): void {
-    const nowMs = Date.now();
+    const nowMs = monotonicNowMs();
     // One caller already past its deadline would fail the whole batch at once.
     const entries = queued.filter((entry) => {
       if (entry.deadline > nowMs) return true;
@@ -238,7 +239,7 @@ export class IncrementCoalescer {
 
   private requeue(entry: Entry): void {
     if (entry.settled) return;
-    if (Date.now() >= entry.deadline) {
+    if (monotonicNowMs() >= entry.deadline) {
       this.fail(entry, deadlinePassed());
       return;
     }
@@ -261,7 +262,7 @@ export class IncrementCoalescer {
     clearTimeout(this.expiryTimer);
     this.expiryAt = at;
     // setTimeout fires at once past 2^31 - 1 ms: a far deadline is looked at again then.
-    this.expiryTimer = setTimeout(() => this.expire(), Math.min(timerDelayMsMax, Math.max(0, at - Date.now())));
+    this.expiryTimer = setTimeout(() => this.expire(), Math.min(timerDelayMsMax, Math.max(0, at - monotonicNowMs())));
     this.expiryTimer.unref();
   }
 
@@ -269,7 +270,7 @@ export class IncrementCoalescer {
   private expire(): void {
     this.expiryTimer = undefined;
     this.expiryAt = Infinity;
-    const nowMs = Date.now();
+    const nowMs = monotonicNowMs();
     let next = Infinity;
     this.queue = this.queue.filter((entry) => {
       if (entry.deadline <= nowMs) {

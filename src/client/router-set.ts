@@ -13,6 +13,7 @@ import {
   type requestCallback,
 } from '@grpc/grpc-js';
 import { clientChannelOptions } from '../common/client-channel.ts';
+import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { routerConnectWaitMsMax } from '../common/limits.ts';
 import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
@@ -95,14 +96,14 @@ export class RouterSet {
       const router = this.routers[index]!;
       tried.add(index);
       if (position < candidates.length - 1) {
-        const notReady = await this.notReady(router.channel, Math.min(deadline, Date.now() + routerConnectWaitMsMax));
+        const notReady = await this.notReady(router.channel, Math.min(deadline, monotonicNowMs() + routerConnectWaitMsMax));
         if (notReady !== undefined && resendAfter(callClass, { sent: false, grpcCode: status.UNAVAILABLE }) === 'anotherRouter') {
           this.rotation.failed(index);
           passedOver.push(`${router.address}: ${notReady}`);
           continue;
         }
       }
-      if (Date.now() >= deadline)
+      if (monotonicNowMs() >= deadline)
         throw new TallyError(ErrorCode.deadlineExceeded, `deadline exceeded before the call was sent${notSentTo(passedOver)}`);
       try {
         const response = await this.send(router, rpc, request, deadline);
@@ -129,22 +130,23 @@ export class RouterSet {
   private send<Request, Response>(router: Router, rpc: Rpc<Request, Response>, request: Request, deadline: number): Promise<Response> {
     const client: Client = rpc.service === 'counter' ? router.counter : router.admin;
     return new Promise((resolve, reject) => {
-      rpc.method.call(client, request, this.metadata, { deadline }, (error, response) => {
+      // gRPC takes a wall-clock deadline: converted at the last moment, so a clock step can only move this one call's.
+      rpc.method.call(client, request, this.metadata, { deadline: deadlineIn(deadline - monotonicNowMs()) }, (error, response) => {
         if (error || response === undefined) reject(fromServiceError(error));
         else resolve(response);
       });
     });
   }
 
-  /** undefined once the channel is READY; else why it is not, by untilMs (an IDLE channel is asked to connect). */
+  /** undefined once the channel is READY; else why it is not, by untilMs (monotonic; an IDLE channel is asked to connect). */
   private async notReady(channel: ChannelInterface, untilMs: number): Promise<string | undefined> {
     for (;;) {
       const state = channel.getConnectivityState(true);
       if (state === connectivityState.READY) return undefined;
       if (state === connectivityState.TRANSIENT_FAILURE) return 'no connection (refused, unreachable or failing TLS)';
       if (state === connectivityState.SHUTDOWN) return 'the client is closed';
-      if (Date.now() >= untilMs) return 'not connected in time';
-      await new Promise<void>((resolve) => channel.watchConnectivityState(state, untilMs, () => resolve()));
+      if (monotonicNowMs() >= untilMs) return 'not connected in time';
+      await new Promise<void>((resolve) => channel.watchConnectivityState(state, deadlineIn(untilMs - monotonicNowMs()), () => resolve()));
     }
   }
 }

@@ -2,7 +2,9 @@
 // are stepped by hours (libfaketime; monotonic time untouched, as NTP leaves
 // it) while they run. A counter's TTL, the dedup window and the replication
 // lag must not notice. Needs the faketime package (fails without it).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTallyClient } from '../../src/client/index.ts';
+import { coalescedCallsInFlightMax } from '../../src/common/index.ts';
 import { makeFakeClock, type FakeClock } from '../helpers/fake-clock.ts';
 import { holdsFor, pause, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
@@ -83,5 +85,33 @@ describe('clock steps', () => {
       timeoutMs: 15_000,
       what: 'the pair to be in sync again',
     });
+  }, 30_000);
+
+  it('clock steps: the client library’s deadlines ignore its own wall clock: an increment queued behind stuck calls while the caller’s clock steps +2 h waits for its own deadline and succeeds', async () => {
+    const coalescing = createTallyClient({ address: tc.cluster.routerAddress, deadlineMs: 5_000, coalesce: true });
+    const realNow = Date.now.bind(Date);
+    let stepped: { mockRestore(): void } | undefined;
+    try {
+      await coalescing.increment('client:stepped', 1);
+      // A paused router answers nothing: calls to it stay in flight and fill the client's slots.
+      tc.cluster.router.signal('SIGSTOP');
+      const stuck: Promise<unknown>[] = [];
+      for (let slot = 0; slot < coalescedCallsInFlightMax; slot++) {
+        stuck.push(coalescing.increment('client:stepped', 10, { deadlineMs: 20_000 }));
+        await pause(50);
+      }
+      const queued = coalescing.increment('client:stepped', 100, { deadlineMs: 20_000 });
+      stepped = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 2 * hourMs);
+      await pause(300);
+      tc.cluster.router.signal('SIGCONT');
+      // Before: "deadline exceeded while the increment waited to be sent" the moment a slot freed.
+      expect((await queued).applied).toBe(true);
+      await Promise.all(stuck);
+    } finally {
+      stepped?.mockRestore();
+      tc.cluster.router.signal('SIGCONT');
+      coalescing.close();
+    }
+    expect((await tc.client.read('client:stepped')).total).toBe(1n + 10n * BigInt(coalescedCallsInFlightMax) + 100n);
   }, 30_000);
 });

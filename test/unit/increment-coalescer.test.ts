@@ -51,7 +51,7 @@ async function outcomes(promises: Promise<unknown>[]): Promise<string[]> {
 describe('increment coalescer', () => {
   it('coalescer: calls made in one tick leave in one batch with the earliest deadline', async () => {
     const { sent, coalescer } = scripted(undefined);
-    const now = Date.now();
+    const now = performance.now();
     const results = await outcomes([
       coalescer.add(keyed('a'), now + 60_000),
       coalescer.add(unkeyed('b'), now + 900),
@@ -65,7 +65,7 @@ describe('increment coalescer', () => {
 
   it('coalescer: UNAVAILABLE retries keyed items with their key and fails unkeyed ones, as unary calls', async () => {
     const { sent, coalescer } = scripted(status.UNAVAILABLE);
-    const deadline = Date.now() + 10_000;
+    const deadline = performance.now() + 10_000;
     const results = await outcomes([
       coalescer.add(keyed('k1'), deadline),
       coalescer.add(unkeyed('u'), deadline),
@@ -77,7 +77,7 @@ describe('increment coalescer', () => {
 
   it('coalescer: OUT_OF_RANGE sends keyed items again alone (only the culprit fails) and fails unkeyed ones UNAVAILABLE', async () => {
     const { sent, coalescer } = scripted(status.OUT_OF_RANGE, (item) => (item.counter === 'huge' ? status.OUT_OF_RANGE : status.OK));
-    const deadline = Date.now() + 10_000;
+    const deadline = performance.now() + 10_000;
     const results = await outcomes([
       coalescer.add(keyed('fine'), deadline),
       coalescer.add(keyed('huge'), deadline),
@@ -92,7 +92,7 @@ describe('increment coalescer', () => {
     const { sent, coalescer } = scripted(status.FAILED_PRECONDITION, (item) =>
       item.counter === 'sketch' ? status.FAILED_PRECONDITION : status.OK,
     );
-    const deadline = Date.now() + 10_000;
+    const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(unkeyed('a'), deadline), coalescer.add(unkeyed('sketch'), deadline)]);
     expect(results).toEqual(['ok', ErrorCode.failedPrecondition]);
     expect(sent).toHaveLength(3);
@@ -100,7 +100,7 @@ describe('increment coalescer', () => {
 
   it('coalescer: UNAUTHENTICATED fails every item and sends nothing again', async () => {
     const { sent, coalescer } = scripted(status.UNAUTHENTICATED);
-    const deadline = Date.now() + 10_000;
+    const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
     expect(results).toEqual([ErrorCode.unauthenticated, ErrorCode.unauthenticated]);
     expect(sent).toHaveLength(1);
@@ -108,7 +108,7 @@ describe('increment coalescer', () => {
 
   it('coalescer: RESOURCE_EXHAUSTED of a batch (maybe applied in part) is an unknown outcome: keyed items go again, unkeyed fail UNAVAILABLE', async () => {
     const { sent, coalescer } = scripted(status.RESOURCE_EXHAUSTED);
-    const deadline = Date.now() + 10_000;
+    const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
     expect(results).toEqual(['ok', ErrorCode.unavailable]);
     expect(sent.slice(1).flatMap((call) => call.counters)).toEqual(['a']);
@@ -116,12 +116,12 @@ describe('increment coalescer', () => {
 
   it('coalescer: a lone increment refused RESOURCE_EXHAUSTED hears just that, as a unary call', async () => {
     const { coalescer } = scripted(undefined, () => status.RESOURCE_EXHAUSTED);
-    expect(await outcomes([coalescer.add(keyed('a'), Date.now() + 10_000)])).toEqual([ErrorCode.resourceExhausted]);
+    expect(await outcomes([coalescer.add(keyed('a'), performance.now() + 10_000)])).toEqual([ErrorCode.resourceExhausted]);
   });
 
   it('coalescer: an item already past its deadline is DEADLINE_EXCEEDED and left out of the batch', async () => {
     const { sent, coalescer } = scripted(undefined);
-    const now = Date.now();
+    const now = performance.now();
     const results = await outcomes([
       coalescer.add(keyed('late'), now - 1),
       coalescer.add(keyed('a'), now + 10_000),
@@ -133,7 +133,7 @@ describe('increment coalescer', () => {
 
   it('coalescer: a batch names at most newCountersPerCallMax counters, however many items it carries', async () => {
     const { sent, coalescer } = scripted(undefined);
-    const deadline = Date.now() + 10_000;
+    const deadline = performance.now() + 10_000;
     const distinct = 2 * newCountersPerCallMax + 500;
     const names = Array.from({ length: distinct }, (_, index) => `new:${index}`);
     // One hot counter between them: its name counts once per batch, however many of its items ride along.
@@ -150,10 +150,10 @@ describe('increment coalescer', () => {
 
   it('coalescer: close() sends what is queued and refuses later adds', async () => {
     const { sent, coalescer } = scripted(undefined);
-    const pending = coalescer.add(keyed('queued'), Date.now() + 10_000);
+    const pending = coalescer.add(keyed('queued'), performance.now() + 10_000);
     coalescer.close();
     expect(sent).toHaveLength(1);
     await expect(pending).resolves.toEqual({ applied: true, shard: 0 });
-    await expect(coalescer.add(keyed('after'), Date.now() + 10_000)).rejects.toMatchObject({ code: ErrorCode.unavailable });
+    await expect(coalescer.add(keyed('after'), performance.now() + 10_000)).rejects.toMatchObject({ code: ErrorCode.unavailable });
   });
 });
