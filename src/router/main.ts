@@ -186,7 +186,8 @@ runMain(async () => {
     heat,
     metrics,
     logger,
-    statusTimeoutMs: config.readTimeoutMs,
+    // The supervisor's bound for "does it answer": one unreachable node costs ClusterStatus this, not a read's timeout.
+    statusTimeoutMs: config.healthTimeoutMs,
     // A reconcile may take as long as any call may: the ceiling is its budget.
     reconcileTimeoutMs: config.callDeadlineMaxMs,
     autoscaler,
