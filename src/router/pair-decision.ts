@@ -143,7 +143,35 @@ export function decidePair(
   if (pair.inSync && ps.role === 'primary' && ps.epoch === pair.epoch && !ps.syncRequired) {
     return [...actions, { kind: 'markOutOfSync', reason: 'primary was not requiring its follower' }];
   }
-  if (ps.role !== 'primary' || ps.epoch !== pair.epoch || ps.peer !== pair.follower || ps.syncRequired !== pair.inSync) {
+  // The primary requires its follower under the directory's own version while
+  // the directory says out of sync: a markInSync whose SetRole arrived but
+  // whose in-sync write did not (it failed, or the lease moved between). The
+  // node refuses to drop sync under that version (node-role.ts refusalOf), so
+  // asking it to would fail every round and end it before markInSync. Either
+  // finish the markInSync (its SetRole is the same order), or, with a
+  // follower that cannot be counted, record out of sync again: the new
+  // version lets the primary acknowledge alone, as the directory says.
+  const requiresSyncUnrecorded =
+    !pair.inSync &&
+    pair.configVersion !== 0n &&
+    ps.configVersion === pair.configVersion &&
+    ps.role === 'primary' &&
+    ps.epoch === pair.epoch &&
+    ps.syncRequired;
+  if (requiresSyncUnrecorded) {
+    const followerReady =
+      fs !== undefined &&
+      pair.followerId !== '' &&
+      fs.nodeId === pair.followerId &&
+      fs.role === 'follower' &&
+      fs.epoch === pair.epoch &&
+      fs.peer === pair.primary &&
+      !fs.installing &&
+      ps.followerId === pair.followerId &&
+      ps.followerCaughtUp;
+    if (followerReady) return [...actions, { kind: 'markInSync' }];
+    actions.push({ kind: 'markOutOfSync', reason: 'the primary requires its follower, which the directory does not record in sync' });
+  } else if (ps.role !== 'primary' || ps.epoch !== pair.epoch || ps.peer !== pair.follower || ps.syncRequired !== pair.inSync) {
     actions.push({ kind: 'assignPrimary', syncRequired: pair.inSync });
   }
 

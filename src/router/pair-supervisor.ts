@@ -136,7 +136,13 @@ export class PairSupervisor {
       });
   }
 
-  /** Runs one check of every pair and waits for it (startup, tests). */
+  /**
+   * Runs one check of every pair and waits for it (startup, tests). Never
+   * rejects: a pair whose check fails (the directory cannot be proven
+   * current, a node does not answer) is logged as a tick's would be and
+   * checked again by the ticker, which the caller starts next. A rejection
+   * here once left a router that believed it supervised with no ticker.
+   */
   async checkAll(): Promise<void> {
     await Promise.all(
       this.directory.allPairs().map(async (pair) => {
@@ -144,6 +150,8 @@ export class PairSupervisor {
         this.busyPairs.add(pair.pairIndex);
         try {
           await this.checkPair(pair);
+        } catch (error) {
+          this.logger.warn('pair check failed', { pair: pair.pairIndex, error: (error as Error).message });
         } finally {
           this.busyPairs.delete(pair.pairIndex);
         }

@@ -186,6 +186,28 @@ const cases: Case[] = [
     expected: ['assignPrimary', 'markInSync'],
   },
   {
+    // The node refuses to drop sync under the version it took it in: asking failed every round, before markInSync (nemesis seed 1).
+    name: 'out of sync, primary requires its caught-up follower under the directory version (in-sync write lost): mark in sync',
+    pair: pair({ inSync: false }),
+    primary: up(primaryStatus({ syncRequired: true, configVersion: 7n })),
+    follower: up(followerStatus({ configVersion: 5n })),
+    expected: ['markInSync'],
+  },
+  {
+    name: 'out of sync, primary requires its follower under the directory version, follower silent: out of sync again (a newer version)',
+    pair: pair({ inSync: false }),
+    primary: up(primaryStatus({ syncRequired: true, configVersion: 7n, followerCaughtUp: false })),
+    follower: silent(5_000),
+    expected: ['markOutOfSync'],
+  },
+  {
+    name: 'out of sync, primary requires its follower under the directory version, follower still installing: out of sync again',
+    pair: pair({ inSync: false }),
+    primary: up(primaryStatus({ syncRequired: true, configVersion: 7n, followerCaughtUp: false })),
+    follower: up(followerStatus({ installing: true, lastLsn: 0n })),
+    expected: ['markOutOfSync'],
+  },
+  {
     name: 'recorded primary that restarted unassigned: made primary again',
     pair: pair({ inSync: false }),
     primary: up(primaryStatus({ role: 'unassigned', epoch: 0n, syncRequired: false, followerCaughtUp: false })),
