@@ -242,7 +242,13 @@ runMain(async () => {
     if (leader) {
       logger.info('supervising', { router: config.routerId });
       // Tell every reachable node its role before acting on it; the supervisor keeps it so.
-      await supervisor.checkAll();
+      // Whatever the first check met, the duties start (unless the lease went meanwhile):
+      // a supervisor that believes it supervises must never be left with no ticker.
+      try {
+        await supervisor.checkAll();
+      } catch (error) {
+        logger.warn('first pair check failed; the ticker checks again', { error: (error as Error).message });
+      }
       if (!supervising) return;
       supervisor.start();
       lifecycle.start();
