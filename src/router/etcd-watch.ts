@@ -76,7 +76,8 @@ export class PrefixWatch {
    * delivering (a connection to one member dropped silently, with no error).
    */
   reopen(): void {
-    if (this.closed || this.stopped || this.stream === undefined) return;
+    // Held by the seam: it models a member that is behind, which a new stream to it would not cure.
+    if (this.closed || this.stopped || this.stream === undefined || this.held !== undefined) return;
     this.dropStream();
     if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
     void this.connect();
