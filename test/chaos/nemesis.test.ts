@@ -145,6 +145,23 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
+    "nemesis: a torn write on one pair's primary and a corrupted page on the other pair's follower: both refused, refilled, nothing lost",
+    async () => {
+      const schedule = scenario('torn and corrupt logs', 106, {
+        faults: [
+          async (c) => ({ kind: 'torn-write', process: (await pairMembers(c, 0)).primary }),
+          async (c) => ({ kind: 'corrupt-page', process: (await pairMembers(c, 1)).follower, seed: 106 }),
+        ],
+        staggerMs: 1_000,
+        holdMs: 2_500,
+        gapMs: 1_500,
+      });
+      expectSafe(await run(schedule));
+    },
+    60_000,
+  );
+
+  scenarioIt(
     'nemesis: one way: a primary hears everyone, nobody hears it',
     async () => {
       const schedule = scenario('one-way from primary', 105, {

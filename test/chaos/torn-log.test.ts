@@ -3,17 +3,13 @@
 // write) or a page of its log is overwritten (a corrupted page), and it comes
 // back first, alone. No exact read may go below what was acknowledged, and
 // once its partner returns the damaged node must be refilled, never trusted.
-import fs from 'node:fs';
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
 import type { NodeProcess } from '../../src/cluster/local-cluster.ts';
-import { readWalLayout } from '../../src/node/wal-frames.ts';
 import { holdsFor, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { expectNoDrift, startLoad, type Ledger } from '../helpers/load.ts';
-import { seededRandom } from '../helpers/seeded-random.ts';
+import { corruptLogPage as corruptPage, logFileIn, tearWal as tearLog } from '../helpers/log-damage.ts';
 
 // Checkpoints far apart: the rows written under load stay in the log's tail, where replay reads them.
 const nodeArgs = ['--checkpoint-interval-ms', '600000'];
@@ -22,55 +18,17 @@ const routerArgs = ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '8
 const commitsCut = 20;
 
 function logFile(node: NodeProcess): string {
-  return path.join(node.dataDir, 'node.sqlite');
+  return logFileIn(node.dataDir);
 }
 
-/**
- * A torn write: the write-ahead file cut mid-frame, inside the commit frame
- * of the transaction commitsCut from its end, as a disk that acknowledged
- * writes it had not made durable would leave it after a crash.
- */
 function tearWal(node: NodeProcess): string {
-  const walFile = `${logFile(node)}-wal`;
-  const layout = readWalLayout(fs.readFileSync(walFile));
-  if (layout === undefined || layout.commitEnds.length < 2) throw new Error(`${walFile} holds too few commits to tear`);
-  const commitEnd = layout.commitEnds[Math.max(0, layout.commitEnds.length - 1 - commitsCut)]!;
-  const cutAt = commitEnd - Math.floor(layout.frameBytes / 2);
-  fs.truncateSync(walFile, cutAt);
-  return `cut ${walFile} at byte ${cutAt} of ${layout.commitEnds.at(-1)}`;
+  const cut = tearLog(node.dataDir, commitsCut);
+  if (cut === undefined) throw new Error(`${logFile(node)}-wal holds no commit to tear`);
+  return cut;
 }
 
-/**
- * A corrupted page: the write-ahead file folded into the database (as the
- * node's next open would), then the b-tree header and cell pointers of a
- * leaf page of the log table, in the middle of the file, overwritten.
- */
 function corruptLogPage(node: NodeProcess, seed: number): string {
-  const file = logFile(node);
-  const db = new Database(file);
-  let pageNumber: number;
-  let pageSizeBytes: number;
-  try {
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    pageSizeBytes = db.pragma('page_size', { simple: true }) as number;
-    const pages = db
-      .prepare("SELECT pageno FROM dbstat WHERE name = 'log' AND pagetype = 'leaf' ORDER BY pageno")
-      .pluck()
-      .all() as number[];
-    if (pages.length < 3) throw new Error(`the log table of ${file} has only ${pages.length} leaf pages`);
-    pageNumber = pages[Math.floor(pages.length / 2)]!;
-  } finally {
-    db.close();
-  }
-  const random = seededRandom(seed);
-  const garbage = Buffer.from(Array.from({ length: 64 }, () => Math.floor(random() * 256)));
-  const fd = fs.openSync(file, 'r+');
-  try {
-    fs.writeSync(fd, garbage, 0, garbage.length, (pageNumber - 1) * pageSizeBytes);
-  } finally {
-    fs.closeSync(fd);
-  }
-  return `overwrote the first ${garbage.length} bytes of page ${pageNumber} of ${file}`;
+  return corruptPage(node.dataDir, seed);
 }
 
 function isUnavailable(error: unknown): boolean {

@@ -2,6 +2,7 @@
 // and replayable) and the code that applies it and returns its heal. Network
 // faults are iptables cuts between hosts; process faults are signals, a stepped
 // wall clock, a restart or a lost disk. Nothing here decides when: schedule.ts does.
+import { corruptLogPage, tearWal } from '../log-damage.ts';
 import type { NemesisCluster } from './cluster.ts';
 import type { CutMode, Host } from './hosts/index.ts';
 
@@ -24,9 +25,10 @@ export type FaultSpec =
   | { kind: 'kill'; process: string }
   /** SIGKILL and the node's data directory deleted; the heal starts it empty. */
   | { kind: 'wipe'; process: string }
-  /** Hooks for another engineer's work: the log or its WAL cut mid-frame, bytes flipped in a data page. Not implemented here. */
+  /** SIGKILL, then the node's write-ahead file cut mid-frame some commits from its end; the heal starts it (it must refuse the log and be refilled). */
   | { kind: 'torn-write'; process: string }
-  | { kind: 'corrupt-page'; process: string };
+  /** SIGKILL, then bytes overwritten in a leaf page of the node's log; the heal starts it (likewise). */
+  | { kind: 'corrupt-page'; process: string; seed: number };
 
 export type FaultKind = FaultSpec['kind'];
 
@@ -46,7 +48,10 @@ export const faultKinds: readonly FaultKind[] = [
 ];
 
 /** Kinds applyFault cannot apply yet (the hooks). */
-export const pendingFaultKinds: ReadonlySet<FaultKind> = new Set(['torn-write', 'corrupt-page']);
+export const pendingFaultKinds: ReadonlySet<FaultKind> = new Set();
+
+/** Commits a torn write cuts from the end of the write-ahead file (fewer when it holds fewer). */
+const tornCommits = 20;
 
 export interface ActiveFault {
   spec: FaultSpec;
@@ -126,7 +131,14 @@ export async function applyFault(cluster: NemesisCluster, spec: FaultSpec): Prom
       return { spec, heal: () => member.process.start() };
     }
     case 'torn-write':
-    case 'corrupt-page':
-      throw new Error(`${spec.kind} is a hook for the torn-write and corrupt-page work; not implemented in the harness yet`);
+    case 'corrupt-page': {
+      const member = cluster.member(spec.process);
+      if (member.role !== 'node') throw new Error(`${spec.kind} is for nodes, not ${spec.process}`);
+      await member.process.kill();
+      // A log with nothing to tear (all folded) is left whole: the kill alone stands.
+      if (spec.kind === 'torn-write') tearWal(member.dataDir, tornCommits);
+      else corruptLogPage(member.dataDir, spec.seed);
+      return { spec, heal: () => member.process.start() };
+    }
   }
 }

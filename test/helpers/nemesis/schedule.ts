@@ -115,8 +115,9 @@ function drawFault(random: () => number, kind: FaultKind, topology: Topology): F
     case 'wipe':
       return { kind, process: pick(random, topology.nodes) };
     case 'torn-write':
-    case 'corrupt-page':
       return { kind, process: pick(random, topology.nodes) };
+    case 'corrupt-page':
+      return { kind, process: pick(random, topology.nodes), seed: randomInt(random, 1, 1_000_000) };
   }
 }
 
@@ -130,14 +131,31 @@ export const drawableFaultKinds: readonly FaultKind[] = [
   'clock-step',
   'kill',
   'wipe',
+  'torn-write',
+  'corrupt-page',
 ].filter((kind) => !pendingFaultKinds.has(kind as FaultKind)) as FaultKind[];
+
+/** Faults that lose a node's disk, or part of it: the node is refilled from its partner. */
+const diskFaultKinds: ReadonlySet<FaultKind> = new Set(['wipe', 'torn-write', 'corrupt-page']);
+
+/** The other node of a node's pair, by the cluster's naming (n<pair>a, n<pair>b). */
+function partnerOf(node: string): string {
+  return node.endsWith('a') ? `${node.slice(0, -1)}b` : `${node.slice(0, -1)}a`;
+}
 
 /** The schedule a seed draws: a pure function of the seed, the topology and the shape. */
 export function drawSchedule(seed: number, topology: Topology, shape: ScheduleShape): Schedule {
   const random = seededRandom(seed);
   const kinds = shape.kinds ?? drawableFaultKinds;
+  // Both disks of a pair lost one after the other, the second before the
+  // first was refilled, loses what only they held: not a fault Tally
+  // survives (G1 assumes one lost disk at a time), so never drawn.
+  let lastDamagedNode: string | undefined;
   const steps: ScheduleStep[] = Array.from({ length: shape.faultCount }, () => {
-    const spec = drawFault(random, pick(random, kinds), topology);
+    let spec = drawFault(random, pick(random, kinds), topology);
+    if (diskFaultKinds.has(spec.kind) && 'process' in spec && lastDamagedNode !== undefined && spec.process === partnerOf(lastDamagedNode))
+      spec = { ...spec, process: lastDamagedNode };
+    lastDamagedNode = diskFaultKinds.has(spec.kind) && 'process' in spec ? spec.process : undefined;
     let holdMs = randomInt(random, shape.holdMs[0], shape.holdMs[1]);
     if (spec.kind === 'pause') holdMs = Math.max(holdMs, shape.leaseMs + 1_000);
     return { faults: [spec], holdMs, gapMs: shape.gapMs };
