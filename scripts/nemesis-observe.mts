@@ -8,7 +8,9 @@ import { pause, waitFor } from '../test/helpers/cluster.ts';
 
 const cluster = await NemesisCluster.start({ routerArgs: shortTimeouts.routerArgs, nodeArgs: shortTimeouts.nodeArgs });
 const epochs = async (): Promise<string> =>
-  (await cluster.client.status(0)).pairs.map((pair) => `pair ${pair.pair} epoch ${pair.epoch} ${cluster.nodeNameAt(pair.primary)}`).join(', ');
+  (await cluster.client.status(0)).pairs
+    .map((pair) => `pair ${pair.pair} epoch ${pair.epoch} ${cluster.nodeNameAt(pair.primary)}`)
+    .join(', ');
 try {
   await cluster.client.increment(0, 'observe', 1n);
   // 1. The supervisor cut from every node (both ways, silent) for 4 s, then the links return.
