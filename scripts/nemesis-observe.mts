@@ -1,4 +1,4 @@
-// npm run nemesis:observe — a few measured observations on a namespaced
+// npx tsx scripts/nemesis-observe.mts (as root) — a few measured observations on a namespaced
 // cluster with the chaos suite's short timeouts (not pass/fail: numbers for
 // the issue): epochs after the supervisor is cut from every node and the links
 // return; ClusterStatus time with a node blackholed; the router's etcd error
