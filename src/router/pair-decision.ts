@@ -83,17 +83,17 @@ export function decidePair(
         reason: `a node obeyed configuration version ${nodeVersion}, above the directory's ${pair.configVersion}`,
       },
     ];
-  // Only the recorded follower, in sync at this epoch, holding everything
-  // acknowledged, may take over.
-  const followerHoldsHistory =
+  // The follower slot answers as the recorded follower log, at this epoch, whole.
+  const recordedFollower =
     fs !== undefined &&
     pair.followerId !== '' &&
     fs.nodeId === pair.followerId &&
     fs.role === 'follower' &&
     fs.epoch === pair.epoch &&
-    !fs.installing &&
-    fs.lastLsn >= pair.ackedLsn &&
-    fs.lastLsn >= confirmedLsnSeen;
+    !fs.installing;
+  // Only the recorded follower, in sync at this epoch, holding everything
+  // acknowledged, may take over.
+  const followerHoldsHistory = recordedFollower && fs.lastLsn >= pair.ackedLsn && fs.lastLsn >= confirmedLsnSeen;
   const canFailover = pair.inSync && followerHoldsHistory;
 
   if (ps === undefined) {
@@ -159,16 +159,7 @@ export function decidePair(
     ps.epoch === pair.epoch &&
     ps.syncRequired;
   if (requiresSyncUnrecorded) {
-    const followerReady =
-      fs !== undefined &&
-      pair.followerId !== '' &&
-      fs.nodeId === pair.followerId &&
-      fs.role === 'follower' &&
-      fs.epoch === pair.epoch &&
-      fs.peer === pair.primary &&
-      !fs.installing &&
-      ps.followerId === pair.followerId &&
-      ps.followerCaughtUp;
+    const followerReady = recordedFollower && fs.peer === pair.primary && ps.followerId === pair.followerId && ps.followerCaughtUp;
     if (followerReady) return [...actions, { kind: 'markInSync' }];
     actions.push({ kind: 'markOutOfSync', reason: 'the primary requires its follower, which the directory does not record in sync' });
   } else if (ps.role !== 'primary' || ps.epoch !== pair.epoch || ps.peer !== pair.follower || ps.syncRequired !== pair.inSync) {
