@@ -88,7 +88,32 @@ function cutBothWays(cluster: NemesisCluster, name: string, left: Host[], right:
   cluster.network.cut(name, right, left, mode);
 }
 
-/** Applies the fault now; the returned heal undoes it (and is safe to call once). */
+/** ClusterStatus through the first router that answers. */
+export async function anyStatus(cluster: NemesisCluster): ReturnType<NemesisCluster['client']['status']> {
+  const routerCount = cluster.byRole('router').length;
+  let lastError: unknown;
+  for (let router = 0; router < routerCount; router++) {
+    try {
+      return await cluster.client.status(router);
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+/**
+ * Tally survives one lost or damaged disk while the pair's other node holds
+ * its history (G1): a disk fault on a pair out of sync (its partner behind,
+ * after an earlier fault) would be a second fault at once, and is applied as
+ * a kill instead (the record says so). Unknown (no router answers): a kill.
+ */
+async function pairInSync(cluster: NemesisCluster, pairIndex: number | undefined): Promise<boolean> {
+  const status = await anyStatus(cluster).catch(() => undefined);
+  return status?.pairs.find((pair) => pair.pair === pairIndex)?.inSync === true;
+}
+
+/** Applies the fault now; the returned heal undoes it (and is safe to call once). A disk fault may run as a kill (see pairInSync): the result's spec says. */
 export async function applyFault(cluster: NemesisCluster, spec: FaultSpec): Promise<ActiveFault> {
   const network = cluster.network;
   const hosts = (names: readonly string[]): Host[] => names.map((name) => network.host(name));
@@ -127,12 +152,14 @@ export async function applyFault(cluster: NemesisCluster, spec: FaultSpec): Prom
     }
     case 'wipe': {
       const member = cluster.member(spec.process);
+      if (!(await pairInSync(cluster, member.pairIndex))) return applyFault(cluster, { kind: 'kill', process: spec.process });
       await cluster.wipe(spec.process);
       return { spec, heal: () => member.process.start() };
     }
     case 'torn-write':
     case 'corrupt-page': {
       const member = cluster.member(spec.process);
+      if (!(await pairInSync(cluster, member.pairIndex))) return applyFault(cluster, { kind: 'kill', process: spec.process });
       if (member.role !== 'node') throw new Error(`${spec.kind} is for nodes, not ${spec.process}`);
       await member.process.kill();
       // A log with nothing to tear (all folded) is left whole: the kill alone stands.

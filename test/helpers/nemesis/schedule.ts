@@ -8,7 +8,7 @@ import { randomInt, seededRandom } from '../seeded-random.ts';
 import type { LoadOptions } from './client/index.ts';
 import { checkHistory, machineMonotonicMs, type Operation, type Violation } from './check/index.ts';
 import type { NemesisCluster } from './cluster.ts';
-import { applyFault, describeFault, pendingFaultKinds, type ActiveFault, type FaultKind, type FaultSpec } from './faults.ts';
+import { anyStatus, applyFault, describeFault, pendingFaultKinds, type ActiveFault, type FaultKind, type FaultSpec } from './faults.ts';
 import type { CutMode } from './hosts/index.ts';
 
 /** A fault, or how to pick one from the cluster as it is now (the current primary, the supervisor). */
@@ -221,19 +221,6 @@ export async function supervisorName(cluster: NemesisCluster): Promise<string> {
   return waitFor(async () => (await anyStatus(cluster)).supervisor, { timeoutMs: 15_000, what: 'a supervisor' });
 }
 
-async function anyStatus(cluster: NemesisCluster): ReturnType<NemesisCluster['client']['status']> {
-  const routerCount = cluster.byRole('router').length;
-  let lastError: unknown;
-  for (let router = 0; router < routerCount; router++) {
-    try {
-      return await cluster.client.status(router);
-    } catch (error) {
-      lastError = error;
-    }
-  }
-  throw lastError;
-}
-
 /** Every fault undone whatever the schedule did: cuts removed, clocks back, paused processes resumed, stopped ones started. */
 export async function healEverything(cluster: NemesisCluster): Promise<string[]> {
   const problems: string[] = [];
@@ -325,7 +312,13 @@ export async function runSchedule(cluster: NemesisCluster, schedule: Schedule, o
         record.spec = spec;
         record.description = describeFault(spec);
         record.appliedMs = machineMonotonicMs();
-        active.push({ fault: await applyFault(cluster, spec), record });
+        const fault = await applyFault(cluster, spec);
+        // A disk fault on a pair out of sync is applied as a kill (faults.ts): the record says what ran.
+        if (fault.spec !== spec) {
+          record.description = `${describeFault(fault.spec)} (was ${record.description}: its pair was out of sync)`;
+          record.spec = fault.spec;
+        }
+        active.push({ fault, record });
         log(`apply ${record.description}`);
       } catch (error) {
         record.error = `apply: ${(error as Error).message}`;
