@@ -95,6 +95,14 @@ const installedHoldMs = 60_000;
 export class Replicator {
   private client: shardV1.ShardNodeClient | undefined;
   private clientPeer = '';
+  /**
+   * A snapshot chunk was sent on this client and no call on it has been
+   * answered since: the chunk may still sit in the connection's send buffer,
+   * and a chunk 0 delivered late would empty the follower, so this
+   * connection is not abandoned for a new one (see failed()). Appends are
+   * safe to deliver late: log matching.
+   */
+  private clientHoldsUnansweredChunk = false;
   /** What the follower last told us; undefined until this session's first answer. */
   private followerLastLsn: bigint | undefined;
   private followerLastEpoch = 0n;
@@ -414,8 +422,14 @@ export class Replicator {
   private rpc(peer: string): shardV1.ShardNodeClient {
     if (this.client === undefined || this.clientPeer !== peer) {
       this.client?.close();
-      this.client = new ShardNodeClient(peer, this.settings.channelCredentials ?? credentials.createInsecure(), clientChannelOptions);
+      // A connection of its own (no subchannel shared with another client in
+      // this process): when it is abandoned, the next one is new.
+      this.client = new ShardNodeClient(peer, this.settings.channelCredentials ?? credentials.createInsecure(), {
+        ...clientChannelOptions,
+        'grpc.use_local_subchannel_pool': 1,
+      });
       this.clientPeer = peer;
+      this.clientHoldsUnansweredChunk = false;
     }
     return this.client;
   }
@@ -423,7 +437,8 @@ export class Replicator {
   private send(request: shardV1.AppendEntriesRequest, role: RoleState): void {
     this.inFlight = true;
     const session = this.sessionKey;
-    this.rpc(role.peer).AppendEntries(
+    const client = this.rpc(role.peer);
+    client.AppendEntries(
       request,
       { deadline: deadlineIn(this.settings.callTimeoutMs) },
       (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
@@ -433,11 +448,17 @@ export class Replicator {
           this.failed(error);
           return;
         }
+        this.answeredOn(client);
         if (request.truncate && !response.ok) this.truncateRefused = true;
         this.onPosition(response);
         setImmediate(() => this.kick());
       },
     );
+  }
+
+  /** An answer on a connection: whatever was sent on it before has reached the follower (one stream of bytes, handled in order). */
+  private answeredOn(client: shardV1.ShardNodeClient): void {
+    if (client === this.client) this.clientHoldsUnansweredChunk = false;
   }
 
   /** A reply belongs to the session it was sent in (role, epoch and peer); one from an older session only frees the way for the next call. */
@@ -449,6 +470,15 @@ export class Replicator {
 
   private failed(error: ServiceError | null): void {
     this.lastError = error ? `${status[error.code] ?? error.code}: ${error.details}` : 'empty response';
+    if (error?.code === status.DEADLINE_EXCEEDED && !this.clientHoldsUnansweredChunk) {
+      // A call that ran out its deadline may sit on a connection whose
+      // packets were silently dropped: TCP retransmits on a backoff that
+      // doubles (seconds after a partition of seconds) and grpc-js keeps the
+      // connection until keepalive gives up on it, so the follower would stay
+      // behind long after the network healed. The next call opens a new one.
+      this.client?.close();
+      this.client = undefined;
+    }
     this.followerLastLsn = undefined;
     this.matched = false;
     this.abortInstall();
@@ -581,7 +611,9 @@ export class Replicator {
     this.inFlight = true;
     const session = this.sessionKey;
     const timeoutMs = Math.max(this.settings.callTimeoutMs, installCallTimeoutMinMs);
-    this.rpc(role.peer).InstallSnapshot(
+    const client = this.rpc(role.peer);
+    this.clientHoldsUnansweredChunk = true;
+    client.InstallSnapshot(
       request,
       { deadline: deadlineIn(timeoutMs) },
       (error: ServiceError | null, response?: shardV1.AppendEntriesResponse__Output) => {
@@ -594,6 +626,7 @@ export class Replicator {
           this.failed(error);
           return;
         }
+        this.answeredOn(client);
         install.chunkIndex++;
         if (done) {
           const snapshotLsn = install.view.checkpointLsn;
