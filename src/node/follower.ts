@@ -153,6 +153,16 @@ export function createFollower(deps: FollowerDeps) {
     if (chunk.keys.some((entry) => entry.lsn > snapshotLsn || entry.idempotencyKey.length === 0)) {
       throw new TallyError(ErrorCode.invalidArgument, 'snapshot keys must be keyed entries at or before the snapshot lsn');
     }
+    // A snapshot never takes back entries this epoch's primary wrote here: by
+    // log matching they are its own history, so a chunk 0 that would is a
+    // late copy of an install long over (a dropped connection's queued bytes
+    // delivered after a partition heals), not a request to empty this log.
+    if (request.chunkIndex === 0 && !log.installing && log.lastEpoch === epoch && snapshotLsn < log.lastLsn) {
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        `snapshot ${request.snapshotId} at lsn ${snapshotLsn} would take back entries of epoch ${epoch} up to ${log.lastLsn}: refused as stale`,
+      );
+    }
     if (request.chunkIndex === 0) {
       log.beginInstall(request.snapshotId);
       memory.clear();

@@ -242,6 +242,32 @@ describe('follower', () => {
     return { log, memory };
   }
 
+  it('snapshot install: a chunk 0 that would take back entries of the current epoch (a stale install delivered late) is refused and changes nothing', () => {
+    const { log: primary } = primaryWith(300, 17);
+    const node = openNode(dir('follower'));
+    logs.push(node.log);
+    const entries = primary.readFrom(1n, 300);
+    expect(append(node, entries, 0n, 0n)).toBe(true);
+    expect(node.log.lastLsn).toBe(300n);
+    expect(node.log.lastEpoch).toBe(2n);
+    const stateBefore = stateOf(node.memory);
+    const stale = (snapshotLsn: string, epoch: string): shardV1.InstallSnapshotRequest__Output => ({
+      epoch: '2',
+      snapshotId: 'late',
+      chunkIndex: 0,
+      snapshotLsn,
+      snapshotEpoch: epoch,
+      shards: [],
+      parts: [],
+      keys: [],
+      done: false,
+    });
+    expect(() => node.follower.installSnapshot(stale('250', '2'))).toThrow(/refused as stale/);
+    expect(node.log.installing).toBe(false);
+    expect(node.log.lastLsn).toBe(300n);
+    expect(stateOf(node.memory)).toEqual(stateBefore);
+  });
+
   it('follower: appends only where the previous entry matches (lsn and epoch); a mismatch changes nothing', () => {
     const { log: primary } = primaryWith(200, 7);
     const node = openNode(dir('follower'));
