@@ -216,13 +216,14 @@ describe('chaos: nemesis', () => {
         const others = [...c.network.hosts.values()].filter((host) => host.name !== follower);
         c.network.cut('follower-dropped', [c.network.host(follower)], others, 'drop');
         c.network.cut('follower-dropped', others, [c.network.host(follower)], 'drop');
-        await new Promise((resolve) => setTimeout(resolve, 3_500));
+        // Long enough that TCP's doubling retransmission timer is seconds from its next try at the heal.
+        await new Promise((resolve) => setTimeout(resolve, 7_000));
         const lagAtHeal = await followerLag();
         c.network.heal('follower-dropped');
         const healedMs = performance.now();
         let caughtUpAfterMs: number | undefined;
         let lag: bigint | undefined;
-        while (performance.now() - healedMs < 5_000) {
+        while (performance.now() - healedMs < 8_000) {
           lag = await followerLag();
           if (lag !== undefined && lag < 20n) {
             caughtUpAfterMs = performance.now() - healedMs;
@@ -232,8 +233,8 @@ describe('chaos: nemesis', () => {
         }
         expect(
           caughtUpAfterMs,
-          `the follower caught up with its primary within 1.5 s of the heal (lag at the heal ${lagAtHeal}, last seen ${lag})\n${c.logs.slice(-20).join('\n')}`,
-        ).toBeLessThan(1_500);
+          `the follower caught up with its primary within 3 s of the heal (lag at the heal ${lagAtHeal}, last seen ${lag})\n${c.logs.slice(-20).join('\n')}`,
+        ).toBeLessThan(3_000);
         let inSyncAfterMs: number | undefined;
         while (performance.now() - healedMs < 10_000) {
           if (await pairInSync()) {
