@@ -47,9 +47,6 @@ export const faultKinds: readonly FaultKind[] = [
   'corrupt-page',
 ];
 
-/** Kinds applyFault cannot apply yet (the hooks). */
-export const pendingFaultKinds: ReadonlySet<FaultKind> = new Set();
-
 /** Commits a torn write cuts from the end of the write-ahead file (fewer when it holds fewer). */
 const tornCommits = 20;
 

@@ -11,7 +11,7 @@ export {
   type NemesisClusterOptions,
 } from './cluster.ts';
 export { ClientHost, type RelayedStatus, type LoadOptions } from './client/index.ts';
-export { applyFault, describeFault, faultKinds, pendingFaultKinds, type FaultSpec, type FaultKind, type ActiveFault } from './faults.ts';
+export { applyFault, describeFault, faultKinds, type FaultSpec, type FaultKind, type ActiveFault } from './faults.ts';
 export {
   History,
   machineMonotonicMs,

@@ -8,7 +8,7 @@ import { randomInt, seededRandom } from '../seeded-random.ts';
 import type { LoadOptions } from './client/index.ts';
 import { checkHistory, machineMonotonicMs, type Operation, type Violation } from './check/index.ts';
 import type { NemesisCluster } from './cluster.ts';
-import { anyStatus, applyFault, describeFault, pendingFaultKinds, type ActiveFault, type FaultKind, type FaultSpec } from './faults.ts';
+import { anyStatus, applyFault, describeFault, faultKinds, type ActiveFault, type FaultKind, type FaultSpec } from './faults.ts';
 import type { CutMode } from './hosts/index.ts';
 
 /** A fault, or how to pick one from the cluster as it is now (the current primary, the supervisor). */
@@ -121,19 +121,8 @@ function drawFault(random: () => number, kind: FaultKind, topology: Topology): F
   }
 }
 
-export const drawableFaultKinds: readonly FaultKind[] = [
-  'partition',
-  'partition-one-way',
-  'isolate',
-  'bridge',
-  'blackhole',
-  'pause',
-  'clock-step',
-  'kill',
-  'wipe',
-  'torn-write',
-  'corrupt-page',
-].filter((kind) => !pendingFaultKinds.has(kind as FaultKind)) as FaultKind[];
+/** Every kind is drawn by seeded schedules. */
+export const drawableFaultKinds: readonly FaultKind[] = faultKinds;
 
 /** Faults that lose a node's disk, or part of it: the node is refilled from its partner. */
 const diskFaultKinds: ReadonlySet<FaultKind> = new Set(['wipe', 'torn-write', 'corrupt-page']);
