@@ -8,8 +8,8 @@
 // Medians (and p90) in milliseconds.
 import { Etcd3, KVClient } from 'etcd3';
 import { EtcdProcess } from '../src/cluster/etcd-process.ts';
-import { EtcdDirectory, etcdClientOptions } from '../src/router/etcd-directory.ts';
-import { SqliteDirectory } from '../src/router/sqlite-directory.ts';
+import { EtcdDirectory, etcdClientOptions } from '../src/router/directory/etcd/store.ts';
+import { SqliteDirectory } from '../src/router/directory/sqlite/store.ts';
 import { createLogger } from '../src/common/logger.ts';
 import { makeTempDir, removeTempDir } from '../test/helpers/temp-dir.ts';
 

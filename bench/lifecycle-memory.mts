@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { NodeMemory, encodeWindowSetting } from '../src/node/node-memory.ts';
 import { EntryKind, type LogEntry } from '../src/node/shard-log.ts';
-import { SqliteDirectory as Directory } from '../src/router/sqlite-directory.ts';
+import { SqliteDirectory as Directory } from '../src/router/directory/sqlite/store.ts';
 
 const count = Number(process.argv[2] ?? 200_000);
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -6,7 +6,7 @@
 // or --file into an empty store, keeping every shard id, epoch and identity.
 import fs from 'node:fs';
 import { ErrorCode, TallyError } from '../common/index.ts';
-import type { DirectorySnapshot } from '../router/directory-snapshot.ts';
+import type { DirectorySnapshot } from '../router/directory/snapshot.ts';
 
 export interface DirectoryStoreFlags {
   dataDir: string | undefined;
@@ -37,7 +37,7 @@ export async function directoryCommand(
   if (args.length !== 1 || (action !== 'export' && action !== 'import')) throw usageError(`expected: ${shape}`);
   if ((flags.dataDir === undefined) === (flags.etcd === undefined)) throw usageError(`name one store, --data-dir or --etcd: ${shape}`);
   if (flags.etcdPrefix !== undefined && flags.etcd === undefined) throw usageError('--etcd-prefix goes with --etcd');
-  const { validateSnapshot } = await import('../router/directory-snapshot.ts');
+  const { validateSnapshot } = await import('../router/directory/snapshot.ts');
   if ((flags.etcdTlsCert === undefined) !== (flags.etcdTlsKey === undefined))
     throw usageError('--etcd-tls-cert and --etcd-tls-key go together');
   if (flags.etcdTlsCert !== undefined && flags.etcdTlsCa === undefined) throw usageError('--etcd-tls-cert needs --etcd-tls-ca');
@@ -73,7 +73,7 @@ interface TransferStore {
 }
 
 async function sqliteStore(dataDir: string): Promise<TransferStore> {
-  const { SqliteDirectory } = await import('../router/sqlite-directory.ts');
+  const { SqliteDirectory } = await import('../router/directory/sqlite/store.ts');
   return {
     export: () => SqliteDirectory.exportFrom(dataDir),
     import: async (snapshot) => SqliteDirectory.importSnapshot(dataDir, snapshot),
@@ -84,8 +84,8 @@ async function sqliteStore(dataDir: string): Promise<TransferStore> {
 async function etcdStore(flags: DirectoryStoreFlags): Promise<TransferStore> {
   const { parseEtcdEndpoints } = await import('../router/config.ts');
   const { Etcd3 } = await import('etcd3');
-  const { etcdClientOptions } = await import('../router/etcd-directory.ts');
-  const { exportFromEtcd, importIntoEtcd } = await import('../router/etcd-directory-transfer.ts');
+  const { etcdClientOptions } = await import('../router/directory/etcd/store.ts');
+  const { exportFromEtcd, importIntoEtcd } = await import('../router/directory/etcd/transfer.ts');
   const prefix = flags.etcdPrefix ?? '/tally/';
   const credentials =
     flags.etcdTlsCa === undefined

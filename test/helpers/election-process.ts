@@ -4,7 +4,7 @@
 // per change on stdout: {"leader":true}; the election logs on stderr.
 import { Etcd3 } from 'etcd3';
 import { createLogger } from '../../src/common/index.ts';
-import { EtcdSupervisorElection } from '../../src/router/supervisor-election.ts';
+import { EtcdSupervisorElection } from '../../src/router/supervision/supervisor-election.ts';
 
 const [endpoint, prefix, routerId, leaseTtlMsText] = process.argv.slice(2);
 if (endpoint === undefined || prefix === undefined || routerId === undefined || leaseTtlMsText === undefined) {

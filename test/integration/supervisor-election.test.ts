@@ -11,7 +11,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createLogger } from '../../src/common/index.ts';
-import { EtcdSupervisorElection, requireSupervisor, supervisorKey, type SupervisorFence } from '../../src/router/supervisor-election.ts';
+import {
+  EtcdSupervisorElection,
+  requireSupervisor,
+  supervisorKey,
+  type SupervisorFence,
+} from '../../src/router/supervision/supervisor-election.ts';
 import { holdsFor, waitFor } from '../helpers/cluster.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 

@@ -3,7 +3,7 @@
 // floods in test/integration/call-guards.test.ts.
 import { describe, expect, it } from 'vitest';
 import { Metadata, status } from '@grpc/grpc-js';
-import { refusalOf, tokensOf } from '../../src/router/auth.ts';
+import { refusalOf, tokensOf } from '../../src/router/api/auth.ts';
 
 const admin = 'admin-token-0123456789';
 const client = 'client-token-0123456789';

@@ -3,11 +3,11 @@
 // goes on. Injected clock, no timers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { Autoscaler } from '../../src/router/autoscaler.ts';
-import { SqliteDirectory as Directory } from '../../src/router/sqlite-directory.ts';
-import { HeatTracker } from '../../src/router/heat.ts';
-import { SizingPolicy } from '../../src/router/sizing-policy.ts';
-import { createRouterMetrics } from '../../src/router/router-metrics.ts';
+import { Autoscaler } from '../../src/router/sizing/autoscaler.ts';
+import { SqliteDirectory as Directory } from '../../src/router/directory/sqlite/store.ts';
+import { HeatTracker } from '../../src/router/sizing/heat.ts';
+import { SizingPolicy } from '../../src/router/sizing/sizing-policy.ts';
+import { createRouterMetrics } from '../../src/router/metrics/router-metrics.ts';
 import type { Logger } from '../../src/common/logger.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 

@@ -6,9 +6,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { steadyWallClock } from '../../src/common/clock.ts';
 import { createLogger } from '../../src/common/logger.ts';
-import { CounterExpiry, type CounterDeleter } from '../../src/router/counter-expiry.ts';
-import type { PairAddresses } from '../../src/router/directory.ts';
-import { SqliteDirectory } from '../../src/router/sqlite-directory.ts';
+import { CounterExpiry, type CounterDeleter } from '../../src/router/counters/expiry.ts';
+import type { PairAddresses } from '../../src/router/directory/contract.ts';
+import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
 import { DedupIndex } from '../../src/node/dedup-index.ts';
 import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../src/node/group-commit.ts';
 import { NodeMemory } from '../../src/node/node-memory.ts';

@@ -9,8 +9,8 @@ import {
   type CounterDeleter,
   type ExpiryDirectory,
   type ExpirySettings,
-} from '../../src/router/counter-expiry.ts';
-import type { CounterInfo } from '../../src/router/directory.ts';
+} from '../../src/router/counters/expiry.ts';
+import type { CounterInfo } from '../../src/router/directory/contract.ts';
 import { createLogger } from '../../src/common/logger.ts';
 
 function counterOf(name: string, lastWriteMonotonicMs: number, ttlMs: number | null = null): CounterInfo {

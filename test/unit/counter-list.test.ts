@@ -1,7 +1,7 @@
 // Unit tests for ListCounters' pure parts: the page token (what it accepts
 // and what it refuses), the end of a prefix's range, and page size bounds.
 import { describe, expect, it } from 'vitest';
-import { decodePageToken, encodePageToken, prefixEnd, validatePageSize } from '../../src/router/counter-list.ts';
+import { decodePageToken, encodePageToken, prefixEnd, validatePageSize } from '../../src/router/counters/list.ts';
 import { listPageSizeDefault, listPageSizeMax } from '../../src/common/limits.ts';
 import { codeOf } from '../helpers/rejection.ts';
 

@@ -6,10 +6,10 @@
 // Store-specific behaviour lives in directory.test.ts and etcd-directory.test.ts.
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteDirectory } from '../../src/router/sqlite-directory.ts';
-import { EtcdDirectory, etcdClientOptions } from '../../src/router/etcd-directory.ts';
+import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
+import { EtcdDirectory, etcdClientOptions } from '../../src/router/directory/etcd/store.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
-import type { Directory, DirectoryLimits, PairAddresses } from '../../src/router/directory.ts';
+import type { Directory, DirectoryLimits, PairAddresses } from '../../src/router/directory/contract.ts';
 import { newCountersPerCallMax, shardsPerCounterMax } from '../../src/common/limits.ts';
 import { TallyError } from '../../src/common/errors.ts';
 import { createLogger } from '../../src/common/logger.ts';

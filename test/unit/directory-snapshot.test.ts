@@ -5,9 +5,9 @@
 // hold together, changing nothing.
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteDirectory } from '../../src/router/sqlite-directory.ts';
-import { validateSnapshot, type DirectorySnapshot } from '../../src/router/directory-snapshot.ts';
-import type { PairAddresses } from '../../src/router/directory.ts';
+import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
+import { validateSnapshot, type DirectorySnapshot } from '../../src/router/directory/snapshot.ts';
+import type { PairAddresses } from '../../src/router/directory/contract.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { codeOfAsync } from '../helpers/rejection.ts';
 

@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SqliteDirectory as Directory } from '../../src/router/sqlite-directory.ts';
-import { type CounterInfo, type DirectoryLimits, type PairAddresses } from '../../src/router/directory.ts';
+import { SqliteDirectory as Directory } from '../../src/router/directory/sqlite/store.ts';
+import { type CounterInfo, type DirectoryLimits, type PairAddresses } from '../../src/router/directory/contract.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { codeOfAsync } from '../helpers/rejection.ts';
 

@@ -5,9 +5,9 @@
 // pair going out of sync that it has not applied are never read through it.
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EtcdDirectory, etcdClientOptions } from '../../src/router/etcd-directory.ts';
+import { EtcdDirectory, etcdClientOptions } from '../../src/router/directory/etcd/store.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
-import type { PairAddresses } from '../../src/router/directory.ts';
+import type { PairAddresses } from '../../src/router/directory/contract.ts';
 import { TallyError } from '../../src/common/errors.ts';
 import { createLogger } from '../../src/common/logger.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';

@@ -6,9 +6,9 @@
 // what a router does while etcd is gone and after it is back.
 import { Etcd3, KVClient } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EtcdDirectory, etcdClientOptions, type EtcdDirectoryOptions } from '../../src/router/etcd-directory.ts';
+import { EtcdDirectory, etcdClientOptions, type EtcdDirectoryOptions } from '../../src/router/directory/etcd/store.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
-import type { CounterInfo, PairAddresses } from '../../src/router/directory.ts';
+import type { CounterInfo, PairAddresses } from '../../src/router/directory/contract.ts';
 import { growthActivationMarginMs } from '../../src/common/limits.ts';
 import { TallyError } from '../../src/common/errors.ts';
 import { createLogger } from '../../src/common/logger.ts';

@@ -1,7 +1,7 @@
 // Unit tests for HeatTracker: a smoothed increments/s rate driven by an
 // injected clock, so every instant is chosen by the test.
 import { describe, expect, it, vi } from 'vitest';
-import { HeatTracker } from '../../src/router/heat.ts';
+import { HeatTracker } from '../../src/router/sizing/heat.ts';
 
 class FakeClock {
   nowMs = 1_000_000;

@@ -5,10 +5,10 @@
 // directory and the increment path are the real ones.
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/common/errors.ts';
-import { SqliteDirectory as Directory } from '../../src/router/sqlite-directory.ts';
-import { IncrementPath } from '../../src/router/increment-path.ts';
-import { NotAppliedError } from '../../src/router/node-sender.ts';
-import type { NodePool } from '../../src/router/node-pool.ts';
+import { SqliteDirectory as Directory } from '../../src/router/directory/sqlite/store.ts';
+import { IncrementPath } from '../../src/router/write/increment-path.ts';
+import { NotAppliedError } from '../../src/router/nodes/node-sender.ts';
+import type { NodePool } from '../../src/router/nodes/node-pool.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 describe('increment path cancellation', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectivityState, type ServiceError } from '@grpc/grpc-js';
 import { applyItemsPerCallMax, nodeCallsInFlightMax, nodeQueueItemsMax, type shardV1 } from '../../src/common/index.ts';
-import { NodeSender } from '../../src/router/node-sender.ts';
+import { NodeSender } from '../../src/router/nodes/node-sender.ts';
 import { rejection } from '../helpers/rejection.ts';
 
 type ApplyCallback = (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => void;

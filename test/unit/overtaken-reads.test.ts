@@ -3,7 +3,7 @@
 // during every attempt fails UNAVAILABLE rather than mix cleared and
 // uncleared shards.
 import { describe, expect, it } from 'vitest';
-import { overtakenCounters, rereadOvertaken } from '../../src/router/exact-reader.ts';
+import { overtakenCounters, rereadOvertaken } from '../../src/router/read/exact-reader.ts';
 import { clearOvertakenReadsMax } from '../../src/common/limits.ts';
 import { TallyError } from '../../src/common/errors.ts';
 

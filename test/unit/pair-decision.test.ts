@@ -3,8 +3,8 @@
 // is made primary or promoted only when it is the recorded log and holds
 // what was acknowledged; a new log in either slot is a follower to fill.
 import { describe, expect, it } from 'vitest';
-import { decidePair, type NodeStatusView, type NodeView, type PairAction } from '../../src/router/pair-decision.ts';
-import type { PairInfo } from '../../src/router/directory.ts';
+import { decidePair, type NodeStatusView, type NodeView, type PairAction } from '../../src/router/supervision/pair-decision.ts';
+import type { PairInfo } from '../../src/router/directory/contract.ts';
 
 const settings = { failoverTimeoutMs: 2_000, followerTimeoutMs: 1_000 };
 const P = '127.0.0.1:1';

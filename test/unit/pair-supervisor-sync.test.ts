@@ -11,10 +11,10 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Logger, shardV1 } from '../../src/common/index.ts';
-import { nextPairState, type Directory, type PairInfo, type PairUpdate } from '../../src/router/directory.ts';
-import type { NodePool } from '../../src/router/node-pool.ts';
-import { PairSupervisor } from '../../src/router/pair-supervisor.ts';
-import { createRouterMetrics } from '../../src/router/router-metrics.ts';
+import { nextPairState, type Directory, type PairInfo, type PairUpdate } from '../../src/router/directory/contract.ts';
+import type { NodePool } from '../../src/router/nodes/node-pool.ts';
+import { PairSupervisor } from '../../src/router/supervision/pair-supervisor.ts';
+import { createRouterMetrics } from '../../src/router/metrics/router-metrics.ts';
 import { refusalOf, type RoleState } from '../../src/node/node-role.ts';
 
 const P = '10.0.0.1:50061';

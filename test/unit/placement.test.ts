@@ -1,7 +1,7 @@
 // Unit tests for choosePairs: one counter's shards spread over pairs first,
 // total load second. Property checks run over seeded random inputs.
 import { describe, expect, it } from 'vitest';
-import { choosePairs } from '../../src/router/placement.ts';
+import { choosePairs } from '../../src/router/directory/placement.ts';
 import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const spread = (counts: readonly number[]): number => Math.max(...counts) - Math.min(...counts);

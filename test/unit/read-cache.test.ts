@@ -1,7 +1,7 @@
 // Unit tests for ReadCache (G4): staleness bound, newest-wins, idle eviction
 // and the entry bound. Every call takes an explicit nowMs; nothing sleeps.
 import { describe, expect, it, vi } from 'vitest';
-import { ReadCache, type CachedTotal } from '../../src/router/read-cache.ts';
+import { ReadCache, type CachedTotal } from '../../src/router/read/read-cache.ts';
 import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const maxStalenessMs = 2_000;

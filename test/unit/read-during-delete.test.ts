@@ -5,9 +5,9 @@
 // (its answers are what ReadShards answers for live and dropped shards); the
 // directory and the reader are the real ones.
 import { describe, expect, it } from 'vitest';
-import { SqliteDirectory as Directory } from '../../src/router/sqlite-directory.ts';
-import { readExact } from '../../src/router/exact-reader.ts';
-import type { NodePool } from '../../src/router/node-pool.ts';
+import { SqliteDirectory as Directory } from '../../src/router/directory/sqlite/store.ts';
+import { readExact } from '../../src/router/read/exact-reader.ts';
+import type { NodePool } from '../../src/router/nodes/node-pool.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 describe('read during delete', () => {

@@ -1,8 +1,8 @@
 // Automatic sizing with an injected clock: grows only after sustained heat,
 // to the target with headroom, never for a cold counter, never when off.
 import { describe, expect, it } from 'vitest';
-import { SizingPolicy, defaultSizing, targetShards } from '../../src/router/sizing-policy.ts';
-import { HeatTracker, skewOf } from '../../src/router/heat.ts';
+import { SizingPolicy, defaultSizing, targetShards } from '../../src/router/sizing/sizing-policy.ts';
+import { HeatTracker, skewOf } from '../../src/router/sizing/heat.ts';
 
 const settings = { ...defaultSizing, shardCeilingPerSec: 1_000, shardsMax: 64 };
 

@@ -2,7 +2,7 @@
 // until it stops (the etcd election is tested on a real etcd in
 // test/integration/supervisor-election.test.ts).
 import { describe, expect, it } from 'vitest';
-import { SoleSupervisor } from '../../src/router/supervisor-election.ts';
+import { SoleSupervisor } from '../../src/router/supervision/supervisor-election.ts';
 
 describe('sole supervisor', () => {
   it('sole supervisor: leads from construction and names itself, before and after start()', async () => {

@@ -3,9 +3,9 @@
 // stays within the bound, lastMs values that sum the same buckets share one
 // entry, and a counter that does not exist (or has no window) leaves nothing.
 import { describe, expect, it } from 'vitest';
-import type { Directory } from '../../src/router/directory.ts';
-import type { NodePool } from '../../src/router/node-pool.ts';
-import { WindowReader } from '../../src/router/window-reader.ts';
+import type { Directory } from '../../src/router/directory/contract.ts';
+import type { NodePool } from '../../src/router/nodes/node-pool.ts';
+import { WindowReader } from '../../src/router/read/window-reader.ts';
 import { rejection } from '../helpers/rejection.ts';
 
 const bucketMs = 1_000;

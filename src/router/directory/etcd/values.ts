@@ -1,0 +1,118 @@
+// What the etcd directory's keys hold: the JSON of a counter, a pair and a
+// shard task, each checked before it is written and again when it is read
+// back. Pure: no etcd here.
+import { ErrorCode, TallyError, shardsPerCounterMax, type WindowSetting } from '../../../common/index.ts';
+import { counterKinds, type CounterKind, type Growth, type ShardTask } from '../contract.ts';
+
+export interface StoredCounter {
+  kind: CounterKind;
+  window: WindowSetting;
+  createdMs: number;
+  autoscale: boolean;
+  generation: number;
+  ttlMs: number | null;
+  /** [shardId, pairIndex] per shard, in shard index order. */
+  shards: [number, number][];
+  writableShardCount: number;
+  growths: Growth[];
+  /** Recent keyed clears: [base64 key, generation, clearedMs], oldest first. */
+  clearKeys: [string, number, number][];
+}
+
+export interface StoredPair {
+  primary: string;
+  follower: string;
+  epoch: string;
+  inSync: boolean;
+  primaryId: string;
+  followerId: string;
+  ackedLsn: string;
+  legacy: boolean;
+  replaced: boolean;
+  /** Absent in values written before pairs could be added or drained: false. */
+  addedOnline?: boolean;
+  draining?: boolean;
+  /** Decimal; absent in values written before configuration versions: 0. */
+  configVersion?: string;
+}
+
+export interface StoredTask {
+  pairIndex: number;
+  kind: ShardTask['kind'];
+  generation: number;
+  createdMs: number;
+}
+
+export const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function invalid(what: string, why: string): never {
+  throw new TallyError(ErrorCode.internal, `directory: ${what} in etcd is not valid: ${why}`);
+}
+
+/** A counter's value: checked before it is written and again when it is read back (so are the others). */
+export function checkCounter(name: string, value: unknown): StoredCounter {
+  const what = `counter ${name}`;
+  if (!isObject(value)) invalid(what, 'not an object');
+  const { kind, window, createdMs, autoscale, generation, ttlMs, shards, writableShardCount, growths, clearKeys } = value;
+  if (!counterKinds.includes(kind as CounterKind)) invalid(what, `unknown kind ${String(kind)}`);
+  if (!isObject(window) || !isCount(window.bucketMs) || !isCount(window.retentionMs)) invalid(what, 'window');
+  if (!isCount(createdMs) || typeof autoscale !== 'boolean' || !isCount(generation)) invalid(what, 'createdMs, autoscale or generation');
+  if (ttlMs !== null && !isCount(ttlMs)) invalid(what, 'ttlMs');
+  if (!Array.isArray(shards) || shards.length < 1 || shards.length > shardsPerCounterMax) invalid(what, 'shard count');
+  for (const shard of shards as unknown[]) {
+    if (!Array.isArray(shard) || shard.length !== 2 || !isCount(shard[0]) || shard[0] < 1 || !isCount(shard[1])) invalid(what, 'a shard');
+  }
+  if (!Number.isInteger(writableShardCount) || (writableShardCount as number) < 1 || (writableShardCount as number) > shards.length)
+    invalid(what, 'writableShardCount');
+  if (!Array.isArray(growths)) invalid(what, 'growths');
+  for (const growth of growths as unknown[]) {
+    if (!isObject(growth) || !isCount(growth.previousShardCount) || growth.previousShardCount < 1 || !isCount(growth.grownMs))
+      invalid(what, 'a growth');
+  }
+  if (!Array.isArray(clearKeys)) invalid(what, 'clearKeys');
+  for (const entry of clearKeys as unknown[]) {
+    if (!Array.isArray(entry) || entry.length !== 3 || typeof entry[0] !== 'string' || !isCount(entry[1]) || !isCount(entry[2]))
+      invalid(what, 'a clear key');
+  }
+  return value as unknown as StoredCounter;
+}
+
+export function checkPair(pairIndex: number, value: unknown): StoredPair {
+  const what = `pair ${pairIndex}`;
+  if (!isObject(value)) invalid(what, 'not an object');
+  for (const field of ['primary', 'follower', 'primaryId', 'followerId'] as const)
+    if (typeof value[field] !== 'string') invalid(what, field);
+  for (const field of ['epoch', 'ackedLsn'] as const)
+    if (typeof value[field] !== 'string' || !/^\d{1,19}$/.test(value[field])) invalid(what, field);
+  for (const field of ['inSync', 'legacy', 'replaced'] as const) if (typeof value[field] !== 'boolean') invalid(what, field);
+  for (const field of ['addedOnline', 'draining'] as const)
+    if (value[field] !== undefined && typeof value[field] !== 'boolean') invalid(what, field);
+  if (value.configVersion !== undefined && (typeof value.configVersion !== 'string' || !/^\d{1,19}$/.test(value.configVersion)))
+    invalid(what, 'configVersion');
+  if (value.primary === value.follower) invalid(what, 'primary and follower are the same');
+  return value as unknown as StoredPair;
+}
+
+export function checkTask(shardId: number, value: unknown): StoredTask {
+  const what = `shard task ${shardId}`;
+  if (!isObject(value)) invalid(what, 'not an object');
+  if (value.kind !== 'drop' && value.kind !== 'clear') invalid(what, `kind ${String(value.kind)}`);
+  if (!isCount(value.pairIndex) || !isCount(value.generation) || !isCount(value.createdMs)) invalid(what, 'fields');
+  return value as unknown as StoredTask;
+}
+
+export function parseJson(what: string, bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return invalid(what, 'not JSON');
+  }
+}
+
+/** A positive integer key part written as String(n), or undefined. */
+export function parseId(text: string): number | undefined {
+  const id = Number(text);
+  return Number.isSafeInteger(id) && id >= 0 && String(id) === text ? id : undefined;
+}

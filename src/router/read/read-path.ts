@@ -1,0 +1,156 @@
+// The read path: EXACT reads sum every shard now; CACHED reads come from
+// totals a refresher recomputes every refreshIntervalMs. A cached total older
+// than refresh interval + read timeout is never served; the read falls back to
+// summing now (G4).
+import { IntervalTask, steadyWallClock, type Logger } from '../../common/index.ts';
+import { readExact } from './exact-reader.ts';
+import { ReadCache, type CachedTotal } from './read-cache.ts';
+import type { CounterInfo, Directory } from '../directory/contract.ts';
+import type { NodePool } from '../nodes/node-pool.ts';
+import type { RouterMetrics } from '../metrics/router-metrics.ts';
+
+export interface TotalRead {
+  counter: string;
+  total: bigint;
+  exact: boolean;
+  asOfMs: number;
+  stalenessMs: number;
+  shardCount: number;
+  /** The directory's counter read (undefined: none), at which generation. */
+  source: CounterInfo | undefined;
+  generation: number;
+}
+
+export class ReadPath {
+  readonly cache: ReadCache;
+  private readonly refresher: IntervalTask;
+  /** Evictions already added to tally_cache_evictions_total. */
+  private readonly evictionsReported = { full: 0, idle: 0 };
+
+  constructor(
+    private readonly directory: Directory,
+    private readonly pool: NodePool,
+    private readonly metrics: RouterMetrics,
+    private readonly logger: Logger,
+    private readonly settings: { refreshIntervalMs: number; readTimeoutMs: number; cacheIdleMs: number; cacheEntriesMax: number },
+    /** Wall-clock times that are stored or shown and compared later: steady, so a step while running changes no decision. */
+    private readonly now: () => number = steadyWallClock(),
+  ) {
+    this.cache = new ReadCache(settings.refreshIntervalMs + settings.readTimeoutMs, settings.cacheIdleMs, settings.cacheEntriesMax);
+    // One round at a time: a slow round delays the next rather than racing it.
+    this.refresher = new IntervalTask({ name: 'cache refresh round', intervalMs: settings.refreshIntervalMs, logger }, () =>
+      this.refresh(),
+    );
+  }
+
+  async readExact(names: readonly string[]): Promise<TotalRead[]> {
+    // Taken before the first node call: everything acknowledged before it is in the sum.
+    const asOfMs = this.now();
+    const { totals, nodeCalls } = await readExact(names, this.directory, this.pool, this.settings.readTimeoutMs);
+    this.metrics.nodeCalls.inc({ kind: 'read' }, nodeCalls);
+    return names.map((counter) => {
+      const { total, shardCount, source, generation } = totals.get(counter)!;
+      return { counter, total, exact: true, asOfMs, stalenessMs: 0, shardCount, source, generation };
+    });
+  }
+
+  async readCached(names: readonly string[]): Promise<TotalRead[]> {
+    const served = new Map<string, CachedTotal>();
+    const nowMs = this.now();
+    const misses = new Set<string>();
+    for (const name of names) {
+      const cached = this.cache.get(name, nowMs);
+      if (cached === undefined) misses.add(name);
+      else served.set(name, cached);
+    }
+    if (misses.size > 0) {
+      for (const read of await this.readExact([...misses])) {
+        const value = { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs };
+        // A counter that does not exist (no shards) is answered but not cached: names nobody
+        // writes must not fill the cache and push out the ones in use.
+        if (read.shardCount > 0 && this.stillCurrent(read)) this.cache.put(read.counter, value, this.now());
+        served.set(read.counter, value);
+      }
+    }
+    const servedMs = this.now();
+    return names.map((counter) => {
+      const cached = served.get(counter)!;
+      const stalenessMs = Math.max(0, servedMs - cached.asOfMs);
+      this.metrics.cacheAgeSeconds.observe(stalenessMs / 1000);
+      return {
+        counter,
+        total: cached.total,
+        exact: false,
+        asOfMs: cached.asOfMs,
+        stalenessMs,
+        shardCount: cached.shardCount,
+        source: this.directory.get(counter),
+        generation: this.directory.get(counter)?.generation ?? 0,
+      };
+    });
+  }
+
+  startRefresher(): void {
+    this.refresher.start();
+  }
+
+  stopRefresher(): void {
+    this.refresher.stop();
+  }
+
+  /** Recomputes every cached total (not while a round is under way); a counter whose shards cannot be read keeps aging. */
+  refreshOnce(): Promise<void> {
+    return this.refresher.runNow();
+  }
+
+  private async refresh(): Promise<void> {
+    const startedMs = this.now();
+    const names = this.cache.namesToRefresh(startedMs);
+    this.metrics.cacheEntries.set(names.length);
+    this.reportEvictions();
+    const chunkSize = 1_000;
+    for (let offset = 0; offset < names.length; offset += chunkSize) {
+      const chunk = names.slice(offset, offset + chunkSize);
+      try {
+        this.store(await this.readExact(chunk));
+      } catch {
+        // One unreadable shard must not stop the others from refreshing.
+        for (const name of chunk) {
+          try {
+            this.store(await this.readExact([name]));
+          } catch (error) {
+            this.logger.debug('cache refresh failed', { counter: name, error: (error as Error).message });
+          }
+        }
+      }
+    }
+    this.metrics.cacheRefreshSeconds.observe((this.now() - startedMs) / 1000);
+  }
+
+  /**
+   * True when the read's counter is still the directory's, at the same
+   * generation: a sum taken before a delete or a clear must not be cached
+   * after it (the cache forgot the counter then, and a new counter may have
+   * its name).
+   */
+  private stillCurrent(read: TotalRead): boolean {
+    return read.source !== undefined && this.directory.get(read.counter) === read.source && read.source.generation === read.generation;
+  }
+
+  private store(reads: readonly TotalRead[]): void {
+    // Only counters still cached (one evicted while the round ran stays out),
+    // and only sums still current (not from before a delete or a clear).
+    for (const read of reads) {
+      if (!this.stillCurrent(read)) continue;
+      this.cache.update(read.counter, { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs });
+    }
+  }
+
+  private reportEvictions(): void {
+    const { fullEvictedCount: full, idleEvictedCount: idle } = this.cache;
+    this.metrics.cacheEvictions.inc({ reason: 'full' }, full - this.evictionsReported.full);
+    this.metrics.cacheEvictions.inc({ reason: 'idle' }, idle - this.evictionsReported.idle);
+    this.evictionsReported.full = full;
+    this.evictionsReported.idle = idle;
+  }
+}

@@ -1,0 +1,137 @@
+// Every intervalMs: closes a heat sample, grows counters the sizing policy
+// says are too hot for their shards (through the same directory path as
+// SetShards: no data moves), and publishes per-counter metrics for the
+// top-K hottest only — never one series per counter.
+import {
+  ErrorCode,
+  IntervalTask,
+  TallyError,
+  hotCountersListedMax,
+  monotonicNowMs,
+  type Logger,
+  type counterV1,
+} from '../../common/index.ts';
+import type { Directory } from '../directory/contract.ts';
+import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
+import type { SizingPolicy } from './sizing-policy.ts';
+import type { RouterMetrics } from '../metrics/router-metrics.ts';
+
+/** One of the hottest counters, as AdminService.Hot returns it. */
+export type HotCounter = counterV1.HotCounter__Output;
+
+/** Per-shard increments/s from a sample, one entry per shard of the counter. */
+export function shardRatesOf(sample: HeatSample | undefined, shardCount: number): number[] {
+  const windowSec = (sample?.sampleMs ?? 0) / 1000;
+  return Array.from({ length: shardCount }, (_, index) => (windowSec > 0 ? (sample?.shardCounts[index] ?? 0) / windowSec : 0));
+}
+
+export class Autoscaler {
+  private readonly ticker: IntervalTask;
+  /** The head of the last ranking: no more than Hot may list. */
+  private hottest: HotCounter[] = [];
+  private tracked = 0;
+  /** Heat evictions already added to tally_heat_counters_evicted_total. */
+  private heatEvictionsReported = 0;
+
+  constructor(
+    private readonly directory: Directory,
+    private readonly heat: HeatTracker,
+    private readonly policy: SizingPolicy,
+    private readonly metrics: RouterMetrics,
+    private readonly logger: Logger,
+    private readonly settings: { intervalMs: number; topK: number; skewMinIncrements: number },
+    private readonly now: () => number = monotonicNowMs,
+  ) {
+    this.ticker = new IntervalTask({ name: 'autoscale tick', intervalMs: settings.intervalMs, logger }, () => this.tick());
+  }
+
+  start(): void {
+    this.ticker.start();
+  }
+
+  stop(): void {
+    this.ticker.stop();
+  }
+
+  /** The hottest counters as of the last tick, hottest first. */
+  hot(limit: number): { counters: HotCounter[]; tracked: number } {
+    return { counters: this.hottest.slice(0, limit), tracked: this.tracked };
+  }
+
+  async tick(): Promise<void> {
+    const nowMs = this.now();
+    const samples = this.heat.sample();
+    this.policy.retain(new Set(samples.map((sample) => sample.counter)));
+    const hot: HotCounter[] = [];
+    for (const sample of samples) {
+      const counter = this.directory.get(sample.counter);
+      if (counter === undefined) continue;
+      const grownTo = this.policy.decide(
+        counter.name,
+        counter.shards.length,
+        sample.ratePerSec,
+        sample.peakPerSec,
+        nowMs,
+        counter.autoscale,
+      );
+      const from = counter.shards.length;
+      if (grownTo !== undefined && (await this.grow(counter.name, grownTo))) {
+        this.metrics.shardGrowths.inc({ cause: 'heat' });
+        this.logger.info('growth', {
+          counter: counter.name,
+          from,
+          to: grownTo,
+          cause: 'heat',
+          ratePerSec: Math.round(sample.ratePerSec),
+          peakPerSec: Math.round(sample.peakPerSec),
+        });
+      }
+      const shardCount = counter.shards.length;
+      const sampled = sample.shardCounts.reduce((sum, count) => sum + (count ?? 0), 0);
+      hot.push({
+        counter: counter.name,
+        ratePerSec: sample.ratePerSec,
+        peakPerSec: sample.peakPerSec,
+        shards: shardCount,
+        // Too few increments say nothing about skew.
+        skew: sampled >= this.settings.skewMinIncrements ? skewOf(sample.shardCounts, shardCount) : 1,
+        shardRates: shardRatesOf(sample, shardCount),
+        autoscale: counter.autoscale,
+      });
+    }
+    hot.sort((a, b) => b.ratePerSec - a.ratePerSec);
+    this.hottest = hot.slice(0, hotCountersListedMax);
+    this.tracked = hot.length;
+    this.publish(hot);
+  }
+
+  /** False when the directory's shard cap refused the growth: the counter keeps its shards and the tick goes on. */
+  private async grow(name: string, shardCount: number): Promise<boolean> {
+    try {
+      await this.directory.setShards(name, shardCount);
+      return true;
+    } catch (error) {
+      if (!(error instanceof TallyError) || error.code !== ErrorCode.resourceExhausted) throw error;
+      this.logger.warn('growth refused', { counter: name, to: shardCount, reason: error.message });
+      return false;
+    }
+  }
+
+  private publish(hot: HotCounter[]): void {
+    const { metrics } = this;
+    metrics.counterRate.reset();
+    metrics.counterShards.reset();
+    metrics.counterSkew.reset();
+    const top = hot.slice(0, this.settings.topK);
+    for (const entry of top) {
+      metrics.counterRate.set({ counter: entry.counter }, entry.ratePerSec);
+      metrics.counterShards.set({ counter: entry.counter }, entry.shards);
+      metrics.counterSkew.set({ counter: entry.counter }, entry.skew);
+    }
+    metrics.otherCountersRate.set(hot.slice(this.settings.topK).reduce((sum, entry) => sum + entry.ratePerSec, 0));
+    metrics.trackedCounters.set(hot.length);
+    metrics.heatEvictions.inc(this.heat.evictedCount - this.heatEvictionsReported);
+    this.heatEvictionsReported = this.heat.evictedCount;
+    metrics.shardSkewMax.set(top.filter((entry) => entry.shards > 1).reduce((max, entry) => Math.max(max, entry.skew), 1));
+  }
+}

@@ -1,0 +1,501 @@
+// The write path: picks a shard per increment and sends each node its items
+// as one atomic group through that node's coalescing sender. Unkeyed items go
+// to a uniformly random shard (never chosen by writer, G6) and are summed per
+// shard within the group; keyed items to the shard their key hashes to, so a
+// retry lands where its first attempt did. No promise or closure per item.
+import { status } from '@grpc/grpc-js';
+import {
+  ErrorCode,
+  TallyError,
+  errorCodeOfGrpcStatus,
+  INT64_MAX,
+  INT64_MIN,
+  steadyWallClock,
+  type WindowSetting,
+  type shardV1,
+} from '../../common/index.ts';
+import type { Directory, CounterInfo, ShardInfo } from '../directory/contract.ts';
+import type { NodePool } from '../nodes/node-pool.ts';
+import { NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from '../nodes/node-sender.ts';
+
+export interface ValidIncrement {
+  counter: string;
+  /** int64: a number when exact as one (|amount| < 2^53), else a bigint. */
+  amount: number | bigint;
+  idempotencyKey: Buffer;
+}
+
+/** One increment's answer, in the shape of the wire's IncrementResponse. */
+export interface IncrementOutcome {
+  applied: boolean;
+  /** The index of the shard it went to. */
+  shard: number;
+}
+
+/** FNV-1a, 32 bits: stable across processes and versions, cheap. */
+export function hashKey(key: Buffer): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < key.length; index++) {
+    hash ^= key[index]!;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+const safeIntegerMax = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** a + b as an int64 (a number when exact), or undefined beyond int64. */
+export function addInt64(a: number | bigint, b: number | bigint): number | bigint | undefined {
+  if (typeof a === 'number' && typeof b === 'number') {
+    // Both below 2^53 in size: a safe result is the exact sum, an unsafe one may be rounded.
+    const sum = a + b;
+    if (Number.isSafeInteger(sum)) return sum;
+  }
+  const sum = BigInt(a) + BigInt(b);
+  if (sum > INT64_MAX || sum < INT64_MIN) return undefined;
+  return sum <= safeIntegerMax && sum >= -safeIntegerMax ? Number(sum) : sum;
+}
+
+/** The plain increments a group carries to one shard, summed. */
+interface ShardSum {
+  shardId: number;
+  amount: number | bigint;
+  window: WindowSetting;
+  /** The counter's generation when routed (shard.proto, PackedIncrements.generation). */
+  generation: number;
+  /** Increments summed. */
+  count: number;
+}
+
+const twoTo32 = 2 ** 32;
+
+/**
+ * What one call sends one node: one atomic group. Plain (unkeyed) increments
+ * to one shard are summed into one packed record; keyed increments stay one
+ * item each (the node records each key). Only this call's increments are
+ * summed: the node answers per group, and a group must fail alone (an
+ * overflow, say) whatever else the node call carries.
+ */
+export class NodeGroup {
+  /** Call item indexes (and their shard indexes) of the plain increments. */
+  readonly plainIndexes: number[] = [];
+  readonly plainShardIndexes: number[] = [];
+  /** Call item indexes (and shard indexes) of the keyed items, in the order of `items`. */
+  readonly keyedIndexes: number[] = [];
+  readonly keyedShardIndexes: number[] = [];
+  readonly items: ApplyItem[] = [];
+  private readonly sums = new Map<number, ShardSum>();
+  /** Sums closed because adding more would have left int64 (never in practice). */
+  private readonly fullSums: ShardSum[] = [];
+
+  addPlain(index: number, shard: ShardInfo, amount: number | bigint, window: WindowSetting, generation = 0): void {
+    this.plainIndexes.push(index);
+    this.plainShardIndexes.push(shard.shardIndex);
+    const sum = this.sums.get(shard.shardId);
+    if (sum === undefined) {
+      this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, generation, count: 1 });
+      return;
+    }
+    const next = addInt64(sum.amount, amount);
+    if (next !== undefined) {
+      sum.amount = next;
+      sum.count++;
+      return;
+    }
+    // The node checks the total after each record: two records reach the same total as one would.
+    this.fullSums.push(sum);
+    this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, generation, count: 1 });
+  }
+
+  addKeyed(index: number, shard: ShardInfo, item: ApplyItem): void {
+    this.keyedIndexes.push(index);
+    this.keyedShardIndexes.push(shard.shardIndex);
+    this.items.push(item);
+  }
+
+  /** The group as the wire carries it: one run of packed records per window setting and generation. */
+  encode(): OutgoingGroup {
+    const runs: Run[] = [];
+    let records = 0;
+    for (const sum of this.fullSums) records += collect(runs, sum);
+    for (const sum of this.sums.values()) records += collect(runs, sum);
+    const increments: shardV1.PackedIncrements[] = new Array(runs.length);
+    for (let runIndex = 0; runIndex < runs.length; runIndex++) {
+      const { window, generation, sums } = runs[runIndex]!;
+      const buffer = Buffer.allocUnsafe(sums.length * 16);
+      let incrementCount = 0;
+      for (let index = 0; index < sums.length; index++) {
+        const { shardId, amount, count } = sums[index]!;
+        const offset = index * 16;
+        incrementCount += count;
+        buffer.writeUInt32LE(shardId % twoTo32, offset);
+        buffer.writeUInt32LE(Math.floor(shardId / twoTo32), offset + 4);
+        if (typeof amount === 'number') {
+          const high = Math.floor(amount / twoTo32);
+          buffer.writeUInt32LE(amount - high * twoTo32, offset + 8);
+          buffer.writeInt32LE(high, offset + 12);
+        } else {
+          buffer.writeBigInt64LE(amount, offset + 8);
+        }
+      }
+      const packed: shardV1.PackedIncrements = { records: buffer, incrementCount };
+      // Absent means none (0, 0) and costs nothing on the wire.
+      if (window.bucketMs > 0) {
+        packed.windowBucketMs = window.bucketMs;
+        packed.windowRetentionMs = window.retentionMs;
+      }
+      if (generation > 0) packed.generation = generation;
+      increments[runIndex] = packed;
+    }
+    return {
+      items: this.items,
+      increments,
+      itemCount: records + this.items.length,
+      incrementCount: this.plainIndexes.length + this.items.length,
+      sizeBytes: records * 16 + itemsWireBytes(this.items),
+    };
+  }
+}
+
+/** Sums sharing one window setting and generation (the same counter's, or equal ones): one PackedIncrements. */
+interface Run {
+  window: WindowSetting;
+  generation: number;
+  sums: ShardSum[];
+}
+
+/** Adds a sum to the run of its window setting; returns the records it adds (0: it cancelled out, nothing to send). */
+function collect(runs: Run[], sum: ShardSum): number {
+  if (sum.amount === 0 || sum.amount === 0n) return 0;
+  // A call names few counters: a scan beats a map.
+  for (const run of runs) {
+    if (
+      run.window.bucketMs === sum.window.bucketMs &&
+      run.window.retentionMs === sum.window.retentionMs &&
+      run.generation === sum.generation
+    ) {
+      run.sums.push(sum);
+      return 1;
+    }
+  }
+  runs.push({ window: sum.window, generation: sum.generation, sums: [sum] });
+  return 1;
+}
+
+/** What one round's sends report back to apply(). */
+interface RoundState {
+  outcomes: IncrementOutcome[];
+  /** Items of groups certainly not applied, to send again. */
+  retry: number[];
+  failures: TallyError[];
+  round: number;
+  waitUntilMs: number;
+  /** Nodes that refused this call: not chosen again in it. */
+  avoid: Set<string>;
+}
+
+/** Per counter and round: the shards an unkeyed increment may go to, and each one's primary. */
+interface Route {
+  shards: ShardInfo[];
+  addresses: string[];
+}
+
+export class IncrementPath {
+  constructor(
+    private readonly directory: Directory,
+    private readonly pool: NodePool,
+    /** Must equal the nodes' dedup window: growths younger than this are consulted. */
+    private readonly dedupWindowMs: number,
+    /**
+     * How long an increment with no shard to go to (its node down, nothing
+     * sent) waits for a failover before failing UNAVAILABLE: a dead
+     * primary's follower takes over within this.
+     */
+    private readonly failoverWaitMs: number = 0,
+    private readonly random: () => number = Math.random,
+    /** Wall-clock times that are stored or shown and compared later: steady, so a step while running changes no decision. */
+    private readonly now: () => number = steadyWallClock(),
+  ) {}
+
+  /**
+   * Shards an earlier attempt of this key may have gone to: where the shard
+   * counts before each growth younger than the dedup window sent it.
+   */
+  private earlierHomes(counter: CounterInfo, key: Buffer, routedShardCount: number): ShardInfo[] {
+    const nowMs = this.now();
+    const hash = hashKey(key);
+    const home = counter.shards[hash % routedShardCount]!;
+    const homes = new Map<number, ShardInfo>();
+    for (const growth of counter.growths) {
+      if (nowMs - growth.grownMs >= this.dedupWindowMs || growth.previousShardCount >= routedShardCount) continue;
+      const earlier = counter.shards[hash % growth.previousShardCount]!;
+      if (earlier.shardIndex !== home.shardIndex) homes.set(earlier.shardIndex, earlier);
+    }
+    return [...homes.values()];
+  }
+
+  /** True when some keyed item's counter grew within the dedup window: only then are there earlier homes to fence. */
+  private needsFences(items: readonly ValidIncrement[], counters: readonly CounterInfo[]): boolean {
+    const nowMs = this.now();
+    for (let index = 0; index < items.length; index++) {
+      if (items[index]!.idempotencyKey.length === 0) continue;
+      const growths = counters[index]!.growths;
+      if (growths.length > 0 && nowMs - growths[growths.length - 1]!.grownMs < this.dedupWindowMs) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Keyed items of counters that grew within the window first fence their
+   * earlier homes: each records the key there, or reports it was already
+   * there (the increment is a duplicate). Whichever of an old attempt and
+   * its retry reaches the old home first wins, so they never both apply.
+   * Returns, per item index, the shard of the original when it is a duplicate.
+   */
+  private async fenceEarlierHomes(
+    items: readonly ValidIncrement[],
+    counters: readonly CounterInfo[],
+    routedShardCounts: readonly number[],
+  ): Promise<Map<number, number>> {
+    const duplicates = new Map<number, number>();
+    const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
+    for (let index = 0; index < items.length; index++) {
+      const item = items[index]!;
+      if (item.idempotencyKey.length === 0) continue;
+      const routedShardCount = routedShardCounts[index]!;
+      for (const earlier of this.earlierHomes(counters[index]!, item.idempotencyKey, routedShardCount)) {
+        const address = this.primaryOf(earlier);
+        let group = byNode.get(address);
+        if (group === undefined) byNode.set(address, (group = { itemIndexes: [], shardIndexes: [], items: [] }));
+        group.itemIndexes.push(index);
+        group.shardIndexes.push(earlier.shardIndex);
+        group.items.push({
+          shardId: earlier.shardId,
+          amount: 0,
+          idempotencyKey: item.idempotencyKey,
+          fence: true,
+          routedShardCount,
+        });
+      }
+    }
+    await Promise.all(
+      [...byNode].map(async ([address, group]) => {
+        let result;
+        try {
+          result = await this.pool.get(address).sender.send(group.items);
+        } catch (error) {
+          // Without the fence, applying at the new home could count the key twice.
+          throw new TallyError(ErrorCode.unavailable, `cannot check an earlier home of a keyed increment: ${(error as Error).message}`);
+        }
+        if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+        group.itemIndexes.forEach((itemIndex, position) => {
+          if (result.applied[position] === false) duplicates.set(itemIndex, group.shardIndexes[position]!);
+        });
+      }),
+    );
+    return duplicates;
+  }
+
+  /**
+   * Where this round may send the counter's unkeyed increments. Increments
+   * commute: skip shards whose node failed this call or is known to be down
+   * (the call would not even be sent), unless all are. Asked once per
+   * counter per round and once per node, not once per item.
+   */
+  private routeOf(counter: CounterInfo, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): Route {
+    const usable: Route = { shards: [], addresses: [] };
+    const live: Route = { shards: [], addresses: [] };
+    // Announced shards (a growth not yet seen by every router) are read, not written.
+    for (let shardIndex = 0; shardIndex < counter.writableShardCount; shardIndex++) {
+      const shard = counter.shards[shardIndex]!;
+      const address = this.primaryOf(shard);
+      if (avoid.has(address)) continue;
+      usable.shards.push(shard);
+      usable.addresses.push(address);
+      let down = downByAddress.get(address);
+      if (down === undefined) downByAddress.set(address, (down = this.pool.isKnownDown(address)));
+      if (down) continue;
+      live.shards.push(shard);
+      live.addresses.push(address);
+    }
+    return live.shards.length > 0 ? live : usable;
+  }
+
+  private primaryOf(shard: ShardInfo): string {
+    return this.directory.pair(shard.pairIndex).primary;
+  }
+
+  /**
+   * The call's counters, looked up once per name. Bad input changes
+   * nothing: a batch naming a counter of another kind, or more new
+   * counters than a cap allows, fails before any counter is created; the
+   * batch's new counters are created together, in one directory
+   * transaction, before anything is sent. Routing is decided here, once
+   * per call: a growth during the call must not move a keyed item past the
+   * homes it fenced.
+   */
+  private async countersOf(items: readonly ValidIncrement[]): Promise<{ counters: CounterInfo[]; routedShardCounts: number[] }> {
+    const names: string[] = new Array(items.length);
+    for (let index = 0; index < items.length; index++) names[index] = items[index]!.counter;
+    const counters = await this.directory.getOrCreateMany(names, 'total');
+    const routedShardCounts: number[] = new Array(items.length);
+    for (let index = 0; index < items.length; index++) routedShardCounts[index] = counters[index]!.writableShardCount;
+    return { counters, routedShardCounts };
+  }
+
+  /**
+   * Applies items durably. Items bound for one node travel as one atomic
+   * group. Resolves only when every group has committed; if any group fails
+   * the call fails (groups on other nodes may have committed: the caller sees
+   * an unknown outcome, which an idempotency key makes safe to retry). A
+   * group a node certainly did not apply (never sent, or refused for a stale
+   * epoch) is tried again on another node's shards when it has no keys.
+   */
+  async apply(items: readonly ValidIncrement[], call: { readonly cancelled: boolean } = { cancelled: false }): Promise<IncrementOutcome[]> {
+    const outcomes: IncrementOutcome[] = new Array(items.length);
+    const avoid = new Set<string>();
+    const downByAddress = new Map<string, boolean>();
+    const { counters, routedShardCounts } = await this.countersOf(items);
+    let pending: number[] | undefined;
+    if (this.needsFences(items, counters)) {
+      const duplicates = await this.fenceEarlierHomes(items, counters, routedShardCounts);
+      for (const [itemIndex, shardIndex] of duplicates) outcomes[itemIndex] = { applied: false, shard: shardIndex };
+      if (duplicates.size > 0) pending = [];
+      for (let index = 0; index < items.length && pending !== undefined; index++) if (outcomes[index] === undefined) pending.push(index);
+    }
+    const waitUntilMs = this.now() + this.failoverWaitMs;
+    // Bounded: every round either sends (and a node that refused is avoided
+    // next) or waits a step; both end at waitUntilMs.
+    for (let round = 0; pending === undefined || pending.length > 0; round++) {
+      const byNode = this.route(items, counters, routedShardCounts, pending, avoid, downByAddress);
+      if (typeof byNode === 'number') {
+        // Nothing of this call was sent where it failed: wait for the failover, then try the new primaries.
+        if (this.now() >= waitUntilMs)
+          throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[byNode]!.counter} can take the increment now`);
+        await new Promise((resolve) => setTimeout(resolve, failoverWaitStepMs));
+        // The caller is gone (or past the server's deadline ceiling): what was not sent is not sent now.
+        if (call.cancelled) throw new TallyError(ErrorCode.deadlineExceeded, 'the call ended while it waited for a failover');
+        avoid.clear();
+        downByAddress.clear();
+        continue;
+      }
+      const state: RoundState = { outcomes, retry: [], failures: [], round, waitUntilMs, avoid };
+      if (byNode.size === 1) {
+        const [address, group] = byNode.entries().next().value!;
+        await this.settle(address, group, state);
+      } else {
+        await Promise.all(Array.from(byNode, ([address, group]) => this.settle(address, group, state)));
+      }
+      const { failures, retry } = state;
+      if (failures.length > 0) {
+        const failure = failures[0]!;
+        // A refusal that applied nothing is, to the caller, plain unavailability.
+        throw failure instanceof NotAppliedError ? new TallyError(ErrorCode.unavailable, failure.message) : failure;
+      }
+      pending = retry;
+    }
+    return outcomes;
+  }
+
+  /** Sends one group and records its items' outcomes, or what the round must do about its failure. */
+  private async settle(address: string, group: NodeGroup, state: RoundState): Promise<void> {
+    try {
+      const encoded = group.encode();
+      const result = await this.pool.get(address).sender.sendGroup(encoded);
+      if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+      const packedRecords = encoded.itemCount - encoded.items.length;
+      if (result.packedRecordsApplied !== packedRecords) {
+        // Its keyed items may have applied (a retry with the key is safe); its unkeyed ones did not.
+        throw new TallyError(
+          ErrorCode.failedPrecondition,
+          `node ${address} applied ${result.packedRecordsApplied} of ${packedRecords} packed increments: it predates packed increments; upgrade every node before the router`,
+        );
+      }
+      const { outcomes } = state;
+      const { plainIndexes, plainShardIndexes, keyedIndexes, keyedShardIndexes } = group;
+      for (let position = 0; position < plainIndexes.length; position++)
+        outcomes[plainIndexes[position]!] = { applied: true, shard: plainShardIndexes[position]! };
+      for (let position = 0; position < keyedIndexes.length; position++)
+        outcomes[keyedIndexes[position]!] = { applied: result.applied[position] ?? true, shard: keyedShardIndexes[position]! };
+    } catch (error) {
+      // Certainly not applied: safe to send again, elsewhere (unkeyed) or to the key's home after failover.
+      const retryable = error instanceof NotAppliedError && (state.round < retryAttemptsMax || this.now() < state.waitUntilMs);
+      if (!retryable) {
+        state.failures.push(error instanceof TallyError ? error : new TallyError(ErrorCode.internal, String(error)));
+        return;
+      }
+      state.avoid.add(address);
+      state.retry.push(...group.plainIndexes, ...group.keyedIndexes);
+    }
+  }
+
+  /**
+   * One round's groups, by node: each pending item (all items when pending
+   * is undefined) gets a shard — unkeyed a uniformly random usable one (G6),
+   * keyed its home — or, when some item has none, that item's index.
+   */
+  private route(
+    items: readonly ValidIncrement[],
+    counters: readonly CounterInfo[],
+    routedShardCounts: readonly number[],
+    pending: readonly number[] | undefined,
+    avoid: ReadonlySet<string>,
+    downByAddress: Map<string, boolean>,
+  ): Map<string, NodeGroup> | number {
+    const byNode = new Map<string, NodeGroup>();
+    const routes = new Map<CounterInfo, Route>();
+    let lastAddress = '';
+    let lastGroup: NodeGroup | undefined;
+    const count = pending === undefined ? items.length : pending.length;
+    for (let position = 0; position < count; position++) {
+      const index = pending === undefined ? position : pending[position]!;
+      const item = items[index]!;
+      const counter = counters[index]!;
+      let shard: ShardInfo;
+      let address: string;
+      if (item.idempotencyKey.length > 0) {
+        // A keyed increment has exactly one home; it waits for failover rather than moving.
+        shard = counter.shards[hashKey(item.idempotencyKey) % routedShardCounts[index]!]!;
+        address = this.primaryOf(shard);
+        if (avoid.has(address)) return index;
+      } else {
+        let route = routes.get(counter);
+        if (route === undefined) routes.set(counter, (route = this.routeOf(counter, avoid, downByAddress)));
+        if (route.shards.length === 0) return index;
+        const choice = Math.floor(this.random() * route.shards.length);
+        shard = route.shards[choice]!;
+        address = route.addresses[choice]!;
+      }
+      let group = address === lastAddress ? lastGroup : byNode.get(address);
+      if (group === undefined) byNode.set(address, (group = new NodeGroup()));
+      lastAddress = address;
+      lastGroup = group;
+      if (item.idempotencyKey.length === 0) {
+        group.addPlain(index, shard, item.amount, counter.window, counter.generation);
+        continue;
+      }
+      const applyItem: ApplyItem = {
+        shardId: shard.shardId,
+        // A number when exact: protobufjs then skips parsing a decimal string.
+        amount: typeof item.amount === 'number' ? item.amount : item.amount.toString(),
+        idempotencyKey: item.idempotencyKey,
+        routedShardCount: routedShardCounts[index]!,
+      };
+      // Every increment carries its counter's window setting; absent means
+      // none (0, 0), and costs nothing on the wire. The node logs a setting
+      // only when it differs from the shard's.
+      if (counter.window.bucketMs > 0) {
+        applyItem.windowBucketMs = counter.window.bucketMs;
+        applyItem.windowRetentionMs = counter.window.retentionMs;
+      }
+      // As the window: absent until the counter's first clear. Read when routed: a resend after a clear belongs after it.
+      if (counter.generation > 0) applyItem.generation = counter.generation;
+      group.addKeyed(index, shard, applyItem);
+    }
+    return byNode;
+  }
+}
+
+/** Rounds a group certainly not applied may be sent again even past failoverWaitMs. */
+const retryAttemptsMax = 2;
+const failoverWaitStepMs = 50;
