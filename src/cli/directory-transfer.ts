@@ -73,10 +73,10 @@ interface TransferStore {
 }
 
 async function sqliteStore(dataDir: string): Promise<TransferStore> {
-  const { SqliteDirectory } = await import('../router/directory/sqlite/store.ts');
+  const { exportFromSqlite, importIntoSqlite } = await import('../router/directory/sqlite/transfer.ts');
   return {
-    export: () => SqliteDirectory.exportFrom(dataDir),
-    import: async (snapshot) => SqliteDirectory.importSnapshot(dataDir, snapshot),
+    export: () => exportFromSqlite(dataDir),
+    import: async (snapshot) => importIntoSqlite(dataDir, snapshot),
     close: async () => {},
   };
 }

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
+import { exportFromSqlite, importIntoSqlite } from '../../src/router/directory/sqlite/transfer.ts';
 import { validateSnapshot, type DirectorySnapshot } from '../../src/router/directory/snapshot.ts';
 import type { PairAddresses } from '../../src/router/directory/contract.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
@@ -52,13 +53,13 @@ describe('directory export and import', () => {
   it('directory: an export imported into an empty directory exports the same, and ids continue past every id ever used', async () => {
     const source = path.join(root, 'source');
     await populated(source);
-    const exported = await SqliteDirectory.exportFrom(source);
+    const exported = await exportFromSqlite(source);
     expect(exported.counters.map((counter) => counter.name).sort()).toEqual(['a', 'b', 'c', 'm']);
     expect(exported.shardTasks.some((task) => task.kind === 'drop')).toBe(true);
     expect(exported.pairs[1]).toMatchObject({ primary: 'f1:1', epoch: '4', ackedLsn: '77', primaryId: 'id-f1' });
     const target = path.join(root, 'target');
-    SqliteDirectory.importSnapshot(target, validateSnapshot(JSON.parse(JSON.stringify(exported))));
-    expect(withoutTime(await SqliteDirectory.exportFrom(target))).toEqual(withoutTime(exported));
+    importIntoSqlite(target, validateSnapshot(JSON.parse(JSON.stringify(exported))));
+    expect(withoutTime(await exportFromSqlite(target))).toEqual(withoutTime(exported));
     // The router starts on it with its --pairs (roles swapped by a failover are fine).
     const reopened = SqliteDirectory.open(target, pairs);
     expect(reopened.get('a')!.shards.map((shard) => shard.shardId)).toEqual(
@@ -71,18 +72,18 @@ describe('directory export and import', () => {
   it('directory: import refuses a directory already holding one, and a router holding the file refuses export', async () => {
     const source = path.join(root, 'source');
     await populated(source);
-    const exported = await SqliteDirectory.exportFrom(source);
-    expect(await codeOfAsync(() => SqliteDirectory.importSnapshot(source, exported))).toBe('failed_precondition');
+    const exported = await exportFromSqlite(source);
+    expect(await codeOfAsync(() => importIntoSqlite(source, exported))).toBe('failed_precondition');
     const running = SqliteDirectory.open(source, pairs);
-    expect(await codeOfAsync(() => SqliteDirectory.exportFrom(source))).toBe('failed_precondition');
+    expect(await codeOfAsync(() => exportFromSqlite(source))).toBe('failed_precondition');
     await running.close();
-    expect(await codeOfAsync(() => SqliteDirectory.exportFrom(path.join(root, 'nothing-here')))).toBe('not_found');
+    expect(await codeOfAsync(() => exportFromSqlite(path.join(root, 'nothing-here')))).toBe('not_found');
   });
 
   it('directory: an export that does not hold together is invalid_argument and imports nothing', async () => {
     const source = path.join(root, 'source');
     await populated(source);
-    const good = await SqliteDirectory.exportFrom(source);
+    const good = await exportFromSqlite(source);
     const broken: ((snapshot: DirectorySnapshot) => void)[] = [
       (snapshot) => ((snapshot as { format: string }).format = 'other'),
       (snapshot) => (snapshot.shardIdNext = 2),

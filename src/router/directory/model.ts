@@ -1,0 +1,340 @@
+// The directory in memory, whichever store keeps it: counters, pairs, shards
+// per pair, the shard-task table and their counts, every read the hot path
+// makes, and the rules both stores keep (a new counter and a new pair and
+// their defaults, the next pair state, --pairs against the stored pairs,
+// kind guards, caps, placement). A store decides what to change, makes it
+// durable, and only then applies it here, so memory never holds what the
+// store does not. Pure: no SQL, no etcd.
+import { ErrorCode, TallyError, type MonotonicClock, type WindowSetting } from '../../common/index.ts';
+import {
+  capWarnings,
+  checkCreationCaps,
+  checkDrainable,
+  checkPairAddable,
+  checkPlaceable,
+  checkShardCountChange,
+  checkShardsTotalCap,
+  countersInOrder,
+  missingCounters,
+} from './checks.ts';
+import type { CounterInfo, CounterKind, DirectoryLimits, PairAddresses, PairInfo, PairUpdate, ShardInfo, ShardTask } from './contract.ts';
+import { nextPairState } from './contract.ts';
+import { choosePairs } from './placement.ts';
+import { snapshotCounterOf, snapshotPairOf, type SnapshotCounter, type SnapshotPair } from './snapshot.ts';
+import { ShardTaskTable } from './shard-task-table.ts';
+
+/** The fields a counter is created with; the store adds its shards. */
+export interface NewCounter {
+  name: string;
+  kind: CounterKind;
+  createdMs: number;
+  /** Shards it is created with: one, or a membership counter's fixed partitions. */
+  shardCount: number;
+  autoscale: boolean;
+  window: WindowSetting;
+  generation: number;
+  ttlMs: number | null;
+}
+
+export class DirectoryModel {
+  private readonly counters = new Map<string, CounterInfo>();
+  private readonly pairs: PairInfo[] = [];
+  private readonly shardsPerPair: number[] = [];
+  /** Sum of shardsPerPair: what shardsTotalMax bounds. */
+  private totalShardCount = 0;
+  /** Drops and clears not yet confirmed by their node, by shard id. */
+  readonly shardTasks = new ShardTaskTable();
+
+  constructor(
+    readonly limits: DirectoryLimits,
+    /** Idle times of counters (lastWriteMonotonicMs). */
+    readonly monotonicNow: MonotonicClock,
+  ) {}
+
+  // ---- Reads ---------------------------------------------------------------
+
+  get(name: string): CounterInfo | undefined {
+    return this.counters.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.counters.has(name);
+  }
+
+  /** The counter, or NOT_FOUND. */
+  existing(name: string): CounterInfo {
+    const counter = this.counters.get(name);
+    if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    return counter;
+  }
+
+  /** In creation order, live: survives creations (visited at the end) and deletions (skipped) between steps. */
+  liveCounters(): IterableIterator<CounterInfo> {
+    return this.counters.values();
+  }
+
+  counterNames(): IterableIterator<string> {
+    return this.counters.keys();
+  }
+
+  get counterCount(): number {
+    return this.counters.size;
+  }
+
+  /** Shards over all counters. */
+  get shardCount(): number {
+    return this.totalShardCount;
+  }
+
+  pair(pairIndex: number): PairInfo {
+    const pair = this.pairs[pairIndex];
+    if (pair === undefined) throw new Error(`no pair ${pairIndex}`);
+    return pair;
+  }
+
+  /** The pair whose primary or follower is at address, or undefined. */
+  pairOf(address: string): PairInfo | undefined {
+    return this.pairs.find((pair) => pair.primary === address || pair.follower === address);
+  }
+
+  allPairs(): readonly PairInfo[] {
+    return this.pairs;
+  }
+
+  shardCountOfPair(pairIndex: number): number {
+    return this.shardsPerPair[pairIndex] ?? 0;
+  }
+
+  /** Shards per pair over all counters, one entry per pair: what placement balances. */
+  placementTotals(): number[] {
+    return this.pairs.map((_, pairIndex) => this.shardsPerPair[pairIndex] ?? 0);
+  }
+
+  /** The memory half of an export: pairs, counters and tasks as a snapshot writes them. */
+  snapshotParts(): { pairs: SnapshotPair[]; counters: SnapshotCounter[]; shardTasks: ShardTask[] } {
+    return {
+      pairs: this.pairs.map(snapshotPairOf),
+      counters: [...this.counters.values()].map(snapshotCounterOf),
+      shardTasks: this.shardTasks.all().map((task) => ({ ...task })),
+    };
+  }
+
+  capWarnings(): string[] {
+    return capWarnings({ counters: this.counters.size, shards: this.totalShardCount }, this.limits);
+  }
+
+  // ---- Rules ---------------------------------------------------------------
+
+  /**
+   * A write's counter as memory holds it, marked written now; undefined
+   * when it does not exist yet. FAILED_PRECONDITION for another kind.
+   */
+  resolve(name: string, kind: CounterKind): CounterInfo | undefined {
+    const existing = this.counters.get(name);
+    if (existing === undefined) return undefined;
+    if (existing.kind !== kind)
+      throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
+    existing.lastWriteMonotonicMs = this.monotonicNow();
+    return existing;
+  }
+
+  /** See missingCounters: marks the existing ones written now and returns the names to create. */
+  missing(names: readonly string[], kind: CounterKind): Set<string> {
+    return missingCounters(this.counters, names, kind, this.monotonicNow());
+  }
+
+  /** Every name's counter, in order (each must exist). */
+  inOrder(names: readonly string[]): CounterInfo[] {
+    return countersInOrder(this.counters, names);
+  }
+
+  /**
+   * Creating `count` counters of `kind` on top of what is held and what is
+   * already planned: the caps, a directory without pairs, every pair draining.
+   */
+  checkCreation(count: number, kind: CounterKind, partitions: number, planned = { counters: 0, shards: 0 }): void {
+    checkCreationCaps(
+      count,
+      kind,
+      partitions,
+      { counters: this.counters.size + planned.counters, shards: this.totalShardCount + planned.shards },
+      this.limits,
+    );
+    if (this.pairs.length === 0)
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        'the directory holds no node pairs: add one (tally pair add) before creating counters',
+      );
+    checkPlaceable(this.pairs);
+  }
+
+  /** Growing a counter to shardCount: NOT_FOUND, INVALID_ARGUMENT, FAILED_PRECONDITION (see checkShardCountChange); returns it. */
+  checkShardCountChange(name: string, shardCount: number): CounterInfo {
+    return checkShardCountChange(name, this.counters.get(name), shardCount);
+  }
+
+  checkShardsTotal(addCount: number): void {
+    checkShardsTotalCap(addCount, this.totalShardCount, this.limits);
+  }
+
+  checkWindowSettable(counter: CounterInfo): void {
+    if (counter.kind !== 'total')
+      throw new TallyError(
+        ErrorCode.failedPrecondition,
+        `counter "${counter.name}" is a ${counter.kind} counter: only totals have windows`,
+      );
+  }
+
+  checkAutoscaleSettable(counter: CounterInfo, autoscale: boolean): void {
+    if (autoscale && counter.kind === 'membership')
+      throw new TallyError(ErrorCode.failedPrecondition, `${counter.name} is a membership counter: its partitions are fixed`);
+  }
+
+  checkPairAddable(addresses: PairAddresses): void {
+    checkPairAddable(addresses, (address) => this.pairOf(address));
+  }
+
+  checkDrainable(pairIndex: number, draining: boolean): void {
+    if (draining) checkDrainable(this.pair(pairIndex), this.pairs);
+  }
+
+  /**
+   * Pairs for `addCount` new shards of a counter holding `held`: the pairs
+   * with fewest of its shards, then fewest overall (`totals`, updated, so
+   * shards planned earlier in one transaction count).
+   */
+  place(held: readonly ShardInfo[], addCount: number, totals: number[]): number[] {
+    checkPlaceable(this.pairs);
+    const mine = this.pairs.map(() => 0);
+    for (const shard of held) if (shard.pairIndex < mine.length) mine[shard.pairIndex]!++;
+    const chosen = choosePairs(mine, totals, addCount, (pairIndex) => this.pairs[pairIndex]!.draining);
+    for (const pairIndex of chosen) totals[pairIndex]!++;
+    return chosen;
+  }
+
+  /** The pair after `update` (see nextPairState): the store persists it, then puts it here. */
+  nextPair(pairIndex: number, update: PairUpdate): PairInfo {
+    return nextPairState(this.pair(pairIndex), update);
+  }
+
+  /**
+   * --pairs against the pairs held: the same members at each index (a
+   * failover may have swapped roles) unless an operator replaced a node
+   * (then the directory's win, with a warning). Returns the warnings;
+   * FAILED_PRECONDITION on a mismatch.
+   */
+  checkConfiguredPairs(configured: readonly PairAddresses[]): string[] {
+    const warnings: string[] = [];
+    for (let pairIndex = 0; pairIndex < Math.min(this.pairs.length, configured.length); pairIndex++) {
+      const held = this.pairs[pairIndex]!;
+      const heldSet = [held.primary, held.follower].sort().join(',');
+      const configuredSet = [configured[pairIndex]!.primary, configured[pairIndex]!.follower].sort().join(',');
+      if (heldSet === configuredSet) continue;
+      if (!held.replaced)
+        throw new TallyError(
+          ErrorCode.failedPrecondition,
+          `pair ${pairIndex} is ${heldSet} in the directory but ${configuredSet} in the configuration`,
+        );
+      warnings.push(
+        `pair ${pairIndex} is ${heldSet} since a node replacement, but ${configuredSet} in --pairs: using the directory's (update --pairs)`,
+      );
+    }
+    return warnings;
+  }
+
+  /** A counter with its creation defaults, no shards yet (the store adds them with addShards). */
+  newCounter(name: string, kind: CounterKind, createdMs: number, partitions: number): NewCounter {
+    return {
+      name,
+      kind,
+      createdMs,
+      shardCount: kind === 'membership' ? partitions : 1,
+      autoscale: kind !== 'membership',
+      window: { bucketMs: 0, retentionMs: 0 },
+      generation: 0,
+      ttlMs: null,
+    };
+  }
+
+  // ---- Changes, applied after the store made them durable -------------------
+
+  /** Adds a counter without shards (addShards follows); its idle clock starts now. */
+  addCounter(fields: Omit<NewCounter, 'shardCount'>): CounterInfo {
+    const counter: CounterInfo = {
+      name: fields.name,
+      kind: fields.kind,
+      window: { ...fields.window },
+      shards: [],
+      writableShardCount: 0,
+      createdMs: fields.createdMs,
+      growths: [],
+      autoscale: fields.autoscale,
+      generation: fields.generation,
+      ttlMs: fields.ttlMs,
+      lastWriteMonotonicMs: this.monotonicNow(),
+    };
+    this.counters.set(counter.name, counter);
+    return counter;
+  }
+
+  /** Appends shards to a counter; writable: the writable shard count from now on (undefined: all of them). */
+  addShards(counter: CounterInfo, shards: readonly ShardInfo[], writable?: number): void {
+    for (const shard of shards) {
+      counter.shards.push(shard);
+      this.countShard(shard.pairIndex, 1);
+    }
+    counter.writableShardCount = writable ?? counter.shards.length;
+  }
+
+  /** Removes a counter and its shards from the counts; returns it (undefined when absent). */
+  removeCounter(name: string): CounterInfo | undefined {
+    const counter = this.counters.get(name);
+    if (counter === undefined) return undefined;
+    for (const shard of counter.shards) this.countShard(shard.pairIndex, -1);
+    this.counters.delete(name);
+    return counter;
+  }
+
+  /** A pair as stored: the next index is appended, a known one changed in place (callers hold PairInfo objects). */
+  putPair(pair: PairInfo): PairInfo {
+    const held = this.pairs[pair.pairIndex];
+    if (held !== undefined) return Object.assign(held, pair);
+    if (pair.pairIndex !== this.pairs.length) throw new Error(`pair ${pair.pairIndex} added after ${this.pairs.length - 1}`);
+    this.pairs.push(pair);
+    while (this.shardsPerPair.length < this.pairs.length) this.shardsPerPair.push(0);
+    return pair;
+  }
+
+  setTask(task: ShardTask): void {
+    this.shardTasks.set(task);
+  }
+
+  deleteTask(shardId: number): void {
+    this.shardTasks.delete(shardId);
+  }
+
+  private countShard(pairIndex: number, delta: number): void {
+    while (this.shardsPerPair.length <= pairIndex) this.shardsPerPair.push(0);
+    this.shardsPerPair[pairIndex]! += delta;
+    this.totalShardCount += delta;
+  }
+}
+
+/** A pair as first registered (by --pairs or tally pair add): epoch 1, no identities, no version yet. */
+export function newPair(pairIndex: number, addresses: PairAddresses, addedOnline: boolean): PairInfo {
+  return {
+    pairIndex,
+    primary: addresses.primary,
+    follower: addresses.follower,
+    epoch: 1n,
+    inSync: false,
+    primaryId: '',
+    followerId: '',
+    ackedLsn: 0n,
+    legacy: false,
+    replaced: false,
+    addedOnline,
+    draining: false,
+    configVersion: 0n,
+  };
+}

@@ -1,0 +1,81 @@
+// What both stores answer from memory alike: every synchronous read of the
+// Directory contract, served by the DirectoryModel the store applies its
+// committed changes to. A store extends it and adds its changes.
+import type { CounterInfo, Directory, PairInfo, ShardTask } from './contract.ts';
+import type { DirectoryModel } from './model.ts';
+
+export abstract class ModelBackedDirectory implements Pick<
+  Directory,
+  | 'get'
+  | 'liveCounters'
+  | 'pendingShardTasks'
+  | 'shardTasksForRound'
+  | 'shardTask'
+  | 'pendingShardTaskCount'
+  | 'pendingShardTaskCounts'
+  | 'pair'
+  | 'pairOf'
+  | 'allPairs'
+  | 'shardCountOfPair'
+  | 'counterCount'
+  | 'shardCount'
+> {
+  /** Things an operator should hear about at start (logged by main). */
+  readonly warnings: string[] = [];
+
+  protected constructor(protected readonly model: DirectoryModel) {}
+
+  get(name: string): CounterInfo | undefined {
+    return this.model.get(name);
+  }
+
+  liveCounters(): IterableIterator<CounterInfo> {
+    return this.model.liveCounters();
+  }
+
+  pendingShardTasks(): ShardTask[] {
+    return this.model.shardTasks.all();
+  }
+
+  /** See ShardTaskTable.forRound. */
+  shardTasksForRound(perPairMax: number, skipPair: (pairIndex: number) => boolean): ShardTask[] {
+    return this.model.shardTasks.forRound(perPairMax, skipPair, this.model.allPairs().length);
+  }
+
+  shardTask(shardId: number): ShardTask | undefined {
+    return this.model.shardTasks.get(shardId);
+  }
+
+  get pendingShardTaskCount(): number {
+    return this.model.shardTasks.size;
+  }
+
+  get pendingShardTaskCounts(): Readonly<Record<ShardTask['kind'], number>> {
+    return this.model.shardTasks.countsByKind;
+  }
+
+  pair(pairIndex: number): PairInfo {
+    return this.model.pair(pairIndex);
+  }
+
+  pairOf(address: string): PairInfo | undefined {
+    return this.model.pairOf(address);
+  }
+
+  allPairs(): readonly PairInfo[] {
+    return this.model.allPairs();
+  }
+
+  shardCountOfPair(pairIndex: number): number {
+    return this.model.shardCountOfPair(pairIndex);
+  }
+
+  get counterCount(): number {
+    return this.model.counterCount;
+  }
+
+  /** Shards over all counters. */
+  get shardCount(): number {
+    return this.model.shardCount;
+  }
+}
