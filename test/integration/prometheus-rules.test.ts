@@ -1,0 +1,170 @@
+// The on-call view as files: deploy/prometheus/rules.yml (the alert table of
+// docs/operations.md as rules) checked and unit-tested by Prometheus's own
+// promtool, and the Grafana dashboard as deploy/grafana/make-dashboard.py
+// writes it (variables, a stat row first, a legend per query). That every
+// metric the dashboard queries exists is operations.test.ts's check.
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { repoRoot } from '../../src/cluster/managed-process.ts';
+
+const rulesFile = path.join(repoRoot, 'deploy/prometheus/rules.yml');
+
+/** Fails (never skips) without promtool: it comes with Debian's prometheus, which .ci/run installs. */
+function promtool(args: string[]): { status: number | null; output: string } {
+  const found = spawnSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' });
+  if (found.status !== 0)
+    throw new Error(
+      'promtool is not installed: it comes from the Debian package prometheus (apt-get install prometheus; .ci/run installs it)',
+    );
+  const run = spawnSync('promtool', args, { cwd: path.dirname(rulesFile), encoding: 'utf8', timeout: 60_000 });
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
+
+interface Rule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+function rules(): Rule[] {
+  const parsed = parseYaml(fs.readFileSync(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] };
+  return parsed.groups.flatMap((group) => group.rules);
+}
+
+/** The rows of the table under `### What to alert on` in docs/operations.md: its first cell. */
+function alertTableConditions(): string[] {
+  const text = fs.readFileSync(path.join(repoRoot, 'docs/operations.md'), 'utf8');
+  const section = text.slice(text.indexOf('### What to alert on'));
+  const table = section.slice(0, section.indexOf('\n\n', section.indexOf('|')));
+  return table
+    .split('\n')
+    .filter((line) => line.startsWith('| ') && !line.startsWith('| condition') && !line.startsWith('|---'))
+    .map((line) => line.split(' | ')[0]!.slice(2));
+}
+
+/** Every metric the metric tables of docs/operations.md list (a test elsewhere checks them against the processes). */
+function documentedMetrics(): Set<string> {
+  const text = fs.readFileSync(path.join(repoRoot, 'docs/operations.md'), 'utf8');
+  const names = [...text.matchAll(/^\| `(tally_[a-z0-9_]+)/gm)].map((match) => match[1]!);
+  return new Set(names.flatMap((name) => [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]));
+}
+
+const metricsIn = (text: string): string[] => [...text.matchAll(/\b(tally_[a-z0-9_]+)/g)].map((match) => match[1]!);
+
+describe('prometheus rules and dashboard', () => {
+  it('rules: promtool check rules accepts deploy/prometheus/rules.yml', () => {
+    const { status, output } = promtool(['check', 'rules', rulesFile]);
+    expect(output).toContain('SUCCESS');
+    expect(status, output).toBe(0);
+  });
+
+  it('rules: promtool test rules passes rules.test.yml (what fires, what does not, and when)', () => {
+    const { status, output } = promtool(['test', 'rules', 'rules.test.yml']);
+    expect(status, output).toBe(0);
+    expect(output).toContain('SUCCESS');
+  });
+
+  it('rules: promtool test rules fails when an expectation is wrong (the unit tests can fail)', () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-rules-'));
+    try {
+      fs.copyFileSync(rulesFile, path.join(scratch, 'rules.yml'));
+      const tests = fs.readFileSync(path.join(path.dirname(rulesFile), 'rules.test.yml'), 'utf8');
+      // Pair 0 stays in sync: the alert the test expects never fires.
+      const broken = tests.replace('values: "1 1 0x18"', 'values: "1x20"');
+      expect(broken).not.toBe(tests);
+      fs.writeFileSync(path.join(scratch, 'rules.test.yml'), broken);
+      const run = spawnSync('promtool', ['test', 'rules', 'rules.test.yml'], { cwd: scratch, encoding: 'utf8' });
+      expect(run.status).not.toBe(0);
+      expect(`${run.stdout}${run.stderr}`).toContain('TallyPairOutOfSync');
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('rules: every metric of the alert table in docs/operations.md has a rule, and every rule names documented metrics', () => {
+    const conditions = alertTableConditions();
+    expect(conditions.length).toBeGreaterThan(15);
+    const exprs = rules().map((rule) => rule.expr);
+    const ruled = new Set(exprs.flatMap(metricsIn).map((name) => name.replace(/_(bucket|sum|count)$/, '')));
+    for (const condition of conditions) {
+      const named = condition.includes('up == 0') ? ['up'] : metricsIn(condition);
+      expect(named.length, `alert table row "${condition}" names no metric`).toBeGreaterThan(0);
+      for (const metric of named)
+        expect(
+          metric === 'up' ? exprs.some((expr) => /\bup\{/.test(expr)) : ruled.has(metric),
+          `no rule uses ${metric} ("${condition}")`,
+        ).toBe(true);
+    }
+    const documented = documentedMetrics();
+    for (const metric of ruled) expect(documented.has(metric), `${metric} is in rules.yml but not in docs/operations.md`).toBe(true);
+  });
+
+  it('rules: every alert has a severity of page or ticket, a summary and a description; names are unique', () => {
+    const all = rules();
+    expect(new Set(all.map((rule) => rule.alert)).size).toBe(all.length);
+    for (const rule of all) {
+      expect(['page', 'ticket'], rule.alert).toContain(rule.labels?.severity);
+      expect(rule.annotations?.summary, rule.alert).toBeTruthy();
+      expect(rule.annotations?.description, rule.alert).toBeTruthy();
+    }
+  });
+
+  it('rules: the Kubernetes kit carries the same rules file', () => {
+    const copy = fs.readFileSync(path.join(repoRoot, 'deploy/kubernetes/base/monitoring/rules.yml'), 'utf8');
+    expect(copy).toBe(fs.readFileSync(rulesFile, 'utf8'));
+  });
+
+  it('dashboard: tally.json is what make-dashboard.py writes, with variables, a stat row first and a legend per query', () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-dashboard-'));
+    try {
+      fs.copyFileSync(path.join(repoRoot, 'deploy/grafana/make-dashboard.py'), path.join(scratch, 'make-dashboard.py'));
+      fs.mkdirSync(path.join(scratch, 'dashboards'));
+      execFileSync('python3', [path.join(scratch, 'make-dashboard.py')]);
+      const committed = fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8');
+      expect(committed, 'run deploy/grafana/make-dashboard.py and commit tally.json').toBe(
+        fs.readFileSync(path.join(scratch, 'dashboards/tally.json'), 'utf8'),
+      );
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+    interface Panel {
+      type: string;
+      title: string;
+      gridPos: { y: number };
+      targets: { expr: string; legendFormat?: string }[];
+    }
+    const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as {
+      templating: { list: { name: string }[] };
+      panels: Panel[];
+    };
+    expect(dashboard.templating.list.map((variable) => variable.name)).toEqual(['datasource', 'job', 'instance', 'pair']);
+    const topRow = dashboard.panels.filter((panel) => panel.gridPos.y === 0);
+    expect(topRow.length).toBeGreaterThanOrEqual(5);
+    expect(topRow.every((panel) => panel.type === 'stat')).toBe(true);
+    expect(topRow.map((panel) => panel.title)).toEqual(
+      expect.arrayContaining(['Pairs in sync', 'Supervisor', 'Least disk free', 'Refused calls/s', 'Increment errors/s by code']),
+    );
+    expect(dashboard.panels.filter((panel) => panel.type === 'row').map((panel) => panel.title)).toEqual([
+      'Traffic and latency',
+      'Replication',
+      'Disk and log',
+      'Processes',
+    ]);
+    for (const panel of dashboard.panels.filter((one) => one.type !== 'row')) {
+      const legends = panel.targets.map((target) => target.legendFormat ?? '');
+      expect(
+        legends.every((legend) => legend !== ''),
+        `${panel.title}: every query has a legend`,
+      ).toBe(true);
+      expect(new Set(legends).size, `${panel.title}: legends tell the queries apart (p50 vs p99)`).toBe(legends.length);
+      for (const target of panel.targets)
+        if (/tally_/.test(target.expr)) expect(target.expr, `${panel.title}: filtered by the variables`).toMatch(/\$job/);
+    }
+  });
+});
