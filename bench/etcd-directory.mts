@@ -8,7 +8,7 @@
 // Medians (and p90) in milliseconds.
 import { Etcd3, KVClient } from 'etcd3';
 import { EtcdProcess } from '../src/cluster/etcd-process.ts';
-import { EtcdDirectory, etcdClientOptions } from '../src/router/directory/etcd/store.ts';
+import { EtcdDirectory, etcdClientOptions } from '../src/router/directory/etcd/index.ts';
 import { SqliteDirectory } from '../src/router/directory/sqlite/store.ts';
 import { createLogger } from '../src/common/logger.ts';
 import { makeTempDir, removeTempDir } from '../test/helpers/temp-dir.ts';

@@ -12,6 +12,7 @@ import { parseMemberId } from '../common/validate.ts';
 import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { parseRouterList } from '../client/router-addresses.ts';
 import { directoryCommand } from './directory-transfer.ts';
+import { recountCommand, relayCommand } from '../relay/index.ts';
 
 const usage = `usage: tally <command> [arguments] [--router host:port[,host:port...]] [--json] [--deadline-ms N]
 
@@ -63,6 +64,14 @@ commands:
       [--workload hot|cold|mix] [--cold-counters N] [--batch B] [--concurrency C]
       [--rate R] [--seconds S] [--procs P] [--keyed] [--no-check]
       [--coalesce]  unary increment calls through the coalescing client (no --batch)
+  relay --postgres URL [--table T] [--archive-table A] [--batch N] [--relay-id ID] [--once]
+      [--dead-letter-table D] [--dedup-window-ms MS] [--reconcile-every D] [--metrics-port P|any]
+                                apply a PostgreSQL outbox table's rows to Tally, each exactly once
+                                (docs/outbox.md); --create-table creates the tables; --resolve list
+                                shows what to do with rows older than the dedup window
+  recount <counter> --postgres URL --archive-table A [--table T] [--repair]
+                                compare an outbox-fed counter with its archived rows; report drift
+                                (exit 3 if any remains); --repair applies it as one keyed correction
 
 The router address comes from --router, else TALLY_ROUTER, else 127.0.0.1:50051. Several
 routers of one cluster, comma-separated (--router a:50051,b:50051): calls take turns over
@@ -90,6 +99,8 @@ const booleanFlags = new Set([
   'repair',
   'verbose',
   'undrain',
+  'create-table',
+  'once',
 ]);
 const valueFlags = new Set([
   'router',
@@ -127,6 +138,20 @@ const valueFlags = new Set([
   'etcd-tls-cert',
   'etcd-tls-key',
   'file',
+  'postgres',
+  'table',
+  'archive-table',
+  'dead-letter-table',
+  'relay-id',
+  'dedup-window-ms',
+  'reconcile-every',
+  'resolve',
+  'rows',
+  'key-namespace',
+  'poll-interval-ms',
+  'metrics-host',
+  'metrics-port',
+  'log-level',
 ]);
 
 function parseArgs(argv: readonly string[]): ParsedArgs {
@@ -487,6 +512,12 @@ async function run(client: TallyClient, command: string, args: string[], flags: 
       });
       return;
     }
+    case 'relay':
+      await relayCommand(client, args, flags, (message) => new UsageError(message));
+      return;
+    case 'recount':
+      await recountCommand(client, args, flags, (message) => new UsageError(message));
+      return;
     case 'bench': {
       expectArgs(args, 0, 'bench [flags]');
       await bench(flags, json);

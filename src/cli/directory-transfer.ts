@@ -84,8 +84,8 @@ async function sqliteStore(dataDir: string): Promise<TransferStore> {
 async function etcdStore(flags: DirectoryStoreFlags): Promise<TransferStore> {
   const { parseEtcdEndpoints } = await import('../router/config.ts');
   const { Etcd3 } = await import('etcd3');
-  const { etcdClientOptions } = await import('../router/directory/etcd/store.ts');
-  const { exportFromEtcd, importIntoEtcd } = await import('../router/directory/etcd/transfer.ts');
+  const { etcdClientOptions } = await import('../router/directory/etcd/index.ts');
+  const { exportFromEtcd, importIntoEtcd } = await import('../router/directory/etcd/index.ts');
   const prefix = flags.etcdPrefix ?? '/tally/';
   const credentials =
     flags.etcdTlsCa === undefined

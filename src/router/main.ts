@@ -48,7 +48,7 @@ import { createRouterMetrics } from './metrics/router-metrics.ts';
 import { createAdminService, createCounterService } from './api/router-service.ts';
 import { PairSupervisor } from './supervision/pair-supervisor.ts';
 import { EtcdSupervisorElection, SoleSupervisor, requireSupervisor, type SupervisorElection } from './supervision/supervisor-election.ts';
-import { EtcdDirectory, etcdClientOptions } from './directory/etcd/store.ts';
+import { EtcdDirectory, etcdClientOptions } from './directory/etcd/index.ts';
 import type { Directory } from './directory/contract.ts';
 import { Etcd3 } from 'etcd3';
 import { Autoscaler } from './sizing/autoscaler.ts';

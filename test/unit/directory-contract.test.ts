@@ -7,7 +7,7 @@
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
-import { EtcdDirectory, etcdClientOptions } from '../../src/router/directory/etcd/store.ts';
+import { EtcdDirectory, etcdClientOptions } from '../../src/router/directory/etcd/index.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import type { Directory, DirectoryLimits, PairAddresses } from '../../src/router/directory/contract.ts';
 import { newCountersPerCallMax, shardsPerCounterMax } from '../../src/common/limits.ts';

@@ -5,7 +5,7 @@
 // pair going out of sync that it has not applied are never read through it.
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EtcdDirectory, etcdClientOptions } from '../../src/router/directory/etcd/store.ts';
+import { EtcdDirectory, etcdClientOptions } from '../../src/router/directory/etcd/index.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import type { PairAddresses } from '../../src/router/directory/contract.ts';
 import { TallyError } from '../../src/common/errors.ts';

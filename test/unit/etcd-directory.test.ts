@@ -6,7 +6,7 @@
 // what a router does while etcd is gone and after it is back.
 import { Etcd3, KVClient } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EtcdDirectory, etcdClientOptions, type EtcdDirectoryOptions } from '../../src/router/directory/etcd/store.ts';
+import { EtcdDirectory, etcdClientOptions, type EtcdDirectoryOptions } from '../../src/router/directory/etcd/index.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import type { CounterInfo, PairAddresses } from '../../src/router/directory/contract.ts';
 import { growthActivationMarginMs } from '../../src/common/limits.ts';

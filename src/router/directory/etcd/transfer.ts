@@ -3,9 +3,10 @@
 // short-lived EtcdDirectory, or written into an empty prefix.
 import type { Etcd3, IRequestOp } from 'etcd3';
 import { ErrorCode, TallyError, createLogger, etcdTxnOpsMax } from '../../../common/index.ts';
-import type { DirectorySnapshot } from '../snapshot.ts';
-import { checkCounter, checkPair, checkTask, type StoredCounter, type StoredPair, type StoredTask } from './values.ts';
-import { EtcdDirectory, counterKeyPrefix, pairKeyPrefix, shardIdNextKey, taskKeyPrefix } from './store.ts';
+import { pairInfoOf, type DirectorySnapshot } from '../snapshot.ts';
+import { counterKeyPrefix, pairKeyPrefix, shardIdNextKey, taskKeyPrefix } from './keys.ts';
+import { EtcdDirectory } from './store.ts';
+import { checkCounter, checkTask, storedPairOf, checkPair, type StoredCounter, type StoredTask } from './values.ts';
 
 /** The directory under prefix, as one export (consistent: loaded at one revision). */
 export async function exportFromEtcd(client: Etcd3, prefix: string): Promise<DirectorySnapshot> {
@@ -39,23 +40,7 @@ export async function importIntoEtcd(client: Etcd3, prefix: string, snapshot: Di
   const put = (key: string, value: unknown): void => {
     puts.push({ request_put: { key: Buffer.from(prefix + key), value: Buffer.from(JSON.stringify(value)) } });
   };
-  for (const pair of snapshot.pairs) {
-    const stored: StoredPair = {
-      primary: pair.primary,
-      follower: pair.follower,
-      epoch: pair.epoch,
-      inSync: pair.inSync,
-      primaryId: pair.primaryId,
-      followerId: pair.followerId,
-      ackedLsn: pair.ackedLsn,
-      legacy: pair.legacy,
-      replaced: pair.replaced,
-      addedOnline: pair.addedOnline,
-      draining: pair.draining,
-      configVersion: pair.configVersion ?? '0',
-    };
-    put(pairKeyPrefix + pair.pairIndex, checkPair(pair.pairIndex, stored));
-  }
+  for (const pair of snapshot.pairs) put(pairKeyPrefix + pair.pairIndex, checkPair(pair.pairIndex, storedPairOf(pairInfoOf(pair))));
   for (const counter of snapshot.counters) {
     const stored: StoredCounter = {
       kind: counter.kind,

@@ -2,7 +2,7 @@
 // shard task, each checked before it is written and again when it is read
 // back. Pure: no etcd here.
 import { ErrorCode, TallyError, shardsPerCounterMax, type WindowSetting } from '../../../common/index.ts';
-import { counterKinds, type CounterKind, type Growth, type ShardTask } from '../contract.ts';
+import { counterKinds, type CounterInfo, type CounterKind, type Growth, type PairInfo, type ShardTask } from '../contract.ts';
 
 export interface StoredCounter {
   kind: CounterKind;
@@ -115,4 +115,90 @@ export function parseJson(what: string, bytes: Buffer): unknown {
 export function parseId(text: string): number | undefined {
   const id = Number(text);
   return Number.isSafeInteger(id) && id >= 0 && String(id) === text ? id : undefined;
+}
+
+// ---- Codecs: memory's shapes <-> the stored values ------------------------------
+
+export function storedPairOf(pair: PairInfo): StoredPair {
+  return {
+    primary: pair.primary,
+    follower: pair.follower,
+    epoch: pair.epoch.toString(),
+    inSync: pair.inSync,
+    primaryId: pair.primaryId,
+    followerId: pair.followerId,
+    ackedLsn: pair.ackedLsn.toString(),
+    legacy: pair.legacy,
+    replaced: pair.replaced,
+    addedOnline: pair.addedOnline,
+    draining: pair.draining,
+    configVersion: pair.configVersion.toString(),
+  };
+}
+
+export function pairOfStored(pairIndex: number, stored: StoredPair): PairInfo {
+  return {
+    pairIndex,
+    primary: stored.primary,
+    follower: stored.follower,
+    epoch: BigInt(stored.epoch),
+    inSync: stored.inSync,
+    primaryId: stored.primaryId,
+    followerId: stored.followerId,
+    ackedLsn: BigInt(stored.ackedLsn),
+    legacy: stored.legacy,
+    replaced: stored.replaced,
+    addedOnline: stored.addedOnline ?? false,
+    draining: stored.draining ?? false,
+    configVersion: BigInt(stored.configVersion ?? '0'),
+  };
+}
+
+/** A pair's value, checked. */
+export function encodePair(pair: PairInfo): Buffer {
+  return Buffer.from(JSON.stringify(checkPair(pair.pairIndex, storedPairOf(pair))));
+}
+
+/** A counter's value as memory holds it, with the clear keys memory keeps beside it. */
+export function storedCounterOf(counter: CounterInfo, clearKeys: readonly [string, number, number][]): StoredCounter {
+  return {
+    kind: counter.kind,
+    window: { bucketMs: counter.window.bucketMs, retentionMs: counter.window.retentionMs },
+    createdMs: counter.createdMs,
+    autoscale: counter.autoscale,
+    generation: counter.generation,
+    ttlMs: counter.ttlMs,
+    shards: counter.shards.map((shard): [number, number] => [shard.shardId, shard.pairIndex]),
+    writableShardCount: counter.writableShardCount,
+    growths: counter.growths.map((growth) => ({ previousShardCount: growth.previousShardCount, grownMs: growth.grownMs })),
+    clearKeys: clearKeys.map((entry): [string, number, number] => [...entry]),
+  };
+}
+
+export function encodeCounter(name: string, stored: StoredCounter): Buffer {
+  return Buffer.from(JSON.stringify(checkCounter(name, stored)));
+}
+
+export function encodeTask(task: ShardTask): Buffer {
+  const stored: StoredTask = { pairIndex: task.pairIndex, kind: task.kind, generation: task.generation, createdMs: task.createdMs };
+  return Buffer.from(JSON.stringify(checkTask(task.shardId, stored)));
+}
+
+/** True when `stored` is `counter` with more of the same: its shards and growths extended, never changed. */
+export function extendsCounter(counter: CounterInfo, stored: StoredCounter): boolean {
+  if (stored.kind !== counter.kind || stored.createdMs !== counter.createdMs) return false;
+  if (stored.shards.length < counter.shards.length || stored.growths.length < counter.growths.length) return false;
+  for (let index = 0; index < counter.shards.length; index++) {
+    const shard = counter.shards[index]!;
+    const [shardId, pairIndex] = stored.shards[index]!;
+    if (shard.shardId !== shardId || shard.pairIndex !== pairIndex) return false;
+  }
+  return true;
+}
+
+/** Two pairs alike in every stored field (a transaction retried by the client may have found its own first attempt). */
+export function samePair(left: PairInfo, right: PairInfo): boolean {
+  const leftStored = storedPairOf(left);
+  const rightStored = storedPairOf(right);
+  return (Object.keys(leftStored) as (keyof StoredPair)[]).every((field) => leftStored[field] === rightStored[field]);
 }
