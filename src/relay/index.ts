@@ -1,0 +1,16 @@
+// The outbox relay's public surface (G12): the two CLI commands, and the
+// pieces tests and benches reach for. The relay is a Tally client only.
+export { relayCommand, recountCommand, type UsageErrorOf } from './command.ts';
+export {
+  parseRelayConfig,
+  parsePostgresSettings,
+  parseTableName,
+  relayDefaults,
+  type RelayConfig,
+  type PostgresSettings,
+} from './config.ts';
+export { outboxTableDdl } from './outbox-schema.ts';
+export { rowKey, rowProblem, resendLimitMs, isBeyondWindow, type OutboxRow } from './row-check.ts';
+export { sendRows, type IncrementSender, type SendOutcome } from './send-rows.ts';
+export { repairKey, type RecountReport } from './recount.ts';
+export { RelayError, RelayErrorCode } from './relay-error.ts';

@@ -1,0 +1,229 @@
+// The relay's SQL over the outbox: claim rows (FOR UPDATE SKIP LOCKED under
+// the shared advisory lock), stamp first sends, and finish a batch (archive
+// or delete, dead letters) in the claiming transaction. Sends nothing to Tally.
+import pg from 'pg';
+import type { PostgresSettings } from './config.ts';
+import { outboxLockKey, prepareTables, sqlName } from './outbox-schema.ts';
+import { RelayError, RelayErrorCode, describeUrl, oneLine } from './relay-error.ts';
+import type { OutboxRow } from './row-check.ts';
+
+/** A row leaving the outbox for the dead letters, and why. */
+export interface DeadRow {
+  id: bigint;
+  reason: string;
+}
+
+interface RawRow {
+  id: string;
+  counter: string | null;
+  amount: string | null;
+  age_ms: number;
+  attempt_age_ms: number | null;
+}
+
+/** The same SELECT list for every claim: ages on PostgreSQL's clock, int8 as text. */
+function rowsSelect(outbox: string, attempts: string): string {
+  return `SELECT o.id::text AS id, o.counter, o.amount::text AS amount,
+    (extract(epoch FROM clock_timestamp() - o.created_at) * 1000)::float8 AS age_ms,
+    (extract(epoch FROM clock_timestamp() - a.first_attempt_at) * 1000)::float8 AS attempt_age_ms
+  FROM ${outbox} o LEFT JOIN ${attempts} a ON a.id = o.id`;
+}
+
+function toRow(raw: RawRow): OutboxRow {
+  return {
+    id: BigInt(raw.id),
+    counter: raw.counter,
+    amount: raw.amount === null ? null : BigInt(raw.amount),
+    ageMs: raw.age_ms,
+    attemptAgeMs: raw.attempt_age_ms,
+  };
+}
+
+/** Opens a connection, turning a failure into one line that names the server, not the password. */
+export async function connectPostgres(url: string, applicationName: string): Promise<pg.Client> {
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: applicationName,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+  });
+  // A dropped connection is reported by the query that fails on it; this only keeps an idle drop from crashing the process.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw new RelayError(RelayErrorCode.connect, `cannot connect to PostgreSQL at ${describeUrl(url)}: ${oneLine(error)}`);
+  }
+  return client;
+}
+
+/**
+ * One connection's view of the outbox. A relay holds two: one for the
+ * claiming transaction, one (autocommit) for stamping first sends, which
+ * must be durable before a send whatever happens to the claim.
+ */
+export class Outbox {
+  private readonly outbox: string;
+  private readonly attempts: string;
+  private readonly deadLetters: string;
+  private readonly archive: string | undefined;
+  readonly lockKey: string;
+
+  private constructor(
+    readonly client: pg.Client,
+    readonly settings: PostgresSettings,
+    readonly keyNamespace: string,
+    oid: number,
+  ) {
+    this.outbox = sqlName(settings.tables.outbox);
+    this.attempts = sqlName(settings.tables.attempts);
+    this.deadLetters = sqlName(settings.tables.deadLetters);
+    this.archive = settings.tables.archive === undefined ? undefined : sqlName(settings.tables.archive);
+    this.lockKey = outboxLockKey(oid).toString();
+  }
+
+  /** Connects, checks the outbox and creates the relay's tables if absent. */
+  static async open(settings: PostgresSettings, applicationName: string): Promise<Outbox> {
+    const client = await connectPostgres(settings.url, applicationName);
+    try {
+      const resolved = await prepareTables(client, settings.tables);
+      return new Outbox(client, settings, settings.keyNamespace ?? resolved.qualifiedName, resolved.oid);
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error instanceof RelayError
+        ? error
+        : new RelayError(RelayErrorCode.schema, `cannot prepare the outbox tables: ${oneLine(error)}`);
+    }
+  }
+
+  /**
+   * Begins a transaction holding the shared lock and the first rowCount
+   * committed rows no other relay holds, in id order. One round trip: the
+   * statements have no parameters (rowCount is a checked integer).
+   */
+  async claim(rowCount: number): Promise<OutboxRow[]> {
+    if (!Number.isSafeInteger(rowCount) || rowCount < 1) throw new Error(`claim: bad row count ${rowCount}`);
+    const results = (await this.client.query(
+      `BEGIN; SELECT pg_advisory_xact_lock_shared(${this.lockKey});
+       ${rowsSelect(this.outbox, this.attempts)} ORDER BY o.id LIMIT ${rowCount} FOR UPDATE OF o SKIP LOCKED`,
+    )) as unknown as pg.QueryResult<RawRow>[];
+    return results[2]!.rows.map(toRow);
+  }
+
+  /** Begins the recount's transaction: the exclusive lock waits out every relay batch in flight and holds off new ones. */
+  async beginExclusive(): Promise<void> {
+    await this.client.query(`BEGIN; SELECT pg_advisory_xact_lock(${this.lockKey})`);
+  }
+
+  /** Rows of these counters that were sent but not finished (fate unknown), locked; inside beginExclusive. */
+  async claimUnfinished(counters: readonly string[], rowCountMax: number): Promise<OutboxRow[]> {
+    const result = await this.client.query<RawRow>(
+      `${rowsSelect(this.outbox, this.attempts)} WHERE a.id IS NOT NULL AND o.counter = ANY($1::text[]) ORDER BY o.id LIMIT $2 FOR UPDATE OF o`,
+      [counters, rowCountMax],
+    );
+    return result.rows.map(toRow);
+  }
+
+  /** Outbox rows with a first send older than limitMs (autocommit, no lock): what a halted relay waits on. */
+  async rowsSentBefore(limitMs: number, rowCountMax: number): Promise<OutboxRow[]> {
+    const result = await this.client.query<RawRow>(
+      `${rowsSelect(this.outbox, this.attempts)} WHERE a.first_attempt_at < clock_timestamp() - $1 * interval '1 millisecond' ORDER BY o.id LIMIT $2`,
+      [limitMs, rowCountMax],
+    );
+    return result.rows.map(toRow);
+  }
+
+  /** Stamps the first send of each row not yet stamped; committed before this returns (autocommit connection). */
+  async recordFirstSends(ids: readonly bigint[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.client.query(
+      `INSERT INTO ${this.attempts} (id, first_attempt_at) SELECT unnest($1::bigint[]), clock_timestamp() ON CONFLICT (id) DO NOTHING`,
+      [ids.map(String)],
+    );
+  }
+
+  /**
+   * Inside the claiming transaction: takes relayed rows out of the outbox
+   * (into the archive when there is one) and dead rows into the dead
+   * letters, and forgets their first sends. The caller commits.
+   */
+  async takeOut(relayedIds: readonly bigint[], dead: readonly DeadRow[]): Promise<void> {
+    const allIds = [...relayedIds, ...dead.map((row) => row.id)].map(String);
+    const deadIds = dead.map((row) => String(row.id));
+    const archived =
+      this.archive === undefined
+        ? ''
+        : `, archived AS (INSERT INTO ${this.archive} (id, counter, amount, created_at, relayed_at)
+             SELECT id, counter, amount, created_at, clock_timestamp() FROM done WHERE id <> ALL($2::bigint[]) RETURNING 1)`;
+    const result = await this.client.query<{ done: string }>(
+      `WITH done AS (DELETE FROM ${this.outbox} WHERE id = ANY($1::bigint[]) RETURNING id, counter, amount, created_at)${archived},
+         dead AS (INSERT INTO ${this.deadLetters} (id, counter, amount, created_at, reason, dead_at)
+           SELECT d.id, d.counter, d.amount, d.created_at, r.reason, clock_timestamp()
+           FROM done d JOIN unnest($2::bigint[], $3::text[]) AS r(id, reason) ON r.id = d.id RETURNING 1),
+         forgotten AS (DELETE FROM ${this.attempts} WHERE id = ANY($1::bigint[]) RETURNING 1)
+       SELECT count(*)::text AS done FROM done`,
+      [allIds, deadIds, dead.map((row) => row.reason)],
+    );
+    // The rows are locked by this transaction: each must still be there to take out.
+    if (Number(result.rows[0]!.done) !== allIds.length) {
+      await this.rollback();
+      throw new Error(`takeOut: took ${result.rows[0]!.done} of ${allIds.length} claimed rows out of the outbox`);
+    }
+  }
+
+  async commit(): Promise<void> {
+    await this.client.query('COMMIT');
+  }
+
+  /** Ends the transaction if one is open; a dead connection has ended it already. */
+  async rollback(): Promise<void> {
+    await this.client.query('ROLLBACK').catch(() => {});
+  }
+
+  /** Inside a transaction: the archived rows' count and sum per counter (every counter asked for, 0 if none). */
+  async archivedSums(counters: readonly string[]): Promise<Map<string, { rows: bigint; sum: bigint }>> {
+    if (this.archive === undefined) throw new RelayError(RelayErrorCode.invalid, 'a recount needs --archive-table');
+    const result = await this.client.query<{ counter: string; rows: string; sum: string }>(
+      `SELECT counter, count(*)::text AS rows, coalesce(sum(amount), 0)::text AS sum FROM ${this.archive}
+        WHERE counter = ANY($1::text[]) GROUP BY counter`,
+      [counters],
+    );
+    const sums = new Map(counters.map((counter) => [counter, { rows: 0n, sum: 0n }]));
+    for (const row of result.rows) sums.set(row.counter, { rows: BigInt(row.rows), sum: BigInt(row.sum) });
+    return sums;
+  }
+
+  /** Rows waiting (a count over the outbox) and the age of the lowest id's row: the lag gauges. */
+  async pending(): Promise<{ rows: number; oldestAgeSeconds: number }> {
+    const result = await this.client.query<{ rows: string; age: number | null }>(
+      `SELECT (SELECT count(*) FROM ${this.outbox})::text AS rows,
+        (SELECT extract(epoch FROM clock_timestamp() - created_at)::float8 FROM ${this.outbox} ORDER BY id LIMIT 1) AS age`,
+    );
+    return { rows: Number(result.rows[0]!.rows), oldestAgeSeconds: result.rows[0]!.age ?? 0 };
+  }
+
+  /** Resolve, inside the exclusive transaction, committing it: the named rows out (archive or dead letters), or only their first-send stamps. */
+  async resolveRows(ids: readonly bigint[], choice: 'counted' | 'resend' | 'dead-letter'): Promise<number> {
+    const idTexts = ids.map(String);
+    if (choice === 'resend') {
+      const result = await this.client.query(`DELETE FROM ${this.attempts} WHERE id = ANY($1::bigint[])`, [idTexts]);
+      await this.commit();
+      return result.rowCount ?? 0;
+    }
+    if (choice === 'dead-letter') {
+      await this.takeOut(
+        [],
+        ids.map((id) => ({ id, reason: 'beyond_window: first sent longer ago than the dedup window; fate unknown' })),
+      );
+    } else {
+      await this.takeOut(ids, []);
+    }
+    await this.commit();
+    return ids.length;
+  }
+
+  async close(): Promise<void> {
+    await this.client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,222 @@
+// The outbox relay (G12) against a real PostgreSQL and real Tally processes:
+// startup refusals as one line, rolled-back rows never counting, dead
+// letters, the window edge (a short dedup window), and recount --repair.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { tally, type CliResult } from '../helpers/cli.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { spawnRelay } from '../helpers/relay-process.ts';
+
+/** Short, so the window-edge test waits it out in seconds; nothing else here re-sends late. */
+const dedupWindowMs = 3_000;
+
+describe('outbox relay', () => {
+  let tc: TestCluster;
+  let pg: TestPostgres;
+  let router: string;
+  beforeAll(async () => {
+    const window = ['--dedup-window-ms', String(dedupWindowMs)];
+    [tc, pg] = await Promise.all([startCluster({ pairs: 1, routerArgs: window, nodeArgs: window }), startPostgres()]);
+    router = tc.cluster.routerAddress;
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([tc?.stop(), pg?.stop()]);
+  });
+
+  /** tally relay/recount against this file's cluster and database. */
+  const run = (command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
+    tally([command, ...args, '--router', router, '--dedup-window-ms', String(dedupWindowMs)], { TALLY_POSTGRES: pg.url, ...env });
+
+  const expectOneLineFailure = (result: CliResult, text: string): void => {
+    expect(result.code, result.stderr).not.toBe(0);
+    expect(result.stderr.trim().split('\n'), result.stderr).toHaveLength(1);
+    expect(result.stderr).toContain(text);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  };
+
+  it('relay: refuses a bad URL, an unreachable server, a missing table and wrong columns with one line and a non-zero exit', async () => {
+    expectOneLineFailure(await run('relay', ['--postgres', 'not a url', '--once']), '--postgres must be a URL');
+    expectOneLineFailure(await run('relay', ['--postgres', 'http://example.com/x', '--once']), 'postgresql://');
+    expectOneLineFailure(
+      await run('relay', ['--once'], { TALLY_POSTGRES: 'postgresql://tally:secret@127.0.0.1:1/postgres' }),
+      'cannot connect to PostgreSQL at 127.0.0.1:1/postgres',
+    );
+    expect((await run('relay', ['--once'], { TALLY_POSTGRES: 'postgresql://tally:secret@127.0.0.1:1/postgres' })).stderr).not.toContain(
+      'secret',
+    );
+    expectOneLineFailure(await run('relay', ['--table', 'no_such_outbox', '--once']), 'table no_such_outbox does not exist');
+    await pg.query(
+      'CREATE TABLE wrong_outbox (id bigint PRIMARY KEY, counter text NOT NULL, amount integer NOT NULL, created_at timestamptz NOT NULL)',
+    );
+    expectOneLineFailure(
+      await run('relay', ['--table', 'wrong_outbox', '--once']),
+      'column wrong_outbox.amount is integer; expected bigint',
+    );
+    expectOneLineFailure(await run('relay', ['--table', 'Bad-Name', '--once']), '--table must be a table name');
+  }, 30_000);
+
+  it('relay: every committed row counts exactly once and a rolled-back row never does', async () => {
+    const created = await run('relay', ['--create-table', '--table', 'basic_outbox', '--archive-table', 'basic_archive']);
+    expect(created.code, created.stderr).toBe(0);
+    const db = await pg.connect();
+    const expected = new Map<string, bigint>();
+    try {
+      for (let txIndex = 0; txIndex < 40; txIndex++) {
+        await db.query('BEGIN');
+        const counter = `basic:${txIndex % 4}`;
+        const amount = BigInt(txIndex % 7 === 0 ? -(txIndex + 1) : txIndex + 1);
+        await db.query('INSERT INTO basic_outbox (counter, amount) VALUES ($1, $2), ($1, $2)', [counter, amount.toString()]);
+        if (txIndex % 5 === 0) {
+          await db.query('ROLLBACK');
+        } else {
+          await db.query('COMMIT');
+          expected.set(counter, (expected.get(counter) ?? 0n) + 2n * amount);
+        }
+      }
+    } finally {
+      await db.end();
+    }
+    const relayed = await run('relay', ['--table', 'basic_outbox', '--archive-table', 'basic_archive', '--batch', '7', '--once']);
+    expect(relayed.code, relayed.stderr).toBe(0);
+    for (const [counter, total] of expected) expect((await tc.client.read(counter)).total, counter).toBe(total);
+    expect(await pg.query('SELECT count(*)::int AS n FROM basic_outbox')).toEqual([{ n: 0 }]);
+    expect(await pg.query('SELECT count(*)::int AS n FROM basic_archive')).toEqual([{ n: 64 }]);
+    // A second pass finds nothing to do and counts nothing again.
+    expect((await run('relay', ['--table', 'basic_outbox', '--archive-table', 'basic_archive', '--once'])).code).toBe(0);
+    for (const [counter, total] of expected) expect((await tc.client.read(counter)).total, counter).toBe(total);
+  }, 30_000);
+
+  it('relay: bad rows go to the dead-letter table with their reason, counted in a metric; the good rows around them count', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'bad_outbox'])).code).toBe(0);
+    // An overflow: the counter sits near int64's top, and one row would push it over.
+    await tc.client.increment('bad:near-max', 9_223_372_036_854_775_000n);
+    await pg.query(
+      `INSERT INTO bad_outbox (counter, amount) VALUES
+        ('bad:good', 1), ('', 5), ('bad:good', 2), ($1, 5), ('bad:zero', 0), ('bad:good', 3),
+        (E'bad:\\x01ctl', 4), ('bad:near-max', 1000), ('bad:near-max', 7), ('bad:good', 4)`,
+      ['x'.repeat(201)],
+    );
+    const relay = spawnRelay(['--table', 'bad_outbox', '--metrics-port', 'any', '--router', router, '--batch', '100'], {
+      TALLY_POSTGRES: pg.url,
+    });
+    try {
+      await waitFor(async () => (await pg.query('SELECT count(*)::int AS n FROM bad_outbox'))[0]!.n === 0, {
+        timeoutMs: 20_000,
+        what: `the outbox to empty (relay: ${relay.stderr().slice(-400)})`,
+      });
+      const dead = await pg.query<{ counter: string; amount: string; reason: string }>(
+        'SELECT counter, amount::text, reason FROM bad_outbox_dead_letters ORDER BY id',
+      );
+      expect(dead.map((row) => [row.counter.slice(0, 12), row.amount, row.reason.split(':')[0]])).toEqual([
+        ['', '5', 'invalid_argument'],
+        ['x'.repeat(12), '5', 'invalid_argument'],
+        ['bad:zero', '0', 'invalid_argument'],
+        ['bad:\x01ctl', '4', 'invalid_argument'],
+        ['bad:near-max', '1000', 'out_of_range'],
+      ]);
+      expect(dead.map((row) => row.reason)).toContain('invalid_argument: counter name is empty');
+      expect((await tc.client.read('bad:good')).total).toBe(10n);
+      expect((await tc.client.read('bad:near-max')).total).toBe(9_223_372_036_854_775_007n);
+      await waitFor(() => relay.metricsPort, { timeoutMs: 5_000, what: 'the relay metrics port' });
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_dead_letters_total')).toBe(5);
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_dead_letters_total', { reason: 'out_of_range' })).toBe(1);
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_relayed_total', { outcome: 'applied' })).toBe(5);
+      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_pending')) === 0, { timeoutMs: 5_000 });
+    } finally {
+      relay.child.kill('SIGTERM');
+      expect(await relay.exited).toBe(0);
+    }
+  }, 40_000);
+
+  it('relay: a row whose first send is older than the dedup window is never sent again; the relay halts, names it, and --resolve decides', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'edge_outbox', '--archive-table', 'edge_archive'])).code).toBe(0);
+    const args = ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--once'];
+    // Row 1 reaches Tally and the relay dies before its commit; row 2's relay dies before sending.
+    await pg.query(`INSERT INTO edge_outbox (counter, amount) VALUES ('edge:sent', 5)`);
+    const crashed = await run('relay', args, { TALLY_RELAY_TEST_HOOK: 'exit-after-ack' });
+    expect(crashed.code).toBeNull();
+    expect((await tc.client.read('edge:sent')).total).toBe(5n);
+    await pg.query(`INSERT INTO edge_outbox (counter, amount) VALUES ('edge:unsent', 3)`);
+    expect((await run('relay', args, { TALLY_RELAY_TEST_HOOK: 'exit-before-send' })).code).toBeNull();
+    expect((await tc.client.read('edge:unsent')).total).toBe(0n);
+    // Past the window Tally has forgotten row 1's key: a re-send would count it twice.
+    await new Promise((resolve) => setTimeout(resolve, dedupWindowMs));
+    const halted = await run('relay', args);
+    expectOneLineFailure(halted, 'rows 1, 2 of edge_outbox were first sent');
+    expect(halted.stderr).toContain('tally relay --resolve');
+    expect((await tc.client.read('edge:sent')).total).toBe(5n);
+    const relay = spawnRelay(
+      [
+        '--table',
+        'edge_outbox',
+        '--archive-table',
+        'edge_archive',
+        '--metrics-port',
+        'any',
+        '--router',
+        router,
+        '--dedup-window-ms',
+        String(dedupWindowMs),
+      ],
+      {
+        TALLY_POSTGRES: pg.url,
+      },
+    );
+    try {
+      await waitFor(async () => relay.metricsPort !== undefined && (await scrapeMetric(relay.metricsPort, 'tally_relay_halted')) === 1, {
+        timeoutMs: 10_000,
+      });
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_beyond_window')).toBe(2);
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_row_beyond_window_id')).toBe(1);
+      // recount tells the two apart: edge:sent's drift is its row's amount (it counted), edge:unsent's is 0.
+      const sent = await run('recount', ['edge:sent', '--table', 'edge_outbox', '--archive-table', 'edge_archive']);
+      expect(sent.code).toBe(3);
+      expect(sent.stdout).toContain('drift +5; rows 1 (summing 5) are beyond the dedup window');
+      const list = await run('relay', ['--table', 'edge_outbox', '--resolve', 'list']);
+      expect(list.stdout).toContain('row 1: edge:sent +5');
+      expect(list.stdout).toContain('--resolve counted');
+      expect(
+        (await run('relay', ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--resolve', 'counted', '--rows', '1'])).stdout,
+      ).toContain('resolved 1 row (1)');
+      expect((await run('relay', ['--table', 'edge_outbox', '--resolve', 'resend', '--rows', '2'])).stdout).toContain('resolved 1 row (2)');
+      const refused = await run('relay', ['--table', 'edge_outbox', '--resolve', 'counted', '--rows', '99']);
+      expectOneLineFailure(refused, 'row 99 is not in the outbox');
+      // The running relay sees the rows resolved and goes on.
+      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_halted')) === 0, { timeoutMs: 10_000 });
+      await waitFor(async () => (await tc.client.read('edge:unsent')).total === 3n, { timeoutMs: 10_000 });
+    } finally {
+      await relay.kill('SIGTERM');
+    }
+    expect((await tc.client.read('edge:sent')).total).toBe(5n);
+    expect(await pg.query('SELECT id::int, counter FROM edge_archive ORDER BY id')).toEqual([
+      { id: 1, counter: 'edge:sent' },
+      { id: 2, counter: 'edge:unsent' },
+    ]);
+  }, 40_000);
+
+  it('recount: finds drift a direct Increment put on an outbox-only counter; --repair run twice corrects it once', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'pool_outbox', '--archive-table', 'pool_archive'])).code).toBe(0);
+    await pg.query(`INSERT INTO pool_outbox (counter, amount) SELECT 'pool:1', g FROM generate_series(1, 50) AS g`);
+    const relayArgs = ['--table', 'pool_outbox', '--archive-table', 'pool_archive', '--once'];
+    expect((await run('relay', relayArgs)).code).toBe(0);
+    const recountArgs = ['pool:1', '--table', 'pool_outbox', '--archive-table', 'pool_archive'];
+    const clean = await run('recount', recountArgs);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stdout).toContain('pool:1: archived 50 rows summing 1275, exact total 1275, drift 0: in agreement');
+    await tc.client.increment('pool:1', 40n);
+    const found = await run('recount', [...recountArgs, '--json']);
+    expect(found.code).toBe(3);
+    expect(JSON.parse(found.stdout)).toMatchObject({ counter: 'pool:1', archivedSum: '1275', total: '1315', drift: '40', repaired: false });
+    const first = await run('recount', [...recountArgs, '--repair']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('repaired: applied -40');
+    const second = await run('recount', [...recountArgs, '--repair']);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('drift 0: in agreement');
+    expect((await tc.client.read('pool:1')).total).toBe(1275n);
+    // Rows relayed after the repair still agree.
+    await pg.query(`INSERT INTO pool_outbox (counter, amount) VALUES ('pool:1', 25)`);
+    expect((await run('relay', relayArgs)).code).toBe(0);
+    expect((await run('recount', recountArgs)).stdout).toContain('summing 1300, exact total 1300, drift 0');
+  }, 40_000);
+});
