@@ -1,0 +1,124 @@
+// The relay's pure rules: row keys, which rows are dead letters, the window
+// edge, its configuration, and the per-row fallback when Tally refuses a
+// batch (against a fake sender: no database, no cluster).
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, TallyError, idempotencyKeyBytesMax } from '../../src/common/index.ts';
+import {
+  isBeyondWindow,
+  parseRelayConfig,
+  repairKey,
+  resendLimitMs,
+  rowKey,
+  rowProblem,
+  sendRows,
+  type IncrementSender,
+  type OutboxRow,
+} from '../../src/relay/index.ts';
+
+const url = 'postgresql://app@db:5432/shop';
+
+function row(id: number, counter: string | null, amount: bigint | null): OutboxRow {
+  return { id: BigInt(id), counter, amount, ageMs: 0, attemptAgeMs: null };
+}
+
+describe('relay rules', () => {
+  it('rowKey: the same for a row whatever sends it, different per row and per outbox, never past the key limit', () => {
+    expect(rowKey('shop.public.tally_outbox', 17n)).toBe('outbox:shop.public.tally_outbox:17');
+    expect(rowKey('shop.public.tally_outbox', 17n)).not.toBe(rowKey('shop.public.tally_outbox', 18n));
+    expect(rowKey('a.public.tally_outbox', 17n)).not.toBe(rowKey('b.public.tally_outbox', 17n));
+    const long = rowKey('d'.repeat(63) + '.' + 's'.repeat(63) + '.' + 't'.repeat(63), 9_223_372_036_854_775_807n);
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(idempotencyKeyBytesMax);
+  });
+
+  it('rowProblem: empty, oversized, control-character and null names and zero or null amounts are dead letters', () => {
+    expect(rowProblem({ counter: 'post:1:like', amount: -3n })).toBeUndefined();
+    expect(rowProblem({ counter: '', amount: 1n })).toBe('invalid_argument: counter name is empty');
+    expect(rowProblem({ counter: 'x'.repeat(201), amount: 1n })).toMatch(/^invalid_argument: counter name is 201 bytes/);
+    expect(rowProblem({ counter: 'a\u0007b', amount: 1n })).toMatch(/control character/);
+    expect(rowProblem({ counter: 'c', amount: 0n })).toBe('invalid_argument: amount is 0');
+    expect(rowProblem({ counter: null, amount: 1n })).toMatch(/null/);
+    expect(rowProblem({ counter: 'c', amount: null })).toMatch(/null/);
+  });
+
+  it('isBeyondWindow: a row is sent again only within nine tenths of the dedup window of its first send', () => {
+    expect(resendLimitMs(10_000)).toBe(9_000);
+    expect(isBeyondWindow({ attemptAgeMs: null }, 10_000)).toBe(false);
+    expect(isBeyondWindow({ attemptAgeMs: 8_999 }, 10_000)).toBe(false);
+    expect(isBeyondWindow({ attemptAgeMs: 9_000 }, 10_000)).toBe(true);
+  });
+
+  it('repairKey: the same for the same state, different when the total or the archive moved', () => {
+    const key = repairKey('ns', 'c', 10n, 55n, 60n);
+    expect(repairKey('ns', 'c', 10n, 55n, 60n)).toBe(key);
+    expect(repairKey('ns', 'c', 10n, 55n, 61n)).not.toBe(key);
+    expect(repairKey('ns', 'c', 11n, 55n, 60n)).not.toBe(key);
+    expect(Buffer.byteLength(key)).toBeLessThanOrEqual(idempotencyKeyBytesMax);
+  });
+
+  it('parseRelayConfig: flags over TALLY_* environment over defaults; bad settings name themselves', () => {
+    const config = parseRelayConfig(new Map([['batch', '1000']]), {
+      TALLY_POSTGRES: url,
+      TALLY_TABLE: 'app.events_outbox',
+      TALLY_BATCH: '5',
+    });
+    expect(config.batchRows).toBe(1000);
+    expect(config.tables.outbox).toEqual({ schema: 'app', name: 'events_outbox' });
+    expect(config.tables.deadLetters).toEqual({ schema: 'app', name: 'events_outbox_dead_letters' });
+    expect(config.tables.attempts).toEqual({ schema: 'app', name: 'events_outbox_attempts' });
+    expect(config.tables.archive).toBeUndefined();
+    expect(config.dedupWindowMs).toBe(86_400_000);
+    const message = (flags: [string, string][], env: NodeJS.ProcessEnv = { TALLY_POSTGRES: url }): string => {
+      try {
+        parseRelayConfig(new Map(flags), env);
+        return 'no error';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(message([], {})).toContain('--postgres (or TALLY_POSTGRES) is required');
+    expect(message([['postgres', 'mysql://x']])).toContain('postgresql://');
+    expect(message([['table', 'Robert;DROP']])).toContain('--table must be a table name');
+    expect(message([['batch', '0']])).toContain('--batch must be between 1 and 10000');
+    expect(message([['reconcile-every', '5m']])).toContain('--reconcile-every needs --archive-table');
+    expect(
+      message([
+        ['reconcile-every', '5x'],
+        ['archive-table', 'a'],
+      ]),
+    ).toContain('--reconcile-every must be a duration');
+    expect(message([['archive-table', 'tally_outbox']])).toContain('must differ');
+    expect(message([['table', 'x'.repeat(60)]])).toContain('too long');
+  });
+
+  it('sendRows: a batch Tally refuses for one row is sent row by row; the refused rows are dead, the rest acknowledged', async () => {
+    const applied = new Set<string>();
+    const apply = (amount: bigint | number | string, key: unknown): { applied: boolean; shard: number } => {
+      if (amount === 999n) throw new TallyError(ErrorCode.outOfRange, 'total would leave int64');
+      const fresh = !applied.has(String(key));
+      applied.add(String(key));
+      return { applied: fresh, shard: 0 };
+    };
+    const sender: IncrementSender = {
+      async incrementBatch(items) {
+        // Tally refuses a batch as a whole: nothing of it acknowledged.
+        if (items.some((item) => item.amount === 999n)) throw new TallyError(ErrorCode.outOfRange, 'total would leave int64');
+        return items.map((item) => apply(item.amount, item.idempotencyKey));
+      },
+      increment: async (_counter, amount, options) => apply(amount, options?.idempotencyKey),
+    };
+    // Row 2 was applied by an earlier, crashed send: a duplicate now.
+    applied.add(rowKey('ns', 2n));
+    const outcome = await sendRows(sender, 'ns', [row(1, 'c', 1n), row(2, 'c', 2n), row(3, 'c', 999n), row(4, 'c', 4n)]);
+    expect(outcome.applied).toEqual([1n, 4n]);
+    expect(outcome.duplicates).toEqual([2n]);
+    expect(outcome.dead).toEqual([{ id: 3n, reason: 'out_of_range: total would leave int64' }]);
+  });
+
+  it('sendRows: a failure that is not the rows fault rejects, so the batch is rolled back and sent again', async () => {
+    const sender: IncrementSender = {
+      incrementBatch: () => Promise.reject(new TallyError(ErrorCode.unavailable, 'no primary')),
+      increment: () => Promise.reject(new Error('not called')),
+    };
+    await expect(sendRows(sender, 'ns', [row(1, 'c', 1n)])).rejects.toMatchObject({ code: 'unavailable' });
+  });
+});
