@@ -6,7 +6,6 @@
 // or --file into an empty store, keeping every shard id, epoch and identity.
 import fs from 'node:fs';
 import { ErrorCode, TallyError } from '../common/index.ts';
-import type { DirectorySnapshot } from '../router/directory/snapshot.ts';
 
 export interface DirectoryStoreFlags {
   dataDir: string | undefined;
@@ -37,11 +36,20 @@ export async function directoryCommand(
   if (args.length !== 1 || (action !== 'export' && action !== 'import')) throw usageError(`expected: ${shape}`);
   if ((flags.dataDir === undefined) === (flags.etcd === undefined)) throw usageError(`name one store, --data-dir or --etcd: ${shape}`);
   if (flags.etcdPrefix !== undefined && flags.etcd === undefined) throw usageError('--etcd-prefix goes with --etcd');
-  const { validateSnapshot } = await import('../router/directory/snapshot.ts');
+  // Loaded here: no other command needs the router's directory code.
+  const { openDirectoryTransfer, parseEtcdEndpoints, validateSnapshot } = await import('../router/index.ts');
   if ((flags.etcdTlsCert === undefined) !== (flags.etcdTlsKey === undefined))
     throw usageError('--etcd-tls-cert and --etcd-tls-key go together');
   if (flags.etcdTlsCert !== undefined && flags.etcdTlsCa === undefined) throw usageError('--etcd-tls-cert needs --etcd-tls-ca');
-  const store = flags.dataDir !== undefined ? await sqliteStore(flags.dataDir) : await etcdStore(flags);
+  const store = await openDirectoryTransfer(
+    flags.dataDir !== undefined
+      ? { dataDir: flags.dataDir }
+      : {
+          etcdEndpoints: parseEtcdEndpoints(flags.etcd)!,
+          ...(flags.etcdPrefix === undefined ? {} : { etcdPrefix: flags.etcdPrefix }),
+          ...(flags.etcdTlsCa === undefined ? {} : { etcdTls: { ca: flags.etcdTlsCa, cert: flags.etcdTlsCert, key: flags.etcdTlsKey } }),
+        },
+  );
   try {
     if (action === 'export') {
       const snapshot = await store.export();
@@ -64,42 +72,4 @@ export async function directoryCommand(
   } finally {
     await store.close();
   }
-}
-
-interface TransferStore {
-  export(): Promise<DirectorySnapshot>;
-  import(snapshot: DirectorySnapshot): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function sqliteStore(dataDir: string): Promise<TransferStore> {
-  const { exportFromSqlite, importIntoSqlite } = await import('../router/directory/sqlite/transfer.ts');
-  return {
-    export: () => exportFromSqlite(dataDir),
-    import: async (snapshot) => importIntoSqlite(dataDir, snapshot),
-    close: async () => {},
-  };
-}
-
-async function etcdStore(flags: DirectoryStoreFlags): Promise<TransferStore> {
-  const { parseEtcdEndpoints } = await import('../router/config.ts');
-  const { Etcd3 } = await import('etcd3');
-  const { etcdClientOptions } = await import('../router/directory/etcd/index.ts');
-  const { exportFromEtcd, importIntoEtcd } = await import('../router/directory/etcd/index.ts');
-  const prefix = flags.etcdPrefix ?? '/tally/';
-  const credentials =
-    flags.etcdTlsCa === undefined
-      ? undefined
-      : {
-          rootCertificate: fs.readFileSync(flags.etcdTlsCa),
-          ...(flags.etcdTlsCert === undefined || flags.etcdTlsKey === undefined
-            ? {}
-            : { certChain: fs.readFileSync(flags.etcdTlsCert), privateKey: fs.readFileSync(flags.etcdTlsKey) }),
-        };
-  const client = new Etcd3(etcdClientOptions(parseEtcdEndpoints(flags.etcd)!, credentials));
-  return {
-    export: () => exportFromEtcd(client, prefix),
-    import: (snapshot) => importIntoEtcd(client, prefix, snapshot),
-    close: async () => client.close(),
-  };
 }

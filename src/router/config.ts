@@ -31,7 +31,7 @@ import {
 } from '../common/index.ts';
 import fs from 'node:fs';
 import os from 'node:os';
-import type { PairAddresses } from './directory/contract.ts';
+import type { PairAddresses } from './directory/index.ts';
 
 export interface RouterConfig {
   listenAddress: string;

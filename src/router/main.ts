@@ -34,28 +34,17 @@ import {
 import { status } from '@grpc/grpc-js';
 import { parseRouterConfig, type RouterConfig } from './config.ts';
 import fs from 'node:fs';
-import { SqliteDirectory } from './directory/sqlite/store.ts';
-import type { PairInfo } from './directory/contract.ts';
-import { NodePool } from './nodes/node-pool.ts';
-import { IncrementPath } from './write/increment-path.ts';
-import { ReadPath } from './read/read-path.ts';
-import { DistinctPath } from './write/distinct-path.ts';
-import { WindowReader } from './read/window-reader.ts';
-import { MembershipPath } from './write/membership-path.ts';
+import { SqliteDirectory, type PairInfo, EtcdDirectory, etcdClientOptions, type Directory } from './directory/index.ts';
+import { NodePool } from './nodes/index.ts';
+import { IncrementPath, DistinctPath, MembershipPath } from './write/index.ts';
+import { ReadPath, WindowReader } from './read/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
-import { HeatTracker } from './sizing/heat.ts';
-import { createRouterMetrics } from './metrics/router-metrics.ts';
-import { createAdminService, createCounterService } from './api/router-service.ts';
-import { PairSupervisor } from './supervision/pair-supervisor.ts';
-import { EtcdSupervisorElection, SoleSupervisor, requireSupervisor, type SupervisorElection } from './supervision/supervisor-election.ts';
-import { EtcdDirectory, etcdClientOptions } from './directory/etcd/index.ts';
-import type { Directory } from './directory/contract.ts';
+import { HeatTracker, Autoscaler, SizingPolicy, defaultSizing } from './sizing/index.ts';
+import { createRouterMetrics } from './metrics/index.ts';
+import { createAdminService, createCounterService, refusalOf, tokensOf } from './api/index.ts';
+import { PairSupervisor, EtcdSupervisorElection, SoleSupervisor, requireSupervisor, type SupervisorElection } from './supervision/index.ts';
 import { Etcd3 } from 'etcd3';
-import { Autoscaler } from './sizing/autoscaler.ts';
-import { refusalOf, tokensOf } from './api/auth.ts';
-import { SizingPolicy, defaultSizing } from './sizing/sizing-policy.ts';
-import { CounterLifecycle } from './counters/lifecycle.ts';
-import { CounterExpiry } from './counters/expiry.ts';
+import { CounterLifecycle, CounterExpiry } from './counters/index.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 

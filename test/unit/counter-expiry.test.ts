@@ -7,9 +7,9 @@ import {
   CounterExpiry,
   ttlInForce,
   type CounterDeleter,
-  type ExpiryDirectory,
   type ExpirySettings,
 } from '../../src/router/counters/expiry.ts';
+import type { ExpiryDirectory } from '../../src/router/directory/index.ts';
 import type { CounterInfo } from '../../src/router/directory/contract.ts';
 import { createLogger } from '../../src/common/logger.ts';
 

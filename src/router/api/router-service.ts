@@ -23,23 +23,22 @@ import {
   parseMemberId,
   validateNodeAddress,
 } from '../../common/index.ts';
-import type { DistinctPath } from '../write/distinct-path.ts';
-import type { WindowReader } from '../read/window-reader.ts';
-import type { MembershipPath } from '../write/membership-path.ts';
-import { reconcile } from '../counters/reconcile.ts';
-import { clusterStatus, pairStatusOf, type RouterView } from '../counters/status.ts';
-import { configureCounter } from '../counters/configure.ts';
-import { listCounters } from '../counters/list.ts';
-import { ttlInForce } from '../counters/expiry.ts';
-import type { Directory, CounterInfo, PairInfo } from '../directory/contract.ts';
-import { shardRatesOf, type Autoscaler } from '../sizing/autoscaler.ts';
-import { skewOf } from '../sizing/heat.ts';
-import type { IncrementPath, ValidIncrement } from '../write/increment-path.ts';
-import type { ReadPath, TotalRead } from '../read/read-path.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import type { HeatTracker } from '../sizing/heat.ts';
-import type { RouterMetrics } from '../metrics/router-metrics.ts';
-import type { CounterLifecycle } from '../counters/lifecycle.ts';
+import { type DistinctPath, type MembershipPath, type IncrementPath, type ValidIncrement } from '../write/index.ts';
+import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.ts';
+import {
+  reconcile,
+  clusterStatus,
+  pairStatusOf,
+  type RouterView,
+  configureCounter,
+  listCounters,
+  ttlInForce,
+  type CounterLifecycle,
+} from '../counters/index.ts';
+import type { Directory, CounterInfo, PairInfo } from '../directory/index.ts';
+import { shardRatesOf, type Autoscaler, skewOf, type HeatTracker } from '../sizing/index.ts';
+import type { NodePool } from '../nodes/index.ts';
+import type { RouterMetrics } from '../metrics/index.ts';
 
 export interface RouterDeps {
   directory: Directory;

@@ -12,11 +12,11 @@ import {
   type counterV1,
 } from '../../common/index.ts';
 import { validateWindowConfig } from '../../window/index.ts';
-import type { Directory, CounterInfo } from '../directory/contract.ts';
+import type { CounterInfo, CounterSettingsDirectory } from '../directory/index.ts';
 
 /** Applies a Configure request; answers the counter as it now stands. */
 export async function configureCounter(
-  directory: Directory,
+  directory: CounterSettingsDirectory,
   logger: Logger,
   request: counterV1.ConfigureRequest__Output,
   /** See RouterDeps.ttlSupported. */

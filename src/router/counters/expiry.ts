@@ -5,7 +5,7 @@
 // CounterDeleter. It never deletes anything itself.
 import assert from 'node:assert';
 import { IntervalTask, monotonicNowMs, type Logger, type MonotonicClock } from '../../common/index.ts';
-import type { CounterInfo } from '../directory/contract.ts';
+import type { CounterInfo, ExpiryDirectory } from '../directory/index.ts';
 
 /** Where a counter's TTL comes from (CounterConfig.ttl_from). */
 export type TtlSource = 'counter' | 'default' | 'never' | 'none';
@@ -31,12 +31,6 @@ export function ttlInForce(ownTtlMs: number | null, defaultTtlMs: number): { ttl
  */
 export interface CounterDeleter {
   deleteCounters(names: readonly string[], cause: 'ttl', stillExpired: (name: string) => boolean): Promise<readonly string[]>;
-}
-
-/** What the sweeper needs of the directory. */
-export interface ExpiryDirectory {
-  get(name: string): CounterInfo | undefined;
-  liveCounters(): IterableIterator<CounterInfo>;
 }
 
 export interface ExpirySettings {

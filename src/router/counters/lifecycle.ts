@@ -19,13 +19,12 @@ import {
   monotonicNowMs,
   type Logger,
 } from '../../common/index.ts';
-import type { ClearOutcome, CounterInfo, Directory, ShardTask } from '../directory/contract.ts';
+import type { ClearOutcome, CounterInfo, ShardTask, LifecycleDirectory } from '../directory/index.ts';
 import type { CounterDeleter } from './expiry.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import type { ApplyItem } from '../nodes/node-sender.ts';
-import type { ReadPath } from '../read/read-path.ts';
-import type { HeatTracker } from '../sizing/heat.ts';
-import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import { type NodePool, type ApplyItem } from '../nodes/index.ts';
+import type { ReadPath } from '../read/index.ts';
+import type { HeatTracker } from '../sizing/index.ts';
+import type { RouterMetrics } from '../metrics/index.ts';
 
 /** Why a counter was deleted: an operator's DeleteCounter, or TTL expiry. */
 export type DeleteCause = 'delete' | 'ttl';
@@ -62,7 +61,7 @@ export class CounterLifecycle implements CounterDeleter {
   private readonly retrier: IntervalTask;
 
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: LifecycleDirectory,
     private readonly pool: NodePool,
     private readonly reads: ReadPath,
     private readonly heat: HeatTracker,

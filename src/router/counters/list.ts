@@ -10,7 +10,7 @@ import {
   validateCounterPrefix,
   type counterV1,
 } from '../../common/index.ts';
-import type { Directory, NameRange } from '../directory/contract.ts';
+import type { NameRange, ListingDirectory } from '../directory/index.ts';
 import { ttlInForce } from './expiry.ts';
 
 /** Marks the token's layout; a later layout takes another first byte. */
@@ -78,7 +78,7 @@ export function validatePageSize(pageSize: number): number {
  * (an empty next_page_token) instead of sending the caller for an empty one.
  */
 export async function listCounters(
-  directory: Directory,
+  directory: ListingDirectory,
   request: counterV1.ListCountersRequest__Output,
   /** The router default TTL, for counters without their own. */
   defaultTtlMs: number,

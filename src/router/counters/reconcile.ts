@@ -3,9 +3,9 @@
 // primary's log at the follower's lsn. Drift is reported and exported as a
 // metric — never repaired here.
 import { ErrorCode, TallyError, type counterV1, type shardV1 } from '../../common/index.ts';
-import type { Directory, PairInfo } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import type { PairInfo, ReconcileDirectory } from '../directory/index.ts';
+import type { NodePool } from '../nodes/index.ts';
+import type { RouterMetrics } from '../metrics/index.ts';
 
 /** What a long handler needs of its call: whether the caller is still waiting (grpc-js ServerUnaryCall has it). */
 export interface CallProgress {
@@ -27,7 +27,7 @@ function abs(value: bigint): bigint {
 }
 
 export async function reconcile(
-  directory: Directory,
+  directory: ReconcileDirectory,
   pool: NodePool,
   metrics: RouterMetrics,
   timeoutMs: number,

@@ -2,9 +2,8 @@
 // identity) beside what the directory records, and each follower's lag as its
 // primary sees it. Reads only: it never changes the directory or a role.
 import type { counterV1 } from '../../common/index.ts';
-import type { Directory } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import type { PairInfo } from '../directory/contract.ts';
+import { type PairInfo, type StatusDirectory } from '../directory/index.ts';
+import type { NodePool } from '../nodes/index.ts';
 
 /** Who answers and who else shares the directory: for the status's header. */
 export interface RouterView {
@@ -16,7 +15,7 @@ export interface RouterView {
   supervisor(): string;
 }
 
-export function pairStatusOf(directory: Directory, pair: PairInfo): counterV1.PairStatus__Output {
+export function pairStatusOf(directory: StatusDirectory, pair: PairInfo): counterV1.PairStatus__Output {
   return {
     pair: pair.pairIndex,
     primary: pair.primary,
@@ -29,7 +28,7 @@ export function pairStatusOf(directory: Directory, pair: PairInfo): counterV1.Pa
 }
 
 export async function clusterStatus(
-  directory: Directory,
+  directory: StatusDirectory,
   pool: NodePool,
   statusTimeoutMs: number,
   view: RouterView,

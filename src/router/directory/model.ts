@@ -17,8 +17,17 @@ import {
   countersInOrder,
   missingCounters,
 } from './checks.ts';
-import type { CounterInfo, CounterKind, DirectoryLimits, PairAddresses, PairInfo, PairUpdate, ShardInfo, ShardTask } from './contract.ts';
-import { nextPairState } from './contract.ts';
+import {
+  type CounterInfo,
+  type CounterKind,
+  type DirectoryLimits,
+  type PairAddresses,
+  type PairInfo,
+  type PairUpdate,
+  type ShardInfo,
+  type ShardTask,
+  nextPairState,
+} from './contract.ts';
 import { choosePairs } from './placement.ts';
 import { snapshotCounterOf, snapshotPairOf, type SnapshotCounter, type SnapshotPair } from './snapshot.ts';
 import { ShardTaskTable } from './shard-task-table.ts';

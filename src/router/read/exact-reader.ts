@@ -6,8 +6,8 @@
 // counter a clear overtook during the read is read again, so a total never
 // mixes cleared and uncleared shards.
 import { ErrorCode, TallyError, clearOvertakenReadsMax, isInt64, type shardV1 } from '../../common/index.ts';
-import type { CounterInfo, Directory, PairInfo } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
+import type { CounterInfo, PairInfo, ExactReadDirectory } from '../directory/index.ts';
+import type { NodePool } from '../nodes/index.ts';
 
 /** What every node read answers besides its values: who answered (role, log identity), at which epoch and lsn. */
 export type NodeReadMeta = Pick<shardV1.ReadShardsResponse__Output, 'lsn' | 'role' | 'epoch' | 'nodeId'>;
@@ -152,7 +152,7 @@ function readPair(
 
 export async function readExact(
   names: readonly string[],
-  directory: Directory,
+  directory: ExactReadDirectory,
   pool: NodePool,
   timeoutMs: number,
 ): Promise<ExactReadResult> {
@@ -170,7 +170,7 @@ export async function readExact(
 
 async function readExactOnce(
   names: readonly string[],
-  directory: Directory,
+  directory: ExactReadDirectory,
   pool: NodePool,
   timeoutMs: number,
 ): Promise<{ result: ExactReadResult; overtaken: Set<string> }> {

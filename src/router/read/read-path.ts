@@ -5,9 +5,9 @@
 import { IntervalTask, steadyWallClock, type Logger } from '../../common/index.ts';
 import { readExact } from './exact-reader.ts';
 import { ReadCache, type CachedTotal } from './read-cache.ts';
-import type { CounterInfo, Directory } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';
+import type { NodePool } from '../nodes/index.ts';
+import type { RouterMetrics } from '../metrics/index.ts';
 
 export interface TotalRead {
   counter: string;
@@ -28,7 +28,7 @@ export class ReadPath {
   private readonly evictionsReported = { full: 0, idle: 0 };
 
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: ExactReadDirectory,
     private readonly pool: NodePool,
     private readonly metrics: RouterMetrics,
     private readonly logger: Logger,

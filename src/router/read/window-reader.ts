@@ -6,8 +6,8 @@
 // only for counters that exist and have a window.
 import { ErrorCode, LruMap, TallyError, isInt64, steadyWallClock, type shardV1 } from '../../common/index.ts';
 import { windowRange } from '../../window/index.ts';
-import type { CounterInfo, Directory } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
+import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';
+import type { NodePool } from '../nodes/index.ts';
 import { overtakenCounters, readPairWithFallback, rereadOvertaken } from './exact-reader.ts';
 
 export interface WindowRead {
@@ -27,7 +27,7 @@ export class WindowReader {
   private readonly cache: LruMap<string, { read: WindowRead; source: CounterInfo; generation: number }>;
 
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: ExactReadDirectory,
     private readonly pool: NodePool,
     private readonly settings: { readTimeoutMs: number; refreshIntervalMs: number; cacheEntriesMax: number },
     /** Wall-clock times that are stored or shown and compared later: steady, so a step while running changes no decision. */

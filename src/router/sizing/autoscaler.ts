@@ -11,10 +11,10 @@ import {
   type Logger,
   type counterV1,
 } from '../../common/index.ts';
-import type { Directory } from '../directory/contract.ts';
+import type { SizingDirectory } from '../directory/index.ts';
 import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
 import type { SizingPolicy } from './sizing-policy.ts';
-import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import type { RouterMetrics } from '../metrics/index.ts';
 
 /** One of the hottest counters, as AdminService.Hot returns it. */
 export type HotCounter = counterV1.HotCounter__Output;
@@ -34,7 +34,7 @@ export class Autoscaler {
   private heatEvictionsReported = 0;
 
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: SizingDirectory,
     private readonly heat: HeatTracker,
     private readonly policy: SizingPolicy,
     private readonly metrics: RouterMetrics,

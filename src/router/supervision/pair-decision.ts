@@ -4,7 +4,7 @@
 // "answers Status" alone: a node is made primary, or promoted, only when it
 // is the recorded node and its log reaches what was acknowledged. A node
 // that comes back with a new identity is a new follower to be filled.
-import type { PairInfo, PairUpdate } from '../directory/contract.ts';
+import type { PairInfo, PairUpdate } from '../directory/index.ts';
 
 /** What a node said about itself (a StatusResponse, parsed). */
 export interface NodeStatusView {

@@ -12,10 +12,10 @@
 // A primary whose connection is refused (the process is gone) is replaced
 // at once by its in-sync follower; a silent one after failoverTimeoutMs.
 import { IntervalTask, monotonicNowMs, type Logger, type MonotonicClock, type shardV1 } from '../../common/index.ts';
-import type { Directory, PairInfo, PairUpdate } from '../directory/contract.ts';
+import type { PairInfo, PairUpdate, SupervisedDirectory } from '../directory/index.ts';
 import { decidePair, type NodeStatusView, type NodeView, type PairAction } from './pair-decision.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import type { NodePool } from '../nodes/index.ts';
+import type { RouterMetrics } from '../metrics/index.ts';
 
 export interface SupervisorSettings {
   healthIntervalMs: number;
@@ -77,7 +77,7 @@ export class PairSupervisor {
   private lastAnyAnswerMs: number;
 
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: SupervisedDirectory,
     private readonly pool: NodePool,
     private readonly metrics: RouterMetrics,
     private readonly logger: Logger,

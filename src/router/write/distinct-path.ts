@@ -5,10 +5,9 @@
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../../common/index.ts';
 import { HllSketch, hllStandardError, packRegisterChanges, type MemberHasher } from '../../sketch/index.ts';
-import type { CounterInfo, Directory, ShardInfo } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import { NotAppliedError } from '../nodes/node-sender.ts';
-import { overtakenCounters, readPairWithFallback, rereadOvertaken } from '../read/exact-reader.ts';
+import type { CounterInfo, ShardInfo, KindPathDirectory } from '../directory/index.ts';
+import { type NodePool, NotAppliedError } from '../nodes/index.ts';
+import { overtakenCounters, readPairWithFallback, rereadOvertaken } from '../read/index.ts';
 
 export interface DistinctAdd {
   registersChanged: number;
@@ -25,7 +24,7 @@ const emptyKey = Buffer.alloc(0);
 
 export class DistinctPath {
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: KindPathDirectory,
     private readonly pool: NodePool,
     private readonly hasher: MemberHasher,
     private readonly readTimeoutMs: number,

@@ -14,9 +14,8 @@ import {
   type WindowSetting,
   type shardV1,
 } from '../../common/index.ts';
-import type { Directory, CounterInfo, ShardInfo } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import { NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from '../nodes/node-sender.ts';
+import type { CounterInfo, ShardInfo, IncrementDirectory } from '../directory/index.ts';
+import { type NodePool, NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from '../nodes/index.ts';
 
 export interface ValidIncrement {
   counter: string;
@@ -202,7 +201,7 @@ interface Route {
 
 export class IncrementPath {
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: IncrementDirectory,
     private readonly pool: NodePool,
     /** Must equal the nodes' dedup window: growths younger than this are consulted. */
     private readonly dedupWindowMs: number,

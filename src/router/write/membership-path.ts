@@ -6,10 +6,9 @@
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../../common/index.ts';
 import { partitionOf } from '../../membership/index.ts';
-import type { CounterInfo, Directory, ShardInfo } from '../directory/contract.ts';
-import type { NodePool } from '../nodes/node-pool.ts';
-import { NotAppliedError, type ApplyItem } from '../nodes/node-sender.ts';
-import { overtakenCounters, readPairWithFallback, readExact, rereadOvertaken } from '../read/exact-reader.ts';
+import type { CounterInfo, ShardInfo, KindPathDirectory } from '../directory/index.ts';
+import { type NodePool, NotAppliedError, type ApplyItem } from '../nodes/index.ts';
+import { overtakenCounters, readPairWithFallback, readExact, rereadOvertaken } from '../read/index.ts';
 
 export interface MemberSetResult {
   changed: boolean;
@@ -44,7 +43,7 @@ const emptyKey = Buffer.alloc(0);
 
 export class MembershipPath {
   constructor(
-    private readonly directory: Directory,
+    private readonly directory: KindPathDirectory,
     private readonly pool: NodePool,
     private readonly settings: { defaultPartitions: number; readTimeoutMs: number },
   ) {}

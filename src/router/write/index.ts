@@ -1,0 +1,6 @@
+// The write paths: increments (batched, keyed, generation-tagged), distinct
+// adds and membership changes, each resolving its counters in the directory
+// and sending through the node pool.
+export { DistinctPath } from './distinct-path.ts';
+export { IncrementPath, type ValidIncrement } from './increment-path.ts';
+export { MembershipPath } from './membership-path.ts';
