@@ -16,15 +16,21 @@ import {
   validateCounterPrefix,
   validateIdempotencyKey,
 } from '../common/validate.ts';
-import type { counterV1 } from '../common/proto.ts';
+import type { counterV1 } from './counter-proto.ts';
 import type { WindowSetting } from '../common/window-setting.ts';
 import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { refuseTokenInTheClear, routerAddressesOf } from './router-addresses.ts';
-import { RouterSet, adminMethods, counterMethods, type Rpc } from './router-set.ts';
+import { RouterSet, aborted, adminMethods, counterMethods, throwIfAborted, type Rpc } from './router-set.ts';
 
 export interface TallyClientOptions {
-  /** Router address, host:port (give this or addresses). */
+  /**
+   * Router address, host:port (give this or addresses; neither: the
+   * TALLY_ROUTER environment variable, host:port[,host:port...]). A port is
+   * required (routers listen on 50051 by default); a gRPC target such as
+   * dns:///tally-router.tally.svc:50051 balances round-robin over every
+   * address the name resolves to.
+   */
   address?: string;
   /**
    * Several routers of one cluster, host:port each (give this or address; 1
@@ -61,6 +67,12 @@ export type Int64Input = bigint | number | string;
 
 export interface CallSettings {
   deadlineMs?: number;
+  /**
+   * Aborts the call (and its retries): it rejects with code 'cancelled'. A
+   * write it interrupts may or may not have applied; send a keyed one again
+   * with its key. With coalesce, only an increment not yet queued stops.
+   */
+  signal?: AbortSignal;
 }
 
 export interface IncrementItem {
@@ -194,7 +206,18 @@ export interface ConfigureOptions {
   ttlMs?: number | 'never' | 'default';
 }
 
-export type HotCounter = counterV1.HotCounter__Output;
+export interface HotCounter {
+  counter: string;
+  /** Increments/s, smoothed. */
+  ratePerSec: number;
+  /** Recent peak of ratePerSec: what automatic sizing follows. */
+  peakPerSec: number;
+  shards: number;
+  /** max shard rate / mean shard rate; 1 is even. */
+  skew: number;
+  shardRates: number[];
+  autoscale: boolean;
+}
 
 /** One counter of a listing. */
 export interface ListedCounter {
@@ -341,7 +364,22 @@ function toWireMember(member: MemberId): string {
 /** A number when it is exact as one: protobufjs encodes that without parsing a decimal string. */
 function toWireAmount(amount: Int64Input): string | number {
   if (typeof amount === 'number' && Number.isSafeInteger(amount)) return amount;
+  refuseUnsafeNumber(amount);
   return toWireInt64(parseInt64(amount, 'amount'));
+}
+
+/**
+ * A whole number past 2^53 - 1 that is still within int64: as a JavaScript
+ * number it may already have lost its last digits (2**60 + 1 === 2**60), so
+ * it is refused with what to pass instead. Beyond int64 is OUT_OF_RANGE, as
+ * the router says.
+ */
+function refuseUnsafeNumber(amount: unknown): void {
+  if (typeof amount !== 'number' || !Number.isInteger(amount) || Number.isSafeInteger(amount) || Math.abs(amount) >= 2 ** 63) return;
+  throw new TallyError(
+    ErrorCode.invalidArgument,
+    `amount ${amount} is not a safe integer (beyond ±(2^53 - 1) a number may have lost digits): pass a bigint (${BigInt(amount)}n) or a decimal string`,
+  );
 }
 
 /** A key for an increment: the caller's, a fresh random one when omitted, none when null. */
@@ -421,9 +459,10 @@ export class TallyClient {
   private readonly attemptTimeoutMs: number;
   private readonly attemptsMax: number;
   private readonly coalescer: IncrementCoalescer | undefined;
+  private closed = false;
 
-  constructor(options: TallyClientOptions) {
-    const addresses = routerAddressesOf(options);
+  constructor(options: TallyClientOptions = {}) {
+    const addresses = routerAddressesOf(options, process.env);
     for (const address of addresses) refuseTokenInTheClear(address, options);
     const channelCredentials =
       options.tls === undefined
@@ -488,7 +527,7 @@ export class TallyClient {
     const tried = new Set<number>();
     for (;;) {
       try {
-        return await this.routers.attempt(callClass, rpc, request, deadline, tried);
+        return await this.routers.attempt(callClass, rpc, request, deadline, tried, settings?.signal);
       } catch (error) {
         const failure = error as TallyError;
         const resend = resendAfter(callClass, { sent: true, grpcCode: failure.grpcCode });
@@ -517,11 +556,11 @@ export class TallyClient {
       const attemptDeadline =
         keyed && attempt < this.attemptsMax ? monotonicNowMs() + Math.min(remainingMs, this.attemptTimeoutMs) : deadline;
       try {
-        return await this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set());
+        return await this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set(), settings?.signal);
       } catch (error) {
         const backoffMs = keyed ? this.retryAfterMs(error as TallyError, attempt, deadline) : undefined;
         if (backoffMs === undefined) throw error;
-        await new Promise((resolve) => setTimeout(resolve, backoffMs));
+        await backOff(backoffMs, settings?.signal);
       }
     }
   }
@@ -542,11 +581,16 @@ export class TallyClient {
    * and retries UNAVAILABLE and DEADLINE_EXCEEDED with the same key (jittered
    * backoff, bounded attempts, within the deadline), so the increment applies
    * at most once. Pass idempotencyKey: null for an unkeyed, unretried call.
-   * With coalescing on (the default) concurrent calls share IncrementBatch
-   * calls; bad input is refused here, before it is queued.
+   * With coalesce: true (off by default) concurrent calls share
+   * IncrementBatch calls; bad input is refused here, before it is queued.
+   * An amount is a bigint, a safe-integer number or a decimal string: a
+   * number past 2^53 - 1 is refused (pass a bigint).
    */
   async increment(counter: string, amount: Int64Input, options?: IncrementOptions): Promise<IncrementResult> {
     if (this.coalescer !== undefined) {
+      if (this.closed) throw closedError();
+      throwIfAborted(options?.signal);
+      refuseUnsafeNumber(amount);
       // The router's checks, made here: one bad item must not fail a batch it shares.
       const item: CoalescedItem = {
         counter: validateCounterName(counter),
@@ -876,8 +920,33 @@ export class TallyClient {
     };
   }
 
+  /** Closes every connection; a call after this rejects with code 'failed_precondition' ("the client is closed"). */
   close(): void {
+    this.closed = true;
     this.coalescer?.close();
     this.routers.close();
   }
+}
+
+function closedError(): TallyError {
+  return new TallyError(ErrorCode.failedPrecondition, 'the client is closed (close() was called): create a new one');
+}
+
+/** The pause before a keyed retry; an abort ends it at once. */
+function backOff(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(aborted(signal));
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(aborted(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -10,7 +10,7 @@ export type {
   TallyClientOptions,
   /** One item of incrementBatch. */
   IncrementItem,
-  /** Per-call options of increment: deadlineMs and idempotencyKey. */
+  /** Per-call options of increment: deadlineMs, signal and idempotencyKey. */
   IncrementOptions,
   /** What an increment reports: applied (false for a duplicate key) and the shard. */
   IncrementResult,
@@ -33,7 +33,7 @@ export type {
   ReconcileReport,
   /** One shard's figures in a ReconcileReport. */
   ShardDrift,
-  /** Per-call settings: deadlineMs. */
+  /** Per-call settings: deadlineMs and an AbortSignal. */
   CallSettings,
   /** An int64 as bigint, safe-integer number or decimal string. */
   Int64Input,
@@ -69,9 +69,11 @@ export { TallyError, ErrorCode } from '../common/errors.ts';
 
 /**
  * Creates a client for the router at options.address, or for the routers of
- * one cluster at options.addresses (calls take turns over them). Throws
- * INVALID_ARGUMENT for a malformed address list. Call close() when done.
+ * one cluster at options.addresses (calls take turns over them), or, given
+ * neither, for those of the TALLY_ROUTER environment variable
+ * (host:port[,host:port...]). Throws INVALID_ARGUMENT for a malformed
+ * address or list, or one without a port. Call close() when done.
  */
-export function createTallyClient(options: TallyClientOptions): TallyClient {
+export function createTallyClient(options: TallyClientOptions = {}): TallyClient {
   return new TallyClient(options);
 }

@@ -6,13 +6,24 @@ import { isLoopbackHost, splitHostPort } from '../common/address.ts';
 import { routerAddressesMax } from '../common/limits.ts';
 
 /**
- * The addresses of options.address or options.addresses (exactly one of
- * them), each a gRPC target as grpc-js takes it. A list holds 1 to
+ * The addresses of options.address or options.addresses (at most one of
+ * them; neither: the TALLY_ROUTER variable of env, as the CLI reads it),
+ * each host:port or a gRPC target with a port. A list holds 1 to
  * routerAddressesMax distinct addresses.
  */
-export function routerAddressesOf(options: { address?: unknown; addresses?: unknown }): string[] {
+export function routerAddressesOf(options: { address?: unknown; addresses?: unknown }, env: NodeJS.ProcessEnv = {}): string[] {
   if (options.address !== undefined && options.addresses !== undefined)
     throw invalid('give the router as address or as addresses, not both');
+  if (options.address === undefined && options.addresses === undefined) {
+    const fromEnv = env.TALLY_ROUTER?.trim();
+    if (fromEnv === undefined || fromEnv === '')
+      throw invalid('give the router address (address: "host:port") or addresses, or set TALLY_ROUTER=host:port[,host:port...]');
+    try {
+      return parseRouterList(fromEnv, 'TALLY_ROUTER');
+    } catch (error) {
+      throw invalid((error as Error).message);
+    }
+  }
   if (options.addresses === undefined) {
     if (typeof options.address !== 'string') throw invalid('give the router address (address: "host:port") or addresses');
     // One place spells out what a list means, so a comma here is a mistake, not two routers.
@@ -80,8 +91,27 @@ function isHostPort(entry: string): boolean {
   return /^[A-Za-z0-9_.-]+$/.test(parsed.host) || /^\[[0-9A-Fa-f:.]+\]$/.test(parsed.host);
 }
 
+/** The gRPC name-resolver schemes a target may start with. */
+const targetSchemes = /^(dns|ipv4|ipv6|unix|unix-abstract):/;
+
+/**
+ * A target without a port would reach port 443 (grpc-js's default): refused,
+ * naming Tally's default port, rather than failing later as an unreachable router.
+ */
 function checkTarget(address: string, what: string): string {
   if (address.trim() === '' || /\s/.test(address)) throw invalid(`${what} "${address}" must be a non-empty address without spaces`);
+  if (/^unix(-abstract)?:/.test(address)) return address;
+  // dns:[//authority/]host:port, ipv4:a:port,b:port: the part after the scheme (and authority) names the port(s).
+  const rest = address.replace(targetSchemes, '').replace(/^\/\/[^/]*\//, '');
+  const entries = address.startsWith('ipv4:') || address.startsWith('ipv6:') ? rest.split(',') : [rest];
+  for (const entry of entries) {
+    const parsed = splitHostPort(entry);
+    const hostOk = parsed !== undefined && parsed.host !== '' && (!parsed.host.includes(':') || /^\[.*\]$/.test(parsed.host));
+    if (!hostOk || parsed.port === 0)
+      throw invalid(
+        `${what} "${address}" has no port: give host:port (Tally's routers listen on 50051 by default, e.g. "${entry.replace(/:$/, '')}:50051"); without one gRPC would dial port 443`,
+      );
+  }
   return address;
 }
 

@@ -16,7 +16,7 @@ import { clientChannelOptions } from '../common/client-channel.ts';
 import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { routerConnectWaitMsMax } from '../common/limits.ts';
-import { AdminServiceClient, CounterServiceClient, type counterV1 } from '../common/proto.ts';
+import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from './counter-proto.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { RouterRotation } from './router-rotation.ts';
 
@@ -27,6 +27,15 @@ export interface Router {
   admin: counterV1.AdminServiceClient;
   channel: ChannelInterface;
 }
+
+/** The generated unary method as called: it returns the call, to cancel. */
+type UnaryCall<Request, Response> = (
+  this: Client,
+  request: Request,
+  metadata: Metadata,
+  options: CallOptions,
+  callback: requestCallback<Response>,
+) => { cancel(): void };
 
 type Unary<Request, Response> = {
   (request: Request, options: CallOptions, callback: requestCallback<Response>): void;
@@ -44,6 +53,18 @@ export interface Rpc<Request, Response> {
   method: Unary<Request, Response>;
 }
 
+/**
+ * The channel options of every router: the repository's, and the load
+ * balancing of proto/service-config.json (round-robin over every address a
+ * name resolves to, e.g. a headless Service). Its retry policies are not
+ * given to grpc-js: this client retries by the same rules itself
+ * (resend-rule.ts, tested equal), and moves to another router as well.
+ */
+const channelOptions = {
+  ...clientChannelOptions,
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: serviceConfig.loadBalancingConfig }),
+};
+
 /** The generated clients' methods, to name in an Rpc. */
 export const counterMethods = CounterServiceClient.prototype as counterV1.CounterServiceClient;
 export const adminMethods = AdminServiceClient.prototype as counterV1.AdminServiceClient;
@@ -51,6 +72,7 @@ export const adminMethods = AdminServiceClient.prototype as counterV1.AdminServi
 export class RouterSet {
   readonly routers: Router[];
   private readonly rotation: RouterRotation;
+  private closed = false;
 
   constructor(
     addresses: readonly string[],
@@ -58,10 +80,10 @@ export class RouterSet {
     private readonly metadata: Metadata,
   ) {
     this.routers = addresses.map((address) => {
-      const counter = new CounterServiceClient(address, channelCredentials, clientChannelOptions);
+      const counter = new CounterServiceClient(address, channelCredentials, channelOptions);
       // Share the channel: the admin client rides on the counter client's connection.
       const admin = new AdminServiceClient(address, channelCredentials, {
-        ...clientChannelOptions,
+        ...channelOptions,
         channelOverride: counter.getChannel(),
       });
       return { address, counter, admin, channel: counter.getChannel() };
@@ -88,7 +110,11 @@ export class RouterSet {
     request: Request,
     deadline: number,
     tried: Set<number>,
+    signal?: AbortSignal,
   ): Promise<Response> {
+    // grpc-js would answer "Channel has been shut down" as INTERNAL: say what happened.
+    if (this.closed) throw new TallyError(ErrorCode.failedPrecondition, 'the client is closed (close() was called): create a new one');
+    throwIfAborted(signal);
     const candidates = this.rotation.order().filter((index) => !tried.has(index));
     if (candidates.length === 0) throw new TallyError(ErrorCode.internal, 'no router left to try');
     const passedOver: string[] = [];
@@ -106,10 +132,12 @@ export class RouterSet {
       if (monotonicNowMs() >= deadline)
         throw new TallyError(ErrorCode.deadlineExceeded, `deadline exceeded before the call was sent${notSentTo(passedOver)}`);
       try {
-        const response = await this.send(router, rpc, request, deadline);
+        throwIfAborted(signal);
+        const response = await this.send(router, rpc, request, deadline, signal);
         this.rotation.answered(index);
         return response;
       } catch (error) {
+        if (signal?.aborted === true) throw aborted(signal);
         const failure = fromServiceError(error);
         if (failure.code === ErrorCode.unavailable || failure.code === ErrorCode.deadlineExceeded) this.rotation.failed(index);
         else this.rotation.answered(index);
@@ -121,20 +149,36 @@ export class RouterSet {
   }
 
   close(): void {
+    this.closed = true;
     for (const router of this.routers) {
       router.admin.close();
       router.counter.close();
     }
   }
 
-  private send<Request, Response>(router: Router, rpc: Rpc<Request, Response>, request: Request, deadline: number): Promise<Response> {
+  private send<Request, Response>(
+    router: Router,
+    rpc: Rpc<Request, Response>,
+    request: Request,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Response> {
     const client: Client = rpc.service === 'counter' ? router.counter : router.admin;
     return new Promise((resolve, reject) => {
+      const cancel = (): void => call.cancel();
       // gRPC takes a wall-clock deadline: converted at the last moment, so a clock step can only move this one call's.
-      rpc.method.call(client, request, this.metadata, { deadline: deadlineIn(deadline - monotonicNowMs()) }, (error, response) => {
-        if (error || response === undefined) reject(fromServiceError(error));
-        else resolve(response);
-      });
+      const call = (rpc.method as unknown as UnaryCall<Request, Response>).call(
+        client,
+        request,
+        this.metadata,
+        { deadline: deadlineIn(deadline - monotonicNowMs()) },
+        (error, response) => {
+          signal?.removeEventListener('abort', cancel);
+          if (error || response === undefined) reject(fromServiceError(error));
+          else resolve(response);
+        },
+      );
+      signal?.addEventListener('abort', cancel, { once: true });
     });
   }
 
@@ -149,6 +193,20 @@ export class RouterSet {
       await new Promise<void>((resolve) => channel.watchConnectivityState(state, deadlineIn(untilMs - monotonicNowMs()), () => resolve()));
     }
   }
+}
+
+/**
+ * The error of a call its caller aborted: CANCELLED, whatever the signal's
+ * reason. A write it interrupted may or may not have applied (a keyed one
+ * may be sent again with its key).
+ */
+export function aborted(signal: AbortSignal): TallyError {
+  const reason = signal.reason instanceof Error ? `: ${signal.reason.message}` : '';
+  return new TallyError(ErrorCode.cancelled, `the call was aborted by its AbortSignal${reason}; a write may or may not have applied`);
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true) throw aborted(signal);
 }
 
 function notSentTo(passedOver: readonly string[]): string {

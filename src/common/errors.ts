@@ -13,6 +13,8 @@ export const ErrorCode = {
   unauthenticated: 'unauthenticated',
   permissionDenied: 'permission_denied',
   internal: 'internal',
+  /** The caller gave up (an AbortSignal fired): a write's outcome is unknown. Never sent by a server. */
+  cancelled: 'cancelled',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -39,6 +41,7 @@ const grpcStatusByCode: Record<ErrorCode, status> = {
   unauthenticated: status.UNAUTHENTICATED,
   permission_denied: status.PERMISSION_DENIED,
   internal: status.INTERNAL,
+  cancelled: status.CANCELLED,
 };
 
 const codeByGrpcStatus = new Map<number, ErrorCode>(

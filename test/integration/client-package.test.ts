@@ -46,6 +46,41 @@ describe('client package', () => {
     fs.rmSync(workDir, { recursive: true, force: true });
   });
 
+  it('client package: names its licence and repository, and its README covers what a first user needs', () => {
+    const manifest = readJson<{ license?: string; repository?: { url?: string; directory?: string } }>(
+      path.join(packageDir, 'package.json'),
+    );
+    expect(manifest.license).toBe('MIT');
+    expect(fs.readFileSync(path.join(packageDir, 'LICENSE'), 'utf8')).toContain('MIT License');
+    expect(manifest.repository?.url).toMatch(/^git\+https:/);
+    expect(manifest.repository?.directory).toBe('packages/client');
+    const readme = fs.readFileSync(path.join(packageDir, 'README.md'), 'utf8');
+    for (const heading of [
+      '## Install',
+      '## A first increment',
+      '## Keys and retries',
+      '## Several routers',
+      '## TLS and tokens',
+      '## Errors',
+    ])
+      expect(readme).toContain(heading);
+    // Every error code the library can reject with is explained.
+    for (const code of [
+      'invalid_argument',
+      'out_of_range',
+      'not_found',
+      'failed_precondition',
+      'resource_exhausted',
+      'unavailable',
+      'deadline_exceeded',
+      'cancelled',
+      'unauthenticated',
+      'permission_denied',
+      'internal',
+    ])
+      expect(readme, code).toContain(`\`${code}\``);
+  });
+
   it('client package: depends on grpc-js and proto-loader only, at the versions the repository pins', () => {
     const manifest = readJson<{ dependencies: Record<string, string> }>(path.join(packageDir, 'package.json'));
     const root = readJson<{ dependencies: Record<string, string> }>(path.join(repoRoot, 'package.json'));
@@ -66,6 +101,16 @@ describe('client package', () => {
       expect(files).toContain('dist/client/index.js');
       expect(files).toContain('dist/client/index.d.ts');
       expect(files).toContain('proto/counter.proto');
+      expect(files).toContain('proto/service-config.json');
+      for (const file of ['README.md', 'LICENSE', 'package.json']) expect(files).toContain(file);
+      // The public contract only: not the nodes' internal protocol, and declarations only for the public surface.
+      expect(files.filter((file) => /shard/.test(file))).toEqual([]);
+      expect(files.filter((file) => file.endsWith('.d.ts')).sort()).toEqual([
+        'dist/client/client.d.ts',
+        'dist/client/index.d.ts',
+        'dist/common/errors.d.ts',
+        'dist/common/window-setting.d.ts',
+      ]);
       expect(
         files.filter((file) =>
           /^dist\/(cli|cluster|node|router|membership|sketch|window)\/|^dist\/common\/(config|index|logger|metrics|server|tls)\./.test(
@@ -100,16 +145,17 @@ describe('client package', () => {
         path.join(appDir, 'main.mjs'),
         [
           "import { createTallyClient, TallyError } from '@tally/client';",
-          'const client = createTallyClient({ address: process.argv[2] });',
+          '// No address: the library reads TALLY_ROUTER.',
+          'const client = createTallyClient();',
           "const { applied } = await client.increment('package:js', 5);",
           "const { total, exact } = await client.read('package:js');",
           'client.close();',
           'console.log(JSON.stringify({ applied, total: String(total), exact, tallyError: typeof TallyError }));',
         ].join('\n'),
       );
-      const { stdout } = await run(process.execPath, ['main.mjs', tc.cluster.routerAddress], {
+      const { stdout } = await run(process.execPath, ['main.mjs'], {
         cwd: appDir,
-        env: { ...process.env, NODE_PATH: '', NODE_OPTIONS: '' },
+        env: { ...process.env, NODE_PATH: '', NODE_OPTIONS: '', TALLY_ROUTER: tc.cluster.routerAddress },
       });
       expect(JSON.parse(stdout)).toEqual({ applied: true, total: '5', exact: true, tallyError: 'function' });
 
