@@ -4,6 +4,7 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import importLayers from './eslint/import-layers.js';
 
 /** Import paths a folder may not reach, as no-restricted-imports patterns. */
 function forbidImports(folders, message) {
@@ -37,6 +38,12 @@ export default tseslint.config(
   {
     files: ['src/router/**/*.ts'],
     rules: forbidImports(['node', 'client', 'cli', 'cluster'], 'the router meets nodes only over gRPC; share code through src/common'),
+  },
+  {
+    // The router's rooms and layers (eslint/import-layers.js); src/ only: tests may reach a module's internals.
+    files: ['src/**/*.ts'],
+    plugins: { tally: importLayers },
+    rules: { 'tally/router-layers': 'error' },
   },
   {
     files: ['src/client/**/*.ts'],

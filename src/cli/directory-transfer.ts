@@ -47,7 +47,7 @@ export async function directoryCommand(
       : {
           etcdEndpoints: parseEtcdEndpoints(flags.etcd)!,
           ...(flags.etcdPrefix === undefined ? {} : { etcdPrefix: flags.etcdPrefix }),
-          ...(flags.etcdTlsCa === undefined ? {} : { etcdTls: { ca: flags.etcdTlsCa, cert: flags.etcdTlsCert, key: flags.etcdTlsKey } }),
+          ...(flags.etcdTlsCa === undefined ? {} : { etcdTls: { caFile: flags.etcdTlsCa, certFile: flags.etcdTlsCert, keyFile: flags.etcdTlsKey } }),
         },
   );
   try {

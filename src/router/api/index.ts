@@ -1,4 +1,5 @@
 // The router's two gRPC services (counters, admin), their input checks and
 // the bearer-token check in front of them.
 export { refusalOf, tokensOf } from './auth.ts';
-export { createAdminService, createCounterService } from './router-service.ts';
+export { createAdminService, type AdminServiceDeps } from './admin-service.ts';
+export { createCounterService, type CounterServiceDeps } from './counter-service.ts';

@@ -17,7 +17,7 @@ export {
   type ShardTask,
 } from './contract.ts';
 export * from './roles.ts';
-export { EtcdDirectory, etcdClientOptions, type PairUpdateFence } from './etcd/index.ts';
+export { EtcdDirectory, etcdClientOptions, openEtcdClient, type EtcdTlsFiles, type PairUpdateFence } from './etcd/index.ts';
 export { SqliteDirectory } from './sqlite/index.ts';
 export { openDirectoryTransfer, type DirectoryLocation, type DirectoryTransfer } from './transfer.ts';
 export { validateSnapshot, type DirectorySnapshot } from './snapshot.ts';

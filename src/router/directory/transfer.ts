@@ -1,7 +1,7 @@
 // `tally directory export|import`: the one entry point the CLI uses to move
 // a whole directory between stores (embedded SQLite <-> etcd). Each store is
 // loaded only when named, so an export from SQLite never loads etcd.
-import fs from 'node:fs';
+import type { EtcdTlsFiles } from './etcd/index.ts';
 import type { DirectorySnapshot } from './snapshot.ts';
 
 /** Where a directory lives: a router's data directory, or a prefix in etcd. */
@@ -11,8 +11,7 @@ export type DirectoryLocation =
       etcdEndpoints: readonly string[];
       /** Default '/tally/'. */
       etcdPrefix?: string;
-      /** PEM files: the CA, and a client certificate and key when etcd asks for one. */
-      etcdTls?: { ca: string; cert?: string; key?: string };
+      etcdTls?: EtcdTlsFiles;
     };
 
 export interface DirectoryTransfer {
@@ -31,20 +30,9 @@ export async function openDirectoryTransfer(location: DirectoryLocation): Promis
       close: async () => {},
     };
   }
-  const { Etcd3 } = await import('etcd3');
-  const { etcdClientOptions, exportFromEtcd, importIntoEtcd } = await import('./etcd/index.ts');
+  const { openEtcdClient, exportFromEtcd, importIntoEtcd } = await import('./etcd/index.ts');
   const prefix = location.etcdPrefix ?? '/tally/';
-  const tls = location.etcdTls;
-  const credentials =
-    tls === undefined
-      ? undefined
-      : {
-          rootCertificate: fs.readFileSync(tls.ca),
-          ...(tls.cert === undefined || tls.key === undefined
-            ? {}
-            : { certChain: fs.readFileSync(tls.cert), privateKey: fs.readFileSync(tls.key) }),
-        };
-  const client = new Etcd3(etcdClientOptions(location.etcdEndpoints, credentials));
+  const client = openEtcdClient(location.etcdEndpoints, location.etcdTls);
   return {
     export: () => exportFromEtcd(client, prefix),
     import: (snapshot) => importIntoEtcd(client, prefix, snapshot),

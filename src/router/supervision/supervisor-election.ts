@@ -27,7 +27,7 @@
 // believes. Nodes refusing stale epochs is the last line behind that.
 import { performance } from 'node:perf_hooks';
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
-import { deadlineIn, routerLeaseTtlMsMin, supervisorKeepalivesPerTtl, type Logger } from '../../common/index.ts';
+import { ErrorCode, TallyError, deadlineIn, routerLeaseTtlMsMin, supervisorKeepalivesPerTtl, type Logger } from '../../common/index.ts';
 
 export interface SupervisorElection {
   /** True while this router may supervise: act on pairs only while it holds. */
@@ -177,6 +177,20 @@ export class EtcdSupervisorElection implements SupervisorElection {
   leaderFence(): SupervisorFence | undefined {
     if (!this.isLeader || this.heldRevision === undefined) return undefined;
     return { key: this.key, createRevision: this.heldRevision };
+  }
+
+  /**
+   * The compare every pair change the supervisor makes carries (the etcd
+   * directory's pairUpdateFence): it commits only while this router still
+   * holds the supervisor key it won. `prefix`: the directory's, which its
+   * transactions' keys are relative to.
+   */
+  pairUpdateFence(prefix: string): (txn: ComparatorBuilder) => void {
+    return (txn) => {
+      const fence = this.leaderFence();
+      if (fence === undefined) throw new TallyError(ErrorCode.failedPrecondition, `router ${this.routerId} is no longer the supervisor`);
+      requireSupervisor(txn, { key: fence.key.slice(prefix.length), createRevision: fence.createRevision });
+    };
   }
 
   onChange(listener: (leader: boolean) => void): void {

@@ -1,7 +1,8 @@
 // How the etcd directory talks to etcd: client options that suit it, and
 // the one mapping from etcd's failures to the statuses callers see.
-import type { IOptions } from 'etcd3';
-import { ErrorCode, TallyError, etcdTxnOpsMax } from '../../../common/index.ts';
+import fs from 'node:fs';
+import { Etcd3, type IOptions } from 'etcd3';
+import { ConfigError, ErrorCode, TallyError, etcdTxnOpsMax } from '../../../common/index.ts';
 
 type HostPolicy = ReturnType<NonNullable<NonNullable<IOptions['faultHandling']>['host']>>;
 /**
@@ -35,6 +36,34 @@ export function etcdClientOptions(hosts: readonly string[], credentials?: IOptio
     },
     ...(hosts.length === 1 ? { faultHandling: { host: () => passThroughPolicy } } : {}),
   };
+}
+
+/** PEM files for TLS to etcd (--etcd-tls-*): the CA, and a client certificate and key when etcd asks for one. */
+export interface EtcdTlsFiles {
+  caFile: string;
+  certFile?: string | undefined;
+  keyFile?: string | undefined;
+}
+
+/** A client for the directory and the election, its TLS files read once now (a missing file is a one-line config error). */
+export function openEtcdClient(endpoints: readonly string[], tls?: EtcdTlsFiles): Etcd3 {
+  const read = (file: string, flag: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (error) {
+      throw new ConfigError(`cannot read ${flag} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const credentials =
+    tls === undefined
+      ? undefined
+      : {
+          rootCertificate: read(tls.caFile, '--etcd-tls-ca'),
+          ...(tls.certFile === undefined || tls.keyFile === undefined
+            ? {}
+            : { certChain: read(tls.certFile, '--etcd-tls-cert'), privateKey: read(tls.keyFile, '--etcd-tls-key') }),
+        };
+  return new Etcd3(etcdClientOptions(endpoints, credentials));
 }
 
 export function storeError(error: unknown): TallyError {

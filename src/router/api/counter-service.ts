@@ -1,0 +1,246 @@
+// CounterService: validate every input (G7), then hand off to the write and
+// read paths and the kinds' paths. Nothing changes before the whole request
+// has been validated.
+import {
+  ErrorCode,
+  TallyError,
+  batchItemsMax,
+  readManyCountersMax,
+  unary,
+  validateCounterName,
+  validateIdempotencyKey,
+  type counterV1,
+  distinctMemberBytesMax,
+  countDistinctCountersMax,
+  parseInt64,
+  parseMemberId,
+} from '../../common/index.ts';
+import { type DistinctPath, type MembershipPath, type IncrementPath, type ValidIncrement } from '../write/index.ts';
+import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.ts';
+import { type CounterLifecycle } from '../counters/index.ts';
+import { type HeatTracker } from '../sizing/index.ts';
+import type { RouterMetrics } from '../metrics/index.ts';
+import type { CounterLookup } from '../directory/index.ts';
+import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
+
+/** What CounterService hands its calls to. */
+export interface CounterServiceDeps {
+  directory: CounterLookup;
+  increments: IncrementPath;
+  reads: ReadPath;
+  distinct: DistinctPath;
+  windows: WindowReader;
+  membership: MembershipPath;
+  lifecycle: CounterLifecycle;
+  heat: HeatTracker;
+  metrics: RouterMetrics;
+}
+
+function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
+  return {
+    counter: read.counter,
+    total: read.total.toString(),
+    exact: read.exact,
+    asOfUnixMs: String(read.asOfMs),
+    stalenessMs: String(read.stalenessMs),
+    shards: read.shardCount,
+  };
+}
+
+export function createCounterService(deps: CounterServiceDeps) {
+  const { increments, reads, heat, metrics } = deps;
+
+  // Children bound once: a labels object per call costs a lookup by label values.
+  const latencyByRpc = {
+    increment: metrics.incrementLatency.labels({ rpc: 'increment' }),
+    increment_batch: metrics.incrementLatency.labels({ rpc: 'increment_batch' }),
+  };
+
+  const applyCounted = async (
+    items: ValidIncrement[],
+    rpc: keyof typeof latencyByRpc,
+    call: { readonly cancelled: boolean },
+  ): Promise<counterV1.IncrementResponse__Output[]> => {
+    const timer = latencyByRpc[rpc].startTimer();
+    try {
+      const outcomes = await increments.apply(items, call);
+      // One metric update per call and one heat update per (counter, shard), not per item.
+      let applied = 0;
+      let lastCounter = '';
+      let lastCounts: number[] = [];
+      const countsByCounter = new Map<string, number[]>();
+      for (let index = 0; index < outcomes.length; index++) {
+        const outcome = outcomes[index]!;
+        if (outcome.applied) applied++;
+        const counter = items[index]!.counter;
+        if (counter !== lastCounter) {
+          let counts = countsByCounter.get(counter);
+          if (counts === undefined) countsByCounter.set(counter, (counts = []));
+          lastCounter = counter;
+          lastCounts = counts;
+        }
+        lastCounts[outcome.shard] = (lastCounts[outcome.shard] ?? 0) + 1;
+      }
+      if (applied > 0) metrics.incrementsAccepted.inc(applied);
+      if (applied < outcomes.length) metrics.incrementsDeduplicated.inc(outcomes.length - applied);
+      for (const [counter, counts] of countsByCounter)
+        for (let shardIndex = 0; shardIndex < counts.length; shardIndex++) {
+          const count = counts[shardIndex];
+          if (count !== undefined) heat.record(counter, count, shardIndex);
+        }
+      // The outcomes have the response's shape: sent as they are.
+      return outcomes;
+    } catch (error) {
+      metrics.incrementsRejected.inc({ reason: rejectReason(error) }, items.length);
+      throw error;
+    } finally {
+      timer();
+    }
+  };
+
+  const validated = <T>(count: number, validate: () => T): T => {
+    try {
+      return validate();
+    } catch (error) {
+      metrics.incrementsRejected.inc({ reason: rejectReason(error) }, count);
+      throw error;
+    }
+  };
+
+  const timedRead = async <T>(consistency: string, read: () => Promise<T>): Promise<T> => {
+    const timer = metrics.readLatency.startTimer({ consistency: consistency.toLowerCase() });
+    try {
+      return await read();
+    } finally {
+      timer();
+    }
+  };
+
+  const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> => {
+    for (const name of names) {
+      // A sketch has no exact total: its count is an estimate with an error.
+      if (deps.directory.get(name)?.kind === 'distinct')
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a distinct counter: use CountDistinct`);
+    }
+    return timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
+  };
+
+  const validateConsistency = (consistency: string): string => {
+    if (consistency !== 'EXACT' && consistency !== 'CACHED') {
+      throw new TallyError(ErrorCode.invalidArgument, `consistency must be EXACT or CACHED, got ${consistency}`);
+    }
+    return consistency;
+  };
+
+  return {
+    Increment: unary<counterV1.IncrementRequest__Output, counterV1.IncrementResponse__Output>(async (request, call) => {
+      const item = validated(1, () => validateIncrement(request));
+      const [response] = await applyCounted([item], 'increment', call);
+      return response!;
+    }),
+
+    IncrementBatch: unary<counterV1.IncrementBatchRequest__Output, counterV1.IncrementBatchResponse__Output>(async (request, call) => {
+      const count = request.items.length;
+      const items = validated(count, () => {
+        if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
+        if (count > batchItemsMax)
+          throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
+        const items: ValidIncrement[] = new Array(count);
+        let validName = '';
+        for (let index = 0; index < count; index++) {
+          const item = validateIncrement(request.items[index]!, index, validName);
+          validName = item.counter;
+          items[index] = item;
+        }
+        return items;
+      });
+      return { results: await applyCounted(items, 'increment_batch', call) };
+    }),
+
+    Read: unary<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const [read] = await readTotals([name], validateConsistency(request.consistency));
+      return toReadResponse(read!);
+    }),
+
+    ReadMany: unary<counterV1.ReadManyRequest__Output, counterV1.ReadManyResponse__Output>(async (request) => {
+      const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
+      const values = await readTotals(names, validateConsistency(request.consistency));
+      return { values: values.map(toReadResponse) };
+    }),
+
+    AddDistinct: unary<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const members = validateMemberList(request.members);
+      members.forEach((member, index) => {
+        if (member.length === 0) throw new TallyError(ErrorCode.invalidArgument, `member ${index} is empty`);
+        if (member.length > distinctMemberBytesMax)
+          throw new TallyError(
+            ErrorCode.invalidArgument,
+            `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`,
+          );
+      });
+      const { registersChanged, shardIndex } = await deps.distinct.add(name, members);
+      metrics.distinctMembersAdded.inc(members.length);
+      // One write to one shard: heat sizes distinct counters like totals.
+      heat.record(name, 1, shardIndex);
+      return { registersChanged };
+    }),
+
+    CountDistinct: unary<counterV1.CountDistinctRequest__Output, counterV1.CountDistinctResponse__Output>(async (request) => {
+      const names = validateCounterNames(request.counters, countDistinctCountersMax, 'CountDistinct');
+      const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
+      return { estimate: String(estimate), standardError, shards: shardCount };
+    }),
+
+    ReadWindow: unary<counterV1.ReadWindowRequest__Output, counterV1.ReadWindowResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const consistency = validateConsistency(request.consistency);
+      const lastMs = parseInt64(request.lastMs, 'last_ms');
+      if (lastMs <= 0n) throw new TallyError(ErrorCode.invalidArgument, `last_ms must be positive, got ${lastMs}`);
+      // Beyond any retention: out of range without a float conversion surprise.
+      const lastMsNumber = lastMs > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(lastMs);
+      const read = await timedRead(`window_${consistency}`, () => deps.windows.read(name, lastMsNumber, consistency === 'CACHED'));
+      return {
+        counter: read.counter,
+        total: read.total.toString(),
+        exact: read.exact,
+        fromUnixMs: String(read.fromMs),
+        toUnixMs: String(read.toMs),
+        bucketMs: String(read.bucketMs),
+        buckets: read.buckets,
+        asOfUnixMs: String(read.asOfMs),
+        stalenessMs: String(read.stalenessMs),
+      };
+    }),
+
+    SetMember: unary<counterV1.SetMemberRequest__Output, counterV1.SetMemberResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const member = parseMemberId(request.member);
+      const { changed, count, partition } = await deps.membership.set(name, member, request.present === true);
+      metrics.memberSets.inc({ changed: String(changed) });
+      // Shown by `tally top`; partitions never grow, so this only informs.
+      heat.record(name, 1, partition);
+      return { changed, count: (count ?? 0n).toString(), countUnavailable: count === undefined };
+    }),
+
+    Clear: unary<counterV1.ClearRequest__Output, counterV1.ClearResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const key = validateIdempotencyKey(request.idempotencyKey);
+      const result = await deps.lifecycle.clear(name, key);
+      return {
+        counter: name,
+        generation: String(result.generation),
+        applied: result.applied,
+        shards: result.shardCount,
+        shardsPending: result.pendingCount,
+      };
+    }),
+
+    IsMember: unary<counterV1.IsMemberRequest__Output, counterV1.IsMemberResponse__Output>(async (request) => {
+      const name = validateCounterName(request.counter);
+      const members = validateMemberList(request.members).map((member, index) => parseMemberId(member, `member ${index}`));
+      return { present: await timedRead('membership', () => deps.membership.check(name, members)) };
+    }),
+  };
+}

@@ -1,0 +1,266 @@
+// Builds a router from its configuration: the stores, the node pool, the
+// write and read paths, sizing, supervision and the two services, each
+// handed only what it uses. start() binds and serves; stop() drains and
+// closes, in the reverse order. No policy lives here: each decision is
+// the module's whose job it is.
+import { status } from '@grpc/grpc-js';
+import {
+  IntervalTask,
+  adminServiceDefinition,
+  bindServer,
+  channelCredentialsOf,
+  counterPackageDefinition,
+  counterServiceDefinition,
+  createMetricsRegistry,
+  createTallyServer,
+  expiryChecksPerSweep,
+  expiryDeletesPerSecondMax,
+  expirySweepIntervalMs,
+  guardCalls,
+  guardMalformed,
+  listRequestBytesMax,
+  loadTls,
+  monotonicNowMs,
+  registerDataDirFreeBytes,
+  serverCredentialsOf,
+  setServing,
+  shutdownServer,
+  singleRequestBytesMax,
+  startMetricsServer,
+  steadyWallClock,
+  type Logger,
+} from '../common/index.ts';
+import { loadMemberHasher } from '../sketch/index.ts';
+import { createAdminService, createCounterService, refusalOf, tokensOf } from './api/index.ts';
+import type { RouterConfig } from './config.ts';
+import { CounterExpiry, CounterLifecycle } from './counters/index.ts';
+import { EtcdDirectory, SqliteDirectory, openEtcdClient, type Directory, type PairInfo } from './directory/index.ts';
+import { createRouterMetrics, type RouterMetrics } from './metrics/index.ts';
+import { NodePool, type SenderObserver } from './nodes/index.ts';
+import { ReadPath, WindowReader } from './read/index.ts';
+import { Autoscaler, HeatTracker, SizingPolicy, defaultSizing } from './sizing/index.ts';
+import { EtcdSupervisorElection, PairSupervisor, SoleSupervisor, SupervisorDuties, type SupervisorElection } from './supervision/index.ts';
+import { DistinctPath, IncrementPath, MembershipPath } from './write/index.ts';
+
+const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
+
+export interface Router {
+  /** Supervises if elected, binds the services and metrics, and serves. Resolves with the ports bound (for port 0). */
+  start(): Promise<{ port: number; metricsPort: number | undefined }>;
+  /** Stops serving, drains calls in flight, hands supervision over, closes every part. */
+  stop(): Promise<void>;
+}
+
+/**
+ * --etcd: the directory and the supervisor lease live in etcd, shared with
+ * the other routers of the cluster; without it, SQLite in --data-dir and
+ * this router alone (always the supervisor).
+ */
+async function openStores(config: RouterConfig, logger: Logger, dataClock: () => number) {
+  const limits = { countersMax: config.countersMax, shardsTotalMax: config.shardsTotalMax };
+  if (config.etcdEndpoints === undefined) {
+    const election: SupervisorElection = new SoleSupervisor(config.routerId);
+    const directory: Directory = SqliteDirectory.open(config.dataDir, config.pairs, dataClock, limits);
+    return { etcd: undefined, election, directory };
+  }
+  const etcd = openEtcdClient(config.etcdEndpoints, config.etcdTls);
+  const election = new EtcdSupervisorElection(etcd, config.etcdPrefix, config.routerId, config.routerLeaseTtlMs, logger);
+  const directory: Directory = await EtcdDirectory.open({
+    client: etcd,
+    prefix: config.etcdPrefix,
+    routerId: config.routerId,
+    pairs: config.pairs,
+    now: dataClock,
+    limits,
+    logger,
+    leaseTtlMs: config.routerLeaseTtlMs,
+    // The supervisor's role changes commit only while its lease holds the supervisor key.
+    pairUpdateFence: election.pairUpdateFence(config.etcdPrefix),
+  });
+  return { etcd, election, directory };
+}
+
+export async function buildRouter(config: RouterConfig, logger: Logger): Promise<Router> {
+  if (config.allowUnauthenticated)
+    logger.warn(
+      '--allow-unauthenticated: anyone who reaches this port may call every service, AdminService included, unless tokens are set',
+      {
+        listen: config.listenAddress,
+        tokens: config.adminToken !== undefined || config.clientToken !== undefined,
+      },
+    );
+  if (config.tls === undefined && config.insecure)
+    logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
+      listen: config.listenAddress,
+    });
+  const registry = createMetricsRegistry({ process: 'router' });
+  const metrics = createRouterMetrics(registry);
+  registerDataDirFreeBytes(registry, config.dataDir);
+  const tls = config.tls === undefined ? undefined : loadTls(config.tls);
+  // The clock of the directory's data (creations, growths, clear keys) and of
+  // the growths a keyed write fences: a wall clock that a step cannot move
+  // while the router runs, so a forward step never ends a growth's dedup
+  // window early (a retry would then skip its earlier home and count twice).
+  const dataClock = steadyWallClock();
+  const { etcd, election, directory } = await openStores(config, logger, dataClock);
+  for (const warning of directory.warnings) logger.warn(warning);
+
+  // Apply calls carry the epoch of the pair the address is primary of.
+  const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
+  // onUnreachable is set once supervision exists (below): the pool is built first, supervision on it.
+  const nodeEvents: SenderObserver = {
+    onCall(items) {
+      metrics.nodeCalls.inc({ kind: 'apply' });
+      metrics.nodeCallItems.observe(items);
+    },
+  };
+  const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, nodeEvents, channelCredentialsOf(tls));
+  const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs, Math.random, dataClock);
+  const reads = new ReadPath(directory, pool, metrics, logger, config);
+  const distinct = new DistinctPath(directory, pool, await loadMemberHasher(), config.readTimeoutMs);
+  const windows = new WindowReader(directory, pool, config);
+  const membership = new MembershipPath(directory, pool, {
+    defaultPartitions: config.memberPartitions,
+    readTimeoutMs: config.readTimeoutMs,
+  });
+  const heat = new HeatTracker(config.heatHalfLifeMs, monotonicNowMs, undefined, config.heatCountersMax);
+  const autoscaler = new Autoscaler(
+    directory,
+    heat,
+    new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax }),
+    metrics,
+    logger,
+    { intervalMs: config.autoscaleIntervalMs, topK: config.topK, skewMinIncrements: 100 },
+  );
+  // Counters deleted (by DeleteCounter or TTL) leave the directory at once; their drops go to the nodes until confirmed.
+  const lifecycle = new CounterLifecycle(directory, pool, reads, heat, metrics, logger, {
+    failoverWaitMs: config.failoverWaitMs,
+    dedupWindowMs: config.dedupWindowMs,
+  });
+  // TTL expiry deletes through the lifecycle, which counts tally_counters_deleted_total{cause="ttl"}.
+  const expiry = new CounterExpiry(
+    directory,
+    lifecycle,
+    {
+      defaultTtlMs: config.counterTtlMs,
+      sweepIntervalMs: expirySweepIntervalMs,
+      checksPerSweep: expiryChecksPerSweep,
+      deletesPerSweep: Math.max(1, Math.floor((expiryDeletesPerSecondMax * expirySweepIntervalMs) / 1_000)),
+    },
+    { onExpired: () => {} },
+    logger,
+  );
+  // With several routers each knows only the writes made through it, so none
+  // can tell a counter is idle: TTL (set and swept) only on the embedded store.
+  const ttlSupported = etcd === undefined;
+  const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
+  const duties = new SupervisorDuties(
+    election,
+    supervisor,
+    ttlSupported ? [lifecycle, expiry] : [lifecycle],
+    metrics,
+    logger,
+    config.routerId,
+  );
+  nodeEvents.onUnreachable = (address) => duties.checkPairOf(address);
+
+  const tokens = tokensOf(config.adminToken, config.clientToken);
+  const server = createServer(config, metrics, tokens);
+  server.server.addService(
+    guardMalformed(counterServiceDefinition, requestBytesMaxOf),
+    createCounterService({ directory, increments, reads, distinct, windows, membership, lifecycle, heat, metrics }),
+  );
+  server.server.addService(
+    guardMalformed(adminServiceDefinition, requestBytesMaxOf),
+    createAdminService({
+      directory,
+      membership,
+      pool,
+      heat,
+      metrics,
+      logger,
+      // The supervisor's bound for "does it answer": one unreachable node costs ClusterStatus this, not a read's timeout.
+      statusTimeoutMs: config.healthTimeoutMs,
+      // A reconcile may take as long as any call may: the ceiling is its budget.
+      reconcileTimeoutMs: config.callDeadlineMaxMs,
+      autoscaler,
+      lifecycle,
+      counterTtlMs: config.counterTtlMs,
+      routerView: {
+        directoryStore: etcd === undefined ? 'sqlite' : 'etcd',
+        routerId: config.routerId,
+        routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
+        supervisor: () => election.leaderId ?? '',
+      },
+      ttlSupported,
+      onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),
+    }),
+  );
+  const setGauges = (): void => {
+    metrics.directoryCounters.set(directory.counterCount);
+    metrics.directoryShards.set(directory.shardCount);
+    metrics.directoryFresh.set(directory.fresh ? 1 : 0);
+    metrics.windowCacheEntries.set(windows.cacheSize);
+    metrics.expiryPassSeconds.set(expiry.passDurationMs() / 1_000);
+  };
+  const gauges = new IntervalTask({ name: 'gauges', intervalMs: 1_000, logger }, setGauges);
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+
+  return {
+    async start() {
+      const port = await bindServer(server.server, config.listenAddress, serverCredentialsOf(tls, config.tlsRequireClientCert));
+      metricsServer =
+        config.metricsPort === 0
+          ? undefined
+          : await startMetricsServer(registry, config.metricsHost, config.metricsPort === 'any' ? 0 : config.metricsPort);
+      autoscaler.start();
+      for (const pair of directory.allPairs()) metrics.pairInSync.set({ pair: String(pair.pairIndex) }, pair.inSync ? 1 : 0);
+      reads.startRefresher();
+      // A series from the start: a rate over it needs no first deletion.
+      metrics.countersDeleted.inc({ cause: 'ttl' }, 0);
+      await duties.start();
+      gauges.start();
+      setGauges();
+      setServing(server, serviceNames, true);
+      return { port, metricsPort: metricsServer?.port };
+    },
+    async stop() {
+      setServing(server, serviceNames, false);
+      // Drain: in-flight increments wait for their node commits before we exit.
+      await shutdownServer(server.server, config.shutdownTimeoutMs);
+      reads.stopRefresher();
+      await duties.stop();
+      autoscaler.stop();
+      gauges.stop();
+      pool.close();
+      await directory.close();
+      etcd?.close();
+      await metricsServer?.close();
+    },
+  };
+}
+
+function requestBytesMaxOf(method: string): number {
+  return listRequestBytesMax[method] ?? singleRequestBytesMax;
+}
+
+/** The gRPC server, with what runs on a call's headers before its message is read: tokens, then the caps on calls in flight, then the deadline ceiling. */
+function createServer(config: RouterConfig, metrics: RouterMetrics, tokens: ReturnType<typeof tokensOf>) {
+  const callGuards = guardCalls({
+    refuse: (path, metadata) => {
+      const refusal = refusalOf(tokens, path, metadata);
+      if (refusal !== undefined)
+        metrics.callsRefused.inc({ reason: refusal.code === status.PERMISSION_DENIED ? 'permission_denied' : 'unauthenticated' });
+      return refusal;
+    },
+    inFlight: {
+      callsMax: config.callsInFlightMax,
+      largeCallsMax: config.largeCallsInFlightMax,
+      isLarge: (path) => path.slice(path.lastIndexOf('/') + 1) in listRequestBytesMax,
+      onInFlight: (calls) => metrics.callsInFlight.set(calls),
+      onRefused: () => metrics.callsRefused.inc({ reason: 'busy' }),
+    },
+    deadlineMaxMs: config.callDeadlineMaxMs,
+  });
+  return createTallyServer([counterPackageDefinition], serviceNames, [callGuards]);
+}

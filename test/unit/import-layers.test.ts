@@ -1,0 +1,42 @@
+// The router's import rules (eslint/import-layers.js) refuse what they
+// promise to refuse, and let the real tree through.
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const eslint = new ESLint({ cwd: repoRoot });
+
+async function layerErrors(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(repoRoot, file) });
+  return result!.messages.filter((message) => message.ruleId === 'tally/router-layers').map((message) => message.message);
+}
+
+describe('router import layers', () => {
+  it('refuses a folder reaching past another folder’s index.ts, and a layer above its own', async () => {
+    const errors = await layerErrors('src/router/read/probe.ts', "export { IncrementPath } from '../write/increment-path.ts';\n");
+    expect(errors).toEqual([
+      'import write/ through its surface, src/router/write/index.ts',
+      'router/read may not import router/write: read may use directory, nodes, metrics (eslint/import-layers.js)',
+    ]);
+    expect(await layerErrors('src/router/write/probe.ts', "export { ReadPath } from '../read/index.ts';\n")).toEqual([]);
+  });
+
+  it('keeps the two stores apart and their packages inside them', async () => {
+    expect(await layerErrors('src/router/directory/sqlite/probe.ts', "export { prefixEnd } from '../etcd/keys.ts';\n")).toEqual([
+      'the SQLite and etcd stores never import each other: share through the directory model',
+    ]);
+    expect(await layerErrors('src/router/nodes/probe.ts', "export { default } from 'better-sqlite3';\n")).toEqual([
+      'better-sqlite3 is imported only under src/router/directory/sqlite/',
+    ]);
+    expect(await layerErrors('src/router/read/probe.ts', "export { Etcd3 } from 'etcd3';\n")).toHaveLength(1);
+    expect(await layerErrors('src/router/directory/etcd/probe.ts', "export { Etcd3 } from 'etcd3';\n")).toEqual([]);
+  });
+
+  it('lets code outside the router import only src/router/index.ts', async () => {
+    expect(await layerErrors('src/cli/probe.ts', "export { choosePairs } from '../router/directory/placement.ts';\n")).toEqual([
+      'outside src/router, import only src/router/index.ts',
+    ]);
+    expect(await layerErrors('src/cli/probe.ts', "export { openDirectoryTransfer } from '../router/index.ts';\n")).toEqual([]);
+  });
+});
