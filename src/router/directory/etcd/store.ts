@@ -17,15 +17,13 @@
 // connected, so a router that cannot follow the directory cannot hold
 // growth back for longer than the TTL.
 import assert from 'node:assert';
-import type { Etcd3, IKeyValue, IRequestOp } from 'etcd3';
+import type { Etcd3, IRequestOp, Namespace } from 'etcd3';
 import {
   ErrorCode,
   TallyError,
   clearKeysPerCounterMax,
-  deadlineIn,
   directoryWatchApplyTimeoutMs,
   etcdCallTimeoutMs,
-  etcdRangePageKeysMax,
   etcdRetryDelayMs,
   etcdTxnOpsMax,
   etcdWatchReconnectMaxMs,
@@ -60,8 +58,9 @@ import { counterKeyPrefix, pairKeyPrefix, prefixEnd, shardIdNextKey, taskKeyPref
 import { EtcdMirror } from './mirror.ts';
 import { RouterPresence } from './presence.ts';
 import { EtcdTransactions, type PairUpdateFence } from './transactions.ts';
-import { checkCounter, encodeCounter, encodePair, encodeTask, parseJson, samePair, storedCounterOf, type StoredCounter } from './values.ts';
+import { encodeCounter, encodePair, encodeTask, samePair, storedCounterOf, type StoredCounter } from './values.ts';
 import { PrefixWatch } from './watch.ts';
+import { newestRevisionOf, readPrefix, scanCounters } from './reads.ts';
 
 export interface EtcdDirectoryOptions {
   /** The caller's client: the directory never closes it (see etcdClientOptions). */
@@ -88,6 +87,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 export class EtcdDirectory extends ModelBackedDirectory implements Directory {
   private readonly client: Etcd3;
+  private readonly ns: Namespace;
   private readonly prefix: string;
   private readonly prefixBytes: Buffer;
   private readonly routerId: string;
@@ -108,6 +108,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
   private constructor(options: EtcdDirectoryOptions) {
     super(new DirectoryModel(options.limits ?? defaultDirectoryLimits, options.monotonicNow ?? monotonicNowMs));
     this.client = options.client;
+    this.ns = options.client.namespace(options.prefix);
     this.prefix = options.prefix;
     this.prefixBytes = Buffer.from(options.prefix, 'utf8');
     this.routerId = options.routerId;
@@ -121,7 +122,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
       this.presence.acknowledge(this.mirror.ackWantedRevision);
     });
     const assertFresh = (): void => this.assertFresh();
-    this.txns = new EtcdTransactions(options.client.namespace(options.prefix), options.prefix, this.mirror, assertFresh);
+    this.txns = new EtcdTransactions(this.ns, options.prefix, this.mirror, assertFresh);
     this.creation = new CounterCreation({
       mirror: this.mirror,
       txns: this.txns,
@@ -241,25 +242,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
    * one range read of etcd (which orders keys by their bytes), limited.
    */
   async scan(range: NameRange, limit: number): Promise<ListedCounterRow[]> {
-    assert(Number.isInteger(limit) && limit > 0, `scan limit ${limit}`);
-    const base = this.prefix + counterKeyPrefix;
-    const baseLength = Buffer.byteLength(base);
-    const after = Buffer.concat([Buffer.from(base + range.after), Buffer.from([0])]);
-    const from = Buffer.from(base + range.from);
-    const start = Buffer.compare(after, from) > 0 ? after : from;
-    const end = range.before === undefined ? prefixEnd(Buffer.from(base)) : Buffer.from(base + range.before);
-    if (Buffer.compare(start, end) >= 0) return [];
-    let response;
-    try {
-      response = await this.client.kv.range({ key: start, range_end: end, limit }, { deadline: deadlineIn(etcdCallTimeoutMs) });
-    } catch (error) {
-      throw storeError(error);
-    }
-    return response.kvs.map((kv) => {
-      const name = kv.key.subarray(baseLength).toString('utf8');
-      const stored = checkCounter(name, parseJson(`counter ${name}`, kv.value));
-      return { name, kind: stored.kind, shardCount: stored.shards.length, ttlMs: stored.ttlMs };
-    });
+    return scanCounters(this.client, this.prefix, range, limit);
   }
 
   /**
@@ -274,24 +257,10 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
     // Each unknown name read from etcd (linearizable, in transactions of
     // ranges): one that exists there is waited for until the watch has
     // brought its revision here; one absent there is absent.
-    let newest = 0;
-    const ns = this.client.namespace(this.prefix);
-    for (let from = 0; from < unknown.length; from += etcdTxnOpsMax) {
-      const ops = unknown
-        .slice(from, from + etcdTxnOpsMax)
-        .map((name): IRequestOp => ({ request_range: { key: this.txns.key(counterKeyPrefix + name), keys_only: true } }));
-      try {
-        const response = await ns
-          .if(shardIdNextKey, 'Create', '>', -1)
-          .then(...ops)
-          .options({ deadline: deadlineIn(etcdCallTimeoutMs) })
-          .commit();
-        for (const op of response.responses)
-          for (const kv of op.response_range?.kvs ?? []) newest = Math.max(newest, Number(kv.mod_revision));
-      } catch (error) {
-        throw storeError(error);
-      }
-    }
+    const newest = await newestRevisionOf(
+      this.ns,
+      unknown.map((name) => this.txns.key(counterKeyPrefix + name)),
+    );
     if (newest === 0) return;
     await this.txns.waitUntil(
       () => this.mirror.appliedRevision >= newest,
@@ -304,7 +273,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
   async exportSnapshot(): Promise<DirectorySnapshot> {
     let next: string | null;
     try {
-      next = await this.client.namespace(this.prefix).get(shardIdNextKey).string();
+      next = await this.ns.get(shardIdNextKey).string();
     } catch (error) {
       throw storeError(error);
     }
@@ -593,30 +562,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
    * with memory. Returns the revision read.
    */
   private async load(strict: boolean): Promise<number> {
-    const end = prefixEnd(this.prefixBytes);
-    const kvs: IKeyValue[] = [];
-    let revision = 0;
-    let start = this.prefixBytes;
-    let pageKeys = etcdRangePageKeysMax;
-    for (;;) {
-      let response;
-      try {
-        response = await this.client.kv.range(
-          { key: start, range_end: end, limit: pageKeys, ...(revision > 0 ? { revision } : {}) },
-          { deadline: deadlineIn(etcdCallTimeoutMs) },
-        );
-      } catch (error) {
-        if (/larger than max|RESOURCE_EXHAUSTED/i.test((error as Error).message) && pageKeys > 1) {
-          pageKeys = Math.ceil(pageKeys / 2);
-          continue;
-        }
-        throw error;
-      }
-      if (revision === 0) revision = Number(response.header.revision);
-      for (const kv of response.kvs) kvs.push(kv);
-      if (!response.more || response.kvs.length === 0) break;
-      start = Buffer.concat([response.kvs[response.kvs.length - 1]!.key, Buffer.from([0])]);
-    }
+    const { kvs, revision } = await readPrefix(this.client, this.prefixBytes);
     this.mirror.applySnapshot(kvs, revision, strict);
     return revision;
   }
