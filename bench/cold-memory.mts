@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ShardTotals } from '../src/node/shard-totals.ts';
+import { ShardTotals } from '../src/node/state/shard-totals.ts';
 import { SqliteDirectory as Directory } from '../src/router/directory/sqlite/store.ts';
 
 const count = Number(process.argv[2] ?? 1_000_000);

@@ -6,7 +6,7 @@
 // (bench/refill.mts): a node holding more keys in its window than
 // dedupKeysInMemoryMax never finished replaying them.
 import { randomBytes } from 'node:crypto';
-import { DedupIndex } from '../src/node/dedup-index.ts';
+import { DedupIndex } from '../src/node/state/dedup-index.ts';
 
 const boundsIndex = process.argv.indexOf('--bounds');
 const bounds = boundsIndex > 0 ? process.argv[boundsIndex + 1]!.split(',').map(Number) : [50_000, 100_000, 200_000, 400_000];

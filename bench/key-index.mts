@@ -14,10 +14,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ShardLog } from '../src/node/shard-log.ts';
-import { DedupIndex } from '../src/node/dedup-index.ts';
-import { NodeMemory } from '../src/node/node-memory.ts';
-import { rebuildMemory } from '../src/node/recovery.ts';
+import { ShardLog } from '../src/node/log/shard-log.ts';
+import { DedupIndex } from '../src/node/state/dedup-index.ts';
+import { NodeMemory } from '../src/node/state/node-memory.ts';
+import { rebuildMemory } from '../src/node/state/recovery.ts';
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);

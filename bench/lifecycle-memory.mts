@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { NodeMemory, encodeWindowSetting } from '../src/node/node-memory.ts';
-import { EntryKind, type LogEntry } from '../src/node/shard-log.ts';
+import { NodeMemory, encodeWindowSetting } from '../src/node/state/node-memory.ts';
+import { EntryKind, type LogEntry } from '../src/node/log/shard-log.ts';
 import { SqliteDirectory as Directory } from '../src/router/directory/sqlite/store.ts';
 
 const count = Number(process.argv[2] ?? 200_000);

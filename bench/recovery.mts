@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ShardLog } from '../src/node/shard-log.ts';
-import { NodeMemory } from '../src/node/node-memory.ts';
-import { DedupIndex } from '../src/node/dedup-index.ts';
-import { rebuildMemory } from '../src/node/recovery.ts';
+import { ShardLog } from '../src/node/log/shard-log.ts';
+import { NodeMemory } from '../src/node/state/node-memory.ts';
+import { DedupIndex } from '../src/node/state/dedup-index.ts';
+import { rebuildMemory } from '../src/node/state/recovery.ts';
 import { checkpointSliceRows } from '../src/common/limits.ts';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-'));
 const n = Number(process.argv[2] ?? 1_000_000);

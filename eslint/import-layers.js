@@ -7,7 +7,6 @@
 import path from 'node:path';
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const routerRoot = path.join(repoRoot, 'src', 'router');
 
 /**
  * What each router folder may import besides common and the data-structure
@@ -26,42 +25,56 @@ export const routerLayers = {
   api: ['directory', 'nodes', 'metrics', 'read', 'write', 'sizing', 'supervision', 'counters'],
 };
 
+/** The node's rooms: the log is the bottom; state builds on it; replication on both. */
+export const nodeLayers = {
+  log: [],
+  state: ['log'],
+  replication: ['log', 'state'],
+};
+
+/** Each process's folder and its layer table. */
+const processes = [
+  { name: 'router', root: path.join(repoRoot, 'src', 'router'), layers: routerLayers },
+  { name: 'node', root: path.join(repoRoot, 'src', 'node'), layers: nodeLayers },
+];
+
 /** Packages only some router files may import, and which. */
 const packageHomes = {
   etcd3: ['directory/etcd/', 'supervision/supervisor-election.ts'],
   'better-sqlite3': ['directory/sqlite/'],
 };
 
-/** The router folder of an absolute path ('.' for a root file), or undefined outside src/router. */
-function folderOf(file) {
-  const relative = path.relative(routerRoot, file);
+/** The folder of an absolute path under root ('.' for a root file), or undefined outside root. */
+function folderOf(root, file) {
+  const relative = path.relative(root, file);
   if (relative.startsWith('..') || path.isAbsolute(relative)) return undefined;
   const parts = relative.split(path.sep);
   return parts.length === 1 ? '.' : parts[0];
 }
 
-function check(context, node, specifier) {
+function check(context, node, specifier, { name, root: routerRoot, layers: routerLayers }) {
   const file = context.filename;
-  const fromFolder = folderOf(file);
+  const folderIn = (target) => folderOf(routerRoot, target);
+  const fromFolder = folderIn(file);
   if (typeof specifier !== 'string') return;
   if (!specifier.startsWith('.')) {
     const homes = packageHomes[specifier];
-    if (homes === undefined || fromFolder === undefined) return;
+    if (homes === undefined || fromFolder === undefined || name !== 'router') return;
     const relative = path.relative(routerRoot, file).split(path.sep).join('/');
     if (!homes.some((home) => relative === home || relative.startsWith(home)))
       context.report({ node, message: `${specifier} is imported only under ${homes.map((home) => `src/router/${home}`).join(' and ')}` });
     return;
   }
   const target = path.resolve(path.dirname(file), specifier);
-  const toFolder = folderOf(target);
+  const toFolder = folderIn(target);
   if (toFolder === undefined || toFolder === '.') {
     // Outside the router, only its surface: src/router/index.ts.
     if (toFolder === '.' && fromFolder === undefined && path.basename(target) !== 'index.ts')
-      context.report({ node, message: 'outside src/router, import only src/router/index.ts' });
+      context.report({ node, message: `outside src/${name}, import only src/${name}/index.ts` });
     return;
   }
   if (fromFolder === undefined) {
-    context.report({ node, message: 'outside src/router, import only src/router/index.ts' });
+    context.report({ node, message: `outside src/${name}, import only src/${name}/index.ts` });
     return;
   }
   if (fromFolder === toFolder) {
@@ -77,18 +90,20 @@ function check(context, node, specifier) {
     return;
   }
   if (target !== path.join(routerRoot, toFolder, 'index.ts'))
-    context.report({ node, message: `import ${toFolder}/ through its surface, src/router/${toFolder}/index.ts` });
+    context.report({ node, message: `import ${toFolder}/ through its surface, src/${name}/${toFolder}/index.ts` });
   if (fromFolder !== '.' && !routerLayers[fromFolder]?.includes(toFolder))
     context.report({
       node,
-      message: `router/${fromFolder} may not import router/${toFolder}: ${fromFolder} may use ${routerLayers[fromFolder]?.join(', ') || 'only common'} (eslint/import-layers.js)`,
+      message: `${name}/${fromFolder} may not import ${name}/${toFolder}: ${fromFolder} may use ${routerLayers[fromFolder]?.join(', ') || 'only common'} (eslint/import-layers.js)`,
     });
 }
 
 const rule = {
   meta: { type: 'problem', docs: { description: "the router's import layers" }, schema: [] },
   create(context) {
-    const visit = (node) => check(context, node, node.source?.value);
+    const visit = (node) => {
+      for (const process of processes) check(context, node, node.source?.value, process);
+    };
     return {
       ImportDeclaration: visit,
       ExportNamedDeclaration: visit,

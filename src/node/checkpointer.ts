@@ -8,9 +8,9 @@
 // never folds past a snapshot being installed. A follower folds only what it
 // knows matches its current primary (never a deposed primary's tail).
 import { IntervalTask, steadyWallClock, type Logger } from '../common/index.ts';
-import type { ShardLog } from './shard-log.ts';
-import type { NodeState } from './node-state.ts';
-import type { Replicator } from './replicator.ts';
+import type { ShardLog } from './log/index.ts';
+import type { NodeState } from './state/index.ts';
+import type { Replicator } from './replication/index.ts';
 
 export interface CheckpointSettings {
   intervalMs: number;

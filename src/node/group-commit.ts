@@ -8,10 +8,8 @@
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64, steadyWallClock, type WindowSetting } from '../common/index.ts';
-import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from './shard-log.ts';
-import type { RoleState } from './node-role.ts';
-import { DedupIndex } from './dedup-index.ts';
-import { encodeWindowSetting, type NodeMemory } from './node-memory.ts';
+import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from './log/index.ts';
+import { type RoleState, DedupIndex, encodeWindowSetting, type NodeMemory } from './state/index.ts';
 import { packRegisterChanges } from '../sketch/index.ts';
 
 /**

@@ -3,12 +3,10 @@
 // and refreshing the gauges a scrape reads.
 // Each runs a bounded slice per tick; none of them changes a total.
 import { IntervalTask, droppedShardTombstoneMs, tombstoneVisitsPerSweep, windowShardsPerSweep, type Logger } from '../common/index.ts';
-import type { DedupIndex } from './dedup-index.ts';
-import type { NodeMemory } from './node-memory.ts';
+import { type DedupIndex, type NodeMemory, type NodeState } from './state/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
-import type { NodeState } from './node-state.ts';
-import type { Replicator } from './replicator.ts';
-import type { ShardLog } from './shard-log.ts';
+import type { Replicator } from './replication/index.ts';
+import type { ShardLog } from './log/index.ts';
 
 export interface HousekeepingParts {
   log: ShardLog;

@@ -31,17 +31,12 @@ import {
   monotonicNowMs,
 } from '../common/index.ts';
 import { parseNodeConfig } from './config.ts';
-import { ShardLog, logFileOf } from './shard-log.ts';
-import { checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log-check.ts';
-import { NodeMemory, checkpointFolder } from './node-memory.ts';
+import { ShardLog, logFileOf, checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log/index.ts';
+import { NodeMemory, checkpointFolder, rebuildMemory, type NodeState, DedupIndex, loadRole } from './state/index.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { createNodeMetrics } from './node-metrics.ts';
 import { createNodeService } from './node-service.ts';
-import { rebuildMemory } from './recovery.ts';
-import type { NodeState } from './node-state.ts';
-import { DedupIndex } from './dedup-index.ts';
-import { loadRole } from './node-role.ts';
-import { Replicator } from './replicator.ts';
+import { Replicator } from './replication/index.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { Housekeeping } from './housekeeping.ts';
 

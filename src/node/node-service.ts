@@ -6,16 +6,21 @@ import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, isInt64, unary, applyItemsPerCallMax, type Logger, type shardV1 } from '../common/index.ts';
 import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
-import type { DedupIndex } from './dedup-index.ts';
-import { EntryKind, type ShardLog } from './shard-log.ts';
-import type { NodeMemory } from './node-memory.ts';
+import {
+  type DedupIndex,
+  type NodeMemory,
+  refusalOf,
+  saveRole,
+  type Role,
+  type RoleOrder,
+  type RoleState,
+  type NodeState,
+  rebuildMemory,
+} from './state/index.ts';
+import { EntryKind, type ShardLog } from './log/index.ts';
 import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
-import { refusalOf, saveRole, type Role, type RoleOrder, type RoleState } from './node-role.ts';
-import type { Replicator } from './replicator.ts';
-import type { NodeState } from './node-state.ts';
-import { createFollower } from './follower.ts';
-import { rebuildMemory } from './recovery.ts';
+import { type Replicator, createFollower } from './replication/index.ts';
 import { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';
 
 const emptyKey = Buffer.alloc(0);

@@ -9,12 +9,12 @@ import { createLogger } from '../../src/common/logger.ts';
 import { CounterExpiry, type CounterDeleter } from '../../src/router/counters/expiry.ts';
 import type { PairAddresses } from '../../src/router/directory/contract.ts';
 import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
-import { DedupIndex } from '../../src/node/dedup-index.ts';
+import { DedupIndex } from '../../src/node/state/dedup-index.ts';
 import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../src/node/group-commit.ts';
-import { NodeMemory } from '../../src/node/node-memory.ts';
-import type { RoleState } from '../../src/node/node-role.ts';
-import { Replicator } from '../../src/node/replicator.ts';
-import { ShardLog } from '../../src/node/shard-log.ts';
+import { NodeMemory } from '../../src/node/state/node-memory.ts';
+import type { RoleState } from '../../src/node/state/node-role.ts';
+import { Replicator } from '../../src/node/replication/replicator.ts';
+import { ShardLog } from '../../src/node/log/shard-log.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 const hourMs = 3_600_000;

@@ -3,10 +3,10 @@
 // window: the oldest keys, fences included, are still found; a key past the
 // window is not; the disk is asked only when memory no longer covers it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DedupIndex, type KeyStore } from '../../src/node/dedup-index.ts';
-import { ShardLog } from '../../src/node/shard-log.ts';
-import { NodeMemory } from '../../src/node/node-memory.ts';
-import { rebuildMemory } from '../../src/node/recovery.ts';
+import { DedupIndex, type KeyStore } from '../../src/node/state/dedup-index.ts';
+import { ShardLog } from '../../src/node/log/shard-log.ts';
+import { NodeMemory } from '../../src/node/state/node-memory.ts';
+import { rebuildMemory } from '../../src/node/state/recovery.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 

@@ -1,9 +1,9 @@
 // Unit tests for the columnar AppendEntries block: every kind round-trips,
 // and a block that is cut, padded or holds an invalid entry is refused whole.
 import { describe, expect, it } from 'vitest';
-import { decodeEntryColumns, encodeEntryColumns, columnsBytes } from '../../src/node/entry-columns.ts';
-import { EntryKind, encodeGeneration, type StoredEntry } from '../../src/node/shard-log.ts';
-import { encodeWindowSetting } from '../../src/node/node-memory.ts';
+import { decodeEntryColumns, encodeEntryColumns, columnsBytes } from '../../src/node/log/entry-columns.ts';
+import { EntryKind, encodeGeneration, type StoredEntry } from '../../src/node/log/shard-log.ts';
+import { encodeWindowSetting } from '../../src/node/state/node-memory.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { ErrorCode, TallyError } from '../../src/common/errors.ts';
 import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../../src/common/limits.ts';

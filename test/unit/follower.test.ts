@@ -5,14 +5,14 @@
 // its keys, wherever the fold stopped. An install cut short starts over.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { ShardLog, EntryKind, encodeGeneration, type LogEntry, type StoredEntry } from '../../src/node/shard-log.ts';
-import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/node-memory.ts';
-import { DedupIndex } from '../../src/node/dedup-index.ts';
-import { rebuildMemory } from '../../src/node/recovery.ts';
-import { createFollower } from '../../src/node/follower.ts';
-import { encodeEntryColumns } from '../../src/node/entry-columns.ts';
+import { ShardLog, EntryKind, encodeGeneration, type LogEntry, type StoredEntry } from '../../src/node/log/shard-log.ts';
+import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/state/node-memory.ts';
+import { DedupIndex } from '../../src/node/state/dedup-index.ts';
+import { rebuildMemory } from '../../src/node/state/recovery.ts';
+import { createFollower } from '../../src/node/replication/follower.ts';
+import { encodeEntryColumns } from '../../src/node/log/entry-columns.ts';
 import { createNodeMetrics } from '../../src/node/node-metrics.ts';
-import type { NodeState } from '../../src/node/node-state.ts';
+import type { NodeState } from '../../src/node/state/node-state.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import type { shardV1 } from '../../src/common/index.ts';
 import { TallyError } from '../../src/common/errors.ts';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOrUpgradeSchema } from '../../src/node/log-schema.ts';
+import { createOrUpgradeSchema } from '../../src/node/log/log-schema.ts';
 import {
   checkHistory,
   compareLogs,

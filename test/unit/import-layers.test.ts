@@ -39,4 +39,11 @@ describe('router import layers', () => {
     ]);
     expect(await layerErrors('src/cli/probe.ts', "export { openDirectoryTransfer } from '../router/index.ts';\n")).toEqual([]);
   });
+
+  it('keeps the node’s log at the bottom: it imports nothing of state or replication', async () => {
+    expect(await layerErrors('src/node/log/probe.ts', "export { Replicator } from '../replication/index.ts';\n")).toEqual([
+      'node/log may not import node/replication: log may use only common (eslint/import-layers.js)',
+    ]);
+    expect(await layerErrors('src/node/replication/probe.ts', "export { ShardLog } from '../log/index.ts';\n")).toEqual([]);
+  });
 });

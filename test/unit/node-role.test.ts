@@ -1,7 +1,7 @@
 // The node's rule for orders (SetRole): an order the directory has superseded
 // is never obeyed. Table-driven over the current role and the order.
 import { describe, expect, it } from 'vitest';
-import { refusalOf, type RoleOrder, type RoleState } from '../../src/node/node-role.ts';
+import { refusalOf, type RoleOrder, type RoleState } from '../../src/node/state/node-role.ts';
 
 const obeyed: RoleState = { role: 'primary', epoch: 4n, peer: 'f:1', syncRequired: true, epochStartLsn: 10n, configVersion: 12n };
 const order = (overrides: Partial<RoleOrder> = {}): RoleOrder => ({

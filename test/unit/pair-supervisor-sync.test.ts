@@ -15,7 +15,7 @@ import { nextPairState, type Directory, type PairInfo, type PairUpdate } from '.
 import type { NodePool } from '../../src/router/nodes/node-pool.ts';
 import { PairSupervisor } from '../../src/router/supervision/pair-supervisor.ts';
 import { createRouterMetrics } from '../../src/router/metrics/router-metrics.ts';
-import { refusalOf, type RoleState } from '../../src/node/node-role.ts';
+import { refusalOf, type RoleState } from '../../src/node/state/node-role.ts';
 
 const P = '10.0.0.1:50061';
 const F = '10.0.0.2:50061';

@@ -5,11 +5,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../src/node/group-commit.ts';
-import { type ShardLog, EntryKind, encodeGeneration, type LogEntry } from '../../src/node/shard-log.ts';
-import { NodeMemory, encodeWindowSetting } from '../../src/node/node-memory.ts';
-import { DedupIndex } from '../../src/node/dedup-index.ts';
-import type { RoleState } from '../../src/node/node-role.ts';
-import { rebuildMemory } from '../../src/node/recovery.ts';
+import { type ShardLog, EntryKind, encodeGeneration, type LogEntry } from '../../src/node/log/shard-log.ts';
+import { NodeMemory, encodeWindowSetting } from '../../src/node/state/node-memory.ts';
+import { DedupIndex } from '../../src/node/state/dedup-index.ts';
+import type { RoleState } from '../../src/node/state/node-role.ts';
+import { rebuildMemory } from '../../src/node/state/recovery.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { useTempLogs } from '../helpers/temp-log.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';

@@ -1,7 +1,7 @@
 // In-memory shard totals: the node's answer to reads. Only ever changed after
 // the log has committed the change (or while replaying it).
 import assert from 'node:assert/strict';
-import { isInt64 } from '../common/index.ts';
+import { isInt64 } from '../../common/index.ts';
 
 export class ShardTotals {
   // A cold shard costs one Map entry: a small integer key and a bigint.

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../common/index.ts';
+import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
 import { isDamagedLog } from './log-check.ts';
 import {

@@ -26,10 +26,9 @@ import {
   type Logger,
   type MonotonicClock,
   type shardV1,
-} from '../common/index.ts';
-import type { ShardLog, StoredEntry, LogEntry, LogView, SnapshotChunk } from './shard-log.ts';
-import { encodeEntryColumns } from './entry-columns.ts';
-import type { RoleState } from './node-role.ts';
+} from '../../common/index.ts';
+import { type ShardLog, type StoredEntry, type LogEntry, type LogView, type SnapshotChunk, encodeEntryColumns } from '../log/index.ts';
+import type { RoleState } from '../state/index.ts';
 
 interface Waiter {
   lsn: bigint;

@@ -1,9 +1,9 @@
 // Recovery: rebuilds a node's memory (every kind's state and the newest keys)
 // from its log, after start and after a truncation or snapshot install. Reads
 // the log only: it never writes to it and never serves a call.
-import { droppedShardTombstoneMs } from '../common/index.ts';
+import { droppedShardTombstoneMs } from '../../common/index.ts';
 import type { DedupIndex } from './dedup-index.ts';
-import type { ShardLog } from './shard-log.ts';
+import type { ShardLog } from '../log/index.ts';
 import type { NodeMemory } from './node-memory.ts';
 
 /**

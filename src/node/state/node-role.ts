@@ -2,7 +2,7 @@
 // pair at an epoch. Persisted in the log's meta table so a restarted node
 // resumes it. Only the router changes it (SetRole); a node never promotes or
 // demotes itself.
-import type { ShardLog } from './shard-log.ts';
+import type { ShardLog } from '../log/index.ts';
 
 export type Role = 'unassigned' | 'primary' | 'follower';
 

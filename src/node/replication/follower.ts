@@ -4,13 +4,10 @@
 // and replaces its whole state only with a snapshot sent in order by the
 // primary of its current epoch. A block of entries is written in one
 // transaction. It never decides who the primary is.
-import { ErrorCode, TallyError, monotonicNowMs, type Logger, type shardV1 } from '../common/index.ts';
-import type { DedupIndex } from './dedup-index.ts';
-import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk } from './shard-log.ts';
-import type { NodeMemory } from './node-memory.ts';
-import type { NodeMetrics } from './node-metrics.ts';
-import type { NodeState } from './node-state.ts';
-import { decodeEntryColumns } from './entry-columns.ts';
+import { ErrorCode, TallyError, monotonicNowMs, type Logger, type shardV1 } from '../../common/index.ts';
+import { type DedupIndex, type NodeMemory, type NodeState } from '../state/index.ts';
+import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk, decodeEntryColumns } from '../log/index.ts';
+import type { NodeMetrics } from '../node-metrics.ts';
 
 /** A peer's entry (a snapshot's keys), checked like a stored row: a malformed one is refused, never written. */
 export function decodeReplicated(entry: shardV1.LogEntryMsg__Output): StoredEntry {

@@ -2,9 +2,9 @@
 // again after a read) and how it maps to and from a row of the log table.
 // Pure: it opens no database and keeps no state; the store runs the SQL.
 import assert from 'node:assert/strict';
-import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../common/index.ts';
-import { unpackRegisterChanges } from '../sketch/index.ts';
-import { validateWindowConfig } from '../window/index.ts';
+import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../../common/index.ts';
+import { unpackRegisterChanges } from '../../sketch/index.ts';
+import { validateWindowConfig } from '../../window/index.ts';
 
 /** What a log row records. Every kind changes at most one shard. */
 export const EntryKind = {

@@ -5,10 +5,10 @@
 // entries — after their commit, during replay, and (on a scratch copy) when a
 // checkpoint folds them — so memory, replay and checkpoint cannot disagree.
 import assert from 'node:assert/strict';
-import { HllSketch, unpackRegisterChanges } from '../sketch/index.ts';
-import { MemberSet } from '../membership/index.ts';
-import type { WindowSetting } from '../common/index.ts';
-import { WindowBuckets } from '../window/index.ts';
+import { HllSketch, unpackRegisterChanges } from '../../sketch/index.ts';
+import { MemberSet } from '../../membership/index.ts';
+import type { WindowSetting } from '../../common/index.ts';
+import { WindowBuckets } from '../../window/index.ts';
 import { ShardTotals } from './shard-totals.ts';
 import {
   EntryKind,
@@ -21,7 +21,7 @@ import {
   type CheckpointState,
   type LogEntry,
   type StoredEntry,
-} from './shard-log.ts';
+} from '../log/index.ts';
 
 /** A windowConfig entry's payload: bucketMs then retentionMs, 8 bytes each. */
 export function encodeWindowSetting(setting: WindowSetting): Buffer {
