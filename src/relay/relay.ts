@@ -20,6 +20,8 @@ const pendingSampleIntervalMs = 1_000;
 const haltRecheckIntervalMs = 1_000;
 const backoffMinMs = 100;
 const backoffMaxMs = 5_000;
+/** Consecutive failures after which --once gives up (the backoff makes that about 30 s). */
+const onceErrorsMax = 12;
 /** Rows a halt message names (the metric has the count). */
 const namedRowsMax = 10;
 
@@ -76,8 +78,14 @@ export class Relay {
   /** Connects and checks the tables; fails (one line) on a bad URL, a missing table or wrong columns. */
   async open(): Promise<void> {
     const name = `tally-relay ${this.config.relayId}`;
-    this.claimer = await Outbox.open(this.config, name);
-    this.stamper = await Outbox.open(this.config, `${name} stamps`);
+    try {
+      this.claimer = await Outbox.open(this.config, name);
+      this.stamper = await Outbox.open(this.config, `${name} stamps`);
+    } catch (error) {
+      // An open connection would keep the process alive after the command failed.
+      await this.closeConnections();
+      throw error;
+    }
   }
 
   /** Asks the loop to stop after the batch under way (SIGTERM, SIGINT). */
@@ -110,6 +118,11 @@ export class Relay {
     } catch (error) {
       if (error instanceof RelayError && error.code === RelayErrorCode.beyondWindow) throw error;
       await this.claimer?.rollback();
+      // --once runs from cron or a script: after about half a minute of failures its caller hears the last one.
+      if (this.config.once && this.errorStreak + 1 >= onceErrorsMax) {
+        await this.closeConnections();
+        throw new Error(`gave up after ${onceErrorsMax} failed attempts: ${oneLine(error)}`, { cause: error });
+      }
       const kind = error instanceof Error && error.name === 'TallyError' ? 'tally' : 'postgres';
       this.metrics.errors.inc({ kind });
       this.errorStreak++;

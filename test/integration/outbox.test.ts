@@ -1,11 +1,26 @@
 // The outbox relay (G12) against a real PostgreSQL and real Tally processes:
 // startup refusals as one line, rolled-back rows never counting, dead
 // letters, the window edge (a short dedup window), and recount --repair.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { parseRelayConfig } from '../../src/relay/index.ts';
 import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { tally, type CliResult } from '../helpers/cli.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
+
+/** What the Kubernetes check reads of the relay's container. */
+interface RelayContainer {
+  args: string[];
+  envFrom: { configMapRef: { name: string } }[];
+  readinessProbe: { httpGet: { port: number } };
+  livenessProbe: { httpGet: { port: number } };
+  resources: { requests: Record<string, string> };
+}
 
 /** Short, so the window-edge test waits it out in seconds; nothing else here re-sends late. */
 const dedupWindowMs = 3_000;
@@ -131,14 +146,23 @@ describe('outbox relay', () => {
   it('relay: a row whose first send is older than the dedup window is never sent again; the relay halts, names it, and --resolve decides', async () => {
     expect((await run('relay', ['--create-table', '--table', 'edge_outbox', '--archive-table', 'edge_archive'])).code).toBe(0);
     const args = ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--once'];
-    // Row 1 reaches Tally and the relay dies before its commit; row 2's relay dies before sending.
-    await pg.query(`INSERT INTO edge_outbox (counter, amount) VALUES ('edge:sent', 5)`);
-    const crashed = await run('relay', args, { TALLY_RELAY_TEST_HOOK: 'exit-after-ack' });
-    expect(crashed.code).toBeNull();
+    // Row 1 reaches Tally and the relay dies before its commit; row 2's relay dies before sending
+    // (row 1 held by the test meanwhile, so that relay skips it however long this takes).
+    await pg.query(`INSERT INTO edge_outbox (counter, amount) VALUES ('edge:sent', 5), ('edge:unsent', 3)`);
+    const crashed = await run('relay', [...args, '--batch', '1'], { TALLY_RELAY_TEST_HOOK: 'exit-after-ack' });
+    expect(crashed.code, crashed.stderr).toBeNull();
     expect((await tc.client.read('edge:sent')).total).toBe(5n);
-    await pg.query(`INSERT INTO edge_outbox (counter, amount) VALUES ('edge:unsent', 3)`);
-    expect((await run('relay', args, { TALLY_RELAY_TEST_HOOK: 'exit-before-send' })).code).toBeNull();
+    const holder = await pg.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM edge_outbox WHERE id = 1 FOR UPDATE');
+      const unsent = await run('relay', args, { TALLY_RELAY_TEST_HOOK: 'exit-before-send' });
+      expect(unsent.code, unsent.stderr).toBeNull();
+    } finally {
+      await holder.end();
+    }
     expect((await tc.client.read('edge:unsent')).total).toBe(0n);
+    expect(await pg.query('SELECT id::int FROM edge_outbox_attempts ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
     // Past the window Tally has forgotten row 1's key: a re-send would count it twice.
     await new Promise((resolve) => setTimeout(resolve, dedupWindowMs));
     const halted = await run('relay', args);
@@ -219,4 +243,66 @@ describe('outbox relay', () => {
     expect((await run('relay', relayArgs)).code).toBe(0);
     expect((await run('recount', recountArgs)).stdout).toContain('summing 1300, exact total 1300, drift 0');
   }, 40_000);
+
+  it('compose: the relay service starts with settings tally relay accepts, and Prometheus scrapes its metrics port', () => {
+    const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    });
+    const services = (parseYaml(normalized) as { services: Record<string, { environment?: Record<string, string>; profiles?: string[] }> })
+      .services;
+    const relay = services.relay!;
+    expect(relay.profiles).toEqual(['outbox']);
+    const config = parseRelayConfig(new Map(), { ...relay.environment });
+    expect(config.metricsHost).toBe('0.0.0.0');
+    expect(config.tables.archive).toBeDefined();
+    expect(new URL(config.url).hostname).toBe('postgres');
+    expect(services.postgres!.profiles).toEqual(['outbox']);
+    const scrape = parseYaml(fs.readFileSync(path.join(repoRoot, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+      scrape_configs: { static_configs: { targets: string[] }[] }[];
+    };
+    const targets = scrape.scrape_configs.flatMap((job) => job.static_configs.flatMap((target) => target.targets));
+    expect(targets).toContain(`relay:${config.metricsPort}`);
+  });
+
+  it('kubernetes: the relay example renders with the base kit; its Deployment passes the schema, has probes and requests, and settings tally relay accepts', async () => {
+    const text = execFileSync('kubectl', ['kustomize', path.join(repoRoot, 'deploy/kubernetes/examples/outbox-relay')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const objects = parseAllDocuments(text)
+      .map(
+        (document) =>
+          document.toJS() as {
+            apiVersion: string;
+            kind: string;
+            metadata: { name: string; namespace?: string };
+            data?: Record<string, string>;
+            spec?: { template: { spec: { containers: RelayContainer[] } } };
+          },
+      )
+      .filter((object) => object !== null);
+    const deployment = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'tally-relay')!;
+    const configMap = objects.find((object) => object.kind === 'ConfigMap' && object.metadata.name.startsWith('tally-relay-'))!;
+    for (const object of [deployment, configMap]) {
+      const modulePath = `kubernetes-models/${object.apiVersion}/${object.kind}`;
+      const model = (await import(modulePath)) as Record<string, new (data: unknown) => { validate(): void }>;
+      expect(() => new model[object.kind]!(object).validate(), object.kind).not.toThrow();
+      expect(object.metadata.namespace).toBe('tally');
+    }
+    const container = deployment.spec!.template.spec.containers[0]!;
+    expect(container.args).toEqual(['relay']);
+    expect(container.envFrom[0]!.configMapRef.name).toBe(configMap.metadata.name);
+    expect(container.readinessProbe.httpGet.port).toBe(9470);
+    expect(container.livenessProbe.httpGet.port).toBe(9470);
+    expect(Object.keys(container.resources.requests).sort()).toEqual(['cpu', 'memory']);
+    const config = parseRelayConfig(new Map(), {
+      ...configMap.data,
+      TALLY_POSTGRES: 'postgresql://relay@db:5432/shop',
+      TALLY_RELAY_ID: 'tally-relay-0',
+    });
+    expect(config.metricsPort).toBe(9470);
+    expect(config.tables.archive).toBeDefined();
+    expect(configMap.data!.TALLY_ROUTER).toBe('tally:50051');
+  });
 });
