@@ -1,5 +1,6 @@
 // The whole public surface of the Tally client library.
-import { TallyClient, type TallyClientOptions } from './client.ts';
+import { TallyClient } from './client.ts';
+import type { TallyClientOptions } from './types.ts';
 
 export {
   /** The typed client; create one with createTallyClient. */
@@ -61,7 +62,7 @@ export type {
   ListCountersOptions,
   /** One page of listCounters and the token of the next. */
   CounterPage,
-} from './client.ts';
+} from './types.ts';
 /** A total counter's time buckets: bucketMs wide, kept retentionMs ({0, 0}: none). */
 export type { WindowSetting } from '../common/window-setting.ts';
 /** The error every failed call rejects with: `code` to match on, `grpcCode` as received. */

@@ -108,6 +108,7 @@ describe('client package', () => {
       expect(files.filter((file) => file.endsWith('.d.ts')).sort()).toEqual([
         'dist/client/client.d.ts',
         'dist/client/index.d.ts',
+        'dist/client/types.d.ts',
         'dist/common/errors.d.ts',
         'dist/common/window-setting.d.ts',
       ]);
