@@ -244,6 +244,41 @@ describe('outbox relay', () => {
     expect((await run('recount', recountArgs)).stdout).toContain('summing 1300, exact total 1300, drift 0');
   }, 40_000);
 
+  it('relay --reconcile-every: recounts the counters it relayed in the background and exports the drift a direct Increment made', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'watch_outbox', '--archive-table', 'watch_archive'])).code).toBe(0);
+    await pg.query(`INSERT INTO watch_outbox (counter, amount) VALUES ('watch:a', 3), ('watch:b', 4), ('watch:a', 5)`);
+    const relay = spawnRelay(
+      [
+        '--table',
+        'watch_outbox',
+        '--archive-table',
+        'watch_archive',
+        '--reconcile-every',
+        '1s',
+        '--metrics-port',
+        'any',
+        '--router',
+        router,
+      ],
+      { TALLY_POSTGRES: pg.url },
+    );
+    try {
+      await waitFor(
+        async () => relay.metricsPort !== undefined && (await scrapeMetric(relay.metricsPort, 'tally_relay_reconciles_total')) >= 1,
+        {
+          timeoutMs: 15_000,
+          what: 'a background recount',
+        },
+      );
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_counters_drifting')).toBe(0);
+      await tc.client.increment('watch:b', -2n);
+      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_counters_drifting')) === 1, { timeoutMs: 10_000 });
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_drift', { counter: 'watch:b' })).toBe(-2);
+    } finally {
+      await relay.kill('SIGTERM');
+    }
+  }, 30_000);
+
   it('compose: the relay service starts with settings tally relay accepts, and Prometheus scrapes its metrics port', () => {
     const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], {
       cwd: repoRoot,
