@@ -2,7 +2,7 @@
 // keyed increments, take it out of the outbox in the claiming transaction.
 // A crash anywhere leaves rows in the outbox to be sent again under the same
 // keys; it never re-sends a row whose first send may be past the dedup window.
-import { monotonicNowMs, type Logger } from '../common/index.ts';
+import { ErrorCode, TallyError, monotonicNowMs, type Logger } from '../common/index.ts';
 import { formatTableName, type RelayConfig } from './config.ts';
 import { Outbox, type DeadRow } from './outbox.ts';
 import { RelayError, RelayErrorCode, oneLine } from './relay-error.ts';
@@ -24,6 +24,10 @@ const backoffMaxMs = 5_000;
 const onceErrorsMax = 12;
 /** Rows a halt message names (the metric has the count). */
 const namedRowsMax = 10;
+
+function isCredentialRefusal(error: unknown): boolean {
+  return error instanceof TallyError && (error.code === ErrorCode.unauthenticated || error.code === ErrorCode.permissionDenied);
+}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -118,12 +122,16 @@ export class Relay {
     } catch (error) {
       if (error instanceof RelayError && error.code === RelayErrorCode.beyondWindow) throw error;
       await this.claimer?.rollback();
-      // --once runs from cron or a script: after about half a minute of failures its caller hears the last one.
+      // --once runs from cron or a script: a refused credential at once, other failures after about half a minute.
+      if (this.config.once && isCredentialRefusal(error)) {
+        await this.closeConnections();
+        throw error;
+      }
       if (this.config.once && this.errorStreak + 1 >= onceErrorsMax) {
         await this.closeConnections();
         throw new Error(`gave up after ${onceErrorsMax} failed attempts: ${oneLine(error)}`, { cause: error });
       }
-      const kind = error instanceof Error && error.name === 'TallyError' ? 'tally' : 'postgres';
+      const kind = error instanceof TallyError ? 'tally' : 'postgres';
       this.metrics.errors.inc({ kind });
       this.errorStreak++;
       if (this.errorStreak === 1 || this.errorStreak % 20 === 0)

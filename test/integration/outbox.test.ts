@@ -28,11 +28,20 @@ const dedupWindowMs = 3_000;
 describe('outbox relay', () => {
   let tc: TestCluster;
   let pg: TestPostgres;
-  let router: string;
+  /** The router and how to reach it: TLS and the client token, as a secured deployment runs the relay. */
+  let tallyArgs: string[];
   beforeAll(async () => {
     const window = ['--dedup-window-ms', String(dedupWindowMs)];
-    [tc, pg] = await Promise.all([startCluster({ pairs: 1, routerArgs: window, nodeArgs: window }), startPostgres()]);
-    router = tc.cluster.routerAddress;
+    [tc, pg] = await Promise.all([startCluster({ pairs: 1, secure: true, routerArgs: window, nodeArgs: window }), startPostgres()]);
+    const certDir = tc.certDir!;
+    tallyArgs = [
+      '--router',
+      tc.cluster.routerAddress,
+      '--tls-ca',
+      path.join(certDir, 'ca.crt'),
+      '--token-file',
+      path.join(certDir, 'client.token'),
+    ];
   }, 60_000);
   afterAll(async () => {
     await Promise.all([tc?.stop(), pg?.stop()]);
@@ -40,7 +49,7 @@ describe('outbox relay', () => {
 
   /** tally relay/recount against this file's cluster and database. */
   const run = (command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
-    tally([command, ...args, '--router', router, '--dedup-window-ms', String(dedupWindowMs)], { TALLY_POSTGRES: pg.url, ...env });
+    tally([command, ...args, ...tallyArgs, '--dedup-window-ms', String(dedupWindowMs)], { TALLY_POSTGRES: pg.url, ...env });
 
   const expectOneLineFailure = (result: CliResult, text: string): void => {
     expect(result.code, result.stderr).not.toBe(0);
@@ -68,6 +77,11 @@ describe('outbox relay', () => {
       'column wrong_outbox.amount is integer; expected bigint',
     );
     expectOneLineFailure(await run('relay', ['--table', 'Bad-Name', '--once']), '--table must be a table name');
+    // Tally refuses a relay without the token: --once says so at once.
+    expect((await run('relay', ['--create-table', '--table', 'token_outbox'])).code).toBe(0);
+    await pg.query(`INSERT INTO token_outbox (counter, amount) VALUES ('token:a', 1)`);
+    const untokened = await tally(['relay', '--table', 'token_outbox', '--once', ...tallyArgs.slice(0, 4)], { TALLY_POSTGRES: pg.url });
+    expectOneLineFailure(untokened, 'unauthenticated');
   }, 30_000);
 
   it('relay: every committed row counts exactly once and a rolled-back row never does', async () => {
@@ -111,7 +125,7 @@ describe('outbox relay', () => {
         (E'bad:\\x01ctl', 4), ('bad:near-max', 1000), ('bad:near-max', 7), ('bad:good', 4)`,
       ['x'.repeat(201)],
     );
-    const relay = spawnRelay(['--table', 'bad_outbox', '--metrics-port', 'any', '--router', router, '--batch', '100'], {
+    const relay = spawnRelay(['--table', 'bad_outbox', '--metrics-port', 'any', ...tallyArgs, '--batch', '100'], {
       TALLY_POSTGRES: pg.url,
     });
     try {
@@ -177,8 +191,7 @@ describe('outbox relay', () => {
         'edge_archive',
         '--metrics-port',
         'any',
-        '--router',
-        router,
+        ...tallyArgs,
         '--dedup-window-ms',
         String(dedupWindowMs),
       ],
@@ -248,18 +261,7 @@ describe('outbox relay', () => {
     expect((await run('relay', ['--create-table', '--table', 'watch_outbox', '--archive-table', 'watch_archive'])).code).toBe(0);
     await pg.query(`INSERT INTO watch_outbox (counter, amount) VALUES ('watch:a', 3), ('watch:b', 4), ('watch:a', 5)`);
     const relay = spawnRelay(
-      [
-        '--table',
-        'watch_outbox',
-        '--archive-table',
-        'watch_archive',
-        '--reconcile-every',
-        '1s',
-        '--metrics-port',
-        'any',
-        '--router',
-        router,
-      ],
+      ['--table', 'watch_outbox', '--archive-table', 'watch_archive', '--reconcile-every', '1s', '--metrics-port', 'any', ...tallyArgs],
       { TALLY_POSTGRES: pg.url },
     );
     try {
