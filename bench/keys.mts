@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DedupIndex } from '../src/node/state/dedup-index.ts';
-import { ShardLog } from '../src/node/log/shard-log.ts';
+import { ShardLog } from '../src/node/log/index.ts';
 import { createTallyClient, type TallyClient } from '../src/client/index.ts';
 import { waitFor } from '../test/helpers/cluster.ts';
 import { onePairCluster } from './one-pair.mts';

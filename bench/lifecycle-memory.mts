@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NodeMemory, encodeWindowSetting } from '../src/node/state/node-memory.ts';
-import { EntryKind, type LogEntry } from '../src/node/log/shard-log.ts';
+import { EntryKind, type LogEntry } from '../src/node/log/index.ts';
 import { SqliteDirectory as Directory } from '../src/router/directory/sqlite/store.ts';
 
 const count = Number(process.argv[2] ?? 200_000);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ShardLog } from '../src/node/log/shard-log.ts';
+import { ShardLog } from '../src/node/log/index.ts';
 import { NodeMemory } from '../src/node/state/node-memory.ts';
 import { DedupIndex } from '../src/node/state/dedup-index.ts';
 import { rebuildMemory } from '../src/node/state/recovery.ts';

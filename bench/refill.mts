@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ShardLog, type LogEntry } from '../src/node/log/shard-log.ts';
+import { ShardLog, type LogEntry } from '../src/node/log/index.ts';
 import { checkpointFolder } from '../src/node/state/node-memory.ts';
 import { ManagedProcess } from '../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../src/client/index.ts';

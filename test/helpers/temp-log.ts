@@ -2,7 +2,7 @@
 // test that opened it.
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import { ShardLog } from '../../src/node/log/shard-log.ts';
+import { ShardLog } from '../../src/node/log/index.ts';
 import { checkpointFolder } from '../../src/node/state/node-memory.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
 

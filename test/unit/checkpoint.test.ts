@@ -1,9 +1,9 @@
 // Contract: recovery from checkpoint + tail gives exactly what replaying the
 // whole log gives — totals, keys, lsn and epoch — wherever the fold stopped.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ShardLog, type LogEntry } from '../../src/node/log/shard-log.ts';
+import { ShardLog, type LogEntry } from '../../src/node/log/index.ts';
 import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/state/node-memory.ts';
-import { EntryKind } from '../../src/node/log/shard-log.ts';
+import { EntryKind } from '../../src/node/log/index.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { DedupIndex } from '../../src/node/state/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/state/recovery.ts';

@@ -14,7 +14,7 @@ import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../src/nod
 import { NodeMemory } from '../../src/node/state/node-memory.ts';
 import type { RoleState } from '../../src/node/state/node-role.ts';
 import { Replicator } from '../../src/node/replication/replicator.ts';
-import { ShardLog } from '../../src/node/log/shard-log.ts';
+import { ShardLog } from '../../src/node/log/index.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
 const hourMs = 3_600_000;

@@ -4,7 +4,7 @@
 // window is not; the disk is asked only when memory no longer covers it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DedupIndex, type KeyStore } from '../../src/node/state/dedup-index.ts';
-import { ShardLog } from '../../src/node/log/shard-log.ts';
+import { ShardLog } from '../../src/node/log/index.ts';
 import { NodeMemory } from '../../src/node/state/node-memory.ts';
 import { rebuildMemory } from '../../src/node/state/recovery.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';

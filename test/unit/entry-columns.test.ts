@@ -2,7 +2,7 @@
 // and a block that is cut, padded or holds an invalid entry is refused whole.
 import { describe, expect, it } from 'vitest';
 import { decodeEntryColumns, encodeEntryColumns, columnsBytes } from '../../src/node/log/entry-columns.ts';
-import { EntryKind, encodeGeneration, type StoredEntry } from '../../src/node/log/shard-log.ts';
+import { EntryKind, encodeGeneration, type StoredEntry } from '../../src/node/log/index.ts';
 import { encodeWindowSetting } from '../../src/node/state/node-memory.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { ErrorCode, TallyError } from '../../src/common/errors.ts';

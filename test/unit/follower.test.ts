@@ -5,7 +5,7 @@
 // its keys, wherever the fold stopped. An install cut short starts over.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { ShardLog, EntryKind, encodeGeneration, type LogEntry, type StoredEntry } from '../../src/node/log/shard-log.ts';
+import { ShardLog, EntryKind, encodeGeneration, type LogEntry, type StoredEntry } from '../../src/node/log/index.ts';
 import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/state/node-memory.ts';
 import { DedupIndex } from '../../src/node/state/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/state/recovery.ts';
@@ -162,7 +162,7 @@ function toWire(entry: StoredEntry): shardV1.LogEntryMsg__Output {
 }
 
 function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: bigint, epoch = node.state.role.epoch): boolean {
-  const request: shardV1.AppendEntriesRequest__Output = {
+  const request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol'> = {
     epoch: epoch.toString(),
     truncate: false,
     truncateAfterLsn: '0',
@@ -192,7 +192,7 @@ async function install(primary: ShardLog, follower: Node, chunkBytes: number, st
     let sent = 0;
     for (const [index, chunk] of chunks.entries()) {
       if (sent >= stopAfterChunks) break;
-      const request: shardV1.InstallSnapshotRequest__Output = {
+      const request: Omit<shardV1.InstallSnapshotRequest__Output, 'protocol'> = {
         epoch: follower.state.role.epoch.toString(),
         snapshotId: 'snap-1',
         chunkIndex: index,
@@ -251,7 +251,7 @@ describe('follower', () => {
     expect(node.log.lastLsn).toBe(300n);
     expect(node.log.lastEpoch).toBe(2n);
     const stateBefore = stateOf(node.memory);
-    const stale = (snapshotLsn: string, epoch: string): shardV1.InstallSnapshotRequest__Output => ({
+    const stale = (snapshotLsn: string, epoch: string): Omit<shardV1.InstallSnapshotRequest__Output, 'protocol'> => ({
       epoch: '2',
       snapshotId: 'late',
       chunkIndex: 0,

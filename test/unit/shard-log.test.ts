@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { ShardLog, ShardLogError, type LogEntry } from '../../src/node/log/shard-log.ts';
+import { ShardLog, ShardLogError, type LogEntry } from '../../src/node/log/index.ts';
 import { INT64_MAX, INT64_MIN, replayBatchRows } from '../../src/common/limits.ts';
 import { ErrorCode, TallyError } from '../../src/common/errors.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';

@@ -4,19 +4,16 @@ export { decodeEntryColumns, encodeEntryColumns } from './entry-columns.ts';
 export { checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log-check.ts';
 export {
   EntryKind,
-  ShardLog,
+  ShardLogError,
   decodeDroppedAt,
   decodeGeneration,
   droppedPart,
   encodeDroppedAt,
   encodeGeneration,
   entryProblem,
-  logFileOf,
-  type CheckpointFolder,
-  type CheckpointState,
-  type KeyRecord,
   type LogEntry,
-  type LogView,
-  type SnapshotChunk,
   type StoredEntry,
-} from './shard-log.ts';
+} from './log-entry.ts';
+export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
+export { LogView } from './log-view.ts';
+export { ShardLog, logFileOf } from './shard-log.ts';

@@ -1,0 +1,131 @@
+// A consistent read-only view of the log at one moment (see LogView).
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { replayBatchRows } from '../../common/index.ts';
+import { type EntryKind, entryOfRow, rowColumns, type RawRow } from './log-entry.ts';
+import { checkpointTotalsSql, checkpointPartsSql, rowsOf, rowsOfShards, shardIdsFilter, totalsOfRows } from './log-statements.ts';
+import type { SnapshotChunk } from './log-types.ts';
+
+/**
+ * A read transaction on its own connection: a fixed view of the log for as
+ * long as it is open (WAL lets the writer go on meanwhile). Used where a
+ * read spans many event-loop turns: reconciliation and snapshot install,
+ * which must not see the checkpointer fold rows away halfway through.
+ * Its statements are prepared where they run, not when it opens: a view
+ * runs each once, and preparing them all up front only made opening slower.
+ */
+export class LogView {
+  private readonly db: Database.Database;
+  /** Every entry up to here is folded into the view's checkpoint. */
+  readonly checkpointLsn: bigint;
+  /** Epoch of the entry at checkpointLsn (0 for none). */
+  readonly checkpointEpoch: bigint;
+  /** The last entry in the view. */
+  readonly lastLsn: bigint;
+
+  constructor(file: string) {
+    this.db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      this.db.exec('BEGIN');
+      // The first read fixes the view.
+      const meta = new Map(
+        (
+          this.db.prepare("SELECT key, value FROM meta WHERE key IN ('checkpoint_lsn', 'checkpoint_epoch')").all() as {
+            key: string;
+            value: string;
+          }[]
+        ).map((row) => [row.key, row.value]),
+      );
+      this.checkpointLsn = BigInt(meta.get('checkpoint_lsn') ?? '0');
+      this.checkpointEpoch = BigInt(meta.get('checkpoint_epoch') ?? '0');
+      const last = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
+      this.lastLsn = last.lsn === null || last.lsn < this.checkpointLsn ? this.checkpointLsn : last.lsn;
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
+  }
+
+  /** The view's checkpoint totals (optionally only some shards). */
+  checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
+    return totalsOfRows(rowsOfShards<[bigint, bigint]>(this.db, checkpointTotalsSql, shardIds));
+  }
+
+  /**
+   * Entries after the view's checkpoint up to uptoLsn, in slices with the
+   * event loop free between them: each one's shard, amount and kind (a drop
+   * resets its shard to nothing).
+   */
+  async replaySliced(
+    onEntry: (lsn: bigint, shardId: number, amount: bigint, kind: EntryKind) => void,
+    uptoLsn: bigint,
+    shardIds?: readonly number[],
+  ): Promise<void> {
+    const filter = shardIds === undefined ? '' : ` AND ${shardIdsFilter(shardIds)}`;
+    const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint, kind: bigint | null]>(
+      this.db,
+      `SELECT lsn, shard_id, amount, kind FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`,
+    );
+    let afterLsn = this.checkpointLsn;
+    const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
+    for (let step = 0; step < stepsMax; step++) {
+      const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows);
+      for (const [lsn, shardId, amount, kind] of rows) onEntry(lsn, Number(shardId), amount, Number(kind ?? 0n) as EntryKind);
+      if (rows.length < replayBatchRows) return;
+      afterLsn = rows[rows.length - 1]![0];
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * The view's checkpoint as snapshot chunks of at most about chunkBytesMax:
+   * every shard's total, every part (split into pieces when large), then the
+   * keyed entries up to the checkpoint written since keepKeysSinceMs.
+   */
+  *snapshotChunks(chunkBytesMax: number, keepKeysSinceMs: number): Generator<SnapshotChunk> {
+    assert.ok(chunkBytesMax >= 1024, 'snapshot chunks of at least 1 KiB');
+    let chunk: SnapshotChunk = { shards: [], parts: [], keys: [] };
+    let sizeBytes = 0;
+    const full = (): boolean => sizeBytes >= chunkBytesMax;
+    const take = (): SnapshotChunk => {
+      const done = chunk;
+      chunk = { shards: [], parts: [], keys: [] };
+      sizeBytes = 0;
+      return done;
+    };
+    for (const [shardId, total] of rowsOf<[], [bigint, bigint]>(this.db, `${checkpointTotalsSql} ORDER BY shard_id`).iterate()) {
+      chunk.shards.push([Number(shardId), total]);
+      sizeBytes += 24;
+      if (full()) yield take();
+    }
+    const pieceBytesMax = Math.floor(chunkBytesMax / 2);
+    for (const [shardId, part, data] of rowsOf<[], [bigint, string, Buffer]>(
+      this.db,
+      `${checkpointPartsSql} ORDER BY shard_id, part`,
+    ).iterate()) {
+      for (let offset = 0; offset === 0 || offset < data.length; offset += pieceBytesMax) {
+        const piece = data.subarray(offset, offset + pieceBytesMax);
+        chunk.parts.push({ shardId: Number(shardId), part, data: piece });
+        sizeBytes += 32 + piece.length;
+        if (full()) yield take();
+      }
+    }
+    const keyRows = rowsOf<[uptoLsn: bigint, sinceMs: number], RawRow>(
+      this.db,
+      `SELECT ${rowColumns} FROM log WHERE idem_key IS NOT NULL AND lsn <= ? AND at_ms >= ? ORDER BY lsn`,
+    );
+    for (const row of keyRows.iterate(this.checkpointLsn, keepKeysSinceMs)) {
+      const entry = entryOfRow(row);
+      chunk.keys.push(entry);
+      sizeBytes += 64 + entry.idempotencyKey.length;
+      if (full()) yield take();
+    }
+    yield take();
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    this.db.exec('COMMIT');
+    this.db.close();
+  }
+}
