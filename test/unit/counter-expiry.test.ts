@@ -3,12 +3,7 @@
 // own tests) with an injected clock: idle counters go, written ones stay,
 // the pace per slice holds, a write racing the batch keeps its counter.
 import { describe, expect, it } from 'vitest';
-import {
-  CounterExpiry,
-  ttlInForce,
-  type CounterDeleter,
-  type ExpirySettings,
-} from '../../src/router/counters/expiry.ts';
+import { CounterExpiry, ttlInForce, type CounterDeleter, type ExpirySettings } from '../../src/router/counters/expiry.ts';
 import type { ExpiryDirectory } from '../../src/router/directory/index.ts';
 import type { CounterInfo } from '../../src/router/directory/contract.ts';
 import { createLogger } from '../../src/common/logger.ts';
