@@ -2,6 +2,7 @@
 // `--refresh-interval-ms` mirrors the environment key TALLY_REFRESH_INTERVAL_MS;
 // a flag wins over the environment, which wins over the default.
 import { splitHostPort } from './address.ts';
+import { zoneBytesMax } from './limits.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -130,6 +131,23 @@ export function parseAddress(value: string, what: string): { host: string; port:
   const address = splitHostPort(value);
   if (address === undefined) throw new ConfigError(`${what} must be host:port, got "${value}"`);
   return address;
+}
+
+/** Letters, digits and . _ - / : as Kubernetes topology values and cloud zone names are. */
+const zonePattern = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/;
+
+/** Whether `zone` is a zone name (a failure domain: a zone, a rack): '' (none) or up to zoneBytesMax of zonePattern. */
+export function isZoneName(zone: string): boolean {
+  return zone === '' || (zone.length <= zoneBytesMax && zonePattern.test(zone));
+}
+
+/** A zone name (see isZoneName), or a ConfigError naming `what`. */
+export function checkZone(zone: string, what = '--zone'): string {
+  if (!isZoneName(zone))
+    throw new ConfigError(
+      `${what} must be 1..${zoneBytesMax} letters, digits and . _ - / : (starting with a letter or digit), got "${zone}"`,
+    );
+  return zone;
 }
 
 /** Runs a process's main, turning a ConfigError into one line and exit code 2. */

@@ -18,3 +18,4 @@ export { isLoopbackHost } from './address.ts';
 export * from './call-guards.ts';
 export * from './peer-role.ts';
 export * from './clock.ts';
+export * from './shard-protocol.ts';

@@ -330,6 +330,8 @@ export const routerLeaseTtlMsMin = 1_000;
 export const routerLeaseTtlMsMax = 60_000;
 /** Bytes of a router id (--router-id): an etcd key segment and a line of tally status. */
 export const routerIdBytesMax = 256;
+/** Bytes of a zone name (--zone): a Kubernetes label value's limit. */
+export const zoneBytesMax = 63;
 /** Bytes of --etcd-prefix: every key of the directory starts with it. */
 export const etcdPrefixBytesMax = 256;
 /** Endpoints --etcd may list (members of one etcd cluster). */

@@ -14,6 +14,7 @@ import type { InstallSnapshotRequest as _tally_shard_v1_InstallSnapshotRequest, 
 import type { LogEntryMsg as _tally_shard_v1_LogEntryMsg, LogEntryMsg__Output as _tally_shard_v1_LogEntryMsg__Output } from './tally/shard/v1/LogEntryMsg.ts';
 import type { MemberCountsResponse as _tally_shard_v1_MemberCountsResponse, MemberCountsResponse__Output as _tally_shard_v1_MemberCountsResponse__Output } from './tally/shard/v1/MemberCountsResponse.ts';
 import type { PackedIncrements as _tally_shard_v1_PackedIncrements, PackedIncrements__Output as _tally_shard_v1_PackedIncrements__Output } from './tally/shard/v1/PackedIncrements.ts';
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from './tally/shard/v1/ProtocolVersion.ts';
 import type { ReadShardsRequest as _tally_shard_v1_ReadShardsRequest, ReadShardsRequest__Output as _tally_shard_v1_ReadShardsRequest__Output } from './tally/shard/v1/ReadShardsRequest.ts';
 import type { ReadShardsResponse as _tally_shard_v1_ReadShardsResponse, ReadShardsResponse__Output as _tally_shard_v1_ReadShardsResponse__Output } from './tally/shard/v1/ReadShardsResponse.ts';
 import type { ReadSketchesRequest as _tally_shard_v1_ReadSketchesRequest, ReadSketchesRequest__Output as _tally_shard_v1_ReadSketchesRequest__Output } from './tally/shard/v1/ReadSketchesRequest.ts';
@@ -51,6 +52,7 @@ export interface ProtoGrpcType {
         LogEntryMsg: MessageTypeDefinition<_tally_shard_v1_LogEntryMsg, _tally_shard_v1_LogEntryMsg__Output>
         MemberCountsResponse: MessageTypeDefinition<_tally_shard_v1_MemberCountsResponse, _tally_shard_v1_MemberCountsResponse__Output>
         PackedIncrements: MessageTypeDefinition<_tally_shard_v1_PackedIncrements, _tally_shard_v1_PackedIncrements__Output>
+        ProtocolVersion: MessageTypeDefinition<_tally_shard_v1_ProtocolVersion, _tally_shard_v1_ProtocolVersion__Output>
         ReadShardsRequest: MessageTypeDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_ReadShardsRequest__Output>
         ReadShardsResponse: MessageTypeDefinition<_tally_shard_v1_ReadShardsResponse, _tally_shard_v1_ReadShardsResponse__Output>
         ReadSketchesRequest: MessageTypeDefinition<_tally_shard_v1_ReadSketchesRequest, _tally_shard_v1_ReadSketchesRequest__Output>

@@ -16,6 +16,7 @@ export type * from './tally/shard/v1/InstallSnapshotRequest.ts';
 export type * from './tally/shard/v1/LogEntryMsg.ts';
 export type * from './tally/shard/v1/MemberCountsResponse.ts';
 export type * from './tally/shard/v1/PackedIncrements.ts';
+export type * from './tally/shard/v1/ProtocolVersion.ts';
 export type * from './tally/shard/v1/ReadShardsRequest.ts';
 export type * from './tally/shard/v1/ReadShardsResponse.ts';
 export type * from './tally/shard/v1/ReadSketchesRequest.ts';

@@ -10,6 +10,7 @@ import {
   checkPlaintextAllowed,
   dedupKeysInMemoryMax,
   callDeadlineMaxMs,
+  checkZone,
   type LogLevel,
   type MetricsPort,
   type TlsFiles,
@@ -45,6 +46,13 @@ export interface NodeConfig {
   insecure: boolean;
   /** Ceiling on any call's deadline. */
   callDeadlineMaxMs: number;
+  /** The failure domain (zone, rack) this node runs in, reported to the routers; '' when not given. */
+  zone: string;
+  /**
+   * host:port its partner dials to replicate to it, when that is not the
+   * address routers dial (a separate replication network, NAT); '' = the same.
+   */
+  advertiseReplicationAddress: string;
 }
 
 export const nodeDefaults = {
@@ -63,6 +71,8 @@ export const nodeDefaults = {
   tls: undefined as TlsFiles | undefined,
   insecure: false,
   callDeadlineMaxMs,
+  zone: '',
+  advertiseReplicationAddress: '',
 };
 
 export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NodeConfig {
@@ -89,7 +99,16 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     tls: readTlsFiles(reader),
     insecure: reader.bool('insecure', nodeDefaults.insecure),
     callDeadlineMaxMs: reader.int('call-deadline-max-ms', nodeDefaults.callDeadlineMaxMs, { min: 100, max: 3_600_000 }),
+    zone: checkZone(reader.string('zone', nodeDefaults.zone)),
+    advertiseReplicationAddress: reader.string('advertise-replication-address', nodeDefaults.advertiseReplicationAddress),
   };
+  if (config.advertiseReplicationAddress !== '') {
+    const { host } = parseAddress(config.advertiseReplicationAddress, '--advertise-replication-address');
+    if (host === '' || host === '0.0.0.0' || host === '::' || host === '[::]')
+      throw new ConfigError(
+        `--advertise-replication-address must name a host the partner can dial, not a wildcard, got "${config.advertiseReplicationAddress}"`,
+      );
+  }
   checkPlaintextAllowed(parseAddress(listenAddress, '--listen').host, config.tls, config.insecure);
   reader.rejectUnknownFlags();
   return config;

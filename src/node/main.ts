@@ -144,6 +144,8 @@ runMain(async () => {
       replicationTimeoutMs: config.replicationTimeoutMs,
       metrics,
       logger,
+      zone: config.zone,
+      replicationAddress: config.advertiseReplicationAddress,
     }),
   );
   // A node takes TLS connections only from peers whose certificate chains to the cluster CA.
@@ -155,6 +157,8 @@ runMain(async () => {
   logger.info('start', {
     listen: config.listenAddress,
     port,
+    ...(config.zone === '' ? {} : { zone: config.zone }),
+    ...(config.advertiseReplicationAddress === '' ? {} : { replicationAddress: config.advertiseReplicationAddress }),
     tls: tls !== undefined,
     dataDir: config.dataDir,
     nodeId: log.nodeId,

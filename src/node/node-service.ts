@@ -4,7 +4,20 @@
 // the follower's, while the pair is in sync), and never acts on a stale epoch.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, isInt64, unary, applyItemsPerCallMax, type Logger, type shardV1 } from '../common/index.ts';
+import type { handleUnaryCall } from '@grpc/grpc-js';
+import {
+  ErrorCode,
+  TallyError,
+  isInt64,
+  unary,
+  applyItemsPerCallMax,
+  peerProtocolOf,
+  shardProtocolRefusal,
+  shardProtocolStamp,
+  toServiceError,
+  type Logger,
+  type shardV1,
+} from '../common/index.ts';
 import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
 import {
   type DedupIndex,
@@ -39,6 +52,9 @@ export function createNodeService(deps: {
   replicationTimeoutMs: number;
   metrics: NodeMetrics;
   logger: Logger;
+  /** What this node says of itself in Status: its failure domain and the address its partner replicates to ('' = its own). */
+  zone: string;
+  replicationAddress: string;
 }) {
   const { state, log, memory, committer, replicator, dedup, metrics, logger } = deps;
   const { totals } = memory;
@@ -75,6 +91,9 @@ export function createNodeService(deps: {
       installing: log.installing,
       configVersion: state.role.configVersion.toString(),
       followerLostEntries: isPrimary && replication.followerLostEntries,
+      protocol: { current: shardProtocolStamp.current!, oldest: shardProtocolStamp.oldest! },
+      zone: deps.zone,
+      replicationAddress: deps.replicationAddress,
     };
   };
 
@@ -132,7 +151,7 @@ export function createNodeService(deps: {
     await replicator.waitForAck(log.lastLsn, timeoutMs);
   };
 
-  return {
+  return checkProtocol({
     Apply: unary<shardV1.ApplyRequest__Output, shardV1.ApplyResponse__Output>(async (request) => {
       requireReady();
       const epoch = BigInt(request.epoch);
@@ -390,5 +409,27 @@ export function createNodeService(deps: {
         })),
       };
     }),
-  };
+  });
+}
+
+/**
+ * Every method refuses a caller whose wire version this node cannot serve
+ * (shard-protocol.ts): FAILED_PRECONDITION naming both versions, before the
+ * call does anything. A request without a version is from a router or node
+ * before versions (1), which this release still serves.
+ */
+function checkProtocol<Handlers extends object>(handlers: Handlers): Handlers {
+  const checked: Record<string, handleUnaryCall<unknown, unknown>> = {};
+  for (const [method, handler] of Object.entries(handlers) as [string, handleUnaryCall<unknown, unknown>][]) {
+    checked[method] = (call, callback) => {
+      const request = call.request as { protocol?: shardV1.ProtocolVersion__Output | null } | null;
+      const refusal = shardProtocolRefusal(peerProtocolOf(request?.protocol), `the caller of ${method}`);
+      if (refusal !== undefined) {
+        callback(toServiceError(new TallyError(ErrorCode.failedPrecondition, refusal)));
+        return;
+      }
+      handler(call, callback);
+    };
+  }
+  return checked as Handlers;
 }

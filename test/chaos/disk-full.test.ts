@@ -14,6 +14,7 @@ import { TallyError, type TallyClient } from '../../src/client/index.ts';
 import { holdsFor, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { Ledger, classify, expectNoDrift, startLoad } from '../helpers/load.ts';
 import { removeTempDir } from '../helpers/temp-dir.ts';
+import { pause } from '../helpers/pause.ts';
 
 const mib = 1024 * 1024;
 /** Room for a node's log, its WAL (~4 MiB before SQLite checkpoints it) and some seconds of load. */
@@ -98,7 +99,7 @@ function startKeyedLoad(client: TallyClient, counter: string, concurrency: numbe
       } catch (error) {
         ledger.record(counter, 1n, classify(error));
         ledger.recordError(error);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await pause(20);
       }
     }
   });

@@ -18,6 +18,7 @@ import {
   type ScheduleResult,
   type ScheduleStep,
 } from '../helpers/nemesis/index.ts';
+import { pause } from '../helpers/pause.ts';
 
 // Short leases and timeouts, so a fault outlasts them within seconds.
 const { leaseMs, routerArgs, nodeArgs } = shortTimeouts;
@@ -212,12 +213,12 @@ describe('chaos: nemesis', () => {
         seed: 107,
       });
       try {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await pause(1_000);
         const others = [...c.network.hosts.values()].filter((host) => host.name !== follower);
         c.network.cut('follower-dropped', [c.network.host(follower)], others, 'drop');
         c.network.cut('follower-dropped', others, [c.network.host(follower)], 'drop');
         // Long enough that TCP's doubling retransmission timer is seconds from its next try at the heal.
-        await new Promise((resolve) => setTimeout(resolve, 7_000));
+        await pause(7_000);
         const lagAtHeal = await followerLag();
         c.network.heal('follower-dropped');
         const healedMs = performance.now();
@@ -229,7 +230,7 @@ describe('chaos: nemesis', () => {
             caughtUpAfterMs = performance.now() - healedMs;
             break;
           }
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await pause(100);
         }
         expect(
           caughtUpAfterMs,
@@ -241,7 +242,7 @@ describe('chaos: nemesis', () => {
             inSyncAfterMs = performance.now() - healedMs;
             break;
           }
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await pause(100);
         }
         expect(inSyncAfterMs, 'the pair back in sync within 10 s of the heal').toBeDefined();
         broken = false;

@@ -9,6 +9,7 @@ import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { Ledger, classify } from '../helpers/load.ts';
 import { deadAddress, startRouterProxy } from '../helpers/router-proxy.ts';
+import { pause } from '../helpers/pause.ts';
 
 interface Writer {
   client: TallyClient;
@@ -30,7 +31,7 @@ function startWriters(writers: Writer[], ledger: Ledger): { stop: () => Promise<
         } catch (error) {
           ledger.record(writer.counter, amount, classify(error));
           ledger.recordError(error);
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          await pause(10);
         }
       }
     }),
@@ -59,7 +60,7 @@ function startReaders(
         ok++;
       } catch (error) {
         failures.push((error as Error).message);
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await pause(10);
       }
     }
   });

@@ -8,6 +8,7 @@ import { credentials, status as grpcStatus, type ServiceError } from '@grpc/grpc
 import { ShardNodeClient, type shardV1 } from '../../src/common/index.ts';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { Ledger, classify } from '../helpers/load.ts';
+import { pause } from '../helpers/pause.ts';
 
 // A slow health check: the supervisor's own belt (it demotes a primary it
 // finds not requiring its follower) must not be what saves the data here.
@@ -86,7 +87,7 @@ describe('chaos: superseded orders', () => {
         timeoutMs: 10_000,
         what: 'the follower to answer again',
       });
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await pause(2_500);
       await primary.process.start();
       await waitForHealthy(client);
       await ledger.expectWithinBounds(client);

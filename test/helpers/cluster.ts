@@ -8,6 +8,7 @@ import { LocalCluster, nodeCertName, type NodeCertName } from '../../src/cluster
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { makeTempDir, removeTempDir } from './temp-dir.ts';
+import { pause } from './pause.ts';
 
 export async function waitFor<T>(
   check: () => T | Promise<T>,
@@ -45,10 +46,7 @@ export async function holdsFor(
   }
 }
 
-/** A pause for pacing (a writer's rhythm, a fault schedule, a backoff); to wait for a state, use waitFor. */
-export function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { pause };
 
 export interface TestCluster {
   cluster: LocalCluster;

@@ -11,6 +11,7 @@ import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { rejection } from '../helpers/rejection.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { pause } from '../helpers/pause.ts';
 
 /** An IncrementBatch of `bytes` (just under), as wire bytes: items {counter: "f", amount: 1}, 7 bytes each. */
 function incrementBatchBytes(bytes: number): Buffer {
@@ -86,7 +87,7 @@ function honestReads(client: TallyClient, counter: string): { stop: () => Promis
       await client.read(counter);
       slowestMs = Math.max(slowestMs, performance.now() - startedMs);
       reads++;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await pause(50);
     }
   })();
   return {

@@ -12,6 +12,7 @@ import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helper
 import { tally, type CliResult } from '../helpers/cli.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
+import { pause } from '../helpers/pause.ts';
 
 /** What the Kubernetes check reads of the relay's container. */
 interface RelayContainer {
@@ -178,7 +179,7 @@ describe('outbox relay', () => {
     expect((await tc.client.read('edge:unsent')).total).toBe(0n);
     expect(await pg.query('SELECT id::int FROM edge_outbox_attempts ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
     // Past the window Tally has forgotten row 1's key: a re-send would count it twice.
-    await new Promise((resolve) => setTimeout(resolve, dedupWindowMs));
+    await pause(dedupWindowMs);
     const halted = await run('relay', args);
     expectOneLineFailure(halted, 'rows 1, 2 of edge_outbox were first sent');
     expect(halted.stderr).toContain('tally relay --resolve');

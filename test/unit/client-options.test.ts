@@ -7,6 +7,7 @@ import { createTallyClient, TallyError, type TallyClient } from '../../src/clien
 import { CounterServiceClient, counterLoaderOptions, serviceConfig } from '../../src/client/counter-proto.ts';
 import { routerAddressesOf } from '../../src/client/router-addresses.ts';
 import { protoLoaderOptions } from '../../src/common/proto.ts';
+import { pause } from '../helpers/pause.ts';
 
 async function failure(call: () => Promise<unknown>): Promise<TallyError> {
   try {
@@ -126,7 +127,7 @@ describe('client options', () => {
     expect(writeError.message).toContain('shutting down');
     expect(attempts).toBeGreaterThan(1);
     const attemptsAtAbort = attempts;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await pause(500);
     expect(attempts, 'no retry after the abort').toBe(attemptsAtAbort);
 
     const already = AbortSignal.abort();

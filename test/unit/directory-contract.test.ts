@@ -243,6 +243,52 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
     expect((await open()).pair(0).configVersion).toBe(42n);
   });
 
+  it('directory: what each node advertises (zone, replication address) is kept by address through a failover, reopen and export, and dropped with a replaced node', async () => {
+    const directory = await open();
+    const advertised = {
+      'p0:1': { zone: 'zone-a', replicationAddress: '10.1.0.1:7000' },
+      'f0:1': { zone: 'zone-b', replicationAddress: '' },
+    };
+    await directory.updatePair(0, { advertised });
+    expect(directory.pair(0).advertised).toEqual(advertised);
+    // A failover swaps the slots; each node keeps what it said.
+    await directory.updatePair(0, { primary: 'f0:1', follower: 'p0:1', epoch: 2n });
+    expect(directory.pair(0).advertised).toEqual(advertised);
+    expect((await directory.exportSnapshot()).pairs[0]!.advertised).toEqual(advertised);
+    await directory.close();
+    const reopened = await open();
+    expect(reopened.pair(0).advertised).toEqual(advertised);
+    expect(reopened.pair(1).advertised).toEqual({});
+    // The follower slot moves to another address (a replacement): the old node's entry goes.
+    await reopened.updatePair(0, { follower: 'n0:1', replaced: true });
+    expect(reopened.pair(0).advertised).toEqual({ 'f0:1': advertised['f0:1'] });
+  });
+
+  it("directory: a counter's shards spread over zones first, then pairs; a pair within one zone while another exists is warned of", async () => {
+    const directory = await open();
+    const zoned = (primaryZone: string, followerZone: string, pairIndex: number) => ({
+      [directory.pair(pairIndex).primary]: { zone: primaryZone, replicationAddress: '' },
+      [directory.pair(pairIndex).follower]: { zone: followerZone, replicationAddress: '' },
+    });
+    // Pairs 0 and 1 serve from zone a, pair 2 from zone b.
+    await directory.updatePair(0, { advertised: zoned('a', 'b', 0) });
+    await directory.updatePair(1, { advertised: zoned('a', 'a', 1) });
+    await directory.updatePair(2, { advertised: zoned('b', 'a', 2) });
+    await directory.getOrCreate('hot');
+    await directory.setShards('hot', 2);
+    const zonesOf = (name: string): string[] =>
+      directory
+        .get(name)!
+        .shards.map((shard) => directory.pair(shard.pairIndex).advertised[directory.pair(shard.pairIndex).primary]!.zone)
+        .sort();
+    expect(zonesOf('hot')).toEqual(['a', 'b']);
+    await directory.setShards('hot', 3);
+    expect(shardsPerPair(directory, 'hot')).toEqual([1, 1, 1]);
+    expect(directory.zoneWarning(0)).toBe('');
+    expect(directory.zoneWarning(1)).toMatch(/both nodes are in zone a while zone b exists/);
+    expect(directory.zoneWarning(2)).toBe('');
+  });
+
   it('directory: each growth is recorded with the shard count before it, and survives reopen', async () => {
     const directory = await open();
     await directory.getOrCreate('c');

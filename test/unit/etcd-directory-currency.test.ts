@@ -13,6 +13,7 @@ import { createLogger } from '../../src/common/logger.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { codeOfAsync } from '../helpers/rejection.ts';
 import { waitFor } from '../helpers/cluster.ts';
+import { pause } from '../helpers/pause.ts';
 
 const twoPairs: PairAddresses[] = [
   { primary: 'p0:1', follower: 'f0:1' },
@@ -47,7 +48,7 @@ describe('etcd directory currency', () => {
     const untilMs = Date.now() + ms;
     while (Date.now() < untilMs) {
       expect(check()).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await pause(20);
     }
   };
 

@@ -15,6 +15,7 @@ import { createLogger } from '../../src/common/logger.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { codeOfAsync } from '../helpers/rejection.ts';
 import { waitFor } from '../helpers/cluster.ts';
+import { pause } from '../helpers/pause.ts';
 
 const threePairs: PairAddresses[] = [
   { primary: 'p0:1', follower: 'f0:1' },
@@ -64,7 +65,7 @@ describe('etcd directory', () => {
     const untilMs = Date.now() + ms;
     while (Date.now() < untilMs) {
       expect(check()).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await pause(10);
     }
   };
 

@@ -10,6 +10,7 @@ import { IncrementPath } from '../../src/router/write/increment-path.ts';
 import { NotAppliedError } from '../../src/router/nodes/node-sender.ts';
 import type { NodePool } from '../../src/router/nodes/node-pool.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { pause } from '../helpers/pause.ts';
 
 describe('increment path cancellation', () => {
   it('router: a call that ends while its increment waits for a failover fails DEADLINE_EXCEEDED and stops sending', async () => {
@@ -31,7 +32,7 @@ describe('increment path cancellation', () => {
     try {
       const call = { cancelled: false };
       const applying = path.apply([{ counter: 'c', amount: 1, idempotencyKey: Buffer.from('k1') }], call).catch((error: unknown) => error);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await pause(300);
       const sendsWhenCancelled = sends;
       expect(sendsWhenCancelled).toBeGreaterThan(0);
       call.cancelled = true;

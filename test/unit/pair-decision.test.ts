@@ -25,6 +25,7 @@ function pair(overrides: Partial<PairInfo> = {}): PairInfo {
     addedOnline: false,
     draining: false,
     configVersion: 7n,
+    advertised: {},
     ...overrides,
   };
 }
@@ -44,6 +45,8 @@ function primaryStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView 
     replicationLagMs: 0,
     configVersion: 0n,
     followerLostEntries: false,
+    zone: '',
+    replicationAddress: '',
     ...overrides,
   };
 }
@@ -63,6 +66,8 @@ function followerStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView
     replicationLagMs: 0,
     configVersion: 0n,
     followerLostEntries: false,
+    zone: '',
+    replicationAddress: '',
     ...overrides,
   };
 }

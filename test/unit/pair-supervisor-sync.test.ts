@@ -86,6 +86,7 @@ function setUp(options: { followerUp: boolean; primaryRequiresSync?: boolean }) 
     addedOnline: false,
     draining: false,
     configVersion: 13n,
+    advertised: {},
   };
   // The primary already obeyed "require your follower" under version 13: the directory never recorded it in sync.
   const primary = new FakeNode('log-p', {

@@ -9,6 +9,7 @@ import { SqliteDirectory as Directory } from '../../src/router/directory/sqlite/
 import { readExact } from '../../src/router/read/exact-reader.ts';
 import type { NodePool } from '../../src/router/nodes/node-pool.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
+import { pause } from '../helpers/pause.ts';
 
 describe('read during delete', () => {
   it('router: an exact read overlapping a delete answers 0, never a partial sum of the old shards', async () => {
@@ -45,7 +46,7 @@ describe('read during delete', () => {
       // The second pair answers only after the delete committed and dropped the shards.
       secondPairAnswers = new Promise<void>((resolve) => (releaseSecondPair = resolve));
       const reading = readExact(['x'], directory, pool, 1_000);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await pause(10);
       const deleted = await directory.deleteCounter('x');
       for (const shard of deleted.shards) dropped.add(shard.shardId);
       releaseSecondPair();

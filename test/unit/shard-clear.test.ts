@@ -10,17 +10,13 @@ import { NodeMemory, encodeWindowSetting } from '../../src/node/state/node-memor
 import { DedupIndex } from '../../src/node/state/dedup-index.ts';
 import type { RoleState } from '../../src/node/state/node-role.ts';
 import { rebuildMemory } from '../../src/node/state/recovery.ts';
-import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { useTempLogs } from '../helpers/temp-log.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
+import { applyEntry, forgetMembers, noKey, randomDistinctEntry, randomMemberFlip } from '../helpers/log-entries.ts';
 
 const windowMs = 60_000;
-const noKey = Buffer.alloc(0);
 const bucketWindow = { bucketMs: 1_000, retentionMs: 60_000 };
 
-function applyEntry(shardId: number, op: ApplyEntry['op'], extra: Partial<ApplyEntry> = {}): ApplyEntry {
-  return { shardId, amount: 0n, idempotencyKey: noKey, fenceShardCount: 0, fence: false, routedShardCount: 0, op, ...extra };
-}
 const increment = (shardId: number, amount: bigint, generation: number, key = ''): ApplyEntry =>
   applyEntry(shardId, 'increment', { amount, generation, idempotencyKey: Buffer.from(key), routedShardCount: key === '' ? 0 : 1 });
 
@@ -70,7 +66,7 @@ describe('shard clear', () => {
         const roll = random();
         const shardId = 1 + Math.floor(random() * 8);
         if (roll < 0.08) {
-          for (const id of [...present.keys()]) if (id.startsWith(`${shardId}:`)) present.delete(id);
+          forgetMembers(present, shardId);
           const generation = (generations.get(shardId) ?? 0) + 1;
           generations.set(shardId, generation);
           entries.push({
@@ -84,27 +80,9 @@ describe('shard clear', () => {
         } else if (roll < 0.12) {
           entries.push({ shardId, amount: 0n, idempotencyKey: Buffer.from(`k${key++}`), fenceShardCount: 0, kind: EntryKind.clearedKey });
         } else if (roll < 0.35 && shardId >= 3 && shardId <= 5) {
-          const member = BigInt(Math.floor(random() * 10));
-          const id = `${shardId}:${member}`;
-          const flipTo = !(present.get(id) ?? false);
-          present.set(id, flipTo);
-          entries.push({
-            shardId,
-            amount: flipTo ? 1n : -1n,
-            idempotencyKey: noKey,
-            fenceShardCount: 0,
-            kind: EntryKind.memberFlip,
-            member,
-          });
+          entries.push(randomMemberFlip(shardId, random, present));
         } else if (roll < 0.5 && shardId >= 6) {
-          entries.push({
-            shardId,
-            amount: 0n,
-            idempotencyKey: noKey,
-            fenceShardCount: 0,
-            kind: EntryKind.distinct,
-            payload: packRegisterChanges([[Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)]]),
-          });
+          entries.push(randomDistinctEntry(shardId, random));
         } else {
           const keyed = random() < 0.3;
           entries.push({

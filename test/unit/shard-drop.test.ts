@@ -5,30 +5,28 @@
 import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../src/node/group-commit.ts';
+import { GroupCommitter, type CommitHooks } from '../../src/node/group-commit.ts';
 import { type ShardLog, EntryKind, type LogEntry } from '../../src/node/log/index.ts';
 import { NodeMemory, encodeWindowSetting } from '../../src/node/state/node-memory.ts';
 import { DedupIndex } from '../../src/node/state/dedup-index.ts';
 import type { RoleState } from '../../src/node/state/node-role.ts';
 import { rebuildMemory } from '../../src/node/state/recovery.ts';
-import { packRegisterChanges } from '../../src/sketch/index.ts';
 import { useTempLogs } from '../helpers/temp-log.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
+import {
+  applyEntry,
+  dropEntry,
+  forgetMembers,
+  noKey,
+  plainEntry,
+  randomDistinctEntry,
+  randomMemberFlip,
+  windowConfigEntry,
+} from '../helpers/log-entries.ts';
 
 const windowMs = 60_000;
-const noKey = Buffer.alloc(0);
-
-const drop = (shardId: number): LogEntry => ({ shardId, amount: 0n, idempotencyKey: noKey, fenceShardCount: 0, kind: EntryKind.drop });
-const plain = (shardId: number, amount: bigint, key = ''): LogEntry => ({
-  shardId,
-  amount,
-  idempotencyKey: Buffer.from(key),
-  fenceShardCount: 0,
-});
-
-function applyEntry(shardId: number, op: ApplyEntry['op'], extra: Partial<ApplyEntry> = {}): ApplyEntry {
-  return { shardId, amount: 0n, idempotencyKey: noKey, fenceShardCount: 0, fence: false, routedShardCount: 0, op, ...extra };
-}
+const drop = dropEntry;
+const plain = plainEntry;
 
 /** Everything a node holds for shards 1..12, comparable. */
 function stateOf(memory: NodeMemory): unknown {
@@ -54,14 +52,7 @@ describe('shard drop', () => {
     const random = seededRandom(0xd20b);
     const present = new Map<string, boolean>();
     log.append(
-      [1, 2].map((shardId) => ({
-        shardId,
-        amount: 0n,
-        idempotencyKey: noKey,
-        fenceShardCount: 0,
-        kind: EntryKind.windowConfig,
-        payload: encodeWindowSetting({ bucketMs: 1_000, retentionMs: 60_000 }),
-      })),
+      [1, 2].map((shardId) => windowConfigEntry(shardId, { bucketMs: 1_000, retentionMs: 60_000 })),
       1n,
       1_000,
     );
@@ -72,30 +63,12 @@ describe('shard drop', () => {
         const roll = random();
         const shardId = 1 + Math.floor(random() * 12);
         if (roll < 0.08) {
-          for (const id of [...present.keys()]) if (id.startsWith(`${shardId}:`)) present.delete(id);
+          forgetMembers(present, shardId);
           entries.push(drop(shardId));
         } else if (roll < 0.3 && shardId >= 5 && shardId <= 8) {
-          const member = BigInt(Math.floor(random() * 10));
-          const id = `${shardId}:${member}`;
-          const flipTo = !(present.get(id) ?? false);
-          present.set(id, flipTo);
-          entries.push({
-            shardId,
-            amount: flipTo ? 1n : -1n,
-            idempotencyKey: noKey,
-            fenceShardCount: 0,
-            kind: EntryKind.memberFlip,
-            member,
-          });
+          entries.push(randomMemberFlip(shardId, random, present));
         } else if (roll < 0.45 && shardId >= 9) {
-          entries.push({
-            shardId,
-            amount: 0n,
-            idempotencyKey: noKey,
-            fenceShardCount: 0,
-            kind: EntryKind.distinct,
-            payload: packRegisterChanges([[Math.floor(random() * 16_384), 1 + Math.floor(random() * 20)]]),
-          });
+          entries.push(randomDistinctEntry(shardId, random));
         } else {
           entries.push(plain(shardId, BigInt(Math.floor(random() * 100) - 30) || 1n, random() < 0.3 ? `k${key++}` : ''));
         }

@@ -67,7 +67,7 @@ export function createFollower(deps: FollowerDeps) {
     }
   };
 
-  const appendEntries = (request: shardV1.AppendEntriesRequest__Output): shardV1.AppendEntriesResponse__Output => {
+  const appendEntries = (request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol'>): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
     checkPrimary(epoch);
     const prevLsn = BigInt(request.prevLsn ?? '0');
@@ -124,7 +124,7 @@ export function createFollower(deps: FollowerDeps) {
     return position(true);
   };
 
-  const installSnapshot = (request: shardV1.InstallSnapshotRequest__Output): shardV1.AppendEntriesResponse__Output => {
+  const installSnapshot = (request: Omit<shardV1.InstallSnapshotRequest__Output, 'protocol'>): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
     checkPrimary(epoch);
     const snapshotLsn = BigInt(request.snapshotLsn);

@@ -17,6 +17,7 @@ import {
   TallyError,
   ShardNodeClient,
   toWireInt64,
+  shardProtocolStamp,
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
   clientChannelOptions,
@@ -369,6 +370,7 @@ export class Replicator {
   /** The next AppendEntries; 'install' when only a snapshot can bring the follower level; undefined when it has everything. */
   private nextRequest(role: RoleState): shardV1.AppendEntriesRequest | 'install' | undefined {
     const base = {
+      protocol: shardProtocolStamp,
       epoch: role.epoch.toString(),
       truncate: false,
       truncateAfterLsn: '0',
@@ -597,6 +599,7 @@ export class Replicator {
     }
     const done = install.next.done === true;
     const request: shardV1.InstallSnapshotRequest = {
+      protocol: shardProtocolStamp,
       epoch: role.epoch.toString(),
       snapshotId: install.snapshotId,
       chunkIndex: install.chunkIndex,

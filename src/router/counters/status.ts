@@ -1,8 +1,8 @@
 // ClusterStatus: every node of every pair as it answers now (health, role, log,
 // identity) beside what the directory records, and each follower's lag as its
 // primary sees it. Reads only: it never changes the directory or a role.
-import type { counterV1 } from '../../common/index.ts';
-import { type PairInfo, type StatusDirectory } from '../directory/index.ts';
+import { peerProtocolOf, type counterV1 } from '../../common/index.ts';
+import { zoneOf, type PairInfo, type StatusDirectory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 
 /** Who answers and who else shares the directory: for the status's header. */
@@ -24,6 +24,7 @@ export function pairStatusOf(directory: StatusDirectory, pair: PairInfo): counte
     inSync: pair.inSync,
     draining: pair.draining,
     shardCount: String(directory.shardCountOfPair(pair.pairIndex)),
+    zoneWarning: directory.zoneWarning(pair.pairIndex),
   };
 }
 
@@ -41,7 +42,16 @@ export async function clusterStatus(
   const statuses = await Promise.allSettled(members.map((member) => pool.status(member.address, statusTimeoutMs)));
   const nodes: counterV1.NodeInfo__Output[] = members.map((member, index) => {
     const outcome = statuses[index]!;
-    const base = { address: member.address, role: member.role, pair: member.pair.pairIndex, inSync: member.pair.inSync };
+    const base = {
+      address: member.address,
+      role: member.role,
+      pair: member.pair.pairIndex,
+      inSync: member.pair.inSync,
+      // What the directory recorded, until the node answers for itself.
+      zone: zoneOf(member.pair, member.address),
+      replicationAddress: member.pair.advertised[member.address]?.replicationAddress ?? '',
+      protocolVersion: 0,
+    };
     if (outcome.status === 'rejected') {
       return {
         ...base,
@@ -70,6 +80,9 @@ export async function clusterStatus(
       epoch: status.epoch,
       nodeId: status.nodeId,
       installing: status.installing,
+      zone: status.zone,
+      replicationAddress: status.replicationAddress,
+      protocolVersion: peerProtocolOf(status.protocol).current,
       // A node that disagrees with the directory says so.
       error:
         recordedId !== '' && status.nodeId !== recordedId

@@ -4,7 +4,7 @@
 // share it). Reads come from memory, synchronously, on the hot path; every
 // change is a Promise that resolves once it is durable in the store and
 // visible in this router's memory. A directory never talks to nodes.
-import { countersMax, shardsTotalMax, type WindowSetting } from '../../common/index.ts';
+import { ErrorCode, TallyError, countersMax, isZoneName, parseAddress, shardsTotalMax, type WindowSetting } from '../../common/index.ts';
 import type { DirectorySnapshot } from './snapshot.ts';
 
 export interface PairInfo {
@@ -39,10 +39,28 @@ export interface PairInfo {
    * directory has superseded is never obeyed, whatever its timing.
    */
   configVersion: bigint;
+  /**
+   * What each member said of itself, by its address (the supervisor records
+   * it from the node's status): its zone and where its partner replicates to.
+   * Keyed by address, not slot, so a failover moves nothing; a member that
+   * named neither has no entry.
+   */
+  advertised: Readonly<Record<string, AdvertisedNode>>;
+}
+
+/** What a node reports of itself: its failure domain, and the address its partner dials to replicate. */
+export interface AdvertisedNode {
+  /** '' when the node names no zone (--zone). */
+  zone: string;
+  /** host:port; '' when it is the address routers dial (--advertise-replication-address). */
+  replicationAddress: string;
 }
 
 export type PairUpdate = Partial<
-  Pick<PairInfo, 'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced' | 'draining'>
+  Pick<
+    PairInfo,
+    'primary' | 'follower' | 'epoch' | 'inSync' | 'primaryId' | 'followerId' | 'ackedLsn' | 'replaced' | 'draining' | 'advertised'
+  >
 > & {
   /** The version a node reports obeying: the next one issued is above it too (a directory restored from an older copy). */
   configVersionAbove?: bigint;
@@ -58,9 +76,77 @@ export function nextPairState(pair: PairInfo, update: PairUpdate): PairInfo {
   if (next.primary === next.follower) throw new Error(`pair ${pair.pairIndex}: primary and follower are both ${next.primary}`);
   // Once a primary identity is recorded the pair is no longer legacy: identities decide from here on.
   next.legacy = pair.legacy && next.primaryId === '';
+  next.advertised = advertisedOfMembers(next.advertised, [next.primary, next.follower]);
   const floor = configVersionAbove !== undefined && configVersionAbove > pair.configVersion ? configVersionAbove : pair.configVersion;
   next.configVersion = floor + 1n;
   return next;
+}
+
+/**
+ * Only the members' entries, and only those that say something: a node
+ * replaced at another address leaves nothing behind, and a node that names
+ * neither a zone nor a replication address has no entry (the pair's value
+ * stays what it was before zones existed).
+ */
+export function advertisedOfMembers(
+  advertised: Readonly<Record<string, AdvertisedNode>>,
+  members: readonly string[],
+): Record<string, AdvertisedNode> {
+  const kept: Record<string, AdvertisedNode> = {};
+  for (const address of members) {
+    const entry = Object.hasOwn(advertised, address) ? advertised[address] : undefined;
+    if (entry !== undefined && (entry.zone !== '' || entry.replicationAddress !== ''))
+      kept[address] = { zone: entry.zone, replicationAddress: entry.replicationAddress };
+  }
+  return kept;
+}
+
+/**
+ * Why `value` is not a pair's advertised map (an object of member address to
+ * { zone, replicationAddress }, members only), or undefined when it is: each
+ * store checks what it reads back with it.
+ */
+export function advertisedProblem(value: unknown, members: readonly string[]): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'advertised is not an object';
+  for (const [address, entry] of Object.entries(value as Record<string, unknown>)) {
+    if (!members.includes(address)) return `advertised names ${address}, not a member`;
+    if (typeof entry !== 'object' || entry === null) return `advertised ${address} is not an object`;
+    const { zone, replicationAddress } = entry as Record<string, unknown>;
+    if (typeof zone !== 'string' || !isZoneName(zone)) return `advertised ${address} zone`;
+    if (typeof replicationAddress !== 'string') return `advertised ${address} replicationAddress`;
+    if (replicationAddress !== '') {
+      try {
+        parseAddress(replicationAddress, 'replicationAddress');
+      } catch {
+        return `advertised ${address} replicationAddress ${replicationAddress}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A stored advertised map (JSON text), checked: INTERNAL naming `what` when it is not one. */
+export function parseAdvertised(what: string, text: string, primary: string, follower: string): Record<string, AdvertisedNode> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const problem = advertisedProblem(value, [primary, follower]);
+  if (problem !== undefined) throw new TallyError(ErrorCode.internal, `directory: ${what} is not valid: ${problem}`);
+  return advertisedOfMembers(value as Record<string, AdvertisedNode>, [primary, follower]);
+}
+
+/** The zone a member reported ('' when none). */
+export function zoneOf(pair: PairInfo, address: string): string {
+  return Object.hasOwn(pair.advertised, address) ? pair.advertised[address]!.zone : '';
+}
+
+/** Where a member's partner replicates to: the address it advertised, else the one routers dial. */
+export function replicationAddressOf(pair: PairInfo, address: string): string {
+  const advertised = Object.hasOwn(pair.advertised, address) ? pair.advertised[address]!.replicationAddress : '';
+  return advertised === '' ? address : advertised;
 }
 
 export interface ShardInfo {
@@ -285,6 +371,8 @@ export interface Directory {
   setPairDraining(pairIndex: number, draining: boolean): Promise<PairInfo>;
   /** Shards placed on a pair, over all counters. */
   shardCountOfPair(pairIndex: number): number;
+  /** Why the pair's two nodes share a zone while the cluster has another; '' when they do not. */
+  zoneWarning(pairIndex: number): string;
   /** The pair whose primary or follower is at address, or undefined. */
   pairOf(address: string): PairInfo | undefined;
   allPairs(): readonly PairInfo[];

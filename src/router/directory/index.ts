@@ -15,6 +15,9 @@ export {
   type PairUpdate,
   type ShardInfo,
   type ShardTask,
+  type AdvertisedNode,
+  replicationAddressOf,
+  zoneOf,
 } from './contract.ts';
 export * from './roles.ts';
 export { EtcdDirectory, etcdClientOptions, openEtcdClient, type EtcdTlsFiles, type PairUpdateFence } from './etcd/index.ts';

@@ -27,8 +27,9 @@ import {
   type ShardInfo,
   type ShardTask,
   nextPairState,
+  zoneOf,
 } from './contract.ts';
-import { choosePairs } from './placement.ts';
+import { choosePairs, zoneWarningOf } from './placement.ts';
 import { snapshotCounterOf, snapshotPairOf, type SnapshotCounter, type SnapshotPair } from './snapshot.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
 
@@ -208,17 +209,34 @@ export class DirectoryModel {
   }
 
   /**
-   * Pairs for `addCount` new shards of a counter holding `held`: the pairs
-   * with fewest of its shards, then fewest overall (`totals`, updated, so
-   * shards planned earlier in one transaction count).
+   * Pairs for `addCount` new shards of a counter holding `held`: the zones
+   * with fewest of its shards (a pair's zone is its primary's), then the
+   * pairs with fewest of its shards, then fewest overall (`totals`, updated,
+   * so shards planned earlier in one transaction count).
    */
   place(held: readonly ShardInfo[], addCount: number, totals: number[]): number[] {
     checkPlaceable(this.pairs);
     const mine = this.pairs.map(() => 0);
     for (const shard of held) if (shard.pairIndex < mine.length) mine[shard.pairIndex]!++;
-    const chosen = choosePairs(mine, totals, addCount, (pairIndex) => this.pairs[pairIndex]!.draining);
+    const chosen = choosePairs(
+      mine,
+      totals,
+      addCount,
+      (pairIndex) => this.pairs[pairIndex]!.draining,
+      (pairIndex) => zoneOf(this.pairs[pairIndex]!, this.pairs[pairIndex]!.primary),
+    );
     for (const pairIndex of chosen) totals[pairIndex]!++;
     return chosen;
+  }
+
+  /**
+   * Why a pair's two nodes share a failure domain while the cluster has
+   * another ('' when they do not, or zones are not reported).
+   */
+  zoneWarning(pairIndex: number): string {
+    const pair = this.pair(pairIndex);
+    const clusterZones = new Set(this.pairs.flatMap((each) => [zoneOf(each, each.primary), zoneOf(each, each.follower)]));
+    return zoneWarningOf(zoneOf(pair, pair.primary), zoneOf(pair, pair.follower), clusterZones);
   }
 
   /** The pair after `update` (see nextPairState): the store persists it, then puts it here. */
@@ -345,5 +363,6 @@ export function newPair(pairIndex: number, addresses: PairAddresses, addedOnline
     addedOnline,
     draining: false,
     configVersion: 0n,
+    advertised: {},
   };
 }

@@ -29,4 +29,4 @@ export type SupervisedDirectory = Pick<Directory, 'allPairs' | 'pairOf' | 'updat
 /** Reconciling the two sides of a pair. */
 export type ReconcileDirectory = Pick<Directory, 'get' | 'pair' | 'allPairs'>;
 /** Cluster status. */
-export type StatusDirectory = Pick<Directory, 'allPairs' | 'counterCount' | 'shardCountOfPair'>;
+export type StatusDirectory = Pick<Directory, 'allPairs' | 'counterCount' | 'shardCountOfPair' | 'zoneWarning'>;

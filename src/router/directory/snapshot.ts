@@ -6,7 +6,16 @@
 // (an id is never given out twice, not even after a move). Recent clear
 // keys are left behind: a keyed clear retried across a move clears again.
 import { ErrorCode, TallyError, type WindowSetting } from '../../common/index.ts';
-import { counterKinds, type CounterInfo, type CounterKind, type PairInfo, type ShardTask } from './contract.ts';
+import {
+  advertisedOfMembers,
+  advertisedProblem,
+  counterKinds,
+  type AdvertisedNode,
+  type CounterInfo,
+  type CounterKind,
+  type PairInfo,
+  type ShardTask,
+} from './contract.ts';
 
 export const snapshotFormat = 'tally-directory';
 export const snapshotVersion = 1;
@@ -27,6 +36,8 @@ export interface SnapshotPair {
   draining: boolean;
   /** Decimal; absent in exports from before versions (read as 0). */
   configVersion?: string;
+  /** What each member advertised (zone, replication address); absent in exports from before zones ({}). */
+  advertised?: Record<string, AdvertisedNode>;
 }
 
 export interface SnapshotCounter {
@@ -69,6 +80,7 @@ export function snapshotPairOf(pair: PairInfo): SnapshotPair {
     addedOnline: pair.addedOnline,
     draining: pair.draining,
     configVersion: pair.configVersion.toString(),
+    advertised: advertisedOfMembers(pair.advertised, [pair.primary, pair.follower]),
   };
 }
 
@@ -88,7 +100,13 @@ export function snapshotCounterOf(counter: CounterInfo): SnapshotCounter {
 }
 
 export function pairInfoOf(pair: SnapshotPair): PairInfo {
-  return { ...pair, epoch: BigInt(pair.epoch), ackedLsn: BigInt(pair.ackedLsn), configVersion: BigInt(pair.configVersion ?? '0') };
+  return {
+    ...pair,
+    epoch: BigInt(pair.epoch),
+    ackedLsn: BigInt(pair.ackedLsn),
+    configVersion: BigInt(pair.configVersion ?? '0'),
+    advertised: advertisedOfMembers(pair.advertised ?? {}, [pair.primary, pair.follower]),
+  };
 }
 
 function fail(what: string): never {
@@ -117,6 +135,10 @@ export function validateSnapshot(value: unknown): DirectorySnapshot {
       fail(`pair ${index} addresses`);
     if (!isDecimal(pair.epoch) || !isDecimal(pair.ackedLsn)) fail(`pair ${index} epoch or ackedLsn`);
     if (pair.configVersion !== undefined && !isDecimal(pair.configVersion)) fail(`pair ${index} configVersion`);
+    if (pair.advertised !== undefined) {
+      const problem = advertisedProblem(pair.advertised, [pair.primary, pair.follower]);
+      if (problem !== undefined) fail(`pair ${index}: ${problem}`);
+    }
   });
   const seenIds = new Set<number>();
   const seenNames = new Set<string>();

@@ -17,6 +17,7 @@ export abstract class ModelBackedDirectory implements Pick<
   | 'pairOf'
   | 'allPairs'
   | 'shardCountOfPair'
+  | 'zoneWarning'
   | 'counterCount'
   | 'shardCount'
 > {
@@ -68,6 +69,10 @@ export abstract class ModelBackedDirectory implements Pick<
 
   shardCountOfPair(pairIndex: number): number {
     return this.model.shardCountOfPair(pairIndex);
+  }
+
+  zoneWarning(pairIndex: number): string {
+    return this.model.zoneWarning(pairIndex);
   }
 
   get counterCount(): number {

@@ -1,7 +1,7 @@
 // One gRPC channel and one coalescing sender per node address. The only place
 // the router opens connections to nodes.
 import { credentials, connectivityState, type CallOptions, type requestCallback, type ChannelCredentials } from '@grpc/grpc-js';
-import { ShardNodeClient, clientChannelOptions, deadlineIn, type shardV1 } from '../../common/index.ts';
+import { ShardNodeClient, clientChannelOptions, deadlineIn, shardProtocolStamp, type shardV1 } from '../../common/index.ts';
 import { NodeSender, nodeCallError, type SenderObserver } from './node-sender.ts';
 
 export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts';
@@ -53,7 +53,7 @@ export class NodePool {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.ReadShards(
-        { shardIds: shardIds.map(String), generations: [...generations] },
+        { protocol: shardProtocolStamp, shardIds: shardIds.map(String), generations: [...generations] },
         { deadline: deadlineIn(timeoutMs) },
         (error, response) => {
           if (error || response === undefined || response.totals.length !== shardIds.length) reject(nodeCallError(address, error ?? null));
@@ -66,7 +66,7 @@ export class NodePool {
   status(address: string, timeoutMs: number): Promise<shardV1.StatusResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
-      rpc.Status({}, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
+      rpc.Status({ protocol: shardProtocolStamp }, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
         if (error || response === undefined) reject(nodeCallError(address, error ?? null));
         else resolve(response);
       });
@@ -76,7 +76,7 @@ export class NodePool {
   setRole(address: string, request: shardV1.SetRoleRequest, timeoutMs: number): Promise<shardV1.StatusResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
-      rpc.SetRole(request, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
+      rpc.SetRole({ ...request, protocol: shardProtocolStamp }, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
         if (error || response === undefined) reject(nodeCallError(address, error ?? null));
         else resolve(response);
       });
@@ -86,7 +86,7 @@ export class NodePool {
   reconcile(address: string, request: shardV1.ReconcileRequest, timeoutMs: number): Promise<shardV1.ReconcileResponse__Output> {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
-      rpc.Reconcile(request, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
+      rpc.Reconcile({ ...request, protocol: shardProtocolStamp }, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
         if (error || response === undefined) reject(nodeCallError(address, error ?? null));
         else resolve(response);
       });
@@ -101,7 +101,7 @@ export class NodePool {
       rpc as unknown as Record<NodeReadMethod, (request: Request, options: CallOptions, callback: requestCallback<Response>) => void>
     )[method];
     return new Promise((resolve, reject) => {
-      invoke.call(rpc, request, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
+      invoke.call(rpc, { ...request, protocol: shardProtocolStamp }, { deadline: deadlineIn(timeoutMs) }, (error, response) => {
         if (error || response === undefined) reject(nodeCallError(address, error ?? null));
         else resolve(response);
       });

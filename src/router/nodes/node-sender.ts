@@ -13,6 +13,7 @@ import {
   nodeCallBytesMax,
   nodeCallsInFlightMax,
   nodeQueueItemsMax,
+  shardProtocolStamp,
   type shardV1,
 } from '../../common/index.ts';
 
@@ -122,7 +123,7 @@ export class NodeSender {
     this.observer.onCall(incrementCount, batch.length);
     const groups: shardV1.ApplyGroup[] = new Array(batch.length);
     for (let index = 0; index < batch.length; index++) groups[index] = batch[index]!.group;
-    const request: shardV1.ApplyRequest = { epoch: this.epoch().toString(), groups };
+    const request: shardV1.ApplyRequest = { protocol: shardProtocolStamp, epoch: this.epoch().toString(), groups };
     this.rpc.Apply(
       request,
       { deadline: deadlineIn(this.callTimeoutMs) },

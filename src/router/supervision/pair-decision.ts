@@ -4,7 +4,7 @@
 // "answers Status" alone: a node is made primary, or promoted, only when it
 // is the recorded node and its log reaches what was acknowledged. A node
 // that comes back with a new identity is a new follower to be filled.
-import type { PairInfo, PairUpdate } from '../directory/index.ts';
+import { replicationAddressOf, type AdvertisedNode, type PairInfo, type PairUpdate } from '../directory/index.ts';
 
 /** What a node said about itself (a StatusResponse, parsed). */
 export interface NodeStatusView {
@@ -24,6 +24,10 @@ export interface NodeStatusView {
   configVersion: bigint;
   /** Primary: its follower (same identity) holds less than it once confirmed (an old copy of its disk). */
   followerLostEntries: boolean;
+  /** Its failure domain ('' when it names none). */
+  zone: string;
+  /** Where its partner replicates to ('' = the address routers dial). */
+  replicationAddress: string;
 }
 
 export interface NodeView {
@@ -83,6 +87,13 @@ export function decidePair(
         reason: `a node obeyed configuration version ${nodeVersion}, above the directory's ${pair.configVersion}`,
       },
     ];
+  // What a node says of itself (zone, replication address) is recorded before
+  // anything else, while the primary answers: a primary must be told where to
+  // replicate from the directory (orders derive from it, under its version).
+  // With the primary silent it waits: a failover comes first.
+  const advertised = advertisedUpdate(pair, ps, fs);
+  if (advertised !== undefined && ps !== undefined)
+    return [{ kind: 'record', update: { advertised }, reason: 'what a node advertises (zone, replication address) recorded' }];
   // The follower slot answers as the recorded follower log, at this epoch, whole.
   const recordedFollower =
     fs !== undefined &&
@@ -162,7 +173,12 @@ export function decidePair(
     const followerReady = recordedFollower && fs.peer === pair.primary && ps.followerId === pair.followerId && ps.followerCaughtUp;
     if (followerReady) return [...actions, { kind: 'markInSync' }];
     actions.push({ kind: 'markOutOfSync', reason: 'the primary requires its follower, which the directory does not record in sync' });
-  } else if (ps.role !== 'primary' || ps.epoch !== pair.epoch || ps.peer !== pair.follower || ps.syncRequired !== pair.inSync) {
+  } else if (
+    ps.role !== 'primary' ||
+    ps.epoch !== pair.epoch ||
+    ps.peer !== replicationAddressOf(pair, pair.follower) ||
+    ps.syncRequired !== pair.inSync
+  ) {
     actions.push({ kind: 'assignPrimary', syncRequired: pair.inSync });
   }
 
@@ -202,4 +218,28 @@ export function decidePair(
     actions.push({ kind: 'markInSync' });
   }
   return actions;
+}
+
+/**
+ * The pair's advertised map with what each answering member reports now, or
+ * undefined when that changes nothing. A silent member keeps its entry.
+ */
+export function advertisedUpdate(
+  pair: PairInfo,
+  primary: NodeStatusView | undefined,
+  follower: NodeStatusView | undefined,
+): Record<string, AdvertisedNode> | undefined {
+  const next: Record<string, AdvertisedNode> = { ...pair.advertised };
+  let changed = false;
+  for (const [address, status] of [
+    [pair.primary, primary],
+    [pair.follower, follower],
+  ] as const) {
+    if (status === undefined) continue;
+    const held = Object.hasOwn(pair.advertised, address) ? pair.advertised[address]! : { zone: '', replicationAddress: '' };
+    if (held.zone === status.zone && held.replicationAddress === status.replicationAddress) continue;
+    next[address] = { zone: status.zone, replicationAddress: status.replicationAddress };
+    changed = true;
+  }
+  return changed ? next : undefined;
 }

@@ -11,8 +11,16 @@
 // Nodes are known by their log identity (pair-decision.ts has the rules).
 // A primary whose connection is refused (the process is gone) is replaced
 // at once by its in-sync follower; a silent one after failoverTimeoutMs.
-import { IntervalTask, monotonicNowMs, type Logger, type MonotonicClock, type shardV1 } from '../../common/index.ts';
-import type { PairInfo, PairUpdate, SupervisedDirectory } from '../directory/index.ts';
+import {
+  IntervalTask,
+  monotonicNowMs,
+  peerProtocolOf,
+  shardProtocolRefusal,
+  type Logger,
+  type MonotonicClock,
+  type shardV1,
+} from '../../common/index.ts';
+import { replicationAddressOf, type PairInfo, type PairUpdate, type SupervisedDirectory } from '../directory/index.ts';
 import { decidePair, type NodeStatusView, type NodeView, type PairAction } from './pair-decision.ts';
 import type { NodePool } from '../nodes/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
@@ -57,6 +65,8 @@ function statusView(status: shardV1.StatusResponse__Output): NodeStatusView {
     replicationLagMs: Number(status.replicationLagMs),
     configVersion: BigInt(status.configVersion ?? '0'),
     followerLostEntries: status.followerLostEntries ?? false,
+    zone: status.zone ?? '',
+    replicationAddress: status.replicationAddress ?? '',
   };
 }
 
@@ -167,6 +177,10 @@ export class PairSupervisor {
       // Answering, but not yet holding its log in memory: alive, not usable.
       health.refused = false;
       if (!status.ready) throw new Error('not ready');
+      // A node whose wire this router cannot speak gets no orders (it may not
+      // check versions itself); tally status shows why.
+      const refusal = shardProtocolRefusal(peerProtocolOf(status.protocol), `node ${address}`);
+      if (refusal !== undefined) throw new Error(refusal);
       this.onAnswer();
       health.lastOkMs = this.now();
       health.status = status;
@@ -325,7 +339,8 @@ export class PairSupervisor {
         {
           role,
           epoch: pair.epoch.toString(),
-          peer: role === 'primary' ? pair.follower : pair.primary,
+          // A primary dials its follower where the follower advertised it replicates (a separate network, NAT).
+          peer: role === 'primary' ? replicationAddressOf(pair, pair.follower) : pair.primary,
           syncRequired,
           catchUpTimeoutMs: this.settings.catchUpTimeoutMs,
           // The node must be the log we mean, and a primary must hold what was acknowledged.

@@ -35,6 +35,18 @@ export interface NodeInfo {
    * A snapshot install into this node is under way.
    */
   'installing'?: (boolean);
+  /**
+   * The failure domain the node reports (its --zone; '' when not given).
+   */
+  'zone'?: (string);
+  /**
+   * The internal wire version the node speaks (0: it did not answer).
+   */
+  'protocolVersion'?: (number);
+  /**
+   * Where its partner replicates to, when not its address here.
+   */
+  'replicationAddress'?: (string);
 }
 
 export interface NodeInfo__Output {
@@ -70,4 +82,16 @@ export interface NodeInfo__Output {
    * A snapshot install into this node is under way.
    */
   'installing': (boolean);
+  /**
+   * The failure domain the node reports (its --zone; '' when not given).
+   */
+  'zone': (string);
+  /**
+   * The internal wire version the node speaks (0: it did not answer).
+   */
+  'protocolVersion': (number);
+  /**
+   * Where its partner replicates to, when not its address here.
+   */
+  'replicationAddress': (string);
 }

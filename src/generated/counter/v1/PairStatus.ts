@@ -16,6 +16,11 @@ export interface PairStatus {
    * Shards placed on it, over all counters.
    */
   'shardCount'?: (number | string | Long);
+  /**
+   * Why the pair's two nodes do not span failure domains (both in one zone
+   * while the cluster has another); '' when they do or zones are not given.
+   */
+  'zoneWarning'?: (string);
 }
 
 export interface PairStatus__Output {
@@ -32,4 +37,9 @@ export interface PairStatus__Output {
    * Shards placed on it, over all counters.
    */
   'shardCount': (string);
+  /**
+   * Why the pair's two nodes do not span failure domains (both in one zone
+   * while the cluster has another); '' when they do or zones are not given.
+   */
+  'zoneWarning': (string);
 }

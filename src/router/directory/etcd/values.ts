@@ -2,7 +2,17 @@
 // shard task, each checked before it is written and again when it is read
 // back. Pure: no etcd here.
 import { ErrorCode, TallyError, shardsPerCounterMax, type WindowSetting } from '../../../common/index.ts';
-import { counterKinds, type CounterInfo, type CounterKind, type Growth, type PairInfo, type ShardTask } from '../contract.ts';
+import {
+  advertisedOfMembers,
+  advertisedProblem,
+  counterKinds,
+  type AdvertisedNode,
+  type CounterInfo,
+  type CounterKind,
+  type Growth,
+  type PairInfo,
+  type ShardTask,
+} from '../contract.ts';
 
 export interface StoredCounter {
   kind: CounterKind;
@@ -34,6 +44,8 @@ export interface StoredPair {
   draining?: boolean;
   /** Decimal; absent in values written before configuration versions: 0. */
   configVersion?: string;
+  /** Absent in values written before zones, and when no member advertised anything: {}. */
+  advertised?: Record<string, AdvertisedNode>;
 }
 
 export interface StoredTask {
@@ -92,6 +104,10 @@ export function checkPair(pairIndex: number, value: unknown): StoredPair {
   if (value.configVersion !== undefined && (typeof value.configVersion !== 'string' || !/^\d{1,19}$/.test(value.configVersion)))
     invalid(what, 'configVersion');
   if (value.primary === value.follower) invalid(what, 'primary and follower are the same');
+  if (value.advertised !== undefined) {
+    const problem = advertisedProblem(value.advertised, [value.primary as string, value.follower as string]);
+    if (problem !== undefined) invalid(what, problem);
+  }
   return value as unknown as StoredPair;
 }
 
@@ -133,6 +149,10 @@ export function storedPairOf(pair: PairInfo): StoredPair {
     addedOnline: pair.addedOnline,
     draining: pair.draining,
     configVersion: pair.configVersion.toString(),
+    // Left out when empty: a pair whose nodes advertise nothing is stored as before zones.
+    ...(Object.keys(pair.advertised).length === 0
+      ? {}
+      : { advertised: advertisedOfMembers(pair.advertised, [pair.primary, pair.follower]) }),
   };
 }
 
@@ -151,6 +171,7 @@ export function pairOfStored(pairIndex: number, stored: StoredPair): PairInfo {
     addedOnline: stored.addedOnline ?? false,
     draining: stored.draining ?? false,
     configVersion: BigInt(stored.configVersion ?? '0'),
+    advertised: advertisedOfMembers(stored.advertised ?? {}, [stored.primary, stored.follower]),
   };
 }
 
@@ -200,5 +221,7 @@ export function extendsCounter(counter: CounterInfo, stored: StoredCounter): boo
 export function samePair(left: PairInfo, right: PairInfo): boolean {
   const leftStored = storedPairOf(left);
   const rightStored = storedPairOf(right);
-  return (Object.keys(leftStored) as (keyof StoredPair)[]).every((field) => leftStored[field] === rightStored[field]);
+  const fields = new Set([...Object.keys(leftStored), ...Object.keys(rightStored)]) as Set<keyof StoredPair>;
+  // advertised is an object: compared by its JSON (both built in member order by advertisedOfMembers).
+  return [...fields].every((field) => JSON.stringify(leftStored[field]) === JSON.stringify(rightStored[field]));
 }

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, TallyError, preparePrivateDir, preparePrivateFile, storageError } from '../../../common/index.ts';
-import type { PairInfo } from '../contract.ts';
+import { parseAdvertised, type PairInfo } from '../contract.ts';
 
 export const directoryFileName = 'directory.sqlite';
 
@@ -107,6 +107,8 @@ function migrate(db: Database.Database): void {
   addColumn('pairs', 'added_online', 'INTEGER NOT NULL DEFAULT 0');
   addColumn('pairs', 'draining', 'INTEGER NOT NULL DEFAULT 0');
   addColumn('pairs', 'config_version', 'INTEGER NOT NULL DEFAULT 0');
+  // JSON of PairInfo.advertised: what each member reported of itself (zone, replication address).
+  addColumn('pairs', 'advertised', "TEXT NOT NULL DEFAULT '{}'");
   addColumn('counters', 'autoscale', 'INTEGER NOT NULL DEFAULT 1');
   addColumn('counters', 'kind', "TEXT NOT NULL DEFAULT 'total'");
   addColumn('counters', 'window_bucket_ms', 'INTEGER NOT NULL DEFAULT 0');
@@ -120,7 +122,7 @@ function migrate(db: Database.Database): void {
 // ---- The pair codec: one row per pair ---------------------------------------
 
 const pairColumns =
-  'pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining, config_version';
+  'pair_index, primary_addr, follower_addr, epoch, in_sync, primary_id, follower_id, acked_lsn, legacy, replaced, added_online, draining, config_version, advertised';
 
 /** Reads every pair row (safe integers: epochs, lsns and versions are bigints). */
 export const selectPairs = `SELECT ${pairColumns} FROM pairs ORDER BY pair_index`;
@@ -144,6 +146,7 @@ export interface PairRow {
   added_online: bigint;
   draining: bigint;
   config_version: bigint;
+  advertised: string;
 }
 
 export function pairOfRow(row: PairRow): PairInfo {
@@ -161,6 +164,7 @@ export function pairOfRow(row: PairRow): PairInfo {
     addedOnline: row.added_online === 1n,
     draining: row.draining === 1n,
     configVersion: row.config_version,
+    advertised: parseAdvertised(`pair ${row.pair_index}`, row.advertised, row.primary_addr, row.follower_addr),
   };
 }
 
@@ -181,5 +185,6 @@ export function rowOfPair(pair: PairInfo): unknown[] {
     flag(pair.addedOnline),
     flag(pair.draining),
     pair.configVersion,
+    JSON.stringify(pair.advertised),
   ];
 }

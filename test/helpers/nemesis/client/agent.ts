@@ -15,6 +15,7 @@ import {
   type ReadOperation,
 } from '../check/index.ts';
 import type { AgentCommand, LoadOptions } from './protocol.ts';
+import { pause } from '../../pause.ts';
 
 // Statuses that mean the router refused before anything was sent anywhere (as test/helpers/load.ts).
 const certainlyNotApplied = new Set<number>([status.INVALID_ARGUMENT, status.OUT_OF_RANGE, status.NOT_FOUND, status.RESOURCE_EXHAUSTED]);
@@ -69,8 +70,6 @@ async function read(router: number, counter: string, deadlineMs: number, final: 
     return record({ ...base, endMs: machineMonotonicMs(), outcome: outcomeOf(error), error: errorText(error) }) as ReadOperation;
   }
 }
-
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface RunningLoad {
   stop: () => Promise<void>;

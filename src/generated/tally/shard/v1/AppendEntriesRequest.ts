@@ -1,5 +1,6 @@
 // Original file: proto/shard.proto
 
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface AppendEntriesRequest {
@@ -35,6 +36,10 @@ export interface AppendEntriesRequest {
    */
   'entryCount'?: (number);
   'columns'?: (Buffer | Uint8Array | string);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface AppendEntriesRequest__Output {
@@ -70,4 +75,8 @@ export interface AppendEntriesRequest__Output {
    */
   'entryCount': (number);
   'columns': (Buffer);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

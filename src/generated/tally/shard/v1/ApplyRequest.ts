@@ -1,6 +1,7 @@
 // Original file: proto/shard.proto
 
 import type { ApplyGroup as _tally_shard_v1_ApplyGroup, ApplyGroup__Output as _tally_shard_v1_ApplyGroup__Output } from '../../../tally/shard/v1/ApplyGroup.ts';
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ApplyRequest {
@@ -9,6 +10,10 @@ export interface ApplyRequest {
    */
   'epoch'?: (number | string | Long);
   'groups'?: (_tally_shard_v1_ApplyGroup)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface ApplyRequest__Output {
@@ -17,4 +22,8 @@ export interface ApplyRequest__Output {
    */
   'epoch': (string);
   'groups': (_tally_shard_v1_ApplyGroup__Output)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

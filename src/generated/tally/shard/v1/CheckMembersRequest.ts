@@ -1,5 +1,6 @@
 // Original file: proto/shard.proto
 
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface CheckMembersRequest {
@@ -12,6 +13,10 @@ export interface CheckMembersRequest {
    * As in ReadShardsRequest (parallel to shard_ids).
    */
   'generations'?: (number | string | Long)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface CheckMembersRequest__Output {
@@ -24,4 +29,8 @@ export interface CheckMembersRequest__Output {
    * As in ReadShardsRequest (parallel to shard_ids).
    */
   'generations': (string)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

@@ -3,6 +3,7 @@
 import type { SnapshotShard as _tally_shard_v1_SnapshotShard, SnapshotShard__Output as _tally_shard_v1_SnapshotShard__Output } from '../../../tally/shard/v1/SnapshotShard.ts';
 import type { SnapshotPart as _tally_shard_v1_SnapshotPart, SnapshotPart__Output as _tally_shard_v1_SnapshotPart__Output } from '../../../tally/shard/v1/SnapshotPart.ts';
 import type { LogEntryMsg as _tally_shard_v1_LogEntryMsg, LogEntryMsg__Output as _tally_shard_v1_LogEntryMsg__Output } from '../../../tally/shard/v1/LogEntryMsg.ts';
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface InstallSnapshotRequest {
@@ -24,6 +25,10 @@ export interface InstallSnapshotRequest {
    */
   'keys'?: (_tally_shard_v1_LogEntryMsg)[];
   'done'?: (boolean);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface InstallSnapshotRequest__Output {
@@ -45,4 +50,8 @@ export interface InstallSnapshotRequest__Output {
    */
   'keys': (_tally_shard_v1_LogEntryMsg__Output)[];
   'done': (boolean);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

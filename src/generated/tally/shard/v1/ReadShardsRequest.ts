@@ -1,5 +1,6 @@
 // Original file: proto/shard.proto
 
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ReadShardsRequest {
@@ -11,6 +12,10 @@ export interface ReadShardsRequest {
    * MemberCounts ignores them: it compares a shard with itself.
    */
   'generations'?: (number | string | Long)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface ReadShardsRequest__Output {
@@ -22,4 +27,8 @@ export interface ReadShardsRequest__Output {
    * MemberCounts ignores them: it compares a shard with itself.
    */
   'generations': (string)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

@@ -1,5 +1,6 @@
 // Original file: proto/shard.proto
 
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ReadWindowsRequest {
@@ -16,6 +17,10 @@ export interface ReadWindowsRequest {
    * As in ReadShardsRequest.
    */
   'generations'?: (number | string | Long)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface ReadWindowsRequest__Output {
@@ -32,4 +37,8 @@ export interface ReadWindowsRequest__Output {
    * As in ReadShardsRequest.
    */
   'generations': (string)[];
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

@@ -1,5 +1,6 @@
 // Original file: proto/shard.proto
 
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ReconcileRequest {
@@ -11,6 +12,10 @@ export interface ReconcileRequest {
    * Also recompute totals from the log up to this lsn (0: skip).
    */
   'compareAtLsn'?: (number | string | Long);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface ReconcileRequest__Output {
@@ -22,4 +27,8 @@ export interface ReconcileRequest__Output {
    * Also recompute totals from the log up to this lsn (0: skip).
    */
   'compareAtLsn': (string);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

@@ -1,5 +1,6 @@
 // Original file: proto/shard.proto
 
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface SetRoleRequest {
@@ -30,6 +31,10 @@ export interface SetRoleRequest {
    * 0: an order from a router before versions (the epoch rule alone).
    */
   'configVersion'?: (number | string | Long);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
 }
 
 export interface SetRoleRequest__Output {
@@ -60,4 +65,8 @@ export interface SetRoleRequest__Output {
    * 0: an order from a router before versions (the epoch rule alone).
    */
   'configVersion': (string);
+  /**
+   * The sender's wire version (see ProtocolVersion).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
 }

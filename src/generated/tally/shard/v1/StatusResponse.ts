@@ -1,5 +1,6 @@
 // Original file: proto/shard.proto
 
+import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from '../../../tally/shard/v1/ProtocolVersion.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface StatusResponse {
@@ -52,6 +53,19 @@ export interface StatusResponse {
    * already confirmed (an old copy of its disk); true until it holds that again.
    */
   'followerLostEntries'?: (boolean);
+  /**
+   * The wire version this node speaks (absent: a node before versions, 1).
+   */
+  'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
+  /**
+   * The failure domain the node runs in (--zone; '' when not given).
+   */
+  'zone'?: (string);
+  /**
+   * Where its partner reaches it to replicate (--advertise-replication-address);
+   * '' when that is the address routers dial.
+   */
+  'replicationAddress'?: (string);
 }
 
 export interface StatusResponse__Output {
@@ -104,4 +118,17 @@ export interface StatusResponse__Output {
    * already confirmed (an old copy of its disk); true until it holds that again.
    */
   'followerLostEntries': (boolean);
+  /**
+   * The wire version this node speaks (absent: a node before versions, 1).
+   */
+  'protocol': (_tally_shard_v1_ProtocolVersion__Output | null);
+  /**
+   * The failure domain the node runs in (--zone; '' when not given).
+   */
+  'zone': (string);
+  /**
+   * Where its partner reaches it to replicate (--advertise-replication-address);
+   * '' when that is the address routers dial.
+   */
+  'replicationAddress': (string);
 }
