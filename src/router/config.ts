@@ -161,7 +161,7 @@ export const routerDefaults = {
   etcdTls: undefined as RouterConfig['etcdTls'],
   etcdPrefix: '/tally/',
   routerLeaseTtlMs: 5_000,
-  // routerId has no fixed default: it is <listen address>#<pid> (defaultRouterId).
+  // routerId has no fixed default: it is <host name>:<listen port> (defaultRouterId).
 };
 
 /** "p1:port,f1:port;p2:port,f2:port" → pairs. */
@@ -238,14 +238,16 @@ function checkEtcdTransport(endpoints: string[] | undefined, tls: RouterConfig['
 const routerIdPattern = /^[!-.0-~]+$/;
 
 /**
- * <listen address>#<pid>; a wildcard listen host (0.0.0.0, ::, empty) is
- * replaced by the host name, or two containers both listening on
- * 0.0.0.0:50051 as pid 1 would share an id.
+ * <host name>:<listen port>: the same across restarts (the id is this
+ * router's presence key in etcd), and different for every router of a
+ * cluster as long as each host runs one router per port. In Kubernetes the
+ * host name is the pod name. A restart after a clean stop takes the id at
+ * once (the stop revoked its lease); after a crash it waits out the old
+ * lease (at most its TTL and a margin), then registers.
  */
-export function defaultRouterId(listenAddress: string, pid: number, hostName: string = os.hostname()): string {
-  const { host, port } = parseAddress(listenAddress, '--listen');
-  const wildcard = host === '' || host === '0.0.0.0' || host === '::' || host === '[::]';
-  return `${wildcard ? `${hostName}:${port}` : listenAddress}#${pid}`;
+export function defaultRouterId(listenAddress: string, hostName: string = os.hostname()): string {
+  const { port } = parseAddress(listenAddress, '--listen');
+  return `${hostName}:${port}`;
 }
 
 function checkRouterId(routerId: string): string {
@@ -342,7 +344,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     etcdEndpoints: parseEtcdEndpoints(reader.nonEmptyString('etcd')),
     etcdTls: readEtcdTls(reader),
     etcdPrefix: checkEtcdPrefix(reader.nonEmptyString('etcd-prefix') ?? routerDefaults.etcdPrefix),
-    routerId: checkRouterId(reader.nonEmptyString('router-id') ?? defaultRouterId(listenAddress, process.pid)),
+    routerId: checkRouterId(reader.nonEmptyString('router-id') ?? defaultRouterId(listenAddress)),
     routerLeaseTtlMs: reader.int('router-lease-ttl-ms', routerDefaults.routerLeaseTtlMs, {
       min: routerLeaseTtlMsMin,
       max: routerLeaseTtlMsMax,

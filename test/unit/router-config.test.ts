@@ -55,7 +55,7 @@ describe('router config: parseRouterConfig', () => {
     expect(parseRouterConfig(['--pairs', twoPairs], {})).toEqual({
       ...routerDefaults,
       pairs: parsePairs(twoPairs),
-      routerId: `${routerDefaults.listenAddress}#${process.pid}`,
+      routerId: `${os.hostname()}:50051`,
     });
     // Without --etcd the directory is the embedded SQLite file, as before several routers.
     expect(routerDefaults.etcdEndpoints).toBeUndefined();
@@ -250,16 +250,17 @@ describe('router config: several routers on etcd', () => {
     expect(configErrorOf(() => configOf('--etcd-prefix', ''))).toContain('--etcd-prefix is set but empty');
   });
 
-  it('router config: --router-id defaults to <listen address>#<pid>, with the host name for a wildcard listen host', () => {
-    expect(configOf('--listen', '127.0.0.1:7000').routerId).toBe(`127.0.0.1:7000#${process.pid}`);
-    expect(defaultRouterId('10.0.0.5:50051', 1, 'box')).toBe('10.0.0.5:50051#1');
-    // Two containers listening on 0.0.0.0:50051 as pid 1 must not share an id.
-    expect(defaultRouterId('0.0.0.0:50051', 1, 'router-1')).toBe('router-1:50051#1');
-    expect(defaultRouterId('[::]:50051', 1, 'router-2')).toBe('router-2:50051#1');
-    expect(defaultRouterId(':50051', 1, 'router-3')).toBe('router-3:50051#1');
-    expect(
-      parseRouterConfig(['--listen', '0.0.0.0:7000', '--insecure', '--allow-unauthenticated'], { TALLY_PAIRS: twoPairs }).routerId,
-    ).toBe(`${os.hostname()}:7000#${process.pid}`);
+  it('router config: --router-id defaults to <host name>:<listen port>, the same at every restart (not the pid)', () => {
+    expect(configOf('--listen', '127.0.0.1:7000').routerId).toBe(`${os.hostname()}:7000`);
+    expect(defaultRouterId('10.0.0.5:50051', 'box')).toBe('box:50051');
+    // Two containers listening on 0.0.0.0:50051 differ by host name (a pod's is its name).
+    expect(defaultRouterId('0.0.0.0:50051', 'router-1')).toBe('router-1:50051');
+    expect(defaultRouterId('[::]:50051', 'router-2')).toBe('router-2:50051');
+    expect(defaultRouterId(':50051', 'router-3')).toBe('router-3:50051');
+    const started = (): string =>
+      parseRouterConfig(['--listen', '0.0.0.0:7000', '--insecure', '--allow-unauthenticated'], { TALLY_PAIRS: twoPairs }).routerId;
+    expect(started()).toBe(`${os.hostname()}:7000`);
+    expect(started()).not.toContain(String(process.pid));
   });
 
   it('router config: --router-id is one etcd key segment: printable, no spaces or "/", at most routerIdBytesMax bytes', () => {
