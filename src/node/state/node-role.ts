@@ -39,10 +39,20 @@ export interface RoleOrder {
  * requiring sync is the safe direction, so it is taken; dropping sync needs
  * a newer version, which the directory issues only after recording the pair
  * out of sync. Orders from a router before versions (0 on both sides) keep
- * the epoch rule alone.
+ * the epoch rule alone; an unversioned order to a node that obeyed a version
+ * is refused (it may be superseded: nothing can tell).
  */
 export function refusalOf(current: RoleState, order: RoleOrder): string | undefined {
   if (order.epoch < current.epoch) return `stale epoch ${order.epoch}: node is at ${current.epoch}`;
+  // Decided, not an accident: an order without a version cannot be told from
+  // a superseded one, so once a node obeyed a versioned order it obeys no
+  // unversioned one. Routers from before versions must all be upgraded
+  // before the nodes take orders from new ones (docs/kubernetes.md, Upgrade).
+  if (order.configVersion === 0n && current.configVersion > 0n)
+    return (
+      `order without a configuration version (from a router older than configuration versions) refused: this node obeyed ` +
+      `version ${current.configVersion}, and an unversioned order cannot be told from a superseded one; upgrade every router`
+    );
   if (order.configVersion < current.configVersion)
     return `superseded order: configuration version ${order.configVersion}, node obeyed ${current.configVersion}`;
   if (order.configVersion > current.configVersion || order.configVersion === 0n) return undefined;
