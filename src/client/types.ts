@@ -245,6 +245,12 @@ export interface NodeStatus {
   /** A snapshot install into this node is under way. */
   installing: boolean;
   error: string;
+  /** The failure domain the node reports ('' when it names none). */
+  zone: string;
+  /** Where its partner replicates to, when not its address ('' = the same). */
+  replicationAddress: string;
+  /** The internal wire version the node speaks (0: it did not answer). */
+  protocolVersion: number;
 }
 
 /** Where a pair stands after its follower slot moved. */
@@ -309,6 +315,8 @@ export interface PairStatus {
   draining: boolean;
   /** Shards placed on it, over all counters. */
   shardCount: number;
+  /** Why its two nodes do not span failure domains (one zone while another exists); '' when they do. */
+  zoneWarning: string;
 }
 
 export interface ClusterStatus {

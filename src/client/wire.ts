@@ -18,6 +18,7 @@ export function pairStatusOf(pair: counterV1.PairStatus__Output): PairStatus {
     inSync: pair.inSync,
     draining: pair.draining,
     shardCount: Number(pair.shardCount),
+    zoneWarning: pair.zoneWarning ?? '',
   };
 }
 
