@@ -187,6 +187,9 @@ function pairsOf(objects: K8sObject[]): Pair[] {
   return sideA!.map((pod, index) => ({ index, members: [pod, sideB![index]!] }));
 }
 
+/** Where a node pod's zone comes from: the machine's topology label, copied onto the pod. */
+const zoneFieldPath = "metadata.labels['topology.kubernetes.io/zone']";
+
 /** A ConfigMap's data by the name a container refers to (kustomize rewrote the reference with the hash suffix). */
 function environmentOf(container: Container, objects: K8sObject[], pod: Pod): Record<string, string> {
   const env: Record<string, string> = {};
@@ -199,6 +202,8 @@ function environmentOf(container: Container, objects: K8sObject[], pod: Pod): Re
   for (const entry of container.env ?? []) {
     if (entry.value !== undefined) env[entry.name] = entry.value;
     else if (entry.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[entry.name] = pod.name;
+    // What the machine's label would give: a zone name the node's parser must accept.
+    else if (entry.valueFrom?.fieldRef?.fieldPath === zoneFieldPath) env[entry.name] = 'europe-west1-b';
     else throw new Error(`${container.name}: env ${entry.name} comes from a source this test cannot resolve`);
   }
   return env;
@@ -314,6 +319,10 @@ async function invariantViolations(objects: K8sObject[]): Promise<string[]> {
     if ((set.spec!.volumeClaimTemplates ?? []).length === 0) problems.push(`${set.metadata.name} has no volume claim template`);
     const service = objects.find((object) => object.kind === 'Service' && object.metadata.name === set.spec!.serviceName);
     if (service?.spec?.clusterIP !== 'None') problems.push(`${set.metadata.name}: its serviceName is not a headless Service`);
+    // Each node reports its machine's zone: the supervisor's warning and zone-aware placement need it.
+    const zone = set.spec!.template!.spec.containers[0]!.env?.find((entry) => entry.name === 'TALLY_ZONE');
+    if (zone?.valueFrom?.fieldRef?.fieldPath !== zoneFieldPath)
+      problems.push(`${set.metadata.name}: TALLY_ZONE does not come from the topology.kubernetes.io/zone label`);
   }
   const routerPods = pods.filter((pod) => pod.labels['app.kubernetes.io/component'] === 'router');
   if (routerPods.length < 2) problems.push(`${routerPods.length} router(s): several are the point of etcd`);
@@ -364,12 +373,14 @@ describe('kubernetes kit', () => {
     });
   }
 
-  it('kit: the checks fail on a kit that breaks them (anti-affinity, budgets, probes, requests, an unknown setting)', async () => {
+  it('kit: the checks fail on a kit that breaks them (anti-affinity, budgets, probes, requests, an unknown setting, no zone)', async () => {
     const objects = render('deploy/kubernetes/base');
     const nodeB = objects.find((object) => object.kind === 'StatefulSet' && object.metadata.name === 'tally-node-b')!;
     const nodeA = objects.find((object) => object.kind === 'StatefulSet' && object.metadata.name === 'tally-node-a')!;
     delete nodeA.spec!.template!.spec.affinity;
     delete nodeB.spec!.template!.spec.affinity;
+    const nodeBContainer = nodeB.spec!.template!.spec.containers[0]!;
+    nodeBContainer.env = nodeBContainer.env!.filter((entry) => entry.name !== 'TALLY_ZONE');
     const broken = objects.filter((object) => object.metadata.name !== 'tally-pair-1');
     const router = broken.find((object) => object.kind === 'Deployment')!.spec!.template!.spec.containers[0]!;
     delete router.readinessProbe;
@@ -383,6 +394,7 @@ describe('kubernetes kit', () => {
     expect(problems).toContain('container router has no readiness probe');
     expect(problems).toContain('container router has no cpu and memory requests');
     expect(problems).toContain('unknown flag --replication-timout-ms');
+    expect(problems).toContain('tally-node-b: TALLY_ZONE does not come from the topology.kubernetes.io/zone label');
   });
 
   it('kit: the Prometheus scrape config names the jobs the rules and the dashboard use, and carries the rules file', () => {
