@@ -47,7 +47,9 @@ export async function directoryCommand(
       : {
           etcdEndpoints: parseEtcdEndpoints(flags.etcd)!,
           ...(flags.etcdPrefix === undefined ? {} : { etcdPrefix: flags.etcdPrefix }),
-          ...(flags.etcdTlsCa === undefined ? {} : { etcdTls: { caFile: flags.etcdTlsCa, certFile: flags.etcdTlsCert, keyFile: flags.etcdTlsKey } }),
+          ...(flags.etcdTlsCa === undefined
+            ? {}
+            : { etcdTls: { caFile: flags.etcdTlsCa, certFile: flags.etcdTlsCert, keyFile: flags.etcdTlsKey } }),
         },
   );
   try {

@@ -21,6 +21,8 @@ export function valueOf<Params extends unknown[], Value>(db: Database.Database, 
  * opens (the schema is current by then): a prepare parses and plans its SQL,
  * and replication, the checkpointer and metrics run these again and again.
  * The few run once per process (the key replay) are here too: one rule.
+ * @internal the node's own: its statement types have no name a declaration
+ * file could use, so the build leaves it out of them (stripInternal).
  */
 export function prepareLogStatements(db: Database.Database) {
   return {
