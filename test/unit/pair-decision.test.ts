@@ -407,4 +407,48 @@ describe('supervisor decisions', () => {
       expect.objectContaining({ kind: 'failover', reason: expect.stringContaining('before the acknowledged 120') }),
     ]);
   });
+
+  it('pair decision: what a node advertises (zone, replication address) is recorded first, and only while the primary answers', () => {
+    const actions = decidePair(
+      pair(),
+      up(primaryStatus({ zone: 'z1' })),
+      up(followerStatus({ zone: 'z2', replicationAddress: '10.9.0.2:7' })),
+      settings,
+    );
+    expect(actions).toEqual([
+      {
+        kind: 'record',
+        update: { advertised: { [P]: { zone: 'z1', replicationAddress: '' }, [F]: { zone: 'z2', replicationAddress: '10.9.0.2:7' } } },
+        reason: expect.stringContaining('advertises'),
+      },
+    ]);
+    // Recorded already: nothing more to do.
+    const recorded = pair({
+      ackedLsn: 120n,
+      advertised: { [P]: { zone: 'z1', replicationAddress: '' }, [F]: { zone: 'z2', replicationAddress: '' } },
+    });
+    expect(decidePair(recorded, up(primaryStatus({ zone: 'z1' })), up(followerStatus({ zone: 'z2' })), settings)).toEqual([]);
+    // A silent primary: the failover comes first, the follower's news waits.
+    const silent: NodeView = { status: undefined, refused: true, silentMs: 0 };
+    expect(decidePair(pair(), silent, up(followerStatus({ zone: 'z2' })), settings).map((action) => action.kind)).toEqual(['failover']);
+  });
+
+  it("pair decision: a primary replicating to its follower's router address while the follower advertises another is told the advertised one", () => {
+    const advertised = { [F]: { zone: '', replicationAddress: '10.9.0.2:7' } };
+    const actions = decidePair(
+      pair({ advertised }),
+      up(primaryStatus({ peer: F })),
+      up(followerStatus({ replicationAddress: '10.9.0.2:7' })),
+      settings,
+    );
+    expect(actions).toEqual([{ kind: 'assignPrimary', syncRequired: true }]);
+    expect(
+      decidePair(
+        pair({ advertised }),
+        up(primaryStatus({ peer: '10.9.0.2:7' })),
+        up(followerStatus({ replicationAddress: '10.9.0.2:7' })),
+        settings,
+      ),
+    ).toEqual([]);
+  });
 });
