@@ -436,7 +436,7 @@ describe('supervisor decisions', () => {
   it("pair decision: a primary replicating to its follower's router address while the follower advertises another is told the advertised one", () => {
     const advertised = { [F]: { zone: '', replicationAddress: '10.9.0.2:7' } };
     const actions = decidePair(
-      pair({ advertised }),
+      pair({ ackedLsn: 120n, advertised }),
       up(primaryStatus({ peer: F })),
       up(followerStatus({ replicationAddress: '10.9.0.2:7' })),
       settings,
