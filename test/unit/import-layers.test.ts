@@ -23,7 +23,7 @@ describe('router import layers', () => {
   });
 
   it('keeps the two stores apart and their packages inside them', async () => {
-    expect(await layerErrors('src/router/directory/sqlite/probe.ts', "export { prefixEnd } from '../etcd/keys.ts';\n")).toEqual([
+    expect(await layerErrors('src/router/directory/sqlite/probe.ts', "export { prefixEnd } from '../etcd/schema.ts';\n")).toEqual([
       'the SQLite and etcd stores never import each other: share through the directory model',
     ]);
     expect(await layerErrors('src/router/nodes/probe.ts', "export { default } from 'better-sqlite3';\n")).toEqual([

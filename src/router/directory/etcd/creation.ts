@@ -13,10 +13,9 @@ import {
 } from '../../../common/index.ts';
 import type { CounterInfo, CounterKind } from '../contract.ts';
 import { staleError, storeError } from './client.ts';
-import { counterKeyPrefix, shardIdNextKey } from './keys.ts';
+import { counterKeyPrefix, shardIdNextKey, encodeCounter, type StoredCounter } from './schema.ts';
 import type { EtcdMirror } from './mirror.ts';
 import type { CommitOutcome, EtcdTransactions } from './transactions.ts';
-import { encodeCounter, type StoredCounter } from './values.ts';
 
 interface CreationRequest {
   names: string[];

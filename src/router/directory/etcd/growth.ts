@@ -10,10 +10,9 @@
 import { ErrorCode, TallyError, directoryChangeAttemptsMax, monotonicNowMs, type Logger } from '../../../common/index.ts';
 import type { CounterInfo } from '../contract.ts';
 import type { CounterCreation } from './creation.ts';
-import { counterKeyPrefix } from './keys.ts';
+import { counterKeyPrefix, encodeCounter, storedCounterOf } from './schema.ts';
 import type { EtcdMirror } from './mirror.ts';
 import type { EtcdTransactions } from './transactions.ts';
-import { encodeCounter, storedCounterOf } from './values.ts';
 
 export interface GrowthContext {
   mirror: EtcdMirror;

@@ -9,8 +9,12 @@ import type { IEvent, IKeyValue } from 'etcd3';
 import { monotonicNowMs, type Logger } from '../../../common/index.ts';
 import type { CounterInfo, PairInfo } from '../contract.ts';
 import type { DirectoryModel } from '../model.ts';
-import { counterKeyPrefix, pairKeyPrefix, routerKeyPrefix, shardIdNextKey, taskKeyPrefix } from './keys.ts';
 import {
+  counterKeyPrefix,
+  pairKeyPrefix,
+  routerKeyPrefix,
+  shardIdNextKey,
+  taskKeyPrefix,
   checkCounter,
   checkPair,
   checkTask,
@@ -21,7 +25,7 @@ import {
   pairOfStored,
   parseId,
   parseJson,
-} from './values.ts';
+} from './schema.ts';
 
 /** What memory keeps of a counter besides its CounterInfo. */
 export interface CounterRecord {

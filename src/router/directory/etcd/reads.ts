@@ -6,8 +6,7 @@ import type { Etcd3, IKeyValue, IRequestOp, Namespace } from 'etcd3';
 import { deadlineIn, etcdCallTimeoutMs, etcdRangePageKeysMax, etcdTxnOpsMax } from '../../../common/index.ts';
 import type { ListedCounterRow, NameRange } from '../contract.ts';
 import { storeError } from './client.ts';
-import { counterKeyPrefix, prefixEnd, shardIdNextKey } from './keys.ts';
-import { checkCounter, parseJson } from './values.ts';
+import { counterKeyPrefix, prefixEnd, shardIdNextKey, checkCounter, parseJson } from './schema.ts';
 
 /**
  * Every key under the prefix at one revision, in pages (a page larger than

@@ -5,7 +5,7 @@
 // has brought it back (transactions.ts). It must never let a router write
 // where another's exact read would miss it: growth is announced,
 // acknowledged by every live router, then activated (growth.ts). Keys and
-// values: keys.ts, values.ts. See contract.ts for the contract.
+// values: schema.ts. See contract.ts for the contract.
 //
 // A router whose lease keepalive has not succeeded for half the lease TTL,
 // or whose watch is down, or whose watch has not brought back a presence
@@ -54,11 +54,22 @@ import { ModelBackedDirectory } from '../store-base.ts';
 import { staleError, storeError } from './client.ts';
 import { CounterCreation } from './creation.ts';
 import { GrowthProtocol } from './growth.ts';
-import { counterKeyPrefix, pairKeyPrefix, prefixEnd, shardIdNextKey, taskKeyPrefix } from './keys.ts';
+import {
+  counterKeyPrefix,
+  pairKeyPrefix,
+  prefixEnd,
+  shardIdNextKey,
+  taskKeyPrefix,
+  encodeCounter,
+  encodePair,
+  encodeTask,
+  samePair,
+  storedCounterOf,
+  type StoredCounter,
+} from './schema.ts';
 import { EtcdMirror } from './mirror.ts';
 import { RouterPresence } from './presence.ts';
 import { EtcdTransactions, type PairUpdateFence } from './transactions.ts';
-import { encodeCounter, encodePair, encodeTask, samePair, storedCounterOf, type StoredCounter } from './values.ts';
 import { PrefixWatch } from './watch.ts';
 import { newestRevisionOf, readPrefix, scanCounters } from './reads.ts';
 

@@ -4,9 +4,19 @@
 import type { Etcd3, IRequestOp } from 'etcd3';
 import { ErrorCode, TallyError, createLogger, etcdTxnOpsMax } from '../../../common/index.ts';
 import { pairInfoOf, type DirectorySnapshot } from '../snapshot.ts';
-import { counterKeyPrefix, pairKeyPrefix, shardIdNextKey, taskKeyPrefix } from './keys.ts';
+import {
+  counterKeyPrefix,
+  pairKeyPrefix,
+  shardIdNextKey,
+  taskKeyPrefix,
+  checkCounter,
+  checkTask,
+  storedPairOf,
+  checkPair,
+  type StoredCounter,
+  type StoredTask,
+} from './schema.ts';
 import { EtcdDirectory } from './store.ts';
-import { checkCounter, checkTask, storedPairOf, checkPair, type StoredCounter, type StoredTask } from './values.ts';
 
 /** The directory under prefix, as one export (consistent: loaded at one revision). */
 export async function exportFromEtcd(client: Etcd3, prefix: string): Promise<DirectorySnapshot> {

@@ -1,6 +1,15 @@
-// What the etcd directory's keys hold: the JSON of a counter, a pair and a
-// shard task, each checked before it is written and again when it is read
-// back. Pure: no etcd here.
+// The etcd directory's schema: its keys, and what they hold (the JSON of a
+// counter, a pair and a shard task, each checked before it is written and
+// again when it is read back), with the codecs between memory's shapes and
+// those values. Pure: no etcd here.
+//   counters/<name>          JSON StoredCounter (shards, growths, settings, recent clear keys)
+//   pairs/<index>            JSON StoredPair (bigints as decimal strings)
+//   shard-id-next            the next shard id never reserved, decimal: a router reserves a block of
+//                            ids in one conditioned transaction and hands them out from memory
+//   shard-tasks/<shardId>    JSON StoredTask: a drop or clear a node still owes
+//   routers/<routerId>       presence, bound to the router's lease: JSON { seenRevision }
+// Other keys under the prefix (the supervisor election's) are not the directory's.
+//
 import { ErrorCode, TallyError, shardsPerCounterMax, type WindowSetting } from '../../../common/index.ts';
 import {
   advertisedOfMembers,
@@ -13,6 +22,25 @@ import {
   type PairInfo,
   type ShardTask,
 } from '../contract.ts';
+
+export const counterKeyPrefix = 'counters/';
+export const pairKeyPrefix = 'pairs/';
+export const taskKeyPrefix = 'shard-tasks/';
+export const routerKeyPrefix = 'routers/';
+export const shardIdNextKey = 'shard-id-next';
+
+/** The first key after every key that starts with `prefix` (etcd's prefix range end). */
+export function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let index = end.length - 1; index >= 0; index--) {
+    if (end[index]! < 0xff) {
+      end[index]!++;
+      return end.subarray(0, index + 1);
+    }
+  }
+  // All 0xff: to the end of the keyspace.
+  return Buffer.from([0]);
+}
 
 export interface StoredCounter {
   kind: CounterKind;
