@@ -444,7 +444,7 @@ describe('supervisor decisions', () => {
     expect(actions).toEqual([{ kind: 'assignPrimary', syncRequired: true }]);
     expect(
       decidePair(
-        pair({ advertised }),
+        pair({ ackedLsn: 120n, advertised }),
         up(primaryStatus({ peer: '10.9.0.2:7' })),
         up(followerStatus({ replicationAddress: '10.9.0.2:7' })),
         settings,
