@@ -20,7 +20,7 @@ describe('tally CLI', () => {
     const negative = await tally(['incr', 'cli:likes', '-2', ...router]);
     expect(negative.code).toBe(0);
     expect(negative.stdout).toMatch(/applied: cli:likes -2 on shard 0/);
-    // "--" ends the flags, as the README shows for negative amounts.
+    // "--" ends the flags, as docs/operations.md shows for negative amounts.
     expect((await tally([...router, 'incr', 'cli:likes', '--', '-1'])).stdout).toMatch(/applied: cli:likes -1/);
     expect((await tally(['incr', 'cli:likes', '1', ...router])).code).toBe(0);
     const get = await tally(['get', 'cli:likes', ...router]);
