@@ -108,11 +108,11 @@ export async function run(client: TallyClient, command: string, args: string[], 
         ...(status.routers.length > 1 ? [`routers: ${status.routers.join(', ')}`] : []),
         ...status.pairs.map(
           (pair) =>
-            `pair ${pair.pair}: ${plural(pair.shardCount, 'shard')}, epoch ${pair.epoch}${pair.draining ? ', DRAINING (no new shards)' : ''}`,
+            `pair ${pair.pair}: ${plural(pair.shardCount, 'shard')}, epoch ${pair.epoch}${pair.draining ? ', DRAINING (no new shards)' : ''}${pair.zoneWarning ? `; WARNING: ${pair.zoneWarning}` : ''}`,
         ),
         ...status.nodes.map(
           (node) =>
-            `  pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  pid ${String(node.pid).padEnd(7)}  epoch ${String(node.epoch).padEnd(3)}  ${node.inSync ? 'in sync ' : 'OUT OF SYNC'}  log ${node.nodeId.slice(0, 8) || '-'}  lsn ${node.lastLsn}${node.role === 'follower' ? `  lag ${node.replicationLagEntries} entries ${node.replicationLagMs} ms` : ''}${node.error ? `  (${node.error})` : ''}`,
+            `  pair ${node.pair}  ${node.role.padEnd(8)}  ${node.address.padEnd(21)}  ${node.health.padEnd(11)}  pid ${String(node.pid).padEnd(7)}  epoch ${String(node.epoch).padEnd(3)}  ${node.inSync ? 'in sync ' : 'OUT OF SYNC'}  log ${node.nodeId.slice(0, 8) || '-'}  lsn ${node.lastLsn}${node.zone ? `  zone ${node.zone}` : ''}${node.replicationAddress ? `  replicates via ${node.replicationAddress}` : ''}${node.role === 'follower' ? `  lag ${node.replicationLagEntries} entries ${node.replicationLagMs} ms` : ''}${node.error ? `  (${node.error})` : ''}`,
         ),
       ];
       print(json, status, lines.join('\n'));

@@ -8,6 +8,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { tally } from '../helpers/cli.ts';
 
 /** A TCP proxy whose target is set later (the follower's port is known once it started); counts connections. */
 async function startLateProxy(): Promise<{ address: string; target?: string; connections: number; kill(): Promise<void> }> {
@@ -82,6 +83,12 @@ describe('zones', () => {
     }
     expect(status.pairs.map((pair) => pair.zoneWarning === '')).toEqual([true, true, false]);
     expect(status.pairs[2]!.zoneWarning).toMatch(/both nodes are in zone zone-a while zone zone-b exists/);
+    // tally status says the same, one line per pair and node.
+    const cli = await tally(['status', '--router', tc.cluster.routerAddress]);
+    expect(cli.code, cli.stderr).toBe(0);
+    const pairLines = cli.stdout.split('\n').filter((line) => line.startsWith('pair '));
+    expect(pairLines.map((line) => line.includes('WARNING: both nodes are in zone zone-a'))).toEqual([false, false, true]);
+    expect(cli.stdout).toContain(`zone zone-a  replicates via ${proxy.address}`);
   });
 
   it("zones: a counter's shards go to another zone before another pair of the same zone", async () => {
