@@ -16,7 +16,6 @@ import {
   Fifo,
   TallyError,
   ShardNodeClient,
-  toWireInt64,
   shardProtocolStamp,
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
@@ -30,6 +29,8 @@ import {
 } from '../../common/index.ts';
 import { type ShardLog, type StoredEntry, type LogEntry, type LogView, type SnapshotChunk, encodeEntryColumns } from '../log/index.ts';
 import type { RoleState } from '../state/index.ts';
+import { entryToWire, entryWireBytes } from './entry-wire.ts';
+import { RecentEntries } from './recent-entries.ts';
 
 interface Waiter {
   lsn: bigint;
@@ -91,6 +92,7 @@ interface Install {
 const installCallTimeoutMinMs = 10_000;
 /** How long after an install its snapshot stays unfolded for a follower that is still rebuilding its memory. */
 const installedHoldMs = 60_000;
+const noColumns = Buffer.alloc(0);
 
 export class Replicator {
   private client: shardV1.ShardNodeClient | undefined;
@@ -126,15 +128,8 @@ export class Replicator {
   private readonly unconfirmed = new Fifo<{ lsn: bigint; committedMs: number }>();
   private sessionKey = '';
   private stopped = false;
-  /**
-   * The newest committed entries, recent[recentHead..] with consecutive lsns,
-   * as the log holds them: what is shipped without reading the log back.
-   * Only this primary's own commits enter, and a new session empties it (a
-   * follower's log may have been truncated or replaced in between).
-   */
-  private recent: (StoredEntry | undefined)[] = [];
-  private recentHead = 0;
-  private recentBytes = 0;
+  /** This primary's newest commits, shipped without reading the log back. */
+  private readonly recent: RecentEntries;
   /** Entries shipped from memory and read back from the log (exported by housekeeping as tally_replication_entries_shipped_total). */
   readonly shipped = { fromMemory: 0, fromLog: 0 };
 
@@ -148,6 +143,7 @@ export class Replicator {
   ) {
     this.monotonicNow = clocks.monotonicNow ?? monotonicNowMs;
     this.logClock = clocks.logClock ?? steadyWallClock();
+    this.recent = new RecentEntries(settings);
   }
 
   private readonly monotonicNow: MonotonicClock;
@@ -168,7 +164,7 @@ export class Replicator {
       this.unconfirmed.clear();
       this.installedHold = undefined;
       this.abortInstall();
-      this.forgetRecent();
+      this.recent.forget();
     }
     if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
     // The router no longer asks for the follower (its directory already says
@@ -187,82 +183,22 @@ export class Replicator {
     // Bounded: one entry per commit; a follower away for long is measured by its oldest.
     if (this.unconfirmed.length < replicationUnconfirmedCommitsMax)
       this.unconfirmed.push({ lsn: lastLsn, committedMs: this.monotonicNow() });
-    this.remember(rows, lastLsn, epoch, atMs);
+    this.recent.remember(rows, lastLsn, epoch, atMs, this.ackedLsn);
     this.kick();
-  }
-
-  /** Keeps just-committed rows for shipping, dropping the oldest past the bounds. */
-  private remember(rows: readonly LogEntry[], lastLsn: bigint, epoch: bigint, atMs: number): void {
-    const firstLsn = lastLsn - BigInt(rows.length) + 1n;
-    const endLsn = this.recentEndLsn();
-    // Memory holds one run of consecutive entries: a commit that does not continue it starts a new one.
-    if (endLsn !== undefined && endLsn + 1n !== firstLsn) this.forgetRecent();
-    let lsn = firstLsn;
-    for (const row of rows) {
-      const entry: StoredEntry = { ...row, lsn, epoch, atMs };
-      lsn++;
-      this.recent.push(entry);
-      this.recentBytes += entryWireBytes(entry);
-    }
-    this.trimRecent();
-  }
-
-  private recentEndLsn(): bigint | undefined {
-    return this.recentHead < this.recent.length ? this.recent[this.recent.length - 1]!.lsn : undefined;
-  }
-
-  /**
-   * Drops the oldest entries past the bounds, and those the follower has
-   * confirmed (all but the last: its epoch is the next call's prev_epoch).
-   */
-  private trimRecent(): void {
-    const { memoryEntriesMax, memoryBytesMax } = this.settings;
-    while (this.recentHead < this.recent.length) {
-      const oldest = this.recent[this.recentHead]!;
-      const over = this.recent.length - this.recentHead > memoryEntriesMax || this.recentBytes > memoryBytesMax;
-      if (!over && oldest.lsn >= this.ackedLsn) break;
-      this.recentBytes -= entryWireBytes(oldest);
-      this.recent[this.recentHead] = undefined;
-      this.recentHead++;
-    }
-    // Compacted now and then: amortised O(1) per entry.
-    if (this.recentHead > 1024 && 2 * this.recentHead > this.recent.length) {
-      this.recent = this.recent.slice(this.recentHead);
-      this.recentHead = 0;
-    }
-  }
-
-  private forgetRecent(): void {
-    this.recent = [];
-    this.recentHead = 0;
-    this.recentBytes = 0;
-  }
-
-  /** The entry at lsn when memory holds it. */
-  private recentAt(lsn: bigint): StoredEntry | undefined {
-    const first = this.recent[this.recentHead];
-    if (first === undefined || lsn < first.lsn) return undefined;
-    const index = this.recentHead + Number(lsn - first.lsn);
-    return index < this.recent.length ? this.recent[index] : undefined;
   }
 
   /** The epoch of the entry at lsn: from memory when it holds it, else as the log tells. */
   private epochAt(lsn: bigint): bigint | undefined {
     if (lsn === this.log.lastLsn) return this.log.lastEpoch;
-    return this.recentAt(lsn)?.epoch ?? this.log.entryEpoch(lsn);
+    return this.recent.at(lsn)?.epoch ?? this.log.entryEpoch(lsn);
   }
 
   /** Up to batchEntriesMax entries from fromLsn on: from memory when it holds fromLsn, else read from the log (catch-up). */
   private entriesFrom(fromLsn: bigint): StoredEntry[] {
-    const first = this.recent[this.recentHead];
-    const endLsn = this.recentEndLsn();
-    if (first !== undefined && endLsn !== undefined && fromLsn >= first.lsn && endLsn <= this.log.lastLsn) {
-      const start = this.recentHead + Number(fromLsn - first.lsn);
-      const entries = this.recent.slice(start, start + this.settings.batchEntriesMax) as StoredEntry[];
-      if (entries.length > 0) {
-        this.shipped.fromMemory += entries.length;
-        return entries;
-      }
+    const fromMemory = this.recent.from(fromLsn, this.settings.batchEntriesMax, this.log.lastLsn);
+    if (fromMemory.length > 0) {
+      this.shipped.fromMemory += fromMemory.length;
+      return fromMemory;
     }
     const entries = this.log.readFrom(fromLsn, this.settings.batchEntriesMax);
     this.shipped.fromLog += entries.length;
@@ -542,7 +478,7 @@ export class Replicator {
       this.unconfirmed.shift();
     }
     this.onAcked(this.log.lastLsn - this.ackedLsn);
-    this.trimRecent();
+    this.recent.trim(this.ackedLsn);
     this.resolveUpTo(this.ackedLsn);
   }
 
@@ -654,29 +590,4 @@ export class Replicator {
     }, this.settings.retryDelayMs);
     this.retryTimer.unref();
   }
-}
-
-const noColumns = Buffer.alloc(0);
-
-/** A snapshot's keyed entry. Numbers where exact: cheaper to encode than decimal strings. */
-function entryToWire(entry: StoredEntry): shardV1.LogEntryMsg {
-  const message: shardV1.LogEntryMsg = {
-    lsn: toWireInt64(entry.lsn),
-    epoch: toWireInt64(entry.epoch),
-    shardId: entry.shardId,
-    amount: toWireInt64(entry.amount),
-    idempotencyKey: entry.idempotencyKey,
-    fenceShardCount: entry.fenceShardCount,
-    atMs: entry.atMs,
-  };
-  // Only what the kind needs: every field set costs encoding, even a zero.
-  if (entry.kind !== undefined) message.kind = entry.kind;
-  if (entry.member !== undefined) message.member = entry.member.toString();
-  if (entry.payload !== undefined) message.payload = entry.payload;
-  return message;
-}
-
-/** An upper estimate of one entry's encoded size. */
-function entryWireBytes(entry: StoredEntry): number {
-  return 64 + entry.idempotencyKey.length + (entry.payload?.length ?? 0);
 }
