@@ -54,19 +54,8 @@ import { ModelBackedDirectory } from '../store-base.ts';
 import { staleError, storeError } from './client.ts';
 import { CounterCreation } from './creation.ts';
 import { GrowthProtocol } from './growth.ts';
-import {
-  counterKeyPrefix,
-  pairKeyPrefix,
-  prefixEnd,
-  shardIdNextKey,
-  taskKeyPrefix,
-  encodeCounter,
-  encodePair,
-  encodeTask,
-  samePair,
-  storedCounterOf,
-  type StoredCounter,
-} from './schema.ts';
+import { counterKeyPrefix, pairKeyPrefix, prefixEnd, shardIdNextKey, taskKeyPrefix } from './schema.ts';
+import { encodeCounter, encodePair, encodeTask, samePair, storedCounterOf, type StoredCounter } from './schema.ts';
 import { EtcdMirror } from './mirror.ts';
 import { RouterPresence } from './presence.ts';
 import { EtcdTransactions, type PairUpdateFence } from './transactions.ts';
