@@ -6,6 +6,7 @@
 import { status } from '@grpc/grpc-js';
 import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
+import { ErrorReason } from '../common/error-details.ts';
 import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax, newCountersPerCallMax } from '../common/limits.ts';
 import type { counterV1 } from './counter-proto.ts';
 
@@ -77,7 +78,9 @@ export class IncrementCoalescer {
     if (this.closed) return Promise.reject(new TallyError(ErrorCode.unavailable, 'the client is closed'));
     if (this.queue.length >= coalescedQueueItemsMax)
       return Promise.reject(
-        new TallyError(ErrorCode.resourceExhausted, `${this.queue.length} increments are queued in this client; try again`),
+        new TallyError(ErrorCode.resourceExhausted, `${this.queue.length} increments are queued in this client; try again`, undefined, {
+          reason: ErrorReason.notApplied,
+        }),
       );
     return new Promise((resolve, reject) => {
       this.enqueue({
@@ -203,7 +206,9 @@ export class IncrementCoalescer {
     // back off and go again with their key; unkeyed ones fail).
     const error =
       several && failure.grpcCode === status.RESOURCE_EXHAUSTED
-        ? new TallyError(ErrorCode.unavailable, `outcome unknown: the IncrementBatch was refused in part (${failure.message})`)
+        ? new TallyError(ErrorCode.unavailable, `outcome unknown: the IncrementBatch was refused in part (${failure.message})`, undefined, {
+            reason: ErrorReason.outcomeUnknown,
+          })
         : failure;
     for (const entry of entries) {
       if (entry.settled) continue;
@@ -230,6 +235,8 @@ export class IncrementCoalescer {
           new TallyError(
             ErrorCode.unavailable,
             `outcome unknown: the IncrementBatch this unkeyed increment was coalesced into failed (${error.code}: ${error.message})`,
+            undefined,
+            { reason: ErrorReason.outcomeUnknown },
           ),
         );
       }
@@ -287,5 +294,7 @@ export class IncrementCoalescer {
 const timerDelayMsMax = 2 ** 31 - 1;
 
 function deadlinePassed(): TallyError {
-  return new TallyError(ErrorCode.deadlineExceeded, 'deadline exceeded while the increment waited to be sent; it was not sent');
+  return new TallyError(ErrorCode.deadlineExceeded, 'deadline exceeded while the increment waited to be sent; it was not sent', undefined, {
+    reason: ErrorReason.notApplied,
+  });
 }

@@ -15,6 +15,7 @@ import {
 import { clientChannelOptions } from '../common/client-channel.ts';
 import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
+import { ErrorReason } from '../common/error-details.ts';
 import { routerConnectWaitMsMax } from '../common/limits.ts';
 import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from './counter-proto.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
@@ -130,7 +131,9 @@ export class RouterSet {
         }
       }
       if (monotonicNowMs() >= deadline)
-        throw new TallyError(ErrorCode.deadlineExceeded, `deadline exceeded before the call was sent${notSentTo(passedOver)}`);
+        throw new TallyError(ErrorCode.deadlineExceeded, `deadline exceeded before the call was sent${notSentTo(passedOver)}`, undefined, {
+          reason: ErrorReason.notApplied,
+        });
       try {
         throwIfAborted(signal);
         const response = await this.send(router, rpc, request, deadline, signal);
@@ -142,7 +145,7 @@ export class RouterSet {
         if (failure.code === ErrorCode.unavailable || failure.code === ErrorCode.deadlineExceeded) this.rotation.failed(index);
         else this.rotation.answered(index);
         if (passedOver.length === 0) throw failure;
-        throw new TallyError(failure.code, `${failure.message}${notSentTo(passedOver)}`, failure.grpcCode);
+        throw new TallyError(failure.code, `${failure.message}${notSentTo(passedOver)}`, failure.grpcCode, failure);
       }
     }
     throw new TallyError(ErrorCode.internal, 'unreachable: the last candidate is always sent to');

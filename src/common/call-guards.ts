@@ -2,6 +2,8 @@
 // is read or decoded: a refused call costs a header parse, not a 4 MiB
 // decode. grpc-js keeps a call's stream paused until the handler asks to
 // read; a call ended here never asks, and its data frames are discarded.
+import { statusMetadata } from './errors.ts';
+import { busyRetryDelayMs } from './limits.ts';
 import {
   ServerInterceptingCall,
   ServerListenerBuilder,
@@ -11,10 +13,18 @@ import {
   type ServerInterceptor,
 } from '@grpc/grpc-js';
 
-/** What a refusal looks like; the check decides from the method path and metadata. */
+/** What a refusal looks like; the check decides from the method path and metadata. Nothing of a refused call is applied. */
 export interface Refusal {
   code: status;
   details: string;
+  /** Sent as a google.rpc.RetryInfo: when a retry may succeed. */
+  retryAfterMs?: number;
+}
+
+/** A refusal as sent: its trailers say NOT_APPLIED (the message was never read) and, when set, the retry delay. */
+function refusalStatus(refusal: Refusal): { code: status; details: string; metadata: Metadata } {
+  const { code, details, retryAfterMs } = refusal;
+  return { code, details, metadata: statusMetadata(code, details, { retryAfterMs }) };
 }
 
 export interface InFlightLimits {
@@ -61,7 +71,11 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
     const largeFull = large && largeCalls >= inFlight.largeCallsMax;
     if (calls < inFlight.callsMax && !largeFull) return undefined;
     const which = largeFull ? `${inFlight.largeCallsMax} large calls` : `${inFlight.callsMax} calls`;
-    return { code: status.RESOURCE_EXHAUSTED, details: `server busy: ${which} in flight; retry with backoff` };
+    return {
+      code: status.RESOURCE_EXHAUSTED,
+      details: `server busy: ${which} in flight; retry with backoff`,
+      retryAfterMs: busyRetryDelayMs,
+    };
   };
   return (method, call) => {
     const large = inFlight?.isLarge(method.path) ?? false;
@@ -82,13 +96,13 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
       .withOnReceiveMetadata((metadata, next) => {
         const refusal = refuse?.(method.path, metadata);
         if (refusal !== undefined) {
-          call.sendStatus({ code: refusal.code, details: refusal.details });
+          call.sendStatus(refusalStatus(refusal));
           return;
         }
         const full = busy(large);
         if (full !== undefined) {
           inFlight?.onRefused?.(method.path);
-          call.sendStatus(full);
+          call.sendStatus(refusalStatus(full));
           return;
         }
         if (inFlight !== undefined) {
@@ -102,10 +116,9 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
         // eslint-disable-next-line no-restricted-properties -- a call's deadline arrives as a wall-clock time (gRPC API): compared at once
         if (!(deadlineMs - Date.now() <= deadlineMaxMs)) {
           timer = setTimeout(() => {
-            call.sendStatus({
-              code: status.DEADLINE_EXCEEDED,
-              details: `the server ends any call after ${deadlineMaxMs} ms; give a shorter deadline`,
-            });
+            const details = `the server ends any call after ${deadlineMaxMs} ms; give a shorter deadline`;
+            // The handler may have sent work on: what it applied is unknown.
+            call.sendStatus({ code: status.DEADLINE_EXCEEDED, details, metadata: statusMetadata(status.DEADLINE_EXCEEDED, details) });
           }, deadlineMaxMs);
           timer.unref();
         }

@@ -1,6 +1,8 @@
-// The one operating-error type and its mapping to gRPC status codes.
-// Callers match on `code`, never on message text.
+// The one operating-error type and its mapping to gRPC status codes and
+// google.rpc details (ErrorInfo reason, RetryInfo). Callers match on `code`
+// and `reason`, never on message text.
 import { status, type ServiceError, Metadata } from '@grpc/grpc-js';
+import { ErrorReason, decodeStatusDetails, encodeStatusDetails, statusDetailsKey, type StatusDetails } from './error-details.ts';
 
 export const ErrorCode = {
   invalidArgument: 'invalid_argument',
@@ -18,16 +20,53 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/** What an error says beyond its code: its google.rpc ErrorInfo reason and RetryInfo delay. */
+export interface TallyErrorDetails {
+  /**
+   * ErrorInfo.reason: 'NOT_APPLIED' (the call certainly changed nothing) or
+   * 'OUTCOME_UNKNOWN' (it may have); see ErrorReason. A server that leaves
+   * it out decides it from the code (reasonOf).
+   */
+  reason?: string;
+  /** RetryInfo.retry_delay: how long to wait before sending the call again. */
+  retryAfterMs?: number;
+}
+
 export class TallyError extends Error {
   readonly code: ErrorCode;
   /** The gRPC status code on the wire (kept as received on the client side). */
   readonly grpcCode: number;
-  constructor(code: ErrorCode, message: string, grpcCode?: number) {
+  /**
+   * The google.rpc.ErrorInfo reason (domain 'tally.counter.v1'): 'NOT_APPLIED'
+   * or 'OUTCOME_UNKNOWN' (docs/clients.md). Client side: as received;
+   * undefined when the failure never reached a Tally server (a local
+   * deadline, a refused connection) or the server sent no details.
+   */
+  readonly reason: string | undefined;
+  /** The google.rpc.RetryInfo delay the server asked for, in milliseconds; undefined when it asked for none. */
+  readonly retryAfterMs: number | undefined;
+  constructor(code: ErrorCode, message: string, grpcCode?: number, details: TallyErrorDetails = {}) {
     super(message);
     this.name = 'TallyError';
     this.code = code;
     this.grpcCode = grpcCode ?? grpcStatusByCode[code];
+    this.reason = details.reason;
+    this.retryAfterMs = details.retryAfterMs;
   }
+
+  /**
+   * True when the server said the call changed nothing (reason NOT_APPLIED):
+   * even an increment without an idempotency key may then be sent again
+   * without counting twice. False means unknown, not applied.
+   */
+  get certainlyNotApplied(): boolean {
+    return this.reason === ErrorReason.notApplied;
+  }
+}
+
+/** The same error with its reason (and any retry delay) set: for a path that knows whether it applied anything. */
+export function withReason(error: TallyError, reason: ErrorReason, retryAfterMs = error.retryAfterMs): TallyError {
+  return new TallyError(error.code, error.message, error.grpcCode, { reason, retryAfterMs });
 }
 
 const grpcStatusByCode: Record<ErrorCode, status> = {
@@ -90,18 +129,59 @@ export function storageError(error: unknown, owner: string): unknown {
   return error;
 }
 
-/** Server side: any thrown value becomes a ServiceError with the right status. */
-export function toServiceError(thrown: unknown): Partial<ServiceError> {
+// Statuses that, by G7 and the write path's rules, answer a call that
+// changed nothing: bad input, missing counters or credentials, a refusal at
+// admission or by a node before it applied anything. A path where one of
+// these can follow a partial write (a batch over several nodes) sets the
+// reason itself.
+const notAppliedStatuses = new Set<number>([
+  status.INVALID_ARGUMENT,
+  status.OUT_OF_RANGE,
+  status.NOT_FOUND,
+  status.ALREADY_EXISTS,
+  status.FAILED_PRECONDITION,
+  status.RESOURCE_EXHAUSTED,
+  status.UNAUTHENTICATED,
+  status.PERMISSION_DENIED,
+  status.UNIMPLEMENTED,
+]);
+
+/** The ErrorInfo reason of a status whose sender did not set one: UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL and the rest may have applied. */
+export function reasonOf(grpcStatus: number): ErrorReason {
+  return notAppliedStatuses.has(grpcStatus) ? ErrorReason.notApplied : ErrorReason.outcomeUnknown;
+}
+
+/** Trailers carrying a google.rpc.Status with the reason (and a RetryInfo when retryAfterMs is set). */
+export function statusMetadata(grpcStatus: number, message: string, details: StatusDetails = {}): Metadata {
+  const metadata = new Metadata();
+  metadata.set(statusDetailsKey, encodeStatusDetails(grpcStatus, message, { ...details, reason: details.reason ?? reasonOf(grpcStatus) }));
+  return metadata;
+}
+
+/**
+ * Server side: any thrown value becomes a ServiceError with the right status
+ * and its details. changesNothing: the call is a read, so whatever failed,
+ * nothing was applied.
+ */
+export function toServiceError(thrown: unknown, changesNothing = false): Partial<ServiceError> {
   // A storage error no writer mapped still gets its status, if not its owner.
   const error = storageError(thrown, "this server's");
+  let code: number;
+  let details: string;
+  let statusDetails: StatusDetails = {};
   if (error instanceof TallyError) {
-    return { code: grpcStatusOf(error.code), details: error.message, metadata: new Metadata() };
+    code = grpcStatusOf(error.code);
+    details = error.message;
+    statusDetails = { reason: error.reason, retryAfterMs: error.retryAfterMs };
+  } else if (isServiceError(error)) {
+    code = error.code;
+    details = error.details;
+  } else {
+    code = status.INTERNAL;
+    details = `internal error: ${error instanceof Error ? error.message : String(error)}`;
   }
-  if (isServiceError(error)) {
-    return { code: error.code, details: error.details, metadata: new Metadata() };
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: status.INTERNAL, details: `internal error: ${message}`, metadata: new Metadata() };
+  if (changesNothing) statusDetails.reason = ErrorReason.notApplied;
+  return { code, details, metadata: statusMetadata(code, details, statusDetails) };
 }
 
 /** A gRPC error as received from a call (it carries a numeric code). */
@@ -113,7 +193,12 @@ export function isServiceError(error: unknown): error is ServiceError {
 export function fromServiceError(error: unknown): TallyError {
   if (error instanceof TallyError) return error;
   if (isServiceError(error)) {
-    return new TallyError(errorCodeOfGrpcStatus(error.code), error.details || error.message, error.code);
+    const bytes = error.metadata?.get(statusDetailsKey)[0];
+    const details = Buffer.isBuffer(bytes) ? decodeStatusDetails(bytes) : undefined;
+    return new TallyError(errorCodeOfGrpcStatus(error.code), error.details || error.message, error.code, {
+      reason: details?.reason,
+      retryAfterMs: details?.retryAfterMs,
+    });
   }
   return new TallyError(ErrorCode.internal, error instanceof Error ? error.message : String(error));
 }

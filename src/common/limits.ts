@@ -199,6 +199,19 @@ export const routerAvoidMsMax = 5_000;
 export const routerConnectWaitMsMax = 1_000;
 /** Increments queued for one node before the router sheds load (RESOURCE_EXHAUSTED). */
 export const nodeQueueItemsMax = 200_000;
+/**
+ * The google.rpc.RetryInfo delay of a call refused as busy (calls in flight
+ * at the server's cap, a node's queue full): short, since a slot frees as
+ * soon as one call ends (node calls take milliseconds), and callers add
+ * their own jitter. Nothing of such a call was applied.
+ */
+export const busyRetryDelayMs = 100;
+/**
+ * The RetryInfo delay of an increment refused UNAVAILABLE with nothing sent
+ * (no live shard could take it even after the failover wait): a failover
+ * takes about the router's --failover-timeout-ms (2 s by default).
+ */
+export const unavailableRetryDelayMs = 1_000;
 /** Rows a node reads per step while replaying its log. */
 export const replayBatchRows = 10_000;
 /** Log entries one AppendEntries call carries from a primary to its follower. */

@@ -112,9 +112,14 @@ export function guardMalformed(definition: ServiceDefinition, requestBytesMaxOf?
   return guarded;
 }
 
-/** Wraps an async handler: its result is sent, anything it throws is mapped to a status. */
+/**
+ * Wraps an async handler: its result is sent, anything it throws is mapped to
+ * a status with its google.rpc details. changesNothing: a read, whose every
+ * failure is reported NOT_APPLIED.
+ */
 export function unary<Request, Response>(
   handler: (request: Request, call: ServerUnaryCall<Request, Response>) => Promise<Response> | Response,
+  changesNothing = false,
 ): handleUnaryCall<Request, Response> {
   return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => {
     let result: Promise<Response> | Response;
@@ -126,12 +131,12 @@ export function unary<Request, Response>(
     try {
       result = handler(call.request, call);
     } catch (error) {
-      callback(toServiceError(error));
+      callback(toServiceError(error, changesNothing));
       return;
     }
     Promise.resolve(result).then(
       (response) => callback(null, response),
-      (error: unknown) => callback(toServiceError(error)),
+      (error: unknown) => callback(toServiceError(error, changesNothing)),
     );
   };
 }

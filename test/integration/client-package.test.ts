@@ -81,10 +81,10 @@ describe('client package', () => {
       expect(readme, code).toContain(`\`${code}\``);
   });
 
-  it('client package: depends on grpc-js and proto-loader only, at the versions the repository pins', () => {
+  it('client package: depends on grpc-js, proto-loader and protobufjs (error details) only, at the versions the repository pins', () => {
     const manifest = readJson<{ dependencies: Record<string, string> }>(path.join(packageDir, 'package.json'));
     const root = readJson<{ dependencies: Record<string, string> }>(path.join(repoRoot, 'package.json'));
-    expect(Object.keys(manifest.dependencies).sort()).toEqual(['@grpc/grpc-js', '@grpc/proto-loader']);
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs']);
     for (const [name, range] of Object.entries(manifest.dependencies)) expect(range, name).toBe(`^${root.dependencies[name]}`);
   });
 
@@ -109,6 +109,7 @@ describe('client package', () => {
         'dist/client/client.d.ts',
         'dist/client/index.d.ts',
         'dist/client/types.d.ts',
+        'dist/common/error-details.d.ts',
         'dist/common/errors.d.ts',
         'dist/common/window-setting.d.ts',
       ]);

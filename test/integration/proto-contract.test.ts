@@ -92,6 +92,8 @@ describe('proto contract', () => {
         `--python_out=${gen}`,
         `--grpc_python_out=${gen}`,
         'counter.proto',
+        'google/rpc/status.proto',
+        'google/rpc/error_details.proto',
       ]);
       tc = await startCluster({ pairs: 1, secure: true });
       const certDir = tc.certDir!;
@@ -124,10 +126,11 @@ describe('proto contract', () => {
       expect(step('unkeyed')[0]).toMatchObject({ applied: true });
       expect(step('read')[0]).toMatchObject({ total: '6', exact: true, is_int: true });
       expect(step('bad-input')).toEqual([
-        { step: 'bad-input', case: 'zero', code: 'INVALID_ARGUMENT' },
-        { step: 'bad-input', case: 'empty-name', code: 'INVALID_ARGUMENT' },
+        { step: 'bad-input', case: 'zero', code: 'INVALID_ARGUMENT', reason: 'NOT_APPLIED' },
+        { step: 'bad-input', case: 'empty-name', code: 'INVALID_ARGUMENT', reason: 'NOT_APPLIED' },
       ]);
-      expect(step('no-token')[0]).toMatchObject({ code: 'UNAUTHENTICATED' });
+      // Refused on its headers by the token check: the ErrorInfo is there too.
+      expect(step('no-token')[0]).toMatchObject({ code: 'UNAUTHENTICATED', reason: 'NOT_APPLIED' });
       // What Python wrote, the TypeScript client reads: the key counted once, 2^62 and back exactly.
       expect((await tc.client.read('python:example')).total).toBe(6n);
     },
@@ -135,7 +138,9 @@ describe('proto contract', () => {
 
   it('docs: docs/clients.md runs the example with the commands this test runs', () => {
     const doc = fs.readFileSync(path.join(repoRoot, 'docs/clients.md'), 'utf8');
-    expect(doc).toContain('python3 -m grpc_tools.protoc -I proto --python_out=gen --grpc_python_out=gen proto/counter.proto');
+    expect(doc).toContain(
+      'python3 -m grpc_tools.protoc -I proto --python_out=gen --grpc_python_out=gen proto/counter.proto proto/google/rpc/status.proto proto/google/rpc/error_details.proto',
+    );
     expect(doc).toContain('docs/examples/python/counter_example.py');
     expect(doc).toContain('proto/service-config.json');
   });

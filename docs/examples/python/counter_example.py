@@ -4,7 +4,8 @@
 Stubs come from the contract, generated where you run it (Debian:
 python3-grpcio, python3-grpc-tools):
 
-    python3 -m grpc_tools.protoc -I proto --python_out=gen --grpc_python_out=gen proto/counter.proto
+    python3 -m grpc_tools.protoc -I proto --python_out=gen --grpc_python_out=gen \\
+        proto/counter.proto proto/google/rpc/status.proto proto/google/rpc/error_details.proto
     PYTHONPATH=gen python3 docs/examples/python/counter_example.py \\
         --routers tally-1:50051,tally-2:50051 --ca ca.crt --token-file client.token
 
@@ -23,9 +24,34 @@ import grpc
 
 import counter_pb2
 import counter_pb2_grpc
+from google.rpc import error_details_pb2, status_pb2
 
 # Codes after which a write's outcome is unknown: it may have applied.
 OUTCOME_UNKNOWN = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def details_of(error):
+    """(ErrorInfo reason, RetryInfo delay in seconds) from the grpc-status-details-bin trailer; (None, None) without one.
+
+    NOT_APPLIED: the call certainly changed nothing, so even an unkeyed increment
+    may be sent again. OUTCOME_UNKNOWN: it may have applied (resend only with its key).
+    """
+    reason, retry_s = None, None
+    for key, value in error.trailing_metadata() or ():
+        if key != "grpc-status-details-bin":
+            continue
+        status = status_pb2.Status.FromString(value)
+        for detail in status.details:
+            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                info = error_details_pb2.ErrorInfo()
+                detail.Unpack(info)
+                if info.domain == "tally.counter.v1":
+                    reason = info.reason
+            elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                retry = error_details_pb2.RetryInfo()
+                detail.Unpack(retry)
+                retry_s = retry.retry_delay.ToTimedelta().total_seconds()
+    return reason, retry_s
 
 
 class Tally:
@@ -74,7 +100,11 @@ class Tally:
                 try:
                     return self.stubs[index].Increment(request, timeout=min(remaining, 2.0), metadata=self.metadata)
                 except grpc.RpcError as error:
-                    if error.code() not in OUTCOME_UNKNOWN or key is None:
+                    reason, _ = details_of(error)
+                    # An unkeyed write is resent only when the router says it applied nothing
+                    # (UNAVAILABLE with nothing sent to a node, say); bad input stays an answer.
+                    resend_unkeyed = reason == "NOT_APPLIED" and error.code() == grpc.StatusCode.UNAVAILABLE
+                    if error.code() not in OUTCOME_UNKNOWN or (key is None and not resend_unkeyed):
                         raise  # an answer (bad input, refused), or an unkeyed write of unknown outcome: never resend
             attempt += 1
             time.sleep(random.uniform(0, min(1.0, 0.1 * 2 ** attempt)))  # full jitter
@@ -134,13 +164,13 @@ def main():
             tally.increment("" if name == "empty-name" else args.counter, amount, key=uuid.uuid4().bytes)
             emit("bad-input", case=name, code="OK")
         except grpc.RpcError as error:
-            emit("bad-input", case=name, code=error.code().name)
+            emit("bad-input", case=name, code=error.code().name, reason=details_of(error)[0])
     try:
         # Without the token the router refuses on the headers: UNAUTHENTICATED.
         Tally(args.routers.split(",")[-1:], ca=ca, token=None).read(args.counter)
         emit("no-token", code="OK")
     except grpc.RpcError as error:
-        emit("no-token", code=error.code().name)
+        emit("no-token", code=error.code().name, reason=details_of(error)[0])
 
 
 if __name__ == "__main__":

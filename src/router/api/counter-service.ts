@@ -132,6 +132,9 @@ export function createCounterService(deps: CounterServiceDeps) {
     return consistency;
   };
 
+  // Reads change nothing: any failure of theirs is NOT_APPLIED.
+  const changesNothing = true;
+
   return {
     Increment: unary<counterV1.IncrementRequest__Output, counterV1.IncrementResponse__Output>(async (request, call) => {
       const item = validated(1, () => validateIncrement(request));
@@ -161,13 +164,13 @@ export function createCounterService(deps: CounterServiceDeps) {
       const name = validateCounterName(request.counter);
       const [read] = await readTotals([name], validateConsistency(request.consistency));
       return toReadResponse(read!);
-    }),
+    }, changesNothing),
 
     ReadMany: unary<counterV1.ReadManyRequest__Output, counterV1.ReadManyResponse__Output>(async (request) => {
       const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
       const values = await readTotals(names, validateConsistency(request.consistency));
       return { values: values.map(toReadResponse) };
-    }),
+    }, changesNothing),
 
     AddDistinct: unary<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
@@ -191,7 +194,7 @@ export function createCounterService(deps: CounterServiceDeps) {
       const names = validateCounterNames(request.counters, countDistinctCountersMax, 'CountDistinct');
       const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
       return { estimate: String(estimate), standardError, shards: shardCount };
-    }),
+    }, changesNothing),
 
     ReadWindow: unary<counterV1.ReadWindowRequest__Output, counterV1.ReadWindowResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
@@ -212,7 +215,7 @@ export function createCounterService(deps: CounterServiceDeps) {
         asOfUnixMs: String(read.asOfMs),
         stalenessMs: String(read.stalenessMs),
       };
-    }),
+    }, changesNothing),
 
     SetMember: unary<counterV1.SetMemberRequest__Output, counterV1.SetMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
@@ -241,6 +244,6 @@ export function createCounterService(deps: CounterServiceDeps) {
       const name = validateCounterName(request.counter);
       const members = validateMemberList(request.members).map((member, index) => parseMemberId(member, `member ${index}`));
       return { present: await timedRead('membership', () => deps.membership.check(name, members)) };
-    }),
+    }, changesNothing),
   };
 }

@@ -5,7 +5,9 @@
 import { status, connectivityState, type ServiceError } from '@grpc/grpc-js';
 import {
   ErrorCode,
+  ErrorReason,
   Fifo,
+  busyRetryDelayMs,
   TallyError,
   deadlineIn,
   errorCodeOfGrpcStatus,
@@ -46,7 +48,11 @@ interface Waiting {
  * was already failing) or the node refused it before committing (stale
  * epoch). Unkeyed increments may safely go to another shard.
  */
-export class NotAppliedError extends TallyError {}
+export class NotAppliedError extends TallyError {
+  constructor(code: ErrorCode, message: string) {
+    super(code, message, undefined, { reason: ErrorReason.notApplied });
+  }
+}
 
 export interface SenderObserver {
   onCall(items: number, groups: number): void;
@@ -83,7 +89,15 @@ export class NodeSender {
   sendGroup(group: OutgoingGroup): Promise<shardV1.GroupResult__Output> {
     if (this.queuedItems + group.itemCount > nodeQueueItemsMax) {
       return Promise.reject(
-        new TallyError(ErrorCode.resourceExhausted, `node ${this.address} has ${this.queuedItems} increments queued; try again`),
+        new TallyError(
+          ErrorCode.resourceExhausted,
+          `node ${this.address} has ${this.queuedItems} increments queued; try again`,
+          undefined,
+          {
+            reason: ErrorReason.notApplied,
+            retryAfterMs: busyRetryDelayMs,
+          },
+        ),
       );
     }
     return new Promise((resolve, reject) => {
@@ -150,12 +164,20 @@ export function nodeCallError(address: string, error: ServiceError | null): Tall
   if (error === null) return new TallyError(ErrorCode.internal, `node ${address} sent a malformed response`);
   if (error.code === status.FAILED_PRECONDITION)
     return new NotAppliedError(ErrorCode.unavailable, `node ${address} refused: ${error.details}`);
-  if (refusalStatuses.has(error.code)) return new TallyError(errorCodeOfGrpcStatus(error.code), `node ${address}: ${error.details}`);
-  if (error.code === status.DEADLINE_EXCEEDED) return new TallyError(ErrorCode.unavailable, `node ${address} did not answer in time`);
+  if (refusalStatuses.has(error.code))
+    return new TallyError(errorCodeOfGrpcStatus(error.code), `node ${address}: ${error.details}`, undefined, {
+      reason: ErrorReason.notApplied,
+    });
+  if (error.code === status.DEADLINE_EXCEEDED)
+    return new TallyError(ErrorCode.unavailable, `node ${address} did not answer in time`, undefined, {
+      reason: ErrorReason.outcomeUnknown,
+    });
   // grpc-js found no connection to send on: the call never left this process.
   if (error.code === status.UNAVAILABLE && error.details.startsWith('No connection established'))
     return new NotAppliedError(ErrorCode.unavailable, `node ${address} is unreachable: ${error.details}`);
-  return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`);
+  return new TallyError(ErrorCode.unavailable, `node ${address} is unavailable: ${error.details || error.message}`, undefined, {
+    reason: ErrorReason.outcomeUnknown,
+  });
 }
 
 /** An upper estimate of items' encoded size: items with sketch registers are large. */

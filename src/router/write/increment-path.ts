@@ -6,8 +6,11 @@
 import { status } from '@grpc/grpc-js';
 import {
   ErrorCode,
+  ErrorReason,
   TallyError,
   errorCodeOfGrpcStatus,
+  unavailableRetryDelayMs,
+  withReason,
   INT64_MAX,
   INT64_MIN,
   steadyWallClock,
@@ -191,6 +194,8 @@ interface RoundState {
   waitUntilMs: number;
   /** Nodes that refused this call: not chosen again in it. */
   avoid: Set<string>;
+  /** Set once any group of the call was applied or may have been: the call's failure is then OUTCOME_UNKNOWN. */
+  progress: { mayHaveApplied: boolean };
 }
 
 /** Per counter and round: the shards an unkeyed increment may go to, and each one's primary. */
@@ -351,6 +356,19 @@ export class IncrementPath {
    * epoch) is tried again on another node's shards when it has no keys.
    */
   async apply(items: readonly ValidIncrement[], call: { readonly cancelled: boolean } = { cancelled: false }): Promise<IncrementOutcome[]> {
+    const progress = { mayHaveApplied: false };
+    try {
+      return await this.applyRounds(items, call, progress);
+    } catch (error) {
+      throw failureOf(error, progress.mayHaveApplied);
+    }
+  }
+
+  private async applyRounds(
+    items: readonly ValidIncrement[],
+    call: { readonly cancelled: boolean },
+    progress: { mayHaveApplied: boolean },
+  ): Promise<IncrementOutcome[]> {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
@@ -378,7 +396,7 @@ export class IncrementPath {
         downByAddress.clear();
         continue;
       }
-      const state: RoundState = { outcomes, retry: [], failures: [], round, waitUntilMs, avoid };
+      const state: RoundState = { outcomes, retry: [], failures: [], round, waitUntilMs, avoid, progress };
       if (byNode.size === 1) {
         const [address, group] = byNode.entries().next().value!;
         await this.settle(address, group, state);
@@ -401,15 +419,19 @@ export class IncrementPath {
     try {
       const encoded = group.encode();
       const result = await this.pool.get(address).sender.sendGroup(encoded);
-      if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+      // A group is all or nothing on its node: one that failed applied nothing.
+      if (result.code !== status.OK)
+        throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message, undefined, { reason: ErrorReason.notApplied });
       const packedRecords = encoded.itemCount - encoded.items.length;
       if (result.packedRecordsApplied !== packedRecords) {
+        state.progress.mayHaveApplied = true;
         // Its keyed items may have applied (a retry with the key is safe); its unkeyed ones did not.
         throw new TallyError(
           ErrorCode.failedPrecondition,
           `node ${address} applied ${result.packedRecordsApplied} of ${packedRecords} packed increments: it predates packed increments; upgrade every node before the router`,
         );
       }
+      state.progress.mayHaveApplied = true;
       const { outcomes } = state;
       const { plainIndexes, plainShardIndexes, keyedIndexes, keyedShardIndexes } = group;
       for (let position = 0; position < plainIndexes.length; position++)
@@ -417,6 +439,7 @@ export class IncrementPath {
       for (let position = 0; position < keyedIndexes.length; position++)
         outcomes[keyedIndexes[position]!] = { applied: result.applied[position] ?? true, shard: keyedShardIndexes[position]! };
     } catch (error) {
+      if (!(error instanceof TallyError && error.certainlyNotApplied)) state.progress.mayHaveApplied = true;
       // Certainly not applied: safe to send again, elsewhere (unkeyed) or to the key's home after failover.
       const retryable = error instanceof NotAppliedError && (state.round < retryAttemptsMax || this.now() < state.waitUntilMs);
       if (!retryable) {
@@ -498,3 +521,17 @@ export class IncrementPath {
 /** Rounds a group certainly not applied may be sent again even past failoverWaitMs. */
 const retryAttemptsMax = 2;
 const failoverWaitStepMs = 50;
+
+/**
+ * What a failed apply() answers: the first failure, with the reason that
+ * says whether any group of the call was (or may have been) applied. Nothing
+ * sent, or every group refused whole: NOT_APPLIED, and an UNAVAILABLE gets a
+ * retry delay of about a failover. A fence only records a key (it never
+ * counts), so a failed fence leaves the call NOT_APPLIED.
+ */
+function failureOf(error: unknown, mayHaveApplied: boolean): TallyError {
+  const failure = error instanceof TallyError ? error : new TallyError(ErrorCode.internal, String(error));
+  if (mayHaveApplied) return withReason(failure, ErrorReason.outcomeUnknown, undefined);
+  const retryAfterMs = failure.retryAfterMs ?? (failure.code === ErrorCode.unavailable ? unavailableRetryDelayMs : undefined);
+  return withReason(failure, ErrorReason.notApplied, retryAfterMs);
+}
