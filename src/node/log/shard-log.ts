@@ -210,8 +210,17 @@ export class ShardLog {
     return totalsOfRows(rowsOfShards(this.db, checkpointTotalsSql, shardIds, this.statements.selectTotals));
   }
 
-  /** The checkpoint's state for some shards (default: all): totals and the other kinds' parts. */
-  checkpointState(shardIds?: readonly number[]): CheckpointState {
+  /**
+   * Visits every shard total of the checkpoint, one row at a time: a rebuild
+   * streams millions of them into memory without first holding them all in a
+   * Map (garbage several times the size of the totals, the node's peak memory).
+   */
+  forEachCheckpointTotal(visit: (shardId: number, total: bigint) => void): void {
+    for (const [shardId, total] of this.statements.selectTotals.iterate()) visit(Number(shardId), total);
+  }
+
+  /** The checkpoint's parts (every kind's state but totals) for some shards (default: all). */
+  checkpointParts(shardIds?: readonly number[]): CheckpointState['parts'] {
     const rows = rowsOfShards(this.db, checkpointPartsSql, shardIds, this.statements.selectParts);
     const parts = new Map<number, Map<string, Buffer>>();
     for (const [shardId, part, data] of rows) {
@@ -219,7 +228,12 @@ export class ShardLog {
       if (shardParts === undefined) parts.set(Number(shardId), (shardParts = new Map()));
       shardParts.set(part, data);
     }
-    return { totals: this.checkpointTotals(shardIds), parts };
+    return parts;
+  }
+
+  /** The checkpoint's state for some shards (default: all): totals and the other kinds' parts. */
+  checkpointState(shardIds?: readonly number[]): CheckpointState {
+    return { totals: this.checkpointTotals(shardIds), parts: this.checkpointParts(shardIds) };
   }
 
   /**

@@ -16,7 +16,9 @@ export function rebuildMemory(log: ShardLog, memory: NodeMemory, dedup: DedupInd
   memory.clear();
   dedup.clear();
   // Checkpoint, then the tail after it: the same state as replaying everything.
-  memory.load(log.checkpointState());
+  // Totals stream row by row (a Map of millions first would be the node's peak memory).
+  log.forEachCheckpointTotal((shardId, total) => memory.totals.add(shardId, total));
+  memory.load({ totals: new Map(), parts: log.checkpointParts() });
   const lastLsn = log.replay((entry) => memory.apply(entry, entry.atMs));
   // Replayed buckets and tombstones may be long expired: free them now rather than on the sweep's rounds.
   memory.windows.expire(nowMs, memory.windows.shardCount);
