@@ -5,6 +5,9 @@
 # acknowledged increment, plus the pipeline's shape (items per node call,
 # rows per commit, commit time).
 #   bench/cpu-split.sh --batch 100 --concurrency 64 --procs 1 --seconds 8
+#   bench/cpu-split.sh --workload zipf --counters 1000000 --batch 100 --concurrency 16 --procs 2 --seconds 8
+# A workload's population (zipf, page; cold or mix with --prefill) is created
+# before the measured window and reported on its own line.
 # Set PROFILE=1 to also write V8 CPU profiles (node --cpu-prof) to $OUT/prof.
 # NODE_ARGS="--dedup-keys-in-memory-max 100000" passes flags to both nodes;
 # PREFILL_KEYS=2000000 starts both nodes on a log already holding that many
@@ -32,17 +35,27 @@ node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$F --data-dir
 node "${PROF[@]}" --import tsx src/router/main.ts --listen 127.0.0.1:$R --pairs 127.0.0.1:$P,127.0.0.1:$F --data-dir "$OUT/data/router" --metrics-port $RM >"$OUT/router.log" 2>&1 & pids+=($!)
 for _ in $(seq 1 120); do node --import tsx src/cli/cli.ts health --router 127.0.0.1:$R >/dev/null 2>&1 && break; sleep 0.5; done
 sleep 3 # the pair goes in sync
+# Counters the workload creates first (zipf and page; cold and mix with
+# --prefill) are created before the measured window: creation is its own line.
+RUN_ID=cpusplit$$
+RUN_ARGS=()
+for arg in "$@"; do [ "$arg" = --prefill ] || RUN_ARGS+=("$arg"); done
+node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "$@" --run-id $RUN_ID --prefill-only --json >"$OUT/creation.json" 2>"$OUT/creation.err"
+sleep 2 # the follower catches up on the creation
 scrape() { for p in $RM $PM $FM; do curl -s localhost:$p/metrics; done > "$OUT/metrics.$1.txt"; }
 written() { awk '/^write_bytes:/ {print $2}' "/proc/$PRIMARY_PID/io"; }
 scrape before
 written >"$OUT/written.before"
-/usr/bin/time -f "%U %S" -o "$OUT/client.time" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "$@" --json >"$OUT/bench.json" 2>"$OUT/bench.err"
+/usr/bin/time -f "%U %S" -o "$OUT/client.time" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${RUN_ARGS[@]}" --run-id $RUN_ID --no-prefill --json >"$OUT/bench.json" 2>"$OUT/bench.err"
 written >"$OUT/written.after"
 scrape after
 python3 - "$OUT" <<'PY'
 import json, re, sys
 out = sys.argv[1]
 bench = json.load(open(f'{out}/bench.json'))
+creation = json.load(open(f'{out}/creation.json')).get('creation')
+if creation:
+    print(f"created {creation['counters']:,} counters first in {creation['durationMs'] / 1000:.1f} s ({creation['countersPerSec']:,}/s), not measured below")
 def metrics(which):
     values = {}
     for line in open(f'{out}/metrics.{which}.txt'):
@@ -54,9 +67,12 @@ before, after = metrics('before'), metrics('after')
 delta = lambda name: after.get(name, 0) - before.get(name, 0)
 acked = bench['okIncrements']
 user, system = map(float, open(f'{out}/client.time').read().split())
-print(f"{bench['incrementsPerSec']:,} increments/s, p50 {bench['latencyMs']['p50']:.1f} ms, p99 {bench['latencyMs']['p99']:.1f} ms, {acked:,} acknowledged")
+check = bench.get('check')
+print(f"{bench['incrementsPerSec']:,} increments/s, p50 {bench['latencyMs']['p50']:.1f} ms, p99 {bench['latencyMs']['p99']:.1f} ms, {acked:,} acknowledged, check {'skipped' if check is None else 'passed' if check['passed'] else 'FAILED'}")
 rows = [('load generator', user + system)]
-rows += [(who, delta(f'tally_process_cpu_seconds_total{{{label}}}')) for who, label in (('router', 'process="router"'), ('primary', 'process="node",node="primary"'), ('follower', 'process="node",node="follower"'))]
+# prom-client's process CPU, under the tally_ prefix of older releases or its stock name.
+cpu = lambda label: delta(f'tally_process_cpu_seconds_total{{{label}}}') + delta(f'process_cpu_seconds_total{{{label}}}')
+rows += [(who, cpu(label)) for who, label in (('router', 'process="router"'), ('primary', 'process="node",node="primary"'), ('follower', 'process="node",node="follower"'))]
 total = sum(seconds for _, seconds in rows)
 for who, seconds in rows: print(f"  {who:15s} {seconds:6.2f} s CPU  {1e6 * seconds / acked:6.1f} us/increment  {100 * seconds / total:4.0f}%")
 print(f"  {'all':15s} {total:6.2f} s CPU  {1e6 * total / acked:6.1f} us/increment")

@@ -1,6 +1,7 @@
 // `tally bench`: drives a workload against a router and reports throughput,
-// latency percentiles, errors, and an exact-read check that every counter's
-// total agrees with what was acknowledged. Load can come from several
+// latency percentiles, errors, and an exact-read check that the counters'
+// totals agree with what was acknowledged (all of them, or a fixed sample of
+// a large population). Load can come from several
 // processes (--procs) because one Node client saturates a core first.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -9,13 +10,39 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createTallyClient, TallyError, type TallyClient } from '../client/index.ts';
 import { LatencyHistogram } from './bench-histogram.ts';
+import {
+  CheckSample,
+  CounterNames,
+  SampleTallies,
+  createPopulation,
+  indexPicker,
+  processSeed,
+  readTotals,
+  usesPopulation,
+  type PopulationCreation,
+  type Workload,
+} from './bench-workload.ts';
+import { SeededRandom } from './bench-zipf.ts';
 import { monotonicNowMs } from '../common/clock.ts';
 
 export interface BenchOptions {
   /** The routers, comma-separated as --router takes them. */
   router: string;
-  workload: 'hot' | 'cold' | 'mix';
-  coldCounters: number;
+  workload: Workload;
+  /** The population the cold, mix, zipf and page workloads draw from: counters 0..counters-1. */
+  counters: number;
+  /** Zipf's s: P(rank k) is proportional to 1/k^s. */
+  zipfExponent: number;
+  /** The draws' seed; each process draws its own sequence from it (processSeed). */
+  seed: number;
+  /** This process's index among --procs (0 in a single-process run). */
+  processIndex: number;
+  /** Counters per ReadMany call of the page workload. */
+  pageSize: number;
+  /** Create the population before the run (measured apart); false: it exists already, or counters are created as they are drawn. */
+  prefill: boolean;
+  /** Create the population and stop: cpu-split.sh and compare.sh measure creation and the run apart. */
+  prefillOnly: boolean;
   keyed: boolean;
   /** Items per call: 1 = unary Increment, more = IncrementBatch. */
   batch: number;
@@ -23,7 +50,7 @@ export interface BenchOptions {
   coalesce: boolean;
   /** Calls in flight per process. */
   concurrency: number;
-  /** Target increments/s over all processes; 0 = as fast as possible. */
+  /** Target increments/s (pages/s for page) over all processes; 0 = as fast as possible. */
   ratePerSec: number;
   durationMs: number;
   procs: number;
@@ -41,16 +68,34 @@ export interface WorkerResult {
   errors: Record<string, number>;
   histogram: number[];
   maxMicros: number;
-  okByCounter: Record<string, string>;
-  unknownByCounter: Record<string, string>;
+  /** Acknowledged increments per slot of the check sample (CheckSample). */
+  okBySlot: number[];
+  /** Increments of failed calls per slot: they may or may not have applied. */
+  unknownBySlot: number[];
+  /** Page workload: counter totals read, and how many of them read 0 (a counter the population should hold). */
+  countersRead: number;
+  emptyReads: number;
   elapsedMs: number;
+}
+
+export interface BenchCheck {
+  /** Counters read (page: counter totals read during the run). */
+  counters: number;
+  passed: boolean;
+  failures: string[];
+  /** True when the check read a sample of the population, not all of it. */
+  sampled: boolean;
 }
 
 export interface BenchSummary {
   runId: string;
   workload: string;
+  counters: number;
+  zipfExponent: number;
+  seed: number;
   keyed: boolean;
   batch: number;
+  pageSize: number;
   coalesce: boolean;
   concurrency: number;
   procs: number;
@@ -58,9 +103,13 @@ export interface BenchSummary {
   incrementsPerSec: number;
   callsPerSec: number;
   okIncrements: number;
+  /** Page workload: counter totals read per second. */
+  countersReadPerSec: number;
   errors: Record<string, number>;
   latencyMs: { p50: number; p99: number; p999: number; max: number };
-  check: { counters: number; passed: boolean; failures: string[] } | undefined;
+  /** The population's creation before the run, when this run created it. */
+  creation: PopulationCreation | undefined;
+  check: BenchCheck | undefined;
 }
 
 type Progress = (okIncrements: number, errorCount: number, p99Ms: number) => void;
@@ -70,15 +119,11 @@ export function newRunId(): string {
   return `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
 
-function counterPicker(options: BenchOptions): () => string {
-  const prefix = `bench:${options.runId}`;
-  const cold = (): string => `${prefix}:cold:${Math.floor(Math.random() * options.coldCounters)}`;
-  if (options.workload === 'hot') return () => `${prefix}:hot`;
-  if (options.workload === 'cold') return cold;
-  return () => (Math.random() < 0.8 ? `${prefix}:hot` : cold());
-}
-
-/** Runs the workload in this process. */
+/**
+ * Runs the workload in this process. Paced runs (--rate) time each call from
+ * when it was due, not when it left, so a stall shows in the percentiles
+ * instead of quietly lowering the rate (coordinated omission).
+ */
 export async function runWorker(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult> {
   // Unary load is one Increment per call unless --coalesce asks for the client's coalescing.
   const client = createTallyClient({
@@ -87,54 +132,64 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
     coalesce: options.coalesce,
     ...options.security,
   });
-  const pick = counterPicker(options);
+  const names = new CounterNames(options.runId);
+  const pick = indexPicker(options, new SeededRandom(processSeed(options.seed, options.processIndex)));
+  const tallies = new SampleTallies(new CheckSample(options.counters));
+  const page = options.workload === 'page';
+  const itemsPerCall = page ? options.pageSize : options.batch;
   const histogram = new LatencyHistogram();
-  const ok = new Map<string, bigint>();
-  const unknown = new Map<string, bigint>();
   const errors: Record<string, number> = {};
   let okIncrements = 0;
   let calls = 0;
+  let countersRead = 0;
+  let emptyReads = 0;
   const startedMs = monotonicNowMs();
   const endMs = startedMs + options.durationMs;
   // Each loop paces itself when a rate is set: its share of the target.
-  const loopIntervalMs = options.ratePerSec > 0 ? (options.concurrency * options.procs * options.batch * 1000) / options.ratePerSec : 0;
+  const loopIntervalMs =
+    options.ratePerSec > 0 ? (options.concurrency * options.procs * (page ? 1 : options.batch) * 1000) / options.ratePerSec : 0;
   const progressTimer = onProgress
     ? setInterval(
         () =>
           onProgress(
-            okIncrements,
+            page ? countersRead : okIncrements,
             Object.values(errors).reduce((a, b) => a + b, 0),
             histogram.quantileMs(0.99),
           ),
         1_000,
       )
     : undefined;
-  const add = (map: Map<string, bigint>, counter: string): void => {
-    map.set(counter, (map.get(counter) ?? 0n) + 1n);
-  };
   await Promise.all(
     Array.from({ length: options.concurrency }, async (_, loop) => {
       for (let sent = 0; ; sent++) {
+        let callStartMs = monotonicNowMs();
         if (loopIntervalMs > 0) {
           const dueMs = startedMs + (sent + loop / options.concurrency) * loopIntervalMs;
-          const waitMs = dueMs - monotonicNowMs();
+          const waitMs = dueMs - callStartMs;
           if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+          callStartMs = dueMs;
         }
         if (monotonicNowMs() >= endMs) return;
-        const counters = Array.from({ length: options.batch }, pick);
-        const key = options.keyed ? undefined : null;
-        const startedNs = process.hrtime.bigint();
+        const indexes = Array.from({ length: itemsPerCall }, pick);
+        const counters = indexes.map((index) => names.name(index));
+        if (loopIntervalMs === 0) callStartMs = monotonicNowMs();
         try {
-          if (options.batch === 1) await client.increment(counters[0]!, 1, { idempotencyKey: key });
-          else await client.incrementBatch(counters.map((counter) => ({ counter, amount: 1, idempotencyKey: key })));
-          histogram.record(Number(process.hrtime.bigint() - startedNs) / 1000);
-          okIncrements += counters.length;
-          for (const counter of counters) add(ok, counter);
+          if (page) {
+            for (const read of await client.readMany(counters)) if (read.total === 0n) emptyReads++;
+            countersRead += counters.length;
+          } else {
+            const key = options.keyed ? undefined : null;
+            if (options.batch === 1) await client.increment(counters[0]!, 1, { idempotencyKey: key });
+            else await client.incrementBatch(counters.map((counter) => ({ counter, amount: 1, idempotencyKey: key })));
+            okIncrements += counters.length;
+            for (const index of indexes) tallies.add(index, 1, true);
+          }
+          histogram.record((monotonicNowMs() - callStartMs) * 1000);
         } catch (error) {
           const code = error instanceof TallyError ? error.code : 'internal';
           errors[code] = (errors[code] ?? 0) + 1;
           // A failed call may or may not have applied.
-          for (const counter of counters) add(unknown, counter);
+          if (!page) for (const index of indexes) tallies.add(index, 1, false);
         }
         calls++;
       }
@@ -148,8 +203,10 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
     errors,
     histogram: histogram.counts,
     maxMicros: histogram.maxMicros,
-    okByCounter: Object.fromEntries([...ok].map(([counter, sum]) => [counter, sum.toString()])),
-    unknownByCounter: Object.fromEntries([...unknown].map(([counter, sum]) => [counter, sum.toString()])),
+    okBySlot: Array.from(tallies.ok),
+    unknownBySlot: Array.from(tallies.unknown),
+    countersRead,
+    emptyReads,
     elapsedMs: Math.round(monotonicNowMs() - startedMs),
   };
 }
@@ -174,8 +231,15 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
       options.router,
       '--workload',
       options.workload,
-      '--cold-counters',
-      String(options.coldCounters),
+      '--counters',
+      String(options.counters),
+      '--seed',
+      String(options.seed),
+      '--process-index',
+      String(index),
+      '--page-size',
+      String(options.pageSize),
+      '--no-prefill',
       '--batch',
       String(options.batch),
       '--concurrency',
@@ -188,6 +252,7 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
       String(options.durationMs),
       '--run-id',
       options.runId,
+      ...(options.workload === 'zipf' ? ['--zipf-s', String(options.zipfExponent)] : []),
       ...(options.keyed ? ['--keyed'] : []),
       ...(options.coalesce ? ['--coalesce'] : []),
       ...options.securityFlags,
@@ -216,31 +281,95 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
   return Promise.all(workers);
 }
 
-async function checkTotals(
-  client: TallyClient,
-  results: WorkerResult[],
-): Promise<{ counters: number; passed: boolean; failures: string[] }> {
-  const ok = new Map<string, bigint>();
-  const unknown = new Map<string, bigint>();
-  for (const result of results) {
-    for (const [counter, sum] of Object.entries(result.okByCounter)) ok.set(counter, (ok.get(counter) ?? 0n) + BigInt(sum));
-    for (const [counter, sum] of Object.entries(result.unknownByCounter)) unknown.set(counter, (unknown.get(counter) ?? 0n) + BigInt(sum));
-  }
-  const counters = [...new Set([...ok.keys(), ...unknown.keys()])];
-  const failures: string[] = [];
-  for (let offset = 0; offset < counters.length; offset += 1_000) {
-    for (const read of await client.readMany(counters.slice(offset, offset + 1_000))) {
-      const low = ok.get(read.counter) ?? 0n;
-      const high = low + (unknown.get(read.counter) ?? 0n);
-      if (read.total < low || read.total > high)
-        failures.push(`${read.counter}: total ${read.total}, acknowledged ${low}, unknown ${high - low}`);
-    }
-  }
-  return { counters: counters.length, passed: failures.length === 0, failures: failures.slice(0, 10) };
+/** The check sample's slots a workload can write: the hot counter's, the population's, or both (mix). */
+function checkedSlots(options: BenchOptions, sample: CheckSample): number[] {
+  const slots = [];
+  if (options.workload === 'hot' || options.workload === 'mix') slots.push(0);
+  if (options.workload !== 'hot') for (let slot = 1; slot < sample.size; slot++) slots.push(slot);
+  return slots;
 }
 
-export async function runBench(options: BenchOptions, onProgress?: Progress): Promise<BenchSummary> {
-  const results = options.procs === 1 ? [await runWorker(options, onProgress)] : await runProcesses(options, onProgress);
+/** Each checked counter's exact total now must lie in [baseline + acknowledged, baseline + acknowledged + maybe applied]. */
+async function checkTotals(
+  client: TallyClient,
+  options: BenchOptions,
+  sample: CheckSample,
+  baseline: bigint[],
+  results: WorkerResult[],
+): Promise<BenchCheck> {
+  const slots = checkedSlots(options, sample);
+  const names = new CounterNames(options.runId);
+  const counters = slots.map((slot) => names.name(sample.indexOf(slot)));
+  const totals = await readTotals(client, counters);
+  const failures: string[] = [];
+  slots.forEach((slot, at) => {
+    const low = baseline[at]! + BigInt(results.reduce((sum, result) => sum + result.okBySlot[slot]!, 0));
+    const unknown = BigInt(results.reduce((sum, result) => sum + result.unknownBySlot[slot]!, 0));
+    const total = totals[at]!;
+    if (total < low || total > low + unknown)
+      failures.push(
+        `${counters[at]}: total ${total}, before the run ${baseline[at]}, acknowledged ${low - baseline[at]!}, unknown ${unknown}`,
+      );
+  });
+  return {
+    counters: counters.length,
+    passed: failures.length === 0,
+    failures: failures.slice(0, 10),
+    sampled: options.workload !== 'hot' && !sample.whole,
+  };
+}
+
+/** Page workload: every counter read should exist (the population holds at least 1 in each). */
+function checkPages(results: WorkerResult[]): BenchCheck {
+  const read = results.reduce((sum, result) => sum + result.countersRead, 0);
+  const empty = results.reduce((sum, result) => sum + result.emptyReads, 0);
+  return {
+    counters: read,
+    passed: empty === 0,
+    failures: empty === 0 ? [] : [`${empty} of ${read} reads found a total of 0: is the population created?`],
+    sampled: false,
+  };
+}
+
+export async function runBench(
+  options: BenchOptions,
+  onProgress?: Progress,
+  onCreation?: (created: number) => void,
+): Promise<BenchSummary> {
+  const client = createTallyClient({ addresses: options.router.split(','), deadlineMs: 30_000, ...options.security });
+  try {
+    let creation: PopulationCreation | undefined;
+    if (options.prefill && usesPopulation(options.workload))
+      creation = await createPopulation(client, new CounterNames(options.runId), options.counters, creationCallsInFlight, onCreation);
+    if (options.prefillOnly) return summarize(options, [], creation, undefined);
+    const sample = new CheckSample(options.counters);
+    const names = new CounterNames(options.runId);
+    const checked = options.check && options.workload !== 'page';
+    const baseline = checked
+      ? await readTotals(
+          client,
+          checkedSlots(options, sample).map((slot) => names.name(sample.indexOf(slot))),
+        )
+      : [];
+    const results = options.procs === 1 ? [await runWorker(options, onProgress)] : await runProcesses(options, onProgress);
+    let check: BenchCheck | undefined;
+    if (options.check)
+      check = options.workload === 'page' ? checkPages(results) : await checkTotals(client, options, sample, baseline, results);
+    return summarize(options, results, creation, check);
+  } finally {
+    client.close();
+  }
+}
+
+/** Creation calls in flight: enough to keep the router busy, few enough to leave the machine to it. */
+const creationCallsInFlight = 4;
+
+function summarize(
+  options: BenchOptions,
+  results: WorkerResult[],
+  creation: PopulationCreation | undefined,
+  check: BenchCheck | undefined,
+): BenchSummary {
   const histogram = new LatencyHistogram();
   for (const result of results) {
     const other = new LatencyHistogram(result.histogram);
@@ -249,30 +378,27 @@ export async function runBench(options: BenchOptions, onProgress?: Progress): Pr
   }
   const errors: Record<string, number> = {};
   for (const result of results) for (const [code, count] of Object.entries(result.errors)) errors[code] = (errors[code] ?? 0) + count;
-  const elapsedMs = Math.max(...results.map((result) => result.elapsedMs));
+  const elapsedMs = Math.max(1, ...results.map((result) => result.elapsedMs));
   const okIncrements = results.reduce((sum, result) => sum + result.okIncrements, 0);
   const calls = results.reduce((sum, result) => sum + result.calls, 0);
-  let check: BenchSummary['check'];
-  if (options.check) {
-    const client = createTallyClient({ addresses: options.router.split(','), deadlineMs: 30_000, ...options.security });
-    try {
-      check = await checkTotals(client, results);
-    } finally {
-      client.close();
-    }
-  }
+  const countersRead = results.reduce((sum, result) => sum + result.countersRead, 0);
   return {
     runId: options.runId,
     workload: options.workload,
+    counters: options.counters,
+    zipfExponent: options.zipfExponent,
+    seed: options.seed,
     keyed: options.keyed,
     batch: options.batch,
+    pageSize: options.pageSize,
     coalesce: options.coalesce,
     concurrency: options.concurrency,
     procs: options.procs,
-    durationMs: elapsedMs,
+    durationMs: results.length === 0 ? 0 : elapsedMs,
     incrementsPerSec: Math.round((okIncrements * 1000) / elapsedMs),
     callsPerSec: Math.round((calls * 1000) / elapsedMs),
     okIncrements,
+    countersReadPerSec: Math.round((countersRead * 1000) / elapsedMs),
     errors,
     latencyMs: {
       p50: histogram.quantileMs(0.5),
@@ -280,6 +406,7 @@ export async function runBench(options: BenchOptions, onProgress?: Progress): Pr
       p999: histogram.quantileMs(0.999),
       max: histogram.maxMicros / 1000,
     },
+    creation,
     check,
   };
 }

@@ -47,8 +47,9 @@ commands:
                                 exit 0 only when SERVING (for container health checks)
   top                           the hottest counters and the nodes, live [--limit N] [--iterations N]
   bench                         drive load and report throughput, latency and an exact-read check
-      [--workload hot|cold|mix] [--cold-counters N] [--batch B] [--concurrency C]
-      [--rate R] [--seconds S] [--procs P] [--keyed] [--no-check]
+      [--workload hot|cold|mix|zipf|page] [--counters N] [--zipf-s S] [--seed N]
+      [--batch B] [--page-size P] [--concurrency C] [--rate R] [--seconds S]
+      [--procs P] [--keyed] [--no-check] [--prefill|--no-prefill|--prefill-only]
       [--coalesce]  unary increment calls through the coalescing client (no --batch)
   relay --postgres URL [--table T] [--archive-table A] [--batch N] [--relay-id ID] [--once]
       [--dead-letter-table D] [--dedup-window-ms MS] [--reconcile-every D] [--metrics-port P|any]

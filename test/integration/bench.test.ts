@@ -86,9 +86,35 @@ describe('tally bench', () => {
     expect(withBatch.stderr.trim()).toBe('tally: --coalesce drives unary increment calls; it takes no --batch');
   });
 
+  it('bench: a zipf run creates its population first, passes the check, and page reads of that population find every counter', async () => {
+    const runId = `zipf${process.pid}`;
+    const common = ['bench', '--router', tc.cluster.routerAddress, '--counters', '2000', '--run-id', runId, '--seconds', '1', '--json'];
+    const zipf = await tally([...common, '--workload', 'zipf', '--zipf-s', '1.1', '--batch', '50', '--concurrency', '2', '--procs', '2']);
+    expect(zipf.code, zipf.stderr).toBe(0);
+    const summary = JSON.parse(zipf.stdout) as {
+      okIncrements: number;
+      creation: { counters: number; failedCalls: number };
+      check: { passed: boolean; counters: number; sampled: boolean };
+    };
+    expect(summary.creation).toMatchObject({ counters: 2000, failedCalls: 0 });
+    expect(summary.okIncrements).toBeGreaterThan(0);
+    // 2,000 counters are under the sample's size: every one is read, against its total before the run.
+    expect(summary.check).toMatchObject({ passed: true, counters: 2000, sampled: false });
+    const page = await tally([...common, '--workload', 'page', '--no-prefill', '--page-size', '50', '--rate', '20', '--concurrency', '2']);
+    expect(page.code, page.stderr).toBe(0);
+    const reads = JSON.parse(page.stdout) as {
+      callsPerSec: number;
+      countersReadPerSec: number;
+      check: { passed: boolean; counters: number };
+    };
+    expect(reads.check.passed).toBe(true);
+    expect(reads.check.counters % 50).toBe(0);
+    expect(reads.check.counters).toBeGreaterThan(0);
+  });
+
   it('bench: a bad flag is one line and exit code 2', async () => {
     const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--workload', 'lukewarm']);
     expect(result.code).toBe(2);
-    expect(result.stderr.trim()).toBe('tally: --workload must be hot, cold or mix, got "lukewarm"');
+    expect(result.stderr.trim()).toBe('tally: --workload must be hot, cold, mix, zipf or page, got "lukewarm"');
   });
 });
