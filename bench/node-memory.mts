@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ShardLog, type LogEntry } from '../src/node/log/index.ts';
 import { checkpointFolder } from '../src/node/state/node-memory.ts';
-import { ManagedProcess } from '../src/cluster/managed-process.ts';
+import { ManagedProcess, nodeMainPath } from '../src/cluster/managed-process.ts';
 import { waitFor } from '../test/helpers/cluster.ts';
 
 function stringFlag(name: string): string | undefined {
@@ -24,6 +24,8 @@ const settleMs = Number(stringFlag('settle-ms') ?? 3_000);
 const appendRows = 200_000;
 const foldRows = 20_000;
 const mib = 1024 * 1024;
+/** Preloaded into the node: forces GC and writes its memory to a file on SIGUSR2. */
+const memoryProbePath = path.join(import.meta.dirname, 'memory-probe.mjs');
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -82,9 +84,9 @@ async function sample(templateDir: string | undefined): Promise<Sample> {
   let readyLine: { replayMs?: number } = {};
   const node = new ManagedProcess({
     name: 'node',
-    script: path.join(import.meta.dirname, 'node-memory-probe.mts'),
+    script: nodeMainPath,
     args: ['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--metrics-port', '0', '--node-name', 'memory'],
-    env: { TALLY_MEMORY_PROBE_FILE: probeFile },
+    env: { TALLY_MEMORY_PROBE_FILE: probeFile, NODE_OPTIONS: `--import ${memoryProbePath}` },
     onLine: (_name, line) => {
       if (line.includes('"msg":"ready"')) readyLine = JSON.parse(line) as { replayMs?: number };
     },
