@@ -57,7 +57,7 @@ async function run(): Promise<Run> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-router-memory-'));
   const probeFileOf = (name: string): string => path.join(dataDir, `probe-${name}.json`);
   const cluster = await onePairCluster(dataDir, {
-    routerArgs: ['--counters-max', String(counterCount), '--shards-total-max', String(counterCount)],
+    routerArgs: ['--counters-max', String(counterCount + 1_000), '--shards-total-max', String(counterCount + 1_000)],
     envOf: (name) => ({ TALLY_MEMORY_PROBE_FILE: probeFileOf(name), NODE_OPTIONS: `--import ${memoryProbePath}` }),
   });
   await cluster.start();
