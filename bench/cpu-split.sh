@@ -37,45 +37,67 @@ for _ in $(seq 1 120); do node --import tsx src/cli/cli.ts health --router 127.0
 sleep 3 # the pair goes in sync
 # Counters the workload creates first (zipf and page; cold and mix with
 # --prefill) are created before the measured window: creation is its own line.
+# Arguments may hold several runs separated by --then, measured one after the
+# other on the same cluster and population (compare.sh: zipf, then page reads).
 RUN_ID=cpusplit$$
-RUN_ARGS=()
-for arg in "$@"; do [ "$arg" = --prefill ] || RUN_ARGS+=("$arg"); done
-node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "$@" --run-id $RUN_ID --prefill-only --json >"$OUT/creation.json" 2>"$OUT/creation.err"
+runs=()
+current=()
+for arg in "$@"; do
+  if [ "$arg" = --then ]; then runs+=("${current[*]}"); current=(); else current+=("$arg"); fi
+done
+runs+=("${current[*]}")
+read -r -a FIRST <<<"${runs[0]}"
+node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${FIRST[@]}" --run-id $RUN_ID --prefill-only --json >"$OUT/creation.json" 2>"$OUT/creation.err"
 sleep 2 # the follower catches up on the creation
 scrape() { for p in $RM $PM $FM; do curl -s localhost:$p/metrics; done > "$OUT/metrics.$1.txt"; }
 written() { awk '/^write_bytes:/ {print $2}' "/proc/$PRIMARY_PID/io"; }
-scrape before
-written >"$OUT/written.before"
-/usr/bin/time -f "%U %S" -o "$OUT/client.time" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${RUN_ARGS[@]}" --run-id $RUN_ID --no-prefill --json >"$OUT/bench.json" 2>"$OUT/bench.err"
-written >"$OUT/written.after"
-scrape after
-python3 - "$OUT" <<'PY'
-import json, re, sys
-out = sys.argv[1]
-bench = json.load(open(f'{out}/bench.json'))
-creation = json.load(open(f'{out}/creation.json')).get('creation')
-if creation:
-    print(f"created {creation['counters']:,} counters first in {creation['durationMs'] / 1000:.1f} s ({creation['countersPerSec']:,}/s), not measured below")
+for n in "${!runs[@]}"; do
+  read -r -a ARGS <<<"${runs[$n]}"
+  RUN_ARGS=()
+  for arg in "${ARGS[@]}"; do [ "$arg" = --prefill ] || RUN_ARGS+=("$arg"); done
+  scrape before.$n
+  written >"$OUT/written.before.$n"
+  /usr/bin/time -f "%U %S" -o "$OUT/client.time.$n" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${RUN_ARGS[@]}" --run-id $RUN_ID --no-prefill --json >"$OUT/bench.$n.json" 2>"$OUT/bench.$n.err"
+  written >"$OUT/written.after.$n"
+  scrape after.$n
+  python3 - "$OUT" "$n" "${runs[$n]}" <<'PY'
+import json, sys
+out, n, args = sys.argv[1], sys.argv[2], sys.argv[3]
+bench = json.load(open(f'{out}/bench.{n}.json'))
+if n == '0':
+    creation = json.load(open(f'{out}/creation.json')).get('creation')
+    if creation:
+        print(f"created {creation['counters']:,} counters first in {creation['durationMs'] / 1000:.1f} s ({creation['countersPerSec']:,}/s), not measured below")
 def metrics(which):
     values = {}
-    for line in open(f'{out}/metrics.{which}.txt'):
+    for line in open(f'{out}/metrics.{which}.{n}.txt'):
         if line.startswith('#') or not line.strip(): continue
         name, value = line.rsplit(' ', 1)
         values[name] = values.get(name, 0) + float(value)
     return values
 before, after = metrics('before'), metrics('after')
 delta = lambda name: after.get(name, 0) - before.get(name, 0)
-acked = bench['okIncrements']
-user, system = map(float, open(f'{out}/client.time').read().split())
+page = bench['workload'] == 'page'
+# The unit CPU is divided by: an acknowledged increment, or a page (one ReadMany call).
+units = bench['calls'] if page else bench['okIncrements']
+unit = 'page' if page else 'increment'
+user, system = map(float, open(f'{out}/client.time.{n}').read().split())
 check = bench.get('check')
-print(f"{bench['incrementsPerSec']:,} increments/s, p50 {bench['latencyMs']['p50']:.1f} ms, p99 {bench['latencyMs']['p99']:.1f} ms, {acked:,} acknowledged, check {'skipped' if check is None else 'passed' if check['passed'] else 'FAILED'}")
-rows = [('load generator', user + system)]
+checked = 'skipped' if check is None else 'passed' if check['passed'] else 'FAILED'
+print(f"[{args}]")
+if page:
+    print(f"{bench['callsPerSec']:,} pages/s ({bench['countersReadPerSec']:,} counters read/s), p50 {bench['latencyMs']['p50']:.2f} ms, p99 {bench['latencyMs']['p99']:.2f} ms, {units:,} pages, check {checked}")
+else:
+    print(f"{bench['incrementsPerSec']:,} increments/s, p50 {bench['latencyMs']['p50']:.1f} ms, p99 {bench['latencyMs']['p99']:.1f} ms, {units:,} acknowledged, check {checked}")
 # prom-client's process CPU, under the tally_ prefix of older releases or its stock name.
 cpu = lambda label: delta(f'tally_process_cpu_seconds_total{{{label}}}') + delta(f'process_cpu_seconds_total{{{label}}}')
+rows = [('load generator', user + system)]
 rows += [(who, cpu(label)) for who, label in (('router', 'process="router"'), ('primary', 'process="node",node="primary"'), ('follower', 'process="node",node="follower"'))]
 total = sum(seconds for _, seconds in rows)
-for who, seconds in rows: print(f"  {who:15s} {seconds:6.2f} s CPU  {1e6 * seconds / acked:6.1f} us/increment  {100 * seconds / total:4.0f}%")
-print(f"  {'all':15s} {total:6.2f} s CPU  {1e6 * total / acked:6.1f} us/increment")
+for who, seconds in rows: print(f"  {who:15s} {seconds:6.2f} s CPU  {1e6 * seconds / units:6.1f} us/{unit}  {100 * seconds / total:4.0f}%")
+print(f"  {'all':15s} {total:6.2f} s CPU  {1e6 * total / units:6.1f} us/{unit}")
+run_cpu = bench['loadGeneratorCpuSeconds']
+print(f"  load generator during the run alone (no start, no check): {run_cpu:.2f} s, {1e6 * run_cpu / units:.1f} us/{unit}; all processes so: {1e6 * (total - user - system + run_cpu) / units:.1f} us/{unit}")
 router = 'process="router"'
 calls = delta(f'tally_router_node_call_items_count{{{router}}}')
 print(f"  items per router->node call {delta(f'tally_router_node_call_items_sum{{{router}}}') / max(1, calls):.0f}")
@@ -84,7 +106,9 @@ for who in ('primary', 'follower'):
     commits = delta(f'tally_log_commit_batch_rows_count{{{label}}}')
     print(f"  {who}: {commits:.0f} commits, {delta(f'tally_log_commit_batch_rows_sum{{{label}}}') / max(1, commits):.0f} rows each, {1000 * delta(f'tally_log_fsync_seconds_sum{{{label}}}') / max(1, commits):.1f} ms each")
 primary = 'process="node",node="primary"'
-written = int(open(f'{out}/written.after').read()) - int(open(f'{out}/written.before').read())
-print(f"  primary: {written / max(1, acked):.0f} bytes written to disk per increment, {delta(f'tally_dedup_disk_lookups_total{{{primary}}}') / max(1, acked):.2f} key lookups on disk per increment")
+written = int(open(f'{out}/written.after.{n}').read()) - int(open(f'{out}/written.before.{n}').read())
+print(f"  primary: {written / max(1, units):.0f} bytes written to disk per {unit}, {delta(f'tally_dedup_disk_lookups_total{{{primary}}}') / max(1, units):.2f} key lookups on disk per {unit}")
+json.dump({'bench': bench, 'cpuSeconds': dict(rows), 'loadGeneratorRunCpuSeconds': run_cpu, 'units': units}, open(f'{out}/split.{n}.json', 'w'))
 PY
+done
 echo "output in $OUT"

@@ -76,6 +76,8 @@ export interface WorkerResult {
   countersRead: number;
   emptyReads: number;
   elapsedMs: number;
+  /** This process's CPU (user + system) from the first call to the last answer: the client library's cost with the load generator's own. */
+  cpuMicros: number;
 }
 
 export interface BenchCheck {
@@ -103,6 +105,10 @@ export interface BenchSummary {
   incrementsPerSec: number;
   callsPerSec: number;
   okIncrements: number;
+  /** Calls answered or failed, over all processes. */
+  calls: number;
+  /** The load-generating processes' CPU during the run (not their start or the check), in seconds. */
+  loadGeneratorCpuSeconds: number;
   /** Page workload: counter totals read per second. */
   countersReadPerSec: number;
   errors: Record<string, number>;
@@ -144,6 +150,7 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
   let countersRead = 0;
   let emptyReads = 0;
   const startedMs = monotonicNowMs();
+  const startedCpu = process.cpuUsage();
   const endMs = startedMs + options.durationMs;
   // Each loop paces itself when a rate is set: its share of the target.
   const loopIntervalMs =
@@ -195,6 +202,7 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
       }
     }),
   );
+  const cpu = process.cpuUsage(startedCpu);
   clearInterval(progressTimer);
   client.close();
   return {
@@ -208,6 +216,7 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
     countersRead,
     emptyReads,
     elapsedMs: Math.round(monotonicNowMs() - startedMs),
+    cpuMicros: cpu.user + cpu.system,
   };
 }
 
@@ -398,6 +407,8 @@ function summarize(
     incrementsPerSec: Math.round((okIncrements * 1000) / elapsedMs),
     callsPerSec: Math.round((calls * 1000) / elapsedMs),
     okIncrements,
+    calls,
+    loadGeneratorCpuSeconds: results.reduce((sum, result) => sum + result.cpuMicros, 0) / 1e6,
     countersReadPerSec: Math.round((countersRead * 1000) / elapsedMs),
     errors,
     latencyMs: {
