@@ -61,8 +61,11 @@ rows = [
         ("Increment latency p50 / p99", quantiles("tally_increment_latency_seconds", "rpc", ["rpc"]), "s"),
         ("Read latency p50 / p99", quantiles("tally_read_latency_seconds", "consistency", ["consistency"]), "s"),
         ("Cached total age when served p50 / p99", quantiles("tally_cache_age_seconds", "instance", ["instance"]), "s"),
-        ("Hottest counters (top K)", [q('tally_counter_increments_per_second{%s}' % SEL, "{{counter}}")], "ops"),
+        ("Hottest counters (top K)", [q('tally_hot_increments_per_second{%s}' % SEL, "{{counter}}")], "ops"),
         ("Calls in flight", [q('tally_router_calls_in_flight{%s}' % SEL, "{{instance}}")], "none"),
+        ("Failed calls/s by method and code (every RPC)", [
+            q('sum by (method, code) (rate(tally_rpc_total{%s, code!="OK"}[$__rate_interval]))' % SEL, "{{method}} {{code}}"),
+        ], "ops"),
     ]),
     ("Replication", [
         ("Pairs in sync (supervisor's view)", [q('tally_pair_in_sync{%s} %s' % (PAIR, SUPERVISOR), "pair {{pair}}")], "none"),
@@ -71,7 +74,7 @@ rows = [
             q('sum by (pair) (increase(tally_out_of_sync_total{%s}[$__rate_interval]))' % PAIR, "out of sync pair {{pair}}"),
         ], "none"),
         ("Replication lag (entries)", [q('tally_replication_lag_entries{%s}' % SEL, "{{node}}")], "none"),
-        ("Replication lag (ms)", [q('tally_replication_lag_ms{%s}' % SEL, "{{node}}")], "ms"),
+        ("Replication lag (time)", [q('tally_replication_lag_seconds{%s}' % SEL, "{{node}}")], "s"),
         ("Entries shipped/s by source", [
             q('sum by (node, source) (rate(tally_replication_entries_shipped_total{%s}[$__rate_interval]))' % SEL, "{{node}} {{source}}"),
         ], "ops"),
@@ -91,10 +94,10 @@ rows = [
         ("Idempotency keys in memory", [q('tally_dedup_keys{%s}' % SEL, "{{node}}")], "none"),
     ]),
     ("Processes", [
-        ("CPU", [q('rate(tally_process_cpu_seconds_total{%s}[$__rate_interval])' % SEL, "{{instance}}")], "percentunit"),
-        ("Resident memory", [q('tally_process_resident_memory_bytes{%s}' % SEL, "{{instance}}")], "bytes"),
-        ("Event loop lag", [q('tally_nodejs_eventloop_lag_seconds{%s}' % SEL, "{{instance}}")], "s"),
-        ("Heap used", [q('tally_nodejs_heap_size_used_bytes{%s}' % SEL, "{{instance}}")], "bytes"),
+        ("CPU", [q('rate(process_cpu_seconds_total{%s}[$__rate_interval])' % SEL, "{{instance}}")], "percentunit"),
+        ("Resident memory", [q('process_resident_memory_bytes{%s}' % SEL, "{{instance}}")], "bytes"),
+        ("Event loop lag", [q('nodejs_eventloop_lag_seconds{%s}' % SEL, "{{instance}}")], "s"),
+        ("Heap used", [q('nodejs_heap_size_used_bytes{%s}' % SEL, "{{instance}}")], "bytes"),
         ("Directory size", [
             q('tally_directory_counters{%s}' % SEL, "counters {{instance}}"),
             q('tally_directory_shards{%s}' % SEL, "shards {{instance}}"),

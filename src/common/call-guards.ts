@@ -54,6 +54,8 @@ export interface CallGuards {
    * cancelled (call.cancelled) and stops work it checks for.
    */
   deadlineMaxMs: number;
+  /** Told of every call's end once: the status it was answered with, CANCELLED when it ended without one (tally_rpc_total). */
+  onStatus?: (path: string, code: status) => void;
 }
 
 /**
@@ -63,7 +65,7 @@ export interface CallGuards {
  * three interceptors, 283 us with none, 250 us with this one.
  */
 export function guardCalls(guards: CallGuards): ServerInterceptor {
-  const { refuse, inFlight, deadlineMaxMs } = guards;
+  const { refuse, inFlight, deadlineMaxMs, onStatus } = guards;
   let calls = 0;
   let largeCalls = 0;
   const busy = (large: boolean): Refusal | undefined => {
@@ -83,6 +85,13 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
     let ended = false;
     let timer: NodeJS.Timeout | undefined;
     // Once, however the call ends: status sent, or cancelled by the peer or a deadline.
+    let reported = false;
+    // Once per call, with the status the caller gets first.
+    const report = (code: status): void => {
+      if (reported) return;
+      reported = true;
+      onStatus?.(method.path, code);
+    };
     const end = (): void => {
       if (ended) return;
       ended = true;
@@ -96,12 +105,14 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
       .withOnReceiveMetadata((metadata, next) => {
         const refusal = refuse?.(method.path, metadata);
         if (refusal !== undefined) {
+          report(refusal.code);
           call.sendStatus(refusalStatus(refusal));
           return;
         }
         const full = busy(large);
         if (full !== undefined) {
           inFlight?.onRefused?.(method.path);
+          report(full.code);
           call.sendStatus(refusalStatus(full));
           return;
         }
@@ -118,17 +129,22 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
           timer = setTimeout(() => {
             const details = `the server ends any call after ${deadlineMaxMs} ms; give a shorter deadline`;
             // The handler may have sent work on: what it applied is unknown.
+            report(status.DEADLINE_EXCEEDED);
             call.sendStatus({ code: status.DEADLINE_EXCEEDED, details, metadata: statusMetadata(status.DEADLINE_EXCEEDED, details) });
           }, deadlineMaxMs);
           timer.unref();
         }
         next(metadata);
       })
-      .withOnCancel(end)
+      .withOnCancel(() => {
+        report(status.CANCELLED);
+        end();
+      })
       .build();
     const responder = new ResponderBuilder()
       .withStart((next) => next(listener))
       .withSendStatus((callStatus, next) => {
+        report(callStatus.code);
         end();
         next(callStatus);
       })

@@ -1,14 +1,84 @@
 // A prom-client registry per process and the HTTP endpoint that serves it,
-// and the gauges every process with a data directory exports.
+// and the metrics every process exports: build info, calls by method and
+// code, free space on a data directory.
 import fs from 'node:fs';
 import http from 'node:http';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { status } from '@grpc/grpc-js';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { shardProtocol } from './shard-protocol.ts';
 
+/** This release's version: package.json two folders up, from src/common and from dist/common alike. */
+function releaseVersion(): string {
+  try {
+    const manifest = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
+    const { version } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version?: unknown };
+    return typeof version === 'string' ? version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * A registry with the process's default labels, prom-client's default process
+ * metrics under their stock names (process_*, nodejs_*: what stock Node.js
+ * dashboards query) and tally_build_info.
+ */
 export function createMetricsRegistry(labels: Record<string, string>): Registry {
   const registry = new Registry();
   registry.setDefaultLabels(labels);
-  collectDefaultMetrics({ register: registry, prefix: 'tally_' });
+  collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'tally_build_info',
+    help: 'Always 1; the labels say which release runs: version (package.json), nodejs_version, shard_protocol (the internal wire version it speaks)',
+    labelNames: ['version', 'nodejs_version', 'shard_protocol'],
+    registers: [registry],
+  }).set({ version: releaseVersion(), nodejs_version: process.version, shard_protocol: String(shardProtocol.current) }, 1);
   return registry;
+}
+
+/** Distinct method paths tally_rpc_total labels by name; calls to any further path count under method "other" (paths come from callers). */
+const rpcPathsMax = 200;
+
+const statusNameByCode = new Map<number, string>(
+  Object.entries(status)
+    .filter(([, code]) => typeof code === 'number')
+    .map(([name, code]) => [code as number, name]),
+);
+
+/**
+ * tally_rpc_total{service, method, code}: every call the server answered (or
+ * that ended without an answer: CANCELLED), by its gRPC status name. Returns
+ * what CallGuards.onStatus calls; label children are cached per path and code.
+ */
+export function registerRpcCounter(registry: Registry): (methodPath: string, code: number) => void {
+  const calls = new Counter({
+    name: 'tally_rpc_total',
+    help: 'Calls served, by service, method and gRPC status code (OK included): reads, writes and admin calls alike',
+    labelNames: ['service', 'method', 'code'],
+    registers: [registry],
+  });
+  const children = new Map<string, Counter.Internal>();
+  const paths = new Set<string>();
+  return (methodPath, code) => {
+    const key = `${code}${methodPath}`;
+    let child = children.get(key);
+    if (child === undefined) {
+      let service = 'other';
+      let method = 'other';
+      if (paths.has(methodPath) || paths.size < rpcPathsMax) {
+        paths.add(methodPath);
+        const slash = methodPath.lastIndexOf('/');
+        service = methodPath.slice(1, Math.max(1, slash));
+        method = methodPath.slice(slash + 1);
+      }
+      child = calls.labels({ service, method, code: statusNameByCode.get(code) ?? String(code) });
+      // Bounded like the paths: past it, a child is looked up by its labels each time.
+      if (children.size < rpcPathsMax * 4) children.set(key, child);
+    }
+    child.inc();
+  };
 }
 
 /**

@@ -22,7 +22,12 @@ export interface NodeConfig {
   /** Directory holding this node's log (node.sqlite). */
   dataDir: string;
   metricsHost: string;
-  /** 0 disables the metrics endpoint; 'any' takes a port the kernel picks. */
+  /**
+   * 0 disables the metrics endpoint; 'any' takes a port the kernel picks.
+   * Default 9465 (the router's is 9464): on by default like the router's, on
+   * loopback unless --metrics-host says otherwise; a second node on one host
+   * needs its own port (or 0).
+   */
   metricsPort: MetricsPort;
   /** Name used in logs and metric labels. */
   nodeName: string;
@@ -59,7 +64,7 @@ export const nodeDefaults = {
   listenAddress: '127.0.0.1:50061',
   dataDir: './data/node',
   metricsHost: '127.0.0.1',
-  metricsPort: 0,
+  metricsPort: 9465,
   logLevel: 'info' as LogLevel,
   shutdownTimeoutMs: 5_000,
   replicationTimeoutMs: 1_000,

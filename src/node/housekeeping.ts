@@ -33,6 +33,7 @@ export function dedupPruneIntervalMs(dedupWindowMs: number): number {
 export class Housekeeping {
   private readonly tasks: IntervalTask[];
   private diskLookupsReported = 0;
+  private evictedEarlyReported = 0;
   private readonly shippedReported = { fromMemory: 0, fromLog: 0 };
 
   constructor(private readonly parts: HousekeepingParts) {
@@ -75,7 +76,9 @@ export class Housekeeping {
   refreshGauges(): void {
     const { log, memory, dedup, replicator, state, metrics } = this.parts;
     const nowMs = this.parts.logClock();
-    metrics.dedupEvictedEarly.set(dedup.evictedFromMemory);
+    // A counter: only what was evicted since the last look (an index rebuilt from a snapshot counts from 0 again).
+    metrics.dedupEvictedEarly.inc(Math.max(0, dedup.evictedFromMemory - this.evictedEarlyReported));
+    this.evictedEarlyReported = dedup.evictedFromMemory;
     metrics.dedupDiskLookups.inc(dedup.diskLookups - this.diskLookupsReported);
     this.diskLookupsReported = dedup.diskLookups;
     metrics.dedupCoveredSeconds.set(dedup.coveredMs(nowMs) / 1000);
@@ -94,7 +97,7 @@ export class Housekeeping {
     Object.assign(this.shippedReported, shipped);
     const replication = replicator.status();
     const primary = state.role.role === 'primary';
-    metrics.replicationLagMs.set(primary ? Math.max(0, replication.lagMs) : 0);
+    metrics.replicationLagSeconds.set(primary ? Math.max(0, replication.lagMs) / 1000 : 0);
     metrics.replicationLagEntries.set(primary ? Number(log.lastLsn - replication.ackedLsn) : 0);
   }
 }

@@ -127,7 +127,7 @@ runMain(async () => {
     [serviceName],
     [
       ...(tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)]),
-      guardCalls({ deadlineMaxMs: config.callDeadlineMaxMs }),
+      guardCalls({ deadlineMaxMs: config.callDeadlineMaxMs, onStatus: metrics.rpcStatus }),
     ],
   );
   tallyServer.server.addService(

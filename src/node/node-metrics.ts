@@ -1,9 +1,11 @@
 // The shard node's Prometheus metrics.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { batchSizeBuckets, latencyBucketsSeconds } from '../common/index.ts';
+import { batchSizeBuckets, latencyBucketsSeconds, registerRpcCounter } from '../common/index.ts';
 
 export function createNodeMetrics(registry: Registry) {
   return {
+    /** Counts a call's status in tally_rpc_total{service, method, code} (CallGuards.onStatus). */
+    rpcStatus: registerRpcCounter(registry),
     incrementsApplied: new Counter({
       name: 'tally_node_increments_applied_total',
       help: "Increments committed to this node's log",
@@ -19,7 +21,7 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Idempotency keys held in memory (the recent part of the dedup window)',
       registers: [registry],
     }),
-    dedupEvictedEarly: new Gauge({
+    dedupEvictedEarly: new Counter({
       name: 'tally_dedup_keys_evicted_early_total',
       help: 'Keys dropped from memory before their window ended because memory was full (the log on disk still finds them)',
       registers: [registry],
@@ -80,9 +82,9 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Primary: log entries its follower has not confirmed',
       registers: [registry],
     }),
-    replicationLagMs: new Gauge({
-      name: 'tally_replication_lag_ms',
-      help: 'Primary: how long the oldest unconfirmed entry has waited',
+    replicationLagSeconds: new Gauge({
+      name: 'tally_replication_lag_seconds',
+      help: 'Primary: how long the oldest unconfirmed entry has waited, in seconds',
       registers: [registry],
     }),
     checkpointLsn: new Gauge({

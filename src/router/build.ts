@@ -130,7 +130,12 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
     new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax }),
     metrics,
     logger,
-    { intervalMs: config.autoscaleIntervalMs, topK: config.topK, skewMinIncrements: 100 },
+    {
+      intervalMs: config.autoscaleIntervalMs,
+      topK: config.topK,
+      skewMinIncrements: 100,
+      counterLabels: config.metricsCounterLabels === 'on',
+    },
   );
   // Counters deleted (by DeleteCounter or TTL) leave the directory at once; their drops go to the nodes until confirmed.
   const lifecycle = new CounterLifecycle(directory, pool, reads, heat, metrics, logger, {
@@ -247,6 +252,7 @@ function requestBytesMaxOf(method: string): number {
 /** The gRPC server, with what runs on a call's headers before its message is read: tokens, then the caps on calls in flight, then the deadline ceiling. */
 function createServer(config: RouterConfig, metrics: RouterMetrics, tokens: ReturnType<typeof tokensOf>) {
   const callGuards = guardCalls({
+    onStatus: metrics.rpcStatus,
     refuse: (path, metadata) => {
       const refusal = refusalOf(tokens, path, metadata);
       if (refusal !== undefined)

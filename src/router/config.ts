@@ -74,6 +74,12 @@ export interface RouterConfig {
   autoscaleIntervalMs: number;
   /** Counters with their own metric series: the K hottest. */
   topK: number;
+  /**
+   * Whether metrics may carry counter names as label values (the top-K
+   * series): 'off' where counter names are private (user ids in names) or
+   * must not reach the metrics store; `tally top` still shows them.
+   */
+  metricsCounterLabels: 'on' | 'off';
   /** Partitions a membership counter gets when its first SetMember creates it. */
   memberPartitions: number;
   /** Must equal the nodes' --dedup-window-ms: keyed retries consult shard homes from growths this recent. */
@@ -142,6 +148,7 @@ export const routerDefaults = {
   shardsMax: 64,
   autoscaleIntervalMs: 1_000,
   topK: 20,
+  metricsCounterLabels: 'on' as 'on' | 'off',
   memberPartitions: 16,
   countersMax,
   shardsTotalMax,
@@ -325,6 +332,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     shardsMax: reader.int('shards-max', routerDefaults.shardsMax, { min: 1, max: shardsPerCounterMax }),
     autoscaleIntervalMs: reader.int('autoscale-interval-ms', routerDefaults.autoscaleIntervalMs, { min: 50, max: 600_000 }),
     topK: reader.int('top-k', routerDefaults.topK, { min: 0, max: 1_000 }),
+    metricsCounterLabels: reader.oneOf('metrics-counter-labels', routerDefaults.metricsCounterLabels, ['on', 'off']),
     memberPartitions: reader.int('member-partitions', routerDefaults.memberPartitions, { min: 1, max: memberPartitionsMax }),
     dedupWindowMs: reader.int('dedup-window-ms', routerDefaults.dedupWindowMs, { min: 1_000, max: 30 * 24 * 60 * 60 * 1000 }),
     countersMax: reader.int('counters-max', routerDefaults.countersMax, { min: 1, max: 10_000_000 }),

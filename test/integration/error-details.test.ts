@@ -3,7 +3,7 @@
 // off the raw trailer with the vendored protos and through the client; a busy
 // refusal carries RetryInfo too; an increment whose node stopped answering
 // mid-write is OUTCOME_UNKNOWN; one that no live node could take is
-// UNAVAILABLE yet NOT_APPLIED.
+// UNAVAILABLE yet NOT_APPLIED (both nodes of its pair killed).
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,18 +94,22 @@ describe('error details from a router', () => {
     }
   });
 
-  it('router: an increment no live node could take is UNAVAILABLE, NOT_APPLIED, with RetryInfo', async () => {
-    await tc.cluster.node(0, 'primary').process.stop('SIGKILL');
-    // Once the router has seen the connection go, nothing is sent to the dead node: not applied, whatever the message.
+  it('router: an increment no live node could take is UNAVAILABLE, NOT_APPLIED, with RetryInfo', { timeout: 30_000 }, async () => {
+    // Both sides of the pair: no failover can give the counter a live shard.
+    for (const role of ['primary', 'follower'] as const) await tc.cluster.node(0, role).process.stop('SIGKILL');
+    // Once the router has seen the connections go, nothing is sent to the dead nodes: not applied, whatever the message.
     const seen: string[] = [];
     const error = await waitFor(
       async () => {
         const failure = await client.increment('held', 1n, { idempotencyKey: null }).catch((thrown: TallyError) => thrown);
-        if (typeof failure !== 'object' || !('reason' in failure)) return undefined;
+        if (!('grpcCode' in failure)) {
+          seen.push(`applied on shard ${failure.shard}`);
+          return undefined;
+        }
         seen.push(`${failure.reason}: ${failure.message}`);
         return failure.grpcCode === status.UNAVAILABLE && failure.reason === 'NOT_APPLIED' ? failure : undefined;
       },
-      { timeoutMs: 10_000, what: 'a refusal with nothing sent' },
+      { timeoutMs: 20_000, what: 'a refusal with nothing sent' },
     ).catch((error: Error) => {
       throw new Error(`${error.message}; saw ${seen.slice(-3).join(' | ')}`);
     });

@@ -76,7 +76,7 @@ describe('floods', () => {
     gauge: string,
     flood: () => Promise<void>,
   ): Promise<{ readMs: number[]; totals: Set<bigint>; rssBeforeBytes: number; rssMaxBytes: number; gaugeMax: number }> {
-    const rssBeforeBytes = await metric('tally_process_resident_memory_bytes');
+    const rssBeforeBytes = await metric('process_resident_memory_bytes');
     const readMs: number[] = [];
     const totals = new Set<bigint>();
     let rssMaxBytes = rssBeforeBytes;
@@ -92,7 +92,7 @@ describe('floods', () => {
     })();
     const sampler = (async () => {
       while (flooding) {
-        rssMaxBytes = Math.max(rssMaxBytes, await metric('tally_process_resident_memory_bytes'));
+        rssMaxBytes = Math.max(rssMaxBytes, await metric('process_resident_memory_bytes'));
         gaugeMax = Math.max(gaugeMax, await metric(gauge));
         await pause(100);
       }

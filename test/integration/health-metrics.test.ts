@@ -1,5 +1,8 @@
 // Stock gRPC tooling works against every process: grpc.health.v1.Health and
-// server reflection; Prometheus metrics are served with the tally_ prefix.
+// server reflection; Prometheus metrics are served with the tally_ prefix,
+// stock default-metric names, build info and calls by method and code, and
+// pass promtool check metrics.
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +10,7 @@ import { credentials, loadPackageDefinition, makeGenericClientConstructor } from
 import * as protoLoader from '@grpc/proto-loader';
 import { service as healthService } from 'grpc-health-check';
 import { createTallyClient } from '../../src/client/index.ts';
-import { startCluster, scrapeMetric, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { metricsText, startCluster, scrapeMetric, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 const require = createRequire(import.meta.url);
@@ -94,7 +97,8 @@ describe('health, reflection and metrics', () => {
       },
       { timeoutMs: 5_000, what: 'tally_directory_counters to read 1' },
     );
-    expect(await scrapeMetric(port, 'tally_process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    // prom-client's default metrics under their stock names, for stock Node.js dashboards.
+    expect(await scrapeMetric(port, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
 
     const primary = tc.cluster.node(0, 'primary');
     expect(await scrapeMetric(primary.metricsPort, 'tally_log_commit_batch_rows_sum')).toBeGreaterThanOrEqual(10);
@@ -105,6 +109,36 @@ describe('health, reflection and metrics', () => {
       async () => (await scrapeMetric(primary.metricsPort, 'tally_replication_entries_shipped_total', { source: 'memory' })) >= 1,
       { timeoutMs: 10_000, what: 'entries shipped from memory' },
     );
+  });
+
+  it('metrics: promtool check metrics finds nothing on router and node scrapes; build info and calls by method and code on both', async () => {
+    const found = spawnSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' });
+    if (found.status !== 0) throw new Error('promtool is not installed: it comes from the Debian package prometheus (.ci/run installs it)');
+    // A read, a refused read and an admin call: every RPC is counted, not only increments.
+    await tc.client.increment('rpc:counted', 1);
+    await tc.client.read('rpc:counted');
+    await tc.client.read('').catch(() => undefined);
+    await tc.client.describe('rpc:counted');
+    const router = tc.routerMetricsPort;
+    const primary = tc.cluster.node(0, 'primary').metricsPort;
+    for (const port of [router, primary]) {
+      const text = await metricsText(port);
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      // prom-client's own three gauges named _total are kept under their stock names (stock dashboards query them); nothing of ours.
+      const findings = `${check.stdout}${check.stderr}`
+        .trim()
+        .split('\n')
+        .filter((line) => line !== '' && !/^nodejs_active_(handles|requests|resources)_total non-counter metrics/.test(line));
+      expect(findings, `promtool check metrics on port ${port}`).toEqual([]);
+      expect(text).toMatch(/^tally_build_info\{.*version="\d+\.\d+\.\d+".*\} 1$/m);
+      expect(text).not.toMatch(/^tally_(process|nodejs)_/m);
+    }
+    const rpc = (method: string, code: string, port = router) =>
+      scrapeMetric(port, 'tally_rpc_total', { service: method.split('/')[0]!, method: method.split('/')[1]!, code });
+    expect(await rpc('counter.v1.CounterService/Read', 'OK')).toBeGreaterThanOrEqual(1);
+    expect(await rpc('counter.v1.CounterService/Read', 'INVALID_ARGUMENT')).toBeGreaterThanOrEqual(1);
+    expect(await rpc('counter.v1.AdminService/Describe', 'OK')).toBeGreaterThanOrEqual(1);
+    expect(await rpc('tally.shard.v1.ShardNode/Apply', 'OK', primary)).toBeGreaterThanOrEqual(1);
   });
 
   it('router: CACHED reads of counters nobody wrote are answered 0 but never cached, so they cannot push out the ones in use', async () => {

@@ -49,4 +49,31 @@ describe('autoscaler', () => {
     expect(directory.shardCount).toBe(2);
     expect(autoscaler.hot(5).counters.map((counter) => counter.counter)).toEqual(['hot', 'warm']);
   });
+
+  it('autoscaler: with counter labels off (--metrics-counter-labels off) no series names a counter; with them on the top K do', async () => {
+    let clockMs = 1_700_000_000_000;
+    const now = () => clockMs;
+    directory = Directory.open(dataDir, [{ primary: 'p:1', follower: 'f:1' }], now);
+    await directory.getOrCreateMany(['user:42:likes']);
+    const logger: Logger = { debug() {}, info() {}, error() {}, warn() {} };
+    const policy = new SizingPolicy({ shardCeilingPerSec: 1e9, shardsMax: 8, growThreshold: 1.1, sustainMs: 0, headroom: 1.25 });
+    const scrape = async (counterLabels: boolean): Promise<string> => {
+      const registry = new Registry();
+      const heat = new HeatTracker(1_000, now);
+      const autoscaler = new Autoscaler(directory!, heat, policy, createRouterMetrics(registry), logger, {
+        intervalMs: 1_000,
+        topK: 5,
+        skewMinIncrements: 100,
+        counterLabels,
+      });
+      heat.record('user:42:likes', 1_000, 0);
+      clockMs += 1_000;
+      await autoscaler.tick();
+      return registry.metrics();
+    };
+    expect(await scrape(true)).toContain('tally_hot_increments_per_second{counter="user:42:likes"}');
+    const off = await scrape(false);
+    expect(off).not.toContain('user:42:likes');
+    expect(off).toMatch(/^tally_heat_tracked_counters 1$/m);
+  });
 });

@@ -1,10 +1,13 @@
-// The router's Prometheus metrics. No series per counter: counter names are
+// The router's Prometheus metrics. No series per counter but the top-K
+// hottest (and none with --metrics-counter-labels off): counter names are
 // unbounded, labels here are not.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { batchSizeBuckets, latencyBucketsSeconds } from '../../common/index.ts';
+import { batchSizeBuckets, latencyBucketsSeconds, registerRpcCounter } from '../../common/index.ts';
 
 export function createRouterMetrics(registry: Registry) {
   return {
+    /** Counts a call's status in tally_rpc_total{service, method, code} (CallGuards.onStatus). */
+    rpcStatus: registerRpcCounter(registry),
     incrementsAccepted: new Counter({
       name: 'tally_increments_accepted_total',
       help: 'Increments acknowledged as applied',
@@ -85,7 +88,7 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     expiryPassSeconds: new Gauge({
-      name: 'tally_counter_expiry_pass_seconds',
+      name: 'tally_expiry_pass_seconds',
       help: 'Duration of the last full expiry pass over the directory (or of the one under way, once longer): how late an expired counter may be found',
       registers: [registry],
     }),
@@ -136,19 +139,19 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     counterRate: new Gauge({
-      name: 'tally_counter_increments_per_second',
+      name: 'tally_hot_increments_per_second',
       help: 'Smoothed increments/s of the top-K hottest counters (K = --top-k)',
       labelNames: ['counter'],
       registers: [registry],
     }),
     counterShards: new Gauge({
-      name: 'tally_counter_shards',
+      name: 'tally_hot_shards',
       help: 'Shard count of the top-K hottest counters',
       labelNames: ['counter'],
       registers: [registry],
     }),
     counterSkew: new Gauge({
-      name: 'tally_counter_shard_skew',
+      name: 'tally_hot_shard_skew',
       help: 'Max shard rate / mean shard rate of the top-K hottest counters',
       labelNames: ['counter'],
       registers: [registry],

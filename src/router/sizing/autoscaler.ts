@@ -39,7 +39,8 @@ export class Autoscaler {
     private readonly policy: SizingPolicy,
     private readonly metrics: RouterMetrics,
     private readonly logger: Logger,
-    private readonly settings: { intervalMs: number; topK: number; skewMinIncrements: number },
+    /** counterLabels false: no series labelled by counter name (--metrics-counter-labels off). */
+    private readonly settings: { intervalMs: number; topK: number; skewMinIncrements: number; counterLabels?: boolean },
     private readonly now: () => number = monotonicNowMs,
   ) {
     this.ticker = new IntervalTask({ name: 'autoscale tick', intervalMs: settings.intervalMs, logger }, () => this.tick());
@@ -123,7 +124,7 @@ export class Autoscaler {
     metrics.counterShards.reset();
     metrics.counterSkew.reset();
     const top = hot.slice(0, this.settings.topK);
-    for (const entry of top) {
+    for (const entry of this.settings.counterLabels === false ? [] : top) {
       metrics.counterRate.set({ counter: entry.counter }, entry.ratePerSec);
       metrics.counterShards.set({ counter: entry.counter }, entry.shards);
       metrics.counterSkew.set({ counter: entry.counter }, entry.skew);
