@@ -21,6 +21,7 @@ import {
   type CounterInfo,
   type CounterKind,
   type DirectoryLimits,
+  type Growth,
   type PairAddresses,
   type PairInfo,
   type PairUpdate,
@@ -144,7 +145,7 @@ export class DirectoryModel {
     if (existing === undefined) return undefined;
     if (existing.kind !== kind)
       throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
-    existing.lastWriteMonotonicMs = this.monotonicNow();
+    this.touch(existing);
     return existing;
   }
 
@@ -311,6 +312,27 @@ export class DirectoryModel {
       this.countShard(shard.pairIndex, 1);
     }
     counter.writableShardCount = writable ?? counter.shards.length;
+  }
+
+  /** A counter's settings as stored now (window, autoscale, generation, TTL): only what differs changes. */
+  updateCounter(counter: CounterInfo, settings: Partial<Pick<CounterInfo, 'window' | 'autoscale' | 'generation' | 'ttlMs'>>): void {
+    const { window, autoscale, generation, ttlMs } = settings;
+    // A new window object only when it changed: readers compare it by identity.
+    if (window !== undefined && (window.bucketMs !== counter.window.bucketMs || window.retentionMs !== counter.window.retentionMs))
+      counter.window = { bucketMs: window.bucketMs, retentionMs: window.retentionMs };
+    if (autoscale !== undefined) counter.autoscale = autoscale;
+    if (generation !== undefined) counter.generation = generation;
+    if (ttlMs !== undefined) counter.ttlMs = ttlMs;
+  }
+
+  /** Records a growth (oldest first: keyed retries consult where earlier shard counts sent a key). */
+  addGrowth(counter: CounterInfo, growth: Growth): void {
+    counter.growths.push({ previousShardCount: growth.previousShardCount, grownMs: growth.grownMs });
+  }
+
+  /** Restarts a counter's idle clock, as a write does (a TTL just set must not delete it at once). */
+  touch(counter: CounterInfo): void {
+    counter.lastWriteMonotonicMs = this.monotonicNow();
   }
 
   /** Removes a counter and its shards from the counts; returns it (undefined when absent). */

@@ -207,15 +207,16 @@ export class EtcdMirror {
     this.model.addShards(counter, added, stored.writableShardCount);
     for (let index = counter.growths.length; index < stored.growths.length; index++) {
       const growth = stored.growths[index]!;
-      counter.growths.push({ previousShardCount: growth.previousShardCount, grownMs: growth.grownMs });
+      this.model.addGrowth(counter, growth);
     }
-    if (counter.window.bucketMs !== stored.window.bucketMs || counter.window.retentionMs !== stored.window.retentionMs)
-      counter.window = { bucketMs: stored.window.bucketMs, retentionMs: stored.window.retentionMs };
-    counter.autoscale = stored.autoscale;
     // A clear: every router acknowledges it (clearCounter waits for that).
     if (stored.generation !== counter.generation && modRevision > this.ackWantedRevision) this.ackWantedRevision = modRevision;
-    counter.generation = stored.generation;
-    counter.ttlMs = stored.ttlMs;
+    this.model.updateCounter(counter, {
+      window: stored.window,
+      autoscale: stored.autoscale,
+      generation: stored.generation,
+      ttlMs: stored.ttlMs,
+    });
     record.modRevision = modRevision;
     record.clearKeys = stored.clearKeys.length === 0 ? noClearKeys : stored.clearKeys;
     if (counter.writableShardCount < counter.shards.length) {

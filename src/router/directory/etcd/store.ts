@@ -320,7 +320,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
     const counter = await this.changeCounter(name, (_counter, stored) => {
       stored.ttlMs = ttlMs;
     });
-    counter.lastWriteMonotonicMs = this.model.monotonicNow();
+    this.model.touch(counter);
     return counter;
   }
 

@@ -127,8 +127,10 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
       previous_shard_count: number;
       grown_ms: number;
     }[];
-    for (const row of growthRows)
-      this.model.get(row.counter)?.growths.push({ previousShardCount: row.previous_shard_count, grownMs: row.grown_ms });
+    for (const row of growthRows) {
+      const counter = this.model.get(row.counter);
+      if (counter !== undefined) this.model.addGrowth(counter, { previousShardCount: row.previous_shard_count, grownMs: row.grown_ms });
+    }
     const shardRows = this.db
       .prepare('SELECT shard_id, counter, shard_index, pair_index FROM shards ORDER BY counter, shard_index')
       .all() as { shard_id: number; counter: string; shard_index: number; pair_index: number }[];
@@ -252,7 +254,7 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
         this.statements.updateShardCount.run(shardCount, name);
         return shards;
       })();
-      counter.growths.push(growth);
+      this.model.addGrowth(counter, growth);
       // One router: nobody else must see a growth first.
       this.model.addShards(counter, created);
     }
@@ -273,7 +275,7 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
     const counter = this.model.existing(name);
     this.model.checkWindowSettable(counter);
     this.write(() => this.statements.updateWindow.run(window.bucketMs, window.retentionMs, name));
-    counter.window = { ...window };
+    this.model.updateCounter(counter, { window });
     return counter;
   }
 
@@ -287,8 +289,8 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
     const counter = this.model.existing(name);
     assert(ttlMs === null || (Number.isSafeInteger(ttlMs) && ttlMs >= 0), `ttl ${ttlMs}`);
     this.write(() => this.statements.updateTtl.run(ttlMs, name));
-    counter.ttlMs = ttlMs;
-    counter.lastWriteMonotonicMs = this.model.monotonicNow();
+    this.model.updateCounter(counter, { ttlMs });
+    this.model.touch(counter);
     return counter;
   }
 
@@ -297,7 +299,7 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
     const counter = this.model.existing(name);
     this.model.checkAutoscaleSettable(counter, autoscale);
     this.write(() => this.statements.updateAutoscale.run(autoscale ? 1 : 0, name));
-    counter.autoscale = autoscale;
+    this.model.updateCounter(counter, { autoscale });
     return counter;
   }
 
@@ -372,7 +374,7 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
       // Keys past the window go a slice at a time: clears are rare, this keeps the table bounded by the window.
       this.statements.pruneClearKeys.run(nowMs - windowMs);
     })();
-    counter.generation = generation;
+    this.model.updateCounter(counter, { generation });
     for (const task of tasks) this.model.setTask(task);
     return { counter, generation, applied: true };
   }
