@@ -238,16 +238,24 @@ async function prepare(options: Options): Promise<void> {
   await client.end();
 }
 
-/** CPU seconds of a process and its children so far (Linux /proc; clock ticks of 1/100 s). */
+/**
+ * CPU seconds of a process and its children so far (Linux /proc; clock ticks
+ * of 1/100 s): its own time, the time of its children that ended (cutime,
+ * cstime: PostgreSQL's backends end with their connections) and of those alive.
+ */
 function processTreeCpuSeconds(pid: number): number {
   let ticks = 0;
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // After the command: state, ppid, ..., utime (14th field overall) and stime (15th).
-      if (Number(entry) === pid || Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
+      // After the command: state, ppid, ..., utime, stime, cutime, cstime (fields 14-17 of the line).
+      const fields = stat
+        .slice(stat.lastIndexOf(')') + 2)
+        .split(' ')
+        .map(Number);
+      if (Number(entry) === pid) ticks += fields[11]! + fields[12]! + fields[13]! + fields[14]!;
+      else if (fields[1] === pid) ticks += fields[11]! + fields[12]!;
     } catch {
       // The process ended between the listing and the read.
     }

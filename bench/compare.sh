@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# One machine, one run: the same hot-counter load at the same concurrency
-# against Tally and what a user would pick instead, with durability on
-# everywhere. Prints one table and appends it to bench/RESULTS.md.
+# One machine, one run: Tally against what a user would pick instead, with
+# durability on everywhere (Tally: fsync on primary and follower before the
+# acknowledgement; Redis: appendonly, appendfsync always; PostgreSQL: fsync=on,
+# synchronous_commit=on). Two sections, each printed as one table:
+#   hot       one hot counter at the same concurrency: Tally unary, batched and
+#             coalesced; a bare grpc-js echo (the floor for unary); Redis
+#             INCRBY (redis-benchmark); a PostgreSQL hot-row UPDATE (pgbench).
+#   platform  the platform's workload: Zipf(s) over COUNTERS counters, created
+#             first (creation reported apart), batches of BATCH, the same keys
+#             and seeded draws everywhere (bench/compare-load.mts shares tally
+#             bench's sampler): Tally on a 1-pair cluster (bench/cpu-split.sh),
+#             Redis INCRBY unpipelined and pipelined BATCH per round trip,
+#             PostgreSQL batched upserts; then reads for a page: PAGE_SIZE cold
+#             counters per call at PAGE_RATE pages/s (Tally ReadMany, Redis
+#             MGET, PostgreSQL SELECT ... = ANY), p50/p99 timed from when each
+#             call was due. CPU is per increment (per page), over all processes:
+#             servers and the load generator during the run.
 #   bench/compare.sh [seconds=10] [concurrency=64]
+#   SECTIONS=platform COUNTERS=1000000 ZIPF_S=0.99 BATCH=100 PAGE_RATE=2000 bench/compare.sh 8
 # Needs: redis-server + redis-benchmark, PostgreSQL binaries (initdb, pg_ctl,
 # pgbench) from Debian's packages (installed if missing and root); each is
-# skipped with a note when absent. Stops everything it started.
+# skipped with a note when absent. Stops everything it started. Prints the
+# tables; copy them into bench/RESULTS.md with the machine's state.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"
 concurrency="${2:-64}"
+sections="${SECTIONS:-hot platform}"
+counters="${COUNTERS:-1000000}"
+zipf_s="${ZIPF_S:-0.99}"
+batch="${BATCH:-100}"
+seed="${SEED:-1}"
+page_rate="${PAGE_RATE:-2000}"
+page_size="${PAGE_SIZE:-50}"
 work="$(mktemp -d /tmp/tally-compare-XXXXXX)"
 pids=()
 cleanup() {
-  for pid in "${pids[@]:-}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
   if [ -n "${pgbin:-}" ] && [ -d "$work/pg" ]; then runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true; fi
   sleep 1
   rm -rf "$work"
@@ -22,6 +45,7 @@ trap cleanup EXIT
 
 free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 json_field() { node -e "let d='';process.stdin.on('data',c=>d+=c).on('end',()=>console.log(JSON.parse(d)['$1']))"; }
+has() { [[ " $sections " == *" $1 "* ]]; }
 
 if [ "$(id -u)" = 0 ] && { ! command -v redis-server >/dev/null || ! ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1; }; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server redis-tools postgresql >/dev/null 2>&1 || true
@@ -29,59 +53,75 @@ fi
 
 declare -A result
 notes=()
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+ratio() { node -e "const a=Number('$1'),b=Number('$2');console.log(a&&b?(a/b).toFixed(2)+'x':'n/a')"; }
 
-# Tally: a local cluster (2 pairs, replication in sync, fsync on every commit).
-tally_port="$(free_port)"
-node_base="$(( 30000 + RANDOM % 20000 ))"
-node --import tsx src/cluster/main.ts --port "$tally_port" --node-base-port "$node_base" --metrics-port 0 --data-dir "$work/tally" > "$work/tally.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 60); do grep -q "Tally local cluster ready" "$work/tally.log" && break; sleep 0.5; done
-bench() { node --import tsx src/cli/cli.ts bench --router "127.0.0.1:$tally_port" --seconds "$seconds" --json "$@" 2>/dev/null; }
-result[tally_unary]="$(bench --concurrency "$concurrency" | json_field incrementsPerSec)"
-result[tally_batch]="$(bench --concurrency 16 --batch 100 --procs 2 | json_field incrementsPerSec)"
-result[tally_coalesced]="$(bench --concurrency "$concurrency" --coalesce | json_field incrementsPerSec)"
-
-# The floor: a bare grpc-js unary echo.
-echo_port="$(free_port)"
-node --import tsx bench/grpc-echo.mts serve "$echo_port" > "$work/echo.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 40); do grep -q ready "$work/echo.log" && break; sleep 0.25; done
-result[grpc_echo]="$(node --import tsx bench/grpc-echo.mts drive "$echo_port" "$concurrency" "$seconds" | json_field callsPerSec)"
-
-# Redis: INCRBY on one key, appendonly with appendfsync always.
-if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+# Redis, appendonly with appendfsync always: one server for both sections.
+redis_pid=""
+if command -v redis-server >/dev/null; then
   redis_port="$(free_port)"
   mkdir -p "$work/redis"
   redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes --appendfsync always --save "" --daemonize no > "$work/redis.log" 2>&1 &
-  pids+=($!)
+  redis_pid=$!
+  pids+=($redis_pid)
   sleep 1
-  requests=$(( 20000 * seconds ))
-  result[redis]="$(redis-benchmark -p "$redis_port" -c "$concurrency" -n "$requests" -q INCRBY hot 1 2>/dev/null | tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)"
 else
   notes+=("redis: not installed")
 fi
 
-# PostgreSQL: the hot row, UPDATE ... SET total = total + 1, fsync on.
+# PostgreSQL, fsync=on, synchronous_commit=on: one server for both sections.
 pgbin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)"
+pg_pid=""
 if [ -n "$pgbin" ] && [ -x "$pgbin/pgbench" ] && id postgres >/dev/null 2>&1; then
   pg_port="$(free_port)"
   mkdir -p "$work/pg" && chown postgres "$work" "$work/pg"
   runuser -u postgres -- "$pgbin/initdb" -D "$work/pg" -A trust >/dev/null
   runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg" -o "-p $pg_port -k $work -c fsync=on -c synchronous_commit=on -c max_connections=200" -l "$work/pg.log" start >/dev/null
-  runuser -u postgres -- "$pgbin/psql" -h "$work" -p "$pg_port" -d postgres -qc "CREATE TABLE counters (id int PRIMARY KEY, total bigint NOT NULL); INSERT INTO counters VALUES (1, 0);"
-  echo "UPDATE counters SET total = total + 1 WHERE id = 1;" > "$work/hot.sql"
-  chown postgres "$work/hot.sql"
-  result[postgres]="$(runuser -u postgres -- "$pgbin/pgbench" -h "$work" -p "$pg_port" -n -c "$concurrency" -j 2 -T "$seconds" -f "$work/hot.sql" postgres 2>/dev/null | grep -Eo 'tps = [0-9.]+' | tail -1 | cut -d' ' -f3)"
+  pg_pid="$(head -1 "$work/pg/postmaster.pid")"
+  pg_url="postgresql://postgres@127.0.0.1:$pg_port/postgres"
 else
   notes+=("postgres: not installed (or no postgres user)")
 fi
 
-ratio() { node -e "const a=Number('$1'),b=Number('$2');console.log(a&&b?(a/b).toFixed(2)+'x':'n/a')"; }
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-table="$(cat <<TABLE
-### Comparison — $(date -u +%Y-%m-%d), commit $commit, $(nproc) cores, ${seconds} s per system, concurrency $concurrency
+if has hot; then
+  # Tally: a local cluster (2 pairs, replication in sync, fsync on every commit).
+  tally_port="$(free_port)"
+  node_base="$(( 30000 + RANDOM % 20000 ))"
+  node --import tsx src/cluster/main.ts --port "$tally_port" --node-base-port "$node_base" --metrics-port 0 --data-dir "$work/tally" > "$work/tally.log" 2>&1 &
+  cluster_pid=$!
+  pids+=($cluster_pid)
+  for _ in $(seq 1 60); do grep -q "Tally local cluster ready" "$work/tally.log" && break; sleep 0.5; done
+  bench() { node --import tsx src/cli/cli.ts bench --router "127.0.0.1:$tally_port" --seconds "$seconds" --json "$@" 2>/dev/null; }
+  result[tally_unary]="$(bench --concurrency "$concurrency" | json_field incrementsPerSec)"
+  result[tally_batch]="$(bench --concurrency 16 --batch 100 --procs 2 | json_field incrementsPerSec)"
+  result[tally_coalesced]="$(bench --concurrency "$concurrency" --coalesce | json_field incrementsPerSec)"
+  kill "$cluster_pid" 2>/dev/null || true
+  wait "$cluster_pid" 2>/dev/null || true
 
-Command: \`bench/compare.sh $seconds $concurrency\`. Everything durable: Tally
+  # The floor: a bare grpc-js unary echo.
+  echo_port="$(free_port)"
+  node --import tsx bench/grpc-echo.mts serve "$echo_port" > "$work/echo.log" 2>&1 &
+  echo_pid=$!
+  pids+=($echo_pid)
+  for _ in $(seq 1 40); do grep -q ready "$work/echo.log" && break; sleep 0.25; done
+  result[grpc_echo]="$(node --import tsx bench/grpc-echo.mts drive "$echo_port" "$concurrency" "$seconds" | json_field callsPerSec)"
+  kill "$echo_pid" 2>/dev/null || true
+
+  if [ -n "$redis_pid" ] && command -v redis-benchmark >/dev/null; then
+    requests=$(( 20000 * seconds ))
+    result[redis]="$(redis-benchmark -p "$redis_port" -c "$concurrency" -n "$requests" -q INCRBY hot 1 2>/dev/null | tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)"
+  fi
+  if [ -n "$pg_pid" ]; then
+    runuser -u postgres -- "$pgbin/psql" -h "$work" -p "$pg_port" -d postgres -qc "CREATE TABLE hot (id int PRIMARY KEY, total bigint NOT NULL); INSERT INTO hot VALUES (1, 0);"
+    echo "UPDATE hot SET total = total + 1 WHERE id = 1;" > "$work/hot.sql"
+    chown postgres "$work/hot.sql"
+    result[postgres]="$(runuser -u postgres -- "$pgbin/pgbench" -h "$work" -p "$pg_port" -n -c "$concurrency" -j 2 -T "$seconds" -f "$work/hot.sql" postgres 2>/dev/null | grep -Eo 'tps = [0-9.]+' | tail -1 | cut -d' ' -f3)"
+  fi
+
+  cat <<TABLE
+### One hot counter — $(date -u +%Y-%m-%d), commit $commit, $(nproc) cores, ${seconds} s per system, concurrency $concurrency
+
+Command: \`SECTIONS=hot bench/compare.sh $seconds $concurrency\`. Everything durable: Tally
 acknowledges after fsync on primary and follower; Redis appendfsync always;
 PostgreSQL fsync=on, synchronous_commit=on.
 
@@ -93,9 +133,101 @@ PostgreSQL fsync=on, synchronous_commit=on.
 | Tally unary Increment, one hot counter | $concurrency in flight | ${result[tally_unary]:-n/a} increments | 1.00x |
 | Tally IncrementBatch of 100, one hot counter | 16 in flight x 2 processes | ${result[tally_batch]:-n/a} increments | |
 | Tally coalescing client, $concurrency concurrent increment calls | $concurrency callers, one process | ${result[tally_coalesced]:-n/a} increments | |
-$(for note in "${notes[@]:-}"; do [ -n "$note" ] && echo "
-Skipped: $note"; done)
+
 TABLE
-)"
-echo "$table"
-printf '\n%s\n' "$table" >> bench/RESULTS.md
+fi
+
+if has platform; then
+  run_id="compare$$"
+  draws=(--counters "$counters" --seed "$seed")
+  zipf_load=(--batch "$batch" --concurrency 16 --procs 2 --seconds "$seconds")
+  page_load=(--rate "$page_rate" --page-size "$page_size" --concurrency 32 --procs 2 --seconds "$seconds")
+  rows=()
+  # One row: system, mode, rate text, p50, p99, CPU us per unit (all), creation text.
+  row() { rows+=("| $1 | $2 | $3 | $4 | $5 | $6 | $7 |"); }
+  # Fields of compare-load's JSON: rate (items or calls per second), p50, p99, CPU per unit, check.
+  load_row() {
+    node -e "
+      const r = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+      const page = r.mode === 'page';
+      const units = page ? r.calls : r.items;
+      const cpu = r.loadGeneratorCpuSeconds + (r.serverCpuSeconds ?? 0);
+      const rate = page ? r.callsPerSec.toLocaleString('en-US') + ' pages/s' : r.itemsPerSec.toLocaleString('en-US') + '/s';
+      const us = (s) => (1e6 * s / units).toFixed(1);
+      const check = r.check ? (r.check.passed ? ', check passed' : ', CHECK FAILED') : '';
+      console.log([rate, r.latencyMs.p50.toFixed(2) + ' ms', r.latencyMs.p99.toFixed(2) + ' ms', us(cpu) + ' (server ' + us(r.serverCpuSeconds ?? 0) + ', client ' + us(r.loadGeneratorCpuSeconds) + ')' + check, page ? r.callsPerSec : r.itemsPerSec].join('\t'));
+    "
+  }
+
+  # Tally: a 1-pair cluster (router, primary, follower; fsync on both before the acknowledgement).
+  OUT="$work/tally-split" bash bench/cpu-split.sh --workload zipf "${draws[@]}" --zipf-s "$zipf_s" "${zipf_load[@]}" \
+    --then --workload page "${draws[@]}" "${page_load[@]}" > "$work/tally-split.txt" 2>&1 || notes+=("tally: cpu-split.sh failed, see its output")
+  tally_rows="$(python3 - "$work/tally-split" <<'PY'
+import json, sys
+out = sys.argv[1]
+creation = json.load(open(f'{out}/creation.json')).get('creation') or {}
+for n in (0, 1):
+    s = json.load(open(f'{out}/split.{n}.json'))
+    b, cpu = s['bench'], s['cpuSeconds']
+    servers = cpu['router'] + cpu['primary'] + cpu['follower']
+    client = s['loadGeneratorRunCpuSeconds']
+    us = lambda seconds: f"{1e6 * seconds / s['units']:.1f}"
+    page = b['workload'] == 'page'
+    rate = f"{b['callsPerSec']:,} pages/s" if page else f"{b['incrementsPerSec']:,}/s"
+    check = ', check passed' if (b.get('check') or {}).get('passed') else ', CHECK FAILED' if b.get('check') else ''
+    print('\t'.join([rate, f"{b['latencyMs']['p50']:.2f} ms", f"{b['latencyMs']['p99']:.2f} ms", f"{us(servers + client)} (servers {us(servers)}, client {us(client)}){check}", str(b['callsPerSec'] if page else b['incrementsPerSec']), f"{creation.get('counters', 0):,} in {creation.get('durationMs', 0) / 1000:.1f} s"]))
+PY
+)" || tally_rows=""
+  if [ -n "$tally_rows" ]; then
+    IFS=$'\t' read -r t_rate t_p50 t_p99 t_cpu t_zipf t_created <<<"$(sed -n 1p <<<"$tally_rows")"
+    IFS=$'\t' read -r tp_rate tp_p50 tp_p99 tp_cpu t_pages _ <<<"$(sed -n 2p <<<"$tally_rows")"
+    row "Tally" "IncrementBatch of $batch, 16 in flight x 2 processes" "$t_rate" "$t_p50" "$t_p99" "$t_cpu" "$t_created"
+  fi
+
+  load() { node --import tsx bench/compare-load.mts "$@" --run-id "$run_id" "${draws[@]}" --json 2>>"$work/load.err"; }
+  if [ -n "$redis_pid" ]; then
+    created="$(load redis create --target "127.0.0.1:$redis_port" | node -e "const c=JSON.parse(require('fs').readFileSync(0,'utf8')).creation;console.log(c.counters.toLocaleString('en-US')+' in '+(c.durationMs/1000).toFixed(1)+' s')")"
+    IFS=$'\t' read -r rate p50 p99 cpu r_unpiped <<<"$(load redis increment --target "127.0.0.1:$redis_port" --workload zipf --zipf-s "$zipf_s" --batch 1 --concurrency 16 --procs 2 --seconds "$seconds" --server-pid "$redis_pid" | load_row)"
+    row "Redis" "INCRBY unpipelined, 16 connections x 2 processes" "$rate" "$p50" "$p99" "$cpu" "$created (MSET)"
+    IFS=$'\t' read -r rate p50 p99 cpu r_piped <<<"$(load redis increment --target "127.0.0.1:$redis_port" --workload zipf --zipf-s "$zipf_s" --pipeline "${zipf_load[@]}" --server-pid "$redis_pid" | load_row)"
+    row "Redis" "INCRBY pipelined $batch per round trip, 16 connections x 2 processes" "$rate" "$p50" "$p99" "$cpu" ""
+  fi
+  if [ -n "$pg_pid" ]; then
+    created="$(load postgres create --target "$pg_url" | node -e "const c=JSON.parse(require('fs').readFileSync(0,'utf8')).creation;console.log(c.counters.toLocaleString('en-US')+' in '+(c.durationMs/1000).toFixed(1)+' s')")"
+    IFS=$'\t' read -r rate p50 p99 cpu p_upsert <<<"$(load postgres increment --target "$pg_url" --workload zipf --zipf-s "$zipf_s" "${zipf_load[@]}" --server-pid "$pg_pid" | load_row)"
+    row "PostgreSQL" "upsert of $batch per statement (summed, sorted), 16 connections x 2 processes" "$rate" "$p50" "$p99" "$cpu" "$created (INSERT)"
+  fi
+  [ -n "${tp_rate:-}" ] && row "Tally" "ReadMany of $page_size cold counters at $page_rate pages/s, 32 x 2" "$tp_rate" "$tp_p50" "$tp_p99" "$tp_cpu" ""
+  if [ -n "$redis_pid" ]; then
+    IFS=$'\t' read -r rate p50 p99 cpu _ <<<"$(load redis page --target "127.0.0.1:$redis_port" "${page_load[@]}" --server-pid "$redis_pid" | load_row)"
+    row "Redis" "MGET of $page_size at $page_rate pages/s, 32 x 2" "$rate" "$p50" "$p99" "$cpu" ""
+  fi
+  if [ -n "$pg_pid" ]; then
+    IFS=$'\t' read -r rate p50 p99 cpu _ <<<"$(load postgres page --target "$pg_url" "${page_load[@]}" --server-pid "$pg_pid" | load_row)"
+    row "PostgreSQL" "SELECT of $page_size (= ANY) at $page_rate pages/s, 32 x 2" "$rate" "$p50" "$p99" "$cpu" ""
+  fi
+
+  cat <<TABLE
+### The platform's workload: Zipf(s = $zipf_s) over $(printf "%'d" "$counters") counters, and reads for a page — $(date -u +%Y-%m-%d), commit $commit, $(nproc) cores, ${seconds} s per run
+
+Command: \`SECTIONS=platform COUNTERS=$counters ZIPF_S=$zipf_s BATCH=$batch PAGE_RATE=$page_rate PAGE_SIZE=$page_size bench/compare.sh $seconds\`.
+The same counter names, seed ($seed) and Zipf sampler for every system; each
+population created before its runs (not in the figures). Durable everywhere:
+Tally fsyncs on primary and follower; Redis appendfsync always; PostgreSQL
+fsync=on, synchronous_commit=on. Latency per call (a batch, a page), paced runs
+timed from when each call was due. CPU: microseconds per increment (per page)
+over the servers and the load generator during the run.
+
+| system | mode | rate | p50 | p99 | CPU µs per increment or page | creation |
+|---|---|---:|---:|---:|---|---|
+$(printf '%s\n' "${rows[@]}")
+
+Tally zipf vs Redis unpipelined $(ratio "${t_zipf:-0}" "${r_unpiped:-0}"), vs Redis pipelined $(ratio "${t_zipf:-0}" "${r_piped:-0}"), vs PostgreSQL upserts $(ratio "${t_zipf:-0}" "${p_upsert:-0}").
+TABLE
+  echo
+  echo "Tally's per-process split:"
+  grep -v '^output in' "$work/tally-split.txt" || true
+fi
+
+for note in "${notes[@]:-}"; do [ -n "$note" ] && echo "Skipped: $note"; done
+exit 0
