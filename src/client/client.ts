@@ -107,7 +107,7 @@ export class TallyClient {
             {
               attemptsMax: this.attemptsMax,
               attemptTimeoutMs: this.attemptTimeoutMs,
-              retryAfterMs: (failure, attempt, deadline) => this.retryAfterMs(failure, attempt, deadline),
+              retryAfterMs: (failure, attempt, deadline, keyed) => this.retryAfterMs(failure, attempt, deadline, keyed),
             },
           );
   }
@@ -171,19 +171,30 @@ export class TallyClient {
       try {
         return await this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set(), settings?.signal);
       } catch (error) {
-        const backoffMs = keyed ? this.retryAfterMs(error as TallyError, attempt, deadline) : undefined;
+        const backoffMs = this.retryAfterMs(error as TallyError, attempt, deadline, keyed);
         if (backoffMs === undefined) throw error;
         await backOff(backoffMs, settings?.signal);
       }
     }
   }
 
-  /** The backoff before attempt + 1 of a keyed call that failed, or undefined when it is not retried. */
-  private retryAfterMs(failure: TallyError, attempt: number, deadline: number): number | undefined {
+  /**
+   * The backoff before attempt + 1 of a write that failed, or undefined when
+   * it is not retried (resend-rule: keyed writes after an unknown outcome,
+   * any write the router certainly did not apply). At least the router's
+   * RetryInfo delay when it gave one.
+   */
+  private retryAfterMs(failure: TallyError, attempt: number, deadline: number, keyed = true): number | undefined {
     // Full jitter: a crowd of clients retrying after one failover does not return in step.
-    const backoffMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
+    const jitterMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
+    const backoffMs = Math.max(jitterMs, failure.retryAfterMs ?? 0);
     const retry =
-      resendAfter('keyed', { sent: true, grpcCode: failure.grpcCode }) === 'again' &&
+      resendAfter(classOfWrite(keyed), {
+        sent: true,
+        grpcCode: failure.grpcCode,
+        notApplied: failure.certainlyNotApplied,
+        retryAfterMs: failure.retryAfterMs,
+      }) === 'again' &&
       attempt < this.attemptsMax &&
       monotonicNowMs() + backoffMs < deadline - 10;
     return retry ? backoffMs : undefined;

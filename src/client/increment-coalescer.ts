@@ -33,7 +33,8 @@ export interface RetryPolicy {
   attemptsMax: number;
   attemptTimeoutMs: number;
   /** Whether a keyed call that failed with failure on attempt (1-based) is tried again, and after how long; undefined: not. */
-  retryAfterMs(failure: TallyError, attempt: number, deadline: number): number | undefined;
+  /** The backoff before the next attempt of a failed item, or undefined when it is not retried (resend-rule). */
+  retryAfterMs(failure: TallyError, attempt: number, deadline: number, keyed: boolean): number | undefined;
 }
 
 interface Entry {
@@ -213,8 +214,8 @@ export class IncrementCoalescer {
     for (const entry of entries) {
       if (entry.settled) continue;
       if (retryableStatuses.has(error.grpcCode)) {
-        // Outcome unknown: the unary rule decides (keyed items again with their key, unkeyed never).
-        const backoffMs = entry.keyed ? this.retry.retryAfterMs(error, entry.attempts, entry.deadline) : undefined;
+        // Outcome unknown: the unary rule decides (keyed items again with their key, unkeyed only when the router applied nothing).
+        const backoffMs = this.retry.retryAfterMs(error, entry.attempts, entry.deadline, entry.keyed);
         if (backoffMs === undefined) this.fail(entry, error);
         else setTimeout(() => this.requeue(entry), backoffMs);
       } else if (!several || sharedFailures.has(error.grpcCode)) {

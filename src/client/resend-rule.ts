@@ -34,6 +34,13 @@ export interface FailedAttempt {
    */
   sent: boolean;
   grpcCode: number;
+  /**
+   * The router said the call changed nothing (ErrorInfo reason NOT_APPLIED,
+   * TallyError.certainlyNotApplied): sending it again cannot count twice.
+   */
+  notApplied?: boolean;
+  /** The router said a retry after this long helps (RetryInfo). */
+  retryAfterMs?: number | undefined;
 }
 
 // The two outcomes that leave a write unknown: it may or may not have applied.
@@ -42,6 +49,14 @@ const outcomeUnknown = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCE
 export function resendAfter(callClass: CallClass, failure: FailedAttempt): Resend {
   // Nothing left this process: no router can have applied it, whatever the call.
   if (!failure.sent) return 'anotherRouter';
+  // A write the router certainly did not apply, refused as unavailable or busy
+  // with a retry hint: a repeat cannot count twice, keyed or not.
+  if (
+    (callClass === 'keyed' || callClass === 'unkeyed') &&
+    failure.notApplied === true &&
+    (outcomeUnknown.has(failure.grpcCode) || failure.retryAfterMs !== undefined)
+  )
+    return 'again';
   // Any other status is a router's answer: asking another gets the same one.
   if (!outcomeUnknown.has(failure.grpcCode)) return 'no';
   if (callClass === 'keyed') return 'again';

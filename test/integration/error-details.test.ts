@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import { CounterServiceClient } from '../../src/common/proto.ts';
 import { createTallyClient, type TallyClient, type TallyError } from '../../src/client/index.ts';
-import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { pause, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { rejection } from '../helpers/rejection.ts';
 
 const protoDir = path.resolve(import.meta.dirname, '../../proto');
@@ -75,7 +75,10 @@ describe('error details from a router', () => {
       const held = [0, 1].map(() => client.increment('held', 1n, { idempotencyKey: null }).catch((error: TallyError) => error));
       const busy = await waitFor(
         async () => {
-          const error = await client.increment('held', 1n, { idempotencyKey: null }).catch((failure: TallyError) => failure);
+          // A deadline shorter than the RetryInfo delay: the client (which honours it) cannot retry, so the refusal shows.
+          const error = await client
+            .increment('held', 1n, { idempotencyKey: null, deadlineMs: 80 })
+            .catch((failure: TallyError) => failure);
           return typeof error === 'object' && 'grpcCode' in error && error.grpcCode === status.RESOURCE_EXHAUSTED ? error : undefined;
         },
         { timeoutMs: 3_000, what: 'a busy refusal' },
@@ -116,5 +119,17 @@ describe('error details from a router', () => {
     expect(error.grpcCode).toBe(status.UNAVAILABLE);
     expect(error.reason).toBe('NOT_APPLIED');
     expect(error.retryAfterMs).toBe(1_000);
+
+    // The client sends a write the router did not apply again, even without a
+    // key (RetryInfo paced): once the pair is back it lands, and counts once.
+    const before = (await client.read('resent', { consistency: 'exact' }).catch(() => ({ total: 0n }))).total;
+    const resent = client.increment('resent', 7n, { idempotencyKey: null, deadlineMs: 25_000 });
+    await pause(1_500);
+    for (const role of ['primary', 'follower'] as const) await tc.cluster.node(0, role).process.start();
+    expect((await resent).applied).toBe(true);
+    await waitFor(async () => ((await client.read('resent', { consistency: 'exact' })).total === before + 7n ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the resent increment in the exact total, once',
+    });
   });
 });

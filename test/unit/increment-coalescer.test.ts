@@ -34,7 +34,8 @@ function scripted(batchFailure: number | undefined, single: (item: CoalescedItem
   const coalescer = new IncrementCoalescer(transport, {
     attemptsMax: 12,
     attemptTimeoutMs: 2_000,
-    retryAfterMs: (error) => (error.grpcCode === status.UNAVAILABLE || error.grpcCode === status.DEADLINE_EXCEEDED ? 0 : undefined),
+    retryAfterMs: (error, _attempt, _deadline, keyed) =>
+      keyed && (error.grpcCode === status.UNAVAILABLE || error.grpcCode === status.DEADLINE_EXCEEDED) ? 0 : undefined,
   });
   return { sent, coalescer };
 }

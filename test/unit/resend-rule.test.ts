@@ -33,6 +33,24 @@ describe('resend rule', () => {
     }
   });
 
+  it('resend: a write the router certainly did not apply (NOT_APPLIED) goes again, keyed or not, when unavailable or refused with a retry hint', () => {
+    for (const callClass of ['keyed', 'unkeyed'] as const) {
+      expect(resendAfter(callClass, { sent: true, grpcCode: status.UNAVAILABLE, notApplied: true })).toBe('again');
+      expect(resendAfter(callClass, { sent: true, grpcCode: status.RESOURCE_EXHAUSTED, notApplied: true, retryAfterMs: 100 })).toBe(
+        'again',
+      );
+      // Refused for what it is: the same request gets the same answer.
+      expect(resendAfter(callClass, { sent: true, grpcCode: status.INVALID_ARGUMENT, notApplied: true })).toBe('no');
+      expect(resendAfter(callClass, { sent: true, grpcCode: status.RESOURCE_EXHAUSTED, notApplied: true })).toBe('no');
+    }
+    // Only the router's word makes an unkeyed repeat safe: unknown stays unknown.
+    expect(resendAfter('unkeyed', { sent: true, grpcCode: status.UNAVAILABLE, notApplied: false })).toBe('no');
+    expect(resendAfter('unkeyed', { sent: true, grpcCode: status.RESOURCE_EXHAUSTED, retryAfterMs: 100 })).toBe('no');
+    // Admin calls and reads keep their own rules.
+    expect(resendAfter('admin', { sent: true, grpcCode: status.UNAVAILABLE, notApplied: true })).toBe('no');
+    expect(resendAfter('read', { sent: true, grpcCode: status.UNAVAILABLE, notApplied: true })).toBe('anotherRouter');
+  });
+
   it("resend: any other status is the router's answer, for every call", () => {
     const answers = everyStatus.filter((code) => code !== status.UNAVAILABLE && code !== status.DEADLINE_EXCEEDED);
     expect(answers).toContain(status.RESOURCE_EXHAUSTED);
