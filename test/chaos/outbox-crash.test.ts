@@ -148,6 +148,27 @@ describe('chaos: outbox relay', () => {
           killsAtRandom++;
         }
       }
+      // A slow machine may have let every try above miss the window (the
+      // relays stalled by the primary's kill or PostgreSQL's restart): the
+      // kill after an acknowledgement is the point, so keep trying while the
+      // writers still write, a bounded number of times.
+      for (let tries = 0; killsAfterAck === 0 && tries < 10; tries++) {
+        const relay = relays[tries % relayCount];
+        if (relay === undefined) {
+          await pause(200);
+          continue;
+        }
+        const from = relay.stderr().length;
+        if (
+          await relay.waitForLine('pausing before the commit', { from, timeoutMs: 3_000 }).then(
+            () => true,
+            () => false,
+          )
+        ) {
+          await relay.kill('SIGKILL');
+          killsAfterAck++;
+        }
+      }
     };
 
     const writers = Array.from({ length: writerCount }, (_, index) => writer(index));
