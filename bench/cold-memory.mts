@@ -1,5 +1,7 @@
 // Memory per cold counter (one shard each): on a node (the in-memory total)
-// and on the router (the directory entry), measured in-process.
+// and on the router (the directory entry), measured in-process: the V8 heap
+// plus ArrayBuffers (the node's totals live in typed arrays, off the heap).
+// bench/node-memory.mts and bench/router-memory.mts measure whole processes.
 //   node --expose-gc --import tsx bench/cold-memory.mts [counters]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,21 +13,23 @@ const count = Number(process.argv[2] ?? 1_000_000);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc');
 
-gc();
-let before = process.memoryUsage().heapUsed;
+/** Heap used plus ArrayBuffer bytes, after a full GC. */
+const heldBytes = (): number => {
+  gc();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+};
+let before = heldBytes();
 const totals = new ShardTotals();
 for (let shardId = 1; shardId <= count; shardId++) totals.add(shardId, BigInt(shardId % 1000) + 1n);
-gc();
-const nodeBytesPerCounter = (process.memoryUsage().heapUsed - before) / count;
+const nodeBytesPerCounter = (heldBytes() - before) / count;
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-cold-'));
 const routerCount = Math.min(count, 200_000);
 const directory = Directory.open(dir, [{ primary: '127.0.0.1:1', follower: '127.0.0.1:2' }]);
-gc();
-before = process.memoryUsage().heapUsed;
+before = heldBytes();
 for (let index = 0; index < routerCount; index++) await directory.getOrCreate(`post:${index}:like`);
-gc();
-const routerBytesPerCounter = (process.memoryUsage().heapUsed - before) / routerCount;
+const routerBytesPerCounter = (heldBytes() - before) / routerCount;
 directory.close();
 fs.rmSync(dir, { recursive: true, force: true });
 console.log(
