@@ -52,6 +52,10 @@ describe('checkpoint', () => {
     for (const upto of [1n, 7n, full.lastLsn / 2n, full.lastLsn - 1n, full.lastLsn]) {
       while (log.foldSlice(upto, 13, 0) > 0);
       expect(log.checkpointLsn).toBe(upto);
+      // Recovery streams the checkpoint's totals row by row: the same rows as the Map of them all.
+      const streamed = new Map<number, bigint>();
+      log.forEachCheckpointTotal((shardId, total) => streamed.set(shardId, total));
+      expect(streamed).toEqual(log.checkpointTotals());
       const recovered = memoryOf(log, nowMs);
       expect(recovered.totals).toEqual(full.totals);
       expect(recovered.lastLsn).toBe(full.lastLsn);
