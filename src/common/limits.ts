@@ -244,6 +244,16 @@ export const dedupKeysInMemoryMax = 1_000_000;
  * it is never the least recently incremented one the bound evicts.
  */
 export const heatCountersMax = 10_000;
+/**
+ * Increments a counter must gather lately (a count-min sketch, halved at
+ * every heat sample) before it may take a place in a full heat table: a
+ * counter touched once or twice among millions never evicts one that is
+ * warm, and any counter sizing cares about (thousands a second) passes at
+ * its first batch.
+ */
+export const heatAdmitIncrements = 16;
+/** Cells per row of the heat admission sketch (4 rows of 16-bit cells: 256 KiB). */
+export const heatAdmitSketchWidth = 32_768;
 /** Hottest counters one AdminService.Hot call lists; the router keeps no more of its last ranking. */
 export const hotCountersListedMax = 1_000;
 /**

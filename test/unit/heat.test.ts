@@ -2,6 +2,8 @@
 // injected clock, so every instant is chosen by the test.
 import { describe, expect, it, vi } from 'vitest';
 import { HeatTracker } from '../../src/router/sizing/heat.ts';
+import { HeatAdmission } from '../../src/router/sizing/heat-admission.ts';
+import { heatAdmitIncrements } from '../../src/common/limits.ts';
 
 class FakeClock {
   nowMs = 1_000_000;
@@ -94,7 +96,7 @@ describe('heat', () => {
     expect(heat.ratePerSec('other')).toBe(0);
   });
 
-  it('heat: a flood of 100,000 counters incremented once each stays within countersMax, evicts the least recently incremented, keeps the hot one, and never walks its entries on an increment', () => {
+  it('heat: a flood of 100,000 counters incremented once each stays within countersMax, evicts nothing once full (cold touches are refused), keeps the hot one, and never walks its entries on an increment', () => {
     const clock = new FakeClock();
     const countersMax = 1_000;
     const heat = new HeatTracker(halfLifeMs, clock.now, 60_000, countersMax);
@@ -111,14 +113,53 @@ describe('heat', () => {
     vi.restoreAllMocks();
     expect(walkCount).toBe(0);
     expect(trackedMax).toBe(countersMax);
-    expect(heat.evictedCount).toBe(100_000 + 1 - countersMax);
-    // The hot counter, incremented throughout, was never the least recent: its rate is intact (100/s).
+    // The table filled with the first 999 flood counters and the hot one; every later touch, once, was refused.
+    expect(heat.evictedCount).toBe(0);
+    expect(heat.refusedCount).toBe(100_000 - (countersMax - 1));
+    // The hot counter, incremented throughout: its rate is intact (100/s).
     expect(heat.ratePerSec('hot')).toBeCloseTo(100, 0);
-    expect(heat.ratePerSec('flood:0')).toBe(0);
-    expect(heat.ratePerSec('flood:99500')).toBeGreaterThan(0);
+    expect(heat.ratePerSec('flood:99500')).toBe(0);
     // A sample visits only what is tracked.
     const samples = heat.sample();
     expect(samples.length).toBeLessThanOrEqual(countersMax);
     expect(samples.find((sample) => sample.counter === 'hot')?.shardCounts).toHaveLength(4);
+  });
+
+  it('heat: a full table takes a counter once it has gathered heatAdmitIncrements lately, evicting the least recently incremented; what it gathered fades at every sample', () => {
+    const clock = new FakeClock();
+    const heat = new HeatTracker(halfLifeMs, clock.now, 60_000, 3);
+    for (const name of ['a', 'b', 'c']) heat.record(name, 1);
+    clock.advance(10);
+    // Just below the bar: refused, twice; the sketch counts both.
+    heat.record('warm', heatAdmitIncrements / 2 - 1);
+    heat.record('warm', heatAdmitIncrements / 2 - 1);
+    expect(heat.trackedCount).toBe(3);
+    expect(heat.refusedCount).toBe(2);
+    // The third batch brings it over: admitted, the least recently incremented ('a') goes.
+    heat.record('warm', 2);
+    expect(heat.evictedCount).toBe(1);
+    expect(heat.lastSample('warm')).toBeDefined();
+    expect(heat.lastSample('a')).toBeUndefined();
+    // A counter that gathers slowly, across samples, fades instead: halved at each sample, it never reaches the bar.
+    for (let round = 0; round < 10; round++) {
+      heat.record('slow', heatAdmitIncrements / 2 - 1);
+      heat.sample();
+    }
+    expect(heat.lastSample('slow')).toBeUndefined();
+  });
+
+  it('heat admission: a count-min estimate never undercounts, saturates, and halves on decay', () => {
+    const sketch = new HeatAdmission(1_024);
+    const truth = new Map<string, number>();
+    for (let index = 0; index < 20_000; index++) {
+      const name = `n${index % 3_000}`;
+      const count = 1 + (index % 3);
+      truth.set(name, (truth.get(name) ?? 0) + count);
+      expect(sketch.add(name, count)).toBeGreaterThanOrEqual(truth.get(name)!);
+    }
+    expect(sketch.add('big', 70_000)).toBe(0xffff);
+    sketch.decay();
+    expect(sketch.add('big', 0)).toBe(0x7fff);
+    expect(() => new HeatAdmission(1_000)).toThrow(/power of two/);
   });
 });

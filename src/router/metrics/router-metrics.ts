@@ -162,6 +162,11 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     trackedCounters: new Gauge({ name: 'tally_heat_tracked_counters', help: 'Counters with measurable heat', registers: [registry] }),
+    heatRefusals: new Counter({
+      name: 'tally_heat_touches_refused_total',
+      help: 'Increments of counters a full heat table did not take: not yet warm enough (count-min admission)',
+      registers: [registry],
+    }),
     heatEvictions: new Counter({
       name: 'tally_heat_counters_evicted_total',
       help: 'Counters whose heat was forgotten to stay within --heat-counters-max (least recently incremented first)',

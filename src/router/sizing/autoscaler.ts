@@ -32,6 +32,8 @@ export class Autoscaler {
   private tracked = 0;
   /** Heat evictions already added to tally_heat_counters_evicted_total. */
   private heatEvictionsReported = 0;
+  /** Heat refusals already added to tally_heat_touches_refused_total. */
+  private heatRefusalsReported = 0;
 
   constructor(
     private readonly directory: SizingDirectory,
@@ -133,6 +135,8 @@ export class Autoscaler {
     metrics.trackedCounters.set(hot.length);
     metrics.heatEvictions.inc(this.heat.evictedCount - this.heatEvictionsReported);
     this.heatEvictionsReported = this.heat.evictedCount;
+    metrics.heatRefusals.inc(this.heat.refusedCount - this.heatRefusalsReported);
+    this.heatRefusalsReported = this.heat.refusedCount;
     metrics.shardSkewMax.set(top.filter((entry) => entry.shards > 1).reduce((max, entry) => Math.max(max, entry.skew), 1));
   }
 }

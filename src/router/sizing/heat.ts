@@ -4,8 +4,11 @@
 // millions of cold counters cost nothing here. At most countersMax entries:
 // a writer spreading increments over more counters than that (each stays
 // warm for minutes) evicts the least recently incremented, never the hot
-// ones sizing is for. Injected clock.
-import { LruMap, heatCountersMax, monotonicNowMs } from '../../common/index.ts';
+// ones sizing is for; and a full table admits a new counter only once it has
+// gathered heatAdmitIncrements lately (heat-admission.ts), so cold touches
+// do not churn it. Injected clock.
+import { LruMap, heatAdmitIncrements, heatAdmitSketchWidth, heatCountersMax, monotonicNowMs } from '../../common/index.ts';
+import { HeatAdmission } from './heat-admission.ts';
 
 interface Heat {
   perSec: number;
@@ -45,6 +48,9 @@ export class HeatTracker {
   /** In order of the last increment: the least recently incremented counter is evicted first. */
   private readonly heats: LruMap<string, Heat>;
   private lastSampleMs: number;
+  private readonly admission = new HeatAdmission(heatAdmitSketchWidth);
+  /** Increments of counters a full table did not take (not yet warm enough). */
+  private refused = 0;
 
   constructor(
     /** Half-life of the moving average. */
@@ -62,6 +68,10 @@ export class HeatTracker {
     const nowMs = this.now();
     let heat = this.heats.get(name);
     if (heat === undefined) {
+      if (this.heats.size >= this.heats.entriesMax && this.admission.add(name, increments) < heatAdmitIncrements) {
+        this.refused++;
+        return;
+      }
       heat = { perSec: 0, peakPerSec: 0, lastMs: nowMs, pending: 0, shardCounts: [], sampledShardCounts: [], sampledMs: 0 };
       this.heats.set(name, heat);
     }
@@ -94,6 +104,7 @@ export class HeatTracker {
     const nowMs = this.now();
     const windowMs = nowMs - this.lastSampleMs;
     this.lastSampleMs = nowMs;
+    this.admission.decay();
     const samples: HeatSample[] = [];
     // Deleting the entry just visited is what entries() allows.
     for (const [counter, heat] of this.heats.entries()) {
@@ -136,6 +147,11 @@ export class HeatTracker {
 
   get trackedCount(): number {
     return this.heats.size;
+  }
+
+  /** Touches of counters a full table did not take, not yet warm enough (heat-admission.ts). */
+  get refusedCount(): number {
+    return this.refused;
   }
 
   /** Counters forgotten while still warm because countersMax were tracked. */
