@@ -55,11 +55,22 @@ for n in "${!runs[@]}"; do
   read -r -a ARGS <<<"${runs[$n]}"
   RUN_ARGS=()
   for arg in "${ARGS[@]}"; do [ "$arg" = --prefill ] || RUN_ARGS+=("$arg"); done
+  # The bench hands over at the run's edges (--phase-file): the window below
+  # holds the run alone, not the check's baseline and final reads.
+  PHASE="$OUT/phase.$n"
+  : >"$PHASE"
+  /usr/bin/time -f "%U %S" -o "$OUT/client.time.$n" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${RUN_ARGS[@]}" --run-id $RUN_ID --no-prefill --phase-file "$PHASE" --json >"$OUT/bench.$n.json" 2>"$OUT/bench.$n.err" &
+  BENCH_PID=$!
+  await_phase() { while [ "$(cat "$PHASE")" != "$1" ] && kill -0 $BENCH_PID 2>/dev/null; do sleep 0.02; done; }
+  await_phase ready
   scrape before.$n
   written >"$OUT/written.before.$n"
-  /usr/bin/time -f "%U %S" -o "$OUT/client.time.$n" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${RUN_ARGS[@]}" --run-id $RUN_ID --no-prefill --json >"$OUT/bench.$n.json" 2>"$OUT/bench.$n.err"
+  echo run >"$PHASE"
+  await_phase done
   written >"$OUT/written.after.$n"
   scrape after.$n
+  echo check >"$PHASE"
+  wait $BENCH_PID
   python3 - "$OUT" "$n" "${runs[$n]}" <<'PY'
 import json, sys
 out, n, args = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -98,6 +109,7 @@ for who, seconds in rows: print(f"  {who:15s} {seconds:6.2f} s CPU  {1e6 * secon
 print(f"  {'all':15s} {total:6.2f} s CPU  {1e6 * total / units:6.1f} us/{unit}")
 run_cpu = bench['loadGeneratorCpuSeconds']
 print(f"  load generator during the run alone (no start, no check): {run_cpu:.2f} s, {1e6 * run_cpu / units:.1f} us/{unit}; all processes so: {1e6 * (total - user - system + run_cpu) / units:.1f} us/{unit}")
+print("  (router, primary and follower: the run alone; load generator: the whole process, its start and the check's reads included)")
 router = 'process="router"'
 calls = delta(f'tally_router_node_call_items_count{{{router}}}')
 print(f"  items per router->node call {delta(f'tally_router_node_call_items_sum{{{router}}}') / max(1, calls):.0f}")

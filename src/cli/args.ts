@@ -54,6 +54,7 @@ export const valueFlags = new Set([
   'seed',
   'process-index',
   'page-size',
+  'phase-file',
   'batch',
   'concurrency',
   'rate',

@@ -58,6 +58,7 @@ export function benchOptions(flags: Map<string, string>, router: string): BenchO
     procs: whole('procs-total', whole('procs', 1, 1, 64), 1, 64),
     runId: flags.get('run-id') ?? newRunId(),
     check: !flags.has('no-check'),
+    phaseFile: flags.get('phase-file'),
     security: securityOptions(flags),
     securityFlags: ['tls-ca', 'tls-cert', 'tls-key'].flatMap((name) => (flags.has(name) ? [`--${name}`, flags.get(name)!] : [])),
   };

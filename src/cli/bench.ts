@@ -5,6 +5,7 @@
 // processes (--procs) because one Node client saturates a core first.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +57,13 @@ export interface BenchOptions {
   procs: number;
   runId: string;
   check: boolean;
+  /**
+   * A file for a measuring script (bench/cpu-split.sh): the bench writes
+   * "ready" before the run and waits for "run", then writes "done" and waits
+   * for "check", so the script's CPU window holds the run alone, not the
+   * population's creation or the check's reads.
+   */
+  phaseFile: string | undefined;
   /** TLS and token for every client, workers included. */
   security: { tls?: { ca: Buffer; cert?: Buffer; key?: Buffer }; token?: string };
   /** The TLS flags as given, passed on to worker processes (the token goes by environment). */
@@ -360,7 +368,9 @@ export async function runBench(
           checkedSlots(options, sample).map((slot) => names.name(sample.indexOf(slot))),
         )
       : [];
+    await handOver(options.phaseFile, 'ready', 'run');
     const results = options.procs === 1 ? [await runWorker(options, onProgress)] : await runProcesses(options, onProgress);
+    await handOver(options.phaseFile, 'done', 'check');
     let check: BenchCheck | undefined;
     if (options.check)
       check = options.workload === 'page' ? checkPages(results) : await checkTotals(client, options, sample, baseline, results);
@@ -368,6 +378,21 @@ export async function runBench(
   } finally {
     client.close();
   }
+}
+
+/** How long a bench waits for a measuring script's answer before it goes on. */
+const phaseWaitMs = 60_000;
+
+/** Writes a phase to the file and waits (bounded) until the measuring script writes the answer. */
+async function handOver(phaseFile: string | undefined, phase: string, answer: string): Promise<void> {
+  if (phaseFile === undefined) return;
+  fs.writeFileSync(phaseFile, `${phase}\n`);
+  const untilMs = monotonicNowMs() + phaseWaitMs;
+  while (monotonicNowMs() < untilMs) {
+    if (fs.readFileSync(phaseFile, 'utf8').trim() === answer) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  process.stderr.write(`bench: no "${answer}" in ${phaseFile} within ${phaseWaitMs / 1000} s; going on\n`);
 }
 
 /** Creation calls in flight: enough to keep the router busy, few enough to leave the machine to it. */
