@@ -2,10 +2,10 @@
 // the nodes behind it, with N one-shard counters created through the public
 // client: a 1-pair cluster (embedded SQLite directory), then IncrementBatch
 // calls of `--batch` new counters each (unkeyed, amount 1), `--in-flight` at
-// once. Each process's RSS and (after two forced GCs, bench/memory-probe.mjs)
+// once; with --etcd the router keeps its directory in an etcd of its own. Each process's RSS and (after two forced GCs, bench/memory-probe.mjs)
 // V8 heap are read before the first counter and after the last;
 // bytes per counter = (after - before) / N.
-//   node --import tsx bench/router-memory.mts [--counters 1000000] [--runs 3] [--batch 1000] [--in-flight 4]
+//   node --import tsx bench/router-memory.mts [--counters 1000000] [--runs 3] [--batch 1000] [--in-flight 4] [--etcd]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,7 @@ const counterCount = flag('counters', 1_000_000);
 const runs = flag('runs', 3);
 const batch = flag('batch', 1_000);
 const inFlight = flag('in-flight', 4);
+const withEtcd = process.argv.includes('--etcd');
 const memoryProbePath = path.join(import.meta.dirname, 'memory-probe.mjs');
 const processNames = ['router', 'node-0-primary', 'node-0-follower'] as const;
 type ProcessName = (typeof processNames)[number];
@@ -58,6 +59,7 @@ async function run(): Promise<Run> {
   const probeFileOf = (name: string): string => path.join(dataDir, `probe-${name}.json`);
   const cluster = await onePairCluster(dataDir, {
     routerArgs: ['--counters-max', String(counterCount + 1_000), '--shards-total-max', String(counterCount + 1_000)],
+    ...(withEtcd ? { etcd: { dataDir: path.join(dataDir, 'etcd') } } : {}),
     envOf: (name) => ({ TALLY_MEMORY_PROBE_FILE: probeFileOf(name), NODE_OPTIONS: `--import ${memoryProbePath}` }),
   });
   await cluster.start();
@@ -70,7 +72,9 @@ async function run(): Promise<Run> {
   try {
     await client.incrementBatch([{ counter: 'warm-up', amount: 1, idempotencyKey: null }]);
     const before = {} as Record<ProcessName, Memory>;
-    for (const name of processNames) before[name] = await probe(pids[name], probeFileOf(name));
+    // The router's process is `router-1` on etcd.
+    const fileOf = (name: ProcessName): string => probeFileOf(name === 'router' ? cluster.routers[0]!.name : name);
+    for (const name of processNames) before[name] = await probe(pids[name], fileOf(name));
     const startedMs = performance.now();
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -86,7 +90,7 @@ async function run(): Promise<Run> {
     const createMs = performance.now() - startedMs;
     const result = { createMs } as Run;
     for (const name of processNames) {
-      const after = await probe(pids[name], probeFileOf(name));
+      const after = await probe(pids[name], fileOf(name));
       result[name] = {
         rssBytes: (after.rssBytes - before[name].rssBytes) / counterCount,
         heapUsedBytes: (after.heapUsedBytes - before[name].heapUsedBytes) / counterCount,
@@ -103,7 +107,7 @@ async function run(): Promise<Run> {
 }
 
 console.log(
-  `${counterCount} one-shard counters, batch ${batch}, ${inFlight} in flight; Node ${process.version}, ${os.cpus().length} cores, load average ${os
+  `${counterCount} one-shard counters, ${withEtcd ? 'etcd' : 'embedded SQLite'} directory, batch ${batch}, ${inFlight} in flight; Node ${process.version}, ${os.cpus().length} cores, load average ${os
     .loadavg()
     .map((load) => load.toFixed(1))
     .join(' ')}; medians of ${runs} runs`,
