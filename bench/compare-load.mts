@@ -303,7 +303,7 @@ async function runProcess(options: Options, processIndex: number): Promise<Proce
         if (loopIntervalMs > 0) {
           const dueMs = startedMs + (sent + loop / options.concurrency) * loopIntervalMs;
           if (dueMs > callStartMs) await new Promise((resolve) => setTimeout(resolve, dueMs - callStartMs));
-          callStartMs = dueMs; // timed from when it was due, as tally bench does
+          callStartMs = Math.min(dueMs, monotonicNowMs()); // from when it was due (or left, when a timer fired early), as tally bench does
         }
         if (monotonicNowMs() >= endMs) return;
         const indexes = Array.from({ length: itemsPerCall }, pick);

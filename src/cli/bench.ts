@@ -182,7 +182,8 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
           const dueMs = startedMs + (sent + loop / options.concurrency) * loopIntervalMs;
           const waitMs = dueMs - callStartMs;
           if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-          callStartMs = dueMs;
+          // From when it was due; a timer may fire a little early, and then from when it left.
+          callStartMs = Math.min(dueMs, monotonicNowMs());
         }
         if (monotonicNowMs() >= endMs) return;
         const indexes = Array.from({ length: itemsPerCall }, pick);
