@@ -196,8 +196,10 @@ describe('call guards', () => {
     primary.process.signal('SIGSTOP');
     try {
       const batch = Array.from({ length: 10 }, (_, index) => ({ counter: `held-${index}`, amount: 1n }));
+      // One attempt per call: the client would otherwise send a busy refusal (NOT_APPLIED, with a RetryInfo) again.
+      const once = createTallyClient({ address: tc.cluster.routerAddress, token: clientToken, attemptsMax: 1 });
       const outcomes = Array.from({ length: 20 }, () =>
-        honest.incrementBatch(batch, { deadlineMs: 3_000 }).then(
+        once.incrementBatch(batch, { deadlineMs: 3_000 }).then(
           () => 'ok',
           (error: { grpcCode: number; message: string }) => (error.grpcCode === status.RESOURCE_EXHAUSTED ? error.message : 'other'),
         ),
@@ -218,6 +220,7 @@ describe('call guards', () => {
       expect(health).not.toBe(status.RESOURCE_EXHAUSTED);
       primary.process.signal('SIGCONT');
       await Promise.all(outcomes);
+      once.close();
     } finally {
       primary.process.signal('SIGCONT');
     }
