@@ -133,10 +133,19 @@ export function rowsOfShards<Row>(
   shardIds: readonly number[] | undefined,
   all?: Database.Statement<[], Row>,
 ): Row[] {
-  if (shardIds === undefined && all !== undefined) return all.all();
-  const filter = shardIds === undefined ? '' : ` WHERE ${shardIdsFilter(shardIds)}`;
-  return rowsOf<number[], Row>(db, `${sql}${filter}`).all(...(shardIds ?? []));
+  if (shardIds === undefined) return all !== undefined ? all.all() : rowsOf<[], Row>(db, sql).all();
+  // SQLite binds at most 32,766 variables per statement: a longer list (a
+  // Reconcile naming many shards) is read a chunk at a time.
+  const rows: Row[] = [];
+  for (let from = 0; from < shardIds.length; from += shardIdsPerQueryMax) {
+    const chunk = shardIds.slice(from, from + shardIdsPerQueryMax);
+    for (const row of rowsOf<number[], Row>(db, `${sql} WHERE ${shardIdsFilter(chunk)}`).all(...chunk)) rows.push(row);
+  }
+  return rows;
 }
+
+/** Shard ids bound in one `shard_id IN (…)` query: under SQLite's 32,766 variables. */
+export const shardIdsPerQueryMax = 30_000;
 
 export function totalsOfRows(rows: readonly [shardId: bigint, total: bigint][]): Map<number, bigint> {
   return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));

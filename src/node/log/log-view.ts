@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { replayBatchRows } from '../../common/index.ts';
 import { type EntryKind, entryOfRow, rowColumns, type RawRow } from './log-entry.ts';
-import { checkpointTotalsSql, checkpointPartsSql, rowsOf, rowsOfShards, shardIdsFilter, totalsOfRows } from './log-statements.ts';
+import {
+  checkpointTotalsSql,
+  checkpointPartsSql,
+  rowsOf,
+  rowsOfShards,
+  shardIdsFilter,
+  shardIdsPerQueryMax,
+  totalsOfRows,
+} from './log-statements.ts';
 import type { SnapshotChunk } from './log-types.ts';
 
 /**
@@ -61,6 +69,13 @@ export class LogView {
     uptoLsn: bigint,
     shardIds?: readonly number[],
   ): Promise<void> {
+    // Past what one statement may bind, a chunk of shards at a time: each
+    // shard's entries still come in lsn order (it is in one chunk).
+    if (shardIds !== undefined && shardIds.length > shardIdsPerQueryMax) {
+      for (let from = 0; from < shardIds.length; from += shardIdsPerQueryMax)
+        await this.replaySliced(onEntry, uptoLsn, shardIds.slice(from, from + shardIdsPerQueryMax));
+      return;
+    }
     const filter = shardIds === undefined ? '' : ` AND ${shardIdsFilter(shardIds)}`;
     const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint, kind: bigint | null]>(
       this.db,
