@@ -12,7 +12,6 @@
 //
 import { ErrorCode, TallyError, shardsPerCounterMax, type WindowSetting } from '../../../common/index.ts';
 import {
-  advertisedOfMembers,
   advertisedProblem,
   counterKinds,
   type AdvertisedNode,
@@ -22,6 +21,7 @@ import {
   type PairInfo,
   type ShardTask,
 } from '../contract.ts';
+import { pairInfoOf, snapshotPairOf } from '../snapshot.ts';
 
 export const counterKeyPrefix = 'counters/';
 export const pairKeyPrefix = 'pairs/';
@@ -163,44 +163,19 @@ export function parseId(text: string): number | undefined {
 
 // ---- Codecs: memory's shapes <-> the stored values ------------------------------
 
+/**
+ * A pair's value: the export's JSON shape (snapshot.ts) without its index,
+ * `advertised` left out when empty (a pair whose nodes advertise nothing is
+ * stored as before zones).
+ */
 export function storedPairOf(pair: PairInfo): StoredPair {
-  return {
-    primary: pair.primary,
-    follower: pair.follower,
-    epoch: pair.epoch.toString(),
-    inSync: pair.inSync,
-    primaryId: pair.primaryId,
-    followerId: pair.followerId,
-    ackedLsn: pair.ackedLsn.toString(),
-    legacy: pair.legacy,
-    replaced: pair.replaced,
-    addedOnline: pair.addedOnline,
-    draining: pair.draining,
-    configVersion: pair.configVersion.toString(),
-    // Left out when empty: a pair whose nodes advertise nothing is stored as before zones.
-    ...(Object.keys(pair.advertised).length === 0
-      ? {}
-      : { advertised: advertisedOfMembers(pair.advertised, [pair.primary, pair.follower]) }),
-  };
+  const { pairIndex: _pairIndex, advertised, ...stored } = snapshotPairOf(pair);
+  return advertised === undefined || Object.keys(advertised).length === 0 ? stored : { ...stored, advertised };
 }
 
+/** A stored pair in memory; values from before drains and versions lacked read as their defaults. */
 export function pairOfStored(pairIndex: number, stored: StoredPair): PairInfo {
-  return {
-    pairIndex,
-    primary: stored.primary,
-    follower: stored.follower,
-    epoch: BigInt(stored.epoch),
-    inSync: stored.inSync,
-    primaryId: stored.primaryId,
-    followerId: stored.followerId,
-    ackedLsn: BigInt(stored.ackedLsn),
-    legacy: stored.legacy,
-    replaced: stored.replaced,
-    addedOnline: stored.addedOnline ?? false,
-    draining: stored.draining ?? false,
-    configVersion: BigInt(stored.configVersion ?? '0'),
-    advertised: advertisedOfMembers(stored.advertised ?? {}, [stored.primary, stored.follower]),
-  };
+  return pairInfoOf({ ...stored, pairIndex, addedOnline: stored.addedOnline ?? false, draining: stored.draining ?? false });
 }
 
 /** A pair's value, checked. */
