@@ -59,23 +59,26 @@ export function registerRpcCounter(registry: Registry): (methodPath: string, cod
     labelNames: ['service', 'method', 'code'],
     registers: [registry],
   });
-  const children = new Map<string, Counter.Internal>();
-  const paths = new Set<string>();
+  // Per path, the child of each status code (0..16): no key string built per call.
+  const children = new Map<string, (Counter.Internal | undefined)[]>();
+  const childOf = (methodPath: string, code: number): Counter.Internal => {
+    let service = 'other';
+    let method = 'other';
+    if (children.has(methodPath) || children.size < rpcPathsMax) {
+      const slash = methodPath.lastIndexOf('/');
+      service = methodPath.slice(1, Math.max(1, slash));
+      method = methodPath.slice(slash + 1);
+    }
+    return calls.labels({ service, method, code: statusNameByCode.get(code) ?? String(code) });
+  };
   return (methodPath, code) => {
-    const key = `${code}${methodPath}`;
-    let child = children.get(key);
+    let byCode = children.get(methodPath);
+    // Bounded: past rpcPathsMax paths, a call's child is looked up by its labels ("other") each time.
+    if (byCode === undefined && children.size < rpcPathsMax) children.set(methodPath, (byCode = []));
+    let child = byCode?.[code];
     if (child === undefined) {
-      let service = 'other';
-      let method = 'other';
-      if (paths.has(methodPath) || paths.size < rpcPathsMax) {
-        paths.add(methodPath);
-        const slash = methodPath.lastIndexOf('/');
-        service = methodPath.slice(1, Math.max(1, slash));
-        method = methodPath.slice(slash + 1);
-      }
-      child = calls.labels({ service, method, code: statusNameByCode.get(code) ?? String(code) });
-      // Bounded like the paths: past it, a child is looked up by its labels each time.
-      if (children.size < rpcPathsMax * 4) children.set(key, child);
+      child = childOf(methodPath, code);
+      if (byCode !== undefined) byCode[code] = child;
     }
     child.inc();
   };
