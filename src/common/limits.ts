@@ -217,6 +217,11 @@ export const replayBatchRows = 10_000;
 /** Log entries one AppendEntries call carries from a primary to its follower. */
 export const replicationBatchEntriesMax = 5_000;
 /**
+ * How far (in log entries) a follower may be behind its primary's head for
+ * the supervisor to try marking the pair in sync: one shipment.
+ */
+export const inSyncGapEntriesMax = replicationBatchEntriesMax;
+/**
  * Entries a primary keeps in memory, just committed and not yet confirmed by
  * its follower, to ship without reading the log back. A follower further
  * behind is sent entries read from the log (catch-up).

@@ -160,6 +160,46 @@ describe('chaos: replication and failover', () => {
     },
   );
 
+  it(
+    'back in sync under load: a follower restarted while increments keep flowing rejoins the pair without the load stopping',
+    { timeout: 90_000 },
+    async () => {
+      // Under steady load a commit is always in flight, so a status rarely
+      // shows the follower exactly caught up; the pair must still rejoin.
+      tc = await startCluster({ pairs: 1, routerArgs });
+      const { client, cluster } = tc;
+      await client.increment('rejoin', 1);
+      await client.setShards('rejoin', 4);
+      await waitForHealthy(client);
+      const load = startLoad(client, {
+        concurrency: 16,
+        batchSize: 100,
+        counters: () => (Math.random() < 0.5 ? 'rejoin' : `rejoin:${Math.floor(Math.random() * 50)}`),
+      });
+      load.ledger.record('rejoin', 1n, 'ok');
+      try {
+        await waitFor(() => load.ledger.okCalls > 3_000, { timeoutMs: 20_000, what: 'load' });
+        const follower = cluster.node(0, 'follower');
+        await follower.process.stop('SIGKILL');
+        await waitFor(async () => !(await client.clusterStatus()).nodes[0]!.inSync, {
+          timeoutMs: 10_000,
+          what: 'the pair to fall out of sync',
+        });
+        await follower.process.start();
+        const okAtRestart = load.ledger.okCalls;
+        await waitFor(async () => (await client.clusterStatus()).nodes[0]!.inSync, {
+          timeoutMs: 15_000,
+          what: 'the pair back in sync while the load goes on',
+        });
+        expect(load.ledger.okCalls, 'the load was still running when the pair rejoined').toBeGreaterThan(okAtRestart);
+      } finally {
+        await load.stop();
+      }
+      await load.ledger.expectWithinBounds(client);
+      await expectNoDrift(client);
+    },
+  );
+
   it('catch-up: a follower down for 10,000 increments catches up exactly (same totals, same last lsn)', { timeout: 90_000 }, async () => {
     tc = await startCluster({ pairs: 1, routerArgs });
     const { client, cluster } = tc;

@@ -85,21 +85,33 @@ export function classify(error: unknown): 'failed' | 'unknown' {
  */
 export function startLoad(
   client: TallyClient,
-  options: { counters: () => string; concurrency: number; deadlineMs?: number },
+  options: {
+    counters: () => string;
+    concurrency: number;
+    deadlineMs?: number;
+    /** Items per IncrementBatch call (default 1: unary Increment). */ batchSize?: number;
+  },
 ): { ledger: Ledger; stop: () => Promise<void> } {
   const ledger = new Ledger();
   let running = true;
+  const batchSize = options.batchSize ?? 1;
   const writers = Array.from({ length: options.concurrency }, async (_, writer) => {
     let sequence = 0;
     while (running) {
-      const counter = options.counters();
       const amount = BigInt((writer % 5) + 1);
+      const counters = Array.from({ length: batchSize }, () => options.counters());
       sequence++;
       try {
-        await client.increment(counter, amount, { deadlineMs: options.deadlineMs ?? 3_000, idempotencyKey: null });
-        ledger.record(counter, amount, 'ok');
+        const settings = { deadlineMs: options.deadlineMs ?? 3_000, idempotencyKey: null };
+        if (batchSize === 1) await client.increment(counters[0]!, amount, settings);
+        else
+          await client.incrementBatch(
+            counters.map((counter) => ({ counter, amount })),
+            settings,
+          );
+        for (const counter of counters) ledger.record(counter, amount, 'ok');
       } catch (error) {
-        ledger.record(counter, amount, classify(error));
+        for (const counter of counters) ledger.record(counter, amount, classify(error));
         ledger.recordError(error);
         // Back off a little so a dead shard does not spin the writer.
         await pause(10 + (sequence % 20));

@@ -5,6 +5,7 @@
 // is the recorded node and its log reaches what was acknowledged. A node
 // that comes back with a new identity is a new follower to be filled.
 import { replicationAddressOf, type AdvertisedNode, type PairInfo, type PairUpdate } from '../directory/index.ts';
+import { inSyncGapEntriesMax } from '../../common/index.ts';
 
 /** What a node said about itself (a StatusResponse, parsed). */
 export interface NodeStatusView {
@@ -170,7 +171,7 @@ export function decidePair(
     ps.epoch === pair.epoch &&
     ps.syncRequired;
   if (requiresSyncUnrecorded) {
-    const followerReady = recordedFollower && fs.peer === pair.primary && ps.followerId === pair.followerId && ps.followerCaughtUp;
+    const followerReady = recordedFollower && fs.peer === pair.primary && ps.followerId === pair.followerId && nearlyCaughtUp(ps, settings);
     if (followerReady) return [...actions, { kind: 'markInSync' }];
     actions.push({ kind: 'markOutOfSync', reason: 'the primary requires its follower, which the directory does not record in sync' });
   } else if (
@@ -214,10 +215,24 @@ export function decidePair(
     } else if (primaryReportsOurFollower && ps.followerAckedLsn > pair.ackedLsn) {
       actions.push({ kind: 'record', update: { ackedLsn: ps.followerAckedLsn }, reason: 'acknowledged lsn advanced' });
     }
-  } else if (primaryReportsOurFollower && ps.followerCaughtUp && fs.role === 'follower' && fs.epoch === pair.epoch && !fs.installing) {
+  } else if (primaryReportsOurFollower && nearlyCaughtUp(ps, settings) && fs.role === 'follower' && fs.epoch === pair.epoch && !fs.installing) {
     actions.push({ kind: 'markInSync' });
   }
   return actions;
+}
+
+/**
+ * The follower streams at its primary's head: it confirmed everything, or it
+ * is within one shipment of the head and not lagging. Exactly caught up is
+ * rarely what a status shows under steady load (a commit is always in
+ * flight), so asking for it kept a loaded pair out of sync for good. Close
+ * is enough to try: markInSync's SetRole answers only once the follower
+ * holds the primary's whole log, and only then is the pair recorded in sync.
+ */
+function nearlyCaughtUp(ps: NodeStatusView, settings: DecisionSettings): boolean {
+  if (ps.followerCaughtUp) return true;
+  const gapEntries = ps.lastLsn - ps.followerAckedLsn;
+  return ps.followerAckedLsn > 0n && gapEntries <= BigInt(inSyncGapEntriesMax) && ps.replicationLagMs < settings.followerTimeoutMs;
 }
 
 /**
