@@ -268,8 +268,15 @@ export const hotCountersListedMax = 1_000;
  */
 export const replicationUnconfirmedCommitsMax = 100_000;
 
-/** Log entries folded into the checkpoint per transaction; the event loop runs between slices. */
+/** Log entries a checkpoint fold reads per slice; the event loop runs between slices. */
 export const checkpointSliceRows = 5_000;
+/**
+ * Log entries one checkpoint write folds at most (one transaction, each
+ * touched shard written once). Larger rounds write fewer bytes on a spread
+ * workload (a page of the checkpoint table per round, not per slice) but hold
+ * the event loop longer while they commit.
+ */
+export const checkpointRoundRowsMax = 100_000;
 /** Concurrent calls one client connection may have open on a server (HTTP/2 streams). */
 export const streamsPerConnectionMax = 1_000;
 /** Window shards the background expiry visits per second on a node. */

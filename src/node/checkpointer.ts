@@ -1,20 +1,26 @@
 // Keeps the log bounded: every intervalMs, folds committed entries into the
 // checkpoint's per-shard totals and deletes them (keeping keyed rows the
-// dedup window still needs), a slice per transaction with the event loop
-// free between slices, so writes never wait long behind it. Recovery is then
+// dedup window still needs). It reads the log a slice at a time with the
+// event loop free between slices, sums in memory, and writes the checkpoint
+// once per round (at most roundRowsMax rows): each touched shard's row once,
+// where a transaction per slice rewrote the same pages of a spread
+// workload's checkpoint again and again. Recovery is then
 // checkpoint + tail. A primary in sync folds only what its follower has
 // confirmed; out of sync it keeps the last retainEntries for a follower that
 // is briefly away (one further behind is refilled by snapshot install), and
 // never folds past a snapshot being installed. A follower folds only what it
 // knows matches its current primary (never a deposed primary's tail).
 import { IntervalTask, steadyWallClock, type Logger } from '../common/index.ts';
-import type { ShardLog } from './log/index.ts';
+import type { FoldRound, ShardLog } from './log/index.ts';
 import type { NodeState } from './state/index.ts';
 import type { Replicator } from './replication/index.ts';
 
 export interface CheckpointSettings {
   intervalMs: number;
+  /** Log rows read per slice (the event loop runs between slices). */
   sliceRows: number;
+  /** Log rows one checkpoint write folds at most (one transaction): a fold of more writes several rounds. */
+  roundRowsMax: number;
   dedupWindowMs: number;
   /** Out of sync, a primary keeps this many recent entries unfolded for its follower to catch up by log. */
   retainEntries: number;
@@ -23,7 +29,10 @@ export interface CheckpointSettings {
 }
 
 export interface CheckpointObserver {
+  /** A round written: its rows, the time its transaction held the event loop, the new checkpoint lsn. */
   onFold(rows: number, durationSeconds: number, checkpointLsn: bigint): void;
+  /** A slice read into a round: the time it held the event loop. */
+  onFoldRead(durationSeconds: number): void;
 }
 
 export class Checkpointer {
@@ -73,20 +82,41 @@ export class Checkpointer {
     return this.task.runNow();
   }
 
+  /**
+   * Writes a round into the checkpoint, unless what it read is no longer
+   * safe to fold (the role changed since): then it is dropped, and the next
+   * tick folds what is safe then. False when it was dropped.
+   */
+  private commit(round: FoldRound, keepKeysSinceMs: number): boolean {
+    if (round.rows === 0) return true;
+    if (this.safeLsn() < round.lastLsn) return false;
+    const startedNs = process.hrtime.bigint();
+    const folded = this.log.foldCommit(round, keepKeysSinceMs);
+    if (folded === 0) return false;
+    this.observer.onFold(folded, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.checkpointLsn);
+    return true;
+  }
+
   private async fold(): Promise<void> {
     const target = this.safeLsn();
     const keepKeysSinceMs = this.now() - this.settings.dedupWindowMs;
-    // Bounded: each slice folds at least one row or stops.
+    // Bounded: each slice reads at least one row or stops, each round at least one slice.
     const slicesMax = Number((target - this.log.checkpointLsn) / BigInt(this.settings.sliceRows)) + 2;
-    for (let slice = 0; slice < slicesMax && this.log.checkpointLsn < target; slice++) {
+    let round = this.log.beginFold();
+    for (let slice = 0; slice < slicesMax; slice++) {
       // The role may have changed while we yielded: recheck what is safe.
       const upto = this.safeLsn() < target ? this.safeLsn() : target;
       const startedNs = process.hrtime.bigint();
-      const folded = this.log.foldSlice(upto, this.settings.sliceRows, keepKeysSinceMs, this.now());
-      if (folded === 0) break;
-      this.observer.onFold(folded, Number(process.hrtime.bigint() - startedNs) / 1e9, this.log.checkpointLsn);
+      const read = this.log.foldRead(round, upto, this.settings.sliceRows, this.now());
+      this.observer.onFoldRead(Number(process.hrtime.bigint() - startedNs) / 1e9);
+      if (read === 0) break;
+      if (round.rows >= this.settings.roundRowsMax) {
+        if (!this.commit(round, keepKeysSinceMs)) return;
+        round = this.log.beginFold();
+      }
       await new Promise((resolve) => setImmediate(resolve));
     }
+    if (!this.commit(round, keepKeysSinceMs)) return;
     for (let slice = 0; slice < 100 && this.log.pruneFoldedKeys(keepKeysSinceMs, this.settings.sliceRows) > 0; slice++) {
       await new Promise((resolve) => setImmediate(resolve));
     }

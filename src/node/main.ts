@@ -16,6 +16,7 @@ import {
   replicationBatchEntriesMax,
   replicationMemoryEntriesMax,
   replicationMemoryBytesMax,
+  checkpointRoundRowsMax,
   checkpointSliceRows,
   runMain,
   onShutdown,
@@ -203,6 +204,7 @@ runMain(async () => {
     {
       intervalMs: config.checkpointIntervalMs,
       sliceRows: checkpointSliceRows,
+      roundRowsMax: checkpointRoundRowsMax,
       dedupWindowMs: config.dedupWindowMs,
       retainEntries: config.checkpointRetainEntries,
       tombstoneMs: droppedShardTombstoneMs,
@@ -212,6 +214,9 @@ runMain(async () => {
         metrics.checkpointRows.inc(rows);
         metrics.checkpointSliceSeconds.observe(durationSeconds);
         metrics.checkpointLsn.set(Number(checkpointLsn));
+      },
+      onFoldRead(durationSeconds) {
+        metrics.checkpointSliceSeconds.observe(durationSeconds);
       },
     },
     logger,

@@ -16,4 +16,5 @@ export {
 } from './log-entry.ts';
 export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 export { LogView } from './log-view.ts';
+export { FoldRound } from './fold-round.ts';
 export { ShardLog, logFileOf } from './shard-log.ts';

@@ -94,6 +94,9 @@ export function prepareLogStatements(db: Database.Database) {
     upsertTotal: db.prepare<[shardId: number, total: bigint]>(
       'INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total',
     ),
+    upsertTotals: db.prepare<(number | bigint)[]>(
+      `INSERT INTO checkpoint (shard_id, total) VALUES ${Array.from({ length: upsertTotalsRows }, () => '(?, ?)').join(', ')} ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total`,
+    ),
     upsertPart: db.prepare<[shardId: number, part: string, data: Buffer]>(
       'INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data',
     ),
@@ -143,6 +146,9 @@ export function rowsOfShards<Row>(
   }
   return rows;
 }
+
+/** Shard totals one upsertTotals statement writes (a fold's commit): 2 variables each. */
+export const upsertTotalsRows = 128;
 
 /** Shard ids bound in one `shard_id IN (…)` query: under SQLite's 32,766 variables. */
 export const shardIdsPerQueryMax = 30_000;

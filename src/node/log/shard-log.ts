@@ -34,7 +34,15 @@ const installMetaKey = 'install';
 
 import { LogView } from './log-view.ts';
 import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
-import { checkpointTotalsSql, checkpointPartsSql, prepareLogStatements, rowsOfShards, totalsOfRows } from './log-statements.ts';
+import { FoldRound } from './fold-round.ts';
+import {
+  checkpointTotalsSql,
+  checkpointPartsSql,
+  prepareLogStatements,
+  rowsOfShards,
+  totalsOfRows,
+  upsertTotalsRows,
+} from './log-statements.ts';
 
 export { LogView } from './log-view.ts';
 export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
@@ -46,6 +54,8 @@ export class ShardLog {
   private nextLsn: bigint;
   private lastEntryEpoch: bigint;
   private foldedLsn: bigint;
+  /** Changes whenever the checkpoint moves or entries it has not folded go: a fold round begun before is stale. */
+  private generation = 0;
 
   private constructor(
     db: Database.Database,
@@ -105,6 +115,7 @@ export class ShardLog {
       else this.setMeta(installMetaKey, installId);
     });
     this.installUnderWay = installId !== undefined;
+    this.generation++;
     this.foldedLsn = 0n;
     this.foldedEpoch = 0n;
     this.refreshTail();
@@ -152,6 +163,7 @@ export class ShardLog {
       this.statements.deleteMeta.run(installMetaKey);
     });
     this.installUnderWay = false;
+    this.generation++;
     this.foldedLsn = lsn;
     this.foldedEpoch = epoch;
     this.refreshTail();
@@ -242,61 +254,145 @@ export class ShardLog {
    * through the folder), then deletes them — except keyed rows younger than
    * keepKeysSinceMs, which idempotency still needs. One transaction: a crash
    * leaves either the old checkpoint with its rows or the new one without
-   * them. Returns the rows folded.
+   * them. Returns the rows folded. A round of one slice (beginFold).
    */
   // eslint-disable-next-line no-restricted-properties -- tests' default: the node passes its log clock (steadyWallClock)
   foldSlice(uptoLsn: bigint, sliceRows: number, keepKeysSinceMs: number, nowMs: number = Date.now()): number {
-    if (uptoLsn <= this.foldedLsn) return 0;
-    const entries = this.entriesAfter(this.foldedLsn, uptoLsn, sliceRows);
+    const round = this.beginFold();
+    this.foldRead(round, uptoLsn, sliceRows, nowMs);
+    return this.foldCommit(round, keepKeysSinceMs);
+  }
+
+  /**
+   * Starts a checkpoint round: foldRead gathers entries into it a slice at a
+   * time (the event loop may run between), foldCommit writes the checkpoint
+   * once. The checkpoint ends exactly as if each slice had been folded in its
+   * own transaction; only the writes are fewer.
+   */
+  beginFold(): FoldRound {
+    return new FoldRound(this.foldedLsn, this.generation);
+  }
+
+  /**
+   * Reads the next entries of the round, up to uptoLsn and at most sliceRows
+   * of them, and applies them to the round's state in memory (totals summed
+   * here, every other kind through the folder). Writes nothing. Returns the
+   * rows read (0 at uptoLsn, or when the round is stale).
+   */
+  // eslint-disable-next-line no-restricted-properties -- tests' default: the node passes its log clock (steadyWallClock)
+  foldRead(round: FoldRound, uptoLsn: bigint, sliceRows: number, nowMs: number = Date.now()): number {
+    if (this.isStale(round) || uptoLsn <= round.lastLsn) return 0;
+    const entries = this.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
     if (entries.length === 0) return 0;
     const last = entries[entries.length - 1]!;
     const touched = [...new Set(entries.map((entry) => entry.shardId))];
-    const before = this.checkpointState(touched);
+    // A shard's checkpoint state is read once per round, the first time it is touched.
+    const unseen = touched.filter((shardId) => !round.touched.has(shardId));
+    if (unseen.length > 0) {
+      const before = this.checkpointState(unseen);
+      for (const shardId of unseen) {
+        round.touched.add(shardId);
+        const total = before.totals.get(shardId);
+        const parts = before.parts.get(shardId);
+        if (total !== undefined) {
+          round.before.totals.set(shardId, total);
+          round.after.totals.set(shardId, total);
+        }
+        if (parts !== undefined) {
+          round.before.parts.set(shardId, parts);
+          round.after.parts.set(shardId, new Map(parts));
+        }
+      }
+    }
     const withParts = entries.some((entry) => (entry.kind ?? EntryKind.increment) !== EntryKind.increment);
     if (withParts && this.folder === undefined)
       throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
     // Plain increments to shards with no other state (most folds) are summed
     // here; anything else goes through the folder, which applies entries as
-    // memory does (a drop leaves no total row at all).
-    const viaFolder = withParts || before.parts.size > 0;
-    const after = viaFolder ? this.folder!.fold(before, entries, nowMs) : undefined;
-    const sums = new Map<number, bigint>();
-    if (after === undefined) for (const entry of entries) sums.set(entry.shardId, (sums.get(entry.shardId) ?? 0n) + entry.amount);
-    // A dropped shard's keyed rows are no use to idempotency (the tombstone refuses every write): they go now.
-    const dropped = withParts ? [...new Set(entries.filter((entry) => entry.kind === EntryKind.drop).map((entry) => entry.shardId))] : [];
-    const { upsertTotal, deleteTotal, upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
-    this.transact(() => {
-      if (after === undefined) {
-        for (const [shardId, sum] of sums) {
-          const total = (before.totals.get(shardId) ?? 0n) + sum;
-          assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
-          upsertTotal.run(shardId, total);
-        }
-      } else {
-        for (const shardId of touched) {
-          const total = after.totals.get(shardId);
-          if (total === undefined) {
-            if (before.totals.has(shardId)) deleteTotal.run(shardId);
-            continue;
-          }
-          assert.ok(total <= INT64_MAX && total >= INT64_MIN, 'a folded shard total left int64');
-          if (before.totals.get(shardId) !== total) upsertTotal.run(shardId, total);
-        }
-        for (const shardId of touched) {
-          const beforeParts = before.parts.get(shardId) ?? new Map<string, Buffer>();
-          const afterParts = after.parts.get(shardId) ?? new Map<string, Buffer>();
-          for (const [part, data] of afterParts) if (!beforeParts.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
-          for (const part of beforeParts.keys()) if (!afterParts.has(part)) deletePart.run(shardId, part);
-        }
+    // memory does (a drop leaves no total row at all), from the round's state.
+    const viaFolder = withParts || touched.some((shardId) => round.after.parts.has(shardId));
+    if (!viaFolder) {
+      for (const entry of entries) round.after.totals.set(entry.shardId, (round.after.totals.get(entry.shardId) ?? 0n) + entry.amount);
+    } else {
+      const state: CheckpointState = { totals: new Map(), parts: new Map() };
+      for (const shardId of touched) {
+        const total = round.after.totals.get(shardId);
+        const parts = round.after.parts.get(shardId);
+        if (total !== undefined) state.totals.set(shardId, total);
+        if (parts !== undefined) state.parts.set(shardId, parts);
       }
-      for (const shardId of dropped) deleteShardKeys.run(shardId, last.lsn);
-      deleteFolded.run(this.foldedLsn, last.lsn, keepKeysSinceMs);
-      this.setMeta('checkpoint_lsn', last.lsn.toString());
-      this.setMeta('checkpoint_epoch', last.epoch.toString());
-    });
-    this.foldedLsn = last.lsn;
-    this.foldedEpoch = last.epoch;
+      const after = this.folder!.fold(state, entries, nowMs);
+      for (const shardId of touched) {
+        const total = after.totals.get(shardId);
+        if (total === undefined) round.after.totals.delete(shardId);
+        else round.after.totals.set(shardId, total);
+        const parts = after.parts.get(shardId);
+        if (parts === undefined || parts.size === 0) round.after.parts.delete(shardId);
+        else round.after.parts.set(shardId, parts);
+      }
+      // A dropped shard's keyed rows are no use to idempotency (the tombstone refuses every write): they go at commit.
+      for (const entry of entries) if (entry.kind === EntryKind.drop) round.droppedUpto.set(entry.shardId, last.lsn);
+    }
+    for (const shardId of touched) {
+      const total = round.after.totals.get(shardId);
+      assert.ok(total === undefined || (total <= INT64_MAX && total >= INT64_MIN), 'a folded shard total left int64');
+    }
+    round.rows += entries.length;
+    round.lastLsn = last.lsn;
+    round.lastEpoch = last.epoch;
     return entries.length;
+  }
+
+  /**
+   * Writes what the round read into the checkpoint and deletes the folded
+   * rows (keeping keyed rows younger than keepKeysSinceMs) in one
+   * transaction, each touched shard's rows once, in shard order. Returns the
+   * rows folded: 0 for an empty round, and for a stale one (the log was
+   * emptied, installed, truncated or folded since it began), whose reads are
+   * dropped for the next round to make again.
+   */
+  foldCommit(round: FoldRound, keepKeysSinceMs: number): number {
+    if (round.rows === 0 || this.isStale(round)) return 0;
+    // Shard order: neighbouring shards share B-tree pages, so each page is changed in one run.
+    const shardIds = Float64Array.from(round.touched).sort();
+    const { upsertTotal, deleteTotal, upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
+    const { upsertTotals } = this.statements;
+    // Totals go upsertTotalsRows to a statement (fewer calls into SQLite); the last few one by one.
+    const upserts: number[] = [];
+    this.transact(() => {
+      for (const shardId of shardIds) {
+        const before = round.before.totals.get(shardId);
+        const total = round.after.totals.get(shardId);
+        if (total === undefined) {
+          if (before !== undefined) deleteTotal.run(shardId);
+        } else if (before !== total) {
+          upserts.push(shardId);
+          if (upserts.length === upsertTotalsRows) {
+            upsertTotals.run(...upserts.flatMap((id) => [id, round.after.totals.get(id)!]));
+            upserts.length = 0;
+          }
+        }
+        const beforeParts = round.before.parts.get(shardId);
+        const afterParts = round.after.parts.get(shardId);
+        if (beforeParts === undefined && afterParts === undefined) continue;
+        for (const [part, data] of afterParts ?? []) if (!beforeParts?.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
+        for (const part of beforeParts?.keys() ?? []) if (!afterParts?.has(part)) deletePart.run(shardId, part);
+      }
+      for (const shardId of upserts) upsertTotal.run(shardId, round.after.totals.get(shardId)!);
+      for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
+      deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
+      this.setMeta('checkpoint_lsn', round.lastLsn.toString());
+      this.setMeta('checkpoint_epoch', round.lastEpoch.toString());
+    });
+    this.foldedLsn = round.lastLsn;
+    this.foldedEpoch = round.lastEpoch;
+    this.generation++;
+    return round.rows;
+  }
+
+  /** True when the log changed under the round since it began: its reads no longer follow the checkpoint. */
+  private isStale(round: FoldRound): boolean {
+    return round.generation !== this.generation || round.fromLsn !== this.foldedLsn;
   }
 
   /**
@@ -463,6 +559,7 @@ export class ShardLog {
     if (lsn < this.foldedLsn)
       throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
     const result = this.guarded(() => this.statements.deleteAfter.run(lsn));
+    if (result.changes > 0) this.generation++;
     this.refreshTail();
     return result.changes;
   }
