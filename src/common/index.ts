@@ -12,6 +12,7 @@ export * from './config.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
 export * from './proto.ts';
+export * from './counter-codec.ts';
 export * from './server.ts';
 export * from './client-channel.ts';
 export * from './tls.ts';

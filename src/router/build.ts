@@ -29,6 +29,7 @@ import {
   startMetricsServer,
   steadyWallClock,
   type Logger,
+  withLeanIncrementCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
 import { createAdminService, createCounterService, refusalOf, tokensOf } from './api/index.ts';
@@ -172,7 +173,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   const tokens = tokensOf(config.adminToken, config.clientToken);
   const server = createServer(config, metrics, tokens);
   server.server.addService(
-    guardMalformed(counterServiceDefinition, requestBytesMaxOf),
+    guardMalformed(withLeanIncrementCodecs(counterServiceDefinition), requestBytesMaxOf),
     createCounterService({ directory, increments, reads, distinct, windows, membership, lifecycle, heat, metrics }),
   );
   server.server.addService(

@@ -10,6 +10,8 @@ import {
   validateCounterName,
   validateIdempotencyKey,
   type counterV1,
+  type LeanIncrementBatchRequest,
+  type LeanIncrementRequest,
   distinctMemberBytesMax,
   countDistinctCountersMax,
   parseInt64,
@@ -136,13 +138,14 @@ export function createCounterService(deps: CounterServiceDeps) {
   const changesNothing = true;
 
   return {
-    Increment: unary<counterV1.IncrementRequest__Output, counterV1.IncrementResponse__Output>(async (request, call) => {
+    // Decoded by the lean codec (common/counter-codec.ts, wired in build.ts): amounts as numbers or bigints.
+    Increment: unary<LeanIncrementRequest, counterV1.IncrementResponse__Output>(async (request, call) => {
       const item = validated(1, () => validateIncrement(request));
       const [response] = await applyCounted([item], 'increment', call);
       return response!;
     }),
 
-    IncrementBatch: unary<counterV1.IncrementBatchRequest__Output, counterV1.IncrementBatchResponse__Output>(async (request, call) => {
+    IncrementBatch: unary<LeanIncrementBatchRequest, counterV1.IncrementBatchResponse__Output>(async (request, call) => {
       const count = request.items.length;
       const items = validated(count, () => {
         if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');

@@ -7,15 +7,22 @@ import {
   validateCounterName,
   validateIdempotencyKey,
   type counterV1,
+  type LeanIncrementRequest,
   distinctMembersMax,
 } from '../../common/index.ts';
 import { type ValidIncrement } from '../write/index.ts';
 
 /**
+ * `request`: as the lean codec decodes it (amount a number or bigint), or as
+ * proto-loader does (a decimal string); the checks and errors are the same.
  * `itemIndex`: the item's place in a batch, named in an error (-1: unary).
  * `validName`: a name already validated in this call; the same name is not checked again.
  */
-export function validateIncrement(request: counterV1.IncrementRequest__Output, itemIndex = -1, validName = ''): ValidIncrement {
+export function validateIncrement(
+  request: LeanIncrementRequest | counterV1.IncrementRequest__Output,
+  itemIndex = -1,
+  validName = '',
+): ValidIncrement {
   try {
     return {
       counter: request.counter === validName && validName !== '' ? validName : validateCounterName(request.counter),
