@@ -53,7 +53,8 @@ export class NodePool {
     const { rpc } = this.get(address);
     return new Promise((resolve, reject) => {
       rpc.ReadShards(
-        { protocol: shardProtocolStamp, shardIds: shardIds.map(String), generations: [...generations] },
+        // Ids as numbers (exact below 2^53): the encoder then makes no decimal string to parse per shard.
+        { protocol: shardProtocolStamp, shardIds: shardIds as number[], generations: generations as string[] },
         { deadline: deadlineIn(timeoutMs) },
         (error, response) => {
           if (error || response === undefined || response.totals.length !== shardIds.length) reject(nodeCallError(address, error ?? null));

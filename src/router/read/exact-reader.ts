@@ -31,6 +31,8 @@ interface PairPlan {
   pair: PairInfo;
   shardIds: number[];
   counterOf: string[];
+  /** Parallel to shardIds: the total each shard adds to (no lookup by name per shard). */
+  entryOf: ExactTotal[];
   /** Parallel to shardIds: each shard's counter generation. */
   generations: number[];
   /** Some shard's counter was cleared: the generations go on the wire (otherwise nothing: all 0). */
@@ -174,38 +176,62 @@ async function readExactOnce(
   pool: NodePool,
   timeoutMs: number,
 ): Promise<{ result: ExactReadResult; overtaken: Set<string> }> {
-  const plans = new Map<number, PairPlan>();
+  // By pair index: a cluster has few pairs, a page of cold counters many shards on each.
+  const plans: PairPlan[] = [];
   const totals = new Map<string, ExactTotal>();
-  for (const name of names) {
+  for (let nameIndex = 0; nameIndex < names.length; nameIndex++) {
+    const name = names[nameIndex]!;
     if (totals.has(name)) continue;
     const source = directory.get(name);
-    const shards = source?.shards ?? [];
-    const generation = source?.generation ?? 0;
-    totals.set(name, { total: 0n, shardCount: shards.length, source, generation });
-    for (const shard of shards) {
-      let plan = plans.get(shard.pairIndex);
+    if (source === undefined) {
+      totals.set(name, { total: 0n, shardCount: 0, source, generation: 0 });
+      continue;
+    }
+    const { shards, generation } = source;
+    const entry: ExactTotal = { total: 0n, shardCount: shards.length, source, generation };
+    totals.set(name, entry);
+    for (let shardIndex = 0; shardIndex < shards.length; shardIndex++) {
+      const shard = shards[shardIndex]!;
+      let plan = plans[shard.pairIndex];
       if (plan === undefined)
-        plans.set(
-          shard.pairIndex,
-          (plan = { pair: directory.pair(shard.pairIndex), shardIds: [], counterOf: [], generations: [], cleared: false }),
-        );
+        plans[shard.pairIndex] = plan = {
+          pair: directory.pair(shard.pairIndex),
+          shardIds: [],
+          counterOf: [],
+          entryOf: [],
+          generations: [],
+          cleared: false,
+        };
       plan.shardIds.push(shard.shardId);
       plan.counterOf.push(name);
+      plan.entryOf.push(entry);
       plan.generations.push(generation);
       if (generation > 0) plan.cleared = true;
     }
   }
-  const results = await Promise.all([...plans.values()].map(async (plan) => ({ plan, ...(await readPair(plan, pool, timeoutMs)) })));
+  const planned = plans.filter((plan) => plan !== undefined);
+  const results =
+    planned.length === 1
+      ? [await readPair(planned[0]!, pool, timeoutMs)]
+      : await Promise.all(planned.map((plan) => readPair(plan, pool, timeoutMs)));
   let nodeCalls = 0;
   let followerReads = 0;
   const overtaken = new Set<string>();
-  for (const { plan, response, calls, fromFollower } of results) {
+  for (let planIndex = 0; planIndex < planned.length; planIndex++) {
+    const plan = planned[planIndex]!;
+    const { response, calls, fromFollower } = results[planIndex]!;
     nodeCalls += calls;
     if (fromFollower) followerReads++;
-    response.totals.forEach((shardTotal, index) => {
-      totals.get(plan.counterOf[index]!)!.total += BigInt(shardTotal);
-    });
-    for (const name of overtakenCounters(plan.counterOf, response.newerGenerationIndexes ?? [])) overtaken.add(name);
+    const { entryOf } = plan;
+    const shardTotals = response.totals;
+    for (let index = 0; index < shardTotals.length; index++) {
+      const entry = entryOf[index]!;
+      // Most counters have one shard: its total is the one parsed, not 0n plus it.
+      const shardTotal = BigInt(shardTotals[index]!);
+      entry.total = entry.total === 0n ? shardTotal : entry.total + shardTotal;
+    }
+    const newer = response.newerGenerationIndexes;
+    if (newer !== undefined && newer.length > 0) for (const name of overtakenCounters(plan.counterOf, newer)) overtaken.add(name);
   }
   for (const [name, entry] of totals) {
     // Deleted while this read was out: some shards may have been dropped

@@ -64,9 +64,16 @@ export class Autoscaler {
   async tick(): Promise<void> {
     const nowMs = this.now();
     const samples = this.heat.sample();
-    this.policy.retain(new Set(samples.map((sample) => sample.counter)));
-    const hot: HotCounter[] = [];
+    // The heat table holds up to heatCountersMax counters, most of them too
+    // cool to grow: only the few above one shard's capacity are looked up
+    // and decided on, and only the listed head of the ranking is built.
+    if (this.policy.watchedCount > 0) this.policy.retain(new Set(samples.map((sample) => sample.counter)));
+    const growFromPerSec = this.policy.growFromPerSec;
     for (const sample of samples) {
+      if (sample.ratePerSec <= growFromPerSec) {
+        this.policy.cool(sample.counter);
+        continue;
+      }
       const counter = this.directory.get(sample.counter);
       if (counter === undefined) continue;
       const grownTo = this.policy.decide(
@@ -89,6 +96,22 @@ export class Autoscaler {
           peakPerSec: Math.round(sample.peakPerSec),
         });
       }
+    }
+    samples.sort((a, b) => b.ratePerSec - a.ratePerSec);
+    const hot: HotCounter[] = [];
+    let ratePerSecSum = 0;
+    let tracked = 0;
+    for (const sample of samples) {
+      if (hot.length >= hotCountersListedMax) {
+        // Beyond the list: counted, not looked up (a counter deleted since its last increment is forgotten by heat).
+        ratePerSecSum += sample.ratePerSec;
+        tracked++;
+        continue;
+      }
+      const counter = this.directory.get(sample.counter);
+      if (counter === undefined) continue;
+      ratePerSecSum += sample.ratePerSec;
+      tracked++;
       const shardCount = counter.shards.length;
       const sampled = sample.shardCounts.reduce((sum, count) => sum + (count ?? 0), 0);
       hot.push({
@@ -102,10 +125,9 @@ export class Autoscaler {
         autoscale: counter.autoscale,
       });
     }
-    hot.sort((a, b) => b.ratePerSec - a.ratePerSec);
-    this.hottest = hot.slice(0, hotCountersListedMax);
-    this.tracked = hot.length;
-    this.publish(hot);
+    this.hottest = hot;
+    this.tracked = tracked;
+    this.publish(hot, ratePerSecSum, tracked);
   }
 
   /** False when the directory's shard cap refused the growth: the counter keeps its shards and the tick goes on. */
@@ -120,7 +142,8 @@ export class Autoscaler {
     }
   }
 
-  private publish(hot: HotCounter[]): void {
+  /** ratePerSecSum: of every tracked counter, listed or not. */
+  private publish(hot: HotCounter[], ratePerSecSum: number, tracked: number): void {
     const { metrics } = this;
     metrics.counterRate.reset();
     metrics.counterShards.reset();
@@ -131,8 +154,9 @@ export class Autoscaler {
       metrics.counterShards.set({ counter: entry.counter }, entry.shards);
       metrics.counterSkew.set({ counter: entry.counter }, entry.skew);
     }
-    metrics.otherCountersRate.set(hot.slice(this.settings.topK).reduce((sum, entry) => sum + entry.ratePerSec, 0));
-    metrics.trackedCounters.set(hot.length);
+    const topRatePerSec = top.reduce((sum, entry) => sum + entry.ratePerSec, 0);
+    metrics.otherCountersRate.set(Math.max(0, ratePerSecSum - topRatePerSec));
+    metrics.trackedCounters.set(tracked);
     metrics.heatEvictions.inc(this.heat.evictedCount - this.heatEvictionsReported);
     this.heatEvictionsReported = this.heat.evictedCount;
     metrics.heatRefusals.inc(this.heat.refusedCount - this.heatRefusalsReported);

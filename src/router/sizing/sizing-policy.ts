@@ -61,6 +61,25 @@ export class SizingPolicy {
     return target > shardCount ? target : undefined;
   }
 
+  /**
+   * Below this smoothed rate decide() grows no counter, whatever its shards
+   * (one shard's capacity with the threshold): a tick need not look such a
+   * counter up in the directory, only cool() it.
+   */
+  get growFromPerSec(): number {
+    return this.settings.shardCeilingPerSec * this.settings.growThreshold;
+  }
+
+  /** What decide() does for a counter below growFromPerSec: it is no longer over its capacity. */
+  cool(counter: string): void {
+    this.overSinceMs.delete(counter);
+  }
+
+  /** Counters over their capacity, waiting out sustainMs. */
+  get watchedCount(): number {
+    return this.overSinceMs.size;
+  }
+
   /** Forgets counters no longer sampled, so the map stays bounded. */
   retain(counters: ReadonlySet<string>): void {
     for (const counter of this.overSinceMs.keys()) if (!counters.has(counter)) this.overSinceMs.delete(counter);
