@@ -1,0 +1,247 @@
+// Encoding of the lean Increment codecs (counter-codec.ts): sizes first, then
+// one Buffer written front to back, with no Long, Writer operation or message
+// object per item. Empty fields (proto3 defaults) are left out, so the bytes
+// may differ from protobufjs's while every decoder reads the same message.
+import assert from 'node:assert';
+import type {
+  IncrementBatchRequestInput,
+  IncrementBatchResponseInput,
+  IncrementRequestInput,
+  IncrementResponseInput,
+} from './counter-codec.ts';
+
+/** A placeholder for the buffer being written between messages. */
+const noBytes: Buffer = Buffer.alloc(0);
+const twoTo32 = 4294967296;
+/** The halves of the int64 setInt64Halves last converted. */
+let varintLow = 0;
+let varintHigh = 0;
+
+/** Per item of the message being encoded: the amount's halves and the name's UTF-8 size. */
+let itemLows = new Uint32Array(128);
+let itemHighs = new Uint32Array(128);
+let itemNameBytes = new Int32Array(128);
+
+function reserveItems(count: number): void {
+  if (count <= itemLows.length) return;
+  const capacity = Math.max(count, itemLows.length * 2);
+  itemLows = new Uint32Array(capacity);
+  itemHighs = new Uint32Array(capacity);
+  itemNameBytes = new Int32Array(capacity);
+}
+
+function varint32Size(value: number): number {
+  return value < 128 ? 1 : value < 16384 ? 2 : value < 2097152 ? 3 : value < 268435456 ? 4 : 5;
+}
+
+/** protobufjs LongBits#length. */
+function varint64Size(low: number, high: number): number {
+  if (high === 0) return varint32Size(low);
+  const part1 = ((low >>> 28) | (high << 4)) >>> 0;
+  const part2 = high >>> 24;
+  if (part2 !== 0) return part2 < 128 ? 9 : 10;
+  return part1 < 16384 ? (part1 < 128 ? 5 : 6) : part1 < 2097152 ? 7 : 8;
+}
+
+/** The halves (two's complement) of an int64 given as the encoders take it, into varintLow/varintHigh. */
+function setInt64Halves(amount: IncrementRequestInput['amount']): void {
+  if (amount === undefined || amount === null) {
+    varintLow = 0;
+    varintHigh = 0;
+  } else if (typeof amount === 'number' && Number.isSafeInteger(amount)) {
+    const negative = amount < 0;
+    const magnitude = negative ? -amount : amount;
+    let low = magnitude >>> 0;
+    let high = ((magnitude - low) / twoTo32) >>> 0;
+    if (negative) {
+      high = ~high >>> 0;
+      low = ~low >>> 0;
+      if (++low > 0xffffffff) {
+        low = 0;
+        high = (high + 1) >>> 0;
+      }
+    }
+    varintLow = low;
+    varintHigh = high;
+  } else if (typeof amount === 'object') {
+    varintLow = amount.low >>> 0;
+    varintHigh = amount.high >>> 0;
+  } else {
+    const bits = BigInt.asUintN(64, int64BigintOf(amount));
+    varintLow = Number(bits & 0xffffffffn);
+    varintHigh = Number(bits >> 32n);
+  }
+}
+
+function int64BigintOf(amount: number | bigint | string): bigint {
+  if (typeof amount === 'bigint') return amount;
+  if (typeof amount === 'string' && /^[+-]?\d{1,20}$/.test(amount)) return BigInt(amount);
+  if (typeof amount === 'number' && Number.isInteger(amount) && Math.abs(amount) < 2 ** 63) return BigInt(amount);
+  throw new TypeError(`int64 expected, got ${typeof amount} ${String(amount).slice(0, 40)}`);
+}
+
+function keyBytesOf(key: IncrementRequestInput['idempotencyKey']): Uint8Array {
+  if (key === undefined || key === null) return noBytes;
+  // proto-loader's serializer reads a string key as base64.
+  return typeof key === 'string' ? Buffer.from(key, 'base64') : key;
+}
+
+/** UTF-8 size of a name; ASCII is counted here, anything else by Node. */
+function utf8Size(text: string): number {
+  const length = text.length;
+  if (length > 64) return Buffer.byteLength(text, 'utf8');
+  for (let index = 0; index < length; index++) if (text.charCodeAt(index) >= 0x80) return Buffer.byteLength(text, 'utf8');
+  return length;
+}
+
+let out: Buffer = noBytes;
+let outPos = 0;
+
+function writeVarint32(value: number): void {
+  while (value > 127) {
+    out[outPos++] = (value & 127) | 128;
+    value >>>= 7;
+  }
+  out[outPos++] = value;
+}
+
+function writeVarint64(low: number, high: number): void {
+  while (high !== 0) {
+    out[outPos++] = (low & 127) | 128;
+    low = ((low >>> 7) | (high << 25)) >>> 0;
+    high >>>= 7;
+  }
+  writeVarint32(low);
+}
+
+function writeName(text: string, sizeBytes: number): void {
+  if (sizeBytes === text.length && sizeBytes <= 64) {
+    for (let index = 0; index < sizeBytes; index++) out[outPos++] = text.charCodeAt(index);
+    return;
+  }
+  outPos += out.write(text, outPos, sizeBytes, 'utf8');
+}
+
+function writeBytes(bytes: Uint8Array): void {
+  out.set(bytes, outPos);
+  outPos += bytes.length;
+}
+
+function nameOf(item: IncrementRequestInput): string {
+  const counter = item.counter;
+  return counter === undefined || counter === null ? '' : typeof counter === 'string' ? counter : String(counter);
+}
+
+/** An IncrementRequest's size without its framing; its halves and name size kept at slot `index`. */
+function incrementRequestSize(item: IncrementRequestInput, index: number): number {
+  const nameBytes = utf8Size(nameOf(item));
+  setInt64Halves(item.amount);
+  itemNameBytes[index] = nameBytes;
+  itemLows[index] = varintLow;
+  itemHighs[index] = varintHigh;
+  const keyBytes = keyBytesOf(item.idempotencyKey).length;
+  let sizeBytes = 0;
+  if (nameBytes > 0) sizeBytes += 1 + varint32Size(nameBytes) + nameBytes;
+  if ((varintLow | varintHigh) !== 0) sizeBytes += 1 + varint64Size(varintLow, varintHigh);
+  if (keyBytes > 0) sizeBytes += 1 + varint32Size(keyBytes) + keyBytes;
+  return sizeBytes;
+}
+
+function writeIncrementRequest(item: IncrementRequestInput, index: number): void {
+  const nameBytes = itemNameBytes[index]!;
+  if (nameBytes > 0) {
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(nameBytes);
+    writeName(nameOf(item), nameBytes);
+  }
+  const low = itemLows[index]!;
+  const high = itemHighs[index]!;
+  if ((low | high) !== 0) {
+    out[outPos++] = 0x10; // field 2, varint
+    writeVarint64(low, high);
+  }
+  const key = keyBytesOf(item.idempotencyKey);
+  if (key.length > 0) {
+    out[outPos++] = 0x1a; // field 3, length-delimited
+    writeVarint32(key.length);
+    writeBytes(key);
+  }
+}
+
+function finishWriting(sizeBytes: number): Buffer {
+  assert.equal(outPos, sizeBytes, 'counter codec: bytes written differ from the size computed');
+  const written = out;
+  out = noBytes;
+  return written;
+}
+
+export function encodeIncrementRequest(request: IncrementRequestInput): Buffer {
+  const sizeBytes = incrementRequestSize(request, 0);
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  writeIncrementRequest(request, 0);
+  return finishWriting(sizeBytes);
+}
+
+export function encodeIncrementBatchRequest(request: IncrementBatchRequestInput): Buffer {
+  const items = request.items ?? [];
+  const count = items.length;
+  reserveItems(count);
+  let sizeBytes = 0;
+  const itemSizes = new Array<number>(count);
+  for (let index = 0; index < count; index++) {
+    const itemBytes = incrementRequestSize(items[index]!, index);
+    itemSizes[index] = itemBytes;
+    sizeBytes += 1 + varint32Size(itemBytes) + itemBytes;
+  }
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  for (let index = 0; index < count; index++) {
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(itemSizes[index]!);
+    writeIncrementRequest(items[index]!, index);
+  }
+  return finishWriting(sizeBytes);
+}
+
+function incrementResponseSize(response: IncrementResponseInput): number {
+  const shard = (response.shard ?? 0) >>> 0;
+  return (response.applied ? 2 : 0) + (shard !== 0 ? 1 + varint32Size(shard) : 0);
+}
+
+function writeIncrementResponse(response: IncrementResponseInput): void {
+  if (response.applied) {
+    out[outPos++] = 0x08; // field 1, varint
+    out[outPos++] = 1;
+  }
+  const shard = (response.shard ?? 0) >>> 0;
+  if (shard !== 0) {
+    out[outPos++] = 0x10; // field 2, varint
+    writeVarint32(shard);
+  }
+}
+
+export function encodeIncrementResponse(response: IncrementResponseInput): Buffer {
+  const sizeBytes = incrementResponseSize(response);
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  writeIncrementResponse(response);
+  return finishWriting(sizeBytes);
+}
+
+export function encodeIncrementBatchResponse(response: IncrementBatchResponseInput): Buffer {
+  const results = response.results ?? [];
+  let sizeBytes = 0;
+  for (const result of results) {
+    const resultBytes = incrementResponseSize(result);
+    sizeBytes += 1 + varint32Size(resultBytes) + resultBytes;
+  }
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  for (const result of results) {
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(incrementResponseSize(result));
+    writeIncrementResponse(result);
+  }
+  return finishWriting(sizeBytes);
+}
