@@ -48,9 +48,12 @@ export function refuseUnsafeNumber(amount: unknown): void {
   );
 }
 
+/** No key: one empty Buffer for every unkeyed increment (zero bytes: nothing to overwrite). */
+const noKey: Buffer = Buffer.alloc(0);
+
 /** A key for an increment: the caller's, a fresh random one when omitted, none when null. */
 export function toWireKey(key: string | Uint8Array | null | undefined): Buffer {
-  if (key === null) return Buffer.alloc(0);
+  if (key === null) return noKey;
   if (key === undefined) return randomBytes(16);
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
 }

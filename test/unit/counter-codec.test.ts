@@ -22,6 +22,7 @@ import {
   type LeanIncrementRequest,
 } from '../../src/common/counter-codec.ts';
 import { CounterServiceClient as ClientCounterService } from '../../src/client/counter-proto.ts';
+import { toWireKey } from '../../src/client/wire.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
 
 const reference = {
@@ -295,6 +296,14 @@ describe('counter codec: wiring', () => {
     expect(service.IncrementBatch!.responseDeserialize).toBe(decodeIncrementBatchResponse);
     expect(service.Increment!.requestSerialize).toBe(encodeIncrementRequest);
     expect(service.Read!.requestSerialize).not.toBe(encodeIncrementRequest);
+  });
+
+  it('counter codec: the client gives every unkeyed increment the same empty key, not a Buffer each', () => {
+    expect(toWireKey(null)).toBe(toWireKey(null));
+    expect(toWireKey(null).length).toBe(0);
+    expect(encodeIncrementRequest({ counter: 'c', amount: 1, idempotencyKey: toWireKey(null) })).toEqual(
+      Buffer.from([0x0a, 0x01, 0x63, 0x10, 0x01]),
+    );
   });
 
   it('counter codec: withLeanIncrementCodecs replaces only the two methods, leaving the definition it was given as it was', () => {
