@@ -108,8 +108,8 @@ export class Checkpointer {
       const upto = this.safeLsn() < target ? this.safeLsn() : target;
       const startedNs = process.hrtime.bigint();
       const read = this.log.foldRead(round, upto, this.settings.sliceRows, this.now());
-      this.observer.onFoldRead(Number(process.hrtime.bigint() - startedNs) / 1e9);
       if (read === 0) break;
+      this.observer.onFoldRead(Number(process.hrtime.bigint() - startedNs) / 1e9);
       if (round.rows >= this.settings.roundRowsMax) {
         if (!this.commit(round, keepKeysSinceMs)) return;
         round = this.log.beginFold();
