@@ -342,7 +342,9 @@ const cases: Case[] = [
   {
     name: 'out of sync: the follower is more than a shipment behind: not yet',
     pair: pair({ inSync: false }),
-    primary: up(primaryStatus({ syncRequired: false, followerCaughtUp: false, lastLsn: 20_000n, followerAckedLsn: 120n, replicationLagMs: 40 })),
+    primary: up(
+      primaryStatus({ syncRequired: false, followerCaughtUp: false, lastLsn: 20_000n, followerAckedLsn: 120n, replicationLagMs: 40 }),
+    ),
     follower: up(followerStatus({ lastLsn: 120n })),
     expected: [],
   },
@@ -363,7 +365,9 @@ const cases: Case[] = [
   {
     name: 'out of sync, primary requires its follower under the directory version, follower a few entries behind under load: mark in sync',
     pair: pair({ inSync: false }),
-    primary: up(primaryStatus({ syncRequired: true, configVersion: 7n, followerCaughtUp: false, followerAckedLsn: 118n, replicationLagMs: 2 })),
+    primary: up(
+      primaryStatus({ syncRequired: true, configVersion: 7n, followerCaughtUp: false, followerAckedLsn: 118n, replicationLagMs: 2 }),
+    ),
     follower: up(followerStatus({ configVersion: 5n, lastLsn: 118n })),
     expected: ['markInSync'],
   },

@@ -215,7 +215,13 @@ export function decidePair(
     } else if (primaryReportsOurFollower && ps.followerAckedLsn > pair.ackedLsn) {
       actions.push({ kind: 'record', update: { ackedLsn: ps.followerAckedLsn }, reason: 'acknowledged lsn advanced' });
     }
-  } else if (primaryReportsOurFollower && nearlyCaughtUp(ps, settings) && fs.role === 'follower' && fs.epoch === pair.epoch && !fs.installing) {
+  } else if (
+    primaryReportsOurFollower &&
+    nearlyCaughtUp(ps, settings) &&
+    fs.role === 'follower' &&
+    fs.epoch === pair.epoch &&
+    !fs.installing
+  ) {
     actions.push({ kind: 'markInSync' });
   }
   return actions;
