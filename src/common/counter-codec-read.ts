@@ -289,14 +289,19 @@ function readIncrementRequest(end: number, depth: number): LeanIncrementRequest 
   return { counter, amount, idempotencyKey };
 }
 
-function readIncrementBatchRequest(end: number, depth: number): LeanIncrementBatchRequest {
-  const items: LeanIncrementRequest[] = [];
+/** The embedded messages of repeated field 1 (a batch's items or results); other fields are skipped. */
+function readRepeatedFirstField<T>(end: number, depth: number, readItem: (end: number, depth: number) => T): T[] {
+  const items: T[] = [];
   while (pos < end) {
     const tag = readUint32();
-    if (tag >>> 3 === 1) items.push(readEmbedded(readUint32(), depth + 1, readIncrementRequest));
+    if (tag >>> 3 === 1) items.push(readEmbedded(readUint32(), depth + 1, readItem));
     else skipType(tag & 7, depth);
   }
-  return { items };
+  return items;
+}
+
+function readIncrementBatchRequest(end: number, depth: number): LeanIncrementBatchRequest {
+  return { items: readRepeatedFirstField(end, depth, readIncrementRequest) };
 }
 
 function readIncrementResponse(end: number, depth: number): LeanIncrementResponse {
@@ -319,13 +324,7 @@ function readIncrementResponse(end: number, depth: number): LeanIncrementRespons
 }
 
 function readIncrementBatchResponse(end: number, depth: number): LeanIncrementBatchResponse {
-  const results: LeanIncrementResponse[] = [];
-  while (pos < end) {
-    const tag = readUint32();
-    if (tag >>> 3 === 1) results.push(readEmbedded(readUint32(), depth + 1, readIncrementResponse));
-    else skipType(tag & 7, depth);
-  }
-  return { results };
+  return { results: readRepeatedFirstField(end, depth, readIncrementResponse) };
 }
 
 function decodeWith<T>(bytes: Uint8Array, read: (end: number, depth: number) => T): T {
