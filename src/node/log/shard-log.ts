@@ -35,16 +35,13 @@ const installMetaKey = 'install';
 import { LogView } from './log-view.ts';
 import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 import { FoldRound } from './fold-round.ts';
-import {
-  checkpointTotalsSql,
-  checkpointPartsSql,
-  prepareLogStatements,
-  rowsOfShards,
-  totalsOfRows,
-  upsertTotalsRows,
-} from './log-statements.ts';
+import { checkpointPartsSql, prepareLogStatements, rowsOfShards } from './log-statements.ts';
+import { blockOf, blockRowsOf, checkpointTotalsOf, decodeBlock, mergeBlockBytes, visitBlockTotals } from './checkpoint-blocks.ts';
 
 export { LogView } from './log-view.ts';
+
+/** A block with no row yet: no shard in it has a total. */
+const noBlock = Buffer.alloc(0);
 export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 
 export class ShardLog {
@@ -80,6 +77,12 @@ export class ShardLog {
     if (this.abandonedInstall) this.emptyAll(undefined);
     this.foldedLsn = BigInt(this.getMeta('checkpoint_lsn') ?? '0');
     this.foldedEpoch = BigInt(this.getMeta('checkpoint_epoch') ?? '0');
+    // This node writes a block in the transaction that moves checkpoint_lsn past it: one ahead is not its file.
+    const blocksFoldedLsn = this.statements.selectBlocksFoldedLsnMax.get() ?? 0n;
+    if (blocksFoldedLsn > this.foldedLsn)
+      throw new ShardLogError(
+        `log ${file} has checkpoint blocks folded to lsn ${blocksFoldedLsn}, past its checkpoint at ${this.foldedLsn}`,
+      );
     let nodeId = this.getMeta(nodeIdMetaKey);
     if (nodeId === undefined) this.setMeta(nodeIdMetaKey, (nodeId = randomUUID()));
     this.nodeId = nodeId;
@@ -108,7 +111,7 @@ export class ShardLog {
   /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
   private emptyAll(installId: string | undefined): void {
     this.transact(() => {
-      this.db.exec('DELETE FROM log; DELETE FROM checkpoint; DELETE FROM checkpoint_parts;');
+      this.db.exec('DELETE FROM log; DELETE FROM checkpoint_blocks; DELETE FROM checkpoint_parts;');
       this.setMeta('checkpoint_lsn', '0');
       this.setMeta('checkpoint_epoch', '0');
       if (installId === undefined) this.statements.deleteMeta.run(installMetaKey);
@@ -134,15 +137,18 @@ export class ShardLog {
   /** Follower side: one chunk of the snapshot, in one transaction. Parts in several pieces are concatenated. */
   installChunk(chunk: SnapshotChunk): void {
     assert.ok(this.installing, 'install chunk without an install under way');
-    const { upsertTotal, appendPart } = this.statements;
+    const { appendPart, selectBlock } = this.statements;
     this.transact(() => {
+      const totals = new Map<number, bigint>();
       for (const [shardId, total] of chunk.shards) {
         assert.ok(
           Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN,
           `snapshot shard ${shardId} is invalid`,
         );
-        upsertTotal.run(shardId, total);
+        totals.set(shardId, total);
       }
+      // A block may span chunks: each chunk merges into what the last left. Not folded by this log: lsn 0.
+      this.writeBlocks(new Map([...totals].sort(([a], [b]) => a - b)), (firstShard) => selectBlock.get(firstShard) ?? noBlock, 0n);
       for (const piece of chunk.parts) appendPart.run(piece.shardId, piece.part, piece.data);
       for (const entry of chunk.keys) {
         checkEntry(entry);
@@ -219,7 +225,7 @@ export class ShardLog {
 
   /** The checkpoint's shard totals (the fold of every entry up to checkpointLsn). */
   checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
-    return totalsOfRows(rowsOfShards(this.db, checkpointTotalsSql, shardIds, this.statements.selectTotals));
+    return this.checkedRead(() => checkpointTotalsOf(this.db, shardIds));
   }
 
   /**
@@ -228,7 +234,12 @@ export class ShardLog {
    * Map (garbage several times the size of the totals, the node's peak memory).
    */
   forEachCheckpointTotal(visit: (shardId: number, total: bigint) => void): void {
-    for (const [shardId, total] of this.statements.selectTotals.iterate()) visit(Number(shardId), total);
+    this.checkedRead(() => {
+      for (const [firstShard, data] of this.statements.selectBlocks.iterate()) {
+        const block = decodeBlock(Number(firstShard), data);
+        for (let index = 0; index < block.ids.length; index++) visit(block.ids[index]!, block.totals[index]!);
+      }
+    });
   }
 
   /** The checkpoint's parts (every kind's state but totals) for some shards (default: all). */
@@ -289,11 +300,26 @@ export class ShardLog {
     // A shard's checkpoint state is read once per round, the first time it is touched.
     const unseen = touched.filter((shardId) => !round.touched.has(shardId));
     if (unseen.length > 0) {
-      const before = this.checkpointState(unseen);
+      // Totals from the round's decoded blocks, each block read once per round (its commit merges into it).
+      const unread = [...new Set(unseen.map(blockOf))].filter((firstShard) => !round.blocks.has(firstShard));
+      for (const firstShard of unread) round.blocks.set(firstShard, noBlock);
+      if (unread.length > 0)
+        this.checkedRead(() => {
+          for (const [firstShard, data] of blockRowsOf(this.db, unread)) round.blocks.set(firstShard, data);
+        });
+      // Only the unseen shards' totals are decoded; a block's others are skipped.
+      const beforeTotals = new Map<number, bigint>();
+      const wanted = new Set(unseen);
+      const has = (shardId: number): boolean => wanted.has(shardId);
+      const visit = (shardId: number, total: bigint): void => void beforeTotals.set(shardId, total);
+      this.checkedRead(() => {
+        for (const firstShard of new Set(unseen.map(blockOf))) visitBlockTotals(firstShard, round.blocks.get(firstShard)!, has, visit);
+      });
+      const beforeParts = this.checkpointParts(unseen);
       for (const shardId of unseen) {
         round.touched.add(shardId);
-        const total = before.totals.get(shardId);
-        const parts = before.parts.get(shardId);
+        const total = beforeTotals.get(shardId);
+        const parts = beforeParts.get(shardId);
         if (total !== undefined) {
           round.before.totals.set(shardId, total);
           round.after.totals.set(shardId, total);
@@ -355,30 +381,20 @@ export class ShardLog {
     if (round.rows === 0 || this.isStale(round)) return 0;
     // Shard order: neighbouring shards share B-tree pages, so each page is changed in one run.
     const shardIds = Float64Array.from(round.touched).sort();
-    const { upsertTotal, deleteTotal, upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
-    const { upsertTotals } = this.statements;
-    // Totals go upsertTotalsRows to a statement (fewer calls into SQLite); the last few one by one.
-    const upserts: number[] = [];
+    const { upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
+    const totals = new Map<number, bigint | undefined>();
     this.transact(() => {
       for (const shardId of shardIds) {
-        const before = round.before.totals.get(shardId);
         const total = round.after.totals.get(shardId);
-        if (total === undefined) {
-          if (before !== undefined) deleteTotal.run(shardId);
-        } else if (before !== total) {
-          upserts.push(shardId);
-          if (upserts.length === upsertTotalsRows) {
-            upsertTotals.run(...upserts.flatMap((id) => [id, round.after.totals.get(id)!]));
-            upserts.length = 0;
-          }
-        }
+        if (total !== round.before.totals.get(shardId)) totals.set(shardId, total);
         const beforeParts = round.before.parts.get(shardId);
         const afterParts = round.after.parts.get(shardId);
         if (beforeParts === undefined && afterParts === undefined) continue;
         for (const [part, data] of afterParts ?? []) if (!beforeParts?.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
         for (const part of beforeParts?.keys() ?? []) if (!afterParts?.has(part)) deletePart.run(shardId, part);
       }
-      for (const shardId of upserts) upsertTotal.run(shardId, round.after.totals.get(shardId)!);
+      // Each block the round changed, rewritten once from the state the round read it in.
+      this.writeBlocks(totals, (firstShard) => round.blocks.get(firstShard)!, round.lastLsn);
       for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
       deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
       this.setMeta('checkpoint_lsn', round.lastLsn.toString());
@@ -388,6 +404,33 @@ export class ShardLog {
     this.foldedEpoch = round.lastEpoch;
     this.generation++;
     return round.rows;
+  }
+
+  /**
+   * Writes changed totals (ascending shard ids; undefined: no total) into
+   * their blocks, each block once, merged into its state from `blockAt`;
+   * a block left with no shard goes. Inside the caller's transaction.
+   */
+  private writeBlocks(totals: ReadonlyMap<number, bigint | undefined>, blockAt: (firstShard: number) => Buffer, foldedLsn: bigint): void {
+    const { upsertBlock, deleteBlock } = this.statements;
+    let firstShard = -1;
+    const changes = new Map<number, bigint | undefined>();
+    const flush = (): void => {
+      if (changes.size === 0) return;
+      const data = mergeBlockBytes(firstShard, blockAt(firstShard), changes);
+      if (data.length === 0) deleteBlock.run(firstShard);
+      else upsertBlock.run(firstShard, foldedLsn, data);
+      changes.clear();
+    };
+    for (const [shardId, total] of totals) {
+      assert.ok(blockOf(shardId) >= firstShard, 'block writes in shard order');
+      if (blockOf(shardId) !== firstShard) {
+        flush();
+        firstShard = blockOf(shardId);
+      }
+      changes.set(shardId, total);
+    }
+    flush();
   }
 
   /** True when the log changed under the round since it began: its reads no longer follow the checkpoint. */
