@@ -8,7 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShardLog, ShardLogError } from '../../src/node/log/index.ts';
-import { blockShards, decodeBlock, encodeBlock, mergeBlockBytes } from '../../src/node/log/checkpoint-blocks.ts';
+import { blockShards, decodeBlock, encodeBlock, indexBlock, mergeBlockBytes, totalInBlock } from '../../src/node/log/checkpoint-blocks.ts';
 import { checkpointFolder } from '../../src/node/state/node-memory.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
@@ -31,7 +31,7 @@ describe('checkpoint blocks', () => {
     for (const dir of dirs.splice(0)) removeTempDir(dir);
   });
 
-  it('checkpoint blocks: a block decodes to the totals it was encoded from, sparse or full, at every int64 extreme', () => {
+  it('checkpoint blocks: a block decodes to the totals it was encoded from, whole or shard by shard, sparse or full, at every int64 extreme', () => {
     const random = seededRandom(0xb10c);
     const extremes = [0n, 1n, -1n, INT64_MAX, INT64_MIN, 2n ** 48n, -(2n ** 48n), 2n ** 48n - 1n, 2n ** 53n + 1n, -(2n ** 62n)];
     for (let trial = 0; trial < 300; trial++) {
@@ -46,9 +46,15 @@ describe('checkpoint blocks', () => {
           random() < 0.2 ? extremes[Math.floor(random() * extremes.length)]! : BigInt(Math.floor((random() - 0.3) * 2 ** (random() * 60))),
         );
       }
-      const decoded = decodeBlock(firstShard, encodeBlock(firstShard, ids, totals));
+      const data = encodeBlock(firstShard, ids, totals);
+      const decoded = decodeBlock(firstShard, data);
       expect([...decoded.ids]).toEqual(ids);
       expect([...decoded.totals]).toEqual(totals);
+      // Looked up one shard at a time through the block's index: the same totals, and none for the absent.
+      const indexed = indexBlock(firstShard, data);
+      const model = new Map(ids.map((shardId, index) => [shardId, totals[index]!]));
+      for (let shardId = firstShard; shardId < firstShard + blockShards; shardId++)
+        expect(totalInBlock(indexed, shardId)).toBe(model.get(shardId));
     }
   });
 

@@ -147,6 +147,34 @@ export function decodeBlock(firstShard: number, data: Uint8Array): BlockTotals {
   return { ids: Float64Array.from(ids), totals: BigInt64Array.from(totals) };
 }
 
+/**
+ * A block's bytes with where each shard's total lies: slot i (shard
+ * firstShard + i) holds 1 + its total's offset, 0 for no total. Built in one
+ * scan, so a round that looks up shards of one block slice after slice scans
+ * it once, not once per slice.
+ */
+export interface IndexedBlock {
+  readonly firstShard: number;
+  readonly data: Buffer;
+  readonly totalAt: Uint16Array;
+}
+
+export function indexBlock(firstShard: number, data: Buffer): IndexedBlock {
+  // A block is at most blockShards x 12 bytes: its offsets fit in 16 bits.
+  const totalAt = new Uint16Array(blockShards);
+  scanBlock(firstShard, data, (shardId, at) => {
+    totalAt[shardId - firstShard] = at + 1;
+  });
+  return { firstShard, data, totalAt };
+}
+
+/** The total of a shard of an indexed block, or undefined when it has none. */
+export function totalInBlock(block: IndexedBlock, shardId: number): bigint | undefined {
+  const at = block.totalAt[shardId - block.firstShard]! - 1;
+  if (at < 0) return undefined;
+  return readTotal(block.firstShard, block.data, at, varintEnd(block.firstShard, block.data, at));
+}
+
 /** Visits the totals of the block's shards that `wanted` accepts; the others' totals are skipped, not decoded. */
 export function visitBlockTotals(
   firstShard: number,

@@ -36,7 +36,7 @@ import { LogView } from './log-view.ts';
 import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 import { FoldRound } from './fold-round.ts';
 import { checkpointPartsSql, prepareLogStatements, rowsOfShards } from './log-statements.ts';
-import { blockOf, blockRowsOf, checkpointTotalsOf, decodeBlock, mergeBlockBytes, visitBlockTotals } from './checkpoint-blocks.ts';
+import { blockOf, blockRowsOf, checkpointTotalsOf, decodeBlock, indexBlock, mergeBlockBytes, totalInBlock } from './checkpoint-blocks.ts';
 
 export { LogView } from './log-view.ts';
 
@@ -300,25 +300,17 @@ export class ShardLog {
     // A shard's checkpoint state is read once per round, the first time it is touched.
     const unseen = touched.filter((shardId) => !round.touched.has(shardId));
     if (unseen.length > 0) {
-      // Totals from the round's decoded blocks, each block read once per round (its commit merges into it).
+      // Totals from the round's indexed blocks, each block read and scanned once per round (its commit merges into its bytes).
       const unread = [...new Set(unseen.map(blockOf))].filter((firstShard) => !round.blocks.has(firstShard));
-      for (const firstShard of unread) round.blocks.set(firstShard, noBlock);
-      if (unread.length > 0)
-        this.checkedRead(() => {
-          for (const [firstShard, data] of blockRowsOf(this.db, unread)) round.blocks.set(firstShard, data);
-        });
-      // Only the unseen shards' totals are decoded; a block's others are skipped.
-      const beforeTotals = new Map<number, bigint>();
-      const wanted = new Set(unseen);
-      const has = (shardId: number): boolean => wanted.has(shardId);
-      const visit = (shardId: number, total: bigint): void => void beforeTotals.set(shardId, total);
       this.checkedRead(() => {
-        for (const firstShard of new Set(unseen.map(blockOf))) visitBlockTotals(firstShard, round.blocks.get(firstShard)!, has, visit);
+        const stored = new Map(blockRowsOf(this.db, unread));
+        for (const firstShard of unread) round.blocks.set(firstShard, indexBlock(firstShard, stored.get(firstShard) ?? noBlock));
       });
       const beforeParts = this.checkpointParts(unseen);
       for (const shardId of unseen) {
         round.touched.add(shardId);
-        const total = beforeTotals.get(shardId);
+        // Only the unseen shards' totals are decoded; a block's others are skipped.
+        const total = this.checkedRead(() => totalInBlock(round.blocks.get(blockOf(shardId))!, shardId));
         const parts = beforeParts.get(shardId);
         if (total !== undefined) {
           round.before.totals.set(shardId, total);
@@ -394,7 +386,7 @@ export class ShardLog {
         for (const part of beforeParts?.keys() ?? []) if (!afterParts?.has(part)) deletePart.run(shardId, part);
       }
       // Each block the round changed, rewritten once from the state the round read it in.
-      this.writeBlocks(totals, (firstShard) => round.blocks.get(firstShard)!, round.lastLsn);
+      this.writeBlocks(totals, (firstShard) => round.blocks.get(firstShard)!.data, round.lastLsn);
       for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
       deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
       this.setMeta('checkpoint_lsn', round.lastLsn.toString());
