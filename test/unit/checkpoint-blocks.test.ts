@@ -7,12 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ShardLog, ShardLogError } from '../../src/node/log/index.ts';
+import { type LogEntry, ShardLog, ShardLogError } from '../../src/node/log/index.ts';
 import { blockShards, decodeBlock, encodeBlock, indexBlock, mergeBlockBytes, totalInBlock } from '../../src/node/log/checkpoint-blocks.ts';
 import { checkpointFolder } from '../../src/node/state/node-memory.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
+import { dropEntry } from '../helpers/log-entries.ts';
 
 const fixtureDir = path.join(import.meta.dirname, '..', 'fixtures', 'log-v6');
 
@@ -159,6 +160,43 @@ describe('checkpoint blocks', () => {
       tables.close();
     } finally {
       log.close();
+    }
+  });
+
+  it('shard log: a round whose blocks are merged in steps before its commit leaves the totals a commit without steps leaves', () => {
+    const random = seededRandom(0x57e9);
+    const [stepped, direct] = [0, 1].map(() => {
+      const dir = makeTempDir('log-steps');
+      dirs.push(dir);
+      return ShardLog.open(dir, checkpointFolder);
+    });
+    try {
+      for (let batch = 0; batch < 30; batch++) {
+        const entries: LogEntry[] = Array.from({ length: 200 }, () => ({
+          shardId: 1 + Math.floor(random() * 5_000),
+          amount: BigInt(Math.floor(random() * 100) - 40) || 1n,
+          idempotencyKey: Buffer.alloc(0),
+          fenceShardCount: 0,
+        }));
+        if (batch % 7 === 3) entries.push(dropEntry(1 + Math.floor(random() * 5_000)));
+        stepped!.append(entries, 1n, 1_000 + batch);
+        direct!.append(entries, 1n, 1_000 + batch);
+        if (batch % 10 !== 9) continue;
+        const round = stepped!.beginFold();
+        while (stepped!.foldRead(round, stepped!.lastLsn, 500, 2_000) > 0);
+        let steps = 0;
+        while (stepped!.foldPrepare(round, 3) > 0) steps++;
+        expect(steps).toBeGreaterThan(3);
+        // No read after the merge began: the merged bytes would miss it.
+        expect(() => stepped!.foldRead(round, stepped!.lastLsn, 500, 2_000)).toThrow(/after its commit was prepared/);
+        expect(stepped!.foldCommit(round, 0)).toBeGreaterThan(0);
+        while (direct!.foldSlice(direct!.lastLsn, 500, 0, 2_000) > 0);
+        expect(stepped!.checkpointTotals()).toEqual(direct!.checkpointTotals());
+      }
+      expect(stepped!.checkpointTotals().size).toBeGreaterThan(1_000);
+    } finally {
+      stepped!.close();
+      direct!.close();
     }
   });
 

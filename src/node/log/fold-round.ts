@@ -21,6 +21,13 @@ export class FoldRound {
   readonly after: CheckpointState = { totals: new Map(), parts: new Map() };
   /** Each touched block of the checkpoint as stored when the round first read it (empty: no row), indexed: its commit merges into these bytes. */
   readonly blocks = new Map<number, IndexedBlock>();
+  /**
+   * Per changed block, in shard order: its shards' new totals (undefined: no
+   * total). Made by the first foldPrepare, after the last read.
+   */
+  blockChanges: Map<number, Map<number, bigint | undefined>> | undefined;
+  /** Changed blocks' bytes merged so far (foldPrepare); the commit merges the rest. */
+  readonly merged = new Map<number, Buffer>();
   /** Every shard the round touched (the keys of before, totals and parts alike). */
   readonly touched = new Set<number>();
   /** Dropped shards, each with the last lsn of the slice that dropped it: their keyed rows up to it go at commit. */

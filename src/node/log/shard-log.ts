@@ -292,6 +292,7 @@ export class ShardLog {
    */
   // eslint-disable-next-line no-restricted-properties -- tests' default: the node passes its log clock (steadyWallClock)
   foldRead(round: FoldRound, uptoLsn: bigint, sliceRows: number, nowMs: number = Date.now()): number {
+    assert.ok(round.blockChanges === undefined, 'a fold round read after its commit was prepared');
     if (this.isStale(round) || uptoLsn <= round.lastLsn) return 0;
     const entries = this.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
     if (entries.length === 0) return 0;
@@ -362,6 +363,40 @@ export class ShardLog {
   }
 
   /**
+   * Merges the round's new totals into the bytes of at most blocksMax of
+   * its changed blocks, in memory (no read or write of the file), so that
+   * the commit only writes them: the caller runs the event loop between
+   * calls. Returns the blocks left to merge. No foldRead after the first call.
+   */
+  foldPrepare(round: FoldRound, blocksMax: number): number {
+    const changes = this.blockChangesOf(round);
+    let mergedNow = 0;
+    for (const [firstShard, blockChanges] of changes) {
+      if (mergedNow >= blocksMax) break;
+      if (round.merged.has(firstShard)) continue;
+      round.merged.set(firstShard, mergeBlockBytes(firstShard, round.blocks.get(firstShard)!.data, blockChanges));
+      mergedNow++;
+    }
+    return changes.size - round.merged.size;
+  }
+
+  /** The round's changed totals by block, in shard order (made once, after the last read). */
+  private blockChangesOf(round: FoldRound): Map<number, Map<number, bigint | undefined>> {
+    if (round.blockChanges !== undefined) return round.blockChanges;
+    const changes = new Map<number, Map<number, bigint | undefined>>();
+    for (const shardId of Float64Array.from(round.touched).sort()) {
+      const total = round.after.totals.get(shardId);
+      if (total === round.before.totals.get(shardId)) continue;
+      const firstShard = blockOf(shardId);
+      let blockChanges = changes.get(firstShard);
+      if (blockChanges === undefined) changes.set(firstShard, (blockChanges = new Map()));
+      blockChanges.set(shardId, total);
+    }
+    round.blockChanges = changes;
+    return changes;
+  }
+
+  /**
    * Writes what the round read into the checkpoint and deletes the folded
    * rows (keeping keyed rows younger than keepKeysSinceMs) in one
    * transaction, each touched shard's rows once, in shard order. Returns the
@@ -373,20 +408,22 @@ export class ShardLog {
     if (round.rows === 0 || this.isStale(round)) return 0;
     // Shard order: neighbouring shards share B-tree pages, so each page is changed in one run.
     const shardIds = Float64Array.from(round.touched).sort();
-    const { upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
-    const totals = new Map<number, bigint | undefined>();
+    const { upsertPart, deletePart, deleteFolded, deleteShardKeys, upsertBlock, deleteBlock } = this.statements;
+    const changes = this.blockChangesOf(round);
     this.transact(() => {
       for (const shardId of shardIds) {
-        const total = round.after.totals.get(shardId);
-        if (total !== round.before.totals.get(shardId)) totals.set(shardId, total);
         const beforeParts = round.before.parts.get(shardId);
         const afterParts = round.after.parts.get(shardId);
         if (beforeParts === undefined && afterParts === undefined) continue;
         for (const [part, data] of afterParts ?? []) if (!beforeParts?.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
         for (const part of beforeParts?.keys() ?? []) if (!afterParts?.has(part)) deletePart.run(shardId, part);
       }
-      // Each block the round changed, rewritten once from the state the round read it in.
-      this.writeBlocks(totals, (firstShard) => round.blocks.get(firstShard)!.data, round.lastLsn);
+      // Each block the round changed, rewritten once: merged by foldPrepare, or here.
+      for (const [firstShard, blockChanges] of changes) {
+        const data = round.merged.get(firstShard) ?? mergeBlockBytes(firstShard, round.blocks.get(firstShard)!.data, blockChanges);
+        if (data.length === 0) deleteBlock.run(firstShard);
+        else upsertBlock.run(firstShard, round.lastLsn, data);
+      }
       for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
       deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
       this.setMeta('checkpoint_lsn', round.lastLsn.toString());
