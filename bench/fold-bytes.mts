@@ -15,7 +15,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ShardLog, type LogEntry } from '../src/node/log/index.ts';
 import { checkpointFolder } from '../src/node/state/node-memory.ts';
-import { checkpointSliceRows } from '../src/common/limits.ts';
+import { checkpointMergeBlocksMax, checkpointSliceRows } from '../src/common/limits.ts';
 import { SeededRandom, ZipfSampler } from '../src/cli/bench-zipf.ts';
 
 const args = new Map<string, string>();
@@ -26,6 +26,8 @@ const roundRows = Number(args.get('round-rows') ?? 70_000);
 const rounds = Number(args.get('rounds') ?? 3);
 const rowsPerCommit = Number(args.get('rows-per-commit') ?? 310);
 const fold = args.get('fold') ?? 'round';
+// --prepare 0: commit each round's blocks without merging them in steps first (as b082299 did).
+const prepare = (args.get('prepare') ?? '1') !== '0';
 
 const written = (): number => Number(/write_bytes: (\d+)/.exec(fs.readFileSync('/proc/self/io', 'utf8'))![1]);
 const random = new SeededRandom(1);
@@ -92,6 +94,8 @@ for (let round = 0; round < rounds; round++) {
   }
   const foldFrom = written();
   let holdMsMax = 0;
+  let prepareMsMax = 0;
+  let commitMs = 0;
   let touched = 0;
   const startedMs = performance.now();
   if (fold === 'slices') {
@@ -109,9 +113,16 @@ for (let round = 0; round < rounds; round++) {
       holdMsMax = Math.max(holdMsMax, performance.now() - readStartedMs);
       if (read === 0) break;
     }
+    // Merge the round's totals into its blocks a step at a time before the commit, as the checkpointer does.
+    for (let left = 1; prepare && left > 0;) {
+      const prepareStartedMs = performance.now();
+      left = log.foldPrepare(fr, checkpointMergeBlocksMax);
+      prepareMsMax = Math.max(prepareMsMax, performance.now() - prepareStartedMs);
+    }
     const commitStartedMs = performance.now();
     log.foldCommit(fr, 0);
-    holdMsMax = Math.max(holdMsMax, performance.now() - commitStartedMs);
+    commitMs = performance.now() - commitStartedMs;
+    holdMsMax = Math.max(holdMsMax, prepareMsMax, commitMs);
     touched = fr.touched.size;
   }
   const foldBytes = written() - foldFrom;
@@ -129,6 +140,8 @@ for (let round = 0; round < rounds; round++) {
       appendMsMax: Math.round(appendMsMax),
       foldMs: Math.round(performance.now() - startedMs),
       holdMsMax: Math.round(holdMsMax),
+      prepareMsMax: Math.round(prepareMsMax),
+      commitMs: Math.round(commitMs),
     }),
   );
 }

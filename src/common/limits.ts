@@ -277,6 +277,13 @@ export const checkpointSliceRows = 5_000;
  * the event loop longer while they commit.
  */
 export const checkpointRoundRowsMax = 100_000;
+/**
+ * Checkpoint blocks (256 shard ids each) a round merges its totals into per
+ * step before it commits, the event loop free between steps: at a million
+ * shards a round touches all ~3,900, and merging them inside the commit held
+ * the event loop for most of its time.
+ */
+export const checkpointMergeBlocksMax = 256;
 /** Concurrent calls one client connection may have open on a server (HTTP/2 streams). */
 export const streamsPerConnectionMax = 1_000;
 /** Window shards the background expiry visits per second on a node. */

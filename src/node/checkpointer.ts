@@ -10,7 +10,7 @@
 // is briefly away (one further behind is refilled by snapshot install), and
 // never folds past a snapshot being installed. A follower folds only what it
 // knows matches its current primary (never a deposed primary's tail).
-import { IntervalTask, steadyWallClock, type Logger } from '../common/index.ts';
+import { IntervalTask, checkpointMergeBlocksMax, steadyWallClock, type Logger } from '../common/index.ts';
 import type { FoldRound, ShardLog } from './log/index.ts';
 import type { NodeState } from './state/index.ts';
 import type { Replicator } from './replication/index.ts';
@@ -31,7 +31,7 @@ export interface CheckpointSettings {
 export interface CheckpointObserver {
   /** A round written: its rows, the time its transaction held the event loop, the new checkpoint lsn. */
   onFold(rows: number, durationSeconds: number, checkpointLsn: bigint): void;
-  /** A slice read into a round: the time it held the event loop. */
+  /** A slice read into a round, or a step merging its blocks before the commit: the time it held the event loop. */
   onFoldRead(durationSeconds: number): void;
 }
 
@@ -87,8 +87,17 @@ export class Checkpointer {
    * safe to fold (the role changed since): then it is dropped, and the next
    * tick folds what is safe then. False when it was dropped.
    */
-  private commit(round: FoldRound, keepKeysSinceMs: number): boolean {
+  private async commit(round: FoldRound, keepKeysSinceMs: number): Promise<boolean> {
     if (round.rows === 0) return true;
+    // The new totals merged into their blocks' bytes a step at a time: the commit then only writes them.
+    const stepsMax = round.touched.size + 1;
+    for (let step = 0; step < stepsMax; step++) {
+      const startedNs = process.hrtime.bigint();
+      const left = this.log.foldPrepare(round, checkpointMergeBlocksMax);
+      this.observer.onFoldRead(Number(process.hrtime.bigint() - startedNs) / 1e9);
+      if (left === 0) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     if (this.safeLsn() < round.lastLsn) return false;
     const startedNs = process.hrtime.bigint();
     const folded = this.log.foldCommit(round, keepKeysSinceMs);
@@ -111,12 +120,12 @@ export class Checkpointer {
       if (read === 0) break;
       this.observer.onFoldRead(Number(process.hrtime.bigint() - startedNs) / 1e9);
       if (round.rows >= this.settings.roundRowsMax) {
-        if (!this.commit(round, keepKeysSinceMs)) return;
+        if (!(await this.commit(round, keepKeysSinceMs))) return;
         round = this.log.beginFold();
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (!this.commit(round, keepKeysSinceMs)) return;
+    if (!(await this.commit(round, keepKeysSinceMs))) return;
     for (let slice = 0; slice < 100 && this.log.pruneFoldedKeys(keepKeysSinceMs, this.settings.sliceRows) > 0; slice++) {
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -99,7 +99,7 @@ export function createNodeMetrics(registry: Registry) {
     }),
     checkpointSliceSeconds: new Histogram({
       name: 'tally_checkpoint_slice_seconds',
-      help: 'Time one checkpoint slice read or round write held the event loop',
+      help: 'Time one checkpoint slice read, block merge step or round write held the event loop',
       buckets: latencyBucketsSeconds,
       registers: [registry],
     }),

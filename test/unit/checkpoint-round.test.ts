@@ -48,7 +48,8 @@ function fileOf(log: ShardLog): unknown {
   const db = new Database(log.file, { readonly: true });
   try {
     return {
-      checkpoint: db.prepare('SELECT shard_id, total FROM checkpoint ORDER BY shard_id').raw().all(),
+      // The blocks' bytes, not the lsn of the fold that last wrote each (a round's, or a slice's).
+      checkpoint: db.prepare('SELECT first_shard, hex(data) FROM checkpoint_blocks ORDER BY first_shard').raw().all(),
       parts: db.prepare('SELECT shard_id, part, hex(data) FROM checkpoint_parts ORDER BY shard_id, part').raw().all(),
       log: db.prepare('SELECT lsn, shard_id, amount, hex(idem_key) FROM log ORDER BY lsn').raw().all(),
       meta: db.prepare("SELECT key, value FROM meta WHERE key LIKE 'checkpoint_%' ORDER BY key").raw().all(),

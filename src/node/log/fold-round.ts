@@ -7,6 +7,7 @@
 // they are rewritten once. ShardLog reads and commits a round; this is only
 // its state.
 import type { CheckpointState } from './log-types.ts';
+import type { IndexedBlock } from './checkpoint-blocks.ts';
 
 export class FoldRound {
   /** Rows read into the round so far. */
@@ -18,6 +19,15 @@ export class FoldRound {
   readonly before: CheckpointState = { totals: new Map(), parts: new Map() };
   /** Each touched shard's state after the entries read: no total here means no total row. */
   readonly after: CheckpointState = { totals: new Map(), parts: new Map() };
+  /** Each touched block of the checkpoint as stored when the round first read it (empty: no row), indexed: its commit merges into these bytes. */
+  readonly blocks = new Map<number, IndexedBlock>();
+  /**
+   * Per changed block, in shard order: its shards' new totals (undefined: no
+   * total). Made by the first foldPrepare, after the last read.
+   */
+  blockChanges: Map<number, Map<number, bigint | undefined>> | undefined;
+  /** Changed blocks' bytes merged so far (foldPrepare); the commit merges the rest. */
+  readonly merged = new Map<number, Buffer>();
   /** Every shard the round touched (the keys of before, totals and parts alike). */
   readonly touched = new Set<number>();
   /** Dropped shards, each with the last lsn of the slice that dropped it: their keyed rows up to it go at commit. */

@@ -3,13 +3,15 @@
 // it never reads or writes entries, and refuses a version it does not know.
 import type Database from 'better-sqlite3';
 import { ShardLogError } from './log-entry.ts';
+import { blockOf, encodeBlock } from './checkpoint-blocks.ts';
 
 /**
+ * 7: shard totals packed in blocks of consecutive shard ids (checkpoint_blocks); the checkpoint table goes.
  * 6: tombstones of dropped shards are found by time (a partial index on checkpoint_parts).
  * 5: keys are looked up on disk (a partial index on shard and key).
  * 4: entry kinds (kind, member, payload columns).
  */
-const schemaVersion = 6;
+const schemaVersion = 7;
 
 /**
  * Keyed rows only: unkeyed rows (most of a log) cost the index nothing.
@@ -39,14 +41,58 @@ const tablesSql = `
           member INTEGER,
           payload BLOB
         );
-        -- Shard totals folded from every entry up to meta checkpoint_lsn.
-        CREATE TABLE IF NOT EXISTS checkpoint (shard_id INTEGER PRIMARY KEY, total INTEGER NOT NULL);
         -- The same fold for the other kinds: window buckets, sketches, member sets.
         CREATE TABLE IF NOT EXISTS checkpoint_parts (shard_id INTEGER NOT NULL, part TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (shard_id, part));
       `;
 
 /**
- * Creates the tables of a new file, or brings a file of version 3, 4 or 5 to
+ * Shard totals folded from every entry up to meta checkpoint_lsn, packed
+ * (checkpoint-blocks.ts). folded_lsn: the lsn of the fold that last wrote
+ * the block (0 from an install or the upgrade); never past checkpoint_lsn.
+ */
+const blocksSql =
+  'CREATE TABLE IF NOT EXISTS checkpoint_blocks (first_shard INTEGER PRIMARY KEY, folded_lsn INTEGER NOT NULL, data BLOB NOT NULL)';
+
+/**
+ * 6 -> 7: the checkpoint table's rows become blocks (a million rows: a few
+ * seconds, once), and the table goes. A file made new has no such table.
+ */
+function packCheckpointTable(db: Database.Database): void {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoint'").get();
+  if (exists === undefined) return;
+  const insert = db.prepare<[firstShard: number, data: Buffer]>(
+    'INSERT INTO checkpoint_blocks (first_shard, folded_lsn, data) VALUES (?, 0, ?)',
+  );
+  let firstShard = -1;
+  const ids: number[] = [];
+  const totals: bigint[] = [];
+  // Inserted after the read: a connection cannot write while it iterates (a million shards: ~4 MB of blocks held).
+  const blocks: [firstShard: number, data: Buffer][] = [];
+  const flush = (): void => {
+    if (ids.length > 0) blocks.push([firstShard, encodeBlock(firstShard, ids, totals)]);
+    ids.length = 0;
+    totals.length = 0;
+  };
+  const rows = db
+    .prepare('SELECT shard_id, total FROM checkpoint ORDER BY shard_id')
+    .safeIntegers(true)
+    .raw(true)
+    .iterate() as IterableIterator<[bigint, bigint]>;
+  for (const [shardId, total] of rows) {
+    if (blockOf(Number(shardId)) !== firstShard) {
+      flush();
+      firstShard = blockOf(Number(shardId));
+    }
+    ids.push(Number(shardId));
+    totals.push(total);
+  }
+  flush();
+  for (const [first, data] of blocks) insert.run(first, data);
+  db.exec('DROP TABLE checkpoint');
+}
+
+/**
+ * Creates the tables of a new file, or brings a file of version 3 to 6 to
  * schemaVersion. Throws ShardLogError for any other version: a newer node's
  * file must not be read as if this node understood it.
  */
@@ -54,8 +100,8 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
   db.exec(tablesSql);
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
   const from = version === undefined ? 3 : Number(version.value);
-  if (from !== schemaVersion && from !== 3 && from !== 4 && from !== 5) {
-    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 to 5)`);
+  if (from !== schemaVersion && !(from >= 3 && from <= 6)) {
+    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 to 6)`);
   }
   if (from === schemaVersion) return;
   // One transaction (SQLite DDL is transactional): a crash leaves the old
@@ -77,6 +123,9 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
     db.exec(keyIndexSql);
     // 5 -> 6: the tombstone index (no tombstones exist before 6).
     db.exec(tombstoneIndexSql);
+    // 6 -> 7: totals in blocks.
+    db.exec(blocksSql);
+    packCheckpointTable(db);
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
       String(schemaVersion),
     );

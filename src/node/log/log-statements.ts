@@ -3,7 +3,6 @@
 import type Database from 'better-sqlite3';
 import { type extraColumns, rowColumns, type RawRow } from './log-entry.ts';
 
-export const checkpointTotalsSql = 'SELECT shard_id, total FROM checkpoint';
 export const checkpointPartsSql = 'SELECT shard_id, part, data FROM checkpoint_parts';
 
 /** A statement whose rows come back as arrays, integers as bigint (a log lsn or total may pass 2^53). */
@@ -80,9 +79,17 @@ export function prepareLogStatements(db: Database.Database) {
     deleteFoldedKeys: db.prepare<[foldedLsn: bigint, rowsMax: number, keepKeysSinceMs: number]>(
       'DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?',
     ),
-    selectTotals: rowsOf<[], [shardId: bigint, total: bigint]>(db, checkpointTotalsSql),
+    selectBlock: valueOf<[firstShard: number], Buffer>(db, 'SELECT data FROM checkpoint_blocks WHERE first_shard = ?'),
+    selectBlocks: rowsOf<[], [firstShard: bigint, data: Buffer]>(
+      db,
+      'SELECT first_shard, data FROM checkpoint_blocks ORDER BY first_shard',
+    ),
+    selectBlocksFoldedLsnMax: valueOf<[], bigint | null>(db, 'SELECT max(folded_lsn) FROM checkpoint_blocks'),
+    upsertBlock: db.prepare<[firstShard: number, foldedLsn: bigint, data: Buffer]>(
+      'INSERT INTO checkpoint_blocks (first_shard, folded_lsn, data) VALUES (?, ?, ?) ON CONFLICT (first_shard) DO UPDATE SET folded_lsn = excluded.folded_lsn, data = excluded.data',
+    ),
+    deleteBlock: db.prepare<[firstShard: number]>('DELETE FROM checkpoint_blocks WHERE first_shard = ?'),
     selectParts: rowsOf<[], [shardId: bigint, part: string, data: Buffer]>(db, checkpointPartsSql),
-    deleteTotal: db.prepare<[shardId: number]>('DELETE FROM checkpoint WHERE shard_id = ?'),
     // Through the log_keys index (keyed rows only): a dropped shard's keys, folded.
     deleteShardKeys: db.prepare<[shardId: number, uptoLsn: bigint]>(
       'DELETE FROM log WHERE shard_id = ? AND idem_key IS NOT NULL AND lsn <= ?',
@@ -90,12 +97,6 @@ export function prepareLogStatements(db: Database.Database) {
     // Through the checkpoint_tombstones partial index; a tombstone's data is its drop time, big-endian, so blobs compare as times.
     deleteTombstones: db.prepare<[before: Buffer, rowsMax: number]>(
       "DELETE FROM checkpoint_parts WHERE rowid IN (SELECT rowid FROM checkpoint_parts WHERE part = 'dropped' AND data < ? LIMIT ?)",
-    ),
-    upsertTotal: db.prepare<[shardId: number, total: bigint]>(
-      'INSERT INTO checkpoint (shard_id, total) VALUES (?, ?) ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total',
-    ),
-    upsertTotals: db.prepare<(number | bigint)[]>(
-      `INSERT INTO checkpoint (shard_id, total) VALUES ${Array.from({ length: upsertTotalsRows }, () => '(?, ?)').join(', ')} ON CONFLICT (shard_id) DO UPDATE SET total = excluded.total`,
     ),
     upsertPart: db.prepare<[shardId: number, part: string, data: Buffer]>(
       'INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data',
@@ -147,12 +148,5 @@ export function rowsOfShards<Row>(
   return rows;
 }
 
-/** Shard totals one upsertTotals statement writes (a fold's commit): 2 variables each. */
-export const upsertTotalsRows = 128;
-
 /** Shard ids bound in one `shard_id IN (…)` query: under SQLite's 32,766 variables. */
 export const shardIdsPerQueryMax = 30_000;
-
-export function totalsOfRows(rows: readonly [shardId: bigint, total: bigint][]): Map<number, bigint> {
-  return new Map(rows.map(([shardId, total]) => [Number(shardId), total]));
-}

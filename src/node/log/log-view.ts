@@ -3,15 +3,8 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { replayBatchRows } from '../../common/index.ts';
 import { type EntryKind, entryOfRow, rowColumns, type RawRow } from './log-entry.ts';
-import {
-  checkpointTotalsSql,
-  checkpointPartsSql,
-  rowsOf,
-  rowsOfShards,
-  shardIdsFilter,
-  shardIdsPerQueryMax,
-  totalsOfRows,
-} from './log-statements.ts';
+import { checkpointPartsSql, rowsOf, shardIdsFilter, shardIdsPerQueryMax } from './log-statements.ts';
+import { blockRowsOf, checkpointTotalsOf, decodeBlock } from './checkpoint-blocks.ts';
 import type { SnapshotChunk } from './log-types.ts';
 
 /**
@@ -56,7 +49,7 @@ export class LogView {
 
   /** The view's checkpoint totals (optionally only some shards). */
   checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
-    return totalsOfRows(rowsOfShards<[bigint, bigint]>(this.db, checkpointTotalsSql, shardIds));
+    return checkpointTotalsOf(this.db, shardIds);
   }
 
   /**
@@ -108,10 +101,13 @@ export class LogView {
       sizeBytes = 0;
       return done;
     };
-    for (const [shardId, total] of rowsOf<[], [bigint, bigint]>(this.db, `${checkpointTotalsSql} ORDER BY shard_id`).iterate()) {
-      chunk.shards.push([Number(shardId), total]);
-      sizeBytes += 24;
-      if (full()) yield take();
+    for (const [firstShard, data] of blockRowsOf(this.db)) {
+      const block = decodeBlock(firstShard, data);
+      for (let index = 0; index < block.ids.length; index++) {
+        chunk.shards.push([block.ids[index]!, block.totals[index]!]);
+        sizeBytes += 24;
+        if (full()) yield take();
+      }
     }
     const pieceBytesMax = Math.floor(chunkBytesMax / 2);
     for (const [shardId, part, data] of rowsOf<[], [bigint, string, Buffer]>(

@@ -35,16 +35,13 @@ const installMetaKey = 'install';
 import { LogView } from './log-view.ts';
 import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 import { FoldRound } from './fold-round.ts';
-import {
-  checkpointTotalsSql,
-  checkpointPartsSql,
-  prepareLogStatements,
-  rowsOfShards,
-  totalsOfRows,
-  upsertTotalsRows,
-} from './log-statements.ts';
+import { checkpointPartsSql, prepareLogStatements, rowsOfShards } from './log-statements.ts';
+import { blockOf, blockRowsOf, checkpointTotalsOf, decodeBlock, indexBlock, mergeBlockBytes, totalInBlock } from './checkpoint-blocks.ts';
 
 export { LogView } from './log-view.ts';
+
+/** A block with no row yet: no shard in it has a total. */
+const noBlock = Buffer.alloc(0);
 export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 
 export class ShardLog {
@@ -80,6 +77,12 @@ export class ShardLog {
     if (this.abandonedInstall) this.emptyAll(undefined);
     this.foldedLsn = BigInt(this.getMeta('checkpoint_lsn') ?? '0');
     this.foldedEpoch = BigInt(this.getMeta('checkpoint_epoch') ?? '0');
+    // This node writes a block in the transaction that moves checkpoint_lsn past it: one ahead is not its file.
+    const blocksFoldedLsn = this.statements.selectBlocksFoldedLsnMax.get() ?? 0n;
+    if (blocksFoldedLsn > this.foldedLsn)
+      throw new ShardLogError(
+        `log ${file} has checkpoint blocks folded to lsn ${blocksFoldedLsn}, past its checkpoint at ${this.foldedLsn}`,
+      );
     let nodeId = this.getMeta(nodeIdMetaKey);
     if (nodeId === undefined) this.setMeta(nodeIdMetaKey, (nodeId = randomUUID()));
     this.nodeId = nodeId;
@@ -108,7 +111,7 @@ export class ShardLog {
   /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
   private emptyAll(installId: string | undefined): void {
     this.transact(() => {
-      this.db.exec('DELETE FROM log; DELETE FROM checkpoint; DELETE FROM checkpoint_parts;');
+      this.db.exec('DELETE FROM log; DELETE FROM checkpoint_blocks; DELETE FROM checkpoint_parts;');
       this.setMeta('checkpoint_lsn', '0');
       this.setMeta('checkpoint_epoch', '0');
       if (installId === undefined) this.statements.deleteMeta.run(installMetaKey);
@@ -134,15 +137,18 @@ export class ShardLog {
   /** Follower side: one chunk of the snapshot, in one transaction. Parts in several pieces are concatenated. */
   installChunk(chunk: SnapshotChunk): void {
     assert.ok(this.installing, 'install chunk without an install under way');
-    const { upsertTotal, appendPart } = this.statements;
+    const { appendPart, selectBlock } = this.statements;
     this.transact(() => {
+      const totals = new Map<number, bigint>();
       for (const [shardId, total] of chunk.shards) {
         assert.ok(
           Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN,
           `snapshot shard ${shardId} is invalid`,
         );
-        upsertTotal.run(shardId, total);
+        totals.set(shardId, total);
       }
+      // A block may span chunks: each chunk merges into what the last left. Not folded by this log: lsn 0.
+      this.writeBlocks(new Map([...totals].sort(([a], [b]) => a - b)), (firstShard) => selectBlock.get(firstShard) ?? noBlock, 0n);
       for (const piece of chunk.parts) appendPart.run(piece.shardId, piece.part, piece.data);
       for (const entry of chunk.keys) {
         checkEntry(entry);
@@ -219,7 +225,7 @@ export class ShardLog {
 
   /** The checkpoint's shard totals (the fold of every entry up to checkpointLsn). */
   checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
-    return totalsOfRows(rowsOfShards(this.db, checkpointTotalsSql, shardIds, this.statements.selectTotals));
+    return this.checkedRead(() => checkpointTotalsOf(this.db, shardIds));
   }
 
   /**
@@ -228,7 +234,12 @@ export class ShardLog {
    * Map (garbage several times the size of the totals, the node's peak memory).
    */
   forEachCheckpointTotal(visit: (shardId: number, total: bigint) => void): void {
-    for (const [shardId, total] of this.statements.selectTotals.iterate()) visit(Number(shardId), total);
+    this.checkedRead(() => {
+      for (const [firstShard, data] of this.statements.selectBlocks.iterate()) {
+        const block = decodeBlock(Number(firstShard), data);
+        for (let index = 0; index < block.ids.length; index++) visit(block.ids[index]!, block.totals[index]!);
+      }
+    });
   }
 
   /** The checkpoint's parts (every kind's state but totals) for some shards (default: all). */
@@ -281,6 +292,7 @@ export class ShardLog {
    */
   // eslint-disable-next-line no-restricted-properties -- tests' default: the node passes its log clock (steadyWallClock)
   foldRead(round: FoldRound, uptoLsn: bigint, sliceRows: number, nowMs: number = Date.now()): number {
+    assert.ok(round.blockChanges === undefined, 'a fold round read after its commit was prepared');
     if (this.isStale(round) || uptoLsn <= round.lastLsn) return 0;
     const entries = this.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
     if (entries.length === 0) return 0;
@@ -289,11 +301,18 @@ export class ShardLog {
     // A shard's checkpoint state is read once per round, the first time it is touched.
     const unseen = touched.filter((shardId) => !round.touched.has(shardId));
     if (unseen.length > 0) {
-      const before = this.checkpointState(unseen);
+      // Totals from the round's indexed blocks, each block read and scanned once per round (its commit merges into its bytes).
+      const unread = [...new Set(unseen.map(blockOf))].filter((firstShard) => !round.blocks.has(firstShard));
+      this.checkedRead(() => {
+        const stored = new Map(blockRowsOf(this.db, unread));
+        for (const firstShard of unread) round.blocks.set(firstShard, indexBlock(firstShard, stored.get(firstShard) ?? noBlock));
+      });
+      const beforeParts = this.checkpointParts(unseen);
       for (const shardId of unseen) {
         round.touched.add(shardId);
-        const total = before.totals.get(shardId);
-        const parts = before.parts.get(shardId);
+        // Only the unseen shards' totals are decoded; a block's others are skipped.
+        const total = this.checkedRead(() => totalInBlock(round.blocks.get(blockOf(shardId))!, shardId));
+        const parts = beforeParts.get(shardId);
         if (total !== undefined) {
           round.before.totals.set(shardId, total);
           round.after.totals.set(shardId, total);
@@ -344,6 +363,40 @@ export class ShardLog {
   }
 
   /**
+   * Merges the round's new totals into the bytes of at most blocksMax of
+   * its changed blocks, in memory (no read or write of the file), so that
+   * the commit only writes them: the caller runs the event loop between
+   * calls. Returns the blocks left to merge. No foldRead after the first call.
+   */
+  foldPrepare(round: FoldRound, blocksMax: number): number {
+    const changes = this.blockChangesOf(round);
+    let mergedNow = 0;
+    for (const [firstShard, blockChanges] of changes) {
+      if (mergedNow >= blocksMax) break;
+      if (round.merged.has(firstShard)) continue;
+      round.merged.set(firstShard, mergeBlockBytes(firstShard, round.blocks.get(firstShard)!.data, blockChanges));
+      mergedNow++;
+    }
+    return changes.size - round.merged.size;
+  }
+
+  /** The round's changed totals by block, in shard order (made once, after the last read). */
+  private blockChangesOf(round: FoldRound): Map<number, Map<number, bigint | undefined>> {
+    if (round.blockChanges !== undefined) return round.blockChanges;
+    const changes = new Map<number, Map<number, bigint | undefined>>();
+    for (const shardId of Float64Array.from(round.touched).sort()) {
+      const total = round.after.totals.get(shardId);
+      if (total === round.before.totals.get(shardId)) continue;
+      const firstShard = blockOf(shardId);
+      let blockChanges = changes.get(firstShard);
+      if (blockChanges === undefined) changes.set(firstShard, (blockChanges = new Map()));
+      blockChanges.set(shardId, total);
+    }
+    round.blockChanges = changes;
+    return changes;
+  }
+
+  /**
    * Writes what the round read into the checkpoint and deletes the folded
    * rows (keeping keyed rows younger than keepKeysSinceMs) in one
    * transaction, each touched shard's rows once, in shard order. Returns the
@@ -355,30 +408,22 @@ export class ShardLog {
     if (round.rows === 0 || this.isStale(round)) return 0;
     // Shard order: neighbouring shards share B-tree pages, so each page is changed in one run.
     const shardIds = Float64Array.from(round.touched).sort();
-    const { upsertTotal, deleteTotal, upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
-    const { upsertTotals } = this.statements;
-    // Totals go upsertTotalsRows to a statement (fewer calls into SQLite); the last few one by one.
-    const upserts: number[] = [];
+    const { upsertPart, deletePart, deleteFolded, deleteShardKeys, upsertBlock, deleteBlock } = this.statements;
+    const changes = this.blockChangesOf(round);
     this.transact(() => {
       for (const shardId of shardIds) {
-        const before = round.before.totals.get(shardId);
-        const total = round.after.totals.get(shardId);
-        if (total === undefined) {
-          if (before !== undefined) deleteTotal.run(shardId);
-        } else if (before !== total) {
-          upserts.push(shardId);
-          if (upserts.length === upsertTotalsRows) {
-            upsertTotals.run(...upserts.flatMap((id) => [id, round.after.totals.get(id)!]));
-            upserts.length = 0;
-          }
-        }
         const beforeParts = round.before.parts.get(shardId);
         const afterParts = round.after.parts.get(shardId);
         if (beforeParts === undefined && afterParts === undefined) continue;
         for (const [part, data] of afterParts ?? []) if (!beforeParts?.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
         for (const part of beforeParts?.keys() ?? []) if (!afterParts?.has(part)) deletePart.run(shardId, part);
       }
-      for (const shardId of upserts) upsertTotal.run(shardId, round.after.totals.get(shardId)!);
+      // Each block the round changed, rewritten once: merged by foldPrepare, or here.
+      for (const [firstShard, blockChanges] of changes) {
+        const data = round.merged.get(firstShard) ?? mergeBlockBytes(firstShard, round.blocks.get(firstShard)!.data, blockChanges);
+        if (data.length === 0) deleteBlock.run(firstShard);
+        else upsertBlock.run(firstShard, round.lastLsn, data);
+      }
       for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
       deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
       this.setMeta('checkpoint_lsn', round.lastLsn.toString());
@@ -388,6 +433,33 @@ export class ShardLog {
     this.foldedEpoch = round.lastEpoch;
     this.generation++;
     return round.rows;
+  }
+
+  /**
+   * Writes changed totals (ascending shard ids; undefined: no total) into
+   * their blocks, each block once, merged into its state from `blockAt`;
+   * a block left with no shard goes. Inside the caller's transaction.
+   */
+  private writeBlocks(totals: ReadonlyMap<number, bigint | undefined>, blockAt: (firstShard: number) => Buffer, foldedLsn: bigint): void {
+    const { upsertBlock, deleteBlock } = this.statements;
+    let firstShard = -1;
+    const changes = new Map<number, bigint | undefined>();
+    const flush = (): void => {
+      if (changes.size === 0) return;
+      const data = mergeBlockBytes(firstShard, blockAt(firstShard), changes);
+      if (data.length === 0) deleteBlock.run(firstShard);
+      else upsertBlock.run(firstShard, foldedLsn, data);
+      changes.clear();
+    };
+    for (const [shardId, total] of totals) {
+      assert.ok(blockOf(shardId) >= firstShard, 'block writes in shard order');
+      if (blockOf(shardId) !== firstShard) {
+        flush();
+        firstShard = blockOf(shardId);
+      }
+      changes.set(shardId, total);
+    }
+    flush();
   }
 
   /** True when the log changed under the round since it began: its reads no longer follow the checkpoint. */
