@@ -85,6 +85,15 @@ describe('node certificates', () => {
 
   it('a client certificate from make-certs.sh calling ShardNode directly (Apply, SetRole, AppendEntries, InstallSnapshot, Status) is refused PERMISSION_DENIED; nothing changes', async () => {
     const requests = await forged();
+    // The follower's log end as the router saw it at its last probe: wait until that shows the increment replicated,
+    // or replication finishing during the test would look like a change the forged calls made.
+    await waitFor(
+      async () => {
+        const nodes = (await tc.client.clusterStatus()).nodes;
+        return nodes.length === 2 && nodes.every((node) => node.lastLsn === nodes[0]!.lastLsn);
+      },
+      { timeoutMs: 10_000, what: "the router's status to show the follower's log at the primary's" },
+    );
     const before = await fingerprint();
     const atPrimary = nodeClient(primaryAddress(), 'client');
     const atFollower = nodeClient(followerAddress(), 'client');
@@ -118,6 +127,15 @@ describe('node certificates', () => {
 
   it("each certificate only for its own role's calls: the router's drives a node but cannot replicate, a node's replicates but cannot drive", async () => {
     const requests = await forged();
+    // The follower's log end as the router saw it at its last probe: wait until that shows the increment replicated,
+    // or replication finishing during the test would look like a change the forged calls made.
+    await waitFor(
+      async () => {
+        const nodes = (await tc.client.clusterStatus()).nodes;
+        return nodes.length === 2 && nodes.every((node) => node.lastLsn === nodes[0]!.lastLsn);
+      },
+      { timeoutMs: 10_000, what: "the router's status to show the follower's log at the primary's" },
+    );
     const before = await fingerprint();
     const routerAtFollower = nodeClient(followerAddress(), 'router');
     const nodeAtPrimary = nodeClient(primaryAddress(), 'node-0b');
