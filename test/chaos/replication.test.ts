@@ -161,7 +161,7 @@ describe('chaos: replication and failover', () => {
   );
 
   it(
-    'back in sync under load: a follower restarted while increments keep flowing rejoins the pair without the load stopping',
+    'back in sync under load: a follower restarted while increments keep flowing rejoins the pair without the load stopping, and holds everything acknowledged when its primary is killed at once',
     { timeout: 90_000 },
     async () => {
       // Under steady load a commit is always in flight, so a status rarely
@@ -192,6 +192,18 @@ describe('chaos: replication and failover', () => {
           what: 'the pair back in sync while the load goes on',
         });
         expect(load.ledger.okCalls, 'the load was still running when the pair rejoined').toBeGreaterThan(okAtRestart);
+        // In sync is a promise: the follower holds everything acknowledged. Test it at once, by
+        // killing the primary the moment the pair rejoined and letting the follower take over.
+        const primary = cluster.node(0, 'primary');
+        await primary.process.stop('SIGKILL');
+        await waitFor(async () => (await client.describe('rejoin')).placements[0]!.primary === follower.address, {
+          timeoutMs: 15_000,
+          what: 'the rejoined follower promoted',
+        });
+        const okAtPromotion = load.ledger.okCalls;
+        await waitFor(() => load.ledger.okCalls > okAtPromotion + 1_000, { timeoutMs: 20_000, what: 'writes on the promoted follower' });
+        await primary.process.start();
+        await waitForHealthy(client);
       } finally {
         await load.stop();
       }
