@@ -1,11 +1,14 @@
 // The floor for any gRPC service on this machine: a bare grpc-js server
 // answering a trivial unary call, driven like `tally bench` drives Tally.
 //   node --import tsx bench/grpc-echo.mts serve <port>      (0: any port; prints "ready <port>")
-//   node --import tsx bench/grpc-echo.mts drive <port> <concurrency> <seconds>   (prints calls/s as JSON)
+//   node --import tsx bench/grpc-echo.mts drive <port> <concurrency> <seconds> [ratePerSec]   (prints calls/s as JSON)
+// A rate paces the calls as `tally bench --rate` does (each loop its share,
+// timed from when a call was due), so the echo and Tally can be compared at
+// the same paced rate: a process's CPU per call depends on its call rate.
 import * as grpc from '@grpc/grpc-js';
 import { shardNodeServiceDefinition, ShardNodeClient } from '../src/common/index.ts';
 
-const [mode, portText, concurrencyText, secondsText] = process.argv.slice(2);
+const [mode, portText, concurrencyText, secondsText, rateText] = process.argv.slice(2);
 const port = Number(portText);
 
 if (mode === 'serve') {
@@ -32,19 +35,37 @@ if (mode === 'serve') {
   const call = () => new Promise<void>((resolve, reject) => client.Status({}, (error) => (error ? reject(error) : resolve())));
   await call();
   let calls = 0;
-  const untilMs = Date.now() + Number(secondsText) * 1000;
-  const startedMs = Date.now();
+  const concurrency = Number(concurrencyText);
+  const ratePerSec = Number(rateText ?? 0);
+  // Each loop's share of the target rate, as bench.ts paces its loops.
+  const loopIntervalMs = ratePerSec > 0 ? (concurrency * 1000) / ratePerSec : 0;
+  const startedMs = performance.now();
+  const untilMs = startedMs + Number(secondsText) * 1000;
+  const startedCpu = process.cpuUsage();
   await Promise.all(
-    Array.from({ length: Number(concurrencyText) }, async () => {
-      while (Date.now() < untilMs) {
+    Array.from({ length: concurrency }, async (_, loop) => {
+      for (let sent = 0; ; sent++) {
+        if (loopIntervalMs > 0) {
+          const waitMs = startedMs + (sent + loop / concurrency) * loopIntervalMs - performance.now();
+          if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+        }
+        if (performance.now() >= untilMs) return;
         await call();
         calls++;
       }
     }),
   );
-  console.log(JSON.stringify({ callsPerSec: Math.round((calls * 1000) / (Date.now() - startedMs)) }));
+  const cpu = process.cpuUsage(startedCpu);
+  // cpuMicros: the driver's CPU over the calls alone (not its start), as tally bench's loadGeneratorCpuSeconds.
+  console.log(
+    JSON.stringify({
+      callsPerSec: Math.round((calls * 1000) / (performance.now() - startedMs)),
+      calls,
+      cpuMicros: cpu.user + cpu.system,
+    }),
+  );
   client.close();
 } else {
-  console.error('usage: grpc-echo.mts serve <port> | drive <port> <concurrency> <seconds>');
+  console.error('usage: grpc-echo.mts serve <port> | drive <port> <concurrency> <seconds> [ratePerSec]');
   process.exit(2);
 }
