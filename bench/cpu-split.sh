@@ -13,11 +13,21 @@
 # PREFILL_KEYS=2000000 starts both nodes on a log already holding that many
 # keyed rows (bench/prefill-keys.mts; PREFILL_SCHEMA=4 for a release without
 # the key index). The primary's bytes written to disk are printed too.
+# DIST=1 runs the router, the nodes and the load generator from dist/ (`npm run
+# build` first), as npm start and the Docker image do: without tsx, whose
+# keepNames helper names every closure as it is created.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d /tmp/tally-cpu-split-XXXXXX)}
 mkdir -p "$OUT/data"
 PROF=()
+# The processes' entry points: TypeScript under tsx, or the build that ships.
+if [ "${DIST:-0}" = 1 ]; then
+  [ -f dist/node/main.js ] || { echo "DIST=1: run npm run build first" >&2; exit 2; }
+  NODE_MAIN=(dist/node/main.js); ROUTER_MAIN=(dist/router/main.js); CLI=(dist/cli/cli.js)
+else
+  NODE_MAIN=(--import tsx src/node/main.ts); ROUTER_MAIN=(--import tsx src/router/main.ts); CLI=(--import tsx src/cli/cli.ts)
+fi
 if [ "${PROFILE:-0}" = 1 ]; then PROF=(--cpu-prof "--cpu-prof-dir=$OUT/prof"); fi
 port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 R=$(port); P=$(port); F=$(port); RM=$(port); PM=$(port); FM=$(port)
@@ -29,11 +39,11 @@ if [ -n "${PREFILL_KEYS:-}" ]; then
   node --import tsx bench/prefill-keys.mts "$OUT/data/primary" --keys "$PREFILL_KEYS" --schema "${PREFILL_SCHEMA:-5}" >/dev/null
   cp -r "$OUT/data/primary" "$OUT/data/follower"
 fi
-node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$P --data-dir "$OUT/data/primary" --metrics-port $PM --node-name primary "${EXTRA[@]}" >"$OUT/primary.log" 2>&1 & pids+=($!)
+node "${PROF[@]}" "${NODE_MAIN[@]}" --listen 127.0.0.1:$P --data-dir "$OUT/data/primary" --metrics-port $PM --node-name primary "${EXTRA[@]}" >"$OUT/primary.log" 2>&1 & pids+=($!)
 PRIMARY_PID=$!
-node "${PROF[@]}" --import tsx src/node/main.ts --listen 127.0.0.1:$F --data-dir "$OUT/data/follower" --metrics-port $FM --node-name follower "${EXTRA[@]}" >"$OUT/follower.log" 2>&1 & pids+=($!)
-node "${PROF[@]}" --import tsx src/router/main.ts --listen 127.0.0.1:$R --pairs 127.0.0.1:$P,127.0.0.1:$F --data-dir "$OUT/data/router" --metrics-port $RM >"$OUT/router.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 120); do node --import tsx src/cli/cli.ts health --router 127.0.0.1:$R >/dev/null 2>&1 && break; sleep 0.5; done
+node "${PROF[@]}" "${NODE_MAIN[@]}" --listen 127.0.0.1:$F --data-dir "$OUT/data/follower" --metrics-port $FM --node-name follower "${EXTRA[@]}" >"$OUT/follower.log" 2>&1 & pids+=($!)
+node "${PROF[@]}" "${ROUTER_MAIN[@]}" --listen 127.0.0.1:$R --pairs 127.0.0.1:$P,127.0.0.1:$F --data-dir "$OUT/data/router" --metrics-port $RM >"$OUT/router.log" 2>&1 & pids+=($!)
+for _ in $(seq 1 120); do node "${CLI[@]}" health --router 127.0.0.1:$R >/dev/null 2>&1 && break; sleep 0.5; done
 sleep 3 # the pair goes in sync
 # Counters the workload creates first (zipf and page; cold and mix with
 # --prefill) are created before the measured window: creation is its own line.
@@ -47,7 +57,7 @@ for arg in "$@"; do
 done
 runs+=("${current[*]}")
 read -r -a FIRST <<<"${runs[0]}"
-node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${FIRST[@]}" --run-id $RUN_ID --prefill-only --json >"$OUT/creation.json" 2>"$OUT/creation.err"
+node "${CLI[@]}" bench --router 127.0.0.1:$R "${FIRST[@]}" --run-id $RUN_ID --prefill-only --json >"$OUT/creation.json" 2>"$OUT/creation.err"
 sleep 2 # the follower catches up on the creation
 scrape() { for p in $RM $PM $FM; do curl -s localhost:$p/metrics; done > "$OUT/metrics.$1.txt"; }
 written() { awk '/^write_bytes:/ {print $2}' "/proc/$PRIMARY_PID/io"; }
@@ -59,7 +69,7 @@ for n in "${!runs[@]}"; do
   # holds the run alone, not the check's baseline and final reads.
   PHASE="$OUT/phase.$n"
   : >"$PHASE"
-  /usr/bin/time -f "%U %S" -o "$OUT/client.time.$n" node --import tsx src/cli/cli.ts bench --router 127.0.0.1:$R "${RUN_ARGS[@]}" --run-id $RUN_ID --no-prefill --phase-file "$PHASE" --json >"$OUT/bench.$n.json" 2>"$OUT/bench.$n.err" &
+  /usr/bin/time -f "%U %S" -o "$OUT/client.time.$n" node "${CLI[@]}" bench --router 127.0.0.1:$R "${RUN_ARGS[@]}" --run-id $RUN_ID --no-prefill --phase-file "$PHASE" --json >"$OUT/bench.$n.json" 2>"$OUT/bench.$n.err" &
   BENCH_PID=$!
   await_phase() { while [ "$(cat "$PHASE")" != "$1" ] && kill -0 $BENCH_PID 2>/dev/null; do sleep 0.02; done; }
   await_phase ready
