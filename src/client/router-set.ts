@@ -12,6 +12,7 @@ import {
   type Metadata,
   type requestCallback,
 } from '@grpc/grpc-js';
+import { withoutCallerStack } from '../common/caller-stack.ts';
 import { clientChannelOptions } from '../common/client-channel.ts';
 import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
@@ -170,16 +171,19 @@ export class RouterSet {
     return new Promise((resolve, reject) => {
       const cancel = (): void => call.cancel();
       // gRPC takes a wall-clock deadline: converted at the last moment, so a clock step can only move this one call's.
-      const call = (rpc.method as unknown as UnaryCall<Request, Response>).call(
-        client,
-        request,
-        this.metadata,
-        { deadline: deadlineIn(deadline - monotonicNowMs()) },
-        (error, response) => {
-          signal?.removeEventListener('abort', cancel);
-          if (error || response === undefined) reject(fromServiceError(error));
-          else resolve(response);
-        },
+      // Without grpc-js's caller stack: fromServiceError drops it (caller-stack.ts).
+      const call = withoutCallerStack(() =>
+        (rpc.method as unknown as UnaryCall<Request, Response>).call(
+          client,
+          request,
+          this.metadata,
+          { deadline: deadlineIn(deadline - monotonicNowMs()) },
+          (error, response) => {
+            signal?.removeEventListener('abort', cancel);
+            if (error || response === undefined) reject(fromServiceError(error));
+            else resolve(response);
+          },
+        ),
       );
       signal?.addEventListener('abort', cancel, { once: true });
     });

@@ -15,6 +15,7 @@ export * from './proto.ts';
 export * from './counter-codec.ts';
 export * from './server.ts';
 export * from './client-channel.ts';
+export * from './caller-stack.ts';
 export * from './tls.ts';
 export { isLoopbackHost } from './address.ts';
 export * from './call-guards.ts';

@@ -16,6 +16,7 @@ import {
   nodeCallsInFlightMax,
   nodeQueueItemsMax,
   shardProtocolStamp,
+  withoutCallerStack,
   type shardV1,
 } from '../../common/index.ts';
 
@@ -138,20 +139,23 @@ export class NodeSender {
     const groups: shardV1.ApplyGroup[] = new Array(batch.length);
     for (let index = 0; index < batch.length; index++) groups[index] = batch[index]!.group;
     const request: shardV1.ApplyRequest = { protocol: shardProtocolStamp, epoch: this.epoch().toString(), groups };
-    this.rpc.Apply(
-      request,
-      { deadline: deadlineIn(this.callTimeoutMs) },
-      (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => {
-        this.inFlight--;
-        if (error || response === undefined || response.results.length !== batch.length) {
-          const failure = nodeCallError(this.address, error);
-          for (const waiting of batch) waiting.reject(failure);
-          if (error?.code === status.UNAVAILABLE) this.observer.onUnreachable?.(this.address);
-        } else {
-          batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
-        }
-        this.pump();
-      },
+    // Without grpc-js's caller stack: nodeCallError reads only the code and details (caller-stack.ts).
+    withoutCallerStack(() =>
+      this.rpc.Apply(
+        request,
+        { deadline: deadlineIn(this.callTimeoutMs) },
+        (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => {
+          this.inFlight--;
+          if (error || response === undefined || response.results.length !== batch.length) {
+            const failure = nodeCallError(this.address, error);
+            for (const waiting of batch) waiting.reject(failure);
+            if (error?.code === status.UNAVAILABLE) this.observer.onUnreachable?.(this.address);
+          } else {
+            batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
+          }
+          this.pump();
+        },
+      ),
     );
   }
 }
