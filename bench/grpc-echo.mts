@@ -2,11 +2,17 @@
 // answering a trivial unary call, driven like `tally bench` drives Tally.
 //   node --import tsx bench/grpc-echo.mts serve <port>      (0: any port; prints "ready <port>")
 //   node --import tsx bench/grpc-echo.mts drive <port> <concurrency> <seconds> [ratePerSec]   (prints calls/s as JSON)
+//   node --import tsx bench/grpc-echo.mts drive-client <port> <concurrency> <seconds> [ratePerSec]
+//     the same loops through Tally's client (createTallyClient().increment, unkeyed, as
+//     `tally bench --batch 1` calls it) against the echo's CounterService.Increment, which
+//     answers at once: the client library's CPU per call beside the bare grpc-js call's.
+//     TALLY_CLIENT=<path to src/client/index.ts> drives another worktree's client.
 // A rate paces the calls as `tally bench --rate` does (each loop its share,
 // timed from when a call was due), so the echo and Tally can be compared at
 // the same paced rate: a process's CPU per call depends on its call rate.
 import * as grpc from '@grpc/grpc-js';
-import { shardNodeServiceDefinition, ShardNodeClient } from '../src/common/index.ts';
+import type * as TallyClientModule from '../src/client/index.ts';
+import { counterServiceDefinition, shardNodeServiceDefinition, ShardNodeClient } from '../src/common/index.ts';
 
 const [mode, portText, concurrencyText, secondsText, rateText] = process.argv.slice(2);
 const port = Number(portText);
@@ -22,17 +28,31 @@ if (mode === 'serve') {
     AppendEntries: unimplemented,
     Reconcile: unimplemented,
   });
+  // Only Increment: the other methods answer UNIMPLEMENTED (grpc-js's default).
+  server.addService(counterServiceDefinition, {
+    Increment: (_call: unknown, callback: grpc.sendUnaryData<unknown>) => callback(null, { applied: true, shard: 0 }),
+  });
   // Port 0 takes one the kernel picks: the ready line names the port bound.
   server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, boundPort) => {
     if (error) throw error;
     console.log(`ready ${boundPort}`);
   });
-} else if (mode === 'drive') {
-  const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as {
-    Status(request: object, callback: (error: unknown) => void): void;
-    close(): void;
-  };
-  const call = () => new Promise<void>((resolve, reject) => client.Status({}, (error) => (error ? reject(error) : resolve())));
+} else if (mode === 'drive' || mode === 'drive-client') {
+  let call: () => Promise<unknown>;
+  let close: () => void;
+  if (mode === 'drive') {
+    const client = new ShardNodeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as {
+      Status(request: object, callback: (error: unknown) => void): void;
+      close(): void;
+    };
+    call = () => new Promise<void>((resolve, reject) => client.Status({}, (error) => (error ? reject(error) : resolve())));
+    close = () => client.close();
+  } else {
+    const clientModule = (await import(process.env.TALLY_CLIENT ?? '../src/client/index.ts')) as typeof TallyClientModule;
+    const client = clientModule.createTallyClient({ addresses: [`127.0.0.1:${port}`], deadlineMs: 10_000 });
+    call = () => client.increment('echo', 1, { idempotencyKey: null });
+    close = () => client.close();
+  }
   await call();
   let calls = 0;
   const concurrency = Number(concurrencyText);
@@ -64,8 +84,8 @@ if (mode === 'serve') {
       cpuMicros: cpu.user + cpu.system,
     }),
   );
-  client.close();
+  close();
 } else {
-  console.error('usage: grpc-echo.mts serve <port> | drive <port> <concurrency> <seconds> [ratePerSec]');
+  console.error('usage: grpc-echo.mts serve <port> | drive|drive-client <port> <concurrency> <seconds> [ratePerSec]');
   process.exit(2);
 }
