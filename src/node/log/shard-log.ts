@@ -1,7 +1,9 @@
-// The node's write-ahead log in SQLite and the checkpoint it folds into. A row
-// is one accepted change to one shard (EntryKind: an increment, keyed or not, a
-// key fence, a member flip, raised sketch registers, window settings), fsync'd
-// before it is acknowledged and tagged with its primary's epoch. It never holds
+// The node's write-ahead log in SQLite and the checkpoint it folds into. An
+// entry is one accepted change to one shard (EntryKind: an increment, keyed or
+// not, a key fence, a member flip, raised sketch registers, window settings),
+// a log row, or one of a commit record's packed plain increments
+// (commit-records.ts), fsync'd before it is acknowledged and tagged with its
+// primary's epoch. It never holds
 // an entry that was not accepted, and a log that fails its checks is never served
 // (log-check.ts sets it aside at start; onDamage stops a running node).
 import assert from 'node:assert/strict';
