@@ -1,6 +1,7 @@
 // The node's write-ahead log in SQLite: entries and their codecs, the
 // checkpoint, snapshot install, and the checks a log passes at start.
 export { decodeEntryColumns, encodeEntryColumns } from './entry-columns.ts';
+export { decodeRecord, type RawRecord } from './commit-records.ts';
 export { checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log-check.ts';
 export {
   EntryKind,

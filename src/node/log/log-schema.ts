@@ -6,12 +6,13 @@ import { ShardLogError } from './log-entry.ts';
 import { blockOf, encodeBlock } from './checkpoint-blocks.ts';
 
 /**
+ * 8: runs of a commit's plain increments packed as commit records (the records table).
  * 7: shard totals packed in blocks of consecutive shard ids (checkpoint_blocks); the checkpoint table goes.
  * 6: tombstones of dropped shards are found by time (a partial index on checkpoint_parts).
  * 5: keys are looked up on disk (a partial index on shard and key).
  * 4: entry kinds (kind, member, payload columns).
  */
-const schemaVersion = 7;
+const schemaVersion = 8;
 
 /**
  * Keyed rows only: unkeyed rows (most of a log) cost the index nothing.
@@ -54,6 +55,15 @@ const blocksSql =
   'CREATE TABLE IF NOT EXISTS checkpoint_blocks (first_shard INTEGER PRIMARY KEY, folded_lsn INTEGER NOT NULL, data BLOB NOT NULL)';
 
 /**
+ * A run of consecutive lsns first_lsn..last_lsn, all plain increments (no
+ * key, fence, member or payload) of one epoch and commit time, packed
+ * (commit-records.ts): entry i is lsn first_lsn + i. Found by lsn through
+ * the rowid (the last record starting at or before it), no other index.
+ */
+const recordsSql =
+  'CREATE TABLE IF NOT EXISTS records (first_lsn INTEGER PRIMARY KEY, last_lsn INTEGER NOT NULL, epoch INTEGER NOT NULL, at_ms INTEGER NOT NULL, data BLOB NOT NULL)';
+
+/**
  * 6 -> 7: the checkpoint table's rows become blocks (a million rows: a few
  * seconds, once), and the table goes. A file made new has no such table.
  */
@@ -92,7 +102,7 @@ function packCheckpointTable(db: Database.Database): void {
 }
 
 /**
- * Creates the tables of a new file, or brings a file of version 3 to 6 to
+ * Creates the tables of a new file, or brings a file of version 3 to 7 to
  * schemaVersion. Throws ShardLogError for any other version: a newer node's
  * file must not be read as if this node understood it.
  */
@@ -100,8 +110,8 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
   db.exec(tablesSql);
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
   const from = version === undefined ? 3 : Number(version.value);
-  if (from !== schemaVersion && !(from >= 3 && from <= 6)) {
-    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 to 6)`);
+  if (from !== schemaVersion && !(from >= 3 && from <= 7)) {
+    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 to 7)`);
   }
   if (from === schemaVersion) return;
   // One transaction (SQLite DDL is transactional): a crash leaves the old
@@ -126,6 +136,8 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
     // 6 -> 7: totals in blocks.
     db.exec(blocksSql);
     packCheckpointTable(db);
+    // 7 -> 8: commit records (no entry moves: rows stay rows, new commits write records).
+    db.exec(recordsSql);
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
       String(schemaVersion),
     );

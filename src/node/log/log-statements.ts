@@ -1,7 +1,7 @@
 // The log's SQL: every statement of fixed SQL the store runs, prepared once
 // when it opens, and the helpers that read shard rows as bigints.
 import type Database from 'better-sqlite3';
-import { type extraColumns, rowColumns, type RawRow } from './log-entry.ts';
+import { type extraColumns, rowColumns } from './log-entry.ts';
 
 export const checkpointPartsSql = 'SELECT shard_id, part, data FROM checkpoint_parts';
 
@@ -41,12 +41,26 @@ export function prepareLogStatements(db: Database.Database) {
     insertPlain: db.prepare<
       [lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number]
     >('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    selectFrom: rowsOf<[fromLsn: bigint, rowsMax: number], RawRow>(db, `SELECT ${rowColumns} FROM log WHERE lsn >= ? ORDER BY lsn LIMIT ?`),
-    selectRange: rowsOf<[afterLsn: bigint, uptoLsn: bigint, rowsMax: number], RawRow>(
+    insertRecord: db.prepare<[firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: number, data: Buffer]>(
+      'INSERT INTO records (first_lsn, last_lsn, epoch, at_ms, data) VALUES (?, ?, ?, ?, ?)',
+    ),
+    updateRecord: db.prepare<[lastLsn: bigint, data: Buffer, firstLsn: bigint]>(
+      'UPDATE records SET last_lsn = ?, data = ? WHERE first_lsn = ?',
+    ),
+    // Entries in the records that start after lsn (what deleteRecordsAfter drops).
+    selectRecordEntriesAfter: valueOf<[lsn: bigint], bigint>(
       db,
-      `SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`,
+      'SELECT coalesce(sum(last_lsn - first_lsn + 1), 0) FROM records WHERE first_lsn > ?',
+    ),
+    deleteRecordsAfter: db.prepare<[lsn: bigint]>('DELETE FROM records WHERE first_lsn > ?'),
+    // A record straddling the fold's end stays until a later fold passes it: readers skip its folded entries.
+    deleteFoldedRecords: db.prepare<[uptoLsn: bigint, uptoLsnAgain: bigint]>('DELETE FROM records WHERE first_lsn <= ? AND last_lsn <= ?'),
+    selectRecordsMaxEpochAfter: valueOf<[lsn: bigint, lsnAgain: bigint], bigint | null>(
+      db,
+      'SELECT max(epoch) FROM records WHERE first_lsn >= coalesce((SELECT first_lsn FROM records WHERE first_lsn <= ? ORDER BY first_lsn DESC LIMIT 1), 0) AND last_lsn > ?',
     ),
     selectLast: rowsOf<[], [lsn: bigint, epoch: bigint]>(db, 'SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1'),
+    selectLastAtMs: rowsOf<[], [lsn: bigint, atMs: bigint]>(db, 'SELECT lsn, at_ms FROM log ORDER BY lsn DESC LIMIT 1'),
     selectEpoch: valueOf<[lsn: bigint], bigint>(db, 'SELECT epoch FROM log WHERE lsn = ?'),
     selectMaxEpochAfter: valueOf<[lsn: bigint], bigint | null>(db, 'SELECT max(epoch) AS epoch FROM log WHERE lsn > ?'),
     // A point lookup in log_keys (`idem_key = ?` implies the index's IS NOT NULL);

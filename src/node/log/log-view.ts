@@ -2,8 +2,9 @@
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { replayBatchRows } from '../../common/index.ts';
-import { type EntryKind, entryOfRow, rowColumns, type RawRow } from './log-entry.ts';
-import { checkpointPartsSql, rowsOf, shardIdsFilter, shardIdsPerQueryMax } from './log-statements.ts';
+import { EntryKind, entryOfRow, rowColumns, type RawRow } from './log-entry.ts';
+import { checkpointPartsSql, rowsOf } from './log-statements.ts';
+import { MergedReader } from './commit-records.ts';
 import { blockRowsOf, checkpointTotalsOf, decodeBlock } from './checkpoint-blocks.ts';
 import type { SnapshotChunk } from './log-types.ts';
 
@@ -17,6 +18,7 @@ import type { SnapshotChunk } from './log-types.ts';
  */
 export class LogView {
   private readonly db: Database.Database;
+  private readonly reader: MergedReader;
   /** Every entry up to here is folded into the view's checkpoint. */
   readonly checkpointLsn: bigint;
   /** Epoch of the entry at checkpointLsn (0 for none). */
@@ -39,8 +41,12 @@ export class LogView {
       );
       this.checkpointLsn = BigInt(meta.get('checkpoint_lsn') ?? '0');
       this.checkpointEpoch = BigInt(meta.get('checkpoint_epoch') ?? '0');
-      const last = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
-      this.lastLsn = last.lsn === null || last.lsn < this.checkpointLsn ? this.checkpointLsn : last.lsn;
+      this.reader = new MergedReader(this.db);
+      const lastRow = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
+      const lastRecordLsn = this.reader.lastRecord()?.[1] ?? 0n;
+      let lastLsn = lastRow.lsn ?? 0n;
+      if (lastRecordLsn > lastLsn) lastLsn = lastRecordLsn;
+      this.lastLsn = lastLsn < this.checkpointLsn ? this.checkpointLsn : lastLsn;
     } catch (error) {
       this.db.close();
       throw error;
@@ -62,25 +68,17 @@ export class LogView {
     uptoLsn: bigint,
     shardIds?: readonly number[],
   ): Promise<void> {
-    // Past what one statement may bind, a chunk of shards at a time: each
-    // shard's entries still come in lsn order (it is in one chunk).
-    if (shardIds !== undefined && shardIds.length > shardIdsPerQueryMax) {
-      for (let from = 0; from < shardIds.length; from += shardIdsPerQueryMax)
-        await this.replaySliced(onEntry, uptoLsn, shardIds.slice(from, from + shardIdsPerQueryMax));
-      return;
-    }
-    const filter = shardIds === undefined ? '' : ` AND ${shardIdsFilter(shardIds)}`;
-    const select = rowsOf<unknown[], [lsn: bigint, shardId: bigint, amount: bigint, kind: bigint | null]>(
-      this.db,
-      `SELECT lsn, shard_id, amount, kind FROM log WHERE lsn > ? AND lsn <= ?${filter} ORDER BY lsn LIMIT ?`,
-    );
+    // Rows and records merged, filtered here: records are not searchable by shard (the filter was a scan of the range before too).
+    const wanted = shardIds === undefined ? undefined : new Set(shardIds);
     let afterLsn = this.checkpointLsn;
     const stepsMax = Number(uptoLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax; step++) {
-      const rows = select.all(afterLsn, uptoLsn, ...(shardIds ?? []), replayBatchRows);
-      for (const [lsn, shardId, amount, kind] of rows) onEntry(lsn, Number(shardId), amount, Number(kind ?? 0n) as EntryKind);
-      if (rows.length < replayBatchRows) return;
-      afterLsn = rows[rows.length - 1]![0];
+      const entries = this.reader.entriesAfter(afterLsn, uptoLsn, replayBatchRows);
+      for (const entry of entries)
+        if (wanted === undefined || wanted.has(entry.shardId))
+          onEntry(entry.lsn, entry.shardId, entry.amount, entry.kind ?? EntryKind.increment);
+      if (entries.length < replayBatchRows) return;
+      afterLsn = entries[entries.length - 1]!.lsn;
       await new Promise((resolve) => setImmediate(resolve));
     }
   }

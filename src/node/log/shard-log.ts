@@ -1,7 +1,9 @@
-// The node's write-ahead log in SQLite and the checkpoint it folds into. A row
-// is one accepted change to one shard (EntryKind: an increment, keyed or not, a
-// key fence, a member flip, raised sketch registers, window settings), fsync'd
-// before it is acknowledged and tagged with its primary's epoch. It never holds
+// The node's write-ahead log in SQLite and the checkpoint it folds into. An
+// entry is one accepted change to one shard (EntryKind: an increment, keyed or
+// not, a key fence, a member flip, raised sketch registers, window settings),
+// a log row, or one of a commit record's packed plain increments
+// (commit-records.ts), fsync'd before it is acknowledged and tagged with its
+// primary's epoch. It never holds
 // an entry that was not accepted, and a log that fails its checks is never served
 // (log-check.ts sets it aside at start; onDamage stops a running node).
 import assert from 'node:assert/strict';
@@ -12,16 +14,8 @@ import Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
 import { isDamagedLog } from './log-check.ts';
-import {
-  EntryKind,
-  ShardLogError,
-  checkEntry,
-  encodeDroppedAt,
-  entryOfRow,
-  extraColumns,
-  type LogEntry,
-  type StoredEntry,
-} from './log-entry.ts';
+import { EntryKind, ShardLogError, checkEntry, encodeDroppedAt, extraColumns, type LogEntry, type StoredEntry } from './log-entry.ts';
+import { MergedReader, decodeRecord, encodeRecord, isPlainEntry, recordEntriesMin } from './commit-records.ts';
 
 /** The log's file in a node's data directory. */
 export function logFileOf(dataDir: string): string {
@@ -47,6 +41,7 @@ export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from
 export class ShardLog {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<typeof prepareLogStatements>;
+  private readonly reader: MergedReader;
   private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
   private lastEntryEpoch: bigint;
@@ -62,13 +57,15 @@ export class ShardLog {
   ) {
     this.db = db;
     this.statements = prepareLogStatements(db);
-    this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => {
-      let lsn = firstLsn;
-      for (const entry of entries) {
-        this.insertRow(lsn, epoch, entry, atMs);
-        lsn++;
-      }
-    });
+    this.reader = new MergedReader(db);
+    this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) =>
+      this.writeEntries(
+        entries,
+        firstLsn,
+        () => true,
+        () => [epoch, atMs],
+      ),
+    );
     this.nextLsn = 1n;
     this.lastEntryEpoch = 0n;
     // A snapshot install cut short leaves a log that is neither the old one
@@ -111,7 +108,7 @@ export class ShardLog {
   /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
   private emptyAll(installId: string | undefined): void {
     this.transact(() => {
-      this.db.exec('DELETE FROM log; DELETE FROM checkpoint_blocks; DELETE FROM checkpoint_parts;');
+      this.db.exec('DELETE FROM log; DELETE FROM records; DELETE FROM checkpoint_blocks; DELETE FROM checkpoint_parts;');
       this.setMeta('checkpoint_lsn', '0');
       this.setMeta('checkpoint_epoch', '0');
       if (installId === undefined) this.statements.deleteMeta.run(installMetaKey);
@@ -205,8 +202,45 @@ export class ShardLog {
     }
   }
 
+  /**
+   * Writes entries from firstLsn on (inside the caller's transaction): each
+   * maximal run of plain entries that `sameCommit` joins, of recordEntriesMin
+   * or more, as one record; every other entry as a log row.
+   */
+  private writeEntries(
+    entries: readonly LogEntry[],
+    firstLsn: bigint,
+    sameCommit: (previous: number, index: number) => boolean,
+    stampOf: (entry: LogEntry, index: number) => [epoch: bigint, atMs: number],
+  ): void {
+    let index = 0;
+    // Bounded: each pass writes at least one entry.
+    while (index < entries.length) {
+      let end = index;
+      while (end < entries.length && isPlainEntry(entries[end]!) && (end === index || sameCommit(end - 1, end))) end++;
+      const [epoch, atMs] = stampOf(entries[index]!, index);
+      if (end - index >= recordEntriesMin) {
+        this.statements.insertRecord.run(
+          firstLsn + BigInt(index),
+          firstLsn + BigInt(end - 1),
+          epoch,
+          atMs,
+          encodeRecord(entries, index, end),
+        );
+        index = end;
+      } else {
+        this.insertRow(firstLsn + BigInt(index), epoch, entries[index]!, atMs);
+        index++;
+      }
+    }
+  }
+
   private refreshTail(): void {
-    const last = this.statements.selectLast.get();
+    const lastRow = this.statements.selectLast.get();
+    // The tail is the higher of the last row and the last record (checked as it is read).
+    const lastRecord = this.reader.lastRecord();
+    const last: [bigint, bigint] | undefined =
+      lastRecord !== undefined && (lastRow === undefined || lastRecord[1] > lastRow[0]) ? [lastRecord[1], lastRecord[2]] : lastRow;
     // Every entry may have been folded into the checkpoint: the tail is then the checkpoint's.
     if (last === undefined || last[0] < this.foldedLsn) {
       this.nextLsn = this.foldedLsn + 1n;
@@ -426,6 +460,7 @@ export class ShardLog {
       }
       for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
       deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
+      this.statements.deleteFoldedRecords.run(round.lastLsn, round.lastLsn);
       this.setMeta('checkpoint_lsn', round.lastLsn.toString());
       this.setMeta('checkpoint_epoch', round.lastEpoch.toString());
     });
@@ -572,8 +607,10 @@ export class ShardLog {
    * for longer, nor stamp entries older than those before them.
    */
   lastAtMs(): number | undefined {
-    const atMs = this.db.prepare('SELECT at_ms FROM log ORDER BY lsn DESC LIMIT 1').pluck().get() as number | bigint | undefined;
-    return atMs === undefined ? undefined : Number(atMs);
+    const lastRow = this.statements.selectLastAtMs.get();
+    const lastRecord = this.checkedRead(() => this.reader.lastRecord());
+    if (lastRecord !== undefined && (lastRow === undefined || lastRecord[1] > lastRow[0])) return Number(lastRecord[3]);
+    return lastRow === undefined ? undefined : Number(lastRow[1]);
   }
 
   /** Commits entries written under `epoch` in one transaction (one fsync). Returns the last lsn. */
@@ -591,15 +628,21 @@ export class ShardLog {
   /** Follower side: commits a primary's entries, which must continue this log exactly. */
   appendReplicated(entries: readonly StoredEntry[]): bigint {
     assert.ok(entries.length > 0, 'append of no entries');
-    this.transact(() => {
-      let expectedLsn = this.nextLsn;
-      for (const entry of entries) {
-        checkEntry(entry);
-        assert.equal(entry.lsn, expectedLsn, 'replicated entries must continue the log');
-        this.insertRow(entry.lsn, entry.epoch, entry, entry.atMs);
-        expectedLsn++;
-      }
-    });
+    let expectedLsn = this.nextLsn;
+    for (const entry of entries) {
+      checkEntry(entry);
+      assert.equal(entry.lsn, expectedLsn, 'replicated entries must continue the log');
+      expectedLsn++;
+    }
+    // A record holds one epoch and one commit time: a run breaks where either changes.
+    this.transact(() =>
+      this.writeEntries(
+        entries,
+        entries[0]!.lsn,
+        (previous, index) => entries[previous]!.epoch === entries[index]!.epoch && entries[previous]!.atMs === entries[index]!.atMs,
+        (entry) => [(entry as StoredEntry).epoch, (entry as StoredEntry).atMs],
+      ),
+    );
     this.nextLsn = entries[entries.length - 1]!.lsn + 1n;
     this.lastEntryEpoch = entries[entries.length - 1]!.epoch;
     return this.lastLsn;
@@ -613,27 +656,46 @@ export class ShardLog {
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
     if (fromLsn <= this.foldedLsn)
       throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
-    return this.checkedRead(() => this.statements.selectFrom.all(fromLsn, limit).map(entryOfRow));
+    return this.checkedRead(() => this.reader.entriesAfter(fromLsn - 1n, INT64_MAX, limit));
   }
 
   /** Epoch of the entry at lsn, or undefined when there is none. */
   epochAt(lsn: bigint): bigint | undefined {
-    return this.statements.selectEpoch.get(lsn);
+    return this.statements.selectEpoch.get(lsn) ?? this.reader.recordAt(lsn)?.[2];
   }
 
   /** The highest epoch among entries after lsn (0 when there are none). */
   maxEpochAfter(lsn: bigint): bigint {
-    return this.statements.selectMaxEpochAfter.get(lsn) ?? 0n;
+    const ofRows = this.statements.selectMaxEpochAfter.get(lsn) ?? 0n;
+    const ofRecords = this.statements.selectRecordsMaxEpochAfter.get(lsn + 1n, lsn) ?? 0n;
+    return ofRows > ofRecords ? ofRows : ofRecords;
   }
 
   /** Drops every entry after lsn: a tail that was never acknowledged (a deposed primary's). */
   truncateAfter(lsn: bigint): number {
     if (lsn < this.foldedLsn)
       throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
-    const result = this.guarded(() => this.statements.deleteAfter.run(lsn));
-    if (result.changes > 0) this.generation++;
+    const dropped = this.transact(() => {
+      const { deleteAfter, selectRecordEntriesAfter, deleteRecordsAfter, updateRecord } = this.statements;
+      let entriesDropped = BigInt(deleteAfter.run(lsn).changes) + selectRecordEntriesAfter.get(lsn)!;
+      deleteRecordsAfter.run(lsn);
+      // A record straddling lsn keeps its prefix (never empty: it starts at or before lsn), unless
+      // the checkpoint holds all of that (lsn is the checkpoint's): then it goes, as a fold would take it.
+      const straddling = this.reader.recordAt(lsn);
+      if (straddling !== undefined && straddling[1] > lsn) {
+        if (lsn === this.foldedLsn) {
+          this.statements.deleteRecordsAfter.run(straddling[0] - 1n);
+        } else {
+          const kept = decodeRecord(straddling).filter((entry) => entry.lsn <= lsn);
+          updateRecord.run(lsn, encodeRecord(kept, 0, kept.length), straddling[0]);
+        }
+        entriesDropped += straddling[1] - lsn;
+      }
+      return Number(entriesDropped);
+    });
+    if (dropped > 0) this.generation++;
     this.refreshTail();
-    return result.changes;
+    return dropped;
   }
 
   /**
@@ -644,10 +706,10 @@ export class ShardLog {
   private entriesAfter(afterLsn: bigint, uptoLsn: bigint, rowsMax: number): StoredEntry[] {
     let expectedLsn = afterLsn + 1n;
     return this.checkedRead(() =>
-      this.statements.selectRange.all(afterLsn, uptoLsn, rowsMax).map((row) => {
-        if (row[0] !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${row[0]}`);
+      this.reader.entriesAfter(afterLsn, uptoLsn, rowsMax).map((entry) => {
+        if (entry.lsn !== expectedLsn) throw new ShardLogError(`log has a gap: expected lsn ${expectedLsn}, found ${entry.lsn}`);
         expectedLsn++;
-        return entryOfRow(row);
+        return entry;
       }),
     );
   }

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { decodeRecord, type RawRecord } from '../../../../src/node/log/index.ts';
 import type { Violation } from './checker.ts';
 
 interface LogRow {
@@ -37,7 +38,32 @@ function readLog(dataDir: string): Map<bigint, LogRow> | undefined {
       )
       .safeIntegers(true)
       .all() as LogRow[];
-    return new Map(rows.map((row) => [row.lsn, row]));
+    const entries = new Map(rows.map((row) => [row.lsn, row]));
+    // Schema 8: plain increments packed in commit records, unpacked into the row shape they would have had.
+    const hasRecords = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").get() !== undefined;
+    if (hasRecords) {
+      const records = db
+        .prepare('SELECT first_lsn, last_lsn, epoch, at_ms, data FROM records ORDER BY first_lsn')
+        .safeIntegers(true)
+        .raw(true)
+        .all();
+      for (const record of records as RawRecord[]) {
+        for (const entry of decodeRecord(record)) {
+          entries.set(entry.lsn, {
+            lsn: entry.lsn,
+            epoch: entry.epoch,
+            shard_id: BigInt(entry.shardId),
+            amount: entry.amount,
+            key: '',
+            fence: null,
+            kind: null,
+            member: null,
+            payload: '',
+          });
+        }
+      }
+    }
+    return entries;
   } finally {
     db.close();
   }

@@ -1,0 +1,229 @@
+// Commit records (schema 8): a run of consecutive plain increments of one
+// commit stored as one row of the records table, shard ids and amounts packed
+// as zigzag varints, instead of a log row each. This file encodes, decodes and
+// reads them merged with the log table's rows, in lsn order, as the same
+// StoredEntry objects a row gives; ShardLog writes. It never reads keyed or
+// other-kind entries from a record: those stay log rows.
+import type Database from 'better-sqlite3';
+import { INT64_MAX, INT64_MIN } from '../../common/index.ts';
+import {
+  EntryKind,
+  ShardLogError,
+  entryOfRow,
+  entryProblem,
+  rowColumns,
+  type LogEntry,
+  type RawRow,
+  type StoredEntry,
+} from './log-entry.ts';
+import { rowsOf } from './log-statements.ts';
+
+/** A records row as read with safe integers in raw mode. */
+export type RawRecord = [firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint, data: Buffer];
+const recordColumns = 'first_lsn, last_lsn, epoch, at_ms, data';
+
+/**
+ * An entry a record can hold: an unkeyed increment with no fence, member or
+ * payload (its amount is then never 0: checkEntry refuses that). Everything
+ * else is a log row, so keys, their index and dedup never look at records.
+ */
+export function isPlainEntry(entry: LogEntry): boolean {
+  return (
+    (entry.kind ?? EntryKind.increment) === EntryKind.increment &&
+    entry.idempotencyKey.length === 0 &&
+    entry.fenceShardCount === 0 &&
+    entry.member === undefined &&
+    (entry.payload?.length ?? 0) === 0
+  );
+}
+
+/** A run of a commit's plain entries shorter than this stays log rows: one entry is as small as a row. */
+export const recordEntriesMin = 2;
+
+// Below 2^48 a zigzagged value fits in a double exactly: most values take the number path.
+const numberPathLimit = 2 ** 48;
+/** Bytes an entry takes at most: a shard id delta (< 2^54 zigzagged, 8 bytes) and an amount (10). */
+const entryBytesMax = 18;
+
+function writeUnsigned(out: Buffer, at: number, value: number): number {
+  let rest = value;
+  while (rest >= 0x80) {
+    out[at++] = (rest % 0x80) | 0x80;
+    rest = Math.floor(rest / 0x80);
+  }
+  out[at++] = rest;
+  return at;
+}
+
+function writeUnsignedBig(out: Buffer, at: number, value: bigint): number {
+  let rest = value;
+  while (rest >= 0x80n) {
+    out[at++] = Number(rest & 0x7fn) | 0x80;
+    rest >>= 7n;
+  }
+  out[at++] = Number(rest);
+  return at;
+}
+
+function writeSigned(out: Buffer, at: number, value: number | bigint): number {
+  if (value < numberPathLimit && value > -numberPathLimit) {
+    const small = Number(value);
+    return writeUnsigned(out, at, small >= 0 ? small * 2 : -small * 2 - 1);
+  }
+  const big = BigInt(value);
+  return writeUnsignedBig(out, at, big >= 0n ? big << 1n : (-big << 1n) - 1n);
+}
+
+/** Packs entries[from, to) (all plain, checked by the caller) as a record's data. */
+export function encodeRecord(entries: readonly LogEntry[], from: number, to: number): Buffer {
+  const out = Buffer.allocUnsafe((to - from) * entryBytesMax);
+  let at = 0;
+  let previous = 0;
+  for (let index = from; index < to; index++) {
+    const { shardId, amount } = entries[index]!;
+    // The write side of the paired check: decodeRecord accepts what is written here.
+    if (!Number.isSafeInteger(shardId) || shardId <= 0 || amount === 0n || amount > INT64_MAX || amount < INT64_MIN)
+      throw new ShardLogError(`a record cannot hold shard ${shardId} amount ${amount}`);
+    at = writeSigned(out, at, shardId - previous);
+    previous = shardId;
+    at = writeSigned(out, at, amount);
+  }
+  return Buffer.from(out.subarray(0, at));
+}
+
+function badRecord(firstLsn: bigint, why: string): ShardLogError {
+  return new ShardLogError(`log record at lsn ${firstLsn} is invalid: ${why}`);
+}
+
+/**
+ * The zigzagged varint at data[at]: [value, end]. A number while it fits in
+ * 7 bytes (49 bits), a bigint past that; throws for one that runs off the
+ * data or past 10 bytes.
+ */
+function readSigned(firstLsn: bigint, data: Uint8Array, at: number): [number | bigint, number] {
+  let end = at;
+  while (true) {
+    if (end >= data.length) throw badRecord(firstLsn, 'a varint runs off its end');
+    if (end - at >= 10) throw badRecord(firstLsn, 'a varint is longer than 10 bytes');
+    if (data[end++]! < 0x80) break;
+  }
+  if (end - at <= 7) {
+    let zigzag = 0;
+    for (let index = end - 1; index >= at; index--) zigzag = zigzag * 0x80 + (data[index]! & 0x7f);
+    return [zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2, end];
+  }
+  let big = 0n;
+  for (let index = end - 1; index >= at; index--) big = (big << 7n) | BigInt(data[index]! & 0x7f);
+  return [(big & 1n) === 0n ? big >> 1n : -((big + 1n) >> 1n), end];
+}
+
+/**
+ * A record's entries, checked: exactly lastLsn - firstLsn + 1 of them, each
+ * an entry append could have written (the read side of the paired check).
+ * Throws ShardLogError for anything else.
+ */
+export function decodeRecord(record: RawRecord): StoredEntry[] {
+  const [firstLsn, lastLsn, epoch, atMsBig, data] = record;
+  const count = lastLsn - firstLsn + 1n;
+  if (firstLsn <= 0n || count <= 0n) throw badRecord(firstLsn, `it ends at lsn ${lastLsn}`);
+  // Two bytes an entry at least: a count the data cannot hold is damage, not an allocation.
+  if (count > BigInt(data.length)) throw badRecord(firstLsn, `${count} entries in ${data.length} bytes`);
+  if (epoch < 0n || atMsBig < 0n || atMsBig > BigInt(Number.MAX_SAFE_INTEGER)) throw badRecord(firstLsn, `epoch ${epoch}, at ${atMsBig}`);
+  const atMs = Number(atMsBig);
+  const entries: StoredEntry[] = new Array<StoredEntry>(Number(count));
+  let at = 0;
+  let shardId = 0;
+  for (let index = 0; index < entries.length; index++) {
+    const [delta, afterDelta] = readSigned(firstLsn, data, at);
+    const [amount, afterAmount] = readSigned(firstLsn, data, afterDelta);
+    at = afterAmount;
+    const next = typeof delta === 'number' ? shardId + delta : Number(BigInt(shardId) + delta);
+    shardId = Number.isSafeInteger(next) ? next : -1;
+    const entry: StoredEntry = {
+      lsn: firstLsn + BigInt(index),
+      epoch,
+      shardId,
+      amount: BigInt(amount),
+      idempotencyKey: Buffer.alloc(0),
+      fenceShardCount: 0,
+      atMs,
+    };
+    const problem = entryProblem(entry);
+    if (problem !== undefined) throw badRecord(firstLsn, `entry ${entry.lsn} (shard ${shardId}, amount ${amount}): ${problem}`);
+    entries[index] = entry;
+  }
+  if (at !== data.length) throw badRecord(firstLsn, `${data.length - at} bytes after its ${count} entries`);
+  return entries;
+}
+
+/** The record holding lsn, if one does: the last to start at or before it (rowid order, no index). */
+const recordAtSql = `SELECT ${recordColumns} FROM records WHERE first_lsn <= ? ORDER BY first_lsn DESC LIMIT 1`;
+
+/**
+ * Reads the log table and the records table as one sequence of entries.
+ * Prepared once per connection (the store's, or a view's).
+ */
+export class MergedReader {
+  private readonly selectRows: Database.Statement<[afterLsn: bigint, uptoLsn: bigint, rowsMax: number], RawRow>;
+  private readonly selectRecords: Database.Statement<[fromLsn: bigint, afterLsn: bigint, uptoLsn: bigint], RawRecord>;
+  private readonly selectRecordAt: Database.Statement<[lsn: bigint], RawRecord>;
+  private readonly selectLastRecord: Database.Statement<[], RawRecord>;
+
+  constructor(db: Database.Database) {
+    this.selectRows = rowsOf(db, `SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`);
+    // From the record holding the first lsn wanted (if any) on: a rowid range.
+    this.selectRecords = rowsOf(
+      db,
+      `SELECT ${recordColumns} FROM records WHERE first_lsn >= coalesce((SELECT first_lsn FROM records WHERE first_lsn <= ? ORDER BY first_lsn DESC LIMIT 1), 0) AND last_lsn > ? AND first_lsn <= ? ORDER BY first_lsn`,
+    );
+    this.selectRecordAt = rowsOf(db, recordAtSql);
+    this.selectLastRecord = rowsOf(db, `SELECT ${recordColumns} FROM records ORDER BY first_lsn DESC LIMIT 1`);
+  }
+
+  /**
+   * Up to rowsMax entries after afterLsn up to uptoLsn, rows and records
+   * merged in lsn order (a record straddling afterLsn gives only its entries
+   * after it). Throws ShardLogError when two of them claim one lsn. Gaps are
+   * the caller's to check.
+   */
+  entriesAfter(afterLsn: bigint, uptoLsn: bigint, rowsMax: number): StoredEntry[] {
+    const entries: StoredEntry[] = [];
+    if (rowsMax <= 0 || uptoLsn <= afterLsn) return entries;
+    // Read before the records are iterated; never more than the merge can use.
+    const rows = this.selectRows.all(afterLsn, uptoLsn, rowsMax);
+    let rowIndex = 0;
+    let lastLsn = afterLsn;
+    const push = (entry: StoredEntry): void => {
+      if (entry.lsn <= lastLsn) throw new ShardLogError(`log holds lsn ${entry.lsn} twice (or out of order, after ${lastLsn})`);
+      lastLsn = entry.lsn;
+      entries.push(entry);
+    };
+    for (const record of this.selectRecords.iterate(afterLsn + 1n, afterLsn, uptoLsn)) {
+      while (rowIndex < rows.length && rows[rowIndex]![0] < record[0] && entries.length < rowsMax) push(entryOfRow(rows[rowIndex++]!));
+      if (entries.length >= rowsMax) break;
+      for (const entry of decodeRecord(record)) {
+        if (entry.lsn <= afterLsn) continue;
+        if (entry.lsn > uptoLsn || entries.length >= rowsMax) break;
+        push(entry);
+      }
+      if (rowIndex < rows.length && rows[rowIndex]![0] <= record[1])
+        throw new ShardLogError(`log holds lsn ${rows[rowIndex]![0]} both as a row and in the record at ${record[0]}`);
+      if (entries.length >= rowsMax) break;
+    }
+    while (rowIndex < rows.length && entries.length < rowsMax) push(entryOfRow(rows[rowIndex++]!));
+    return entries;
+  }
+
+  /** The record holding lsn, or undefined. */
+  recordAt(lsn: bigint): RawRecord | undefined {
+    const record = this.selectRecordAt.get(lsn);
+    return record !== undefined && record[1] >= lsn ? record : undefined;
+  }
+
+  /** The record with the highest lsns, checked (it is decoded), or undefined. */
+  lastRecord(): RawRecord | undefined {
+    const record = this.selectLastRecord.get();
+    if (record !== undefined) decodeRecord(record);
+    return record;
+  }
+}
