@@ -4,8 +4,10 @@
 // (guardMalformed over the lean codecs), the CounterService handler (checks,
 // ReadPath.readExact, the response's values), and the response encoded. The
 // node pool is a stand-in that answers at once. Also the client's side of a
-// page: request encoded, response decoded. CPU microseconds per page
-// (process.cpuUsage), 50 cold counters of 100,000 per page.
+// page: request encoded, response decoded; and the node's answer to
+// ReadShards for a page (50 totals) encoded, by proto-loader from decimal
+// strings and, where the build has it, by the lean encoder from bigints. CPU
+// microseconds per page (process.cpuUsage), 50 cold counters of 100,000 per page.
 //   node --import tsx bench/page-per-call.mts [rounds=3]
 import { Registry } from 'prom-client';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -104,6 +106,19 @@ async function measure(label: string, calls: number, call: (index: number) => Pr
   for (let index = 0; index < calls; index++) await call(index);
   console.log(`${label}: ${((cpuMicros() - started) / calls).toFixed(1)} us CPU per page`);
 }
+// The node's side: 50 shard totals of a page, as the handler holds them (bigints).
+const shardTotals = Array.from({ length: pageSize }, (_, index) => BigInt(1_000 + index * 7_919));
+const shardAnswer = {
+  lsn: 1_234_567n,
+  role: 'primary',
+  epoch: 3n,
+  nodeId: 'aba59daf-7035-4c1e-9a52-3f0d1c6b2e77',
+  newerGenerationIndexes: [],
+};
+const shardReference = common.shardNodeServiceDefinition.ReadShards as unknown as Codec;
+const leanShards = (await import('../src/node/read-shards-codec.ts').catch(() => undefined)) as
+  { encodeReadShardsResponse(answer: object): Buffer } | undefined;
+
 for (let round = 0; round < rounds; round++) {
   await measure('router: decode, CounterService.ReadMany, encode', 5_000, (index) =>
     routerPage(requestBytes[index % requestBytes.length]!),
@@ -116,6 +131,18 @@ for (let round = 0; round < rounds; round++) {
     client.requestSerialize({ counters: pages[index % pages.length]!, consistency: 'EXACT' });
     return client.responseDeserialize(responseBytes[index % responseBytes.length]!);
   });
+  await measure('node: ReadShards answer of 50 totals, proto-loader from strings', 5_000, () =>
+    shardReference.responseSerialize({
+      ...shardAnswer,
+      totals: shardTotals.map((total) => total.toString()),
+      lsn: shardAnswer.lsn.toString(),
+      epoch: shardAnswer.epoch.toString(),
+    }),
+  );
+  if (leanShards !== undefined)
+    await measure('node: ReadShards answer of 50 totals, lean encoder from bigints', 5_000, () =>
+      leanShards.encodeReadShardsResponse({ ...shardAnswer, totals: shardTotals }),
+    );
 }
 directory.close();
 rmSync(dataDir, { recursive: true, force: true });
