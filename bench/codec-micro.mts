@@ -4,7 +4,7 @@
 // spends on the message itself. Single-threaded CPU time per operation, so a
 // shared machine moves it less than throughput; still take the median of runs.
 //   node --import tsx bench/codec-micro.mts [--items 100] [--ms 1000] [--rounds 5]
-import { counterServiceDefinition, leanIncrementCodecs } from '../src/common/index.ts';
+import { counterServiceDefinition, leanCounterCodecs } from '../src/common/index.ts';
 
 const flag = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(`--${name}`);
@@ -22,7 +22,7 @@ type Codec = {
 };
 const codecs: Record<string, Codec> = {
   'proto-loader': counterServiceDefinition.IncrementBatch as unknown as Codec,
-  lean: leanIncrementCodecs.IncrementBatch as unknown as Codec,
+  lean: leanCounterCodecs.IncrementBatch as unknown as Codec,
 };
 
 // The shapes `tally bench` sends (amount 1, no key) and a keyed variant (16 random bytes, as the client's default key).

@@ -16,8 +16,14 @@
 #             MGET, PostgreSQL SELECT ... = ANY), p50/p99 timed from when each
 #             call was due. CPU is per increment (per page), over all processes:
 #             servers and the load generator during the run.
+#   page      reads for a page alone (issue 27 item 7): the population created,
+#             then PAGE_SIZE cold counters per call at PAGE_RATE pages/s, 32 in
+#             flight x PAGE_PROCS processes: Tally ReadMany on a 1-pair cluster
+#             (bench/cpu-split.sh, per-process CPU), Redis MGET of the same
+#             keys, PostgreSQL SELECT ... = ANY; pages/s, p50 and p99 side by side.
 #   bench/compare.sh [seconds=10] [concurrency=64]
 #   SECTIONS=platform COUNTERS=1000000 ZIPF_S=0.99 BATCH=100 PAGE_RATE=2000 bench/compare.sh 8
+#   SECTIONS=page COUNTERS=100000 PAGE_RATE=2000 PAGE_PROCS=1 bench/compare.sh 8
 # Needs: redis-server + redis-benchmark, PostgreSQL binaries (initdb, pg_ctl,
 # pgbench) from Debian's packages (installed if missing and root); each is
 # skipped with a note when absent. Stops everything it started. Prints the
@@ -33,6 +39,7 @@ batch="${BATCH:-100}"
 seed="${SEED:-1}"
 page_rate="${PAGE_RATE:-2000}"
 page_size="${PAGE_SIZE:-50}"
+page_procs="${PAGE_PROCS:-2}"
 work="$(mktemp -d /tmp/tally-compare-XXXXXX)"
 pids=()
 cleanup() {
@@ -82,6 +89,27 @@ if [ -n "$pgbin" ] && [ -x "$pgbin/pgbench" ] && id postgres >/dev/null 2>&1; th
 else
   notes+=("postgres: not installed (or no postgres user)")
 fi
+
+# Shared by the platform and page sections.
+run_id="compare$$"
+draws=(--counters "$counters" --seed "$seed")
+# One row: system, mode, rate text, p50, p99, CPU us per unit (all), creation text.
+row() { rows+=("| $1 | $2 | $3 | $4 | $5 | $6 | $7 |"); }
+# Fields of compare-load's JSON: rate (items or calls per second), p50, p99, CPU per unit, check.
+load_row() {
+  node -e "
+    const r = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+    const page = r.mode === 'page';
+    const units = page ? r.calls : r.items;
+    const cpu = r.loadGeneratorCpuSeconds + (r.serverCpuSeconds ?? 0);
+    const rate = page ? r.callsPerSec.toLocaleString('en-US') + ' pages/s' : r.itemsPerSec.toLocaleString('en-US') + '/s';
+    const us = (s) => (1e6 * s / units).toFixed(1);
+    const check = r.check ? (r.check.passed ? ', check passed' : ', CHECK FAILED') : '';
+    console.log([rate, r.latencyMs.p50.toFixed(2) + ' ms', r.latencyMs.p99.toFixed(2) + ' ms', us(cpu) + ' (server ' + us(r.serverCpuSeconds ?? 0) + ', client ' + us(r.loadGeneratorCpuSeconds) + ')' + check, page ? r.callsPerSec : r.itemsPerSec].join('\t'));
+  "
+}
+
+load() { node --import tsx bench/compare-load.mts "$@" --run-id "$run_id" "${draws[@]}" --json 2>>"$work/load.err"; }
 
 if has hot; then
   # Tally: a local cluster (2 pairs, replication in sync, fsync on every commit).
@@ -138,27 +166,9 @@ TABLE
 fi
 
 if has platform; then
-  run_id="compare$$"
-  draws=(--counters "$counters" --seed "$seed")
   zipf_load=(--batch "$batch" --concurrency 16 --procs 2 --seconds "$seconds")
-  page_load=(--rate "$page_rate" --page-size "$page_size" --concurrency 32 --procs 2 --seconds "$seconds")
+  page_load=(--rate "$page_rate" --page-size "$page_size" --concurrency 32 --procs "$page_procs" --seconds "$seconds")
   rows=()
-  # One row: system, mode, rate text, p50, p99, CPU us per unit (all), creation text.
-  row() { rows+=("| $1 | $2 | $3 | $4 | $5 | $6 | $7 |"); }
-  # Fields of compare-load's JSON: rate (items or calls per second), p50, p99, CPU per unit, check.
-  load_row() {
-    node -e "
-      const r = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-      const page = r.mode === 'page';
-      const units = page ? r.calls : r.items;
-      const cpu = r.loadGeneratorCpuSeconds + (r.serverCpuSeconds ?? 0);
-      const rate = page ? r.callsPerSec.toLocaleString('en-US') + ' pages/s' : r.itemsPerSec.toLocaleString('en-US') + '/s';
-      const us = (s) => (1e6 * s / units).toFixed(1);
-      const check = r.check ? (r.check.passed ? ', check passed' : ', CHECK FAILED') : '';
-      console.log([rate, r.latencyMs.p50.toFixed(2) + ' ms', r.latencyMs.p99.toFixed(2) + ' ms', us(cpu) + ' (server ' + us(r.serverCpuSeconds ?? 0) + ', client ' + us(r.loadGeneratorCpuSeconds) + ')' + check, page ? r.callsPerSec : r.itemsPerSec].join('\t'));
-    "
-  }
-
   # Tally: a 1-pair cluster (router, primary, follower; fsync on both before the acknowledgement).
   OUT="$work/tally-split" bash bench/cpu-split.sh --workload zipf "${draws[@]}" --zipf-s "$zipf_s" "${zipf_load[@]}" \
     --then --workload page "${draws[@]}" "${page_load[@]}" > "$work/tally-split.txt" 2>&1 || notes+=("tally: cpu-split.sh failed, see its output")
@@ -184,7 +194,6 @@ PY
     row "Tally" "IncrementBatch of $batch, 16 in flight x 2 processes" "$t_rate" "$t_p50" "$t_p99" "$t_cpu" "$t_created"
   fi
 
-  load() { node --import tsx bench/compare-load.mts "$@" --run-id "$run_id" "${draws[@]}" --json 2>>"$work/load.err"; }
   if [ -n "$redis_pid" ]; then
     created="$(load redis create --target "127.0.0.1:$redis_port" | node -e "const c=JSON.parse(require('fs').readFileSync(0,'utf8')).creation;console.log(c.counters.toLocaleString('en-US')+' in '+(c.durationMs/1000).toFixed(1)+' s')")"
     IFS=$'\t' read -r rate p50 p99 cpu r_unpiped <<<"$(load redis increment --target "127.0.0.1:$redis_port" --workload zipf --zipf-s "$zipf_s" --batch 1 --concurrency 16 --procs 2 --seconds "$seconds" --server-pid "$redis_pid" | load_row)"
@@ -197,14 +206,14 @@ PY
     IFS=$'\t' read -r rate p50 p99 cpu p_upsert <<<"$(load postgres increment --target "$pg_url" --workload zipf --zipf-s "$zipf_s" "${zipf_load[@]}" --server-pid "$pg_pid" | load_row)"
     row "PostgreSQL" "upsert of $batch per statement (summed, sorted), 16 connections x 2 processes" "$rate" "$p50" "$p99" "$cpu" "$created (INSERT)"
   fi
-  [ -n "${tp_rate:-}" ] && row "Tally" "ReadMany of $page_size cold counters at $page_rate pages/s, 32 x 2" "$tp_rate" "$tp_p50" "$tp_p99" "$tp_cpu" ""
+  [ -n "${tp_rate:-}" ] && row "Tally" "ReadMany of $page_size cold counters at $page_rate pages/s, 32 x $page_procs" "$tp_rate" "$tp_p50" "$tp_p99" "$tp_cpu" ""
   if [ -n "$redis_pid" ]; then
     IFS=$'\t' read -r rate p50 p99 cpu _ <<<"$(load redis page --target "127.0.0.1:$redis_port" "${page_load[@]}" --server-pid "$redis_pid" | load_row)"
-    row "Redis" "MGET of $page_size at $page_rate pages/s, 32 x 2" "$rate" "$p50" "$p99" "$cpu" ""
+    row "Redis" "MGET of $page_size at $page_rate pages/s, 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
   fi
   if [ -n "$pg_pid" ]; then
     IFS=$'\t' read -r rate p50 p99 cpu _ <<<"$(load postgres page --target "$pg_url" "${page_load[@]}" --server-pid "$pg_pid" | load_row)"
-    row "PostgreSQL" "SELECT of $page_size (= ANY) at $page_rate pages/s, 32 x 2" "$rate" "$p50" "$p99" "$cpu" ""
+    row "PostgreSQL" "SELECT of $page_size (= ANY) at $page_rate pages/s, 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
   fi
 
   cat <<TABLE
@@ -227,6 +236,57 @@ TABLE
   echo
   echo "Tally's per-process split:"
   grep -v '^output in' "$work/tally-split.txt" || true
+fi
+
+if has page; then
+  rows=()
+  page_load=(--rate "$page_rate" --page-size "$page_size" --concurrency 32 --procs "$page_procs" --seconds "$seconds")
+  # Tally: a 1-pair cluster (router, primary, follower), the population created before the measured window.
+  OUT="$work/tally-page" bash bench/cpu-split.sh --workload page "${draws[@]}" "${page_load[@]}" > "$work/tally-page.txt" 2>&1 || notes+=("tally: cpu-split.sh failed, see its output")
+  tally_page="$(python3 - "$work/tally-page" <<'PY'
+import json, sys
+out = sys.argv[1]
+s = json.load(open(f'{out}/split.0.json'))
+b, cpu = s['bench'], s['cpuSeconds']
+servers = cpu['router'] + cpu['primary'] + cpu['follower']
+client = s['loadGeneratorRunCpuSeconds']
+us = lambda seconds: f"{1e6 * seconds / s['units']:.1f}"
+check = ', check passed' if (b.get('check') or {}).get('passed') else ', CHECK FAILED' if b.get('check') else ''
+print('\t'.join([f"{b['callsPerSec']:,} pages/s", f"{b['latencyMs']['p50']:.2f} ms", f"{b['latencyMs']['p99']:.2f} ms", f"{us(servers + client)} (router {us(cpu['router'])}, primary {us(cpu['primary'])}, client {us(client)}){check}", str(b['callsPerSec'])]))
+PY
+)" || tally_page=""
+  if [ -n "$tally_page" ]; then
+    IFS=$'\t' read -r rate p50 p99 cpu t_pages <<<"$tally_page"
+    row "Tally" "ReadMany of $page_size cold counters, 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
+  fi
+  if [ -n "$redis_pid" ]; then
+    load redis create --target "127.0.0.1:$redis_port" >/dev/null
+    IFS=$'\t' read -r rate p50 p99 cpu r_pages <<<"$(load redis page --target "127.0.0.1:$redis_port" "${page_load[@]}" --server-pid "$redis_pid" | load_row)"
+    row "Redis" "MGET of $page_size, 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
+  fi
+  if [ -n "$pg_pid" ] && [ "${PAGE_POSTGRES:-1}" = 1 ]; then
+    load postgres create --target "$pg_url" >/dev/null
+    IFS=$'\t' read -r rate p50 p99 cpu _ <<<"$(load postgres page --target "$pg_url" "${page_load[@]}" --server-pid "$pg_pid" | load_row)"
+    row "PostgreSQL" "SELECT of $page_size (= ANY), 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
+  fi
+
+  cat <<TABLE
+### Reads for a page: $page_size cold counters of $(printf "%'d" "$counters") at $page_rate pages/s — $(date -u +%Y-%m-%d), commit $commit, $(nproc) cores, ${seconds} s per run, load $(cut -d' ' -f1-3 /proc/loadavg)
+
+Command: \`SECTIONS=page COUNTERS=$counters PAGE_RATE=$page_rate PAGE_SIZE=$page_size PAGE_PROCS=$page_procs bench/compare.sh $seconds\`.
+The same names and seeded draws for every system, each population created
+before its run. Paced: latency timed from when each page was due. CPU:
+microseconds per page over the servers and the load generator during the run.
+
+| system | mode | rate | p50 | p99 | CPU µs per page | |
+|---|---|---:|---:|---:|---|---|
+$(printf '%s\n' "${rows[@]}")
+
+Tally vs Redis MGET: $(ratio "${t_pages:-0}" "${r_pages:-0}") of its pages/s.
+TABLE
+  echo
+  echo "Tally's per-process split:"
+  grep -v '^output in' "$work/tally-page.txt" || true
 fi
 
 for note in "${notes[@]:-}"; do [ -n "$note" ] && echo "Skipped: $note"; done

@@ -7,6 +7,7 @@ import { credentials, Metadata } from '@grpc/grpc-js';
 import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError } from '../common/errors.ts';
 import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
+import type { LeanReadManyResponse } from '../common/counter-codec.ts';
 import type { counterV1 } from './counter-proto.ts';
 import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
@@ -251,7 +252,8 @@ export class TallyClient {
       counters: [...counters],
       consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
     };
-    const response = await this.readCall(counterMethods.ReadMany, request, options);
+    // Decoded by the lean codec (counter-proto.ts): int64s as numbers or bigints, not the generated type's strings.
+    const response = (await this.readCall(counterMethods.ReadMany, request, options)) as unknown as LeanReadManyResponse;
     return response.values.map(fromReadResponse);
   }
 

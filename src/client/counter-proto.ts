@@ -10,7 +10,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { loadPackageDefinition, type GrpcObject } from '@grpc/grpc-js';
 import type { ProtoGrpcType as CounterProto } from '../generated/counter.ts';
 // A specific file, never ../common/index.ts (server code): no grpc-js, no server deps.
-import { withLeanIncrementCodecs } from '../common/counter-codec.ts';
+import { withLeanCodecs } from '../common/counter-codec.ts';
 
 export type * as counterV1 from '../generated/counter-v1.ts';
 
@@ -32,12 +32,13 @@ export const counterLoaderOptions: protoLoader.Options = {
 };
 
 const definition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), counterLoaderOptions);
-// Increment and IncrementBatch, the calls a service makes per event, encode
-// and decode with the lean codec (no Long, string or message object per
-// item); every other call keeps proto-loader's. Same bytes on the wire for
-// any router to read (test/unit/counter-codec.test.ts).
+// Increment and IncrementBatch, the calls a service makes per event, and
+// ReadMany, the call per feed page, encode and decode with the lean codec (no
+// Long, string or message object per item); every other call keeps
+// proto-loader's. Same bytes on the wire for any router to read
+// (test/unit/counter-codec.test.ts, counter-codec-read-many.test.ts).
 const counterServiceKey = 'counter.v1.CounterService';
-definition[counterServiceKey] = withLeanIncrementCodecs(definition[counterServiceKey]!);
+definition[counterServiceKey] = withLeanCodecs(definition[counterServiceKey]!);
 const counterPackage = (loadPackageDefinition(definition) as GrpcObject & { counter: { v1: Record<string, unknown> } }).counter.v1;
 
 export const CounterServiceClient = counterPackage.CounterService as CounterProto['counter']['v1']['CounterService'];

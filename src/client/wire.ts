@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 // (pino, prom-client, health, reflection) the client package must not carry.
 import { ErrorCode, TallyError } from '../common/errors.ts';
 import { parseInt64, toWireInt64, parseMemberId } from '../common/validate.ts';
+import type { LeanReadResponse } from '../common/counter-codec.ts';
 import type { counterV1 } from './counter-proto.ts';
 
 import type { CounterDescription, Int64Input, MemberId, PairStatus, ReadResult } from './types.ts';
@@ -68,7 +69,8 @@ export function toWireTtl(ttlMs: number | 'never' | 'default'): counterV1.TtlSet
   return { ttlMs, never: false };
 }
 
-export function fromReadResponse(response: counterV1.ReadResponse__Output): ReadResult {
+/** From proto-loader's decode (int64s as decimal strings) or the lean codec's (numbers or bigints). */
+export function fromReadResponse(response: counterV1.ReadResponse__Output | LeanReadResponse): ReadResult {
   return {
     counter: response.counter,
     total: BigInt(response.total),

@@ -1,4 +1,4 @@
-// Decoding of the lean Increment codecs (counter-codec.ts): protobufjs 7.6's
+// Decoding of the lean Increment and ReadMany codecs (counter-codec.ts): protobufjs 7.6's
 // Reader and generated decoders, ported step for step so that acceptance,
 // values and error texts stay the same, but writing plain objects with int64s
 // as numbers (bigints past 2^53) and one shared empty key.
@@ -7,6 +7,9 @@ import type {
   LeanIncrementBatchResponse,
   LeanIncrementRequest,
   LeanIncrementResponse,
+  LeanReadManyRequest,
+  LeanReadManyResponse,
+  LeanReadResponse,
 } from './counter-codec.ts';
 
 /** Every absent or empty key: zero bytes, so sharing it cannot leak a write. */
@@ -327,6 +330,70 @@ function readIncrementBatchResponse(end: number, depth: number): LeanIncrementBa
   return { results: readRepeatedFirstField(end, depth, readIncrementResponse) };
 }
 
+/** counter.v1.Consistency's names by number (proto-loader `enums: String`); a number it does not name stays a number. */
+const consistencyNames: readonly string[] = ['EXACT', 'CACHED'];
+
+function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
+  const counters: string[] = [];
+  let consistency: string | number = consistencyNames[0]!;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        counters.push(readString());
+        break;
+      case 2: {
+        // protobufjs reads an enum as int32.
+        const value = readUint32() | 0;
+        consistency = consistencyNames[value] ?? value;
+        break;
+      }
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { counters, consistency };
+}
+
+function readReadResponse(end: number, depth: number): LeanReadResponse {
+  let counter = '';
+  let total: number | bigint = 0;
+  let exact = false;
+  let asOfUnixMs: number | bigint = 0;
+  let stalenessMs: number | bigint = 0;
+  let shards = 0;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        counter = readString();
+        break;
+      case 2:
+        total = readInt64();
+        break;
+      case 3:
+        exact = readUint32() !== 0;
+        break;
+      case 4:
+        asOfUnixMs = readInt64();
+        break;
+      case 5:
+        stalenessMs = readInt64();
+        break;
+      case 6:
+        shards = readUint32();
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { counter, total, exact, asOfUnixMs, stalenessMs, shards };
+}
+
+function readReadManyResponse(end: number, depth: number): LeanReadManyResponse {
+  return { values: readRepeatedFirstField(end, depth, readReadResponse) };
+}
+
 function decodeWith<T>(bytes: Uint8Array, read: (end: number, depth: number) => T): T {
   startReading(bytes);
   try {
@@ -350,4 +417,12 @@ export function decodeIncrementResponse(bytes: Uint8Array): LeanIncrementRespons
 
 export function decodeIncrementBatchResponse(bytes: Uint8Array): LeanIncrementBatchResponse {
   return decodeWith(bytes, readIncrementBatchResponse);
+}
+
+export function decodeReadManyRequest(bytes: Uint8Array): LeanReadManyRequest {
+  return decodeWith(bytes, readReadManyRequest);
+}
+
+export function decodeReadManyResponse(bytes: Uint8Array): LeanReadManyResponse {
+  return decodeWith(bytes, readReadManyResponse);
 }

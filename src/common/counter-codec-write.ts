@@ -1,4 +1,4 @@
-// Encoding of the lean Increment codecs (counter-codec.ts): sizes first, then
+// Encoding of the lean Increment and ReadMany codecs (counter-codec.ts): sizes first, then
 // one Buffer written front to back, with no Long, Writer operation or message
 // object per item. Empty fields (proto3 defaults) are left out, so the bytes
 // may differ from protobufjs's while every decoder reads the same message.
@@ -8,6 +8,10 @@ import type {
   IncrementBatchResponseInput,
   IncrementRequestInput,
   IncrementResponseInput,
+  Int64Input,
+  ReadManyRequestInput,
+  ReadManyResponseInput,
+  ReadResponseInput,
 } from './counter-codec.ts';
 
 /** A placeholder for the buffer being written between messages. */
@@ -43,8 +47,12 @@ function varint64Size(low: number, high: number): number {
   return part1 < 16384 ? (part1 < 128 ? 5 : 6) : part1 < 2097152 ? 7 : 8;
 }
 
+const safeMax = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** The halves (two's complement) of an int64 given as the encoders take it, into varintLow/varintHigh. */
-function setInt64Halves(amount: IncrementRequestInput['amount']): void {
+function setInt64Halves(amount: Int64Input | null | undefined): void {
+  // A total is a bigint, nearly always small: as a number it costs no bigint arithmetic.
+  if (typeof amount === 'bigint' && amount <= safeMax && amount >= -safeMax) amount = Number(amount);
   if (amount === undefined || amount === null) {
     varintLow = 0;
     varintHigh = 0;
@@ -242,6 +250,137 @@ export function encodeIncrementBatchResponse(response: IncrementBatchResponseInp
     out[outPos++] = 0x0a; // field 1, length-delimited
     writeVarint32(incrementResponseSize(result));
     writeIncrementResponse(result);
+  }
+  return finishWriting(sizeBytes);
+}
+
+// ReadMany. Per value of the response being encoded: the name's UTF-8 size and
+// the halves of its three int64s (total, as_of_unix_ms, staleness_ms).
+let valueNameBytes = new Int32Array(64);
+let valueSizes = new Int32Array(64);
+let valueLows = new Uint32Array(64 * 3);
+let valueHighs = new Uint32Array(64 * 3);
+
+function reserveValues(count: number): void {
+  if (count <= valueNameBytes.length) return;
+  const capacity = Math.max(count, valueNameBytes.length * 2);
+  valueNameBytes = new Int32Array(capacity);
+  valueSizes = new Int32Array(capacity);
+  valueLows = new Uint32Array(capacity * 3);
+  valueHighs = new Uint32Array(capacity * 3);
+}
+
+function textOf(text: string | null | undefined): string {
+  return text === undefined || text === null ? '' : typeof text === 'string' ? text : String(text);
+}
+
+/** Size of a varint field (tag included) holding the int64 at slot `slot`, 0 when it is 0 (left out). */
+function int64FieldSize(value: Int64Input | null | undefined, slot: number): number {
+  setInt64Halves(value);
+  valueLows[slot] = varintLow;
+  valueHighs[slot] = varintHigh;
+  return (varintLow | varintHigh) === 0 ? 0 : 1 + varint64Size(varintLow, varintHigh);
+}
+
+/** A ReadResponse's size without its framing; its name size and int64 halves kept at slot `index`. */
+function readResponseSize(value: ReadResponseInput, index: number): number {
+  const nameBytes = utf8Size(textOf(value.counter));
+  valueNameBytes[index] = nameBytes;
+  let sizeBytes = nameBytes > 0 ? 1 + varint32Size(nameBytes) + nameBytes : 0;
+  sizeBytes += int64FieldSize(value.total, index * 3);
+  if (value.exact) sizeBytes += 2;
+  sizeBytes += int64FieldSize(value.asOfUnixMs, index * 3 + 1);
+  sizeBytes += int64FieldSize(value.stalenessMs, index * 3 + 2);
+  const shards = (value.shards ?? 0) >>> 0;
+  if (shards !== 0) sizeBytes += 1 + varint32Size(shards);
+  return sizeBytes;
+}
+
+function writeInt64Field(tag: number, slot: number): void {
+  const low = valueLows[slot]!;
+  const high = valueHighs[slot]!;
+  if ((low | high) === 0) return;
+  out[outPos++] = tag;
+  writeVarint64(low, high);
+}
+
+function writeReadResponse(value: ReadResponseInput, index: number): void {
+  const nameBytes = valueNameBytes[index]!;
+  if (nameBytes > 0) {
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(nameBytes);
+    writeName(textOf(value.counter), nameBytes);
+  }
+  writeInt64Field(0x10, index * 3); // field 2, varint
+  if (value.exact) {
+    out[outPos++] = 0x18; // field 3, varint
+    out[outPos++] = 1;
+  }
+  writeInt64Field(0x20, index * 3 + 1); // field 4, varint
+  writeInt64Field(0x28, index * 3 + 2); // field 5, varint
+  const shards = (value.shards ?? 0) >>> 0;
+  if (shards !== 0) {
+    out[outPos++] = 0x30; // field 6, varint
+    writeVarint32(shards);
+  }
+}
+
+export function encodeReadManyResponse(response: ReadManyResponseInput): Buffer {
+  const values = response.values ?? [];
+  const count = values.length;
+  reserveValues(count);
+  let sizeBytes = 0;
+  for (let index = 0; index < count; index++) {
+    const valueBytes = readResponseSize(values[index]!, index);
+    valueSizes[index] = valueBytes;
+    sizeBytes += 1 + varint32Size(valueBytes) + valueBytes;
+  }
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  for (let index = 0; index < count; index++) {
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(valueSizes[index]!);
+    writeReadResponse(values[index]!, index);
+  }
+  return finishWriting(sizeBytes);
+}
+
+/**
+ * counter.v1.Consistency as protobufjs's fromObject takes it: a name it knows
+ * or any number; anything else is the default (0, left out).
+ */
+function consistencyNumberOf(consistency: ReadManyRequestInput['consistency']): number {
+  if (consistency === 'CACHED') return 1;
+  if (typeof consistency === 'number') return consistency | 0;
+  return 0;
+}
+
+export function encodeReadManyRequest(request: ReadManyRequestInput): Buffer {
+  const counters = request.counters ?? [];
+  const count = counters.length;
+  reserveValues(count);
+  let sizeBytes = 0;
+  for (let index = 0; index < count; index++) {
+    const nameBytes = utf8Size(textOf(counters[index]));
+    valueNameBytes[index] = nameBytes;
+    // A repeated string writes every element, the empty ones too.
+    sizeBytes += 1 + varint32Size(nameBytes) + nameBytes;
+  }
+  const consistency = consistencyNumberOf(request.consistency);
+  // An int32 below 0 goes on the wire as a ten-byte varint (sign-extended to 64 bits).
+  if (consistency !== 0) sizeBytes += 1 + (consistency < 0 ? 10 : varint32Size(consistency));
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  for (let index = 0; index < count; index++) {
+    const nameBytes = valueNameBytes[index]!;
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(nameBytes);
+    writeName(textOf(counters[index]), nameBytes);
+  }
+  if (consistency !== 0) {
+    out[outPos++] = 0x10; // field 2, varint
+    if (consistency < 0) writeVarint64(consistency >>> 0, 0xffffffff);
+    else writeVarint32(consistency);
   }
   return finishWriting(sizeBytes);
 }

@@ -1,5 +1,5 @@
-// Lean codecs for the public hot path: Increment and IncrementBatch requests
-// and responses, wire bytes straight to and from plain objects, with an int64
+// Lean codecs for the public hot path: Increment, IncrementBatch and ReadMany
+// requests and responses, wire bytes straight to and from plain objects, with an int64
 // as a number when exact as one (a bigint past 2^53) instead of a decimal
 // string, and one shared empty Buffer for every absent key. Reading follows
 // protobufjs 7.6 (what proto-loader decodes with) step for step: the same
@@ -13,12 +13,16 @@ import {
   decodeIncrementBatchResponse,
   decodeIncrementRequest,
   decodeIncrementResponse,
+  decodeReadManyRequest,
+  decodeReadManyResponse,
 } from './counter-codec-read.ts';
 import {
   encodeIncrementBatchRequest,
   encodeIncrementBatchResponse,
   encodeIncrementRequest,
   encodeIncrementResponse,
+  encodeReadManyRequest,
+  encodeReadManyResponse,
 } from './counter-codec-write.ts';
 
 export {
@@ -26,10 +30,14 @@ export {
   decodeIncrementBatchResponse,
   decodeIncrementRequest,
   decodeIncrementResponse,
+  decodeReadManyRequest,
+  decodeReadManyResponse,
   encodeIncrementBatchRequest,
   encodeIncrementBatchResponse,
   encodeIncrementRequest,
   encodeIncrementResponse,
+  encodeReadManyRequest,
+  encodeReadManyResponse,
 };
 
 /** An IncrementRequest as the router reads it. */
@@ -54,11 +62,35 @@ export interface LeanIncrementBatchResponse {
   results: LeanIncrementResponse[];
 }
 
+/** A ReadManyRequest as the router reads it. */
+export interface LeanReadManyRequest {
+  counters: string[];
+  /** counter.v1.Consistency by name ('EXACT', 'CACHED'); a number the enum does not name stays a number (as proto-loader gives it). */
+  consistency: string | number;
+}
+
+/** A ReadResponse as the client reads it: int64s as numbers when exact as one, else bigints. */
+export interface LeanReadResponse {
+  counter: string;
+  total: number | bigint;
+  exact: boolean;
+  asOfUnixMs: number | bigint;
+  stalenessMs: number | bigint;
+  shards: number;
+}
+
+export interface LeanReadManyResponse {
+  values: LeanReadResponse[];
+}
+
 /** A protobufjs Long or anything with its two halves. */
 interface Int64Halves {
   low: number;
   high: number;
 }
+
+/** An int64 as proto-loader's serializers take it. */
+export type Int64Input = number | bigint | string | Int64Halves;
 
 /**
  * What the encoders take: the shapes proto-loader's serializers take for these
@@ -67,7 +99,7 @@ interface Int64Halves {
  */
 export interface IncrementRequestInput {
   counter?: string | null;
-  amount?: number | bigint | string | Int64Halves | null;
+  amount?: Int64Input | null;
   idempotencyKey?: Uint8Array | string | null;
 }
 
@@ -84,8 +116,27 @@ export interface IncrementBatchResponseInput {
   results?: readonly IncrementResponseInput[] | null;
 }
 
+export interface ReadManyRequestInput {
+  counters?: readonly string[] | null;
+  /** A name of counter.v1.Consistency or a number; anything else is EXACT (0), as protobufjs's fromObject takes it. */
+  consistency?: string | number | null;
+}
+
+export interface ReadResponseInput {
+  counter?: string | null;
+  total?: Int64Input | null;
+  exact?: boolean | null;
+  asOfUnixMs?: Int64Input | null;
+  stalenessMs?: Int64Input | null;
+  shards?: number | null;
+}
+
+export interface ReadManyResponseInput {
+  values?: readonly ReadResponseInput[] | null;
+}
+
 /** The four functions of each method, in grpc-js's names for them. */
-export const leanIncrementCodecs = {
+export const leanCounterCodecs = {
   Increment: {
     requestSerialize: encodeIncrementRequest,
     requestDeserialize: decodeIncrementRequest,
@@ -98,17 +149,24 @@ export const leanIncrementCodecs = {
     responseSerialize: encodeIncrementBatchResponse,
     responseDeserialize: decodeIncrementBatchResponse,
   },
+  // A feed page: 50 names in, 50 totals out, three int64s each.
+  ReadMany: {
+    requestSerialize: encodeReadManyRequest,
+    requestDeserialize: decodeReadManyRequest,
+    responseSerialize: encodeReadManyResponse,
+    responseDeserialize: decodeReadManyResponse,
+  },
 } as const;
 
 /**
  * A copy of counter.v1.CounterService's definition (proto-loader's or
- * grpc-js's) whose Increment and IncrementBatch carry the lean codecs; every
- * other method keeps proto-loader's. For a server's addService and for a
- * client constructor alike.
+ * grpc-js's) whose Increment, IncrementBatch and ReadMany carry the lean
+ * codecs; every other method keeps proto-loader's. For a server's addService
+ * and for a client constructor alike.
  */
-export function withLeanIncrementCodecs<Definition extends object>(service: Definition): Definition {
+export function withLeanCodecs<Definition extends object>(service: Definition): Definition {
   const patched = { ...service } as Record<string, unknown>;
-  for (const [name, codecs] of Object.entries(leanIncrementCodecs)) {
+  for (const [name, codecs] of Object.entries(leanCounterCodecs)) {
     const method = patched[name];
     assert(typeof method === 'object' && method !== null, `counter codec: the service has no method ${name}`);
     patched[name] = { ...method, ...codecs };

@@ -40,6 +40,7 @@ import { createNodeService } from './node-service.ts';
 import { Replicator } from './replication/index.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { Housekeeping } from './housekeeping.ts';
+import { withLeanReadShardsResponse } from './read-shards-codec.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 
@@ -132,7 +133,7 @@ runMain(async () => {
     ],
   );
   tallyServer.server.addService(
-    guardMalformed(shardNodeServiceDefinition),
+    guardMalformed(withLeanReadShardsResponse(shardNodeServiceDefinition)),
     createNodeService({
       state,
       log,

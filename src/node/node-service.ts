@@ -35,6 +35,7 @@ import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { type Replicator, createFollower } from './replication/index.ts';
 import { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';
+import type { ReadShardsAnswer } from './read-shards-codec.ts';
 
 const emptyKey = Buffer.alloc(0);
 
@@ -207,12 +208,20 @@ export function createNodeService(deps: {
       return { results: merged, lsn: lsn.toString() };
     }),
 
-    ReadShards: unary<shardV1.ReadShardsRequest__Output, shardV1.ReadShardsResponse__Output>((request) => {
+    // Answered through the lean encoder (read-shards-codec.ts, wired in main.ts): totals as bigints, no string each.
+    ReadShards: unary<shardV1.ReadShardsRequest__Output, ReadShardsAnswer>((request) => {
       requireWholeLog();
       const ids = request.shardIds.map(parseShardId);
       const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
-      const shardTotals = ids.map((id, index) => (visible(index) ? totals.get(id).toString() : '0'));
-      return confirmed({ totals: shardTotals, newerGenerationIndexes, ...readMeta() });
+      const shardTotals = ids.map((id, index) => (visible(index) ? totals.get(id) : 0n));
+      return confirmed({
+        totals: shardTotals,
+        newerGenerationIndexes,
+        lsn: log.lastLsn,
+        role: state.role.role,
+        epoch: state.role.epoch,
+        nodeId: log.nodeId,
+      });
     }),
 
     ReadSketches: unary<shardV1.ReadSketchesRequest__Output, shardV1.ReadSketchesResponse__Output>((request) => {

@@ -29,7 +29,7 @@ import {
   startMetricsServer,
   steadyWallClock,
   type Logger,
-  withLeanIncrementCodecs,
+  withLeanCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
 import { createAdminService, createCounterService, refusalOf, tokensOf } from './api/index.ts';
@@ -173,8 +173,8 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   const tokens = tokensOf(config.adminToken, config.clientToken);
   const server = createServer(config, metrics, tokens);
   server.server.addService(
-    guardMalformed(withLeanIncrementCodecs(counterServiceDefinition), requestBytesMaxOf),
-    createCounterService({ directory, increments, reads, distinct, windows, membership, lifecycle, heat, metrics }),
+    guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf),
+    createCounterService({ increments, reads, distinct, windows, membership, lifecycle, heat, metrics }),
   );
   server.server.addService(
     guardMalformed(adminServiceDefinition, requestBytesMaxOf),

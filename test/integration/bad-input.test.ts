@@ -185,4 +185,31 @@ describe('bad input (G7)', () => {
     );
     await expectRejected(() => tc.client.readMany(['guarded', '']), status.INVALID_ARGUMENT);
   });
+
+  it('router: ReadMany through the lean codec: malformed bytes and an unknown consistency are INVALID_ARGUMENT in the words proto-loader gave', async () => {
+    // Consistency announced with no value after it; then a name of 1 byte and a group that never ends.
+    for (const [garbage, words] of [
+      [Buffer.from([0x10]), 'malformed request: index out of range: 1 + 1 > 1'],
+      [Buffer.from([0x0a, 0x01, 0x61, 0x0b]), 'malformed request: index out of range: 4 + 1 > 4'],
+    ] as const) {
+      const error = await expectRejected(
+        () =>
+          new Promise((resolve, reject) => {
+            raw.makeUnaryRequest(
+              '/counter.v1.CounterService/ReadMany',
+              (value: Buffer) => value,
+              (value: Buffer) => value,
+              garbage,
+              { deadline: Date.now() + 5_000 },
+              (callError, response) =>
+                callError ? reject(new TallyError('invalid_argument', callError.details, callError.code)) : resolve(response),
+            );
+          }),
+        status.INVALID_ARGUMENT,
+      );
+      expect(error.message).toBe(words);
+    }
+    const unknown = await expectRejected(() => rawCall('ReadMany', { counters: ['guarded'], consistency: 7 }), status.INVALID_ARGUMENT);
+    expect(unknown.message).toBe('consistency must be EXACT or CACHED, got 7');
+  });
 });

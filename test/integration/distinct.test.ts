@@ -94,4 +94,27 @@ describe('distinct counts', () => {
     expect((await rejection(tc.client.countDistinct('a-total'))).grpcCode).toBe(status.FAILED_PRECONDITION);
     expect((await tc.client.read('a-total')).total).toBe(1n);
   });
+
+  it('distinct: a ReadMany naming a distinct counter among totals is FAILED_PRECONDITION, exact or cached, hit or miss; a membership counter among them reads', async () => {
+    await tc.client.addDistinct('page-sketch', ['a']);
+    await tc.client.increment('page-total', 3);
+    await tc.client.setMember('page-members', 5n, true);
+    const refusal = 'counter "page-sketch" is a distinct counter: use CountDistinct';
+    for (const consistency of ['exact', 'cached'] as const) {
+      const error = await rejection(tc.client.readMany(['page-total', 'page-sketch', 'never-written'], { consistency }));
+      expect(error.grpcCode).toBe(status.FAILED_PRECONDITION);
+      expect(error.message).toContain(refusal);
+      expect((await rejection(tc.client.read('page-sketch', { consistency }))).message).toContain(refusal);
+    }
+    // The totals now cached: a read that is all hits but the sketch is refused too.
+    expect((await tc.client.readMany(['page-total'], { consistency: 'cached' }))[0]!.total).toBe(3n);
+    const cachedHit = await rejection(tc.client.readMany(['page-total', 'page-sketch'], { consistency: 'cached' }));
+    expect(cachedHit.grpcCode).toBe(status.FAILED_PRECONDITION);
+    const reads = await tc.client.readMany(['page-total', 'page-members', 'never-written']);
+    expect(reads.map((read) => [read.counter, read.total])).toEqual([
+      ['page-total', 3n],
+      ['page-members', 1n],
+      ['never-written', 0n],
+    ]);
+  });
 });

@@ -17,13 +17,14 @@ import {
   encodeIncrementBatchResponse,
   encodeIncrementRequest,
   encodeIncrementResponse,
-  leanIncrementCodecs,
-  withLeanIncrementCodecs,
+  leanCounterCodecs,
+  withLeanCodecs,
   type LeanIncrementRequest,
 } from '../../src/common/counter-codec.ts';
 import { CounterServiceClient as ClientCounterService } from '../../src/client/counter-proto.ts';
 import { toWireKey } from '../../src/client/wire.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
+import { framedSoup, mutated, outcomeOf, wireTokens } from '../helpers/wire-soup.ts';
 
 const reference = {
   Increment: counterServiceDefinition.Increment!,
@@ -50,15 +51,6 @@ function referenceResponse(bytes: Buffer): unknown {
 }
 function referenceBatchResponse(bytes: Buffer): unknown {
   return reference.IncrementBatch.responseDeserialize(bytes);
-}
-
-/** What a decode gave: its value, or its error's text. */
-function outcomeOf<T>(decode: () => T): { value: T } | { error: string } {
-  try {
-    return { value: decode() };
-  } catch (error) {
-    return { error: (error as Error).message };
-  }
 }
 
 const int64 = fc.bigInt({ min: INT64_MIN, max: INT64_MAX });
@@ -200,43 +192,8 @@ describe('counter codec: responses equal to the reference', () => {
 });
 
 describe('counter codec: malformed input is refused as protobufjs refuses it', () => {
-  const varint = (value: number): number[] => (value > 127 ? [(value & 127) | 0x80, ...varint(value >>> 7)] : [value]);
-  /** Wire tokens: tags of any field and wire type, varints of every length (some over-long or cut), lengths with bytes. */
-  const varintBytes = fc
-    .array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 12 })
-    .map((bytes) => bytes.map((byte, index) => (index < bytes.length - 1 ? byte | 0x80 : byte & 0x7f)));
-  const tag = fc.record({ field: fc.integer({ min: 0, max: 5 }), wireType: fc.integer({ min: 0, max: 7 }) }).map(({ field, wireType }) => {
-    const value = (field << 3) | wireType;
-    return value > 127 ? [(value & 127) | 0x80, value >> 7] : [value];
-  });
-  const token: fc.Arbitrary<number[]> = fc.oneof(
-    tag,
-    tag,
-    varintBytes,
-    fc.integer({ min: 0, max: 255 }).map((byte) => [byte]),
-    fc.uint8Array({ maxLength: 12 }).map((bytes) => [bytes.length, ...bytes]),
-    fc.constant<number[]>([0x0a]),
-    fc.constant<number[]>([0x10]),
-  );
-  const tokens = fc.array(token, { maxLength: 16 }).map((parts) => Buffer.from(parts.flat()));
-  /** A batch whose items are token soup, each framed with a length that may be right or off by a little. */
-  const batchOfSoup = fc.array(fc.tuple(tokens, fc.integer({ min: -2, max: 2 }), fc.boolean()), { maxLength: 5 }).map((items) =>
-    Buffer.concat(
-      items.map(([body, offBy, exact]) => {
-        const sizeBytes = Math.max(0, body.length + (exact ? 0 : offBy));
-        return Buffer.concat([Buffer.from([0x0a, ...varint(sizeBytes)]), body]);
-      }),
-    ),
-  );
-  /** A valid message with one change: a byte replaced, cut short or a byte inserted. */
-  const mutated = (valid: fc.Arbitrary<Buffer>) =>
-    fc.tuple(valid, fc.nat(), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 2 })).map(([bytes, at, byte, how]) => {
-      if (bytes.length === 0) return Buffer.from([byte]);
-      const index = at % bytes.length;
-      if (how === 0) return Buffer.concat([bytes.subarray(0, index), Buffer.from([byte]), bytes.subarray(index + 1)]);
-      if (how === 1) return bytes.subarray(0, index);
-      return Buffer.concat([bytes.subarray(0, index), Buffer.from([byte]), bytes.subarray(index)]);
-    });
+  const tokens = wireTokens();
+  const batchOfSoup = framedSoup(tokens);
   const validRequest = request.map((item) => encodeIncrementRequest(item));
   const validBatch = fc.array(request, { maxLength: 4 }).map((items) => encodeIncrementBatchRequest({ items }));
 
@@ -306,11 +263,11 @@ describe('counter codec: wiring', () => {
     );
   });
 
-  it('counter codec: withLeanIncrementCodecs replaces only the two methods, leaving the definition it was given as it was', () => {
-    const lean = withLeanIncrementCodecs(counterServiceDefinition);
-    expect(lean.IncrementBatch!.requestDeserialize).toBe(leanIncrementCodecs.IncrementBatch.requestDeserialize);
+  it('counter codec: withLeanCodecs replaces only the two methods, leaving the definition it was given as it was', () => {
+    const lean = withLeanCodecs(counterServiceDefinition);
+    expect(lean.IncrementBatch!.requestDeserialize).toBe(leanCounterCodecs.IncrementBatch.requestDeserialize);
     expect(lean.IncrementBatch!.path).toBe('/counter.v1.CounterService/IncrementBatch');
     expect(lean.Read).toBe(counterServiceDefinition.Read);
-    expect(counterServiceDefinition.IncrementBatch!.requestDeserialize).not.toBe(leanIncrementCodecs.IncrementBatch.requestDeserialize);
+    expect(counterServiceDefinition.IncrementBatch!.requestDeserialize).not.toBe(leanCounterCodecs.IncrementBatch.requestDeserialize);
   });
 });

@@ -12,6 +12,9 @@ import {
   type counterV1,
   type LeanIncrementBatchRequest,
   type LeanIncrementRequest,
+  type LeanReadManyRequest,
+  type ReadManyResponseInput,
+  type ReadResponseInput,
   distinctMemberBytesMax,
   countDistinctCountersMax,
   parseInt64,
@@ -22,12 +25,10 @@ import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.
 import { type CounterLifecycle } from '../counters/index.ts';
 import { type HeatTracker } from '../sizing/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
-import type { CounterLookup } from '../directory/index.ts';
 import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
 
 /** What CounterService hands its calls to. */
 export interface CounterServiceDeps {
-  directory: CounterLookup;
   increments: IncrementPath;
   reads: ReadPath;
   distinct: DistinctPath;
@@ -45,6 +46,18 @@ function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
     exact: read.exact,
     asOfUnixMs: String(read.asOfMs),
     stalenessMs: String(read.stalenessMs),
+    shards: read.shardCount,
+  };
+}
+
+/** A value of ReadMany's response, for the lean encoder: int64s as they are (no decimal string each). */
+function toLeanReadResponse(read: TotalRead): ReadResponseInput {
+  return {
+    counter: read.counter,
+    total: read.total,
+    exact: read.exact,
+    asOfUnixMs: read.asOfMs,
+    stalenessMs: read.stalenessMs,
     shards: read.shardCount,
   };
 }
@@ -118,20 +131,17 @@ export function createCounterService(deps: CounterServiceDeps) {
     }
   };
 
+  // A distinct counter among names is refused by the read path, where each name is resolved once.
   const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> => {
-    for (const name of names) {
-      // A sketch has no exact total: its count is an estimate with an error.
-      if (deps.directory.get(name)?.kind === 'distinct')
-        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a distinct counter: use CountDistinct`);
-    }
     return timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
   };
 
-  const validateConsistency = (consistency: string): string => {
+  // A number: a value the enum does not name (proto-loader's and the lean decoder's way of passing it on).
+  const validateConsistency = (consistency: string | number): string => {
     if (consistency !== 'EXACT' && consistency !== 'CACHED') {
       throw new TallyError(ErrorCode.invalidArgument, `consistency must be EXACT or CACHED, got ${consistency}`);
     }
-    return consistency;
+    return consistency as string;
   };
 
   // Reads change nothing: any failure of theirs is NOT_APPLIED.
@@ -169,10 +179,11 @@ export function createCounterService(deps: CounterServiceDeps) {
       return toReadResponse(read!);
     }, changesNothing),
 
-    ReadMany: unary<counterV1.ReadManyRequest__Output, counterV1.ReadManyResponse__Output>(async (request) => {
+    // Lean codec both ways (common/counter-codec.ts, wired in build.ts): a page's totals go out without a string per int64.
+    ReadMany: unary<LeanReadManyRequest, ReadManyResponseInput>(async (request) => {
       const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
       const values = await readTotals(names, validateConsistency(request.consistency));
-      return { values: values.map(toReadResponse) };
+      return { values: values.map(toLeanReadResponse) };
     }, changesNothing),
 
     AddDistinct: unary<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {

@@ -152,16 +152,29 @@ function readPair(
   return readPairWithFallback(plan.pair, (address) => pool.readShards(address, plan.shardIds, timeoutMs, generations));
 }
 
+/** What a read of totals refuses: a sketch (distinct counter) has no exact total, its count is an estimate with an error. */
+export interface ExactReadOptions {
+  refuseDistinct?: boolean;
+}
+
+/** FAILED_PRECONDITION for a distinct counter: the service's words for a total read of a sketch. */
+export function refuseDistinctRead(name: string, source: CounterInfo | undefined): void {
+  if (source?.kind === 'distinct')
+    throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a distinct counter: use CountDistinct`);
+}
+
 export async function readExact(
   names: readonly string[],
   directory: ExactReadDirectory,
   pool: NodePool,
   timeoutMs: number,
+  options: ExactReadOptions = {},
 ): Promise<ExactReadResult> {
   await directory.readBarrier(names);
+  const refuseDistinct = options.refuseDistinct === true;
   return rereadOvertaken(
     names,
-    (some) => readExactOnce(some, directory, pool, timeoutMs),
+    (some) => readExactOnce(some, directory, pool, timeoutMs, refuseDistinct),
     (into, again) => {
       for (const [name, total] of again.totals) into.totals.set(name, total);
       into.nodeCalls += again.nodeCalls;
@@ -175,6 +188,7 @@ async function readExactOnce(
   directory: ExactReadDirectory,
   pool: NodePool,
   timeoutMs: number,
+  refuseDistinct: boolean,
 ): Promise<{ result: ExactReadResult; overtaken: Set<string> }> {
   // By pair index: a cluster has few pairs, a page of cold counters many shards on each.
   const plans: PairPlan[] = [];
@@ -182,7 +196,9 @@ async function readExactOnce(
   for (let nameIndex = 0; nameIndex < names.length; nameIndex++) {
     const name = names[nameIndex]!;
     if (totals.has(name)) continue;
+    // The one lookup of this name before the node calls: the kind is checked on what the read then uses.
     const source = directory.get(name);
+    if (refuseDistinct) refuseDistinctRead(name, source);
     if (source === undefined) {
       totals.set(name, { total: 0n, shardCount: 0, source, generation: 0 });
       continue;

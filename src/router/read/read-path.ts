@@ -3,7 +3,7 @@
 // than refresh interval + read timeout is never served; the read falls back to
 // summing now (G4).
 import { IntervalTask, steadyWallClock, type Logger } from '../../common/index.ts';
-import { readExact } from './exact-reader.ts';
+import { readExact, refuseDistinctRead } from './exact-reader.ts';
 import { ReadCache, type CachedTotal } from './read-cache.ts';
 import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
@@ -43,10 +43,11 @@ export class ReadPath {
     );
   }
 
+  /** Totals summed now. A distinct counter among names is FAILED_PRECONDITION (checked where each name is resolved, once). */
   async readExact(names: readonly string[]): Promise<TotalRead[]> {
     // Taken before the first node call: everything acknowledged before it is in the sum.
     const asOfMs = this.now();
-    const { totals, nodeCalls } = await readExact(names, this.directory, this.pool, this.settings.readTimeoutMs);
+    const { totals, nodeCalls } = await readExact(names, this.directory, this.pool, this.settings.readTimeoutMs, { refuseDistinct: true });
     this.metrics.nodeCalls.inc({ kind: 'read' }, nodeCalls);
     return names.map((counter) => {
       const { total, shardCount, source, generation } = totals.get(counter)!;
@@ -54,10 +55,13 @@ export class ReadPath {
     });
   }
 
+  /** Totals from the cache, misses summed now. A distinct counter among names is FAILED_PRECONDITION, hit or miss. */
   async readCached(names: readonly string[]): Promise<TotalRead[]> {
     const served = new Map<string, CachedTotal>();
     const nowMs = this.now();
     const misses = new Set<string>();
+    // Before anything is served: a distinct counter is never cached, but the whole read is refused, not only its misses.
+    for (const name of names) refuseDistinctRead(name, this.directory.get(name));
     for (const name of names) {
       const cached = this.cache.get(name, nowMs);
       if (cached === undefined) misses.add(name);
