@@ -8,6 +8,7 @@ import type Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN } from '../../common/index.ts';
 import { ShardLogError } from './log-entry.ts';
 import { rowsOf, shardIdsPerQueryMax } from './log-statements.ts';
+import { writeUnsigned, writeZigzag } from './varint.ts';
 
 /**
  * Shard ids per block: part of the file format (a block's key is its first
@@ -28,36 +29,9 @@ export interface BlockTotals {
   totals: BigInt64Array;
 }
 
-// Below 2^48 a zigzagged total fits in a double exactly: most totals take the number path.
-const numberPathLimit = 2 ** 48;
-
-function writeUnsigned(out: Buffer, at: number, value: number): number {
-  let rest = value;
-  while (rest >= 0x80) {
-    out[at++] = (rest % 0x80) | 0x80;
-    rest = Math.floor(rest / 0x80);
-  }
-  out[at++] = rest;
-  return at;
-}
-
-function writeUnsignedBig(out: Buffer, at: number, value: bigint): number {
-  let rest = value;
-  while (rest >= 0x80n) {
-    out[at++] = Number(rest & 0x7fn) | 0x80;
-    rest >>= 7n;
-  }
-  out[at++] = Number(rest);
-  return at;
-}
-
 function writeTotal(out: Buffer, at: number, total: bigint): number {
   if (total > INT64_MAX || total < INT64_MIN) throw new ShardLogError(`checkpoint total ${total} leaves int64`);
-  if (total < numberPathLimit && total > -numberPathLimit) {
-    const value = Number(total);
-    return writeUnsigned(out, at, value >= 0 ? value * 2 : -value * 2 - 1);
-  }
-  return writeUnsignedBig(out, at, total >= 0n ? total << 1n : (-total << 1n) - 1n);
+  return writeZigzag(out, at, total);
 }
 
 /** Encodes a block's shards (ascending ids inside the block at firstShard) and their totals. */

@@ -17,6 +17,7 @@ import {
   type StoredEntry,
 } from './log-entry.ts';
 import { rowsOf } from './log-statements.ts';
+import { writeZigzag } from './varint.ts';
 
 /** A records row as read with safe integers in raw mode. */
 export type RawRecord = [firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint, data: Buffer];
@@ -40,39 +41,8 @@ export function isPlainEntry(entry: LogEntry): boolean {
 /** A run of a commit's plain entries shorter than this stays log rows: one entry is as small as a row. */
 export const recordEntriesMin = 2;
 
-// Below 2^48 a zigzagged value fits in a double exactly: most values take the number path.
-const numberPathLimit = 2 ** 48;
 /** Bytes an entry takes at most: a shard id delta (< 2^54 zigzagged, 8 bytes) and an amount (10). */
 const entryBytesMax = 18;
-
-function writeUnsigned(out: Buffer, at: number, value: number): number {
-  let rest = value;
-  while (rest >= 0x80) {
-    out[at++] = (rest % 0x80) | 0x80;
-    rest = Math.floor(rest / 0x80);
-  }
-  out[at++] = rest;
-  return at;
-}
-
-function writeUnsignedBig(out: Buffer, at: number, value: bigint): number {
-  let rest = value;
-  while (rest >= 0x80n) {
-    out[at++] = Number(rest & 0x7fn) | 0x80;
-    rest >>= 7n;
-  }
-  out[at++] = Number(rest);
-  return at;
-}
-
-function writeSigned(out: Buffer, at: number, value: number | bigint): number {
-  if (value < numberPathLimit && value > -numberPathLimit) {
-    const small = Number(value);
-    return writeUnsigned(out, at, small >= 0 ? small * 2 : -small * 2 - 1);
-  }
-  const big = BigInt(value);
-  return writeUnsignedBig(out, at, big >= 0n ? big << 1n : (-big << 1n) - 1n);
-}
 
 /** Packs entries[from, to) (all plain, checked by the caller) as a record's data. */
 export function encodeRecord(entries: readonly LogEntry[], from: number, to: number): Buffer {
@@ -84,9 +54,9 @@ export function encodeRecord(entries: readonly LogEntry[], from: number, to: num
     // The write side of the paired check: decodeRecord accepts what is written here.
     if (!Number.isSafeInteger(shardId) || shardId <= 0 || amount === 0n || amount > INT64_MAX || amount < INT64_MIN)
       throw new ShardLogError(`a record cannot hold shard ${shardId} amount ${amount}`);
-    at = writeSigned(out, at, shardId - previous);
+    at = writeZigzag(out, at, shardId - previous);
     previous = shardId;
-    at = writeSigned(out, at, amount);
+    at = writeZigzag(out, at, amount);
   }
   return Buffer.from(out.subarray(0, at));
 }
