@@ -384,3 +384,111 @@ export function encodeReadManyRequest(request: ReadManyRequestInput): Buffer {
   }
   return finishWriting(sizeBytes);
 }
+
+// ReadShards (shard.proto), the node's answer to a router's read: written with
+// the same primitives, the totals' zigzag halves kept in valueLows/valueHighs.
+
+/** A tally.shard.v1.ReadShardsResponse as a node answers it: int64s as bigints (node/read-shards-codec.ts wires it). */
+export interface ReadShardsAnswer {
+  /** sint64 each. */
+  totals: readonly bigint[];
+  /** uint64. */
+  lsn: bigint;
+  role: string;
+  /** uint64. */
+  epoch: bigint;
+  nodeId: string;
+  newerGenerationIndexes: readonly number[];
+}
+
+/** |value| below this zigzags to a safe integer (2|n| + 1 <= 2^53 - 1). */
+const zigzagSafeMax = 2n ** 52n - 1n;
+const uint64Max = 2n ** 64n - 1n;
+
+/** The halves of a uint64 given as a bigint, into varintLow/varintHigh. */
+function setUint64Halves(value: bigint): void {
+  assert(value >= 0n && value <= uint64Max, `uint64 out of range: ${value}`);
+  if (value <= safeMax) {
+    const small = Number(value);
+    varintLow = small >>> 0;
+    varintHigh = (small - varintLow) / twoTo32;
+    return;
+  }
+  varintLow = Number(value & 0xffffffffn);
+  varintHigh = Number(value >> 32n);
+}
+
+/** The halves of a sint64's zigzag form, into varintLow/varintHigh. */
+function setSint64Halves(value: bigint): void {
+  if (value <= zigzagSafeMax && value >= -zigzagSafeMax) {
+    const small = Number(value);
+    const zigzag = small >= 0 ? small * 2 : -small * 2 - 1;
+    varintLow = zigzag >>> 0;
+    varintHigh = (zigzag - varintLow) / twoTo32;
+    return;
+  }
+  setUint64Halves(BigInt.asUintN(64, (value << 1n) ^ (value >> 63n)));
+}
+
+/**
+ * Fields in number order, each left out when it is its default (proto3), the
+ * repeated scalars packed (what protobufjs writes for proto3).
+ */
+export function encodeReadShardsResponse(answer: ReadShardsAnswer): Buffer {
+  const count = answer.totals.length;
+  reserveValues(count);
+  let totalsBytes = 0;
+  for (let index = 0; index < count; index++) {
+    setSint64Halves(answer.totals[index]!);
+    valueLows[index] = varintLow;
+    valueHighs[index] = varintHigh;
+    totalsBytes += varint64Size(varintLow, varintHigh);
+  }
+  setUint64Halves(answer.lsn);
+  const [lsnLow, lsnHigh] = [varintLow, varintHigh];
+  setUint64Halves(answer.epoch);
+  const [epochLow, epochHigh] = [varintLow, varintHigh];
+  const roleBytes = utf8Size(answer.role);
+  const nodeIdBytes = utf8Size(answer.nodeId);
+  const indexes = answer.newerGenerationIndexes;
+  let indexesBytes = 0;
+  for (const index of indexes) indexesBytes += varint32Size(index >>> 0);
+  let sizeBytes = 0;
+  if (count > 0) sizeBytes += 1 + varint32Size(totalsBytes) + totalsBytes;
+  if ((lsnLow | lsnHigh) !== 0) sizeBytes += 1 + varint64Size(lsnLow, lsnHigh);
+  if (roleBytes > 0) sizeBytes += 1 + varint32Size(roleBytes) + roleBytes;
+  if ((epochLow | epochHigh) !== 0) sizeBytes += 1 + varint64Size(epochLow, epochHigh);
+  if (nodeIdBytes > 0) sizeBytes += 1 + varint32Size(nodeIdBytes) + nodeIdBytes;
+  if (indexes.length > 0) sizeBytes += 1 + varint32Size(indexesBytes) + indexesBytes;
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  if (count > 0) {
+    out[outPos++] = 0x0a; // field 1 (totals), packed
+    writeVarint32(totalsBytes);
+    for (let index = 0; index < count; index++) writeVarint64(valueLows[index]!, valueHighs[index]!);
+  }
+  if ((lsnLow | lsnHigh) !== 0) {
+    out[outPos++] = 0x10; // field 2, varint
+    writeVarint64(lsnLow, lsnHigh);
+  }
+  if (roleBytes > 0) {
+    out[outPos++] = 0x1a; // field 3
+    writeVarint32(roleBytes);
+    writeName(answer.role, roleBytes);
+  }
+  if ((epochLow | epochHigh) !== 0) {
+    out[outPos++] = 0x20; // field 4, varint
+    writeVarint64(epochLow, epochHigh);
+  }
+  if (nodeIdBytes > 0) {
+    out[outPos++] = 0x2a; // field 5
+    writeVarint32(nodeIdBytes);
+    writeName(answer.nodeId, nodeIdBytes);
+  }
+  if (indexes.length > 0) {
+    out[outPos++] = 0x32; // field 6 (newer_generation_indexes), packed
+    writeVarint32(indexesBytes);
+    for (const index of indexes) writeVarint32(index >>> 0);
+  }
+  return finishWriting(sizeBytes);
+}
