@@ -138,6 +138,7 @@ export class MergedReader {
   private readonly selectRecords: Database.Statement<[fromLsn: bigint, afterLsn: bigint, uptoLsn: bigint], RawRecord>;
   private readonly selectRecordAt: Database.Statement<[lsn: bigint], RawRecord>;
   private readonly selectLastRecord: Database.Statement<[], RawRecord>;
+  private readonly selectLastRow: Database.Statement<[], [lsn: bigint, epoch: bigint, atMs: bigint]>;
 
   constructor(db: Database.Database) {
     this.selectRows = rowsOf(db, `SELECT ${rowColumns} FROM log WHERE lsn > ? AND lsn <= ? ORDER BY lsn LIMIT ?`);
@@ -148,6 +149,7 @@ export class MergedReader {
     );
     this.selectRecordAt = rowsOf(db, recordAtSql);
     this.selectLastRecord = rowsOf(db, `SELECT ${recordColumns} FROM records ORDER BY first_lsn DESC LIMIT 1`);
+    this.selectLastRow = rowsOf(db, 'SELECT lsn, epoch, at_ms FROM log ORDER BY lsn DESC LIMIT 1');
   }
 
   /**
@@ -195,5 +197,13 @@ export class MergedReader {
     const record = this.selectLastRecord.get();
     if (record !== undefined) decodeRecord(record);
     return record;
+  }
+
+  /** The newest entry's lsn, epoch and commit time, a row's or a record's (the last record is checked), or undefined. */
+  tail(): { lsn: bigint; epoch: bigint; atMs: bigint } | undefined {
+    const row = this.selectLastRow.get();
+    const record = this.lastRecord();
+    if (record !== undefined && (row === undefined || record[1] > row[0])) return { lsn: record[1], epoch: record[2], atMs: record[3] };
+    return row === undefined ? undefined : { lsn: row[0], epoch: row[1], atMs: row[2] };
   }
 }

@@ -60,7 +60,6 @@ export function prepareLogStatements(db: Database.Database) {
       'SELECT max(epoch) FROM records WHERE first_lsn >= coalesce((SELECT first_lsn FROM records WHERE first_lsn <= ? ORDER BY first_lsn DESC LIMIT 1), 0) AND last_lsn > ?',
     ),
     selectLast: rowsOf<[], [lsn: bigint, epoch: bigint]>(db, 'SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1'),
-    selectLastAtMs: rowsOf<[], [lsn: bigint, atMs: bigint]>(db, 'SELECT lsn, at_ms FROM log ORDER BY lsn DESC LIMIT 1'),
     selectEpoch: valueOf<[lsn: bigint], bigint>(db, 'SELECT epoch FROM log WHERE lsn = ?'),
     selectMaxEpochAfter: valueOf<[lsn: bigint], bigint | null>(db, 'SELECT max(epoch) AS epoch FROM log WHERE lsn > ?'),
     // A point lookup in log_keys (`idem_key = ?` implies the index's IS NOT NULL);

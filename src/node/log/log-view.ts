@@ -42,10 +42,7 @@ export class LogView {
       this.checkpointLsn = BigInt(meta.get('checkpoint_lsn') ?? '0');
       this.checkpointEpoch = BigInt(meta.get('checkpoint_epoch') ?? '0');
       this.reader = new MergedReader(this.db);
-      const lastRow = this.db.prepare('SELECT max(lsn) AS lsn FROM log').safeIntegers(true).get() as { lsn: bigint | null };
-      const lastRecordLsn = this.reader.lastRecord()?.[1] ?? 0n;
-      let lastLsn = lastRow.lsn ?? 0n;
-      if (lastRecordLsn > lastLsn) lastLsn = lastRecordLsn;
+      const lastLsn = this.reader.tail()?.lsn ?? 0n;
       this.lastLsn = lastLsn < this.checkpointLsn ? this.checkpointLsn : lastLsn;
     } catch (error) {
       this.db.close();

@@ -236,19 +236,14 @@ export class ShardLog {
   }
 
   private refreshTail(): void {
-    const lastRow = this.statements.selectLast.get();
-    // The tail is the higher of the last row and the last record (checked as it is read).
-    const lastRecord = this.reader.lastRecord();
-    const last: [bigint, bigint] | undefined =
-      lastRecord !== undefined && (lastRow === undefined || lastRecord[1] > lastRow[0]) ? [lastRecord[1], lastRecord[2]] : lastRow;
+    const last = this.reader.tail();
     // Every entry may have been folded into the checkpoint: the tail is then the checkpoint's.
-    if (last === undefined || last[0] < this.foldedLsn) {
+    if (last === undefined || last.lsn < this.foldedLsn) {
       this.nextLsn = this.foldedLsn + 1n;
       this.lastEntryEpoch = this.foldedEpoch;
     } else {
-      const [lsn, epoch] = last;
-      this.nextLsn = lsn + 1n;
-      this.lastEntryEpoch = epoch;
+      this.nextLsn = last.lsn + 1n;
+      this.lastEntryEpoch = last.epoch;
     }
   }
 
@@ -442,7 +437,7 @@ export class ShardLog {
     if (round.rows === 0 || this.isStale(round)) return 0;
     // Shard order: neighbouring shards share B-tree pages, so each page is changed in one run.
     const shardIds = Float64Array.from(round.touched).sort();
-    const { upsertPart, deletePart, deleteFolded, deleteShardKeys, upsertBlock, deleteBlock } = this.statements;
+    const { upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
     const changes = this.blockChangesOf(round);
     this.transact(() => {
       for (const shardId of shardIds) {
@@ -455,8 +450,7 @@ export class ShardLog {
       // Each block the round changed, rewritten once: merged by foldPrepare, or here.
       for (const [firstShard, blockChanges] of changes) {
         const data = round.merged.get(firstShard) ?? mergeBlockBytes(firstShard, round.blocks.get(firstShard)!.data, blockChanges);
-        if (data.length === 0) deleteBlock.run(firstShard);
-        else upsertBlock.run(firstShard, round.lastLsn, data);
+        this.putBlock(firstShard, data, round.lastLsn);
       }
       for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
       deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
@@ -476,14 +470,12 @@ export class ShardLog {
    * a block left with no shard goes. Inside the caller's transaction.
    */
   private writeBlocks(totals: ReadonlyMap<number, bigint | undefined>, blockAt: (firstShard: number) => Buffer, foldedLsn: bigint): void {
-    const { upsertBlock, deleteBlock } = this.statements;
     let firstShard = -1;
     const changes = new Map<number, bigint | undefined>();
     const flush = (): void => {
       if (changes.size === 0) return;
       const data = mergeBlockBytes(firstShard, blockAt(firstShard), changes);
-      if (data.length === 0) deleteBlock.run(firstShard);
-      else upsertBlock.run(firstShard, foldedLsn, data);
+      this.putBlock(firstShard, data, foldedLsn);
       changes.clear();
     };
     for (const [shardId, total] of totals) {
@@ -495,6 +487,12 @@ export class ShardLog {
       changes.set(shardId, total);
     }
     flush();
+  }
+
+  /** Stores a block's merged bytes; a block left with no shard goes. Inside the caller's transaction. */
+  private putBlock(firstShard: number, data: Buffer, foldedLsn: bigint): void {
+    if (data.length === 0) this.statements.deleteBlock.run(firstShard);
+    else this.statements.upsertBlock.run(firstShard, foldedLsn, data);
   }
 
   /** True when the log changed under the round since it began: its reads no longer follow the checkpoint. */
@@ -607,10 +605,8 @@ export class ShardLog {
    * for longer, nor stamp entries older than those before them.
    */
   lastAtMs(): number | undefined {
-    const lastRow = this.statements.selectLastAtMs.get();
-    const lastRecord = this.checkedRead(() => this.reader.lastRecord());
-    if (lastRecord !== undefined && (lastRow === undefined || lastRecord[1] > lastRow[0])) return Number(lastRecord[3]);
-    return lastRow === undefined ? undefined : Number(lastRow[1]);
+    const last = this.checkedRead(() => this.reader.tail());
+    return last === undefined ? undefined : Number(last.atMs);
   }
 
   /** Commits entries written under `epoch` in one transaction (one fsync). Returns the last lsn. */
