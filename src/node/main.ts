@@ -68,6 +68,12 @@ runMain(async () => {
       setAside: logCheck.setAside,
     });
   }
+  if (logCheck.discardedTail !== undefined) {
+    metrics.logDiscardedTails.inc();
+    logger.warn('log ends in a commit a crash cut short (never acknowledged): discarded as SQLite does, the log served', {
+      tail: logCheck.discardedTail,
+    });
+  }
   const log = ShardLog.open(config.dataDir, checkpointFolder, `node ${config.nodeName}`);
   // Damage found after the check (replay, a read or write): stop, never answer from a log that lies; the restart sets it aside.
   const stopForDamage = (found: 'replay' | 'running', error: unknown): never => {

@@ -121,6 +121,11 @@ export function createNodeMetrics(registry: Registry) {
       labelNames: ['found'] as const,
       registers: [registry],
     }),
+    logDiscardedTails: new Counter({
+      name: 'tally_log_discarded_tails_total',
+      help: 'Times this node started on a log whose write-ahead file ended in a commit a crash cut short (never acknowledged; discarded, the log served)',
+      registers: [registry],
+    }),
     logCheckSeconds: new Gauge({
       name: 'tally_log_check_seconds',
       help: "Time the start-up check of the log took (torn write-ahead tail, SQLite's quick_check of every page)",

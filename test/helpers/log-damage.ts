@@ -1,7 +1,9 @@
-// Damage a stopped node's log as a failing disk would: a torn write (the
-// write-ahead file cut mid-frame) or a corrupted page (bytes overwritten in a
-// leaf page of the log table). For chaos tests and the nemesis; the node must
-// be stopped first (SIGKILL), and it must refuse the damaged log when it starts.
+// Damage a stopped node's log as a failing disk would: a torn write under
+// later commits or a corrupted page (bytes overwritten in a leaf page of the
+// log table), which the node must refuse when it starts; or as a crash would:
+// a commit cut short mid-frame after the last one, which it must serve without
+// that commit. For chaos tests and the nemesis; the node must be stopped
+// first (SIGKILL).
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,20 +16,50 @@ export function logFileIn(dataDir: string): string {
 }
 
 /**
- * A torn write: the write-ahead file cut mid-frame, inside the commit frame
- * of the transaction commitsCut from its end (fewer when it holds fewer), as
- * a disk that acknowledged writes it had not made durable leaves it after a
- * crash. Undefined when there is no write-ahead file with a commit to tear.
+ * A torn write under later commits: half of the page of the commit frame
+ * commitsCut commits from the end (fewer when the file holds fewer; never
+ * the last) overwritten with zeros, the commits after it left in place, as a
+ * disk that acknowledged a write it had not made durable leaves it. The node
+ * must refuse the log: SQLite would stop at the damage and drop every commit
+ * after it. Undefined when the write-ahead file holds fewer than two commits.
  */
 export function tearWal(dataDir: string, commitsCut: number): string | undefined {
   const walFile = `${logFileIn(dataDir)}-wal`;
   if (!fs.existsSync(walFile)) return undefined;
   const layout = readWalLayout(fs.readFileSync(walFile));
-  if (layout === undefined || layout.commitEnds.length === 0) return undefined;
-  const commitEnd = layout.commitEnds[Math.max(0, layout.commitEnds.length - 1 - commitsCut)]!;
-  const cutAt = commitEnd - Math.floor(layout.frameBytes / 2);
-  fs.truncateSync(walFile, cutAt);
-  return `cut ${walFile} at byte ${cutAt} of ${layout.commitEnds.at(-1)}`;
+  if (layout === undefined || layout.commitEnds.length < 2) return undefined;
+  const commitEnd = layout.commitEnds[Math.max(0, layout.commitEnds.length - 1 - Math.max(1, commitsCut))]!;
+  const zeros = Buffer.alloc(Math.floor(layout.pageSizeBytes / 2));
+  const fd = fs.openSync(walFile, 'r+');
+  try {
+    fs.writeSync(fd, zeros, 0, zeros.length, commitEnd - zeros.length);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return `zeroed ${zeros.length} bytes of ${walFile} before byte ${commitEnd}, under ${layout.commitEnds.length} commits`;
+}
+
+/**
+ * A commit a crash cut short: after the write-ahead file's last whole frame,
+ * the header of a commit frame of this generation (its salts) and half of
+ * its page, as a SIGKILL between SQLite's two writes of a frame leaves it.
+ * That commit was never acknowledged (Tally answers after the fsync): the
+ * node must serve the log without it. Undefined when there is no write-ahead file.
+ */
+export function cutWalMidFrame(dataDir: string): string | undefined {
+  const walFile = `${logFileIn(dataDir)}-wal`;
+  if (!fs.existsSync(walFile)) return undefined;
+  const wal = fs.readFileSync(walFile);
+  const layout = readWalLayout(wal);
+  if (layout === undefined || layout.frameBytes === 0) return undefined;
+  const partial = Buffer.alloc(24 + Math.floor(layout.pageSizeBytes / 2), 0x5a);
+  partial.writeUInt32BE(1, 0);
+  partial.writeUInt32BE(1, 4);
+  wal.copy(partial, 8, 16, 24);
+  const wholeEnd = 32 + layout.validFrames * layout.frameBytes;
+  fs.truncateSync(walFile, wholeEnd);
+  fs.appendFileSync(walFile, partial);
+  return `appended ${partial.length} bytes of a frame to ${walFile} at byte ${wholeEnd}`;
 }
 
 /**

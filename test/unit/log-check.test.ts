@@ -1,8 +1,9 @@
 // Unit tests for the log's start-up check on real SQLite files in temp dirs:
-// a torn write-ahead tail, a page overwritten, a truncated file and a mark
-// left by a run that found damage each fail it and are set aside (never
-// deleted); a whole log, a write-ahead file reused after a checkpoint and a
-// missing file pass; a damaged read while running is told to onDamage.
+// a write-ahead frame damaged under a later commit, a page overwritten, a
+// truncated file and a mark left by a run that found damage each fail it and
+// are set aside (never deleted); a whole log, a commit cut short after the
+// last one (G1: discarded, the log served), a write-ahead file reused after a
+// checkpoint and a missing file pass; a damaged read while running is told to onDamage.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -79,12 +80,12 @@ describe('log check', () => {
     log.close();
   });
 
-  it('log check: a write-ahead file cut mid-frame (a torn write) fails; the files are set aside and the log reopens empty under a new identity', () => {
+  it('log check: a write-ahead file that ends mid-frame after its last commit (a crash cut a commit short) passes: SQLite discards the partial commit and the log keeps its identity and every commit before it', () => {
     const { log, file } = killedLog(open, 6);
     const nodeId = log.nodeId;
     const wal = fs.readFileSync(`${file}-wal`);
     const layout = readWalLayout(wal)!;
-    // SIGKILL keeps the files as they are; the copy stands for the torn disk.
+    // SIGKILL keeps the files as they are; the copy stands for the disk after the crash.
     const cutAt = layout.commitEnds.at(-2)! - Math.floor(layout.frameBytes / 2);
     const dir = path.dirname(file);
     const copyDir = fs.mkdtempSync(`${dir}-copy-`);
@@ -93,11 +94,87 @@ describe('log check', () => {
     fs.writeFileSync(`${copied}-wal`, wal.subarray(0, cutAt));
     log.close();
 
-    expect(logProblem(copied)).toMatch(/write-ahead file is torn: the file ends \d+ bytes into frame/);
+    expect(readWalLayout(wal.subarray(0, cutAt))).toMatchObject({
+      torn: undefined,
+      discardedTail: expect.stringMatching(/ends \d+ bytes into frame/),
+    });
+    // The check's own open (quick_check) recovers as SQLite does and folds the write-ahead file in.
+    const check = checkLogAtStart(copied, 1_700_000_000_000);
+    expect(check).toMatchObject({ problem: undefined, setAside: [], discardedTail: expect.stringMatching(/into frame/) });
+    const kept = ShardLog.open(copyDir);
+    try {
+      // Four whole commits of 50 remain; the fifth was cut short, the sixth never reached the disk.
+      expect(kept.lastLsn).toBe(200n);
+      expect(kept.nodeId).toBe(nodeId);
+      kept.append(entries(1, 900), 1n, 3_000);
+      expect(kept.lastLsn).toBe(201n);
+    } finally {
+      kept.close();
+    }
+    expect(logProblem(copied)).toBeUndefined();
+    fs.rmSync(copyDir, { recursive: true, force: true });
+  });
+
+  it('log check: a partial frame appended after the last commit (its header and half a page, as a SIGKILL between the two writes leaves it) passes and the log serves every commit', () => {
+    const { log, file, walCopy } = killedLog(open, 5);
+    const nodeId = log.nodeId;
+    const layout = readWalLayout(walCopy)!;
+    expect(layout.commitEnds.at(-1)).toBe(walCopy.length);
+    // A frame header of this generation (its salts), a commit mark, then half of a page.
+    const partial = Buffer.alloc(24 + Math.floor(layout.pageSizeBytes / 2), 0x5a);
+    partial.writeUInt32BE(2, 0);
+    partial.writeUInt32BE(99, 4);
+    walCopy.copy(partial, 8, 16, 24);
+    const dir = path.dirname(file);
+    const copyDir = fs.mkdtempSync(`${dir}-copy-`);
+    const copied = path.join(copyDir, 'node.sqlite');
+    fs.copyFileSync(file, copied);
+    fs.writeFileSync(`${copied}-wal`, Buffer.concat([walCopy, partial]));
+    log.close();
+
+    const check = checkLogAtStart(copied, 1);
+    expect(check).toMatchObject({ problem: undefined, setAside: [], discardedTail: expect.stringMatching(/into frame/) });
+    const kept = ShardLog.open(copyDir);
+    try {
+      expect(kept.lastLsn).toBe(250n);
+      expect(kept.nodeId).toBe(nodeId);
+    } finally {
+      kept.close();
+      fs.rmSync(copyDir, { recursive: true, force: true });
+    }
+  });
+
+  it('log check: a whole last frame whose page is stale (a header written over a reused file, the page not yet) is a cut-short commit, not a torn log', () => {
+    const { log, walCopy } = killedLog(open, 6);
+    const layout = readWalLayout(walCopy)!;
+    const flipped = Buffer.from(walCopy);
+    flipped[layout.commitEnds.at(-1)! - 100]! ^= 0x40;
+    expect(readWalLayout(flipped)).toMatchObject({
+      torn: undefined,
+      discardedTail: expect.stringMatching(/checksum fails, and no commit follows it/),
+    });
+    expect(readWalLayout(flipped)!.validFrames).toBeLessThan(layout.validFrames);
+    log.close();
+  });
+
+  it('log check: a frame damaged under a later commit is torn (an acknowledged commit may lie past it): the files are set aside and the log reopens empty under a new identity', () => {
+    const { log, file, walCopy } = killedLog(open, 6);
+    const nodeId = log.nodeId;
+    const layout = readWalLayout(walCopy)!;
+    const damaged = Buffer.from(walCopy);
+    damaged.fill(0, layout.commitEnds.at(-3)! - 1_000, layout.commitEnds.at(-3)! - 500);
+    const dir = path.dirname(file);
+    const copyDir = fs.mkdtempSync(`${dir}-copy-`);
+    const copied = path.join(copyDir, 'node.sqlite');
+    fs.copyFileSync(file, copied);
+    fs.writeFileSync(`${copied}-wal`, damaged);
+    log.close();
+
+    expect(logProblem(copied)).toMatch(/write-ahead file is torn: frame \d+ .* checksum fails, under the commit at frame \d+/);
     const check = checkLogAtStart(copied, 1_700_000_000_000);
     expect(check.problem).toMatch(/torn/);
     expect(check.setAside.sort()).toEqual([`${copied}-wal.corrupt-1700000000000`, `${copied}.corrupt-1700000000000`]);
-    expect(fs.readFileSync(`${copied}-wal.corrupt-1700000000000`)).toEqual(wal.subarray(0, cutAt));
+    expect(fs.readFileSync(`${copied}-wal.corrupt-1700000000000`)).toEqual(damaged);
     const fresh = ShardLog.open(copyDir);
     try {
       expect(fresh.lastLsn).toBe(0n);
@@ -106,27 +183,6 @@ describe('log check', () => {
       fresh.close();
       fs.rmSync(copyDir, { recursive: true, force: true });
     }
-  });
-
-  it('log check: a frame of this file whose bytes changed fails as torn; a frame of an earlier generation (the file reused after a checkpoint) does not', () => {
-    const { log, file, walCopy } = killedLog(open, 6);
-    const layout = readWalLayout(walCopy)!;
-    const flipped = Buffer.from(walCopy);
-    flipped[layout.commitEnds[2]! - 100]! ^= 0x40;
-    expect(readWalLayout(flipped)!.torn).toMatch(/checksum fails/);
-
-    // A checkpoint, then a small commit: SQLite writes from the start again under new salts, the old frames stay behind it.
-    const db = new Database(file);
-    db.pragma('wal_checkpoint(PASSIVE)');
-    db.close();
-    log.append(entries(1, 10_000), 1n, 2_000);
-    const reused = fs.readFileSync(`${file}-wal`);
-    const after = readWalLayout(reused)!;
-    expect(reused.length).toBe(walCopy.length);
-    expect(after.validFrames).toBeLessThan(layout.validFrames);
-    expect(after.torn).toBeUndefined();
-    expect(logProblem(file)).toBeUndefined();
-    log.close();
   });
 
   it('log check: a page of the log table overwritten in the database file fails quick_check and is set aside', () => {

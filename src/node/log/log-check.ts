@@ -1,4 +1,5 @@
-// The log's checks before a node trusts it: a torn write-ahead tail, SQLite's
+// The log's checks before a node trusts it: a write-ahead file torn under a
+// later commit (a commit cut short after the last one passes: SQLite drops it), SQLite's
 // quick_check of every page, a corruption found by an earlier run; and what a
 // node does with a log that fails: set its files aside (never delete them) so
 // the node starts empty under a new identity and is refilled by its partner.
@@ -36,26 +37,43 @@ export function isDamagedLog(error: unknown): boolean {
   return isCorruption(error) || error instanceof ShardLogError;
 }
 
+/** What the checks found: why the log must not be served (undefined when it may), and a cut-short commit SQLite will discard. */
+export interface LogFindings {
+  problem: string | undefined;
+  /** A commit a crash cut short after the last valid commit frame (never acknowledged): discarded on open, the log served. */
+  discardedTail: string | undefined;
+}
+
 /**
  * Why the log at `file` must not be served, or undefined when it passes:
- * a mark left by a run that found it corrupt, a write-ahead file whose tail
- * was torn (checked before SQLite's own recovery would quietly drop the torn
- * frames and every commit after them), then quick_check over every page.
- * Throws what is not the log's fault (a disk that cannot be read).
+ * a mark left by a run that found it corrupt, a write-ahead file torn under
+ * a later commit (checked before SQLite's own recovery would quietly drop
+ * the damaged frame and every commit after it), then quick_check over every
+ * page. Throws what is not the log's fault (a disk that cannot be read).
  * A missing file passes: there is nothing to check yet.
  */
 export function logProblem(file: string): string | undefined {
-  if (!fs.existsSync(file)) return undefined;
+  return checkLog(file).problem;
+}
+
+/** logProblem, and the cut-short commit after the last valid one when the write-ahead file ends with one. */
+export function checkLog(file: string): LogFindings {
+  if (!fs.existsSync(file)) return { problem: undefined, discardedTail: undefined };
   const marker = markerOf(file);
-  if (fs.existsSync(marker)) return `an earlier run found it corrupt: ${fs.readFileSync(marker, 'utf8').trim()}`;
+  if (fs.existsSync(marker))
+    return { problem: `an earlier run found it corrupt: ${fs.readFileSync(marker, 'utf8').trim()}`, discardedTail: undefined };
   const walFile = `${file}-wal`;
-  if (fs.existsSync(walFile)) {
-    // A commit is fsync'd whole before it is acknowledged, but the node cannot
-    // tell a torn commit in flight from one a disk lost after acknowledging it:
-    // either way the partner holds the history, so this log is not trusted.
-    const torn = readWalLayout(fs.readFileSync(walFile))?.torn;
-    if (torn !== undefined) return `its write-ahead file is torn: ${torn}`;
-  }
+  // A commit is fsync'd whole before it is acknowledged, so damage after the
+  // last valid commit frame is a commit in flight when the process died: SQLite
+  // discards it and the log is served as it is (G1). Damage with a commit after
+  // it may have lost an acknowledged commit: the partner holds the history.
+  const layout = fs.existsSync(walFile) ? readWalLayout(fs.readFileSync(walFile)) : undefined;
+  if (layout?.torn !== undefined) return { problem: `its write-ahead file is torn: ${layout.torn}`, discardedTail: undefined };
+  return { problem: quickCheckProblem(file), discardedTail: layout?.discardedTail };
+}
+
+/** SQLite's quick_check of every page, as a problem, or undefined when it passes. */
+function quickCheckProblem(file: string): string | undefined {
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { fileMustExist: true });
@@ -100,8 +118,7 @@ export function markLogCorrupt(file: string, why: string): void {
 }
 
 /** What the start-up check found: the problem (undefined when the log passed), where its files went, and how long it took. */
-export interface StartupCheck {
-  problem: string | undefined;
+export interface StartupCheck extends LogFindings {
   setAside: string[];
   checkMs: number;
 }
@@ -112,7 +129,7 @@ export interface StartupCheck {
  */
 export function checkLogAtStart(file: string, nowMs: number): StartupCheck {
   const startedMs = performance.now();
-  const problem = logProblem(file);
+  const { problem, discardedTail } = checkLog(file);
   const setAside = problem === undefined ? [] : setLogAside(file, String(nowMs));
-  return { problem, setAside, checkMs: Math.round(performance.now() - startedMs) };
+  return { problem, discardedTail, setAside, checkMs: Math.round(performance.now() - startedMs) };
 }

@@ -1,0 +1,33 @@
+// Builds the LD_PRELOAD shim (native/kill-mid-frame.c) that SIGKILLs a node
+// between the header write and the page write of a SQLite write-ahead frame,
+// and arms it. The C compiler comes with the machine (node-gyp needs it).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const source = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native', 'kill-mid-frame.c');
+
+export interface MidFrameKiller {
+  /** The environment a node starts with to carry the shim. */
+  env: Record<string, string>;
+  /** From now on, the node's next write-ahead frame kills it after its header. */
+  arm(): void;
+  disarm(): void;
+  dispose(): void;
+}
+
+/** Compiles the shim into a temp dir (a second or so) and returns its handle, disarmed. */
+export function buildMidFrameKiller(): MidFrameKiller {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-kill-mid-frame-'));
+  const library = path.join(dir, 'kill-mid-frame.so');
+  execFileSync('cc', ['-shared', '-fPIC', '-O1', '-o', library, source, '-ldl'], { stdio: 'pipe' });
+  const armFile = path.join(dir, 'armed');
+  return {
+    env: { LD_PRELOAD: library, TALLY_KILL_MID_FRAME_ARM: armFile },
+    arm: () => fs.writeFileSync(armFile, ''),
+    disarm: () => fs.rmSync(armFile, { force: true }),
+    dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
