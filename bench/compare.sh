@@ -268,12 +268,12 @@ if has platform; then
     paced_what="PACED_RATE"
   elif [ "$paced_percent" != 0 ] && [ -n "${t_zipf:-}" ]; then
     paced_rate="$(node -e "console.log(Math.round(Number('$t_zipf') * Number('$paced_percent') / 100))")"
-    paced_what="$paced_percent% of Tally's increments/s above"
+    paced_what="$paced_percent% of Tally's maximum above"
   elif [ "$paced_percent" != 0 ]; then
     notes+=("latency under load: no Tally Zipf rate to pace at $paced_percent% of (set PACED_RATE)")
   fi
   if [ -n "$paced_rate" ] && [ "$paced_rate" -gt 0 ]; then
-    paced_text="$(printf "%'d" "$paced_rate")/s"
+    paced_text="$(node -e "console.log(Number('$paced_rate').toLocaleString('en-US'))") increments/s"
     # Tally: a fresh 1-pair cluster (cpu-split.sh takes its runs up front), the population created again first.
     OUT="$work/tally-paced" bash bench/cpu-split.sh --workload zipf "${draws[@]}" --zipf-s "$zipf_s" "${zipf_load[@]}" --rate "$paced_rate" \
       > "$work/tally-paced.txt" 2>&1 || notes+=("tally: cpu-split.sh failed for the paced run")
@@ -319,7 +319,7 @@ and the load generator during the run.
 $(printf '%s\n' "${rows[@]}")
 
 Tally zipf vs Redis unpipelined $(ratio "${t_zipf:-0}" "${r_unpiped:-0}"), vs Redis pipelined $(ratio "${t_zipf:-0}" "${r_piped:-0}"), vs Redis with a replica and WAIT $(ratio "${t_zipf:-0}" "${r_wait:-0}"), vs PostgreSQL upserts $(ratio "${t_zipf:-0}" "${p_upsert:-0}").
-Latency under load, paced at ${paced_text:-n/a} increments/s: p50 / p99 Tally ${t_paced_p50:-n/a} / ${t_paced_p99:-n/a}, Redis with a replica + WAIT ${r_paced_p50:-n/a} / ${r_paced_p99:-n/a}, PostgreSQL ${p_paced_p50:-n/a} / ${p_paced_p99:-n/a}.
+Latency under load, paced at ${paced_text:-n/a}: p50 / p99 Tally ${t_paced_p50:-n/a} / ${t_paced_p99:-n/a}, Redis with a replica + WAIT ${r_paced_p50:-n/a} / ${r_paced_p99:-n/a}, PostgreSQL ${p_paced_p50:-n/a} / ${p_paced_p99:-n/a}.
 TABLE
   echo
   echo "Tally's per-process split:"
