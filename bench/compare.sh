@@ -9,25 +9,29 @@
 #   platform  the platform's workload: Zipf(s) over COUNTERS counters, created
 #             first (creation reported apart), batches of BATCH, the same keys
 #             and seeded draws everywhere (bench/compare-load.mts shares tally
-#             bench's sampler): Tally on a 1-pair cluster (bench/cpu-split.sh),
-#             Redis INCRBY unpipelined and pipelined BATCH per round trip,
-#             Redis with a replica (a second redis-server pair on loopback: a
-#             primary and a `replicaof` replica, both appendonly + appendfsync
-#             always, each in its own dir and port): pipelined BATCH INCRBY and
-#             `WAIT 1 0` in one round trip, what a user must run to get Tally's
-#             acknowledgement (on both machines of the pair) from Redis, CPU over
-#             both redis processes and the load generator; PostgreSQL batched
-#             upserts. Then latency under load: the same Zipf load paced at
-#             PACED_PERCENT (50) % of the Tally row's increments/s (or PACED_RATE
-#             increments/s), p50/p99 timed from when each batch was due, for
-#             Tally (a fresh 1-pair cluster, its population created again:
-#             bench/cpu-split.sh with tally bench --rate), Redis with a replica +
-#             WAIT and PostgreSQL upserts (bench/compare-load.mts --rate). Then
-#             reads for a page: PAGE_SIZE cold
-#             counters per call at PAGE_RATE pages/s (Tally ReadMany, Redis
-#             MGET, PostgreSQL SELECT ... = ANY), p50/p99 timed from when each
-#             call was due. CPU is per increment (per page), over all processes:
-#             servers and the load generator during the run.
+#             bench's sampler), 16 in flight x 2 processes for every system:
+#             - Tally on a 1-pair cluster (bench/cpu-split.sh);
+#             - Redis INCRBY unpipelined, and pipelined BATCH per round trip;
+#             - Redis with a replica: a second pair of redis-server processes
+#               on loopback, a primary and a `replicaof` replica, both
+#               appendonly + appendfsync always, each in its own dir and port;
+#               BATCH pipelined INCRBY then `WAIT 1 0` in one round trip (what a
+#               user must run to get Tally's acknowledgement, on both machines
+#               of a pair, from Redis); CPU over both redis processes;
+#             - PostgreSQL batched upserts;
+#             - latency under load: the same Zipf load paced at PACED_PERCENT
+#               (default 50) % of the Tally row's increments/s, or at PACED_RATE
+#               increments/s, p50/p99 timed from when each batch was due: Tally
+#               (tally bench --rate on a fresh 1-pair cluster, its population
+#               created again, as cpu-split.sh takes its runs up front), Redis
+#               with a replica + WAIT, PostgreSQL upserts (compare-load --rate);
+#             - reads for a page: PAGE_SIZE cold counters per call at PAGE_RATE
+#               pages/s (Tally ReadMany, Redis MGET, PostgreSQL SELECT ... =
+#               ANY), p50/p99 timed from when each call was due.
+#             CPU is per increment (per page), over all processes: servers and
+#             the load generator during the run. Printed after the table: Tally
+#             against each alternative (Redis with a replica and WAIT among
+#             them) and the paced p50/p99 side by side.
 #   page      reads for a page alone (issue 27 item 7): the population created,
 #             then PAGE_SIZE cold counters per call at PAGE_RATE pages/s, 32 in
 #             flight x PAGE_PROCS processes: Tally ReadMany on a 1-pair cluster
@@ -41,7 +45,7 @@
 # Redis 7.0 has no WAITAOF: WAIT 1 0 answers once the replica acknowledged the
 # batch's replication offset (it writes and fsyncs its AOF before it sends
 # acknowledgements); on Redis >= 7.2 `WAITAOF 1 1 0` would state that fsync.
-# Needs: redis-server + redis-benchmark, PostgreSQL binaries (initdb, pg_ctl,
+# Needs: redis-server + redis-benchmark + redis-cli, PostgreSQL binaries (initdb, pg_ctl,
 # pgbench) from Debian's packages (installed if missing and root); each is
 # skipped with a note when absent. Stops everything it started. Prints the
 # tables; copy them into bench/RESULTS.md with the machine's state.
