@@ -4,14 +4,21 @@
 // a socket (no client package); PostgreSQL through `pg`.
 //   node --import tsx bench/compare-load.mts <redis|postgres> <create|increment|page> --target ADDR
 //     [--workload zipf|cold|hot] [--counters N] [--zipf-s S] [--seed N] [--run-id ID]
-//     [--batch B] [--pipeline] [--concurrency C] [--procs P] [--seconds S]
-//     [--rate PAGES] [--page-size P] [--server-pid PID] [--json]
+//     [--batch B] [--pipeline] [--wait N] [--concurrency C] [--procs P] [--seconds S]
+//     [--rate R] [--page-size P] [--server-pid PID[,PID...]] [--json]
 // Redis: increment with --batch B sends B INCRBY per round trip when --pipeline,
-// else one INCRBY per round trip (B ignored); page is MGET. PostgreSQL:
-// increment is one autocommitted upsert of the batch (summed per key and
-// sorted, so concurrent batches cannot deadlock); page is SELECT ... = ANY.
-// --server-pid: the server's CPU (that process and its children) is measured
-// over the run. Prints one JSON line (--json) or a few lines of text.
+// else one INCRBY per round trip (B ignored); --wait N ends each batch with
+// `WAIT N 0` (in the same round trip when pipelined: the batch is answered
+// once N replicas have it, as a Tally batch is once the follower has it);
+// page is MGET. PostgreSQL: increment is one autocommitted upsert of the batch
+// (summed per key and sorted, so concurrent batches cannot deadlock); page is
+// SELECT ... = ANY.
+// --rate paces the run as `tally bench --rate` does: increments/s for
+// increment (batches of B: B increments a call), pages/s for page; each call
+// is timed from when it was due, so a backlog shows in the percentiles.
+// --server-pid: the servers' CPU (those processes and their children, summed;
+// e.g. a Redis primary and its replica) is measured over the run. Prints one
+// JSON line (--json) or a few lines of text.
 import assert from 'node:assert';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,13 +45,15 @@ interface Options {
   runId: string;
   batch: number;
   pipeline: boolean;
+  /** Replicas each batch waits for (Redis WAIT N 0); 0: no WAIT. */
+  waitReplicas: number;
   concurrency: number;
   procs: number;
   processIndex: number;
   durationMs: number;
   ratePerSec: number;
   pageSize: number;
-  serverPid: number | undefined;
+  serverPids: number[] | undefined;
   json: boolean;
 }
 
@@ -70,13 +79,14 @@ function parseOptions(argv: string[]): Options {
     runId: flags.get('run-id') ?? 'compare',
     batch: number('batch', 100),
     pipeline: flags.has('pipeline'),
+    waitReplicas: number('wait', 0),
     concurrency: number('concurrency', 16),
     procs: number('procs', 1),
     processIndex: number('process-index', -1),
     durationMs: number('seconds', 8) * 1000,
     ratePerSec: number('rate', 0),
     pageSize: number('page-size', 50),
-    serverPid: flags.has('server-pid') ? Number(flags.get('server-pid')) : undefined,
+    serverPids: flags.has('server-pid') ? flags.get('server-pid')!.split(',').map(Number) : undefined,
     json: flags.has('json'),
   };
 }
@@ -188,8 +198,16 @@ async function connect(options: Options): Promise<Connection> {
     const redis = await RespConnection.open(options.target);
     return {
       async incrementBatch(counters) {
-        if (options.pipeline) await redis.send(counters.map((counter) => ['INCRBY', counter, 1]));
-        else for (const counter of counters) await redis.send([['INCRBY', counter, 1]]);
+        const wait: (string | number)[][] = options.waitReplicas > 0 ? [['WAIT', options.waitReplicas, 0]] : [];
+        let replies: Reply[];
+        if (options.pipeline) replies = await redis.send([...counters.map((counter) => ['INCRBY', counter, 1]), ...wait]);
+        else {
+          for (const counter of counters) await redis.send([['INCRBY', counter, 1]]);
+          replies = wait.length > 0 ? await redis.send(wait) : [];
+        }
+        // WAIT answers how many replicas acknowledged; with timeout 0 it blocks until enough do.
+        if (wait.length > 0 && (replies.at(-1) as number) < options.waitReplicas)
+          throw new Error(`WAIT: ${String(replies.at(-1))} of ${options.waitReplicas} replicas acknowledged`);
       },
       async readMany(counters) {
         const [values] = (await redis.send([['MGET', ...counters]])) as [(string | null)[]];
@@ -292,7 +310,9 @@ async function runProcess(options: Options, processIndex: number): Promise<Proce
   let calls = 0;
   let items = 0;
   let errors = 0;
-  const loopIntervalMs = options.ratePerSec > 0 ? (options.concurrency * options.procs * 1000) / options.ratePerSec : 0;
+  // Each loop paces itself when a rate is set: its share of the target (increments/s, or pages/s), as tally bench does.
+  const loopIntervalMs =
+    options.ratePerSec > 0 ? (options.concurrency * options.procs * (page ? 1 : options.batch) * 1000) / options.ratePerSec : 0;
   const startedMs = monotonicNowMs();
   const startedCpu = process.cpuUsage();
   const endMs = startedMs + options.durationMs;
@@ -420,9 +440,10 @@ async function main(): Promise<void> {
   const { slots, names } = sampleCounters(options, sample);
   const checked = options.mode === 'increment';
   const baseline = checked ? await readAll(options, names) : [];
-  const serverCpuBefore = options.serverPid === undefined ? 0 : processTreeCpuSeconds(options.serverPid);
+  const serverCpu = (): number => (options.serverPids ?? []).reduce((sum, pid) => sum + processTreeCpuSeconds(pid), 0);
+  const serverCpuBefore = serverCpu();
   const results = await runProcesses(options, argv);
-  const serverCpuSeconds = options.serverPid === undefined ? undefined : processTreeCpuSeconds(options.serverPid) - serverCpuBefore;
+  const serverCpuSeconds = options.serverPids === undefined ? undefined : serverCpu() - serverCpuBefore;
   let failures = 0;
   if (checked) {
     const totals = await readAll(options, names);
@@ -446,6 +467,8 @@ async function main(): Promise<void> {
     system: options.system,
     mode: options.mode,
     pipeline: options.pipeline,
+    waitReplicas: options.waitReplicas,
+    ratePerSec: options.ratePerSec,
     workload: options.workload,
     counters: options.counters,
     batch: options.batch,
