@@ -14,7 +14,13 @@ describe('several routers on etcd', () => {
   let b: TallyClient;
 
   beforeAll(async () => {
-    tc = await startCluster({ pairs: 2, routers: 2, etcd: 'own', routerArgs: ['--router-lease-ttl-ms', '2000'] });
+    // Cached totals refreshed every 5 s: a CACHED read must not lean on a refresh round to forget a counter cleared elsewhere.
+    tc = await startCluster({
+      pairs: 2,
+      routers: 2,
+      etcd: 'own',
+      routerArgs: ['--router-lease-ttl-ms', '2000', '--refresh-interval-ms', '5000'],
+    });
     const [first, second] = tc.cluster.routerAddresses;
     a = createTallyClient({ address: first!, deadlineMs: 10_000 });
     b = createTallyClient({ address: second!, deadlineMs: 10_000 });
@@ -129,5 +135,27 @@ describe('several routers on etcd', () => {
     await waitFor(async () => (await b.read('to-delete')).total === 0n, { timeoutMs: 5_000, what: 'delete seen by router-2' });
     await b.increment('to-delete', 3);
     expect((await a.read('to-delete')).total).toBe(3n);
+  }, 60_000);
+
+  it("routers: a CACHED read through the other router after a clear or a delete there serves neither the pre-clear total nor a deleted counter's", async () => {
+    for (let round = 0; round < 5; round++) {
+      const cleared = `cached-clear-${round}`;
+      const deleted = `cached-delete-${round}`;
+      await a.increment(cleared, 100);
+      await a.increment(deleted, 100);
+      // Both cached on b.
+      expect((await b.read(cleared, { consistency: 'cached' })).total).toBe(100n);
+      expect((await b.read(deleted, { consistency: 'cached' })).total).toBe(100n);
+      await a.clear(cleared);
+      await a.deleteCounter(deleted);
+      await a.increment(deleted, 5);
+      // Once b's exact reads show the clear and the new counter, its cached ones must too.
+      await waitFor(async () => (await b.read(cleared)).total === 0n && (await b.read(deleted)).total === 5n, {
+        timeoutMs: 5_000,
+        what: 'the clear and the delete seen by router-2',
+      });
+      expect((await b.read(cleared, { consistency: 'cached' })).total, `round ${round}: cached after a clear`).toBe(0n);
+      expect((await b.read(deleted, { consistency: 'cached' })).total, `round ${round}: cached after delete and re-create`).toBe(5n);
+    }
   }, 60_000);
 });

@@ -1,14 +1,18 @@
 // Unit tests for ReadCache (G4): staleness bound, newest-wins, idle eviction
 // and the entry bound. Every call takes an explicit nowMs; nothing sleeps.
 import { describe, expect, it, vi } from 'vitest';
+import type { CounterInfo } from '../../src/router/directory/index.ts';
 import { ReadCache, type CachedTotal } from '../../src/router/read/read-cache.ts';
 import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const maxStalenessMs = 2_000;
 const idleMs = 60_000;
 
+/** The counter a total was summed for: the cache stores it and never looks inside. */
+const source = {} as CounterInfo;
+
 function total(value: bigint, asOfMs: number, shardCount = 1): CachedTotal {
-  return { total: value, shardCount, asOfMs };
+  return { total: value, shardCount, asOfMs, source, generation: 0 };
 }
 
 describe('read cache', () => {

@@ -3,13 +3,24 @@
 // it lives in the router service. An entry older than maxStalenessMs is never
 // served (G4): the caller falls back to an exact read. Bounded, and O(1) per
 // read or store however full it is: only the refresher lists its entries.
+// Each total names the counter and generation it was summed for; the read
+// path serves it only while the directory still says the same.
 import { LruMap } from '../../common/index.ts';
+import type { CounterInfo } from '../directory/index.ts';
 
 export interface CachedTotal {
   total: bigint;
   shardCount: number;
   /** Every increment acknowledged before this instant is included. */
   asOfMs: number;
+  /**
+   * The directory's counter the total was summed for, and its generation
+   * then: a hit serves the total only while the directory still holds that
+   * counter at that generation (a Clear or a Delete, through any router,
+   * makes it another one).
+   */
+  source: CounterInfo;
+  generation: number;
 }
 
 interface Entry extends CachedTotal {

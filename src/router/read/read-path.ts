@@ -57,22 +57,28 @@ export class ReadPath {
 
   /** Totals from the cache, misses summed now. A distinct counter among names is FAILED_PRECONDITION, hit or miss. */
   async readCached(names: readonly string[]): Promise<TotalRead[]> {
-    const served = new Map<string, CachedTotal>();
+    const served = new Map<string, Pick<CachedTotal, 'total' | 'shardCount' | 'asOfMs'>>();
     const nowMs = this.now();
     const misses = new Set<string>();
     // Before anything is served: a distinct counter is never cached, but the whole read is refused, not only its misses.
     for (const name of names) refuseDistinctRead(name, this.directory.get(name));
     for (const name of names) {
       const cached = this.cache.get(name, nowMs);
-      if (cached === undefined) misses.add(name);
-      else served.set(name, cached);
+      if (cached !== undefined && this.isCurrent(name, cached)) {
+        served.set(name, cached);
+        continue;
+      }
+      // Cleared or deleted since it was summed (through this router or another): its total is another counter's.
+      if (cached !== undefined) this.cache.forget(name);
+      misses.add(name);
     }
     if (misses.size > 0) {
       for (const read of await this.readExact([...misses])) {
         const value = { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs };
         // A counter that does not exist (no shards) is answered but not cached: names nobody
         // writes must not fill the cache and push out the ones in use.
-        if (read.shardCount > 0 && this.stillCurrent(read)) this.cache.put(read.counter, value, this.now());
+        if (read.shardCount > 0 && this.stillCurrent(read))
+          this.cache.put(read.counter, { ...value, source: read.source!, generation: read.generation }, this.now());
         served.set(read.counter, value);
       }
     }
@@ -138,7 +144,12 @@ export class ReadPath {
    * its name).
    */
   private stillCurrent(read: TotalRead): boolean {
-    return read.source !== undefined && this.directory.get(read.counter) === read.source && read.source.generation === read.generation;
+    return read.source !== undefined && this.isCurrent(read.counter, read);
+  }
+
+  /** True when the directory holds `source` for the name, at `generation`. */
+  private isCurrent(name: string, summed: { source: CounterInfo | undefined; generation: number }): boolean {
+    return summed.source !== undefined && this.directory.get(name) === summed.source && summed.source.generation === summed.generation;
   }
 
   private store(reads: readonly TotalRead[]): void {
@@ -146,7 +157,13 @@ export class ReadPath {
     // and only sums still current (not from before a delete or a clear).
     for (const read of reads) {
       if (!this.stillCurrent(read)) continue;
-      this.cache.update(read.counter, { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs });
+      this.cache.update(read.counter, {
+        total: read.total,
+        shardCount: read.shardCount,
+        asOfMs: read.asOfMs,
+        source: read.source!,
+        generation: read.generation,
+      });
     }
   }
 
