@@ -235,7 +235,7 @@ export class GroupCommitter {
    *   increment, fence from more shards     -> a stale attempt: the group fails UNAVAILABLE (retry re-routes)
    *   increment, fence from no more shards  -> applies (its router fenced the older homes)
    *   fence, key applied here               -> duplicate: the original lives here
-   *   fence, otherwise                      -> fenced (applied=true)
+   *   fence, otherwise                      -> fenced (applied=true; a fence already there is waited for as an original is)
    * State other items of this flush already changed (tentative) wins over memory.
    */
   private stage(
@@ -379,6 +379,11 @@ export class GroupCommitter {
               idempotencyKey: item.idempotencyKey,
               fenceShardCount: item.routedShardCount,
             });
+          } else if (seen !== undefined && seen.lsn > originalLsn) {
+            // The fence already there decides, as an original decides a duplicate: "fenced" is
+            // answered only once the follower holds it, or a failover that lost it would let an
+            // older attempt of the key apply here after the router applied it at its new home.
+            originalLsn = seen.lsn;
           }
           applied.push(true);
           changed.push('0');

@@ -99,4 +99,65 @@ describe('chaos: superseded orders', () => {
       expect(BigInt(after.configVersion)).toBeGreaterThanOrEqual(BigInt(before.configVersion));
     },
   );
+
+  it(
+    'SetRole(primary, sync required) answers only once the follower holds the whole log: sent with the follower paused behind, it fails, and nothing acknowledged alone is lost',
+    { timeout: 90_000 },
+    async () => {
+      // The supervisor marks a pair in sync when this order answers, even with the follower up
+      // to 5,000 entries behind when it decided: the node's catch-up wait is what makes that safe.
+      tc = await startCluster({ pairs: 1, routerArgs });
+      const { client, cluster } = tc;
+      const ledger = new Ledger();
+      await client.increment('catch-up', 1, { idempotencyKey: 'catch-up-0' });
+      ledger.record('catch-up', 1n, 'ok');
+      await waitForHealthy(client);
+      const primary = cluster.node(0, 'primary');
+      const follower = cluster.node(0, 'follower');
+      rpc = new ShardNodeClient(primary.address, credentials.createInsecure());
+
+      follower.process.signal('SIGSTOP');
+      let answer: shardV1.StatusResponse__Output | ServiceError;
+      try {
+        await waitFor(async () => !(await client.clusterStatus()).nodes[0]!.inSync, {
+          timeoutMs: 10_000,
+          what: 'the pair out of sync: the primary acknowledges alone',
+        });
+        for (let index = 1; index <= 30; index++) {
+          try {
+            await client.increment('catch-up', 1, { idempotencyKey: `catch-up-${index}`, deadlineMs: 2_000 });
+            ledger.record('catch-up', 1n, 'ok');
+          } catch (error) {
+            ledger.record('catch-up', 1n, classify(error));
+          }
+        }
+        expect(ledger.okCalls).toBeGreaterThan(20);
+        // The order a supervisor sends when it finds the follower nearly caught up, reaching
+        // the primary after the follower stopped (paused between the decision and the order).
+        const now = await call<shardV1.StatusRequest, shardV1.StatusResponse__Output>(rpc, 'Status', {});
+        expect(now.syncRequired).toBe(false);
+        answer = await call<shardV1.SetRoleRequest, shardV1.StatusResponse__Output>(rpc, 'SetRole', {
+          role: 'primary',
+          epoch: now.epoch,
+          peer: now.peer,
+          syncRequired: true,
+          nodeId: now.nodeId,
+          configVersion: now.configVersion,
+          catchUpTimeoutMs: 500,
+        }).catch((error: ServiceError) => error);
+      } finally {
+        follower.process.signal('SIGCONT');
+      }
+      expect(answer instanceof Error, `answered ${JSON.stringify(answer)} while the follower lacked what was acknowledged`).toBe(true);
+
+      await waitForHealthy(client);
+      // In sync again, by the supervisor's own order: the follower holds everything, so it may take over.
+      await primary.process.stop('SIGKILL');
+      await waitFor(async () => (await client.describe('catch-up')).placements[0]!.primary === follower.address, {
+        timeoutMs: 15_000,
+        what: 'the follower promoted',
+      });
+      await ledger.expectWithinBounds(client);
+    },
+  );
 });

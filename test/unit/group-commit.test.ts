@@ -17,6 +17,7 @@ import { TallyError } from '../../src/common/errors.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
+import { applyEntry } from '../helpers/log-entries.ts';
 
 const dedupWindowMs = 60_000;
 
@@ -229,6 +230,41 @@ describe('group commit', () => {
       const outcome = await submit([[increment(1, 1n, 'k')]]);
       expect(outcome.results[0]!.applied).toEqual([false]);
       expect(hooks.followerWaits).toEqual([1n]);
+    });
+
+    it('group commit: while sync is required, a fence already there is answered only after the follower holds it', async () => {
+      // The fence row at lsn 1, then other work: a failover that lost the fence would let an older attempt apply here.
+      await submit([[fence(1, 'k', 4)]]);
+      await submit([[increment(2, 1n)]]);
+      role = { ...role, syncRequired: true };
+      const again = await submit([[fence(1, 'k', 4)]]);
+      expect(again.results[0]!.applied).toEqual([true]);
+      expect(log.lastLsn, 'the fence is there: nothing new is written').toBe(2n);
+      expect(hooks.followerWaits).toEqual([1n]);
+      // A fence from fewer shards than the one there is covered by it: the same wait.
+      const covered = await submit([[fence(1, 'k', 2)]]);
+      expect(covered.results[0]!.applied).toEqual([true]);
+      expect(hooks.followerWaits).toEqual([1n, 1n]);
+    });
+
+    it('group commit: while sync is required, a drop or clear re-sent after it was committed answers only after the follower holds what is committed', async () => {
+      await submit([[applyEntry(1, 'clear', { generation: 1 })], [applyEntry(2, 'drop')]]);
+      await submit([[increment(3, 1n)]]);
+      const committed = log.lastLsn;
+      role = { ...role, syncRequired: true };
+      let releaseFollower!: () => void;
+      hooks.follower = new Promise((resolve) => (releaseFollower = resolve));
+      let answered = false;
+      const pending = submit([[applyEntry(1, 'clear', { generation: 1 })], [applyEntry(2, 'drop')]]).then((outcome) => {
+        answered = true;
+        return outcome;
+      });
+      await nextTurns();
+      expect(log.lastLsn, 'already done: nothing new is written').toBe(committed);
+      expect(hooks.followerWaits).toEqual([committed]);
+      expect(answered, 'the router forgets the task on this answer: not before the follower holds it').toBe(false);
+      releaseFollower();
+      expect((await pending).results.map((result) => result.applied)).toEqual([[false], [false]]);
     });
 
     it('group commit: without sync the follower is never waited for', async () => {
