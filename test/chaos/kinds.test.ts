@@ -6,6 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
+import { rowChecksum } from '../../src/node/log/checksums.ts';
 import { startCluster, scrapeMetric, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { rejection } from '../helpers/rejection.ts';
 import { partitionOf } from '../../src/membership/index.ts';
@@ -221,7 +222,9 @@ describe('chaos: distinct, window and membership state', () => {
       const shardId = (await client.describe('reviews')).placements[2]!.shardId;
 
       // Stop both nodes and append to the primary's log an increment no member
-      // flip explains: the stored count now disagrees with the bitmap.
+      // flip explains, checksummed as a writer's bug would write it (a value
+      // moved on the disk fails its checksum instead): the stored count now
+      // disagrees with the bitmap.
       await cluster.stop('SIGTERM');
       const db = new Database(path.join(cluster.node(0, 'primary').dataDir, 'node.sqlite'));
       const last = db.prepare('SELECT max(lsn) AS lsn, max(epoch) AS epoch FROM log').get() as { lsn: number | null; epoch: number | null };
@@ -229,12 +232,15 @@ describe('chaos: distinct, window and membership state', () => {
         Number((db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? 0);
       const lastLsn = Math.max(last.lsn ?? 0, meta('checkpoint_lsn'));
       const epoch = Math.max(last.epoch ?? 0, meta('checkpoint_epoch'));
-      db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, at_ms) VALUES (?, ?, ?, ?, ?)').run(
+      const atMs = Date.now();
+      const crc = rowChecksum(BigInt(lastLsn + 1), BigInt(epoch), shardId, 5n, null, null, atMs, null, null, null);
+      db.prepare('INSERT INTO log (lsn, epoch, shard_id, amount, at_ms, crc) VALUES (?, ?, ?, ?, ?, ?)').run(
         lastLsn + 1,
         epoch,
         shardId,
         5,
-        Date.now(),
+        atMs,
+        crc,
       );
       db.close();
       await cluster.start();

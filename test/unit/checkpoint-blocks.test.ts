@@ -113,7 +113,7 @@ describe('checkpoint blocks', () => {
     expect(() => mergeBlockBytes(0, Buffer.alloc(0), new Map([[256, 1n]]))).toThrow(ShardLogError);
   });
 
-  it('shard log: a file written by schema 6 opens at 8 (through 7) with every checkpoint total, part and tail entry, and folds on from there', () => {
+  it('shard log: a file written by schema 6 opens at 9 (through 7 and 8) with every checkpoint total, part and tail entry, and folds on from there', () => {
     const expected = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'expected.json'), 'utf8')) as Expected;
     expect(expected.schemaVersion).toBe('6');
     const dir = makeTempDir('log-v6');
@@ -126,7 +126,7 @@ describe('checkpoint blocks', () => {
     let log = ShardLog.open(dir, checkpointFolder);
     const checkpoint = new Map(expected.checkpoint.map(([shardId, total]) => [shardId, BigInt(total)]));
     try {
-      expect(log.getMeta('schema_version')).toBe('8');
+      expect(log.getMeta('schema_version')).toBe('9');
       expect(log.checkpointLsn).toBe(BigInt(expected.checkpointLsn));
       expect(log.lastLsn).toBe(BigInt(expected.lastLsn));
       expect(log.checkpointTotals()).toEqual(checkpoint);

@@ -3,13 +3,14 @@
 // follower), truncated, folded and reopened read back exactly as a plain
 // array of the entries says, through every reader; records read back as the
 // same objects rows give; damaged records are refused; a schema-7 file
-// (test/fixtures/log-v7) opens at 8 with everything it had.
+// (test/fixtures/log-v7) opens at 9 with everything it had.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EntryKind, ShardLog, ShardLogError, type LogEntry, type StoredEntry } from '../../src/node/log/index.ts';
+import { recordChecksum } from '../../src/node/log/checksums.ts';
 import { decodeRecord, encodeRecord } from '../../src/node/log/commit-records.ts';
 import { checkpointFolder } from '../../src/node/state/node-memory.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
@@ -311,7 +312,9 @@ describe('commit records', () => {
         ),
       );
       const firstLsn = BigInt(1 + Math.floor(random() * 2 ** 40));
-      const decoded = decodeRecord([firstLsn, firstLsn + BigInt(count) - 1n, 7n, 123n, encodeRecord(entries, 0, count)]);
+      const data = encodeRecord(entries, 0, count);
+      const lastLsn = firstLsn + BigInt(count) - 1n;
+      const decoded = decodeRecord([firstLsn, lastLsn, 7n, 123n, data, BigInt(recordChecksum(firstLsn, lastLsn, 7n, 123n, data))]);
       expect(decoded).toStrictEqual(entries.map((entry, index) => ({ ...entry, lsn: firstLsn + BigInt(index), epoch: 7n, atMs: 123 })));
     }
   });
@@ -430,7 +433,10 @@ describe('commit records', () => {
       ['a missing record in the middle (a gap)', 'DELETE FROM records WHERE first_lsn = 5'],
       ['a missing first record (a gap)', 'DELETE FROM records WHERE first_lsn = 1'],
       ['a row inside a record', 'INSERT INTO log (lsn, epoch, shard_id, amount, at_ms) VALUES (6, 1, 6, 6, 10)'],
-      ['two records over one lsn', "INSERT INTO records VALUES (3, 3, 1, 10, x'0606')"],
+      [
+        'two records over one lsn',
+        `INSERT INTO records VALUES (3, 3, 1, 10, x'0606', ${recordChecksum(3n, 3n, 1n, 10n, Buffer.from([6, 6]))})`,
+      ],
     ])('commit records: %s is refused with ShardLogError at open or replay', (_name, corruption) => {
       expect(replayOf(damaged(corruption))).toThrow(ShardLogError);
     });
@@ -454,7 +460,7 @@ describe('commit records', () => {
     });
   });
 
-  it('commit records: a file written by schema 7 opens at 8 with its checkpoint and every tail entry, then appends records and folds on', () => {
+  it('commit records: a file written by schema 7 opens at 9 with its checkpoint and every tail entry, then appends records and folds on', () => {
     const expected = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'expected.json'), 'utf8')) as {
       schemaVersion: string;
       checkpointLsn: string;
@@ -467,7 +473,7 @@ describe('commit records', () => {
     fs.copyFileSync(path.join(fixtureDir, 'node.sqlite'), path.join(dir, 'node.sqlite'));
     let log = ShardLog.open(dir, checkpointFolder);
     try {
-      expect(log.getMeta('schema_version')).toBe('8');
+      expect(log.getMeta('schema_version')).toBe('9');
       expect(log.checkpointLsn).toBe(BigInt(expected.checkpointLsn));
       expect(log.lastLsn).toBe(BigInt(expected.lastLsn));
       expect(log.lastEpoch).toBe(2n);

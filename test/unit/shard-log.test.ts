@@ -262,7 +262,7 @@ describe('shard log', () => {
       ),
     ).toBe(3n);
     expect(log.readFrom(3n, 1)[0]!.member).toBe(2n ** 64n - 1n);
-    expect(log.getMeta('schema_version')).toBe('8');
+    expect(log.getMeta('schema_version')).toBe('9');
     log.close();
   });
 
@@ -289,7 +289,7 @@ describe('shard log', () => {
     writeVersion4(db);
     db.close();
     const log = open();
-    expect(log.getMeta('schema_version')).toBe('8');
+    expect(log.getMeta('schema_version')).toBe('9');
     expect(log.checkpointLsn).toBe(3n);
     expect(replayAll(log)).toEqual([
       { lsn: 4n, shardId: 7, amount: 1n },

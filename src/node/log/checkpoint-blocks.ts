@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN } from '../../common/index.ts';
 import { ShardLogError } from './log-entry.ts';
+import { blockChecksum, verifyChecksum } from './checksums.ts';
 import { rowsOf, shardIdsPerQueryMax } from './log-statements.ts';
 import { writeUnsigned, writeZigzag } from './varint.ts';
 
@@ -202,22 +203,31 @@ export function mergeBlockBytes(firstShard: number, data: Uint8Array, changes: R
   return Buffer.from(out.subarray(0, at));
 }
 
-export const checkpointBlocksSql = 'SELECT first_shard, data FROM checkpoint_blocks';
+export const checkpointBlocksSql = 'SELECT first_shard, data, crc FROM checkpoint_blocks';
 
-/** The file's block rows (or only those of some blocks), in shard order, as stored. */
+/** A stored block's bytes once its checksum holds (ShardLogError when they changed on the disk). */
+export function checkedBlock(firstShard: number, data: Buffer, crc: bigint | null): Buffer {
+  verifyChecksum(`checkpoint block at shard ${firstShard}`, crc, blockChecksum(firstShard, data));
+  return data;
+}
+
+/** The file's block rows (or only those of some blocks), in shard order, checked against their checksums. */
 export function* blockRowsOf(db: Database.Database, firstShards?: readonly number[]): Generator<[firstShard: number, data: Buffer]> {
   if (firstShards === undefined) {
-    for (const [firstShard, data] of rowsOf<[], [bigint, Buffer]>(db, `${checkpointBlocksSql} ORDER BY first_shard`).iterate())
-      yield [Number(firstShard), data];
+    for (const [firstShard, data, crc] of rowsOf<[], [bigint, Buffer, bigint | null]>(
+      db,
+      `${checkpointBlocksSql} ORDER BY first_shard`,
+    ).iterate())
+      yield [Number(firstShard), checkedBlock(Number(firstShard), data, crc)];
     return;
   }
   for (let from = 0; from < firstShards.length; from += shardIdsPerQueryMax) {
     const chunk = firstShards.slice(from, from + shardIdsPerQueryMax);
-    const select = rowsOf<number[], [bigint, Buffer]>(
+    const select = rowsOf<number[], [bigint, Buffer, bigint | null]>(
       db,
       `${checkpointBlocksSql} WHERE first_shard IN (${chunk.map(() => '?').join(',')}) ORDER BY first_shard`,
     );
-    for (const [firstShard, data] of select.all(...chunk)) yield [Number(firstShard), data];
+    for (const [firstShard, data, crc] of select.all(...chunk)) yield [Number(firstShard), checkedBlock(Number(firstShard), data, crc)];
   }
 }
 

@@ -18,10 +18,11 @@ import {
 } from './log-entry.ts';
 import { rowsOf } from './log-statements.ts';
 import { writeZigzag } from './varint.ts';
+import { recordChecksum, verifyChecksum } from './checksums.ts';
 
 /** A records row as read with safe integers in raw mode. */
-export type RawRecord = [firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint, data: Buffer];
-const recordColumns = 'first_lsn, last_lsn, epoch, at_ms, data';
+export type RawRecord = [firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint, data: Buffer, crc: bigint | null];
+const recordColumns = 'first_lsn, last_lsn, epoch, at_ms, data, crc';
 
 /**
  * An entry a record can hold: an unkeyed increment with no fence, member or
@@ -89,11 +90,11 @@ function readSigned(firstLsn: bigint, data: Uint8Array, at: number): [number | b
 
 /**
  * A record's entries, checked: exactly lastLsn - firstLsn + 1 of them, each
- * an entry append could have written (the read side of the paired check).
- * Throws ShardLogError for anything else.
+ * an entry append could have written (the read side of the paired check),
+ * and the record's checksum holds. Throws ShardLogError for anything else.
  */
 export function decodeRecord(record: RawRecord): StoredEntry[] {
-  const [firstLsn, lastLsn, epoch, atMsBig, data] = record;
+  const [firstLsn, lastLsn, epoch, atMsBig, data, crc] = record;
   const count = lastLsn - firstLsn + 1n;
   if (firstLsn <= 0n || count <= 0n) throw badRecord(firstLsn, `it ends at lsn ${lastLsn}`);
   // Two bytes an entry at least: a count the data cannot hold is damage, not an allocation.
@@ -123,6 +124,7 @@ export function decodeRecord(record: RawRecord): StoredEntry[] {
     entries[index] = entry;
   }
   if (at !== data.length) throw badRecord(firstLsn, `${data.length - at} bytes after its ${count} entries`);
+  verifyChecksum(`log record at lsn ${firstLsn}`, crc, recordChecksum(firstLsn, lastLsn, epoch, atMsBig, data));
   return entries;
 }
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../../common/index.ts';
 import { unpackRegisterChanges } from '../../sketch/index.ts';
 import { validateWindowConfig } from '../../window/index.ts';
+import { rowChecksum, verifyChecksum } from './checksums.ts';
 
 /** What a log row records. Every kind changes at most one shard. */
 export const EntryKind = {
@@ -148,12 +149,16 @@ export type RawRow = [
   kind: bigint | null,
   member: bigint | null,
   payload: Buffer | null,
+  crc: bigint | null,
 ];
-export const rowColumns = 'lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload';
+export const rowColumns = 'lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, kind, member, payload, crc';
 
-/** A stored row as an entry, checked: a row that could not have been written fails the read. */
+/**
+ * A stored row as an entry, checked: a row whose checksum fails (its bytes
+ * changed on the disk) or that could not have been written fails the read.
+ */
 export function entryOfRow(row: RawRow): StoredEntry {
-  const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload] = row;
+  const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload, crc] = row;
   const entry: StoredEntry = {
     lsn,
     epoch,
@@ -169,6 +174,8 @@ export function entryOfRow(row: RawRow): StoredEntry {
   if (payload !== null) entry.payload = payload;
   const problem = entryProblem(entry);
   if (problem !== undefined) throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount}): ${problem}`);
+  // After the shape: a row no writer could make says what is wrong with it; one that merely moved, that it moved.
+  verifyChecksum(`log entry ${lsn}`, crc, rowChecksum(lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload));
   return entry;
 }
 

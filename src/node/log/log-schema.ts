@@ -2,17 +2,20 @@
 // one transaction. Runs once at open, before the store prepares a statement;
 // it never reads or writes entries, and refuses a version it does not know.
 import type Database from 'better-sqlite3';
-import { ShardLogError } from './log-entry.ts';
+import { ShardLogError, rowColumns, type RawRow } from './log-entry.ts';
 import { blockOf, encodeBlock } from './checkpoint-blocks.ts';
+import { blockChecksum, recordChecksum, rowChecksum } from './checksums.ts';
+import { rowsOf } from './log-statements.ts';
 
 /**
+ * 9: a CRC-32 (crc column) on every log row, commit record and checkpoint block (checksums.ts).
  * 8: runs of a commit's plain increments packed as commit records (the records table).
  * 7: shard totals packed in blocks of consecutive shard ids (checkpoint_blocks); the checkpoint table goes.
  * 6: tombstones of dropped shards are found by time (a partial index on checkpoint_parts).
  * 5: keys are looked up on disk (a partial index on shard and key).
  * 4: entry kinds (kind, member, payload columns).
  */
-const schemaVersion = 8;
+const schemaVersion = 9;
 
 /**
  * Keyed rows only: unkeyed rows (most of a log) cost the index nothing.
@@ -101,8 +104,52 @@ function packCheckpointTable(db: Database.Database): void {
   db.exec('DROP TABLE checkpoint');
 }
 
+/** Rows read per step of the 8 -> 9 backfill: a connection cannot write while it iterates. */
+const backfillRowsPerStep = 10_000;
+
 /**
- * Creates the tables of a new file, or brings a file of version 3 to 7 to
+ * 8 -> 9: the crc column on the log, records and checkpoint_blocks tables,
+ * filled in place for what the file already holds (a million rows: seconds,
+ * once). The bytes are trusted as they are at the upgrade: the start-up
+ * check (quick_check) has just passed, and replay checks every entry after.
+ */
+function addChecksums(db: Database.Database): void {
+  for (const table of ['log', 'records', 'checkpoint_blocks']) {
+    const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[];
+    if (!columns.includes('crc')) db.exec(`ALTER TABLE ${table} ADD COLUMN crc INTEGER`);
+  }
+  const rowsAfter = rowsOf<[afterLsn: bigint, rowsMax: number], RawRow>(
+    db,
+    `SELECT ${rowColumns} FROM log WHERE lsn > ? ORDER BY lsn LIMIT ?`,
+  );
+  const setRow = db.prepare<[crc: number, lsn: bigint]>('UPDATE log SET crc = ? WHERE lsn = ?');
+  // Bounded: each step moves past at least one row or stops.
+  for (let after = 0n; ;) {
+    const rows = rowsAfter.all(after, backfillRowsPerStep);
+    if (rows.length === 0) break;
+    for (const [lsn, epoch, shardId, amount, key, fence, atMs, kind, member, payload] of rows)
+      setRow.run(rowChecksum(lsn, epoch, shardId, amount, key, fence, atMs, kind, member, payload), lsn);
+    after = rows[rows.length - 1]![0];
+  }
+  const recordsAfter = rowsOf<[afterLsn: bigint, rowsMax: number], [bigint, bigint, bigint, bigint, Buffer]>(
+    db,
+    'SELECT first_lsn, last_lsn, epoch, at_ms, data FROM records WHERE first_lsn > ? ORDER BY first_lsn LIMIT ?',
+  );
+  const setRecord = db.prepare<[crc: number, firstLsn: bigint]>('UPDATE records SET crc = ? WHERE first_lsn = ?');
+  for (let after = 0n; ;) {
+    const records = recordsAfter.all(after, backfillRowsPerStep);
+    if (records.length === 0) break;
+    for (const [firstLsn, lastLsn, epoch, atMs, data] of records)
+      setRecord.run(recordChecksum(firstLsn, lastLsn, epoch, atMs, data), firstLsn);
+    after = records[records.length - 1]![0];
+  }
+  const blocks = rowsOf<[], [bigint, Buffer]>(db, 'SELECT first_shard, data FROM checkpoint_blocks ORDER BY first_shard').all();
+  const setBlock = db.prepare<[crc: number, firstShard: bigint]>('UPDATE checkpoint_blocks SET crc = ? WHERE first_shard = ?');
+  for (const [firstShard, data] of blocks) setBlock.run(blockChecksum(Number(firstShard), data), firstShard);
+}
+
+/**
+ * Creates the tables of a new file, or brings a file of version 3 to 8 to
  * schemaVersion. Throws ShardLogError for any other version: a newer node's
  * file must not be read as if this node understood it.
  */
@@ -110,8 +157,8 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
   db.exec(tablesSql);
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
   const from = version === undefined ? 3 : Number(version.value);
-  if (from !== schemaVersion && !(from >= 3 && from <= 7)) {
-    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 to 7)`);
+  if (from !== schemaVersion && !(from >= 3 && from <= 8)) {
+    throw new ShardLogError(`log ${file} has schema version ${version!.value}; this node reads ${schemaVersion} (and upgrades 3 to 8)`);
   }
   if (from === schemaVersion) return;
   // One transaction (SQLite DDL is transactional): a crash leaves the old
@@ -138,6 +185,8 @@ export function createOrUpgradeSchema(db: Database.Database, file: string): void
     packCheckpointTable(db);
     // 7 -> 8: commit records (no entry moves: rows stay rows, new commits write records).
     db.exec(recordsSql);
+    // 8 -> 9: checksums, filled in for what is there.
+    addChecksums(db);
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
       String(schemaVersion),
     );

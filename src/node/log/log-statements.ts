@@ -35,17 +35,27 @@ export function prepareLogStatements(db: Database.Database) {
         fenceShardCount: number | null,
         atMs: number,
         ...extra: ReturnType<typeof extraColumns>,
+        crc: number,
       ]
-    >(`INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    >(`INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     // Most rows are plain increments: no kind, member or payload to bind.
     insertPlain: db.prepare<
-      [lsn: bigint, epoch: bigint, shardId: number, amount: bigint, key: Buffer | null, fenceShardCount: number | null, atMs: number]
-    >('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    insertRecord: db.prepare<[firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: number, data: Buffer]>(
-      'INSERT INTO records (first_lsn, last_lsn, epoch, at_ms, data) VALUES (?, ?, ?, ?, ?)',
+      [
+        lsn: bigint,
+        epoch: bigint,
+        shardId: number,
+        amount: bigint,
+        key: Buffer | null,
+        fenceShardCount: number | null,
+        atMs: number,
+        crc: number,
+      ]
+    >('INSERT INTO log (lsn, epoch, shard_id, amount, idem_key, fence_shard_count, at_ms, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertRecord: db.prepare<[firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: number, data: Buffer, crc: number]>(
+      'INSERT INTO records (first_lsn, last_lsn, epoch, at_ms, data, crc) VALUES (?, ?, ?, ?, ?, ?)',
     ),
-    updateRecord: db.prepare<[lastLsn: bigint, data: Buffer, firstLsn: bigint]>(
-      'UPDATE records SET last_lsn = ?, data = ? WHERE first_lsn = ?',
+    updateRecord: db.prepare<[lastLsn: bigint, data: Buffer, crc: number, firstLsn: bigint]>(
+      'UPDATE records SET last_lsn = ?, data = ?, crc = ? WHERE first_lsn = ?',
     ),
     // Entries in the records that start after lsn (what deleteRecordsAfter drops).
     selectRecordEntriesAfter: valueOf<[lsn: bigint], bigint>(
@@ -92,14 +102,17 @@ export function prepareLogStatements(db: Database.Database) {
     deleteFoldedKeys: db.prepare<[foldedLsn: bigint, rowsMax: number, keepKeysSinceMs: number]>(
       'DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?',
     ),
-    selectBlock: valueOf<[firstShard: number], Buffer>(db, 'SELECT data FROM checkpoint_blocks WHERE first_shard = ?'),
-    selectBlocks: rowsOf<[], [firstShard: bigint, data: Buffer]>(
+    selectBlock: rowsOf<[firstShard: number], [data: Buffer, crc: bigint | null]>(
       db,
-      'SELECT first_shard, data FROM checkpoint_blocks ORDER BY first_shard',
+      'SELECT data, crc FROM checkpoint_blocks WHERE first_shard = ?',
+    ),
+    selectBlocks: rowsOf<[], [firstShard: bigint, data: Buffer, crc: bigint | null]>(
+      db,
+      'SELECT first_shard, data, crc FROM checkpoint_blocks ORDER BY first_shard',
     ),
     selectBlocksFoldedLsnMax: valueOf<[], bigint | null>(db, 'SELECT max(folded_lsn) FROM checkpoint_blocks'),
-    upsertBlock: db.prepare<[firstShard: number, foldedLsn: bigint, data: Buffer]>(
-      'INSERT INTO checkpoint_blocks (first_shard, folded_lsn, data) VALUES (?, ?, ?) ON CONFLICT (first_shard) DO UPDATE SET folded_lsn = excluded.folded_lsn, data = excluded.data',
+    upsertBlock: db.prepare<[firstShard: number, foldedLsn: bigint, data: Buffer, crc: number]>(
+      'INSERT INTO checkpoint_blocks (first_shard, folded_lsn, data, crc) VALUES (?, ?, ?, ?) ON CONFLICT (first_shard) DO UPDATE SET folded_lsn = excluded.folded_lsn, data = excluded.data, crc = excluded.crc',
     ),
     deleteBlock: db.prepare<[firstShard: number]>('DELETE FROM checkpoint_blocks WHERE first_shard = ?'),
     selectParts: rowsOf<[], [shardId: bigint, part: string, data: Buffer]>(db, checkpointPartsSql),

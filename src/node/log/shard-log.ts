@@ -30,7 +30,17 @@ import { LogView } from './log-view.ts';
 import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 import { FoldRound } from './fold-round.ts';
 import { checkpointPartsSql, prepareLogStatements, rowsOfShards } from './log-statements.ts';
-import { blockOf, blockRowsOf, checkpointTotalsOf, decodeBlock, indexBlock, mergeBlockBytes, totalInBlock } from './checkpoint-blocks.ts';
+import {
+  blockOf,
+  blockRowsOf,
+  checkedBlock,
+  checkpointTotalsOf,
+  decodeBlock,
+  indexBlock,
+  mergeBlockBytes,
+  totalInBlock,
+} from './checkpoint-blocks.ts';
+import { blockChecksum, recordChecksum, rowChecksum } from './checksums.ts';
 
 export { LogView } from './log-view.ts';
 
@@ -145,7 +155,11 @@ export class ShardLog {
         totals.set(shardId, total);
       }
       // A block may span chunks: each chunk merges into what the last left. Not folded by this log: lsn 0.
-      this.writeBlocks(new Map([...totals].sort(([a], [b]) => a - b)), (firstShard) => selectBlock.get(firstShard) ?? noBlock, 0n);
+      const storedBlock = (firstShard: number): Buffer => {
+        const row = selectBlock.get(firstShard);
+        return row === undefined ? noBlock : checkedBlock(firstShard, row[0], row[1]);
+      };
+      this.writeBlocks(new Map([...totals].sort(([a], [b]) => a - b)), storedBlock, 0n);
       for (const piece of chunk.parts) appendPart.run(piece.shardId, piece.part, piece.data);
       for (const entry of chunk.keys) {
         checkEntry(entry);
@@ -195,10 +209,14 @@ export class ShardLog {
 
   private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number): void {
     const key = entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null;
+    const fence = entry.fenceShardCount || null;
     if (entry.kind === undefined && entry.member === undefined && entry.payload === undefined) {
-      this.statements.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs);
+      const crc = rowChecksum(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, null, null, null);
+      this.statements.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, crc);
     } else {
-      this.statements.insert.run(lsn, epoch, entry.shardId, entry.amount, key, entry.fenceShardCount || null, atMs, ...extraColumns(entry));
+      const extra = extraColumns(entry);
+      const crc = rowChecksum(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra);
+      this.statements.insert.run(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra, crc);
     }
   }
 
@@ -220,12 +238,14 @@ export class ShardLog {
       while (end < entries.length && isPlainEntry(entries[end]!) && (end === index || sameCommit(end - 1, end))) end++;
       const [epoch, atMs] = stampOf(entries[index]!, index);
       if (end - index >= recordEntriesMin) {
+        const [recordFirst, recordLast, data] = [firstLsn + BigInt(index), firstLsn + BigInt(end - 1), encodeRecord(entries, index, end)];
         this.statements.insertRecord.run(
-          firstLsn + BigInt(index),
-          firstLsn + BigInt(end - 1),
+          recordFirst,
+          recordLast,
           epoch,
           atMs,
-          encodeRecord(entries, index, end),
+          data,
+          recordChecksum(recordFirst, recordLast, epoch, atMs, data),
         );
         index = end;
       } else {
@@ -264,8 +284,8 @@ export class ShardLog {
    */
   forEachCheckpointTotal(visit: (shardId: number, total: bigint) => void): void {
     this.checkedRead(() => {
-      for (const [firstShard, data] of this.statements.selectBlocks.iterate()) {
-        const block = decodeBlock(Number(firstShard), data);
+      for (const [firstShard, data, crc] of this.statements.selectBlocks.iterate()) {
+        const block = decodeBlock(Number(firstShard), checkedBlock(Number(firstShard), data, crc));
         for (let index = 0; index < block.ids.length; index++) visit(block.ids[index]!, block.totals[index]!);
       }
     });
@@ -492,7 +512,7 @@ export class ShardLog {
   /** Stores a block's merged bytes; a block left with no shard goes. Inside the caller's transaction. */
   private putBlock(firstShard: number, data: Buffer, foldedLsn: bigint): void {
     if (data.length === 0) this.statements.deleteBlock.run(firstShard);
-    else this.statements.upsertBlock.run(firstShard, foldedLsn, data);
+    else this.statements.upsertBlock.run(firstShard, foldedLsn, data, blockChecksum(firstShard, data));
   }
 
   /** True when the log changed under the round since it began: its reads no longer follow the checkpoint. */
@@ -683,7 +703,8 @@ export class ShardLog {
           this.statements.deleteRecordsAfter.run(straddling[0] - 1n);
         } else {
           const kept = decodeRecord(straddling).filter((entry) => entry.lsn <= lsn);
-          updateRecord.run(lsn, encodeRecord(kept, 0, kept.length), straddling[0]);
+          const data = encodeRecord(kept, 0, kept.length);
+          updateRecord.run(lsn, data, recordChecksum(straddling[0], lsn, straddling[2], straddling[3], data), straddling[0]);
         }
         entriesDropped += straddling[1] - lsn;
       }
