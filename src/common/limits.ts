@@ -270,6 +270,8 @@ export const replicationUnconfirmedCommitsMax = 100_000;
 
 /** Log entries a checkpoint fold reads per slice; the event loop runs between slices. */
 export const checkpointSliceRows = 5_000;
+/** Steps a second the log scrubber takes its rate in: each reads a tenth of --scrub-entries-per-second, the event loop free between. */
+export const scrubStepsPerSecond = 10;
 /**
  * Log entries one checkpoint write folds at most (one transaction, each
  * touched shard written once). Larger rounds write fewer bytes on a spread

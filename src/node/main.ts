@@ -18,6 +18,7 @@ import {
   replicationMemoryBytesMax,
   checkpointRoundRowsMax,
   checkpointSliceRows,
+  scrubStepsPerSecond,
   runMain,
   onShutdown,
   loadTls,
@@ -39,6 +40,7 @@ import { createNodeMetrics } from './node-metrics.ts';
 import { createNodeService } from './node-service.ts';
 import { Replicator } from './replication/index.ts';
 import { Checkpointer } from './checkpointer.ts';
+import { LogScrubber } from './scrubber.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { withLeanReadShardsResponse } from './read-shards-codec.ts';
 
@@ -232,6 +234,18 @@ runMain(async () => {
   checkpointer.start();
   metrics.checkpointLsn.set(Number(log.checkpointLsn));
 
+  const scrubber = new LogScrubber(
+    log,
+    { entriesPerSecond: config.scrubEntriesPerSecond, stepsPerSecond: scrubStepsPerSecond },
+    {
+      onRead: (kind, count) => metrics.scrubRead.inc({ kind }, count),
+      onPass: () => metrics.scrubPasses.inc(),
+      onMismatch: () => metrics.scrubMismatches.inc(),
+    },
+    logger,
+  );
+  scrubber.start();
+
   const housekeeping = new Housekeeping({
     log,
     memory,
@@ -257,6 +271,7 @@ runMain(async () => {
       committer.flush();
       replicator.stop();
       checkpointer.stop();
+      scrubber.stop();
       housekeeping.stop();
       log.close();
       await metricsServer?.close();

@@ -121,6 +121,22 @@ export function createNodeMetrics(registry: Registry) {
       labelNames: ['found'] as const,
       registers: [registry],
     }),
+    scrubRead: new Counter({
+      name: 'tally_scrub_read_total',
+      help: 'Log entries and checkpoint blocks the scrubber has read and checked against their checksums, by kind (its progress)',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    scrubPasses: new Counter({
+      name: 'tally_scrub_passes_total',
+      help: 'Whole passes of the scrubber over the log (every entry kept and every checkpoint block)',
+      registers: [registry],
+    }),
+    scrubMismatches: new Counter({
+      name: 'tally_scrub_mismatches_total',
+      help: 'Log entries or blocks the scrubber found damaged (a checksum or a check failed); the node then stops and its log is set aside at the next start',
+      registers: [registry],
+    }),
     logDiscardedTails: new Counter({
       name: 'tally_log_discarded_tails_total',
       help: 'Times this node started on a log whose write-ahead file ended in a commit a crash cut short (never acknowledged; discarded, the log served)',

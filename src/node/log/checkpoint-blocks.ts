@@ -231,6 +231,24 @@ export function* blockRowsOf(db: Database.Database, firstShards?: readonly numbe
   }
 }
 
+/**
+ * Checks up to blocksMax blocks after afterFirstShard against their
+ * checksums (ShardLogError at the first that fails): how many, and the last
+ * one's first shard (count 0 when there were none after it). The scrubber's step.
+ */
+export function checkBlocksAfter(
+  db: Database.Database,
+  afterFirstShard: number,
+  blocksMax: number,
+): { count: number; lastFirstShard: number } {
+  const rows = rowsOf<[afterFirstShard: number, blocksMax: number], [bigint, Buffer, bigint | null]>(
+    db,
+    `${checkpointBlocksSql} WHERE first_shard > ? ORDER BY first_shard LIMIT ?`,
+  ).all(afterFirstShard, blocksMax);
+  for (const [firstShard, data, crc] of rows) decodeBlock(Number(firstShard), checkedBlock(Number(firstShard), data, crc));
+  return { count: rows.length, lastFirstShard: rows.length === 0 ? afterFirstShard : Number(rows[rows.length - 1]![0]) };
+}
+
 /** The checkpoint's totals of some shards (default: all) from the file's blocks. */
 export function checkpointTotalsOf(db: Database.Database, shardIds?: readonly number[]): Map<number, bigint> {
   const totals = new Map<number, bigint>();

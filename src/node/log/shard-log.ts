@@ -33,6 +33,7 @@ import { checkpointPartsSql, prepareLogStatements, rowsOfShards } from './log-st
 import {
   blockOf,
   blockRowsOf,
+  checkBlocksAfter,
   checkedBlock,
   checkpointTotalsOf,
   decodeBlock,
@@ -662,6 +663,22 @@ export class ShardLog {
     this.nextLsn = entries[entries.length - 1]!.lsn + 1n;
     this.lastEntryEpoch = entries[entries.length - 1]!.epoch;
     return this.lastLsn;
+  }
+
+  /**
+   * The scrubber's read: up to `limit` entries after afterLsn (keyed rows the
+   * checkpoint keeps included), each checked as every read checks it. Damage
+   * throws without telling onDamage: the scrubber counts it, then tells it.
+   * How many were read and the last one's lsn (count 0 past the end).
+   */
+  scrubEntries(afterLsn: bigint, limit: number): { count: number; lastLsn: bigint } {
+    const entries = this.reader.entriesAfter(afterLsn, INT64_MAX, limit);
+    return { count: entries.length, lastLsn: entries.length === 0 ? afterLsn : entries[entries.length - 1]!.lsn };
+  }
+
+  /** The scrubber's read of checkpoint blocks after afterFirstShard (checkBlocksAfter); damage throws, as scrubEntries. */
+  scrubBlocks(afterFirstShard: number, blocksMax: number): { count: number; lastFirstShard: number } {
+    return checkBlocksAfter(this.db, afterFirstShard, blocksMax);
   }
 
   /**

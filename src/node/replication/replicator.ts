@@ -109,6 +109,8 @@ export class Replicator {
   private followerLastLsn: bigint | undefined;
   private followerLastEpoch = 0n;
   private followerId = '';
+  /** Whether the last order this primary obeyed required its follower (onRoleChange notices it dropped). */
+  private syncWasRequired = false;
   /** The follower's log equals ours up to followerLastLsn. */
   private matched = false;
   /** A truncation was refused: the follower's log cannot be mended entry by entry. */
@@ -165,7 +167,15 @@ export class Replicator {
       this.installedHold = undefined;
       this.abortInstall();
       this.recent.forget();
+    } else if (this.syncWasRequired && !role.syncRequired && this.matched) {
+      // The supervisor stopped requiring the follower: it saw it gone, silent
+      // or replaced. Ask it where its log ends again rather than trust the
+      // last answer: on an idle pair nothing else would send a call, and a
+      // follower back empty under a new identity would never be refilled.
+      this.followerLastLsn = undefined;
+      this.matched = false;
     }
+    this.syncWasRequired = role.role === 'primary' && role.syncRequired;
     if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
     // The router no longer asks for the follower (its directory already says
     // so): what waits on it is committed here, and that is the promise now.
