@@ -5,7 +5,15 @@
 // its keys, wherever the fold stopped. An install cut short starts over.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { ShardLog, EntryKind, encodeGeneration, type LogEntry, type StoredEntry } from '../../src/node/log/index.ts';
+import {
+  ShardLog,
+  EntryKind,
+  bytesChecksum,
+  chunkChecksum,
+  encodeGeneration,
+  type LogEntry,
+  type StoredEntry,
+} from '../../src/node/log/index.ts';
 import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../src/node/state/node-memory.ts';
 import { DedupIndex } from '../../src/node/state/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/state/recovery.ts';
@@ -161,13 +169,21 @@ function toWire(entry: StoredEntry): shardV1.LogEntryMsg__Output {
   };
 }
 
+/** A replication block with its checksum, as the primary sends it. */
+function checked(columns: Buffer): { columns: Buffer; columnsCrc32: number; columnsChecked: boolean } {
+  return { columns, columnsCrc32: bytesChecksum(columns), columnsChecked: true };
+}
+
+/** A sender from before checksums on the wire. */
+const unchecked = { columnsCrc32: 0, columnsChecked: false, chunkCrc32: 0, chunkChecked: false };
+
 function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: bigint, epoch = node.state.role.epoch): boolean {
   const request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol'> = {
     epoch: epoch.toString(),
     truncate: false,
     truncateAfterLsn: '0',
     entryCount: entries.length,
-    columns: encodeEntryColumns(entries),
+    ...checked(encodeEntryColumns(entries)),
     prevLsn: prevLsn.toString(),
     prevEpoch: prevEpoch.toString(),
   };
@@ -202,6 +218,8 @@ async function install(primary: ShardLog, follower: Node, chunkBytes: number, st
         parts: chunk.parts.map((piece) => ({ ...piece, shardId: String(piece.shardId) })),
         keys: chunk.keys.map(toWire),
         done: index === chunks.length - 1,
+        chunkCrc32: chunkChecksum(chunk),
+        chunkChecked: true,
       };
       follower.follower.installSnapshot(request);
       sent++;
@@ -261,6 +279,7 @@ describe('follower', () => {
       parts: [],
       keys: [],
       done: false,
+      ...unchecked,
     });
     expect(() => node.follower.installSnapshot(stale('250', '2'))).toThrow(/refused as stale/);
     expect(node.log.installing).toBe(false);
@@ -285,6 +304,62 @@ describe('follower', () => {
     expect(node.state.confirmedLsn).toBe(100n);
     // An older epoch's primary is refused outright.
     expect(() => append(node, [], 100n, entries[99]!.epoch, 1n)).toThrow(TallyError);
+  });
+
+  it('follower: a replication block or snapshot chunk whose checksum fails is refused INVALID_ARGUMENT before anything is written', async () => {
+    const { log: primary } = primaryWith(200, 7);
+    const node = openNode(dir('follower'));
+    logs.push(node.log);
+    const entries = primary.readFrom(1n, 100);
+    const good = checked(encodeEntryColumns(entries.slice(0, 50)));
+    // One amount's low byte moved in flight: still a block that decodes, now to other totals.
+    const moved = Buffer.from(good.columns);
+    moved[50 * 8 + 3]! ^= 0x01;
+    const request = (columns: Omit<ReturnType<typeof checked>, 'columns'> & { columns: Buffer }) => ({
+      epoch: node.state.role.epoch.toString(),
+      truncate: false,
+      truncateAfterLsn: '0',
+      entryCount: 50,
+      prevLsn: '0',
+      prevEpoch: '0',
+      chunkCrc32: 0,
+      chunkChecked: false,
+      ...columns,
+    });
+    expect(() => node.follower.appendEntries(request({ ...good, columns: moved }))).toThrow(/fails its checksum/);
+    expect(node.log.lastLsn).toBe(0n);
+    expect(node.follower.appendEntries(request(good)).ok).toBe(true);
+    expect(node.log.lastLsn).toBe(50n);
+
+    // A snapshot chunk whose total moved: refused, no install begun.
+    const fresh = openNode(dir('follower'));
+    logs.push(fresh.log);
+    while (primary.foldSlice(primary.lastLsn, 500, 0, nowMs) > 0);
+    const view = primary.openView();
+    try {
+      const [chunk] = [...view.snapshotChunks(1 << 20, nowMs - windowMs)];
+      const wire = {
+        epoch: fresh.state.role.epoch.toString(),
+        snapshotId: 'snap-crc',
+        chunkIndex: 0,
+        snapshotLsn: view.checkpointLsn.toString(),
+        snapshotEpoch: view.checkpointEpoch.toString(),
+        shards: chunk!.shards.map(([shardId, total]) => ({ shardId: String(shardId), total: total.toString() })),
+        parts: chunk!.parts.map((piece) => ({ ...piece, shardId: String(piece.shardId) })),
+        keys: chunk!.keys.map(toWire),
+        done: true,
+        chunkCrc32: chunkChecksum(chunk!),
+        chunkChecked: true,
+        columnsCrc32: 0,
+        columnsChecked: false,
+      };
+      wire.shards[0]!.total = (BigInt(wire.shards[0]!.total) + 1n).toString();
+      expect(() => fresh.follower.installSnapshot(wire)).toThrow(/fails its checksum/);
+      expect(fresh.log.installing).toBe(false);
+      expect(fresh.log.lastLsn).toBe(0n);
+    } finally {
+      view.close();
+    }
   });
 
   it("follower: an append that finds the disk full fails RESOURCE_EXHAUSTED and changes nothing (log, memory, keys, confirmed lsn); the primary's retry lands once there is room", () => {
@@ -340,6 +415,7 @@ describe('follower', () => {
         columns: Buffer.alloc(0),
         prevLsn: afterLsn.toString(),
         prevEpoch: prevEpoch.toString(),
+        ...unchecked,
       }).ok;
     expect(truncate(2n, 2n)).toBe(false);
     expect(node.log.lastLsn).toBe(5n);
@@ -459,6 +535,7 @@ describe('follower', () => {
         parts: [],
         keys: [],
         done: true,
+        ...unchecked,
       }),
     ).toThrow(/not the one expected/);
     await install(primary, reopened, 1_024);

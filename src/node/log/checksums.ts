@@ -70,6 +70,67 @@ export function blockChecksum(firstShard: number, data: Uint8Array): number {
   return zlib.crc32(data, zlib.crc32(scratch.subarray(0, 12)));
 }
 
+/**
+ * A snapshot chunk's checksum: every shard's id and total, every part's
+ * shard, name and bytes, every key entry's row checksum, in order. The
+ * primary computes it from the chunk it read off its checked log, the
+ * follower from what it decoded off the wire.
+ */
+export function chunkChecksum(chunk: {
+  shards: readonly (readonly [shardId: number, total: bigint])[];
+  parts: readonly { shardId: number; part: string; data: Uint8Array }[];
+  keys: readonly StoredEntryLike[];
+}): number {
+  let crc = 0;
+  for (const [shardId, total] of chunk.shards) {
+    scratch.writeBigInt64LE(BigInt(shardId), 0);
+    scratch.writeBigInt64LE(total, 8);
+    crc = zlib.crc32(scratch.subarray(0, 16), crc);
+  }
+  for (const { shardId, part, data } of chunk.parts) {
+    scratch.writeBigInt64LE(BigInt(shardId), 0);
+    scratch.writeUInt32LE(data.length, 8);
+    crc = zlib.crc32(data, zlib.crc32(part, zlib.crc32(scratch.subarray(0, 12), crc)));
+  }
+  for (const entry of chunk.keys) {
+    const key = entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null;
+    const kind = entry.kind === undefined || entry.kind === 0 ? null : entry.kind;
+    const member = entry.member === undefined ? null : BigInt.asIntN(64, entry.member);
+    const payload = entry.payload === undefined || entry.payload.length === 0 ? null : entry.payload;
+    scratch.writeUInt32LE(
+      rowChecksum(
+        entry.lsn,
+        entry.epoch,
+        entry.shardId,
+        entry.amount,
+        key,
+        entry.fenceShardCount || null,
+        entry.atMs,
+        kind,
+        member,
+        payload,
+      ),
+      0,
+    );
+    crc = zlib.crc32(scratch.subarray(0, 4), crc);
+  }
+  return crc;
+}
+
+/** What chunkChecksum reads of a key entry (a StoredEntry). */
+interface StoredEntryLike {
+  lsn: bigint;
+  epoch: bigint;
+  shardId: number;
+  amount: bigint;
+  idempotencyKey: Buffer;
+  fenceShardCount: number;
+  atMs: number;
+  kind?: number;
+  member?: bigint;
+  payload?: Buffer;
+}
+
 /** The checksum of bytes shipped whole (a replication block). */
 export function bytesChecksum(data: Uint8Array): number {
   return zlib.crc32(data);

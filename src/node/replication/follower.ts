@@ -6,7 +6,16 @@
 // transaction. It never decides who the primary is.
 import { ErrorCode, TallyError, monotonicNowMs, type Logger, type shardV1 } from '../../common/index.ts';
 import { type DedupIndex, type NodeMemory, type NodeState } from '../state/index.ts';
-import { EntryKind, entryProblem, type ShardLog, type StoredEntry, type SnapshotChunk, decodeEntryColumns } from '../log/index.ts';
+import {
+  EntryKind,
+  entryProblem,
+  type ShardLog,
+  type StoredEntry,
+  type SnapshotChunk,
+  bytesChecksum,
+  chunkChecksum,
+  decodeEntryColumns,
+} from '../log/index.ts';
 import type { NodeMetrics } from '../node-metrics.ts';
 
 /** A peer's entry (a snapshot's keys), checked like a stored row: a malformed one is refused, never written. */
@@ -72,7 +81,9 @@ export function createFollower(deps: FollowerDeps) {
     checkPrimary(epoch);
     const prevLsn = BigInt(request.prevLsn ?? '0');
     const prevEpoch = BigInt(request.prevEpoch ?? '0');
-    // Decoded first: a malformed request changes nothing.
+    // Checked and decoded first: a damaged or malformed request changes nothing.
+    if (request.columnsChecked === true && bytesChecksum(request.columns) !== request.columnsCrc32)
+      throw new TallyError(ErrorCode.invalidArgument, `replication block after lsn ${prevLsn} fails its checksum`);
     const entries = decodeEntryColumns(prevLsn + 1n, request.entryCount, request.columns);
     // A probe, or a primary's append into an install it does not know about: say where we are.
     if (log.installing) return position(false);
@@ -147,6 +158,8 @@ export function createFollower(deps: FollowerDeps) {
       }),
       keys: request.keys.map(decodeReplicated),
     };
+    if (request.chunkChecked === true && chunkChecksum(chunk) !== request.chunkCrc32)
+      throw new TallyError(ErrorCode.invalidArgument, `snapshot chunk ${request.chunkIndex} of ${request.snapshotId} fails its checksum`);
     if (chunk.keys.some((entry) => entry.lsn > snapshotLsn || entry.idempotencyKey.length === 0)) {
       throw new TallyError(ErrorCode.invalidArgument, 'snapshot keys must be keyed entries at or before the snapshot lsn');
     }

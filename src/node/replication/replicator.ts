@@ -27,7 +27,16 @@ import {
   type MonotonicClock,
   type shardV1,
 } from '../../common/index.ts';
-import { type ShardLog, type StoredEntry, type LogEntry, type LogView, type SnapshotChunk, encodeEntryColumns } from '../log/index.ts';
+import {
+  type ShardLog,
+  type StoredEntry,
+  type LogEntry,
+  type LogView,
+  type SnapshotChunk,
+  bytesChecksum,
+  chunkChecksum,
+  encodeEntryColumns,
+} from '../log/index.ts';
 import type { RoleState } from '../state/index.ts';
 import { entryToWire, entryWireBytes } from './entry-wire.ts';
 import { RecentEntries } from './recent-entries.ts';
@@ -362,7 +371,7 @@ export class Replicator {
       prevLsn: prevLsn.toString(),
       prevEpoch: prevEpoch.toString(),
       entryCount: entries.length,
-      columns: encodeEntryColumns(entries),
+      ...checkedColumns(encodeEntryColumns(entries)),
     };
   }
 
@@ -555,6 +564,8 @@ export class Replicator {
       parts: chunk.parts,
       keys: chunk.keys.map(entryToWire),
       done,
+      chunkCrc32: chunkChecksum(chunk),
+      chunkChecked: true,
     };
     this.inFlight = true;
     const session = this.sessionKey;
@@ -600,4 +611,9 @@ export class Replicator {
     }, this.settings.retryDelayMs);
     this.retryTimer.unref();
   }
+}
+
+/** A replication block with its checksum, which the follower verifies before it decodes it. */
+function checkedColumns(columns: Buffer): { columns: Buffer; columnsCrc32: number; columnsChecked: true } {
+  return { columns, columnsCrc32: bytesChecksum(columns), columnsChecked: true };
 }

@@ -37,6 +37,14 @@ export interface AppendEntriesRequest {
   'entryCount'?: (number);
   'columns'?: (Buffer | Uint8Array | string);
   /**
+   * CRC-32 (zlib's, IEEE) of columns, computed by the primary as it encodes
+   * them; columns_checked says it is set (a sender from before leaves both
+   * unset). The follower verifies it before it decodes or writes anything: a
+   * block whose checksum fails is refused whole (INVALID_ARGUMENT).
+   */
+  'columnsCrc32'?: (number);
+  'columnsChecked'?: (boolean);
+  /**
    * The sender's wire version (see ProtocolVersion).
    */
   'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
@@ -75,6 +83,14 @@ export interface AppendEntriesRequest__Output {
    */
   'entryCount': (number);
   'columns': (Buffer);
+  /**
+   * CRC-32 (zlib's, IEEE) of columns, computed by the primary as it encodes
+   * them; columns_checked says it is set (a sender from before leaves both
+   * unset). The follower verifies it before it decodes or writes anything: a
+   * block whose checksum fails is refused whole (INVALID_ARGUMENT).
+   */
+  'columnsCrc32': (number);
+  'columnsChecked': (boolean);
   /**
    * The sender's wire version (see ProtocolVersion).
    */

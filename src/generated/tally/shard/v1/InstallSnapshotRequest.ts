@@ -26,6 +26,14 @@ export interface InstallSnapshotRequest {
   'keys'?: (_tally_shard_v1_LogEntryMsg)[];
   'done'?: (boolean);
   /**
+   * CRC-32 of the chunk's content (shards, parts and keys in order, as
+   * src/node/log/checksums.ts chunkChecksum lays them out), set with
+   * chunk_checked by the primary from what it read off its own checked log;
+   * the follower verifies it before it writes the chunk (INVALID_ARGUMENT).
+   */
+  'chunkCrc32'?: (number);
+  'chunkChecked'?: (boolean);
+  /**
    * The sender's wire version (see ProtocolVersion).
    */
   'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
@@ -50,6 +58,14 @@ export interface InstallSnapshotRequest__Output {
    */
   'keys': (_tally_shard_v1_LogEntryMsg__Output)[];
   'done': (boolean);
+  /**
+   * CRC-32 of the chunk's content (shards, parts and keys in order, as
+   * src/node/log/checksums.ts chunkChecksum lays them out), set with
+   * chunk_checked by the primary from what it read off its own checked log;
+   * the follower verifies it before it writes the chunk (INVALID_ARGUMENT).
+   */
+  'chunkCrc32': (number);
+  'chunkChecked': (boolean);
   /**
    * The sender's wire version (see ProtocolVersion).
    */
