@@ -68,6 +68,8 @@ export interface CommitHooks {
   onCommit(rows: readonly LogEntry[], durationSeconds: number, lastLsn: bigint, epoch: bigint, atMs: number): void;
   /** Resolves when the follower holds lsn; only called while sync is required. */
   waitForFollower(lsn: bigint): Promise<void>;
+  /** Why this primary may commit nothing now (its follower holds more of its epoch), or undefined. */
+  refusal?(): string | undefined;
 }
 
 export class GroupCommitter {
@@ -99,6 +101,7 @@ export class GroupCommitter {
   flush(): void {
     this.flushScheduled = false;
     const role = this.role();
+    const refusal = this.hooks.refusal?.();
     const batch: Pending[] = [];
     for (const request of this.pending) {
       // The role may have changed since the request was checked: recheck here,
@@ -107,6 +110,9 @@ export class GroupCommitter {
         request.reject(
           new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${request.epoch}, node ${role.role} at ${role.epoch}`),
         );
+      } else if (refusal !== undefined) {
+        // Nothing applied (FAILED_PRECONDITION): the router may send it elsewhere, as for a stale epoch.
+        request.reject(new TallyError(ErrorCode.failedPrecondition, refusal));
       } else {
         batch.push(request);
       }

@@ -125,6 +125,7 @@ runMain(async () => {
         replicator.onCommit(rows, lastLsn, epoch, atMs);
       },
       waitForFollower: (lsn) => replicator.waitForAck(lsn, config.replicationTimeoutMs),
+      refusal: () => replicator.refusal(),
     },
     logClock,
   );

@@ -92,6 +92,7 @@ export function createNodeService(deps: {
       installing: log.installing,
       configVersion: state.role.configVersion.toString(),
       followerLostEntries: isPrimary && replication.followerLostEntries,
+      followerAhead: isPrimary && replication.followerAhead,
       protocol: { current: shardProtocolStamp.current!, oldest: shardProtocolStamp.oldest! },
       zone: deps.zone,
       replicationAddress: deps.replicationAddress,
@@ -134,6 +135,8 @@ export function createNodeService(deps: {
    * answer waits until the follower holds everything up to now.
    */
   const confirmed = async <T>(values: T): Promise<T> => {
+    const refusal = state.role.role === 'primary' ? replicator.refusal() : undefined;
+    if (refusal !== undefined) throw new TallyError(ErrorCode.unavailable, refusal);
     if (state.role.role === 'primary' && state.role.syncRequired) await replicator.waitForAck(log.lastLsn, deps.replicationTimeoutMs);
     return values;
   };

@@ -45,6 +45,7 @@ function primaryStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView 
     replicationLagMs: 0,
     configVersion: 0n,
     followerLostEntries: false,
+    followerAhead: false,
     zone: '',
     replicationAddress: '',
     ...overrides,
@@ -66,6 +67,7 @@ function followerStatus(overrides: Partial<NodeStatusView> = {}): NodeStatusView
     replicationLagMs: 0,
     configVersion: 0n,
     followerLostEntries: false,
+    followerAhead: false,
     zone: '',
     replicationAddress: '',
     ...overrides,
@@ -433,6 +435,22 @@ describe('supervisor decisions', () => {
     expect(kinds(decidePair(pair({ ackedLsn: 50n }), refused, up(followerStatus({ lastLsn: 120n })), settings, 120n))).toEqual([
       'failover',
     ]);
+  });
+
+  it('pair decision: a primary whose follower holds more of its own epoch (an old copy of its disk, the directory floor stale and nothing seen since) is failed over to that follower in sync, and is not kept out of sync', () => {
+    // The directory's floor (50) and this supervisor's memory (nothing seen) both say the primary's 100 is enough.
+    const behind = up(primaryStatus({ lastLsn: 100n, followerAhead: true, followerAckedLsn: 0n, followerCaughtUp: false }));
+    expect(decidePair(pair({ ackedLsn: 50n }), behind, up(followerStatus({ lastLsn: 120n })), settings)[0]).toMatchObject({
+      kind: 'failover',
+      reason: expect.stringContaining('before its follower'),
+    });
+    expect(kinds(decidePair(pair({ ackedLsn: 50n, inSync: false }), behind, up(followerStatus({ lastLsn: 120n })), settings))).toEqual([
+      'stuck',
+    ]);
+    // Without the report it would be kept.
+    expect(
+      kinds(decidePair(pair({ ackedLsn: 50n }), up(primaryStatus({ lastLsn: 100n })), up(followerStatus({ lastLsn: 120n })), settings)),
+    ).not.toContain('failover');
   });
 
   it('pair decision: a primary back with less than it last reported its follower confirmed (a torn log) is failed over to the follower that holds it', () => {

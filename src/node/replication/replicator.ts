@@ -77,6 +77,12 @@ export interface ReplicationStatus {
    * be promoted meanwhile (the supervisor takes the pair out of sync).
    */
   followerLostEntries: boolean;
+  /**
+   * Its follower holds entries of this primary's epoch past where this log
+   * ends: this log lost entries it wrote (an old copy of its disk, restored
+   * under the same identity). It must serve nothing: the follower has more.
+   */
+  followerAhead: boolean;
 }
 
 /** The clocks a replicator reads (injected by tests). */
@@ -120,6 +126,8 @@ export class Replicator {
   private followerId = '';
   /** Whether the last order this primary obeyed required its follower (onRoleChange notices it dropped). */
   private syncWasRequired = false;
+  /** The follower's last lsn when it answered holding more of this epoch than this log: see refusal(). */
+  private followerAheadLsn: bigint | undefined;
   /** The follower's log equals ours up to followerLastLsn. */
   private matched = false;
   /** A truncation was refused: the follower's log cannot be mended entry by entry. */
@@ -174,6 +182,7 @@ export class Replicator {
       this.lostEntriesUntilLsn = undefined;
       this.unconfirmed.clear();
       this.installedHold = undefined;
+      this.followerAheadLsn = undefined;
       this.abortInstall();
       this.recent.forget();
     } else if (this.syncWasRequired && !role.syncRequired && this.matched) {
@@ -259,7 +268,17 @@ export class Replicator {
       followerId: this.followerId,
       installing: this.install !== undefined,
       followerLostEntries: this.lostEntriesUntilLsn !== undefined,
+      followerAhead: this.followerAheadLsn !== undefined,
     };
+  }
+
+  /**
+   * Why this primary may neither commit nor answer a read, or undefined: its
+   * follower holds entries of this epoch past this log's end (followerAhead).
+   */
+  refusal(): string | undefined {
+    if (this.followerAheadLsn === undefined) return undefined;
+    return `this primary's log ends at lsn ${this.log.lastLsn}, before its follower's ${this.followerAheadLsn} at its own epoch: it lost entries it wrote (an old copy of its disk?) and serves nothing until the pair fails over`;
   }
 
   /**
@@ -474,6 +493,18 @@ export class Replicator {
     }
     if (this.lostEntriesUntilLsn !== undefined && lastLsn >= this.lostEntriesUntilLsn) this.lostEntriesUntilLsn = undefined;
     const lastEpoch = BigInt(response.lastEpoch);
+    // Entries of our own epoch past our end: a primary commits before it
+    // ships, and no one else writes this epoch, so this log lost them.
+    const role = this.role();
+    if (lastLsn > this.log.lastLsn && role.role === 'primary' && lastEpoch === role.epoch && this.followerAheadLsn === undefined) {
+      this.followerAheadLsn = lastLsn;
+      this.logger?.error('follower holds entries of this epoch past this log: stepping down from serving', {
+        follower: this.followerId,
+        followerLastLsn: lastLsn,
+        lastLsn: this.log.lastLsn,
+        epoch: role.epoch,
+      });
+    }
     this.followerLastLsn = lastLsn;
     this.followerLastEpoch = lastEpoch;
     // Log matching: equal epochs at the same lsn mean equal logs up to there

@@ -25,6 +25,8 @@ export interface NodeStatusView {
   configVersion: bigint;
   /** Primary: its follower (same identity) holds less than it once confirmed (an old copy of its disk). */
   followerLostEntries: boolean;
+  /** Primary: its follower holds entries of its own epoch past its log's end (it lost entries: an old copy of its disk). */
+  followerAhead: boolean;
   /** Its failure domain ('' when it names none). */
   zone: string;
   /** Where its partner replicates to ('' = the address routers dial). */
@@ -137,11 +139,17 @@ export function decidePair(
   // A pair no node was ever made primary of has no history to lose.
   else known = adopt = true;
   const acknowledgedLsn = pair.ackedLsn > confirmedLsnSeen ? pair.ackedLsn : confirmedLsnSeen;
-  const holdsHistory = known && !ps.installing && ps.lastLsn >= acknowledgedLsn;
+  // A primary whose follower holds more of its own epoch lost entries: the
+  // directory's floor may be older than what was acknowledged (it is written
+  // at most once a second, and a new supervisor has seen nothing yet).
+  const lostToFollower = ps.role === 'primary' && ps.epoch === pair.epoch && ps.followerAhead;
+  const holdsHistory = known && !ps.installing && ps.lastLsn >= acknowledgedLsn && !lostToFollower;
   if (!holdsHistory) {
     const why = !known
       ? `the primary slot holds log ${ps.nodeId}, not ${pair.primaryId || 'the primary of this epoch'} (a lost or replaced disk)`
-      : `the primary's log ends at lsn ${ps.lastLsn}, before the acknowledged ${acknowledgedLsn}`;
+      : lostToFollower
+        ? `the primary's log ends at lsn ${ps.lastLsn}, before its follower's at the same epoch (an old copy of its disk)`
+        : `the primary's log ends at lsn ${ps.lastLsn}, before the acknowledged ${acknowledgedLsn}`;
     if (canFailover) return [{ kind: 'failover', reason: why, deposedId: ps.nodeId }];
     return [{ kind: 'stuck', reason: `${why}, and no in-sync follower holds the pair's history` }];
   }

@@ -65,6 +65,7 @@ function statusView(status: shardV1.StatusResponse__Output): NodeStatusView {
     replicationLagMs: Number(status.replicationLagMs),
     configVersion: BigInt(status.configVersion ?? '0'),
     followerLostEntries: status.followerLostEntries ?? false,
+    followerAhead: status.followerAhead ?? false,
     zone: status.zone ?? '',
     replicationAddress: status.replicationAddress ?? '',
   };

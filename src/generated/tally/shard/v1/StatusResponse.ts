@@ -66,6 +66,13 @@ export interface StatusResponse {
    * '' when that is the address routers dial.
    */
   'replicationAddress'?: (string);
+  /**
+   * Primary: its follower (same identity) holds entries of this primary's own
+   * epoch past where this log ends: this log lost entries it had written (an
+   * old copy of its disk). It refuses writes and reads until the pair fails
+   * over to that follower.
+   */
+  'followerAhead'?: (boolean);
 }
 
 export interface StatusResponse__Output {
@@ -131,4 +138,11 @@ export interface StatusResponse__Output {
    * '' when that is the address routers dial.
    */
   'replicationAddress': (string);
+  /**
+   * Primary: its follower (same identity) holds entries of this primary's own
+   * epoch past where this log ends: this log lost entries it had written (an
+   * old copy of its disk). It refuses writes and reads until the pair fails
+   * over to that follower.
+   */
+  'followerAhead': (boolean);
 }
