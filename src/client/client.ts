@@ -96,14 +96,12 @@ export class TallyClient {
               // One attempt each: the coalescer decides what goes again, by the same rule.
               increment: (item, deadline) =>
                 this.routers.attempt(classOfWrite(item.idempotencyKey.length > 0), increment, item, deadline, new Set()),
-              incrementBatch: (items, deadline) =>
-                this.routers.attempt(
-                  classOfWrite(items.every((item) => item.idempotencyKey.length > 0)),
-                  incrementBatch,
-                  { items },
-                  deadline,
-                  new Set(),
-                ),
+              incrementBatch: (items, deadline) => {
+                const callClass = classOfWrite(items.every((item) => item.idempotencyKey.length > 0));
+                return options.incrementStream === false
+                  ? this.routers.attempt(callClass, incrementBatch, { items }, deadline, new Set())
+                  : this.routers.attemptStreamBatch(callClass, items, deadline, new Set());
+              },
             },
             {
               attemptsMax: this.attemptsMax,

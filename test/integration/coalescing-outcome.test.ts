@@ -80,6 +80,17 @@ describe('coalescing client: outcome-unknown batches', () => {
     expect(ledger.outcomes.unknown).toBeGreaterThan(0);
   });
 
+  it('client: against a router without IncrementStream (UNIMPLEMENTED) the coalescer sends its batches as IncrementBatch calls', async () => {
+    router = await startFakeRouter({ incrementBatch: (items) => ({ appliedIndexes: items.map((_, index) => index) }) });
+    client = createTallyClient({ address: router.address, coalesce: true, deadlineMs: 5_000 });
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(Array.from({ length: 10 }, () => client!.increment('fallback', 1, { idempotencyKey: null })));
+      expect(results.every((result) => result.applied)).toBe(true);
+    }
+    expect(router.totals.get('fallback')).toBe(30n);
+    expect(router.calls.IncrementBatch).toBe(3);
+  });
+
   it('client: a batch refused FAILED_PRECONDITION with nothing applied (NOT_APPLIED) sends its items alone: each caller gets its own answer', async () => {
     router = await startFakeRouter({
       incrementBatch: () => ({
