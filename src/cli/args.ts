@@ -15,6 +15,7 @@ export const booleanFlags = new Set([
   'help',
   'keyed',
   'coalesce',
+  'stream',
   'worker',
   'no-check',
   'prefill',

@@ -50,6 +50,13 @@ export interface TallyClientOptions {
    * the same either way.
    */
   incrementStream?: boolean;
+  /**
+   * incrementBatch() calls travel as batches on one IncrementStream per
+   * router instead of unary IncrementBatch calls (default false): cheaper
+   * per call for a service that sends batches continuously; the answers,
+   * keys and retries are the same.
+   */
+  incrementBatchOnStream?: boolean;
 }
 
 export type Int64Input = bigint | number | string;
