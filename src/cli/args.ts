@@ -16,6 +16,7 @@ export const booleanFlags = new Set([
   'keyed',
   'coalesce',
   'stream',
+  'unary-batches',
   'worker',
   'no-check',
   'prefill',

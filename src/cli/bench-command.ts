@@ -24,6 +24,8 @@ export function benchOptions(flags: Map<string, string>, router: string): BenchO
   if (coalesce && flags.has('batch')) throw new UsageError('--coalesce drives unary increment calls; it takes no --batch');
   if (coalesce && workload === 'page') throw new UsageError('--coalesce drives increments; the page workload reads');
   const stream = flags.has('stream');
+  const unaryBatches = flags.has('unary-batches');
+  if (unaryBatches && !coalesce) throw new UsageError('--unary-batches goes with --coalesce');
   if (stream && coalesce)
     throw new UsageError('--stream sends batches on an IncrementStream itself; the coalescing client (--coalesce) does too');
   if (stream && workload === 'page') throw new UsageError('--stream drives increments; the page workload reads');
@@ -57,6 +59,7 @@ export function benchOptions(flags: Map<string, string>, router: string): BenchO
     batch: whole('batch', 1, 1, batchItemsMax),
     coalesce,
     stream,
+    unaryBatches,
     concurrency: whole('concurrency', 64, 1, 10_000),
     ratePerSec: whole('rate', 0, 0, 100_000_000),
     durationMs: whole('duration-ms', seconds * 1000, 100, 3_600_000),
@@ -117,7 +120,7 @@ function summaryLines(summary: BenchSummary, creationOnly: boolean): string[] {
   const shape = page
     ? `ReadMany of ${summary.pageSize}`
     : summary.coalesce
-      ? 'unary through the coalescing client'
+      ? `unary through the coalescing client (batches ${summary.unaryBatches ? 'as IncrementBatch calls' : 'on IncrementStream'})`
       : summary.stream
         ? `batches of ${summary.batch} on IncrementStream`
         : summary.batch === 1

@@ -51,6 +51,8 @@ export interface BenchOptions {
   coalesce: boolean;
   /** Every call a batch of `batch` items on one IncrementStream per router (the client's incrementBatchOnStream), not a unary call. */
   stream: boolean;
+  /** With coalesce: the coalescing client's batches as unary IncrementBatch calls (its incrementStream: false). */
+  unaryBatches: boolean;
   /** Calls in flight per process. */
   concurrency: number;
   /** Target increments/s (pages/s for page) over all processes; 0 = as fast as possible. */
@@ -110,6 +112,7 @@ export interface BenchSummary {
   pageSize: number;
   coalesce: boolean;
   stream: boolean;
+  unaryBatches: boolean;
   concurrency: number;
   procs: number;
   durationMs: number;
@@ -148,6 +151,7 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
     deadlineMs: 10_000,
     coalesce: options.coalesce,
     incrementBatchOnStream: options.stream,
+    incrementStream: !options.unaryBatches,
     ...options.security,
   });
   const names = new CounterNames(options.runId);
@@ -278,6 +282,7 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
       ...(options.keyed ? ['--keyed'] : []),
       ...(options.coalesce ? ['--coalesce'] : []),
       ...(options.stream ? ['--stream'] : []),
+      ...(options.unaryBatches ? ['--unary-batches'] : []),
       ...options.securityFlags,
     ];
     const env = options.security.token === undefined ? process.env : { ...process.env, TALLY_TOKEN: options.security.token };
@@ -433,6 +438,7 @@ function summarize(
     pageSize: options.pageSize,
     coalesce: options.coalesce,
     stream: options.stream,
+    unaryBatches: options.unaryBatches,
     concurrency: options.concurrency,
     procs: options.procs,
     durationMs: results.length === 0 ? 0 : elapsedMs,
