@@ -1,8 +1,10 @@
 // Coalescing of concurrent increment calls: while coalescedCallsInFlightMax
-// IncrementBatch calls are in flight, later calls queue and leave together in
-// the next one (like the router's node sender), each caller answered on its own. Every caller keeps
-// the unary path's deadline, retry and error behaviour; this file must never
-// retry what the unary path would not.
+// batches are in flight (on the router's IncrementStream, or as IncrementBatch
+// calls: the transport's choice), later calls queue and leave together in the
+// next one (like the router's node sender), each caller answered on its own.
+// Every caller keeps the unary path's deadline, retry and error behaviour;
+// this file must never retry what the unary path would not, and never sends
+// an unkeyed item again unless the router said NOT_APPLIED.
 import { status } from '@grpc/grpc-js';
 import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
@@ -22,7 +24,7 @@ export interface CoalescedResult {
   shard: number;
 }
 
-/** How a batch and a lone increment reach the router; each settles with the call's TallyError. */
+/** How a batch (a stream message or an IncrementBatch call) and a lone increment reach the router; each settles with the unary call's TallyError. */
 export interface CoalescerTransport {
   incrementBatch(items: CoalescedItem[], deadline: number): Promise<counterV1.IncrementBatchResponse__Output>;
   increment(item: CoalescedItem, deadline: number): Promise<counterV1.IncrementResponse__Output>;
