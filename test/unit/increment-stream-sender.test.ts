@@ -74,6 +74,19 @@ describe('IncrementStream sender', () => {
     ]);
   });
 
+  it('stream: an answer repeated, or for a sequence never sent, is dropped; the batch keeps its first answer', async () => {
+    const { calls, sender } = scripted();
+    const first = sender.send([item('a')], soon());
+    const second = sender.send([item('b')], soon());
+    calls[0]!.answer({ sequence: 1, results: [{ applied: true, shard: 1 }] });
+    calls[0]!.answer({ sequence: 1, results: [{ applied: false, shard: 9 }] });
+    calls[0]!.answer({ sequence: 99, results: [{ applied: true, shard: 0 }] });
+    expect(await first).toEqual([{ applied: true, shard: 1 }]);
+    expect(sender.inFlight).toBe(1);
+    calls[0]!.answer({ sequence: 2, results: [{ applied: true, shard: 2 }] });
+    expect(await second).toEqual([{ applied: true, shard: 2 }]);
+  });
+
   it('stream: a batch answered with an error fails alone with its code, message, reason and retry delay; the stream goes on', async () => {
     const { calls, sender } = scripted();
     const bad = settled(sender.send([item('')], soon()));
