@@ -14,7 +14,7 @@ import type {
   LeanIncrementStreamResponse,
   LeanIncrementResponse,
 } from '../common/counter-codec.ts';
-import { incrementStreamLifetimeMs } from '../common/limits.ts';
+import { incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../common/limits.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 
 export type IncrementStreamCall = ClientDuplexStream<IncrementStreamRequestInput, LeanIncrementStreamResponse>;
@@ -154,13 +154,24 @@ function batchError(error: LeanIncrementStreamError): TallyError {
   });
 }
 
+interface Waiting {
+  items: CoalescedItem[];
+  deadline: number;
+  resolve: (results: LeanIncrementResponse[]) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
 /**
  * The IncrementStream to one router: opened on first use, replaced after
  * incrementStreamLifetimeMs (the old one finishes its batches and closes),
- * and replaced when it fails. Batches go on the current stream.
+ * and replaced when it fails. Batches go on the current stream, at most
+ * streamBatchesInFlightMax at once (the router refuses more); the rest wait
+ * here, in order, until a slot frees or their deadline passes (never sent).
  */
 export class IncrementStreamSender {
   private current: OpenStream | undefined;
+  private readonly waiting: Waiting[] = [];
 
   constructor(private readonly open: OpenIncrementStream) {}
 
@@ -170,12 +181,52 @@ export class IncrementStreamSender {
   }
 
   send(items: CoalescedItem[], deadline: number): Promise<LeanIncrementResponse[]> {
-    return this.streamFor(deadline).send(items, deadline);
+    return new Promise((resolve, reject) => {
+      const waiting: Waiting = {
+        items,
+        deadline,
+        resolve,
+        reject,
+        timer: setTimeout(
+          () => {
+            const index = this.waiting.indexOf(waiting);
+            if (index < 0) return;
+            this.waiting.splice(index, 1);
+            reject(
+              new TallyError(
+                ErrorCode.deadlineExceeded,
+                'deadline exceeded while the batch waited for a slot on the IncrementStream; it was not sent',
+                undefined,
+                {
+                  reason: ErrorReason.notApplied,
+                },
+              ),
+            );
+          },
+          Math.max(0, deadline - monotonicNowMs()),
+        ),
+      };
+      this.waiting.push(waiting);
+      this.pump();
+    });
   }
 
   close(): void {
     this.current?.retire();
     this.current = undefined;
+  }
+
+  private pump(): void {
+    while (this.waiting.length > 0) {
+      const stream = this.streamFor(this.waiting[0]!.deadline);
+      if (stream.inFlight >= streamBatchesInFlightMax) return;
+      const next = this.waiting.shift()!;
+      clearTimeout(next.timer);
+      stream
+        .send(next.items, next.deadline)
+        .then(next.resolve, next.reject)
+        .finally(() => this.pump());
+    }
   }
 
   private streamFor(deadline: number): OpenStream {

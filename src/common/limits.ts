@@ -341,8 +341,8 @@ export const listRequestBytesMax: Readonly<Record<string, number>> = {
  * sequence number, read and dropped: what one stream makes the router hold
  * is this many batches, each at most incrementStreamMessageBytesMax. A
  * batch's slot frees once its answer is handed to HTTP/2, so a client that
- * stops reading answers stops being served. The coalescing client keeps
- * within it.
+ * stops reading answers stops being served. The TypeScript client keeps
+ * within it: its further batches wait for a slot.
  */
 export const streamBatchesInFlightMax = 8;
 /**

@@ -11,6 +11,7 @@ import { ErrorReason, encodeStatusDetails, statusDetailsKey } from '../../src/co
 import { TallyError } from '../../src/common/errors.ts';
 import type { CoalescedItem } from '../../src/client/increment-coalescer.ts';
 import type { IncrementStreamRequestInput, LeanIncrementStreamResponse } from '../../src/common/counter-codec.ts';
+import { streamBatchesInFlightMax } from '../../src/common/limits.ts';
 
 class ScriptedCall extends EventEmitter {
   readonly written: IncrementStreamRequestInput[] = [];
@@ -85,6 +86,22 @@ describe('IncrementStream sender', () => {
     expect(sender.inFlight).toBe(1);
     calls[0]!.answer({ sequence: 2, results: [{ applied: true, shard: 2 }] });
     expect(await second).toEqual([{ applied: true, shard: 2 }]);
+  });
+
+  it('stream: at most streamBatchesInFlightMax batches go on the stream; the rest wait in order for a slot, or fail unsent at their deadline', async () => {
+    const { calls, sender } = scripted();
+    const sent = Array.from({ length: streamBatchesInFlightMax + 2 }, (_, index) => sender.send([item(`c${index}`)], soon()));
+    const late = settled(sender.send([item('late')], performance.now() + 30));
+    expect(calls[0]!.written).toHaveLength(streamBatchesInFlightMax);
+    const error = (await late) as TallyError;
+    expect([error.grpcCode, error.reason]).toEqual([status.DEADLINE_EXCEEDED, ErrorReason.notApplied]);
+    calls[0]!.answer({ sequence: 1, results: [{ applied: true, shard: 0 }] });
+    await sent[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls[0]!.written.map((request) => request.items![0]!.counter)).toEqual(
+      Array.from({ length: streamBatchesInFlightMax + 1 }, (_, index) => `c${index}`),
+    );
+    expect(calls).toHaveLength(1);
   });
 
   it('stream: a batch answered with an error fails alone with its code, message, reason and retry delay; the stream goes on', async () => {
