@@ -47,7 +47,12 @@ function scriptedBatches() {
   const waiting: (() => void)[] = [];
   const applyBatch: ApplyBatch = (request) =>
     new Promise((resolve) => waiting.push(() => resolve(request.items.map(() => ({ applied: true, shard: 0 })))));
-  return { applyBatch, completeNext: () => waiting.shift()!(), waitingCount: () => waiting.length };
+  return {
+    applyBatch,
+    completeNext: () => waiting.shift()!(),
+    completeLast: () => waiting.pop()!(),
+    waitingCount: () => waiting.length,
+  };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -97,6 +102,26 @@ describe('IncrementStream handler', () => {
     second.send(3);
     expect(batches.waitingCount()).toBe(3);
     expect(second.answerTo(3)).toBeUndefined();
+  });
+
+  it('stream handler: answers go out as batches complete, not in the order they came', async () => {
+    const batches = scriptedBatches();
+    const { open } = handlerWith(batches.applyBatch, 8, 128);
+    const stream = open();
+    stream.send(10, ['a']);
+    stream.send(3, ['b', 'c']);
+    stream.send(7, ['d']);
+    batches.completeLast();
+    await settle();
+    batches.completeNext();
+    await settle();
+    batches.completeNext();
+    await settle();
+    expect(stream.answers.map((answer) => [answer.sequence, answer.results?.length])).toEqual([
+      [7, 1],
+      [10, 1],
+      [3, 2],
+    ]);
   });
 
   it('stream handler: a failed batch is answered with its status, message and reason; the stream goes on', async () => {
