@@ -15,6 +15,8 @@ export const booleanFlags = new Set([
   'help',
   'keyed',
   'coalesce',
+  'stream',
+  'unary-batches',
   'worker',
   'no-check',
   'prefill',

@@ -23,6 +23,12 @@ export function benchOptions(flags: Map<string, string>, router: string): BenchO
   const coalesce = flags.has('coalesce');
   if (coalesce && flags.has('batch')) throw new UsageError('--coalesce drives unary increment calls; it takes no --batch');
   if (coalesce && workload === 'page') throw new UsageError('--coalesce drives increments; the page workload reads');
+  const stream = flags.has('stream');
+  const unaryBatches = flags.has('unary-batches');
+  if (unaryBatches && !coalesce) throw new UsageError('--unary-batches goes with --coalesce');
+  if (stream && coalesce)
+    throw new UsageError('--stream sends batches on an IncrementStream itself; the coalescing client (--coalesce) does too');
+  if (stream && workload === 'page') throw new UsageError('--stream drives increments; the page workload reads');
   // --cold-counters is the older name of --counters (the population cold and mix draw from).
   if (flags.has('counters') && flags.has('cold-counters')) throw new UsageError('give --counters or --cold-counters, not both');
   const counters = flags.has('cold-counters')
@@ -52,6 +58,8 @@ export function benchOptions(flags: Map<string, string>, router: string): BenchO
     keyed: flags.has('keyed'),
     batch: whole('batch', 1, 1, batchItemsMax),
     coalesce,
+    stream,
+    unaryBatches,
     concurrency: whole('concurrency', 64, 1, 10_000),
     ratePerSec: whole('rate', 0, 0, 100_000_000),
     durationMs: whole('duration-ms', seconds * 1000, 100, 3_600_000),
@@ -112,10 +120,12 @@ function summaryLines(summary: BenchSummary, creationOnly: boolean): string[] {
   const shape = page
     ? `ReadMany of ${summary.pageSize}`
     : summary.coalesce
-      ? 'unary through the coalescing client'
-      : summary.batch === 1
-        ? 'unary'
-        : `batches of ${summary.batch}`;
+      ? `unary through the coalescing client (batches ${summary.unaryBatches ? 'as IncrementBatch calls' : 'on IncrementStream'})`
+      : summary.stream
+        ? `batches of ${summary.batch} on IncrementStream`
+        : summary.batch === 1
+          ? 'unary'
+          : `batches of ${summary.batch}`;
   const lines = [
     `${summary.workload} workload${population}, ${page ? 'exact reads' : summary.keyed ? 'keyed' : 'unkeyed'}, ${shape}, ${summary.concurrency} in flight x ${summary.procs} process${summary.procs === 1 ? '' : 'es'}, ${(summary.durationMs / 1000).toFixed(1)} s`,
     ...creation,

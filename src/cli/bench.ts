@@ -47,8 +47,12 @@ export interface BenchOptions {
   keyed: boolean;
   /** Items per call: 1 = unary Increment, more = IncrementBatch. */
   batch: number;
-  /** Unary increments through the coalescing client (concurrent calls share IncrementBatch calls); batch is 1. */
+  /** Unary increments through the coalescing client (concurrent calls share batches on its IncrementStream); batch is 1. */
   coalesce: boolean;
+  /** Every call a batch of `batch` items on one IncrementStream per router (the client's incrementBatchOnStream), not a unary call. */
+  stream: boolean;
+  /** With coalesce: the coalescing client's batches as unary IncrementBatch calls (its incrementStream: false). */
+  unaryBatches: boolean;
   /** Calls in flight per process. */
   concurrency: number;
   /** Target increments/s (pages/s for page) over all processes; 0 = as fast as possible. */
@@ -107,6 +111,8 @@ export interface BenchSummary {
   batch: number;
   pageSize: number;
   coalesce: boolean;
+  stream: boolean;
+  unaryBatches: boolean;
   concurrency: number;
   procs: number;
   durationMs: number;
@@ -144,6 +150,8 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
     addresses: options.router.split(','),
     deadlineMs: 10_000,
     coalesce: options.coalesce,
+    incrementBatchOnStream: options.stream,
+    incrementStream: !options.unaryBatches,
     ...options.security,
   });
   const names = new CounterNames(options.runId);
@@ -195,7 +203,7 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
             countersRead += counters.length;
           } else {
             const key = options.keyed ? undefined : null;
-            if (options.batch === 1) await client.increment(counters[0]!, 1, { idempotencyKey: key });
+            if (options.batch === 1 && !options.stream) await client.increment(counters[0]!, 1, { idempotencyKey: key });
             else await client.incrementBatch(counters.map((counter) => ({ counter, amount: 1, idempotencyKey: key })));
             okIncrements += counters.length;
             for (const index of indexes) tallies.add(index, 1, true);
@@ -273,6 +281,8 @@ async function runProcesses(options: BenchOptions, onProgress?: Progress): Promi
       ...(options.workload === 'zipf' ? ['--zipf-s', String(options.zipfExponent)] : []),
       ...(options.keyed ? ['--keyed'] : []),
       ...(options.coalesce ? ['--coalesce'] : []),
+      ...(options.stream ? ['--stream'] : []),
+      ...(options.unaryBatches ? ['--unary-batches'] : []),
       ...options.securityFlags,
     ];
     const env = options.security.token === undefined ? process.env : { ...process.env, TALLY_TOKEN: options.security.token };
@@ -427,6 +437,8 @@ function summarize(
     batch: options.batch,
     pageSize: options.pageSize,
     coalesce: options.coalesce,
+    stream: options.stream,
+    unaryBatches: options.unaryBatches,
     concurrency: options.concurrency,
     procs: options.procs,
     durationMs: results.length === 0 ? 0 : elapsedMs,

@@ -51,6 +51,8 @@ commands:
       [--batch B] [--page-size P] [--concurrency C] [--rate R] [--seconds S]
       [--procs P] [--keyed] [--no-check] [--prefill|--no-prefill|--prefill-only]
       [--coalesce]  unary increment calls through the coalescing client (no --batch)
+      [--stream]    each call a batch of --batch items on one IncrementStream per router
+      [--unary-batches]  with --coalesce: its batches as unary IncrementBatch calls, not on a stream
   relay --postgres URL [--table T] [--archive-table A] [--batch N] [--relay-id ID] [--once]
       [--dead-letter-table D] [--dedup-window-ms MS] [--reconcile-every D] [--metrics-port P|any]
                                 apply a PostgreSQL outbox table's rows to Tally, each exactly once

@@ -73,6 +73,8 @@ export class TallyClient {
   private readonly attemptTimeoutMs: number;
   private readonly attemptsMax: number;
   private readonly coalescer: IncrementCoalescer | undefined;
+  /** incrementBatch() sends each call as a batch on the router's IncrementStream (incrementBatchOnStream). */
+  private readonly batchesOnStream: boolean;
   private closed = false;
 
   constructor(options: TallyClientOptions = {}) {
@@ -88,6 +90,7 @@ export class TallyClient {
     this.deadlineMs = options.deadlineMs ?? 5_000;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
     this.attemptsMax = options.attemptsMax ?? 12;
+    this.batchesOnStream = options.incrementBatchOnStream === true;
     this.coalescer =
       options.coalesce !== true
         ? undefined
@@ -96,14 +99,12 @@ export class TallyClient {
               // One attempt each: the coalescer decides what goes again, by the same rule.
               increment: (item, deadline) =>
                 this.routers.attempt(classOfWrite(item.idempotencyKey.length > 0), increment, item, deadline, new Set()),
-              incrementBatch: (items, deadline) =>
-                this.routers.attempt(
-                  classOfWrite(items.every((item) => item.idempotencyKey.length > 0)),
-                  incrementBatch,
-                  { items },
-                  deadline,
-                  new Set(),
-                ),
+              incrementBatch: (items, deadline) => {
+                const callClass = classOfWrite(items.every((item) => item.idempotencyKey.length > 0));
+                return options.incrementStream === false
+                  ? this.routers.attempt(callClass, incrementBatch, { items }, deadline, new Set())
+                  : this.routers.attemptStreamBatch(callClass, items, deadline, new Set());
+              },
             },
             {
               attemptsMax: this.attemptsMax,
@@ -163,14 +164,26 @@ export class TallyClient {
     keyed: boolean,
     settings?: CallSettings,
   ): Promise<Response> {
-    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
     const callClass = classOfWrite(keyed);
+    return this.untilWritten(keyed, settings, (attemptDeadline) =>
+      this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set(), settings?.signal),
+    );
+  }
+
+  /** writeCall's loop of attempts, whatever carries each attempt (a unary call, a batch on an IncrementStream). */
+  private async untilWritten<Response>(
+    keyed: boolean,
+    settings: CallSettings | undefined,
+    attemptOnce: (attemptDeadline: number) => Promise<Response>,
+  ): Promise<Response> {
+    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
     for (let attempt = 1; ; attempt++) {
       const remainingMs = deadline - monotonicNowMs();
       const attemptDeadline =
         keyed && attempt < this.attemptsMax ? monotonicNowMs() + Math.min(remainingMs, this.attemptTimeoutMs) : deadline;
       try {
-        return await this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set(), settings?.signal);
+        throwIfAborted(settings?.signal);
+        return await attemptOnce(attemptDeadline);
       } catch (error) {
         const backoffMs = this.retryAfterMs(error as TallyError, attempt, deadline, keyed);
         if (backoffMs === undefined) throw error;
@@ -230,7 +243,11 @@ export class TallyClient {
     return { applied: response.applied, shard: response.shard };
   }
 
-  /** Many increments in one call; keys as for increment, per item. Retried only when every item is keyed. */
+  /**
+   * Many increments in one call; keys as for increment, per item. Retried
+   * only when every item is keyed. With incrementBatchOnStream, each call is
+   * a batch on the router's IncrementStream (the same answers and retries).
+   */
   async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {
     const wireItems = items.map((item) => ({
       counter: item.counter,
@@ -238,7 +255,11 @@ export class TallyClient {
       idempotencyKey: toWireKey(item.idempotencyKey),
     }));
     const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
-    const response = await this.writeCall(counterMethods.IncrementBatch, { items: wireItems }, keyed, settings);
+    const response = this.batchesOnStream
+      ? await this.untilWritten(keyed, settings, (attemptDeadline) =>
+          this.routers.attemptStreamBatch(classOfWrite(keyed), wireItems, attemptDeadline, new Set()),
+        )
+      : await this.writeCall(counterMethods.IncrementBatch, { items: wireItems }, keyed, settings);
     return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
   }
 

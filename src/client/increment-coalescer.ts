@@ -1,8 +1,10 @@
 // Coalescing of concurrent increment calls: while coalescedCallsInFlightMax
-// IncrementBatch calls are in flight, later calls queue and leave together in
-// the next one (like the router's node sender), each caller answered on its own. Every caller keeps
-// the unary path's deadline, retry and error behaviour; this file must never
-// retry what the unary path would not.
+// batches are in flight (on the router's IncrementStream, or as IncrementBatch
+// calls: the transport's choice), later calls queue and leave together in the
+// next one (like the router's node sender), each caller answered on its own.
+// Every caller keeps the unary path's deadline, retry and error behaviour;
+// this file must never retry what the unary path would not, and never sends
+// an unkeyed item again unless the router said NOT_APPLIED.
 import { status } from '@grpc/grpc-js';
 import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
@@ -22,7 +24,7 @@ export interface CoalescedResult {
   shard: number;
 }
 
-/** How a batch and a lone increment reach the router; each settles with the call's TallyError. */
+/** How a batch (a stream message or an IncrementBatch call) and a lone increment reach the router; each settles with the unary call's TallyError. */
 export interface CoalescerTransport {
   incrementBatch(items: CoalescedItem[], deadline: number): Promise<counterV1.IncrementBatchResponse__Output>;
   increment(item: CoalescedItem, deadline: number): Promise<counterV1.IncrementResponse__Output>;
@@ -51,10 +53,6 @@ interface Entry {
   reject: (error: TallyError) => void;
 }
 
-// Failures the router gives before anything is sent to a node (G7: bad
-// input changes nothing): a batch refused with one of them applied none of
-// its items, so even an unkeyed item may be sent again on its own.
-const refusedBeforeSending = new Set<number>([status.INVALID_ARGUMENT, status.FAILED_PRECONDITION]);
 // Failures every caller of the client would get alike (its token): no item
 // caused them and nothing was applied, so a batch is not taken apart.
 const sharedFailures = new Set<number>([status.UNAUTHENTICATED, status.PERMISSION_DENIED, status.CANCELLED]);
@@ -201,26 +199,34 @@ export class IncrementCoalescer {
   private failed(entries: Entry[], failure: TallyError): void {
     this.inFlight--;
     const several = entries.length > 1;
+    // The router's ErrorInfo reason says whether any item was applied: a
+    // batch spanning pairs may fail with any status after one pair applied
+    // its group (OUTCOME_UNKNOWN). Only NOT_APPLIED lets an unkeyed item go
+    // again; no reason (an older server, a failure that never reached one)
+    // counts as unknown.
+    const notApplied = failure.certainlyNotApplied;
     // An overloaded node (queue full, disk full) refuses its own group only:
     // a batch spanning pairs may be applied in part, so to each of its items
     // the outcome is unknown, which the unary rule below handles (keyed items
     // back off and go again with their key; unkeyed ones fail).
     const error =
-      several && failure.grpcCode === status.RESOURCE_EXHAUSTED
+      several && failure.grpcCode === status.RESOURCE_EXHAUSTED && !notApplied
         ? new TallyError(ErrorCode.unavailable, `outcome unknown: the IncrementBatch was refused in part (${failure.message})`, undefined, {
             reason: ErrorReason.outcomeUnknown,
           })
         : failure;
     for (const entry of entries) {
       if (entry.settled) continue;
-      if (retryableStatuses.has(error.grpcCode)) {
-        // Outcome unknown: the unary rule decides (keyed items again with their key, unkeyed only when the router applied nothing).
+      if (retryableStatuses.has(error.grpcCode) || (notApplied && error.retryAfterMs !== undefined)) {
+        // Outcome unknown, or refused whole with a retry delay (busy): the
+        // unary rule decides (keyed items again with their key, unkeyed only
+        // when the router applied nothing), and the batch stays together.
         const backoffMs = this.retry.retryAfterMs(error, entry.attempts, entry.deadline, entry.keyed);
         if (backoffMs === undefined) this.fail(entry, error);
         else setTimeout(() => this.requeue(entry), backoffMs);
       } else if (!several || sharedFailures.has(error.grpcCode)) {
         this.fail(entry, error);
-      } else if (entry.keyed || refusedBeforeSending.has(error.grpcCode)) {
+      } else if (entry.keyed || notApplied) {
         // Maybe another item's doing: this one alone learns its own outcome
         // (a keyed item the batch had applied answers applied=false). The
         // refused batch does not count against its attempts: a unary call

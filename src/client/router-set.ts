@@ -19,6 +19,8 @@ import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { ErrorReason } from '../common/error-details.ts';
 import { routerConnectWaitMsMax } from '../common/limits.ts';
 import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from './counter-proto.ts';
+import type { CoalescedItem } from './increment-coalescer.ts';
+import { IncrementStreamSender, StreamUnsupported, type IncrementStreamCall } from './increment-stream.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { RouterRotation } from './router-rotation.ts';
 
@@ -74,6 +76,8 @@ export const adminMethods = AdminServiceClient.prototype as counterV1.AdminServi
 export class RouterSet {
   readonly routers: Router[];
   private readonly rotation: RouterRotation;
+  /** Per router: its IncrementStream, or undefined once it answered UNIMPLEMENTED. */
+  private readonly streamSenders: (IncrementStreamSender | undefined)[];
   private closed = false;
 
   constructor(
@@ -91,6 +95,15 @@ export class RouterSet {
       return { address, counter, admin, channel: counter.getChannel() };
     });
     this.rotation = new RouterRotation(this.routers.length);
+    this.streamSenders = this.routers.map(
+      (router) =>
+        new IncrementStreamSender(
+          (streamDeadline) =>
+            withoutCallerStack(() =>
+              router.counter.IncrementStream(this.metadata, { deadline: deadlineIn(streamDeadline - monotonicNowMs()) }),
+            ) as unknown as IncrementStreamCall,
+        ),
+    );
   }
 
   /** Whether some router is not in `tried`. */
@@ -113,6 +126,42 @@ export class RouterSet {
     deadline: number,
     tried: Set<number>,
     signal?: AbortSignal,
+  ): Promise<Response> {
+    return this.attemptWith(callClass, deadline, tried, signal, (router) => this.send(router, rpc, request, deadline, signal));
+  }
+
+  /**
+   * One attempt of an IncrementBatch, as attempt() chooses its router, sent
+   * as a batch of that router's IncrementStream; to a router that does not
+   * serve IncrementStream (UNIMPLEMENTED: it read nothing), as the unary
+   * IncrementBatch from then on.
+   */
+  async attemptStreamBatch(
+    callClass: CallClass,
+    items: CoalescedItem[],
+    deadline: number,
+    tried: Set<number>,
+  ): Promise<counterV1.IncrementBatchResponse__Output> {
+    return this.attemptWith(callClass, deadline, tried, undefined, async (router, index) => {
+      const sender = this.streamSenders[index];
+      if (sender !== undefined)
+        try {
+          return { results: await sender.send(items, deadline) };
+        } catch (error) {
+          if (!(error instanceof StreamUnsupported)) throw error;
+          sender.close();
+          this.streamSenders[index] = undefined;
+        }
+      return this.send(router, { service: 'counter', method: counterMethods.IncrementBatch }, { items }, deadline, undefined);
+    });
+  }
+
+  private async attemptWith<Response>(
+    callClass: CallClass,
+    deadline: number,
+    tried: Set<number>,
+    signal: AbortSignal | undefined,
+    send: (router: Router, index: number) => Promise<Response>,
   ): Promise<Response> {
     // grpc-js would answer "Channel has been shut down" as INTERNAL: say what happened.
     if (this.closed) throw new TallyError(ErrorCode.failedPrecondition, 'the client is closed (close() was called): create a new one');
@@ -137,7 +186,7 @@ export class RouterSet {
         });
       try {
         throwIfAborted(signal);
-        const response = await this.send(router, rpc, request, deadline, signal);
+        const response = await send(router, index);
         this.rotation.answered(index);
         return response;
       } catch (error) {
@@ -154,6 +203,7 @@ export class RouterSet {
 
   close(): void {
     this.closed = true;
+    for (const sender of this.streamSenders) sender?.close();
     for (const router of this.routers) {
       router.admin.close();
       router.counter.close();

@@ -40,8 +40,23 @@ export interface TallyClientOptions {
    * unkeyed neighbours in a batch fail too (outcome unknown) where single
    * calls to healthy pairs would have succeeded. Turn it on for throughput
    * when that trade is right (most increments keyed, or one pair).
+   * The batches travel on one IncrementStream per router (a router that
+   * does not serve it gets unary IncrementBatch calls).
    */
   coalesce?: boolean;
+  /**
+   * With coalesce: send the batches on an IncrementStream (default true) or
+   * as unary IncrementBatch calls (false). The answers, keys and retries are
+   * the same either way.
+   */
+  incrementStream?: boolean;
+  /**
+   * incrementBatch() calls travel as batches on one IncrementStream per
+   * router instead of unary IncrementBatch calls (default false): cheaper
+   * per call for a service that sends batches continuously; the answers,
+   * keys and retries are the same.
+   */
+  incrementBatchOnStream?: boolean;
 }
 
 export type Int64Input = bigint | number | string;

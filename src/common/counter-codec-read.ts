@@ -7,6 +7,9 @@ import type {
   LeanIncrementBatchResponse,
   LeanIncrementRequest,
   LeanIncrementResponse,
+  LeanIncrementStreamError,
+  LeanIncrementStreamRequest,
+  LeanIncrementStreamResponse,
   LeanReadManyRequest,
   LeanReadManyResponse,
   LeanReadResponse,
@@ -180,6 +183,11 @@ function int64Of(low: number, high: number): number | bigint {
   return BigInt.asIntN(64, (BigInt(high) << 32n) | BigInt(low));
 }
 
+function readUint64(): number | bigint {
+  readLongVarint();
+  return varintHigh < safeHighBound ? varintHigh * twoTo32 + varintLow : (BigInt(varintHigh) << 32n) | BigInt(varintLow);
+}
+
 function readInt64(): number | bigint {
   readLongVarint();
   return int64Of(varintLow, varintHigh);
@@ -330,6 +338,78 @@ function readIncrementBatchResponse(end: number, depth: number): LeanIncrementBa
   return { results: readRepeatedFirstField(end, depth, readIncrementResponse) };
 }
 
+// IncrementStream: a batch's fields (1) with a sequence number (2) and, in a response, an error (3).
+
+function readIncrementStreamRequest(end: number, depth: number): LeanIncrementStreamRequest {
+  const items: LeanIncrementRequest[] = [];
+  let sequence: number | bigint = 0;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        items.push(readEmbedded(readUint32(), depth + 1, readIncrementRequest));
+        break;
+      case 2:
+        sequence = readUint64();
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { items, sequence };
+}
+
+function readIncrementStreamError(end: number, depth: number): LeanIncrementStreamError {
+  let code = 0;
+  let message = '';
+  let reason = '';
+  let statusDetails = emptyKey;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        code = readUint32() | 0;
+        break;
+      case 2:
+        message = readString();
+        break;
+      case 3:
+        reason = readString();
+        break;
+      case 4:
+        // A copy: the error outlives the message's bytes.
+        statusDetails = Buffer.from(readBytes());
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { code, message, reason, statusDetails };
+}
+
+function readIncrementStreamResponse(end: number, depth: number): LeanIncrementStreamResponse {
+  const results: LeanIncrementResponse[] = [];
+  let sequence: number | bigint = 0;
+  let error: LeanIncrementStreamError | null = null;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        results.push(readEmbedded(readUint32(), depth + 1, readIncrementResponse));
+        break;
+      case 2:
+        sequence = readUint64();
+        break;
+      case 3:
+        error = readEmbedded(readUint32(), depth + 1, readIncrementStreamError);
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { results, sequence, error };
+}
+
 /** counter.v1.Consistency's names by number (proto-loader `enums: String`); a number it does not name stays a number. */
 const consistencyNames: readonly string[] = ['EXACT', 'CACHED'];
 
@@ -417,6 +497,14 @@ export function decodeIncrementResponse(bytes: Uint8Array): LeanIncrementRespons
 
 export function decodeIncrementBatchResponse(bytes: Uint8Array): LeanIncrementBatchResponse {
   return decodeWith(bytes, readIncrementBatchResponse);
+}
+
+export function decodeIncrementStreamRequest(bytes: Uint8Array): LeanIncrementStreamRequest {
+  return decodeWith(bytes, readIncrementStreamRequest);
+}
+
+export function decodeIncrementStreamResponse(bytes: Uint8Array): LeanIncrementStreamResponse {
+  return decodeWith(bytes, readIncrementStreamResponse);
 }
 
 export function decodeReadManyRequest(bytes: Uint8Array): LeanReadManyRequest {

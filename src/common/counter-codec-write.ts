@@ -8,7 +8,11 @@ import type {
   IncrementBatchResponseInput,
   IncrementRequestInput,
   IncrementResponseInput,
+  IncrementStreamErrorInput,
+  IncrementStreamRequestInput,
+  IncrementStreamResponseInput,
   Int64Input,
+  Uint64Value,
   ReadManyRequestInput,
   ReadManyResponseInput,
   ReadResponseInput,
@@ -192,6 +196,27 @@ export function encodeIncrementRequest(request: IncrementRequestInput): Buffer {
 }
 
 export function encodeIncrementBatchRequest(request: IncrementBatchRequestInput): Buffer {
+  return encodeItems(request, undefined);
+}
+
+/** An IncrementBatchRequest's bytes followed by field 2, the sequence number. */
+export function encodeIncrementStreamRequest(request: IncrementStreamRequestInput): Buffer {
+  return encodeItems(request, request.sequence);
+}
+
+/** The halves of a sequence number (uint64), into varintLow/varintHigh; the size of its field (0 when it is 0, left out). */
+function sequenceFieldSize(sequence: Uint64Value | null | undefined): number {
+  if (sequence === undefined || sequence === null || sequence === 0 || sequence === 0n) return 0;
+  setUint64Halves(typeof sequence === 'bigint' ? sequence : BigInt(sequence));
+  return 1 + varint64Size(varintLow, varintHigh);
+}
+
+function writeSequenceField(): void {
+  out[outPos++] = 0x10; // field 2, varint
+  writeVarint64(varintLow, varintHigh);
+}
+
+function encodeItems(request: IncrementBatchRequestInput, sequence: Uint64Value | null | undefined): Buffer {
   const items = request.items ?? [];
   const count = items.length;
   reserveItems(count);
@@ -202,6 +227,9 @@ export function encodeIncrementBatchRequest(request: IncrementBatchRequestInput)
     itemSizes[index] = itemBytes;
     sizeBytes += 1 + varint32Size(itemBytes) + itemBytes;
   }
+  // Last: setInt64Halves (the items' sizes) shares varintLow/varintHigh.
+  const sequenceBytes = sequenceFieldSize(sequence);
+  sizeBytes += sequenceBytes;
   out = Buffer.allocUnsafe(sizeBytes);
   outPos = 0;
   for (let index = 0; index < count; index++) {
@@ -209,6 +237,7 @@ export function encodeIncrementBatchRequest(request: IncrementBatchRequestInput)
     writeVarint32(itemSizes[index]!);
     writeIncrementRequest(items[index]!, index);
   }
+  if (sequenceBytes > 0) writeSequenceField();
   return finishWriting(sizeBytes);
 }
 
@@ -238,11 +267,69 @@ export function encodeIncrementResponse(response: IncrementResponseInput): Buffe
 }
 
 export function encodeIncrementBatchResponse(response: IncrementBatchResponseInput): Buffer {
+  return encodeResults(response, undefined, undefined);
+}
+
+/** An IncrementBatchResponse's bytes followed by field 2, the sequence number, and field 3, the error. */
+export function encodeIncrementStreamResponse(response: IncrementStreamResponseInput): Buffer {
+  return encodeResults(response, response.sequence, response.error);
+}
+
+function streamErrorSize(error: IncrementStreamErrorInput, messageBytes: number, reasonBytes: number): number {
+  const code = error.code | 0;
+  return (
+    (code !== 0 ? 1 + (code < 0 ? 10 : varint32Size(code)) : 0) +
+    (messageBytes > 0 ? 1 + varint32Size(messageBytes) + messageBytes : 0) +
+    (reasonBytes > 0 ? 1 + varint32Size(reasonBytes) + reasonBytes : 0) +
+    (error.statusDetails.length > 0 ? 1 + varint32Size(error.statusDetails.length) + error.statusDetails.length : 0)
+  );
+}
+
+function writeStreamError(error: IncrementStreamErrorInput, messageBytes: number, reasonBytes: number): void {
+  const code = error.code | 0;
+  if (code !== 0) {
+    out[outPos++] = 0x08; // field 1, varint
+    if (code < 0) writeVarint64(code >>> 0, 0xffffffff);
+    else writeVarint32(code);
+  }
+  if (messageBytes > 0) {
+    out[outPos++] = 0x12; // field 2, length-delimited
+    writeVarint32(messageBytes);
+    outPos += out.write(error.message, outPos, messageBytes, 'utf8');
+  }
+  if (reasonBytes > 0) {
+    out[outPos++] = 0x1a; // field 3, length-delimited
+    writeVarint32(reasonBytes);
+    outPos += out.write(error.reason, outPos, reasonBytes, 'utf8');
+  }
+  if (error.statusDetails.length > 0) {
+    out[outPos++] = 0x22; // field 4, length-delimited
+    writeVarint32(error.statusDetails.length);
+    writeBytes(error.statusDetails);
+  }
+}
+
+function encodeResults(
+  response: IncrementBatchResponseInput,
+  sequence: Uint64Value | null | undefined,
+  error: IncrementStreamErrorInput | null | undefined,
+): Buffer {
   const results = response.results ?? [];
   let sizeBytes = 0;
   for (const result of results) {
     const resultBytes = incrementResponseSize(result);
     sizeBytes += 1 + varint32Size(resultBytes) + resultBytes;
+  }
+  const sequenceBytes = sequenceFieldSize(sequence);
+  sizeBytes += sequenceBytes;
+  let errorBytes = 0;
+  let messageBytes = 0;
+  let reasonBytes = 0;
+  if (error !== undefined && error !== null) {
+    messageBytes = Buffer.byteLength(error.message, 'utf8');
+    reasonBytes = Buffer.byteLength(error.reason, 'utf8');
+    errorBytes = streamErrorSize(error, messageBytes, reasonBytes);
+    sizeBytes += 1 + varint32Size(errorBytes) + errorBytes;
   }
   out = Buffer.allocUnsafe(sizeBytes);
   outPos = 0;
@@ -250,6 +337,12 @@ export function encodeIncrementBatchResponse(response: IncrementBatchResponseInp
     out[outPos++] = 0x0a; // field 1, length-delimited
     writeVarint32(incrementResponseSize(result));
     writeIncrementResponse(result);
+  }
+  if (sequenceBytes > 0) writeSequenceField();
+  if (error !== undefined && error !== null) {
+    out[outPos++] = 0x1a; // field 3, length-delimited
+    writeVarint32(errorBytes);
+    writeStreamError(error, messageBytes, reasonBytes);
   }
   return finishWriting(sizeBytes);
 }

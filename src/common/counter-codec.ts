@@ -13,6 +13,8 @@ import {
   decodeIncrementBatchResponse,
   decodeIncrementRequest,
   decodeIncrementResponse,
+  decodeIncrementStreamRequest,
+  decodeIncrementStreamResponse,
   decodeReadManyRequest,
   decodeReadManyResponse,
 } from './counter-codec-read.ts';
@@ -21,6 +23,8 @@ import {
   encodeIncrementBatchResponse,
   encodeIncrementRequest,
   encodeIncrementResponse,
+  encodeIncrementStreamRequest,
+  encodeIncrementStreamResponse,
   encodeReadManyRequest,
   encodeReadManyResponse,
 } from './counter-codec-write.ts';
@@ -30,12 +34,16 @@ export {
   decodeIncrementBatchResponse,
   decodeIncrementRequest,
   decodeIncrementResponse,
+  decodeIncrementStreamRequest,
+  decodeIncrementStreamResponse,
   decodeReadManyRequest,
   decodeReadManyResponse,
   encodeIncrementBatchRequest,
   encodeIncrementBatchResponse,
   encodeIncrementRequest,
   encodeIncrementResponse,
+  encodeIncrementStreamRequest,
+  encodeIncrementStreamResponse,
   encodeReadManyRequest,
   encodeReadManyResponse,
 };
@@ -60,6 +68,33 @@ export interface LeanIncrementResponse {
 
 export interface LeanIncrementBatchResponse {
   results: LeanIncrementResponse[];
+}
+
+/** uint64: a number when exact as one, else a bigint. */
+export type Uint64Value = number | bigint;
+
+/** An IncrementStreamRequest as the router reads it: an IncrementBatchRequest's items and the client's sequence number. */
+export interface LeanIncrementStreamRequest {
+  items: LeanIncrementRequest[];
+  sequence: Uint64Value;
+}
+
+/** IncrementStreamError: how one batch of a stream failed, as a unary IncrementBatch would have. */
+export interface LeanIncrementStreamError {
+  /** The gRPC status code. */
+  code: number;
+  message: string;
+  /** ErrorInfo.reason: 'NOT_APPLIED' or 'OUTCOME_UNKNOWN'. */
+  reason: string;
+  /** A serialized google.rpc.Status, as in a unary call's grpc-status-details-bin trailer. */
+  statusDetails: Buffer;
+}
+
+/** An IncrementStreamResponse: a batch's results, or its error (null when it succeeded). */
+export interface LeanIncrementStreamResponse {
+  results: LeanIncrementResponse[];
+  sequence: Uint64Value;
+  error: LeanIncrementStreamError | null;
 }
 
 /** A ReadManyRequest as the router reads it. */
@@ -116,6 +151,22 @@ export interface IncrementBatchResponseInput {
   results?: readonly IncrementResponseInput[] | null;
 }
 
+export interface IncrementStreamRequestInput extends IncrementBatchRequestInput {
+  sequence?: Uint64Value | null;
+}
+
+export interface IncrementStreamErrorInput {
+  code: number;
+  message: string;
+  reason: string;
+  statusDetails: Uint8Array;
+}
+
+export interface IncrementStreamResponseInput extends IncrementBatchResponseInput {
+  sequence?: Uint64Value | null;
+  error?: IncrementStreamErrorInput | null;
+}
+
 export interface ReadManyRequestInput {
   counters?: readonly string[] | null;
   /** A name of counter.v1.Consistency or a number; anything else is EXACT (0), as protobufjs's fromObject takes it. */
@@ -149,6 +200,13 @@ export const leanCounterCodecs = {
     responseSerialize: encodeIncrementBatchResponse,
     responseDeserialize: decodeIncrementBatchResponse,
   },
+  // A batch's items and a sequence number each way.
+  IncrementStream: {
+    requestSerialize: encodeIncrementStreamRequest,
+    requestDeserialize: decodeIncrementStreamRequest,
+    responseSerialize: encodeIncrementStreamResponse,
+    responseDeserialize: decodeIncrementStreamResponse,
+  },
   // A feed page: 50 names in, 50 totals out, three int64s each.
   ReadMany: {
     requestSerialize: encodeReadManyRequest,
@@ -160,7 +218,7 @@ export const leanCounterCodecs = {
 
 /**
  * A copy of counter.v1.CounterService's definition (proto-loader's or
- * grpc-js's) whose Increment, IncrementBatch and ReadMany carry the lean
+ * grpc-js's) whose Increment, IncrementBatch, IncrementStream and ReadMany carry the lean
  * codecs; every other method keeps proto-loader's. For a server's addService
  * and for a client constructor alike.
  */

@@ -158,21 +158,36 @@ export function statusMetadata(grpcStatus: number, message: string, details: Sta
   return metadata;
 }
 
+/** A failure as a status: code, message, and the google.rpc.Status bytes of its trailer with its ErrorInfo reason. */
+export interface StatusParts {
+  code: number;
+  details: string;
+  reason: string;
+  statusDetails: Buffer;
+}
+
 /**
- * Server side: any thrown value becomes a ServiceError with the right status
- * and its details. changesNothing: the call is a read, so whatever failed,
- * nothing was applied.
+ * Server side: any thrown value as the status it is answered with (for a
+ * failure answered inside a stream's message rather than as the call's
+ * status). changesNothing: as for toServiceError.
  */
-export function toServiceError(thrown: unknown, changesNothing = false): Partial<ServiceError> {
+export function toStatusParts(thrown: unknown, changesNothing = false): StatusParts {
+  const { code, details, reason, retryAfterMs } = statusOf(thrown, changesNothing);
+  return { code, details, reason, statusDetails: encodeStatusDetails(code, details, { reason, retryAfterMs }) };
+}
+
+function statusOf(thrown: unknown, changesNothing: boolean): { code: number; details: string; reason: string; retryAfterMs?: number } {
   // A storage error no writer mapped still gets its status, if not its owner.
   const error = storageError(thrown, "this server's");
   let code: number;
   let details: string;
-  let statusDetails: StatusDetails = {};
+  let reason: string | undefined;
+  let retryAfterMs: number | undefined;
   if (error instanceof TallyError) {
     code = grpcStatusOf(error.code);
     details = error.message;
-    statusDetails = { reason: error.reason, retryAfterMs: error.retryAfterMs };
+    reason = error.reason;
+    retryAfterMs = error.retryAfterMs;
   } else if (isServiceError(error)) {
     code = error.code;
     details = error.details;
@@ -180,8 +195,18 @@ export function toServiceError(thrown: unknown, changesNothing = false): Partial
     code = status.INTERNAL;
     details = `internal error: ${error instanceof Error ? error.message : String(error)}`;
   }
-  if (changesNothing) statusDetails.reason = ErrorReason.notApplied;
-  return { code, details, metadata: statusMetadata(code, details, statusDetails) };
+  if (changesNothing) reason = ErrorReason.notApplied;
+  return { code, details, reason: reason ?? reasonOf(code), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+}
+
+/**
+ * Server side: any thrown value becomes a ServiceError with the right status
+ * and its details. changesNothing: the call is a read, so whatever failed,
+ * nothing was applied.
+ */
+export function toServiceError(thrown: unknown, changesNothing = false): Partial<ServiceError> {
+  const { code, details, reason, retryAfterMs } = statusOf(thrown, changesNothing);
+  return { code, details, metadata: statusMetadata(code, details, { reason, retryAfterMs }) };
 }
 
 /** A gRPC error as received from a call (it carries a numeric code). */

@@ -336,6 +336,34 @@ export const listRequestBytesMax: Readonly<Record<string, number>> = {
   CountDistinct: countDistinctCountersMax * (counterNameBytesMax + elementFramingBytesMax) + singleRequestBytesMax,
 };
 
+// --- IncrementStream (issue 34, item 5) ---
+/**
+ * Batches of one IncrementStream a router works on at once. A batch beyond
+ * it is answered RESOURCE_EXHAUSTED (NOT_APPLIED, with a retry delay) by its
+ * sequence number, read and dropped: what one stream makes the router hold
+ * is this many batches, each at most incrementStreamMessageBytesMax. A
+ * batch's slot frees once its answer is handed to HTTP/2, so a client that
+ * stops reading answers stops being served. The TypeScript client keeps
+ * within it: its further batches wait for a slot.
+ */
+export const streamBatchesInFlightMax = 8;
+/**
+ * Stream batches one router works on at once over all its streams (like
+ * routerLargeCallsInFlightMax for unary calls: this times the largest batch
+ * bounds what streams make the router hold); beyond it a batch is answered
+ * RESOURCE_EXHAUSTED as above. A stream itself is one call in flight.
+ */
+export const routerStreamBatchesInFlightMax = 128;
+/** The largest message of an IncrementStream: an IncrementBatch's bound and its sequence number. */
+export const incrementStreamMessageBytesMax = (listRequestBytesMax.IncrementBatch ?? messageBytesMax) + 16;
+/**
+ * How long a client keeps sending on one IncrementStream before it opens the
+ * next (the old one finishes its batches and closes): well inside the
+ * server's ceiling on any call (callDeadlineMaxMs), which would end it with
+ * its batches in flight.
+ */
+export const incrementStreamLifetimeMs = 30_000;
+
 // --- Counter lifecycle: delete and clear (issue 19, items 1, 2 and 5) ---
 /**
  * How long a node keeps a dropped shard's tombstone (memory, checkpoint,

@@ -112,6 +112,11 @@ export function guardMalformed(definition: ServiceDefinition, requestBytesMaxOf?
   return guarded;
 }
 
+/** The refusal guardMalformed put in place of a request that failed to decode or was too large; undefined for a decoded request. */
+export function malformedRequestError(request: unknown): TallyError | undefined {
+  return typeof request === 'object' && request !== null && malformed in request ? (request as MalformedRequest)[malformed] : undefined;
+}
+
 /**
  * Wraps an async handler: its result is sent, anything it throws is mapped to
  * a status with its google.rpc details. changesNothing: a read, whose every

@@ -26,6 +26,9 @@ import type { IncrementBatchRequest as _counter_v1_IncrementBatchRequest, Increm
 import type { IncrementBatchResponse as _counter_v1_IncrementBatchResponse, IncrementBatchResponse__Output as _counter_v1_IncrementBatchResponse__Output } from './counter/v1/IncrementBatchResponse.ts';
 import type { IncrementRequest as _counter_v1_IncrementRequest, IncrementRequest__Output as _counter_v1_IncrementRequest__Output } from './counter/v1/IncrementRequest.ts';
 import type { IncrementResponse as _counter_v1_IncrementResponse, IncrementResponse__Output as _counter_v1_IncrementResponse__Output } from './counter/v1/IncrementResponse.ts';
+import type { IncrementStreamError as _counter_v1_IncrementStreamError, IncrementStreamError__Output as _counter_v1_IncrementStreamError__Output } from './counter/v1/IncrementStreamError.ts';
+import type { IncrementStreamRequest as _counter_v1_IncrementStreamRequest, IncrementStreamRequest__Output as _counter_v1_IncrementStreamRequest__Output } from './counter/v1/IncrementStreamRequest.ts';
+import type { IncrementStreamResponse as _counter_v1_IncrementStreamResponse, IncrementStreamResponse__Output as _counter_v1_IncrementStreamResponse__Output } from './counter/v1/IncrementStreamResponse.ts';
 import type { IsMemberRequest as _counter_v1_IsMemberRequest, IsMemberRequest__Output as _counter_v1_IsMemberRequest__Output } from './counter/v1/IsMemberRequest.ts';
 import type { IsMemberResponse as _counter_v1_IsMemberResponse, IsMemberResponse__Output as _counter_v1_IsMemberResponse__Output } from './counter/v1/IsMemberResponse.ts';
 import type { ListCountersRequest as _counter_v1_ListCountersRequest, ListCountersRequest__Output as _counter_v1_ListCountersRequest__Output } from './counter/v1/ListCountersRequest.ts';
@@ -91,6 +94,9 @@ export interface ProtoGrpcType {
       IncrementBatchResponse: MessageTypeDefinition<_counter_v1_IncrementBatchResponse, _counter_v1_IncrementBatchResponse__Output>
       IncrementRequest: MessageTypeDefinition<_counter_v1_IncrementRequest, _counter_v1_IncrementRequest__Output>
       IncrementResponse: MessageTypeDefinition<_counter_v1_IncrementResponse, _counter_v1_IncrementResponse__Output>
+      IncrementStreamError: MessageTypeDefinition<_counter_v1_IncrementStreamError, _counter_v1_IncrementStreamError__Output>
+      IncrementStreamRequest: MessageTypeDefinition<_counter_v1_IncrementStreamRequest, _counter_v1_IncrementStreamRequest__Output>
+      IncrementStreamResponse: MessageTypeDefinition<_counter_v1_IncrementStreamResponse, _counter_v1_IncrementStreamResponse__Output>
       IsMemberRequest: MessageTypeDefinition<_counter_v1_IsMemberRequest, _counter_v1_IsMemberRequest__Output>
       IsMemberResponse: MessageTypeDefinition<_counter_v1_IsMemberResponse, _counter_v1_IsMemberResponse__Output>
       ListCountersRequest: MessageTypeDefinition<_counter_v1_ListCountersRequest, _counter_v1_ListCountersRequest__Output>

@@ -18,6 +18,7 @@ import {
   expirySweepIntervalMs,
   guardCalls,
   guardMalformed,
+  incrementStreamMessageBytesMax,
   listRequestBytesMax,
   loadTls,
   monotonicNowMs,
@@ -247,6 +248,8 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
 }
 
 function requestBytesMaxOf(method: string): number {
+  // A stream's message is a batch: bounded as one, but the stream is no large call (it holds its own bounded batches).
+  if (method === 'IncrementStream') return incrementStreamMessageBytesMax;
   return listRequestBytesMax[method] ?? singleRequestBytesMax;
 }
 

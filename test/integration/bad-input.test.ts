@@ -1,10 +1,19 @@
 // G7: every bad input gets its named status and changes nothing — neither a
 // total nor any node's log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, status } from '@grpc/grpc-js';
-import { CounterServiceClient, messageBytesMax, batchItemsMax, readManyCountersMax, INT64_MAX } from '../../src/common/index.ts';
+import { Metadata, credentials, status } from '@grpc/grpc-js';
+import {
+  CounterServiceClient,
+  messageBytesMax,
+  batchItemsMax,
+  readManyCountersMax,
+  INT64_MAX,
+  decodeIncrementStreamResponse,
+  encodeIncrementStreamRequest,
+  type LeanIncrementStreamResponse,
+} from '../../src/common/index.ts';
 import { TallyError, createTallyClient, type TallyClient } from '../../src/client/index.ts';
-import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
+import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import type { RawRpcClient } from '../helpers/raw-client.ts';
 
 describe('bad input (G7)', () => {
@@ -32,6 +41,17 @@ describe('bad input (G7)', () => {
   async function logPosition(): Promise<bigint> {
     const cluster = await tc.client.clusterStatus();
     return cluster.nodes.reduce((sum, node) => sum + node.lastLsn, 0n);
+  }
+
+  /** Runs attempt and checks it changed nothing: a total, any node's log, the counters in the directory. */
+  async function expectUnchanged(attempt: () => Promise<void>): Promise<void> {
+    const totalBefore = (await tc.client.read('guarded')).total;
+    const positionBefore = await logPosition();
+    const countersBefore = (await tc.client.clusterStatus()).counters;
+    await attempt();
+    expect((await tc.client.read('guarded')).total).toBe(totalBefore);
+    expect(await logPosition()).toBe(positionBefore);
+    expect((await tc.client.clusterStatus()).counters).toBe(countersBefore);
   }
 
   async function expectRejected(attempt: () => Promise<unknown>, grpcCode: number): Promise<TallyError> {
@@ -158,6 +178,79 @@ describe('bad input (G7)', () => {
       status.INVALID_ARGUMENT,
     );
     expect(error.message).toMatch(/malformed/);
+  });
+
+  /**
+   * Messages written on one IncrementStream, raw bytes or encoded batches;
+   * resolves with each batch's answer by sequence and how the stream ended.
+   */
+  async function onStream(messages: (Buffer | { sequence: number; items: object[] })[], answersAwaited: number) {
+    const call = raw.makeBidiStreamRequest(
+      '/counter.v1.CounterService/IncrementStream',
+      (message: Buffer | { sequence: number; items: object[] }) =>
+        Buffer.isBuffer(message) ? message : encodeIncrementStreamRequest(message),
+      decodeIncrementStreamResponse,
+      new Metadata(),
+      { deadline: Date.now() + 20_000 },
+    );
+    const answers = new Map<number, LeanIncrementStreamResponse>();
+    let ended: { code: number; details: string } | undefined;
+    call.on('data', (answer: LeanIncrementStreamResponse) => answers.set(Number(answer.sequence), answer));
+    call.on('error', (error: { code: number; details: string }) => (ended = error));
+    for (const message of messages) call.write(message);
+    await waitFor(() => answers.size >= answersAwaited || ended !== undefined, { timeoutMs: 20_000, what: 'the answers' });
+    if (ended === undefined) call.end();
+    await waitFor(() => ended !== undefined || call.readableEnded, { timeoutMs: 20_000, what: 'the stream to end' }).catch(() => {});
+    call.cancel();
+    return { answers, ended };
+  }
+
+  it('router: IncrementStream answers each bad batch by its sequence with IncrementBatch status, and changes nothing', async () => {
+    const bad: [object[], number][] = [
+      [[{ counter: '', amount: 1 }], status.INVALID_ARGUMENT],
+      [[{ counter: 'x'.repeat(201), amount: 1 }], status.INVALID_ARGUMENT],
+      [[{ counter: 'bad\nname', amount: 1 }], status.INVALID_ARGUMENT],
+      [[{ counter: 'guarded', amount: 1, idempotencyKey: Buffer.alloc(129, 1) }], status.INVALID_ARGUMENT],
+      [[{ counter: 'guarded', amount: 0 }], status.INVALID_ARGUMENT],
+      [
+        [
+          { counter: 'guarded', amount: 1 },
+          { counter: 'stream:batch:new', amount: 2 },
+          { counter: '', amount: 3 },
+        ],
+        status.INVALID_ARGUMENT,
+      ],
+      [[], status.INVALID_ARGUMENT],
+      [Array.from({ length: batchItemsMax + 1 }, () => ({ counter: 'guarded', amount: 1 })), status.RESOURCE_EXHAUSTED],
+    ];
+    await expectUnchanged(async () => {
+      const { answers, ended } = await onStream(
+        bad.map(([items], index) => ({ sequence: index + 1, items })),
+        bad.length,
+      );
+      expect(ended?.code ?? status.OK).toBe(status.OK);
+      bad.forEach(([, code], index) => {
+        const answer = answers.get(index + 1);
+        expect(answer?.error?.code, `batch ${index + 1}: ${answer?.error?.message}`).toBe(code);
+        expect(answer?.results).toEqual([]);
+      });
+    });
+    expect((await tc.client.read('stream:batch:new')).shards).toBe(0);
+  });
+
+  it('router: an IncrementStream message that does not decode ends the stream INVALID_ARGUMENT, one over the size limit RESOURCE_EXHAUSTED; neither changes anything', async () => {
+    await expectUnchanged(async () => {
+      const malformed = await onStream([Buffer.from([0x0a, 0x7f, 0x01])], 1);
+      expect(malformed.ended?.code).toBe(status.INVALID_ARGUMENT);
+      expect(malformed.ended?.details).toMatch(/malformed/);
+      const items = Array.from({ length: 20_000 }, (_, index) => ({
+        counter: `${'n'.repeat(190)}${index}`,
+        amount: 1,
+        idempotencyKey: Buffer.alloc(128, 7),
+      }));
+      const oversized = await onStream([{ sequence: 1, items }], 1);
+      expect(oversized.ended?.code).toBe(status.RESOURCE_EXHAUSTED);
+    });
   });
 
   it('router: an unknown consistency is INVALID_ARGUMENT', async () => {

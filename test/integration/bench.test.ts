@@ -86,6 +86,19 @@ describe('tally bench', () => {
     expect(withBatch.stderr.trim()).toBe('tally: --coalesce drives unary increment calls; it takes no --batch');
   });
 
+  it('bench: --stream drives batches on IncrementStream, in two processes, and passes the check', async () => {
+    const args = ['bench', '--router', tc.cluster.routerAddress, '--workload', 'mix', '--counters', '50', '--stream', '--batch', '20'];
+    const result = await tally([...args, '--concurrency', '8', '--procs', '2', '--seconds', '2', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { okIncrements: number; stream: boolean; batch: number; check: { passed: boolean } };
+    expect(summary.stream).toBe(true);
+    expect(summary.batch).toBe(20);
+    expect(summary.okIncrements).toBeGreaterThan(0);
+    expect(summary.check.passed).toBe(true);
+    const withCoalesce = await tally([...args, '--coalesce']);
+    expect(withCoalesce.code).toBe(2);
+  });
+
   it('bench: a zipf run creates its population first, passes the check, and page reads of that population find every counter', async () => {
     const runId = `zipf${process.pid}`;
     const common = ['bench', '--router', tc.cluster.routerAddress, '--counters', '2000', '--run-id', runId, '--seconds', '1', '--json'];

@@ -1,5 +1,5 @@
-// The coalescing client (on by default): concurrent increment calls share
-// IncrementBatch calls, and each caller still gets what a unary call would
+// The coalescing client: concurrent increment calls share batches (on its
+// IncrementStream, or unary IncrementBatch calls with incrementStream: false), and each caller still gets what a unary call would
 // give it: its own result, its own error, bad input refused before sending.
 // Calls are counted by the router's own metrics, per RPC.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,11 +23,14 @@ describe('coalescing client', () => {
   });
 
   /** Calls the router has answered, per RPC (0 before the first). */
-  async function routerCalls(): Promise<{ increment: number; batch: number; rejected: number }> {
+  /** Batches are counted whether they came as IncrementBatch calls or on an IncrementStream (stream: those alone). */
+  async function routerCalls(): Promise<{ increment: number; batch: number; stream: number; rejected: number }> {
     const count = (name: string, labels: Record<string, string> = {}) => scrapeMetric(tc.routerMetricsPort, name, labels).catch(() => 0);
+    const stream = await count('tally_increment_latency_seconds_count', { rpc: 'increment_stream' });
     return {
       increment: await count('tally_increment_latency_seconds_count', { rpc: 'increment' }),
-      batch: await count('tally_increment_latency_seconds_count', { rpc: 'increment_batch' }),
+      batch: (await count('tally_increment_latency_seconds_count', { rpc: 'increment_batch' })) + stream,
+      stream,
       rejected: await count('tally_increments_rejected_total'),
     };
   }
@@ -41,12 +44,13 @@ describe('coalescing client', () => {
     return error as TallyError;
   }
 
-  it('client: 64 increments made in one tick leave in one IncrementBatch; the total is exact', async () => {
+  it('client: 64 increments made in one tick leave in one batch on the IncrementStream; the total is exact', async () => {
     const before = await routerCalls();
     const results = await Promise.all(Array.from({ length: 64 }, (_, index) => tc.client.increment('tick', index + 1)));
     const after = await routerCalls();
     expect(results.every((result) => result.applied)).toBe(true);
     expect(after.batch - before.batch).toBe(1);
+    expect(after.stream - before.stream).toBe(1);
     expect(after.increment - before.increment).toBe(0);
     expect((await tc.client.read('tick')).total).toBe(BigInt((64 * 65) / 2));
   });
@@ -142,6 +146,21 @@ describe('coalescing client', () => {
     expect(coalesced.grpcCode).toBe(status.FAILED_PRECONDITION);
     expect([coalesced.code, coalesced.message]).toEqual([alone.code, alone.message]);
     expect((await tc.client.read('near-sketch')).total).toBe(50n);
+  });
+
+  it('client: with incrementStream: false the batches are unary IncrementBatch calls, with the same results', async () => {
+    const batching = createTallyClient({ address: tc.cluster.routerAddress, deadlineMs: 10_000, coalesce: true, incrementStream: false });
+    try {
+      const before = await routerCalls();
+      const results = await Promise.all(Array.from({ length: 16 }, () => batching.increment('unary-batches', 2)));
+      const after = await routerCalls();
+      expect(results.every((result) => result.applied)).toBe(true);
+      expect(after.batch - before.batch).toBe(1);
+      expect(after.stream - before.stream).toBe(0);
+      expect((await tc.client.read('unary-batches')).total).toBe(32n);
+    } finally {
+      batching.close();
+    }
   });
 
   it('client: by default (no coalesce option) every increment is its own unary Increment call', async () => {

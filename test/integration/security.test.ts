@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status } from '@grpc/grpc-js';
 import { ShardNodeClient } from '../../src/common/index.ts';
-import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
+import { createTallyClient, type TallyClient, type TallyError } from '../../src/client/index.ts';
 import { nodeMainPath, repoRoot, routerMainPath } from '../../src/cluster/managed-process.ts';
 import { makeCerts, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
@@ -96,6 +96,21 @@ describe('security', () => {
     expect((await tc.client.read('guarded')).total).toBe(1n);
     // The admin token may do both.
     expect((await tc.client.setShards('guarded', 2)).shards).toBe(2);
+  });
+
+  it('auth: an IncrementStream without a credential is refused UNAUTHENTICATED (NOT_APPLIED) on its headers; with the client token its batches are applied, over TLS', async () => {
+    const before = (await tc.client.read('stream:secure')).total;
+    // The coalescing client sends its batches on the stream; one tick's calls are one batch.
+    const anonymous = client({ tls: { ca: file('ca.crt') }, coalesce: true });
+    const refused = await Promise.allSettled([anonymous.increment('stream:secure', 1), anonymous.increment('stream:secure', 1)]);
+    for (const outcome of refused) {
+      expect(outcome.status).toBe('rejected');
+      const error = (outcome as PromiseRejectedResult).reason as TallyError;
+      expect([error.grpcCode, error.reason]).toEqual([status.UNAUTHENTICATED, 'NOT_APPLIED']);
+    }
+    const user = client({ tls: { ca: file('ca.crt') }, token: file('client.token').toString().trim(), coalesce: true });
+    await Promise.all([user.increment('stream:secure', 2), user.increment('stream:secure', 3)]);
+    expect((await tc.client.read('stream:secure')).total).toBe(before + 5n);
   });
 
   it('cli: TLS and a token file work from the command line; the token never needs to be an argument', async () => {

@@ -149,7 +149,10 @@ describe('client options', () => {
         .filter((config) => (config.retryPolicy !== undefined) === withRetry)
         .flatMap((config) => config.name.filter((name) => name.service === 'counter.v1.CounterService').map((name) => name.method!));
     // Writes whose repeat could count twice unless keyed: the caller retries them with the key, never gRPC.
-    expect(named(false).sort()).toEqual(['Clear', 'Increment', 'IncrementBatch']);
+    // IncrementStream: no retry and no timeout (a stream outlives any one batch; each batch has the client's own deadline).
+    expect(named(false).sort()).toEqual(['Clear', 'Increment', 'IncrementBatch', 'IncrementStream']);
+    const streamConfig = serviceConfig.methodConfig.find((config) => config.name.some((name) => name.method === 'IncrementStream'));
+    expect(streamConfig?.timeout).toBeUndefined();
     expect([...named(true), ...named(false)].sort()).toEqual([...methods].sort());
     for (const config of serviceConfig.methodConfig.filter((one) => one.retryPolicy !== undefined))
       expect(config.retryPolicy!.retryableStatusCodes).toEqual(['UNAVAILABLE']);

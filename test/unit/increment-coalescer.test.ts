@@ -2,7 +2,8 @@
 // what is sent again when a batch fails, by status, keyed and unkeyed.
 import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus } from '../../src/common/errors.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, reasonOf } from '../../src/common/errors.ts';
+import { ErrorReason } from '../../src/common/error-details.ts';
 import { IncrementCoalescer, type CoalescedItem, type CoalescerTransport } from '../../src/client/increment-coalescer.ts';
 import { newCountersPerCallMax } from '../../src/common/limits.ts';
 
@@ -11,17 +12,22 @@ interface Sent {
   deadline: number;
 }
 
-/** A transport that fails batches with `batchFailure` (once) and answers single increments by `single`. */
-function scripted(batchFailure: number | undefined, single: (item: CoalescedItem) => number = () => status.OK) {
+/**
+ * A transport that fails batches with `batchFailure` (once) and answers single
+ * increments by `single`. Each failure carries the ErrorInfo reason a router
+ * gives its status by default (reasonOf), or `batchReason` for the batch.
+ */
+function scripted(batchFailure: number | undefined, single: (item: CoalescedItem) => number = () => status.OK, batchReason?: ErrorReason) {
   const sent: Sent[] = [];
   let failuresLeft = batchFailure === undefined ? 0 : 1;
-  const failure = (code: number) => new TallyError(errorCodeOfGrpcStatus(code), `scripted ${code}`, code);
+  const failure = (code: number, reason: ErrorReason = reasonOf(code)) =>
+    new TallyError(errorCodeOfGrpcStatus(code), `scripted ${code}`, code, { reason });
   const transport: CoalescerTransport = {
     incrementBatch: (items, deadline) => {
       sent.push({ counters: items.map((item) => item.counter), deadline });
       if (failuresLeft > 0) {
         failuresLeft--;
-        return Promise.reject(failure(batchFailure!));
+        return Promise.reject(failure(batchFailure!, batchReason));
       }
       return Promise.resolve({ results: items.map(() => ({ applied: true, shard: 0 })) });
     },
@@ -76,8 +82,12 @@ describe('increment coalescer', () => {
     expect(sent.slice(1).flatMap((call) => call.counters)).toEqual(['k1', 'k2']);
   });
 
-  it('coalescer: OUT_OF_RANGE sends keyed items again alone (only the culprit fails) and fails unkeyed ones UNAVAILABLE', async () => {
-    const { sent, coalescer } = scripted(status.OUT_OF_RANGE, (item) => (item.counter === 'huge' ? status.OUT_OF_RANGE : status.OK));
+  it('coalescer: OUT_OF_RANGE of a batch maybe applied in part sends keyed items again alone (only the culprit fails) and fails unkeyed ones UNAVAILABLE', async () => {
+    const { sent, coalescer } = scripted(
+      status.OUT_OF_RANGE,
+      (item) => (item.counter === 'huge' ? status.OUT_OF_RANGE : status.OK),
+      ErrorReason.outcomeUnknown,
+    );
     const deadline = performance.now() + 10_000;
     const results = await outcomes([
       coalescer.add(keyed('fine'), deadline),
@@ -99,6 +109,38 @@ describe('increment coalescer', () => {
     expect(sent).toHaveLength(3);
   });
 
+  it('coalescer: a batch failing FAILED_PRECONDITION with reason OUTCOME_UNKNOWN (applied on another pair) fails its unkeyed items as unknown, never re-sent', async () => {
+    const { sent, coalescer } = scripted(status.FAILED_PRECONDITION, undefined, ErrorReason.outcomeUnknown);
+    const deadline = performance.now() + 10_000;
+    const settled = await Promise.allSettled([
+      coalescer.add(unkeyed('a'), deadline),
+      coalescer.add(keyed('k'), deadline),
+      coalescer.add(unkeyed('b'), deadline),
+    ]);
+    const errors = settled.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as TallyError) : undefined));
+    expect(errors[0]?.reason).toBe(ErrorReason.outcomeUnknown);
+    expect(errors[1]).toBeUndefined();
+    expect(errors[2]?.reason).toBe(ErrorReason.outcomeUnknown);
+    // Only the keyed item goes again (alone, with its key).
+    expect(sent.slice(1).map((call) => call.counters)).toEqual([['k']]);
+  });
+
+  it('coalescer: a batch failing INVALID_ARGUMENT with reason OUTCOME_UNKNOWN re-sends no unkeyed item', async () => {
+    const { sent, coalescer } = scripted(status.INVALID_ARGUMENT, undefined, ErrorReason.outcomeUnknown);
+    const deadline = performance.now() + 10_000;
+    const results = await outcomes([coalescer.add(unkeyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
+    expect(results).toEqual([ErrorCode.unavailable, ErrorCode.unavailable]);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('coalescer: a batch refused OUT_OF_RANGE with reason NOT_APPLIED sends its unkeyed items again alone', async () => {
+    const { sent, coalescer } = scripted(status.OUT_OF_RANGE, (item) => (item.counter === 'huge' ? status.OUT_OF_RANGE : status.OK));
+    const deadline = performance.now() + 10_000;
+    const results = await outcomes([coalescer.add(unkeyed('fine'), deadline), coalescer.add(unkeyed('huge'), deadline)]);
+    expect(results).toEqual(['ok', ErrorCode.outOfRange]);
+    expect(sent.slice(1).map((call) => call.counters)).toEqual([['fine'], ['huge']]);
+  });
+
   it('coalescer: UNAUTHENTICATED fails every item and sends nothing again', async () => {
     const { sent, coalescer } = scripted(status.UNAUTHENTICATED);
     const deadline = performance.now() + 10_000;
@@ -108,7 +150,7 @@ describe('increment coalescer', () => {
   });
 
   it('coalescer: RESOURCE_EXHAUSTED of a batch (maybe applied in part) is an unknown outcome: keyed items go again, unkeyed fail UNAVAILABLE', async () => {
-    const { sent, coalescer } = scripted(status.RESOURCE_EXHAUSTED);
+    const { sent, coalescer } = scripted(status.RESOURCE_EXHAUSTED, undefined, ErrorReason.outcomeUnknown);
     const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
     expect(results).toEqual(['ok', ErrorCode.unavailable]);

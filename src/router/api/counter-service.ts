@@ -6,6 +6,8 @@ import {
   TallyError,
   batchItemsMax,
   readManyCountersMax,
+  routerStreamBatchesInFlightMax,
+  streamBatchesInFlightMax,
   unary,
   validateCounterName,
   validateIdempotencyKey,
@@ -26,6 +28,7 @@ import { type CounterLifecycle } from '../counters/index.ts';
 import { type HeatTracker } from '../sizing/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
+import { createIncrementStreamHandler } from './increment-stream.ts';
 
 /** What CounterService hands its calls to. */
 export interface CounterServiceDeps {
@@ -69,6 +72,7 @@ export function createCounterService(deps: CounterServiceDeps) {
   const latencyByRpc = {
     increment: metrics.incrementLatency.labels({ rpc: 'increment' }),
     increment_batch: metrics.incrementLatency.labels({ rpc: 'increment_batch' }),
+    increment_stream: metrics.incrementLatency.labels({ rpc: 'increment_stream' }),
   };
 
   const applyCounted = async (
@@ -144,6 +148,29 @@ export function createCounterService(deps: CounterServiceDeps) {
     return consistency as string;
   };
 
+  // IncrementBatch's whole body, shared with each batch of an IncrementStream.
+  const incrementBatch = async (
+    request: LeanIncrementBatchRequest,
+    call: { readonly cancelled: boolean },
+    rpc: 'increment_batch' | 'increment_stream',
+  ): Promise<counterV1.IncrementResponse__Output[]> => {
+    const count = request.items.length;
+    const items = validated(count, () => {
+      if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
+      if (count > batchItemsMax)
+        throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
+      const items: ValidIncrement[] = new Array(count);
+      let validName = '';
+      for (let index = 0; index < count; index++) {
+        const item = validateIncrement(request.items[index]!, index, validName);
+        validName = item.counter;
+        items[index] = item;
+      }
+      return items;
+    });
+    return applyCounted(items, rpc, call);
+  };
+
   // Reads change nothing: any failure of theirs is NOT_APPLIED.
   const changesNothing = true;
 
@@ -155,23 +182,19 @@ export function createCounterService(deps: CounterServiceDeps) {
       return response!;
     }),
 
-    IncrementBatch: unary<LeanIncrementBatchRequest, counterV1.IncrementBatchResponse__Output>(async (request, call) => {
-      const count = request.items.length;
-      const items = validated(count, () => {
-        if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
-        if (count > batchItemsMax)
-          throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
-        const items: ValidIncrement[] = new Array(count);
-        let validName = '';
-        for (let index = 0; index < count; index++) {
-          const item = validateIncrement(request.items[index]!, index, validName);
-          validName = item.counter;
-          items[index] = item;
-        }
-        return items;
-      });
-      return { results: await applyCounted(items, 'increment_batch', call) };
-    }),
+    IncrementBatch: unary<LeanIncrementBatchRequest, counterV1.IncrementBatchResponse__Output>(async (request, call) => ({
+      results: await incrementBatch(request, call, 'increment_batch'),
+    })),
+
+    // Each batch as IncrementBatch, answered by its sequence number (increment-stream.ts); lean codec as IncrementBatch.
+    IncrementStream: createIncrementStreamHandler(
+      (request, call) => incrementBatch(request, call, 'increment_stream'),
+      { batchesInFlightMax: streamBatchesInFlightMax, routerBatchesInFlightMax: routerStreamBatchesInFlightMax },
+      {
+        onRefused: (itemCount) => metrics.incrementsRejected.inc({ reason: ErrorCode.resourceExhausted }, itemCount),
+        onInFlight: (batches) => metrics.streamBatchesInFlight.set(batches),
+      },
+    ),
 
     Read: unary<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);

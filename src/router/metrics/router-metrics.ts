@@ -26,7 +26,7 @@ export function createRouterMetrics(registry: Registry) {
     }),
     incrementLatency: new Histogram({
       name: 'tally_increment_latency_seconds',
-      help: 'Increment and IncrementBatch call latency',
+      help: 'Increment and IncrementBatch call latency, and IncrementStream batch latency (rpc=increment_stream)',
       labelNames: ['rpc'],
       buckets: latencyBucketsSeconds,
       registers: [registry],
@@ -184,6 +184,11 @@ export function createRouterMetrics(registry: Registry) {
       registers: [registry],
     }),
     callsInFlight: new Gauge({ name: 'tally_router_calls_in_flight', help: 'Calls the router is serving now', registers: [registry] }),
+    streamBatchesInFlight: new Gauge({
+      name: 'tally_router_stream_batches_in_flight',
+      help: 'IncrementStream batches the router is working on now, over all streams',
+      registers: [registry],
+    }),
     callsRefused: new Counter({
       name: 'tally_router_calls_refused_total',
       help: 'Calls refused on their headers, before their message was read, by reason (unauthenticated, permission_denied, busy)',

@@ -12,6 +12,8 @@ import type { IncrementBatchRequest as _counter_v1_IncrementBatchRequest, Increm
 import type { IncrementBatchResponse as _counter_v1_IncrementBatchResponse, IncrementBatchResponse__Output as _counter_v1_IncrementBatchResponse__Output } from '../../counter/v1/IncrementBatchResponse.ts';
 import type { IncrementRequest as _counter_v1_IncrementRequest, IncrementRequest__Output as _counter_v1_IncrementRequest__Output } from '../../counter/v1/IncrementRequest.ts';
 import type { IncrementResponse as _counter_v1_IncrementResponse, IncrementResponse__Output as _counter_v1_IncrementResponse__Output } from '../../counter/v1/IncrementResponse.ts';
+import type { IncrementStreamRequest as _counter_v1_IncrementStreamRequest, IncrementStreamRequest__Output as _counter_v1_IncrementStreamRequest__Output } from '../../counter/v1/IncrementStreamRequest.ts';
+import type { IncrementStreamResponse as _counter_v1_IncrementStreamResponse, IncrementStreamResponse__Output as _counter_v1_IncrementStreamResponse__Output } from '../../counter/v1/IncrementStreamResponse.ts';
 import type { IsMemberRequest as _counter_v1_IsMemberRequest, IsMemberRequest__Output as _counter_v1_IsMemberRequest__Output } from '../../counter/v1/IsMemberRequest.ts';
 import type { IsMemberResponse as _counter_v1_IsMemberResponse, IsMemberResponse__Output as _counter_v1_IsMemberResponse__Output } from '../../counter/v1/IsMemberResponse.ts';
 import type { ReadManyRequest as _counter_v1_ReadManyRequest, ReadManyRequest__Output as _counter_v1_ReadManyRequest__Output } from '../../counter/v1/ReadManyRequest.ts';
@@ -119,6 +121,35 @@ export interface CounterServiceClient extends grpc.Client {
   incrementBatch(argument: _counter_v1_IncrementBatchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_IncrementBatchResponse__Output>): grpc.ClientUnaryCall;
   incrementBatch(argument: _counter_v1_IncrementBatchRequest, callback: grpc.requestCallback<_counter_v1_IncrementBatchResponse__Output>): grpc.ClientUnaryCall;
   
+  /**
+   * Batches of increments on one long-lived stream, for clients that send
+   * continuously (docs/clients.md, "IncrementStream"). Each request is a
+   * batch with a sequence number the client chooses; each response answers
+   * one batch by that number, in any order: its results, as IncrementBatch
+   * gives them, or its error, as IncrementBatch would have failed (status
+   * code, message, ErrorInfo reason). A failed batch fails alone; the
+   * stream goes on. The stream itself ends with a status only for a
+   * malformed message, a sequence number reused while its batch is in
+   * flight, credentials, or the server going away: every batch then still
+   * unanswered has an unknown outcome (resend it only with the same keys).
+   */
+  IncrementStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_IncrementStreamRequest, _counter_v1_IncrementStreamResponse__Output>;
+  IncrementStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_IncrementStreamRequest, _counter_v1_IncrementStreamResponse__Output>;
+  /**
+   * Batches of increments on one long-lived stream, for clients that send
+   * continuously (docs/clients.md, "IncrementStream"). Each request is a
+   * batch with a sequence number the client chooses; each response answers
+   * one batch by that number, in any order: its results, as IncrementBatch
+   * gives them, or its error, as IncrementBatch would have failed (status
+   * code, message, ErrorInfo reason). A failed batch fails alone; the
+   * stream goes on. The stream itself ends with a status only for a
+   * malformed message, a sequence number reused while its batch is in
+   * flight, credentials, or the server going away: every batch then still
+   * unanswered has an unknown outcome (resend it only with the same keys).
+   */
+  incrementStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_IncrementStreamRequest, _counter_v1_IncrementStreamResponse__Output>;
+  incrementStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_IncrementStreamRequest, _counter_v1_IncrementStreamResponse__Output>;
+  
   IsMember(argument: _counter_v1_IsMemberRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_IsMemberResponse__Output>): grpc.ClientUnaryCall;
   IsMember(argument: _counter_v1_IsMemberRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_IsMemberResponse__Output>): grpc.ClientUnaryCall;
   IsMember(argument: _counter_v1_IsMemberRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_IsMemberResponse__Output>): grpc.ClientUnaryCall;
@@ -216,6 +247,20 @@ export interface CounterServiceHandlers extends grpc.UntypedServiceImplementatio
    */
   IncrementBatch: grpc.handleUnaryCall<_counter_v1_IncrementBatchRequest__Output, _counter_v1_IncrementBatchResponse>;
   
+  /**
+   * Batches of increments on one long-lived stream, for clients that send
+   * continuously (docs/clients.md, "IncrementStream"). Each request is a
+   * batch with a sequence number the client chooses; each response answers
+   * one batch by that number, in any order: its results, as IncrementBatch
+   * gives them, or its error, as IncrementBatch would have failed (status
+   * code, message, ErrorInfo reason). A failed batch fails alone; the
+   * stream goes on. The stream itself ends with a status only for a
+   * malformed message, a sequence number reused while its batch is in
+   * flight, credentials, or the server going away: every batch then still
+   * unanswered has an unknown outcome (resend it only with the same keys).
+   */
+  IncrementStream: grpc.handleBidiStreamingCall<_counter_v1_IncrementStreamRequest__Output, _counter_v1_IncrementStreamResponse>;
+  
   IsMember: grpc.handleUnaryCall<_counter_v1_IsMemberRequest__Output, _counter_v1_IsMemberResponse>;
   
   Read: grpc.handleUnaryCall<_counter_v1_ReadRequest__Output, _counter_v1_ReadResponse>;
@@ -241,6 +286,7 @@ export interface CounterServiceDefinition extends grpc.ServiceDefinition {
   CountDistinct: MethodDefinition<_counter_v1_CountDistinctRequest, _counter_v1_CountDistinctResponse, _counter_v1_CountDistinctRequest__Output, _counter_v1_CountDistinctResponse__Output>
   Increment: MethodDefinition<_counter_v1_IncrementRequest, _counter_v1_IncrementResponse, _counter_v1_IncrementRequest__Output, _counter_v1_IncrementResponse__Output>
   IncrementBatch: MethodDefinition<_counter_v1_IncrementBatchRequest, _counter_v1_IncrementBatchResponse, _counter_v1_IncrementBatchRequest__Output, _counter_v1_IncrementBatchResponse__Output>
+  IncrementStream: MethodDefinition<_counter_v1_IncrementStreamRequest, _counter_v1_IncrementStreamResponse, _counter_v1_IncrementStreamRequest__Output, _counter_v1_IncrementStreamResponse__Output>
   IsMember: MethodDefinition<_counter_v1_IsMemberRequest, _counter_v1_IsMemberResponse, _counter_v1_IsMemberRequest__Output, _counter_v1_IsMemberResponse__Output>
   Read: MethodDefinition<_counter_v1_ReadRequest, _counter_v1_ReadResponse, _counter_v1_ReadRequest__Output, _counter_v1_ReadResponse__Output>
   ReadMany: MethodDefinition<_counter_v1_ReadManyRequest, _counter_v1_ReadManyResponse, _counter_v1_ReadManyRequest__Output, _counter_v1_ReadManyResponse__Output>
