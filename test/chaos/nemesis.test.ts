@@ -167,6 +167,23 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
+    "nemesis: a primary killed between a write-ahead frame's header and its page, and a stored value moved on the other pair's follower: the first serves its own log, the second is refused and refilled, nothing lost",
+    async () => {
+      const schedule = scenario('mid-frame kill and a moved value', 107, {
+        faults: [
+          async (c) => ({ kind: 'mid-frame-kill', process: (await pairMembers(c, 0)).primary }),
+          async (c) => ({ kind: 'flipped-value', process: (await pairMembers(c, 1)).follower }),
+        ],
+        staggerMs: 1_000,
+        holdMs: 2_500,
+        gapMs: 1_500,
+      });
+      expectSafe(await run(schedule));
+    },
+    60_000,
+  );
+
+  scenarioIt(
     'nemesis: one way: a primary hears everyone, nobody hears it',
     async () => {
       const schedule = scenario('one-way from primary', 105, {

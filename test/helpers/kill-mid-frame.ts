@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 const source = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native', 'kill-mid-frame.c');
 
 export interface MidFrameKiller {
+  /** The compiled shim, for LD_PRELOAD. */
+  library: string;
   /** The environment a node starts with to carry the shim. */
   env: Record<string, string>;
   /** From now on, the node's next write-ahead frame kills it after its header. */
@@ -18,13 +20,15 @@ export interface MidFrameKiller {
   dispose(): void;
 }
 
-/** Compiles the shim into a temp dir (a second or so) and returns its handle, disarmed. */
-export function buildMidFrameKiller(): MidFrameKiller {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-kill-mid-frame-'));
+/** Compiles the shim into a temp dir (or `inDir`; a second or so) and returns its handle, disarmed. */
+export function buildMidFrameKiller(inDir?: string): MidFrameKiller {
+  const dir = inDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tally-kill-mid-frame-'));
+  fs.mkdirSync(dir, { recursive: true });
   const library = path.join(dir, 'kill-mid-frame.so');
   execFileSync('cc', ['-shared', '-fPIC', '-O1', '-o', library, source, '-ldl'], { stdio: 'pipe' });
   const armFile = path.join(dir, 'armed');
   return {
+    library,
     env: { LD_PRELOAD: library, TALLY_KILL_MID_FRAME_ARM: armFile },
     arm: () => fs.writeFileSync(armFile, ''),
     disarm: () => fs.rmSync(armFile, { force: true }),

@@ -63,6 +63,35 @@ export function cutWalMidFrame(dataDir: string): string | undefined {
 }
 
 /**
+ * A stored value moved: the lowest bit of the newest commit record's last
+ * amount flipped (still a valid varint: the amount moves by one), or, with no
+ * record, the newest keyed row's amount moved by one. The page passes
+ * quick_check and the entry its shape check; only its checksum tells. The
+ * node must refuse the log when it reads it. Undefined when the log holds
+ * neither (all folded).
+ */
+export function moveStoredValue(dataDir: string): string | undefined {
+  const db = new Database(logFileIn(dataDir));
+  try {
+    db.pragma('busy_timeout = 5000');
+    const record = db.prepare('SELECT first_lsn, data FROM records ORDER BY first_lsn DESC LIMIT 1').raw().get() as
+      [number, Buffer] | undefined;
+    if (record !== undefined) {
+      const data = Buffer.from(record[1]);
+      data[data.length - 1]! ^= 0x01;
+      db.prepare('UPDATE records SET data = ? WHERE first_lsn = ?').run(data, record[0]);
+      return `flipped the last bit of the record at lsn ${record[0]}`;
+    }
+    const row = db
+      .prepare('UPDATE log SET amount = amount + 1 WHERE lsn = (SELECT max(lsn) FROM log WHERE idem_key IS NOT NULL AND amount != 0)')
+      .run();
+    return row.changes === 0 ? undefined : 'moved the newest keyed amount by one';
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * A corrupted page: the write-ahead file folded into the database (as the
  * node's next open would), then the b-tree header and cell pointers of a
  * leaf page of the log table, from its middle, overwritten with seeded bytes.

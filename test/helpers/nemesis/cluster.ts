@@ -8,6 +8,7 @@ import { etcdTxnOpsMax } from '../../../src/common/index.ts';
 import { nodeMainPath, repoRoot, routerMainPath } from '../../../src/cluster/managed-process.ts';
 import { freshBuild } from '../build.ts';
 import { makeFakeClock, type FakeClock } from '../fake-clock.ts';
+import { buildMidFrameKiller } from '../kill-mid-frame.ts';
 import { makeTempDir, removeTempDir } from '../temp-dir.ts';
 import { ClientHost } from './client/index.ts';
 import { HostProcess, Network, requireNemesisTools } from './hosts/index.ts';
@@ -46,6 +47,8 @@ export interface ClusterProcess {
   dataDir: string;
   /** Routers and nodes: a wall clock the harness can step. */
   clock?: FakeClock;
+  /** Nodes: the file that arms their kill-mid-frame shim (test/helpers/kill-mid-frame.ts) while it exists. */
+  midFrameArm?: string;
   pairIndex?: number;
 }
 
@@ -139,6 +142,7 @@ export class NemesisCluster {
     }
     const clockDir = path.join(dataDir, 'clocks');
     fs.mkdirSync(clockDir, { recursive: true });
+    const midFrameKiller = buildMidFrameKiller(path.join(dataDir, 'shims'));
     const program = options.program;
     for (let pairIndex = 0; pairIndex < options.pairCount; pairIndex++) {
       for (const side of ['a', 'b']) {
@@ -146,12 +150,14 @@ export class NemesisCluster {
         const host = network.host(name);
         const nodeDir = path.join(dataDir, name);
         const clock = makeFakeClock(clockDir, name);
+        const midFrameArm = path.join(clockDir, `${name}.kill-mid-frame`);
         this.add({
           name,
           role: 'node',
           pairIndex,
           dataDir: nodeDir,
           clock,
+          midFrameArm,
           process: new HostProcess({
             name,
             host,
@@ -169,7 +175,13 @@ export class NemesisCluster {
               '0',
               ...(options.nodeArgs ?? []),
             ],
-            env: { ...clock.env, TALLY_STOP_WITH_PARENT: '1' },
+            // Both shims: the steppable clock and the kill between a frame's two writes.
+            env: {
+              ...clock.env,
+              LD_PRELOAD: [clock.env.LD_PRELOAD, midFrameKiller.library].filter(Boolean).join(' '),
+              TALLY_KILL_MID_FRAME_ARM: midFrameArm,
+              TALLY_STOP_WITH_PARENT: '1',
+            },
             cwd: program.root,
             isReady: isReadyLine,
             onLine,

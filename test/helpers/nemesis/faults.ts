@@ -2,7 +2,8 @@
 // and replayable) and the code that applies it and returns its heal. Network
 // faults are iptables cuts between hosts; process faults are signals, a stepped
 // wall clock, a restart or a lost disk. Nothing here decides when: schedule.ts does.
-import { corruptLogPage, tearWal } from '../log-damage.ts';
+import fs from 'node:fs';
+import { corruptLogPage, moveStoredValue, tearWal } from '../log-damage.ts';
 import type { NemesisCluster } from './cluster.ts';
 import type { CutMode, Host } from './hosts/index.ts';
 
@@ -28,7 +29,11 @@ export type FaultSpec =
   /** SIGKILL, then the node's write-ahead file cut mid-frame some commits from its end; the heal starts it (it must refuse the log and be refilled). */
   | { kind: 'torn-write'; process: string }
   /** SIGKILL, then bytes overwritten in a leaf page of the node's log; the heal starts it (likewise). */
-  | { kind: 'corrupt-page'; process: string; seed: number };
+  | { kind: 'corrupt-page'; process: string; seed: number }
+  /** A node SIGKILLed by its LD_PRELOAD shim between a write-ahead frame's header and its page (a commit cut short); the heal starts it on its log. */
+  | { kind: 'mid-frame-kill'; process: string }
+  /** SIGKILL, then a stored value moved in the node's log (its checksum fails); the heal starts it (it refuses the log at replay and is refilled). */
+  | { kind: 'flipped-value'; process: string };
 
 export type FaultKind = FaultSpec['kind'];
 
@@ -45,6 +50,8 @@ export const faultKinds: readonly FaultKind[] = [
   'wipe',
   'torn-write',
   'corrupt-page',
+  'mid-frame-kill',
+  'flipped-value',
 ];
 
 /** Commits a torn write cuts from the end of the write-ahead file (fewer when it holds fewer). */
@@ -152,6 +159,26 @@ export async function applyFault(cluster: NemesisCluster, spec: FaultSpec): Prom
       if (!(await pairInSync(cluster, member.pairIndex))) return applyFault(cluster, { kind: 'kill', process: spec.process });
       await cluster.wipe(spec.process);
       return { spec, heal: () => member.process.start() };
+    }
+    case 'mid-frame-kill': {
+      const member = cluster.member(spec.process);
+      if (member.role !== 'node' || member.midFrameArm === undefined) throw new Error(`${spec.kind} is for nodes, not ${spec.process}`);
+      fs.writeFileSync(member.midFrameArm, '');
+      // Its next commit kills it; an idle node may commit nothing for a while: then a plain kill stands.
+      const deadline = performance.now() + 5_000;
+      while (member.process.running && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      fs.rmSync(member.midFrameArm, { force: true });
+      if (member.process.running) await member.process.kill();
+      return { spec, heal: () => member.process.start() };
+    }
+    case 'flipped-value': {
+      const member = cluster.member(spec.process);
+      if (!(await pairInSync(cluster, member.pairIndex))) return applyFault(cluster, { kind: 'kill', process: spec.process });
+      if (member.role !== 'node') throw new Error(`${spec.kind} is for nodes, not ${spec.process}`);
+      await member.process.kill();
+      moveStoredValue(member.dataDir);
+      // Replay finds the damage and the node exits (3) marking its log; the next start sets it aside.
+      return { spec, heal: () => member.process.start().catch(() => member.process.start()) };
     }
     case 'torn-write':
     case 'corrupt-page': {

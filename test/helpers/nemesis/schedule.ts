@@ -118,6 +118,10 @@ function drawFault(random: () => number, kind: FaultKind, topology: Topology): F
       return { kind, process: pick(random, topology.nodes) };
     case 'corrupt-page':
       return { kind, process: pick(random, topology.nodes), seed: randomInt(random, 1, 1_000_000) };
+    case 'mid-frame-kill':
+      return { kind, process: pick(random, topology.nodes) };
+    case 'flipped-value':
+      return { kind, process: pick(random, topology.nodes) };
   }
 }
 
@@ -125,7 +129,7 @@ function drawFault(random: () => number, kind: FaultKind, topology: Topology): F
 export const drawableFaultKinds: readonly FaultKind[] = faultKinds;
 
 /** Faults that lose a node's disk, or part of it: the node is refilled from its partner. */
-const diskFaultKinds: ReadonlySet<FaultKind> = new Set(['wipe', 'torn-write', 'corrupt-page']);
+const diskFaultKinds: ReadonlySet<FaultKind> = new Set(['wipe', 'torn-write', 'corrupt-page', 'flipped-value']);
 
 /** The other node of a node's pair, by the cluster's naming (n<pair>a, n<pair>b). */
 function partnerOf(node: string): string {
