@@ -6,8 +6,11 @@ import type { FaultKind } from './faults.ts';
 import { describeViolation, machineMonotonicMs, type LogComparison, type Operation, type Violation } from './check/index.ts';
 import type { FaultRecord, ScheduleResult } from './schedule.ts';
 
+/** Calls by outcome: ok (acknowledged), unknown (may have applied), failed (certainly not applied). */
 interface Share {
   ok: number;
+  unknown: number;
+  failed: number;
   total: number;
 }
 
@@ -18,7 +21,11 @@ export interface FaultKindStats {
   unkeyed: Share;
   keyed: Share;
   reads: Share;
-  /** Per heal: from the heal to the end of the last call that did not succeed before the next fault. */
+  /**
+   * Per heal, the soak's one measure of recovery: from the heal to the end
+   * of the last call (of the load) that did not succeed before the next
+   * fault, or before the quiet period after the last one ended.
+   */
   recoveryMs: number[];
   /** Heals after which calls were still failing when the next fault came. */
   notRecovered: number;
@@ -50,7 +57,8 @@ export interface SoakReport {
 
 const share = (operations: Operation[], test: (operation: Operation) => boolean): Share => {
   const matching = operations.filter(test);
-  return { ok: matching.filter((operation) => operation.outcome === 'ok').length, total: matching.length };
+  const count = (outcome: Operation['outcome']): number => matching.filter((operation) => operation.outcome === outcome).length;
+  return { ok: count('ok'), unknown: count('unknown'), failed: count('failed'), total: matching.length };
 };
 
 const unkeyed = (operation: Operation): boolean => operation.kind === 'increment' && operation.key === undefined;
@@ -59,8 +67,12 @@ const isRead = (operation: Operation): boolean => operation.kind === 'read';
 
 function addShare(into: Share, from: Share): void {
   into.ok += from.ok;
+  into.unknown += from.unknown;
+  into.failed += from.failed;
   into.total += from.total;
 }
+
+const emptyShare = (): Share => ({ ok: 0, unknown: 0, failed: 0, total: 0 });
 
 /** After a heal: how long until calls stopped failing, within the fault's window. */
 function recoveryOf(record: FaultRecord, operations: Operation[]): { recoveryMs: number; recovered: boolean } {
@@ -113,9 +125,9 @@ export class SoakTally {
         stats = {
           kind,
           count: 0,
-          unkeyed: { ok: 0, total: 0 },
-          keyed: { ok: 0, total: 0 },
-          reads: { ok: 0, total: 0 },
+          unkeyed: emptyShare(),
+          keyed: emptyShare(),
+          reads: emptyShare(),
           recoveryMs: [],
           notRecovered: 0,
           errors: [],
@@ -145,7 +157,10 @@ export class SoakTally {
   }
 }
 
-const percent = (value: Share): string => (value.total === 0 ? '-' : `${((100 * value.ok) / value.total).toFixed(1)}% of ${value.total}`);
+const percent = (value: Share): string =>
+  value.total === 0
+    ? '-'
+    : `${((100 * value.ok) / value.total).toFixed(1)}% of ${value.total} (unknown ${value.unknown}, failed ${value.failed})`;
 
 function median(values: number[]): number {
   if (values.length === 0) return 0;
@@ -159,7 +174,9 @@ export function reportMarkdown(report: SoakReport): string {
     '',
     `${report.schedules.length} schedules in ${(report.durationMs / 60_000).toFixed(1)} min; ${report.violations.length} violations; ${report.runErrors.length} run errors.`,
     '',
-    '## Faults by kind: availability while in place, time to full service after the heal',
+    '## Faults by kind: availability while in place, recovery after the heal',
+    '',
+    'Calls started while a fault was in place: the share acknowledged (ok), and how many had an unknown outcome or certainly failed. Recovery, the one measure used here: from the heal to the end of the last call of the load that did not succeed before the next fault (or the end of the quiet period after the last).',
     '',
     '| kind | faults | unkeyed acked | keyed acked | exact reads ok | recovery median / max ms | still failing at next fault | apply/heal errors |',
     '|---|---|---|---|---|---|---|---|',
@@ -176,7 +193,9 @@ export function reportMarkdown(report: SoakReport): string {
     '',
     '## Schedules',
     '',
-    '| schedule | faults | operations | violations | full service after last heal (ms) | duration (ms) |',
+    'The probe column is not a recovery time: it is when a probe first found every counter writable and readable through every router after the last heal (a pass/fail gate for the quiet period, polled).',
+    '',
+    '| schedule | faults | operations | violations | probe passed after last heal (ms) | duration (ms) |',
     '|---|---|---|---|---|---|',
     ...report.schedules.map(
       (schedule) =>
