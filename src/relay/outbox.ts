@@ -11,6 +11,8 @@ import type { OutboxRow } from './row-check.ts';
 export interface DeadRow {
   id: bigint;
   reason: string;
+  /** The directory cap that refused the row (reason cap_exceeded), for tally_relay_cap_refusals_total. */
+  cap?: string;
 }
 
 interface RawRow {

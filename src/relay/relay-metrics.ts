@@ -21,6 +21,7 @@ export class RelayMetrics {
   readonly batchSeconds: Histogram;
   readonly lagSeconds: Histogram;
   readonly deadLetters: Counter<'reason'>;
+  readonly capRefusals: Counter<'cap'>;
   readonly rowsPending: Gauge;
   readonly oldestPendingAgeSeconds: Gauge;
   readonly errors: Counter<'kind'>;
@@ -63,6 +64,12 @@ export class RelayMetrics {
       name: 'tally_relay_dead_letters_total',
       help: 'Rows moved to the dead-letter table, by reason',
       labelNames: ['reason'],
+      registers,
+    });
+    this.capRefusals = new Counter({
+      name: 'tally_relay_cap_refusals_total',
+      help: 'Rows Tally refused alone for a directory cap (--counters-max, --shards-total-max) and moved to the dead letters (reason cap_exceeded), by cap',
+      labelNames: ['cap'],
       registers,
     });
     this.rowsPending = new Gauge({ name: 'tally_relay_rows_pending', help: 'Rows in the outbox at the last sample', registers });

@@ -205,7 +205,10 @@ export class Relay {
     this.metrics.batchSeconds.observe(elapsedMs / 1000);
     this.metrics.rowsRelayed.inc({ outcome: 'applied' }, appliedCount);
     this.metrics.rowsRelayed.inc({ outcome: 'duplicate' }, duplicateCount);
-    for (const row of dead) this.metrics.deadLetters.inc({ reason: RelayMetrics.reasonLabel(row.reason) });
+    for (const row of dead) {
+      this.metrics.deadLetters.inc({ reason: RelayMetrics.reasonLabel(row.reason) });
+      if (row.cap !== undefined) this.metrics.capRefusals.inc({ cap: row.cap });
+    }
     if (dead.length > 0)
       this.logger.warn('rows moved to the dead letters', { rows: dead.map((row) => `${row.id}: ${row.reason}`).slice(0, 10) });
     const deadIds = new Set(dead.map((row) => row.id));

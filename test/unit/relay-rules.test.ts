@@ -90,7 +90,7 @@ describe('relay rules', () => {
     expect(message([['table', 'x'.repeat(60)]])).toContain('too long');
   });
 
-  it('sendRows: a batch Tally refuses for one row is sent row by row; the refused rows are dead, the rest acknowledged', async () => {
+  it('sendRows: a batch Tally refuses for one row is halved down to that row; the refused rows are dead, the rest acknowledged', async () => {
     const applied = new Set<string>();
     const apply = (amount: bigint | number | string, key: unknown): { applied: boolean; shard: number } => {
       if (amount === 999n) throw new TallyError(ErrorCode.outOfRange, 'total would leave int64');
@@ -112,6 +112,55 @@ describe('relay rules', () => {
     expect(outcome.applied).toEqual([1n, 4n]);
     expect(outcome.duplicates).toEqual([2n]);
     expect(outcome.dead).toEqual([{ id: 3n, reason: 'out_of_range: total would leave int64' }]);
+  });
+
+  it('sendRows: a batch refused for a cap (RESOURCE_EXHAUSTED with a cap in its details) is halved; only a row refused alone is dead, with reason cap_exceeded', async () => {
+    // A directory with room for one more counter: "c:old" exists.
+    const existing = new Set(['c:old']);
+    const countersMax = 2;
+    let batchCalls = 0;
+    const refuse = (newCount: number): TallyError =>
+      new TallyError(
+        ErrorCode.resourceExhausted,
+        `the directory holds ${existing.size} counters; ${newCount} new ones would pass the limit of ${countersMax} counters (--counters-max)`,
+        undefined,
+        // As the router sends it: ErrorInfo reason NOT_APPLIED, metadata { cap }.
+        { reason: 'NOT_APPLIED', metadata: { cap: 'counters_max' } },
+      );
+    const sender: IncrementSender = {
+      async incrementBatch(items) {
+        batchCalls++;
+        const fresh = new Set(items.map((item) => item.counter).filter((counter) => !existing.has(counter)));
+        if (existing.size + fresh.size > countersMax) throw refuse(fresh.size);
+        for (const counter of fresh) existing.add(counter);
+        return items.map(() => ({ applied: true, shard: 0 }));
+      },
+      increment: () => Promise.reject(new Error('a cap refusal is split in batches, not sent row by row')),
+    };
+    const rows = [row(1, 'c:old', 1n), row(2, 'c:old', 2n), row(3, 'c:new1', 3n), row(4, 'c:new2', 4n), row(5, 'c:old', 5n)];
+    const outcome = await sendRows(sender, 'ns', rows);
+    expect(outcome.applied).toEqual([1n, 2n, 3n, 5n]);
+    expect(outcome.duplicates).toEqual([]);
+    expect(outcome.dead).toEqual([
+      {
+        id: 4n,
+        reason: 'cap_exceeded: the directory holds 2 counters; 1 new ones would pass the limit of 2 counters (--counters-max)',
+        cap: 'counters_max',
+      },
+    ]);
+    // Halving: 5 -> [1,2,3] + [4,5] -> [4] + [5]: 5 calls, not one per row.
+    expect(batchCalls).toBe(5);
+  });
+
+  it('sendRows: a busy RESOURCE_EXHAUSTED (load shed, no cap in its details) rejects, so the batch is retried with backoff, not dead-lettered', async () => {
+    const sender: IncrementSender = {
+      incrementBatch: () =>
+        Promise.reject(
+          new TallyError(ErrorCode.resourceExhausted, 'node n1 has 9000 increments queued; try again', undefined, { retryAfterMs: 50 }),
+        ),
+      increment: () => Promise.reject(new Error('not called')),
+    };
+    await expect(sendRows(sender, 'ns', [row(1, 'c', 1n), row(2, 'c', 2n)])).rejects.toMatchObject({ code: 'resource_exhausted' });
   });
 
   it('sendRows: a failure that is not the rows fault rejects, so the batch is rolled back and sent again', async () => {
