@@ -17,6 +17,8 @@ export interface OutboxTables {
   deadLetters: TableName;
   /** The relay's own record of each row's first send (the window edge). */
   attempts: TableName;
+  /** recount --repair's record of each counter's repairs: the next repair's key. */
+  repairs: TableName;
 }
 
 export interface PostgresSettings {
@@ -102,8 +104,9 @@ export function parsePostgresSettings(reader: ConfigReader): PostgresSettings {
     deadLetters:
       deadText === undefined ? besideOutbox(outbox, '_dead_letters', 'dead-letter-table') : parseTableName(deadText, '--dead-letter-table'),
     attempts: besideOutbox(outbox, '_attempts', 'table'),
+    repairs: besideOutbox(outbox, '_repairs', 'table'),
   };
-  const names = [tables.outbox, tables.archive, tables.deadLetters, tables.attempts]
+  const names = [tables.outbox, tables.archive, tables.deadLetters, tables.attempts, tables.repairs]
     .filter((table) => table !== undefined)
     .map(formatTableName);
   if (new Set(names).size !== names.length)

@@ -14,3 +14,4 @@ export { rowKey, rowProblem, resendLimitMs, isBeyondWindow, type OutboxRow } fro
 export { sendRows, type IncrementSender, type SendOutcome } from './send-rows.ts';
 export { repairKey, type RecountReport } from './recount.ts';
 export { RelayError, RelayErrorCode } from './relay-error.ts';
+export { windowRefusal, type RelayClient } from './relay.ts';

@@ -70,6 +70,7 @@ export class Outbox {
   private readonly attempts: string;
   private readonly deadLetters: string;
   private readonly archive: string | undefined;
+  private readonly repairs: string;
   readonly lockKey: string;
 
   private constructor(
@@ -82,6 +83,7 @@ export class Outbox {
     this.attempts = sqlName(settings.tables.attempts);
     this.deadLetters = sqlName(settings.tables.deadLetters);
     this.archive = settings.tables.archive === undefined ? undefined : sqlName(settings.tables.archive);
+    this.repairs = sqlName(settings.tables.repairs);
     this.lockKey = outboxLockKey(oid).toString();
   }
 
@@ -194,6 +196,23 @@ export class Outbox {
     const sums = new Map(counters.map((counter) => [counter, { rows: 0n, sum: 0n }]));
     for (const row of result.rows) sums.set(row.counter, { rows: BigInt(row.rows), sum: BigInt(row.sum) });
     return sums;
+  }
+
+  /** Inside the recount's exclusive transaction: the number the counter's next repair takes under this namespace (0 for the first). */
+  async nextRepairNumber(counter: string): Promise<bigint> {
+    const result = await this.client.query<{ next: string }>(
+      `SELECT coalesce(max(repair_number) + 1, 0)::text AS next FROM ${this.repairs} WHERE key_namespace = $1 AND counter = $2`,
+      [this.keyNamespace, counter],
+    );
+    return BigInt(result.rows[0]!.next);
+  }
+
+  /** Inside the recount's transaction: a repair Tally answered (applied, or a duplicate of an earlier one under its key). */
+  async recordRepair(counter: string, repairNumber: bigint, amount: bigint, applied: boolean): Promise<void> {
+    await this.client.query(
+      `INSERT INTO ${this.repairs} (key_namespace, counter, repair_number, amount, applied, repaired_at) VALUES ($1, $2, $3, $4, $5, clock_timestamp())`,
+      [this.keyNamespace, counter, String(repairNumber), String(amount), applied],
+    );
   }
 
   /** Rows waiting (a count over the outbox) and the age of the lowest id's row: the lag gauges. */

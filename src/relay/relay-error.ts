@@ -8,6 +8,8 @@ export const RelayErrorCode = {
   schema: 'schema',
   /** Rows of unknown fate are older than the dedup window: an operator decides (tally relay --resolve). */
   beyondWindow: 'beyond_window',
+  /** The relay's --dedup-window-ms is longer than the cluster's, or the cluster would not say its window. */
+  window: 'window',
   /** A command's input (rows named for --resolve, say) does not fit the data. */
   invalid: 'invalid',
 } as const;

@@ -47,11 +47,12 @@ describe('relay rules', () => {
     expect(isBeyondWindow({ attemptAgeMs: 9_000 }, 10_000)).toBe(true);
   });
 
-  it('repairKey: the same for the same state, different when the total or the archive moved', () => {
-    const key = repairKey('ns', 'c', 10n, 55n, 60n);
-    expect(repairKey('ns', 'c', 10n, 55n, 60n)).toBe(key);
-    expect(repairKey('ns', 'c', 10n, 55n, 61n)).not.toBe(key);
-    expect(repairKey('ns', 'c', 11n, 55n, 60n)).not.toBe(key);
+  it('repairKey: the same for the same counter and repair number whatever the drift, different per number, counter and namespace', () => {
+    const key = repairKey('ns', 'c', 0n);
+    expect(repairKey('ns', 'c', 0n)).toBe(key);
+    expect(repairKey('ns', 'c', 1n)).not.toBe(key);
+    expect(repairKey('ns', 'd', 0n)).not.toBe(key);
+    expect(repairKey('other', 'c', 0n)).not.toBe(key);
     expect(Buffer.byteLength(key)).toBeLessThanOrEqual(idempotencyKeyBytesMax);
   });
 
