@@ -87,8 +87,8 @@ async function createTableCommand(settings: PostgresSettings): Promise<void> {
   } finally {
     await client.end().catch(() => {});
   }
-  const { outbox, archive, deadLetters, attempts, repairs } = settings.tables;
-  const names = [outbox, archive, deadLetters, attempts, repairs].filter((table) => table !== undefined).map(formatTableName);
+  const { outbox, archive, deadLetters, attempts, repairs, identity } = settings.tables;
+  const names = [outbox, archive, deadLetters, attempts, repairs, identity].filter((table) => table !== undefined).map(formatTableName);
   process.stdout.write(`tables ready: ${names.join(', ')}\n`);
 }
 

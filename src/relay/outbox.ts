@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { PostgresSettings } from './config.ts';
 import { outboxLockKey, prepareTables, sqlName } from './outbox-schema.ts';
 import { RelayError, RelayErrorCode, describeUrl, oneLine } from './relay-error.ts';
+import type { IdentityFinding } from './outbox-identity.ts';
 import type { OutboxRow } from './row-check.ts';
 
 /** A row leaving the outbox for the dead letters, and why. */
@@ -71,6 +72,7 @@ export class Outbox {
   private readonly deadLetters: string;
   private readonly archive: string | undefined;
   private readonly repairs: string;
+  private readonly identity: string;
   readonly lockKey: string;
 
   private constructor(
@@ -84,6 +86,7 @@ export class Outbox {
     this.deadLetters = sqlName(settings.tables.deadLetters);
     this.archive = settings.tables.archive === undefined ? undefined : sqlName(settings.tables.archive);
     this.repairs = sqlName(settings.tables.repairs);
+    this.identity = sqlName(settings.tables.identity);
     this.lockKey = outboxLockKey(oid).toString();
   }
 
@@ -138,13 +141,79 @@ export class Outbox {
     return result.rows.map(toRow);
   }
 
-  /** Stamps the first send of each row not yet stamped; committed before this returns (autocommit connection). */
+  /**
+   * Stamps the first send of each row not yet stamped, and raises the
+   * namespace's highest id sent; committed before this returns (autocommit
+   * connection), so before the send.
+   */
   async recordFirstSends(ids: readonly bigint[]): Promise<void> {
     if (ids.length === 0) return;
     await this.client.query(
-      `INSERT INTO ${this.attempts} (id, first_attempt_at) SELECT unnest($1::bigint[]), clock_timestamp() ON CONFLICT (id) DO NOTHING`,
-      [ids.map(String)],
+      `WITH stamped AS (
+         INSERT INTO ${this.attempts} (id, first_attempt_at) SELECT unnest($1::bigint[]), clock_timestamp() ON CONFLICT (id) DO NOTHING RETURNING 1)
+       UPDATE ${this.identity} SET id_high_water = greatest(id_high_water, (SELECT max(id) FROM unnest($1::bigint[]) AS id))
+        WHERE key_namespace = $2`,
+      [ids.map(String), this.keyNamespace],
     );
+  }
+
+  /** Forgets first sends (autocommit): rows found to reuse ids, whose send counted nothing, are as if never sent. */
+  async forgetFirstSends(ids: readonly bigint[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.client.query(`DELETE FROM ${this.attempts} WHERE id = ANY($1::bigint[])`, [ids.map(String)]);
+  }
+
+  /**
+   * The outbox's identity now beside the one recorded for this key namespace
+   * (recorded now if none was), the highest id sent, and the id sequence's
+   * last value where there is one the relay may read. Autocommit.
+   */
+  async identityFinding(): Promise<IdentityFinding> {
+    const result = await this.client.query<{
+      current_system: string;
+      current_oid: string | null;
+      recorded_system: string;
+      recorded_oid: string;
+      high_water: string;
+      has_sequence: boolean;
+      sequence_last: string | null;
+    }>(
+      `WITH cur AS (
+         SELECT (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
+           to_regclass($2)::oid::int8 AS outbox_oid, pg_get_serial_sequence($2, 'id') AS seq),
+       ins AS (
+         INSERT INTO ${this.identity} (key_namespace, system_identifier, outbox_oid, id_high_water, recorded_at)
+         SELECT $1, system_identifier, outbox_oid, 0, clock_timestamp() FROM cur WHERE outbox_oid IS NOT NULL
+         ON CONFLICT (key_namespace) DO NOTHING RETURNING system_identifier, outbox_oid, id_high_water),
+       rec AS (
+         SELECT system_identifier, outbox_oid, id_high_water FROM ${this.identity} WHERE key_namespace = $1
+         UNION ALL SELECT system_identifier, outbox_oid, id_high_water FROM ins)
+       SELECT cur.system_identifier AS current_system, cur.outbox_oid::text AS current_oid,
+         rec.system_identifier AS recorded_system, rec.outbox_oid::text AS recorded_oid, rec.id_high_water::text AS high_water,
+         cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE') AS has_sequence,
+         CASE WHEN cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE')
+           THEN pg_sequence_last_value(cur.seq::regclass)::text END AS sequence_last
+       FROM cur, rec LIMIT 1`,
+      [this.keyNamespace, this.outbox],
+    );
+    const row = result.rows[0];
+    if (row === undefined || row.current_oid === null)
+      throw new RelayError(RelayErrorCode.schema, `table ${this.settings.tables.outbox.name} does not exist`);
+    return {
+      recorded: { systemIdentifier: row.recorded_system, outboxOid: row.recorded_oid },
+      current: { systemIdentifier: row.current_system, outboxOid: row.current_oid },
+      idHighWater: BigInt(row.high_water),
+      sequenceLastValue: !row.has_sequence ? undefined : row.sequence_last === null ? null : BigInt(row.sequence_last),
+    };
+  }
+
+  /** Ids in the outbox at or below idMax, lowest first, at most rowCountMax + 1 (the halt names some, counts the rest). */
+  async idsUpTo(idMax: bigint, rowCountMax: number): Promise<bigint[]> {
+    const result = await this.client.query<{ id: string }>(
+      `SELECT id::text AS id FROM ${this.outbox} WHERE id <= $1 ORDER BY id LIMIT $2`,
+      [String(idMax), rowCountMax + 1],
+    );
+    return result.rows.map((row) => BigInt(row.id));
   }
 
   /**

@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { batchSizeBuckets, createMetricsRegistry, latencyBucketsSeconds } from '../common/index.ts';
 
 /** Kinds of tally_relay_errors_total. */
-export type RelayErrorKind = 'postgres' | 'tally' | 'beyond_window' | 'reconcile';
+export type RelayErrorKind = 'postgres' | 'tally' | 'beyond_window' | 'reconcile' | 'id_reuse';
 
 /** Drift series kept per counter: the most drifting first, the rest only in the count. */
 const driftSeriesMax = 100;
@@ -116,7 +116,7 @@ export class RelayMetrics {
     this.oldestRowBeyondWindow.set(0);
     this.countersDrifting.set(0);
     for (const outcome of ['applied', 'duplicate']) this.rowsRelayed.inc({ outcome }, 0);
-    for (const kind of ['postgres', 'tally', 'beyond_window', 'reconcile']) this.errors.inc({ kind }, 0);
+    for (const kind of ['postgres', 'tally', 'beyond_window', 'reconcile', 'id_reuse']) this.errors.inc({ kind }, 0);
   }
 
   /** Replaces the drift series with this round's: the largest drifts by size, bounded. */

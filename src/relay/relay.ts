@@ -5,6 +5,7 @@
 import { ErrorCode, TallyError, monotonicNowMs, type Logger } from '../common/index.ts';
 import { formatTableName, type RelayConfig } from './config.ts';
 import { Outbox, type DeadRow } from './outbox.ts';
+import { idReuseMessage, identityChange } from './outbox-identity.ts';
 import { RelayError, RelayErrorCode, oneLine } from './relay-error.ts';
 import { RelayMetrics } from './relay-metrics.ts';
 import { reconcile, type RecountClient } from './recount.ts';
@@ -28,6 +29,9 @@ const namedRowsMax = 10;
 const windowCheckIntervalMs = 60_000;
 /** After a failed ClusterStatus, the next try. */
 const windowRetryIntervalMs = 5_000;
+
+/** Errors that stop the relay (one line, exit 1): sending on could count twice or drop rows. */
+const fatalCodes = new Set<RelayErrorCode>([RelayErrorCode.beyondWindow, RelayErrorCode.window, RelayErrorCode.identity]);
 
 /** What the relay asks of Tally: the recount's calls and ClusterStatus, for the dedup window. */
 export interface RelayClient extends RecountClient {
@@ -79,6 +83,18 @@ export function beyondWindowMessage(table: string, rows: readonly OutboxRow[], d
     `past ${resendLimitMs(dedupWindowMs) / 1000} s (0.9 x the dedup window): sending again could count twice, so the relay sends nothing ` +
     `until an operator decides (tally recount tells whether they counted; tally relay --resolve list shows the choices)`
   );
+}
+
+/**
+ * Rows no relay had sent before (no first send on record when claimed) that
+ * Tally calls duplicates: their keys were counted for other rows, so their
+ * ids were used before (an identity reset, a restore, another outbox under
+ * the same namespace). Their send counted nothing.
+ */
+export function reusedIds(firstSends: readonly bigint[], duplicates: readonly bigint[]): bigint[] {
+  if (duplicates.length === 0) return [];
+  const sentFirst = new Set(firstSends);
+  return duplicates.filter((id) => sentFirst.has(id));
 }
 
 export class Relay {
@@ -147,13 +163,14 @@ export class Relay {
     try {
       await this.connect();
       await this.checkClusterWindow();
+      await this.checkIdentity();
       await this.samplePending();
       await this.reconcileWhenDue();
       const outcome = await this.relayBatch();
       this.errorStreak = 0;
       return outcome;
     } catch (error) {
-      if (error instanceof RelayError && (error.code === RelayErrorCode.beyondWindow || error.code === RelayErrorCode.window)) throw error;
+      if (error instanceof RelayError && fatalCodes.has(error.code)) throw error;
       await this.claimer?.rollback();
       // --once runs from cron or a script: a refused credential at once, other failures after about half a minute.
       if (this.config.once && isCredentialRefusal(error)) {
@@ -207,6 +224,20 @@ export class Relay {
     this.nextWindowCheckMs = monotonicNowMs() + windowCheckIntervalMs;
   }
 
+  /**
+   * Before each batch: the database and table the namespace's keys were
+   * issued on, and the id sequence against the highest id sent. A change
+   * stops the relay, naming the rows whose ids may repeat.
+   */
+  private async checkIdentity(): Promise<void> {
+    const finding = await this.stamper!.identityFinding();
+    const why = identityChange(this.table, finding);
+    if (why === undefined) return;
+    const ids = await this.stamper!.idsUpTo(finding.idHighWater, namedRowsMax);
+    this.metrics.errors.inc({ kind: 'id_reuse' });
+    throw new RelayError(RelayErrorCode.identity, idReuseMessage(this.table, why, ids.slice(0, namedRowsMax), ids.length > namedRowsMax));
+  }
+
   private async connect(): Promise<void> {
     if (this.claimer !== undefined && this.stamper !== undefined) return;
     await this.closeConnections();
@@ -244,15 +275,38 @@ export class Relay {
       else dead.push({ id: row.id, reason: problem });
     }
     // Durable before the send: were this relay to die after it, the row's first send is on record for the window check.
-    await this.stamper!.recordFirstSends(sendable.filter((row) => row.attemptAgeMs === null).map((row) => row.id));
+    const firstSends = sendable.filter((row) => row.attemptAgeMs === null).map((row) => row.id);
+    await this.stamper!.recordFirstSends(firstSends);
     await testHook('before-send', sendable.length);
     const outcome = await sendRows(this.client, claimer.keyNamespace, sendable);
     await testHook('after-ack', sendable.length);
+    // Rows whose ids repeat ones already counted stay in the outbox, as if never sent; the rest are taken out.
+    const reused = reusedIds(firstSends, outcome.duplicates);
+    await this.stamper!.forgetFirstSends(reused);
+    const duplicates = reused.length === 0 ? outcome.duplicates : outcome.duplicates.filter((id) => !reused.includes(id));
     dead.push(...outcome.dead);
-    await claimer.takeOut([...outcome.applied, ...outcome.duplicates], dead);
+    await claimer.takeOut([...outcome.applied, ...duplicates], dead);
     await claimer.commit();
-    this.record(rows, outcome.applied.length, outcome.duplicates.length, dead, startedMs);
+    this.record(
+      reused.length === 0 ? rows : rows.filter((row) => !reused.includes(row.id)),
+      outcome.applied.length,
+      duplicates.length,
+      dead,
+      startedMs,
+    );
+    if (reused.length > 0) this.refuseReusedIds(reused);
     return rows.length === this.config.batchRows ? 'full' : 'partial';
+  }
+
+  /** Stops the relay on rows whose ids repeat ones already counted (reusedIds), naming them. */
+  private refuseReusedIds(reused: readonly bigint[]): never {
+    this.metrics.errors.inc({ kind: 'id_reuse' });
+    const why =
+      'Tally already holds the keys of rows no relay had sent (an identity reset, a restore, or another outbox under this key namespace)';
+    throw new RelayError(
+      RelayErrorCode.identity,
+      idReuseMessage(this.table, why, reused.slice(0, namedRowsMax), reused.length > namedRowsMax),
+    );
   }
 
   private record(

@@ -362,6 +362,53 @@ describe('outbox relay', () => {
     expect(check.stdout).toContain('drift 0: in agreement');
   }, 40_000);
 
+  it('relay: ids reused after an identity reset or a recreated outbox are detected and the relay halts naming the rows, never dropping them as duplicates', async () => {
+    // A cluster of its own with the default (24 h) window: Tally remembers every key this test sends.
+    const own = await startCluster({ pairs: 1 });
+    const run = (command: string, args: string[]): Promise<CliResult> =>
+      tally([command, ...args, '--router', own.cluster.routerAddress], { TALLY_POSTGRES: pg.url });
+    const tc = { client: own.client };
+    try {
+      // No archive: relayed rows are deleted, and nothing but the relay's checks remembers their ids.
+      const tables = ['--table', 'reuse_outbox'];
+      expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 1), ('reuse:a', 2), ('reuse:a', 3)`);
+      expect((await run('relay', [...tables, '--once'])).code).toBe(0);
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      // The identity restarts: new rows take ids 1 and 2, whose keys Tally still holds.
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 10), ('reuse:a', 20)`);
+      const reset = await run('relay', [...tables, '--once']);
+      expectOneLineFailure(reset, 'rows 1, 2 of reuse_outbox');
+      expect(reset.stderr).toContain('--key-namespace');
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox')).toEqual([{ n: 2 }]);
+      // Reset again, and the service inserts past the highest id sent before the relay looks:
+      // the sequence is no longer behind, but Tally answers "duplicate" for rows never sent.
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) SELECT 'reuse:a', 100 * g FROM generate_series(1, 5) AS g`);
+      const past = await run('relay', [...tables, '--once']);
+      expectOneLineFailure(past, 'rows 1, 2, 3 of reuse_outbox');
+      // Rows 4 and 5 were never sent before: they counted and left; 1, 2 and 3 stay, unsent.
+      expect((await tc.client.read('reuse:a')).total).toBe(906n);
+      expect(await pg.query('SELECT id::int FROM reuse_outbox ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+      expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox_attempts')).toEqual([{ n: 0 }]);
+      // A new key namespace gives the rows new keys: they count.
+      const fresh = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
+      expect(fresh.code, fresh.stderr).toBe(0);
+      expect((await tc.client.read('reuse:a')).total).toBe(1506n);
+      // A dropped and recreated outbox (its relay tables kept) is another table: the relay halts.
+      await pg.query('DROP TABLE reuse_outbox');
+      expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 7)`);
+      const recreated = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
+      expectOneLineFailure(recreated, 'reuse_outbox is not the table the relay sent rows of');
+      expect((await tc.client.read('reuse:a')).total).toBe(1506n);
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
+
   it('relay --reconcile-every: recounts the counters it relayed in the background and exports the drift a direct Increment made', async () => {
     expect((await run('relay', ['--create-table', '--table', 'watch_outbox', '--archive-table', 'watch_archive'])).code).toBe(0);
     await pg.query(`INSERT INTO watch_outbox (counter, amount) VALUES ('watch:a', 3), ('watch:b', 4), ('watch:a', 5)`);

@@ -11,6 +11,8 @@ import {
   rowKey,
   rowProblem,
   sendRows,
+  identityChange,
+  reusedIds,
   type IncrementSender,
   type OutboxRow,
 } from '../../src/relay/index.ts';
@@ -54,6 +56,22 @@ describe('relay rules', () => {
     expect(repairKey('ns', 'd', 0n)).not.toBe(key);
     expect(repairKey('other', 'c', 0n)).not.toBe(key);
     expect(Buffer.byteLength(key)).toBeLessThanOrEqual(idempotencyKeyBytesMax);
+  });
+
+  it('identityChange: a new system identifier, a recreated table or a sequence behind the highest id sent; reusedIds: duplicates never sent before', () => {
+    const same = { systemIdentifier: '7001', outboxOid: '16384' };
+    const finding = { recorded: same, current: same, idHighWater: 40n, sequenceLastValue: 40n as bigint | null | undefined };
+    expect(identityChange('t', finding)).toBeUndefined();
+    expect(identityChange('t', { ...finding, sequenceLastValue: undefined })).toBeUndefined();
+    expect(identityChange('t', { ...finding, idHighWater: 0n, sequenceLastValue: null })).toBeUndefined();
+    expect(identityChange('t', { ...finding, current: { ...same, systemIdentifier: '7002' } })).toMatch(
+      /system identifier is 7002, not 7001/,
+    );
+    expect(identityChange('t', { ...finding, current: { ...same, outboxOid: '20000' } })).toMatch(/oid 20000, not 16384/);
+    expect(identityChange('t', { ...finding, sequenceLastValue: 39n })).toMatch(/at 39, below 40/);
+    expect(identityChange('t', { ...finding, sequenceLastValue: null })).toMatch(/at its start, below 40/);
+    expect(reusedIds([1n, 2n, 3n], [2n, 3n, 9n])).toEqual([2n, 3n]);
+    expect(reusedIds([1n], [])).toEqual([]);
   });
 
   it('parseRelayConfig: flags over TALLY_* environment over defaults; bad settings name themselves', () => {
