@@ -47,6 +47,6 @@ export function idReuseMessage(table: string, why: string, ids: readonly bigint[
     ids.length === 0 ? 'no rows yet' : `${ids.length === 1 && !more ? 'row' : 'rows'} ${ids.join(', ')}${more ? ' and more' : ''}`;
   return (
     `ids of ${table} may repeat ones already counted: ${why}; ${named} of ${table} may be taken by Tally for rows it already counted and dropped as duplicates, ` +
-    `so the relay sends nothing. Recount the counters fed by the outbox, then relay under a new --key-namespace (docs/outbox.md, "Ids are keys")`
+    `so the relay sends nothing. Recount the counters fed by the outbox, then relay under a new --key-namespace (docs/outbox.md, "Reused ids")`
   );
 }
