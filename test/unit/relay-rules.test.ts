@@ -2,7 +2,15 @@
 // edge, its configuration, and the per-row fallback when Tally refuses a
 // batch (against a fake sender: no database, no cluster).
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, TallyError, idempotencyKeyBytesMax } from '../../src/common/index.ts';
+import {
+  CapName,
+  ErrorCode,
+  TallyError,
+  capRefusalDetails,
+  fromServiceError,
+  idempotencyKeyBytesMax,
+  toServiceError,
+} from '../../src/common/index.ts';
 import {
   isBeyondWindow,
   parseRelayConfig,
@@ -11,8 +19,10 @@ import {
   rowKey,
   rowProblem,
   sendRows,
+  capOf,
   identityChange,
   reusedIds,
+  windowRefusal,
   type IncrementSender,
   type OutboxRow,
 } from '../../src/relay/index.ts';
@@ -72,6 +82,33 @@ describe('relay rules', () => {
     expect(identityChange('t', { ...finding, sequenceLastValue: null })).toMatch(/at its start, below 40/);
     expect(reusedIds([1n, 2n, 3n], [2n, 3n, 9n])).toEqual([2n, 3n]);
     expect(reusedIds([1n], [])).toEqual([]);
+  });
+
+  it('capOf: a cap refusal keeps its cap across the wire (server to client) and its reason NOT_APPLIED; a busy refusal has none', () => {
+    const cap = new TallyError(
+      ErrorCode.resourceExhausted,
+      'the directory holds 3 counters',
+      undefined,
+      capRefusalDetails(CapName.countersMax),
+    );
+    const received = fromServiceError(toServiceError(cap));
+    expect(received.code).toBe('resource_exhausted');
+    expect(received.certainlyNotApplied).toBe(true);
+    expect(capOf(received)).toBe('counters_max');
+    const busy = fromServiceError(
+      toServiceError(new TallyError(ErrorCode.resourceExhausted, 'queue full', undefined, { retryAfterMs: 100 })),
+    );
+    expect(capOf(busy)).toBeUndefined();
+    expect(capOf(new TallyError(ErrorCode.invalidArgument, 'x', undefined, { metadata: { cap: 'counters_max' } }))).toBeUndefined();
+  });
+
+  it("windowRefusal: a relay window longer than the cluster's, or a cluster that does not say, is refused naming both; equal or shorter runs", () => {
+    expect(windowRefusal(3_000, 3_000, 'r1')).toBeUndefined();
+    expect(windowRefusal(1_000, 3_000, 'r1')).toBeUndefined();
+    expect(windowRefusal(4_000, 3_000, 'r1')).toMatch(
+      /--dedup-window-ms 4000 is longer than the cluster's dedup window of 3000 ms \(router r1\)/,
+    );
+    expect(windowRefusal(4_000, 0, 'r1')).toMatch(/router r1 does not advertise its dedup window/);
   });
 
   it('parseRelayConfig: flags over TALLY_* environment over defaults; bad settings name themselves', () => {
