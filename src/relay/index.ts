@@ -14,5 +14,5 @@ export { rowKey, rowProblem, resendLimitMs, isBeyondWindow, capOf, type OutboxRo
 export { sendRows, type IncrementSender, type SendOutcome } from './send-rows.ts';
 export { repairKey, type RecountReport } from './recount.ts';
 export { RelayError, RelayErrorCode } from './relay-error.ts';
-export { windowRefusal, reusedIds, type RelayClient } from './relay.ts';
+export { windowRefusal, type RelayClient } from './relay.ts';
 export { identityChange, idReuseMessage, type OutboxIdentity, type IdentityFinding } from './outbox-identity.ts';

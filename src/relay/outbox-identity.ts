@@ -8,6 +8,13 @@ export interface OutboxIdentity {
   systemIdentifier: string;
   /** The outbox table's oid: new when it is dropped and created again. */
   outboxOid: string;
+  /**
+   * The id sequence's relfilenode, or null when the id has no sequence:
+   * new whenever the sequence is restarted (TRUNCATE ... RESTART IDENTITY,
+   * ALTER TABLE/SEQUENCE ... RESTART), kept by setval, VACUUM FULL and
+   * physical copies.
+   */
+  sequenceFilenode: string | null;
 }
 
 export interface IdentityFinding {
@@ -36,8 +43,10 @@ export function identityChange(table: string, finding: IdentityFinding): string 
     return `the database's system identifier is ${current.systemIdentifier}, not ${recorded.systemIdentifier} as when the relay sent rows of ${table} under this key namespace (a restored or copied database)`;
   if (recorded.outboxOid !== current.outboxOid)
     return `${table} is not the table the relay sent rows of under this key namespace (oid ${current.outboxOid}, not ${recorded.outboxOid}: dropped and created again)`;
+  if (recorded.sequenceFilenode !== current.sequenceFilenode)
+    return `the id sequence of ${table} was restarted (TRUNCATE ... RESTART IDENTITY or ALTER ... RESTART: its relfilenode is ${current.sequenceFilenode ?? 'gone'}, not ${recorded.sequenceFilenode ?? 'none'})`;
   if (sequenceLastValue !== undefined && idHighWater > 0n && (sequenceLastValue === null || sequenceLastValue < idHighWater))
-    return `the id sequence of ${table} is at ${sequenceLastValue ?? 'its start'}, below ${idHighWater}, the highest id already sent (the identity was restarted)`;
+    return `the id sequence of ${table} is at ${sequenceLastValue ?? 'its start'}, below ${idHighWater}, the highest id already sent (set back)`;
   return undefined;
 }
 

@@ -60,6 +60,7 @@ function relayTablesDdl(tables: OutboxTables): string[] {
   key_namespace text PRIMARY KEY,
   system_identifier text NOT NULL,
   outbox_oid bigint NOT NULL,
+  sequence_filenode bigint,
   id_high_water bigint NOT NULL,
   recorded_at timestamptz NOT NULL
 )`,
@@ -92,7 +93,13 @@ const columnTypes: Record<string, Record<string, readonly string[]>> = {
   deadLetters: { id: ['bigint'], counter: ['text', 'character varying'], amount: ['bigint'], reason: ['text'] },
   attempts: { id: ['bigint'], first_attempt_at: ['timestamp with time zone'] },
   repairs: { key_namespace: ['text'], counter: ['text'], repair_number: ['bigint'], amount: ['bigint'] },
-  identity: { key_namespace: ['text'], system_identifier: ['text'], outbox_oid: ['bigint'], id_high_water: ['bigint'] },
+  identity: {
+    key_namespace: ['text'],
+    system_identifier: ['text'],
+    outbox_oid: ['bigint'],
+    sequence_filenode: ['bigint'],
+    id_high_water: ['bigint'],
+  },
 };
 
 /** The table's oid, or undefined when it does not exist. */

@@ -157,12 +157,6 @@ export class Outbox {
     );
   }
 
-  /** Forgets first sends (autocommit): rows found to reuse ids, whose send counted nothing, are as if never sent. */
-  async forgetFirstSends(ids: readonly bigint[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.client.query(`DELETE FROM ${this.attempts} WHERE id = ANY($1::bigint[])`, [ids.map(String)]);
-  }
-
   /**
    * The outbox's identity now beside the one recorded for this key namespace
    * (recorded now if none was), the highest id sent, and the id sequence's
@@ -174,6 +168,8 @@ export class Outbox {
       current_oid: string | null;
       recorded_system: string;
       recorded_oid: string;
+      current_filenode: string | null;
+      recorded_filenode: string | null;
       high_water: string;
       has_sequence: boolean;
       sequence_last: string | null;
@@ -181,27 +177,30 @@ export class Outbox {
       `WITH cur AS (
          SELECT (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
            to_regclass($2)::oid::int8 AS outbox_oid, pg_get_serial_sequence($2, 'id') AS seq),
+       cur_seq AS (
+         SELECT cur.*, (SELECT relfilenode::int8 FROM pg_class WHERE oid = to_regclass(cur.seq)) AS seq_filenode FROM cur),
        ins AS (
-         INSERT INTO ${this.identity} (key_namespace, system_identifier, outbox_oid, id_high_water, recorded_at)
-         SELECT $1, system_identifier, outbox_oid, 0, clock_timestamp() FROM cur WHERE outbox_oid IS NOT NULL
-         ON CONFLICT (key_namespace) DO NOTHING RETURNING system_identifier, outbox_oid, id_high_water),
+         INSERT INTO ${this.identity} (key_namespace, system_identifier, outbox_oid, sequence_filenode, id_high_water, recorded_at)
+         SELECT $1, system_identifier, outbox_oid, seq_filenode, 0, clock_timestamp() FROM cur_seq WHERE outbox_oid IS NOT NULL
+         ON CONFLICT (key_namespace) DO NOTHING RETURNING system_identifier, outbox_oid, sequence_filenode, id_high_water),
        rec AS (
-         SELECT system_identifier, outbox_oid, id_high_water FROM ${this.identity} WHERE key_namespace = $1
-         UNION ALL SELECT system_identifier, outbox_oid, id_high_water FROM ins)
+         SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water FROM ${this.identity} WHERE key_namespace = $1
+         UNION ALL SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water FROM ins)
        SELECT cur.system_identifier AS current_system, cur.outbox_oid::text AS current_oid,
          rec.system_identifier AS recorded_system, rec.outbox_oid::text AS recorded_oid, rec.id_high_water::text AS high_water,
+         cur.seq_filenode::text AS current_filenode, rec.sequence_filenode::text AS recorded_filenode,
          cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE') AS has_sequence,
          CASE WHEN cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE')
            THEN pg_sequence_last_value(cur.seq::regclass)::text END AS sequence_last
-       FROM cur, rec LIMIT 1`,
+       FROM cur_seq AS cur, rec LIMIT 1`,
       [this.keyNamespace, this.outbox],
     );
     const row = result.rows[0];
     if (row === undefined || row.current_oid === null)
       throw new RelayError(RelayErrorCode.schema, `table ${this.settings.tables.outbox.name} does not exist`);
     return {
-      recorded: { systemIdentifier: row.recorded_system, outboxOid: row.recorded_oid },
-      current: { systemIdentifier: row.current_system, outboxOid: row.current_oid },
+      recorded: { systemIdentifier: row.recorded_system, outboxOid: row.recorded_oid, sequenceFilenode: row.recorded_filenode },
+      current: { systemIdentifier: row.current_system, outboxOid: row.current_oid, sequenceFilenode: row.current_filenode },
       idHighWater: BigInt(row.high_water),
       sequenceLastValue: !row.has_sequence ? undefined : row.sequence_last === null ? null : BigInt(row.sequence_last),
     };

@@ -85,18 +85,6 @@ export function beyondWindowMessage(table: string, rows: readonly OutboxRow[], d
   );
 }
 
-/**
- * Rows no relay had sent before (no first send on record when claimed) that
- * Tally calls duplicates: their keys were counted for other rows, so their
- * ids were used before (an identity reset, a restore, another outbox under
- * the same namespace). Their send counted nothing.
- */
-export function reusedIds(firstSends: readonly bigint[], duplicates: readonly bigint[]): bigint[] {
-  if (duplicates.length === 0) return [];
-  const sentFirst = new Set(firstSends);
-  return duplicates.filter((id) => sentFirst.has(id));
-}
-
 export class Relay {
   readonly metrics: RelayMetrics;
   private claimer: Outbox | undefined;
@@ -275,38 +263,15 @@ export class Relay {
       else dead.push({ id: row.id, reason: problem });
     }
     // Durable before the send: were this relay to die after it, the row's first send is on record for the window check.
-    const firstSends = sendable.filter((row) => row.attemptAgeMs === null).map((row) => row.id);
-    await this.stamper!.recordFirstSends(firstSends);
+    await this.stamper!.recordFirstSends(sendable.filter((row) => row.attemptAgeMs === null).map((row) => row.id));
     await testHook('before-send', sendable.length);
     const outcome = await sendRows(this.client, claimer.keyNamespace, sendable);
     await testHook('after-ack', sendable.length);
-    // Rows whose ids repeat ones already counted stay in the outbox, as if never sent; the rest are taken out.
-    const reused = reusedIds(firstSends, outcome.duplicates);
-    await this.stamper!.forgetFirstSends(reused);
-    const duplicates = reused.length === 0 ? outcome.duplicates : outcome.duplicates.filter((id) => !reused.includes(id));
     dead.push(...outcome.dead);
-    await claimer.takeOut([...outcome.applied, ...duplicates], dead);
+    await claimer.takeOut([...outcome.applied, ...outcome.duplicates], dead);
     await claimer.commit();
-    this.record(
-      reused.length === 0 ? rows : rows.filter((row) => !reused.includes(row.id)),
-      outcome.applied.length,
-      duplicates.length,
-      dead,
-      startedMs,
-    );
-    if (reused.length > 0) this.refuseReusedIds(reused);
+    this.record(rows, outcome.applied.length, outcome.duplicates.length, dead, startedMs);
     return rows.length === this.config.batchRows ? 'full' : 'partial';
-  }
-
-  /** Stops the relay on rows whose ids repeat ones already counted (reusedIds), naming them. */
-  private refuseReusedIds(reused: readonly bigint[]): never {
-    this.metrics.errors.inc({ kind: 'id_reuse' });
-    const why =
-      'Tally already holds the keys of rows no relay had sent (an identity reset, a restore, or another outbox under this key namespace)';
-    throw new RelayError(
-      RelayErrorCode.identity,
-      idReuseMessage(this.table, why, reused.slice(0, namedRowsMax), reused.length > namedRowsMax),
-    );
   }
 
   private record(

@@ -21,7 +21,6 @@ import {
   sendRows,
   capOf,
   identityChange,
-  reusedIds,
   windowRefusal,
   type IncrementSender,
   type OutboxRow,
@@ -68,8 +67,8 @@ describe('relay rules', () => {
     expect(Buffer.byteLength(key)).toBeLessThanOrEqual(idempotencyKeyBytesMax);
   });
 
-  it('identityChange: a new system identifier, a recreated table or a sequence behind the highest id sent; reusedIds: duplicates never sent before', () => {
-    const same = { systemIdentifier: '7001', outboxOid: '16384' };
+  it('identityChange: a new system identifier, a recreated table, a restarted or set-back id sequence; nothing else', () => {
+    const same = { systemIdentifier: '7001', outboxOid: '16384', sequenceFilenode: '16390' as string | null };
     const finding = { recorded: same, current: same, idHighWater: 40n, sequenceLastValue: 40n as bigint | null | undefined };
     expect(identityChange('t', finding)).toBeUndefined();
     expect(identityChange('t', { ...finding, sequenceLastValue: undefined })).toBeUndefined();
@@ -78,10 +77,11 @@ describe('relay rules', () => {
       /system identifier is 7002, not 7001/,
     );
     expect(identityChange('t', { ...finding, current: { ...same, outboxOid: '20000' } })).toMatch(/oid 20000, not 16384/);
+    expect(identityChange('t', { ...finding, current: { ...same, sequenceFilenode: '16400' }, sequenceLastValue: 900n })).toMatch(
+      /id sequence of t was restarted .*relfilenode is 16400, not 16390/,
+    );
     expect(identityChange('t', { ...finding, sequenceLastValue: 39n })).toMatch(/at 39, below 40/);
     expect(identityChange('t', { ...finding, sequenceLastValue: null })).toMatch(/at its start, below 40/);
-    expect(reusedIds([1n, 2n, 3n], [2n, 3n, 9n])).toEqual([2n, 3n]);
-    expect(reusedIds([1n], [])).toEqual([]);
   });
 
   it('capOf: a cap refusal keeps its cap across the wire (server to client) and its reason NOT_APPLIED; a busy refusal has none', () => {
