@@ -197,6 +197,17 @@ describe('outbox relay', () => {
     }
   }, 40_000);
 
+  it('relay: a batch that would create more than 1,000 new counters in one call is halved until it passes; nothing is dead-lettered', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'many_outbox'])).code).toBe(0);
+    await pg.query(`INSERT INTO many_outbox (counter, amount) SELECT 'many:' || g, g FROM generate_series(1, 1500) AS g`);
+    const relayed = await run('relay', ['--table', 'many_outbox', '--batch', '2000', '--once']);
+    expect(relayed.code, relayed.stderr).toBe(0);
+    expect(await pg.query('SELECT count(*)::int AS n FROM many_outbox')).toEqual([{ n: 0 }]);
+    expect(await pg.query('SELECT count(*)::int AS n FROM many_outbox_dead_letters')).toEqual([{ n: 0 }]);
+    const reads = await tc.client.readMany(['many:1', 'many:750', 'many:751', 'many:1500']);
+    expect(reads.map((read) => read.total)).toEqual([1n, 750n, 751n, 1500n]);
+  }, 60_000);
+
   it('relay: a row whose first send is older than the dedup window is never sent again; the relay halts, names it, and --resolve decides', async () => {
     expect((await run('relay', ['--create-table', '--table', 'edge_outbox', '--archive-table', 'edge_archive'])).code).toBe(0);
     const args = ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--once'];
