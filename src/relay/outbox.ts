@@ -159,8 +159,9 @@ export class Outbox {
 
   /**
    * The outbox's identity now beside the one recorded for this key namespace
-   * (recorded now if none was), the highest id sent, and the id sequence's
-   * last value where there is one the relay may read. Autocommit.
+   * (recorded now if none was, or if no row was sent under it yet: no id can
+   * repeat one never sent), the highest id sent, and the id sequence's last
+   * value where there is one the relay may read. Autocommit.
    */
   async identityFinding(): Promise<IdentityFinding> {
     const result = await this.client.query<{
@@ -180,19 +181,24 @@ export class Outbox {
        cur_seq AS (
          SELECT cur.*, (SELECT relfilenode::int8 FROM pg_class WHERE oid = to_regclass(cur.seq)) AS seq_filenode FROM cur),
        ins AS (
-         INSERT INTO ${this.identity} (key_namespace, system_identifier, outbox_oid, sequence_filenode, id_high_water, recorded_at)
+         INSERT INTO ${this.identity} AS held (key_namespace, system_identifier, outbox_oid, sequence_filenode, id_high_water, recorded_at)
          SELECT $1, system_identifier, outbox_oid, seq_filenode, 0, clock_timestamp() FROM cur_seq WHERE outbox_oid IS NOT NULL
-         ON CONFLICT (key_namespace) DO NOTHING RETURNING system_identifier, outbox_oid, sequence_filenode, id_high_water),
+         ON CONFLICT (key_namespace) DO UPDATE SET system_identifier = excluded.system_identifier, outbox_oid = excluded.outbox_oid,
+           sequence_filenode = excluded.sequence_filenode, recorded_at = excluded.recorded_at
+         WHERE held.id_high_water = 0
+           AND (held.system_identifier, held.outbox_oid, held.sequence_filenode)
+             IS DISTINCT FROM (excluded.system_identifier, excluded.outbox_oid, excluded.sequence_filenode)
+         RETURNING system_identifier, outbox_oid, sequence_filenode, id_high_water),
        rec AS (
-         SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water FROM ${this.identity} WHERE key_namespace = $1
-         UNION ALL SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water FROM ins)
+         SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water, 0 AS newer FROM ins
+         UNION ALL SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water, 1 FROM ${this.identity} WHERE key_namespace = $1)
        SELECT cur.system_identifier AS current_system, cur.outbox_oid::text AS current_oid,
          rec.system_identifier AS recorded_system, rec.outbox_oid::text AS recorded_oid, rec.id_high_water::text AS high_water,
          cur.seq_filenode::text AS current_filenode, rec.sequence_filenode::text AS recorded_filenode,
          cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE') AS has_sequence,
          CASE WHEN cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE')
            THEN pg_sequence_last_value(cur.seq::regclass)::text END AS sequence_last
-       FROM cur_seq AS cur, rec LIMIT 1`,
+       FROM cur_seq AS cur, rec ORDER BY rec.newer LIMIT 1`,
       [this.keyNamespace, this.outbox],
     );
     const row = result.rows[0];

@@ -183,10 +183,10 @@ export class Relay {
   }
 
   /**
-   * Asks the cluster its dedup window when due: before the first batch (a
-   * failure then is the batch's, retried with backoff) and every minute after
-   * (a failure then waits for the next try; relaying goes on). A longer window
-   * of the relay's, or a credential that may not ask, stops the relay.
+   * Asks the cluster its dedup window when due: at start (relayCommand: a
+   * failure then stops the command) and every minute after (a failure then
+   * waits for the next try; relaying goes on). A longer window of the
+   * relay's, or a credential that may not ask, stops the relay.
    */
   async checkClusterWindow(): Promise<void> {
     if (monotonicNowMs() < this.nextWindowCheckMs) return;
