@@ -479,6 +479,7 @@ export class TallyClient {
       routers: response.routers,
       supervisor: response.supervisor,
       router: response.router,
+      dedupWindowMs: Number(response.dedupWindowMs ?? 0),
     };
   }
 

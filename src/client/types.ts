@@ -346,4 +346,6 @@ export interface ClusterStatus {
   supervisor: string;
   /** The router that answered. */
   router: string;
+  /** The answering router's dedup window (--dedup-window-ms); 0 from a router too old to say. */
+  dedupWindowMs: number;
 }

@@ -24,6 +24,30 @@ export const ErrorReason = {
 } as const;
 export type ErrorReason = (typeof ErrorReason)[keyof typeof ErrorReason];
 
+/**
+ * ErrorInfo.metadata keys beside the reason. `cap`: the call was refused by a
+ * directory cap (CapName), which waiting does not lift, unlike a busy
+ * RESOURCE_EXHAUSTED (load shed, a full disk) that carries no cap and is
+ * worth retrying; a batch so refused may pass when split.
+ */
+export const ErrorMetadataKey = { cap: 'cap' } as const;
+
+/** The caps a RESOURCE_EXHAUSTED names in ErrorInfo.metadata.cap. */
+export const CapName = {
+  /** The directory's counters (--counters-max). */
+  countersMax: 'counters_max',
+  /** Shards over all counters (--shards-total-max). */
+  shardsTotalMax: 'shards_total_max',
+  /** New counters one call may create (newCountersPerCallMax): split the call. */
+  newCountersPerCall: 'new_counters_per_call',
+} as const;
+export type CapName = (typeof CapName)[keyof typeof CapName];
+
+/** The details of a refusal by a cap: certainly not applied, and which cap. */
+export function capRefusalDetails(cap: CapName): { reason: ErrorReason; metadata: Record<string, string> } {
+  return { reason: ErrorReason.notApplied, metadata: { [ErrorMetadataKey.cap]: cap } };
+}
+
 const errorInfoTypeUrl = 'type.googleapis.com/google.rpc.ErrorInfo';
 const retryInfoTypeUrl = 'type.googleapis.com/google.rpc.RetryInfo';
 

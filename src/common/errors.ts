@@ -30,6 +30,8 @@ export interface TallyErrorDetails {
   reason?: string;
   /** RetryInfo.retry_delay: how long to wait before sending the call again. */
   retryAfterMs?: number;
+  /** ErrorInfo.metadata: what else a caller may match on (ErrorMetadataKey: cap). */
+  metadata?: Readonly<Record<string, string>>;
 }
 
 export class TallyError extends Error {
@@ -45,6 +47,12 @@ export class TallyError extends Error {
   readonly reason: string | undefined;
   /** The google.rpc.RetryInfo delay the server asked for, in milliseconds; undefined when it asked for none. */
   readonly retryAfterMs: number | undefined;
+  /**
+   * The ErrorInfo metadata: { cap: 'counters_max' | 'shards_total_max' |
+   * 'new_counters_per_call' } on a refusal by a directory cap, which waiting
+   * does not lift (ErrorMetadataKey, CapName). Empty when none was sent.
+   */
+  readonly metadata: Readonly<Record<string, string>>;
   constructor(code: ErrorCode, message: string, grpcCode?: number, details: TallyErrorDetails = {}) {
     super(message);
     this.name = 'TallyError';
@@ -52,6 +60,7 @@ export class TallyError extends Error {
     this.grpcCode = grpcCode ?? grpcStatusByCode[code];
     this.reason = details.reason;
     this.retryAfterMs = details.retryAfterMs;
+    this.metadata = details.metadata ?? {};
   }
 
   /**
@@ -66,7 +75,7 @@ export class TallyError extends Error {
 
 /** The same error with its reason (and any retry delay) set: for a path that knows whether it applied anything. */
 export function withReason(error: TallyError, reason: ErrorReason, retryAfterMs = error.retryAfterMs): TallyError {
-  return new TallyError(error.code, error.message, error.grpcCode, { reason, retryAfterMs });
+  return new TallyError(error.code, error.message, error.grpcCode, { reason, retryAfterMs, metadata: error.metadata });
 }
 
 const grpcStatusByCode: Record<ErrorCode, status> = {
@@ -172,22 +181,27 @@ export interface StatusParts {
  * status). changesNothing: as for toServiceError.
  */
 export function toStatusParts(thrown: unknown, changesNothing = false): StatusParts {
-  const { code, details, reason, retryAfterMs } = statusOf(thrown, changesNothing);
-  return { code, details, reason, statusDetails: encodeStatusDetails(code, details, { reason, retryAfterMs }) };
+  const { code, details, reason, retryAfterMs, metadata } = statusOf(thrown, changesNothing);
+  return { code, details, reason, statusDetails: encodeStatusDetails(code, details, { reason, retryAfterMs, metadata }) };
 }
 
-function statusOf(thrown: unknown, changesNothing: boolean): { code: number; details: string; reason: string; retryAfterMs?: number } {
+function statusOf(
+  thrown: unknown,
+  changesNothing: boolean,
+): { code: number; details: string; reason: string; retryAfterMs?: number; metadata?: Record<string, string> } {
   // A storage error no writer mapped still gets its status, if not its owner.
   const error = storageError(thrown, "this server's");
   let code: number;
   let details: string;
   let reason: string | undefined;
   let retryAfterMs: number | undefined;
+  let metadata: Record<string, string> | undefined;
   if (error instanceof TallyError) {
     code = grpcStatusOf(error.code);
     details = error.message;
     reason = error.reason;
     retryAfterMs = error.retryAfterMs;
+    metadata = error.metadata;
   } else if (isServiceError(error)) {
     code = error.code;
     details = error.details;
@@ -196,7 +210,13 @@ function statusOf(thrown: unknown, changesNothing: boolean): { code: number; det
     details = `internal error: ${error instanceof Error ? error.message : String(error)}`;
   }
   if (changesNothing) reason = ErrorReason.notApplied;
-  return { code, details, reason: reason ?? reasonOf(code), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  return {
+    code,
+    details,
+    reason: reason ?? reasonOf(code),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(metadata === undefined ? {} : { metadata }),
+  };
 }
 
 /**
@@ -205,8 +225,8 @@ function statusOf(thrown: unknown, changesNothing: boolean): { code: number; det
  * nothing was applied.
  */
 export function toServiceError(thrown: unknown, changesNothing = false): Partial<ServiceError> {
-  const { code, details, reason, retryAfterMs } = statusOf(thrown, changesNothing);
-  return { code, details, metadata: statusMetadata(code, details, { reason, retryAfterMs }) };
+  const { code, details, reason, retryAfterMs, metadata } = statusOf(thrown, changesNothing);
+  return { code, details, metadata: statusMetadata(code, details, { reason, retryAfterMs, metadata }) };
 }
 
 /** A gRPC error as received from a call (it carries a numeric code). */
@@ -223,6 +243,7 @@ export function fromServiceError(error: unknown): TallyError {
     return new TallyError(errorCodeOfGrpcStatus(error.code), error.details || error.message, error.code, {
       reason: details?.reason,
       retryAfterMs: details?.retryAfterMs,
+      metadata: details?.metadata,
     });
   }
   return new TallyError(ErrorCode.internal, error instanceof Error ? error.message : String(error));

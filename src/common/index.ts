@@ -1,6 +1,15 @@
 // What every process shares. Import from here, not from the files.
 export * from './errors.ts';
-export { ErrorReason, errorDomain, statusDetailsKey, decodeStatusDetails, type StatusDetails } from './error-details.ts';
+export {
+  ErrorReason,
+  ErrorMetadataKey,
+  CapName,
+  capRefusalDetails,
+  errorDomain,
+  statusDetailsKey,
+  decodeStatusDetails,
+  type StatusDetails,
+} from './error-details.ts';
 export * from './limits.ts';
 export * from './validate.ts';
 export * from './window-setting.ts';

@@ -7,7 +7,7 @@ import { Outbox, connectPostgres } from './outbox.ts';
 import { createTables } from './outbox-schema.ts';
 import { recount, type RecountClient, type RecountReport } from './recount.ts';
 import { RelayError, RelayErrorCode } from './relay-error.ts';
-import { Relay } from './relay.ts';
+import { Relay, type RelayClient } from './relay.ts';
 import { resendLimitMs } from './row-check.ts';
 
 /** Makes the CLI's usage error (exit 2) from a message. */
@@ -36,7 +36,7 @@ function jsonLine(value: unknown): string {
 
 /** tally relay [--create-table | --resolve ...]: relays until SIGTERM/SIGINT (or, with --once, until the outbox is empty). */
 export async function relayCommand(
-  client: RecountClient,
+  client: RelayClient,
   args: string[],
   flags: Map<string, string>,
   usageError: UsageErrorOf,
@@ -49,6 +49,13 @@ export async function relayCommand(
   const logger = createLogger('relay', config.logLevel);
   const relay = new Relay(config, client, logger);
   await relay.open();
+  // Refuses to start with a window longer than the cluster's (one line, exit 1).
+  try {
+    await relay.checkClusterWindow();
+  } catch (error) {
+    await relay.close();
+    throw error;
+  }
   const metrics =
     config.metricsPort === 0
       ? undefined
@@ -80,8 +87,8 @@ async function createTableCommand(settings: PostgresSettings): Promise<void> {
   } finally {
     await client.end().catch(() => {});
   }
-  const { outbox, archive, deadLetters, attempts } = settings.tables;
-  const names = [outbox, archive, deadLetters, attempts].filter((table) => table !== undefined).map(formatTableName);
+  const { outbox, archive, deadLetters, attempts, repairs, identity } = settings.tables;
+  const names = [outbox, archive, deadLetters, attempts, repairs, identity].filter((table) => table !== undefined).map(formatTableName);
   process.stdout.write(`tables ready: ${names.join(', ')}\n`);
 }
 
@@ -154,7 +161,9 @@ function recountLine(report: RecountReport): string {
   const resent = report.resentRows > 0 ? ` (after sending ${report.resentRows} unfinished rows again)` : '';
   if (report.drift === 0n) return `${head}${resent}: in agreement`;
   if (!report.repaired) return `${head}${resent}; tally recount --repair applies ${sign(-report.drift)}`;
-  return `${head}${resent}; repaired: ${report.repairApplied ? `applied ${sign(-report.drift)}` : 'an earlier run applied this correction'}`;
+  if (report.repairApplied) return `${head}${resent}; repaired: applied ${sign(-report.drift)}`;
+  const after = report.driftAfterRepair ?? 0n;
+  return `${head}${resent}; repaired: an earlier repair under the same key had landed; drift now ${after === 0n ? '0: in agreement' : `${sign(after)}: run tally recount --repair again`}`;
 }
 
 /** tally recount <counter> --postgres URL --archive-table T [--repair]: exit 3 while drift remains. */
@@ -171,7 +180,8 @@ export async function recountCommand(
   try {
     const report = await recount(outbox, client, args[0]!, { repair: flags.has('repair'), dedupWindowMs: settings.dedupWindowMs });
     process.stdout.write(`${flags.has('json') ? jsonLine(report) : recountLine(report)}\n`);
-    const driftRemains = report.beyondWindow.length > 0 || (report.drift !== 0n && !report.repaired);
+    const driftRemains =
+      report.beyondWindow.length > 0 || (report.drift !== 0n && !report.repaired) || (report.driftAfterRepair ?? 0n) !== 0n;
     if (driftRemains) process.exitCode = 3;
   } finally {
     await outbox.close();

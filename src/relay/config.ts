@@ -17,6 +17,10 @@ export interface OutboxTables {
   deadLetters: TableName;
   /** The relay's own record of each row's first send (the window edge). */
   attempts: TableName;
+  /** recount --repair's record of each counter's repairs: the next repair's key. */
+  repairs: TableName;
+  /** Per key namespace: the database and table the keys were issued on, and the highest id sent (id reuse). */
+  identity: TableName;
 }
 
 export interface PostgresSettings {
@@ -102,8 +106,10 @@ export function parsePostgresSettings(reader: ConfigReader): PostgresSettings {
     deadLetters:
       deadText === undefined ? besideOutbox(outbox, '_dead_letters', 'dead-letter-table') : parseTableName(deadText, '--dead-letter-table'),
     attempts: besideOutbox(outbox, '_attempts', 'table'),
+    repairs: besideOutbox(outbox, '_repairs', 'table'),
+    identity: besideOutbox(outbox, '_identity', 'table'),
   };
-  const names = [tables.outbox, tables.archive, tables.deadLetters, tables.attempts]
+  const names = [tables.outbox, tables.archive, tables.deadLetters, tables.attempts, tables.repairs, tables.identity]
     .filter((table) => table !== undefined)
     .map(formatTableName);
   if (new Set(names).size !== names.length)

@@ -47,6 +47,23 @@ function relayTablesDdl(tables: OutboxTables): string[] {
   reason text NOT NULL,
   dead_at timestamptz NOT NULL DEFAULT now()
 )`,
+    `CREATE TABLE IF NOT EXISTS ${sqlName(tables.repairs)} (
+  key_namespace text NOT NULL,
+  counter text NOT NULL,
+  repair_number bigint NOT NULL,
+  amount bigint NOT NULL,
+  applied boolean NOT NULL,
+  repaired_at timestamptz NOT NULL,
+  PRIMARY KEY (key_namespace, counter, repair_number)
+)`,
+    `CREATE TABLE IF NOT EXISTS ${sqlName(tables.identity)} (
+  key_namespace text PRIMARY KEY,
+  system_identifier text NOT NULL,
+  outbox_oid bigint NOT NULL,
+  sequence_filenode bigint,
+  id_high_water bigint NOT NULL,
+  recorded_at timestamptz NOT NULL
+)`,
   ];
   if (tables.archive !== undefined) {
     statements.push(
@@ -75,6 +92,14 @@ const columnTypes: Record<string, Record<string, readonly string[]>> = {
   archive: { id: ['bigint'], counter: ['text', 'character varying'], amount: ['bigint'], created_at: ['timestamp with time zone'] },
   deadLetters: { id: ['bigint'], counter: ['text', 'character varying'], amount: ['bigint'], reason: ['text'] },
   attempts: { id: ['bigint'], first_attempt_at: ['timestamp with time zone'] },
+  repairs: { key_namespace: ['text'], counter: ['text'], repair_number: ['bigint'], amount: ['bigint'] },
+  identity: {
+    key_namespace: ['text'],
+    system_identifier: ['text'],
+    outbox_oid: ['bigint'],
+    sequence_filenode: ['bigint'],
+    id_high_water: ['bigint'],
+  },
 };
 
 /** The table's oid, or undefined when it does not exist. */
@@ -99,6 +124,8 @@ async function checkColumns(client: pg.Client, table: TableName, oid: number, ki
     if (!types.includes(type))
       throw new RelayError(RelayErrorCode.schema, `column ${formatTableName(table)}.${column} is ${type}; expected ${types.join(' or ')}`);
   }
+  // Every table but the repairs and the identity is keyed by the outbox row's id.
+  if (kind === 'repairs' || kind === 'identity') return;
   const unique = await client.query<{ ok: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
       WHERE i.indrelid = $1 AND i.indisunique AND i.indnkeyatts = 1 AND a.attname = 'id') AS ok`,
@@ -137,6 +164,8 @@ export async function prepareTables(client: pg.Client, tables: OutboxTables): Pr
     [tables.attempts, 'attempts'],
     [tables.deadLetters, 'deadLetters'],
     [tables.archive, 'archive'],
+    [tables.repairs, 'repairs'],
+    [tables.identity, 'identity'],
   ] as const) {
     if (table !== undefined) await checkColumns(client, table, (await oidOf(client, table))!, kind);
   }

@@ -5,12 +5,15 @@ import pg from 'pg';
 import type { PostgresSettings } from './config.ts';
 import { outboxLockKey, prepareTables, sqlName } from './outbox-schema.ts';
 import { RelayError, RelayErrorCode, describeUrl, oneLine } from './relay-error.ts';
+import type { IdentityFinding } from './outbox-identity.ts';
 import type { OutboxRow } from './row-check.ts';
 
 /** A row leaving the outbox for the dead letters, and why. */
 export interface DeadRow {
   id: bigint;
   reason: string;
+  /** The directory cap that refused the row (reason cap_exceeded), for tally_relay_cap_refusals_total. */
+  cap?: string;
 }
 
 interface RawRow {
@@ -68,6 +71,8 @@ export class Outbox {
   private readonly attempts: string;
   private readonly deadLetters: string;
   private readonly archive: string | undefined;
+  private readonly repairs: string;
+  private readonly identity: string;
   readonly lockKey: string;
 
   private constructor(
@@ -80,6 +85,8 @@ export class Outbox {
     this.attempts = sqlName(settings.tables.attempts);
     this.deadLetters = sqlName(settings.tables.deadLetters);
     this.archive = settings.tables.archive === undefined ? undefined : sqlName(settings.tables.archive);
+    this.repairs = sqlName(settings.tables.repairs);
+    this.identity = sqlName(settings.tables.identity);
     this.lockKey = outboxLockKey(oid).toString();
   }
 
@@ -134,13 +141,84 @@ export class Outbox {
     return result.rows.map(toRow);
   }
 
-  /** Stamps the first send of each row not yet stamped; committed before this returns (autocommit connection). */
+  /**
+   * Stamps the first send of each row not yet stamped, and raises the
+   * namespace's highest id sent; committed before this returns (autocommit
+   * connection), so before the send.
+   */
   async recordFirstSends(ids: readonly bigint[]): Promise<void> {
     if (ids.length === 0) return;
     await this.client.query(
-      `INSERT INTO ${this.attempts} (id, first_attempt_at) SELECT unnest($1::bigint[]), clock_timestamp() ON CONFLICT (id) DO NOTHING`,
-      [ids.map(String)],
+      `WITH stamped AS (
+         INSERT INTO ${this.attempts} (id, first_attempt_at) SELECT unnest($1::bigint[]), clock_timestamp() ON CONFLICT (id) DO NOTHING RETURNING 1)
+       UPDATE ${this.identity} SET id_high_water = greatest(id_high_water, (SELECT max(id) FROM unnest($1::bigint[]) AS id))
+        WHERE key_namespace = $2`,
+      [ids.map(String), this.keyNamespace],
     );
+  }
+
+  /**
+   * The outbox's identity now beside the one recorded for this key namespace
+   * (recorded now if none was, or if no row was sent under it yet: no id can
+   * repeat one never sent), the highest id sent, and the id sequence's last
+   * value where there is one the relay may read. Autocommit.
+   */
+  async identityFinding(): Promise<IdentityFinding> {
+    const result = await this.client.query<{
+      current_system: string;
+      current_oid: string | null;
+      recorded_system: string;
+      recorded_oid: string;
+      current_filenode: string | null;
+      recorded_filenode: string | null;
+      high_water: string;
+      has_sequence: boolean;
+      sequence_last: string | null;
+    }>(
+      `WITH cur AS (
+         SELECT (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
+           to_regclass($2)::oid::int8 AS outbox_oid, pg_get_serial_sequence($2, 'id') AS seq),
+       cur_seq AS (
+         SELECT cur.*, (SELECT relfilenode::int8 FROM pg_class WHERE oid = to_regclass(cur.seq)) AS seq_filenode FROM cur),
+       ins AS (
+         INSERT INTO ${this.identity} AS held (key_namespace, system_identifier, outbox_oid, sequence_filenode, id_high_water, recorded_at)
+         SELECT $1, system_identifier, outbox_oid, seq_filenode, 0, clock_timestamp() FROM cur_seq WHERE outbox_oid IS NOT NULL
+         ON CONFLICT (key_namespace) DO UPDATE SET system_identifier = excluded.system_identifier, outbox_oid = excluded.outbox_oid,
+           sequence_filenode = excluded.sequence_filenode, recorded_at = excluded.recorded_at
+         WHERE held.id_high_water = 0
+           AND (held.system_identifier, held.outbox_oid, held.sequence_filenode)
+             IS DISTINCT FROM (excluded.system_identifier, excluded.outbox_oid, excluded.sequence_filenode)
+         RETURNING system_identifier, outbox_oid, sequence_filenode, id_high_water),
+       rec AS (
+         SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water, 0 AS newer FROM ins
+         UNION ALL SELECT system_identifier, outbox_oid, sequence_filenode, id_high_water, 1 FROM ${this.identity} WHERE key_namespace = $1)
+       SELECT cur.system_identifier AS current_system, cur.outbox_oid::text AS current_oid,
+         rec.system_identifier AS recorded_system, rec.outbox_oid::text AS recorded_oid, rec.id_high_water::text AS high_water,
+         cur.seq_filenode::text AS current_filenode, rec.sequence_filenode::text AS recorded_filenode,
+         cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE') AS has_sequence,
+         CASE WHEN cur.seq IS NOT NULL AND has_sequence_privilege(cur.seq, 'SELECT,USAGE')
+           THEN pg_sequence_last_value(cur.seq::regclass)::text END AS sequence_last
+       FROM cur_seq AS cur, rec ORDER BY rec.newer LIMIT 1`,
+      [this.keyNamespace, this.outbox],
+    );
+    const row = result.rows[0];
+    if (row === undefined || row.current_oid === null)
+      throw new RelayError(RelayErrorCode.schema, `table ${this.settings.tables.outbox.name} does not exist`);
+    return {
+      recorded: { systemIdentifier: row.recorded_system, outboxOid: row.recorded_oid, sequenceFilenode: row.recorded_filenode },
+      current: { systemIdentifier: row.current_system, outboxOid: row.current_oid, sequenceFilenode: row.current_filenode },
+      idHighWater: BigInt(row.high_water),
+      sequenceLastValue: !row.has_sequence ? undefined : row.sequence_last === null ? null : BigInt(row.sequence_last),
+    };
+  }
+
+  /** Ids in the outbox at or below idMax, lowest first, at most rowCountMax + 1 (the halt names some, counts the rest). */
+  async idsUpTo(idMax: bigint, rowCountMax: number): Promise<bigint[]> {
+    const result = await this.client.query<{ id: string }>(
+      `SELECT id::text AS id FROM ${this.outbox} WHERE id <= $1 ORDER BY id LIMIT $2`,
+      [String(idMax), rowCountMax + 1],
+    );
+    return result.rows.map((row) => BigInt(row.id));
   }
 
   /**
@@ -192,6 +270,23 @@ export class Outbox {
     const sums = new Map(counters.map((counter) => [counter, { rows: 0n, sum: 0n }]));
     for (const row of result.rows) sums.set(row.counter, { rows: BigInt(row.rows), sum: BigInt(row.sum) });
     return sums;
+  }
+
+  /** Inside the recount's exclusive transaction: the number the counter's next repair takes under this namespace (0 for the first). */
+  async nextRepairNumber(counter: string): Promise<bigint> {
+    const result = await this.client.query<{ next: string }>(
+      `SELECT coalesce(max(repair_number) + 1, 0)::text AS next FROM ${this.repairs} WHERE key_namespace = $1 AND counter = $2`,
+      [this.keyNamespace, counter],
+    );
+    return BigInt(result.rows[0]!.next);
+  }
+
+  /** Inside the recount's transaction: a repair Tally answered (applied, or a duplicate of an earlier one under its key). */
+  async recordRepair(counter: string, repairNumber: bigint, amount: bigint, applied: boolean): Promise<void> {
+    await this.client.query(
+      `INSERT INTO ${this.repairs} (key_namespace, counter, repair_number, amount, applied, repaired_at) VALUES ($1, $2, $3, $4, $5, clock_timestamp())`,
+      [this.keyNamespace, counter, String(repairNumber), String(amount), applied],
+    );
   }
 
   /** Rows waiting (a count over the outbox) and the age of the lowest id's row: the lag gauges. */

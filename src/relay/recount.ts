@@ -30,8 +30,10 @@ export interface RecountReport {
   resentRows: number;
   /** Whether a correction of -drift was sent (--repair with drift). */
   repaired: boolean;
-  /** False when the correction's key had applied before: an earlier run repaired this same state. */
+  /** False when the correction's key had applied before: an earlier repair (a late one) landed instead. */
   repairApplied: boolean;
+  /** With repairApplied false: the drift read again after it (an earlier repair may have corrected another amount). */
+  driftAfterRepair?: bigint;
   /**
    * Rows first sent longer ago than the dedup window allows a re-send:
    * nothing was repaired. Each counted or not; the drift says which
@@ -41,13 +43,16 @@ export interface RecountReport {
 }
 
 /**
- * The correction's key: the state it corrects (counter, archive, total), so
- * a retried --repair of the same drift counts once, from any process.
+ * The correction's key: the counter and the number of its repair under this
+ * namespace (one more than the repairs recorded, committed only once Tally
+ * answered). A repair whose call timed out leaves that number unrecorded,
+ * so the next repair sends the same key whatever has moved meanwhile: if the
+ * first lands late, one of the two is a duplicate and the counter is
+ * corrected once. The amount is not in the key: a late repair and the next
+ * one correct the same drift, however it was measured.
  */
-export function repairKey(keyNamespace: string, counter: string, archivedRows: bigint, archivedSum: bigint, total: bigint): string {
-  const digest = createHash('sha256').update(
-    JSON.stringify([keyNamespace, counter, String(archivedRows), String(archivedSum), String(total)]),
-  );
+export function repairKey(keyNamespace: string, counter: string, repairNumber: bigint): string {
+  const digest = createHash('sha256').update(JSON.stringify([keyNamespace, counter, String(repairNumber)]));
   return `recount:${digest.digest('hex').slice(0, 48)}`;
 }
 
@@ -93,11 +98,19 @@ export async function recount(
       beyondWindow: beyond.map((row) => ({ id: row.id, amount: row.amount ?? 0n })),
     };
     if (options.repair && drift !== 0n && beyond.length === 0) {
+      const repairNumber = await outbox.nextRepairNumber(counter);
       const result = await client.increment(counter, -drift, {
-        idempotencyKey: repairKey(outbox.keyNamespace, counter, sum.rows, sum.sum, total),
+        idempotencyKey: repairKey(outbox.keyNamespace, counter, repairNumber),
       });
+      // Answered: the number is spent, applied or not (a duplicate is an earlier repair, landed).
+      await outbox.recordRepair(counter, repairNumber, -drift, result.applied);
       report.repaired = true;
       report.repairApplied = result.applied;
+      if (!result.applied) {
+        // An earlier repair under this key landed instead: what is left is read again.
+        const after = (await client.read(counter, { consistency: 'exact' })).total;
+        report.driftAfterRepair = after - sum.sum;
+      }
     }
     await outbox.commit();
     return report;

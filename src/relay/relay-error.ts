@@ -8,6 +8,10 @@ export const RelayErrorCode = {
   schema: 'schema',
   /** Rows of unknown fate are older than the dedup window: an operator decides (tally relay --resolve). */
   beyondWindow: 'beyond_window',
+  /** The relay's --dedup-window-ms is longer than the cluster's, or the cluster would not say its window. */
+  window: 'window',
+  /** The outbox's ids may repeat ones already sent under this key namespace (an identity reset, a restore, a recreated table). */
+  identity: 'identity',
   /** A command's input (rows named for --resolve, say) does not fit the data. */
   invalid: 'invalid',
 } as const;

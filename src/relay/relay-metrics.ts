@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { batchSizeBuckets, createMetricsRegistry, latencyBucketsSeconds } from '../common/index.ts';
 
 /** Kinds of tally_relay_errors_total. */
-export type RelayErrorKind = 'postgres' | 'tally' | 'beyond_window' | 'reconcile';
+export type RelayErrorKind = 'postgres' | 'tally' | 'beyond_window' | 'reconcile' | 'id_reuse';
 
 /** Drift series kept per counter: the most drifting first, the rest only in the count. */
 const driftSeriesMax = 100;
@@ -21,6 +21,7 @@ export class RelayMetrics {
   readonly batchSeconds: Histogram;
   readonly lagSeconds: Histogram;
   readonly deadLetters: Counter<'reason'>;
+  readonly capRefusals: Counter<'cap'>;
   readonly rowsPending: Gauge;
   readonly oldestPendingAgeSeconds: Gauge;
   readonly errors: Counter<'kind'>;
@@ -63,6 +64,12 @@ export class RelayMetrics {
       name: 'tally_relay_dead_letters_total',
       help: 'Rows moved to the dead-letter table, by reason',
       labelNames: ['reason'],
+      registers,
+    });
+    this.capRefusals = new Counter({
+      name: 'tally_relay_cap_refusals_total',
+      help: 'Rows Tally refused alone for a directory cap (--counters-max, --shards-total-max) and moved to the dead letters (reason cap_exceeded), by cap',
+      labelNames: ['cap'],
       registers,
     });
     this.rowsPending = new Gauge({ name: 'tally_relay_rows_pending', help: 'Rows in the outbox at the last sample', registers });
@@ -109,7 +116,7 @@ export class RelayMetrics {
     this.oldestRowBeyondWindow.set(0);
     this.countersDrifting.set(0);
     for (const outcome of ['applied', 'duplicate']) this.rowsRelayed.inc({ outcome }, 0);
-    for (const kind of ['postgres', 'tally', 'beyond_window', 'reconcile']) this.errors.inc({ kind }, 0);
+    for (const kind of ['postgres', 'tally', 'beyond_window', 'reconcile', 'id_reuse']) this.errors.inc({ kind }, 0);
   }
 
   /** Replaces the drift series with this round's: the largest drifts by size, bounded. */

@@ -5,6 +5,7 @@
 import { ErrorCode, TallyError, monotonicNowMs, type Logger } from '../common/index.ts';
 import { formatTableName, type RelayConfig } from './config.ts';
 import { Outbox, type DeadRow } from './outbox.ts';
+import { idReuseMessage, identityChange } from './outbox-identity.ts';
 import { RelayError, RelayErrorCode, oneLine } from './relay-error.ts';
 import { RelayMetrics } from './relay-metrics.ts';
 import { reconcile, type RecountClient } from './recount.ts';
@@ -24,6 +25,33 @@ const backoffMaxMs = 5_000;
 const onceErrorsMax = 12;
 /** Rows a halt message names (the metric has the count). */
 const namedRowsMax = 10;
+/** How often a running relay asks the cluster its dedup window again (a router restarted with a shorter one). */
+const windowCheckIntervalMs = 60_000;
+/** After a failed ClusterStatus, the next try. */
+const windowRetryIntervalMs = 5_000;
+
+/** Errors that stop the relay (one line, exit 1): sending on could count twice or drop rows. */
+const fatalCodes = new Set<RelayErrorCode>([RelayErrorCode.beyondWindow, RelayErrorCode.window, RelayErrorCode.identity]);
+
+/** What the relay asks of Tally: the recount's calls and ClusterStatus, for the dedup window. */
+export interface RelayClient extends RecountClient {
+  clusterStatus(): Promise<{ dedupWindowMs: number; router: string }>;
+}
+
+/**
+ * The relay's window against the cluster's (G12): a longer one would re-send
+ * a row of unknown fate after Tally forgot its key, counting it twice. A
+ * shorter or equal one only halts earlier. Undefined when it may run.
+ */
+export function windowRefusal(relayWindowMs: number, clusterWindowMs: number, router: string): string | undefined {
+  if (clusterWindowMs <= 0)
+    return `router ${router} does not advertise its dedup window (a router older than this relay): the relay cannot check its --dedup-window-ms ${relayWindowMs} against the cluster's, and sends nothing`;
+  if (relayWindowMs <= clusterWindowMs) return undefined;
+  return (
+    `the relay's --dedup-window-ms ${relayWindowMs} is longer than the cluster's dedup window of ${clusterWindowMs} ms (router ${router}): ` +
+    `a row re-sent after Tally forgot its key would count twice, so the relay sends nothing; give it --dedup-window-ms ${clusterWindowMs} or less`
+  );
+}
 
 function isCredentialRefusal(error: unknown): boolean {
   return error instanceof TallyError && (error.code === ErrorCode.unauthenticated || error.code === ErrorCode.permissionDenied);
@@ -69,9 +97,12 @@ export class Relay {
   private lastReconcileMs: number;
   private readonly table: string;
 
+  /** When the cluster's dedup window is next asked (monotonic ms); before the first batch at the latest. */
+  private nextWindowCheckMs = Number.NEGATIVE_INFINITY;
+
   constructor(
     private readonly config: RelayConfig,
-    private readonly client: RecountClient,
+    private readonly client: RelayClient,
     private readonly logger: Logger,
   ) {
     this.table = formatTableName(config.tables.outbox);
@@ -90,6 +121,11 @@ export class Relay {
       await this.closeConnections();
       throw error;
     }
+  }
+
+  /** Closes the connections open() made (a relay that will not run). */
+  async close(): Promise<void> {
+    await this.closeConnections();
   }
 
   /** Asks the loop to stop after the batch under way (SIGTERM, SIGINT). */
@@ -114,13 +150,15 @@ export class Relay {
   private async step(): Promise<'full' | 'partial' | 'empty' | 'halted'> {
     try {
       await this.connect();
+      await this.checkClusterWindow();
+      await this.checkIdentity();
       await this.samplePending();
       await this.reconcileWhenDue();
       const outcome = await this.relayBatch();
       this.errorStreak = 0;
       return outcome;
     } catch (error) {
-      if (error instanceof RelayError && error.code === RelayErrorCode.beyondWindow) throw error;
+      if (error instanceof RelayError && fatalCodes.has(error.code)) throw error;
       await this.claimer?.rollback();
       // --once runs from cron or a script: a refused credential at once, other failures after about half a minute.
       if (this.config.once && isCredentialRefusal(error)) {
@@ -142,6 +180,50 @@ export class Relay {
       await sleep(backoffMs * (0.5 + Math.random() / 2), this.stopping.signal);
       return 'partial';
     }
+  }
+
+  /**
+   * Asks the cluster its dedup window when due: at start (relayCommand: a
+   * failure then stops the command) and every minute after (a failure then
+   * waits for the next try; relaying goes on). A longer window of the
+   * relay's, or a credential that may not ask, stops the relay.
+   */
+  async checkClusterWindow(): Promise<void> {
+    if (monotonicNowMs() < this.nextWindowCheckMs) return;
+    const first = this.nextWindowCheckMs === Number.NEGATIVE_INFINITY;
+    let status: { dedupWindowMs: number; router: string };
+    try {
+      status = await this.client.clusterStatus();
+    } catch (error) {
+      if (isCredentialRefusal(error))
+        throw new RelayError(
+          RelayErrorCode.window,
+          `cannot learn the cluster's dedup window: ClusterStatus was refused (${oneLine(error)}); the relay needs a token that may call it`,
+        );
+      if (first) throw error;
+      this.nextWindowCheckMs = monotonicNowMs() + windowRetryIntervalMs;
+      this.metrics.errors.inc({ kind: 'tally' });
+      this.logger.warn('cannot ask the cluster its dedup window; relaying on the last answer', { error: oneLine(error) });
+      return;
+    }
+    const refusal = windowRefusal(this.config.dedupWindowMs, status.dedupWindowMs, status.router);
+    // Fatal: the command prints the line and exits 1.
+    if (refusal !== undefined) throw new RelayError(RelayErrorCode.window, refusal);
+    this.nextWindowCheckMs = monotonicNowMs() + windowCheckIntervalMs;
+  }
+
+  /**
+   * Before each batch: the database and table the namespace's keys were
+   * issued on, and the id sequence against the highest id sent. A change
+   * stops the relay, naming the rows whose ids may repeat.
+   */
+  private async checkIdentity(): Promise<void> {
+    const finding = await this.stamper!.identityFinding();
+    const why = identityChange(this.table, finding);
+    if (why === undefined) return;
+    const ids = await this.stamper!.idsUpTo(finding.idHighWater, namedRowsMax);
+    this.metrics.errors.inc({ kind: 'id_reuse' });
+    throw new RelayError(RelayErrorCode.identity, idReuseMessage(this.table, why, ids.slice(0, namedRowsMax), ids.length > namedRowsMax));
   }
 
   private async connect(): Promise<void> {
@@ -205,7 +287,10 @@ export class Relay {
     this.metrics.batchSeconds.observe(elapsedMs / 1000);
     this.metrics.rowsRelayed.inc({ outcome: 'applied' }, appliedCount);
     this.metrics.rowsRelayed.inc({ outcome: 'duplicate' }, duplicateCount);
-    for (const row of dead) this.metrics.deadLetters.inc({ reason: RelayMetrics.reasonLabel(row.reason) });
+    for (const row of dead) {
+      this.metrics.deadLetters.inc({ reason: RelayMetrics.reasonLabel(row.reason) });
+      if (row.cap !== undefined) this.metrics.capRefusals.inc({ cap: row.cap });
+    }
     if (dead.length > 0)
       this.logger.warn('rows moved to the dead letters', { rows: dead.map((row) => `${row.id}: ${row.reason}`).slice(0, 10) });
     const deadIds = new Set(dead.map((row) => row.id));

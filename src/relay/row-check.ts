@@ -2,7 +2,7 @@
 // refuse it (such a row goes to the dead letters, never blocks the rest),
 // and whether it may still be sent given when it was first sent.
 import { createHash } from 'node:crypto';
-import { TallyError, idempotencyKeyBytesMax, validateCounterName } from '../common/index.ts';
+import { ErrorCode, ErrorMetadataKey, TallyError, idempotencyKeyBytesMax, validateCounterName } from '../common/index.ts';
 
 /** A row as claimed: bigints as PostgreSQL sends int8 (decimal text), parsed. */
 export interface OutboxRow {
@@ -56,10 +56,23 @@ export function isBeyondWindow(row: Pick<OutboxRow, 'attemptAgeMs'>, dedupWindow
   return row.attemptAgeMs !== null && row.attemptAgeMs >= resendLimitMs(dedupWindowMs);
 }
 
-/** A per-row refusal from Tally (the row is at fault), as opposed to the cluster being unable now. */
+/** The directory cap that refused a call (RESOURCE_EXHAUSTED naming it in its ErrorInfo metadata), or undefined. */
+export function capOf(error: unknown): string | undefined {
+  if (!(error instanceof TallyError) || error.code !== ErrorCode.resourceExhausted) return undefined;
+  return error.metadata[ErrorMetadataKey.cap];
+}
+
+/**
+ * A refusal for the rows' sake (a row at fault, or a directory cap that a
+ * smaller call may pass), as opposed to the cluster being unable now (a busy
+ * RESOURCE_EXHAUSTED without a cap is retried with backoff, never split).
+ */
 export function isRowRefusal(error: unknown): error is TallyError {
   return (
     error instanceof TallyError &&
-    (error.code === 'invalid_argument' || error.code === 'out_of_range' || error.code === 'failed_precondition')
+    (error.code === ErrorCode.invalidArgument ||
+      error.code === ErrorCode.outOfRange ||
+      error.code === ErrorCode.failedPrecondition ||
+      capOf(error) !== undefined)
   );
 }

@@ -1,9 +1,10 @@
 // Sends claimed rows to Tally as keyed increments: one IncrementBatch, and
-// when Tally refuses it for a row's sake (an overflow, say), each row alone,
-// so the bad ones are found and the rest still count. Touches no database.
+// when Tally refuses it for its rows' sake (an overflow, a directory cap),
+// halves of it, down to single rows, so the refused rows are found and the
+// rest still count. Touches no database.
 import type { CallSettings, IncrementItem, IncrementOptions, IncrementResult } from '../client/index.ts';
 import type { DeadRow } from './outbox.ts';
-import { isRowRefusal, rowKey, type OutboxRow } from './row-check.ts';
+import { capOf, isRowRefusal, rowKey, type OutboxRow } from './row-check.ts';
 
 /** The two calls the relay makes (a role interface: tests fake it in a few lines). */
 export interface IncrementSender {
@@ -16,52 +17,70 @@ export interface SendOutcome {
   applied: bigint[];
   /** Already applied by an earlier send (a relay that crashed before its commit). */
   duplicates: bigint[];
-  /** Refused by Tally for the row's sake: never applied. */
+  /** Refused by Tally for the row's sake, alone: never applied. */
   dead: DeadRow[];
 }
 
-/** Rows sent one at a time at once when a batch is refused. */
-const singleSendsInFlight = 16;
+/** Parts of a refused batch in flight at once. */
+const partsInFlightMax = 16;
+
+/** The dead letter of a row Tally refused alone: a cap's own reason, else the error's code. */
+function deadRowOf(row: OutboxRow, error: Error & { code: string }): DeadRow {
+  const cap = capOf(error);
+  return cap === undefined
+    ? { id: row.id, reason: `${error.code}: ${error.message}` }
+    : { id: row.id, reason: `cap_exceeded: ${error.message}`, cap };
+}
 
 /**
  * Every row given must be sendable (rowProblem undefined). Resolves once each
- * row is acknowledged (applied or a duplicate) or refused; rejects, with
- * nothing known about which rows applied, on any other failure (the caller
- * rolls back and the rows are sent again, under the same keys).
+ * row is acknowledged (applied or a duplicate) or refused alone; rejects, with
+ * nothing known about which rows applied, on any other failure (a busy
+ * cluster, a failover: the caller rolls back and the rows are sent again,
+ * under the same keys).
  */
 export async function sendRows(sender: IncrementSender, keyNamespace: string, rows: readonly OutboxRow[]): Promise<SendOutcome> {
-  const outcome: SendOutcome = { applied: [], duplicates: [], dead: [] };
-  if (rows.length === 0) return outcome;
   const items = rows.map((row) => ({ counter: row.counter!, amount: row.amount!, idempotencyKey: rowKey(keyNamespace, row.id) }));
-  try {
-    const results = await sender.incrementBatch(items);
-    results.forEach((result, index) => (result.applied ? outcome.applied : outcome.duplicates).push(rows[index]!.id));
-    return outcome;
-  } catch (error) {
-    if (!isRowRefusal(error)) throw error;
-    if (rows.length === 1) {
-      outcome.dead.push({ id: rows[0]!.id, reason: `${error.code}: ${error.message}` });
-      return outcome;
-    }
-  }
-  // Some row made Tally refuse the whole batch (nothing of it acknowledged,
-  // though parts may have applied: the keys make sending them again safe).
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < rows.length) {
-      const index = next++;
-      const row = rows[index]!;
-      try {
-        const result = await sender.increment(items[index]!.counter, items[index]!.amount, {
-          idempotencyKey: items[index]!.idempotencyKey,
-        });
-        (result.applied ? outcome.applied : outcome.duplicates).push(row.id);
-      } catch (error) {
-        if (!isRowRefusal(error)) throw error;
-        outcome.dead.push({ id: row.id, reason: `${error.code}: ${error.message}` });
-      }
-    }
+  // Per row: its answer, or its dead letter. Filled in any order, read in row order.
+  const answers: (IncrementResult | DeadRow | undefined)[] = new Array(rows.length);
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  const slot = async (): Promise<void> => {
+    while (inFlight >= partsInFlightMax) await new Promise<void>((resolve) => waiting.push(resolve));
+    inFlight++;
   };
-  await Promise.all(Array.from({ length: Math.min(singleSendsInFlight, rows.length) }, worker));
+  const release = (): void => {
+    inFlight--;
+    waiting.shift()?.();
+  };
+  // A refused batch applied nothing it acknowledged (parts may have applied:
+  // the keys make sending them again safe), so each half goes again alone.
+  const send = async (start: number, end: number): Promise<void> => {
+    await slot();
+    let refusal: (Error & { code: string }) | undefined;
+    try {
+      const results = await sender.incrementBatch(items.slice(start, end));
+      results.forEach((result, index) => (answers[start + index] = result));
+      return;
+    } catch (error) {
+      if (!isRowRefusal(error)) throw error;
+      refusal = error;
+    } finally {
+      release();
+    }
+    if (end - start === 1) {
+      answers[start] = deadRowOf(rows[start]!, refusal);
+      return;
+    }
+    const middle = start + Math.ceil((end - start) / 2);
+    await Promise.all([send(start, middle), send(middle, end)]);
+  };
+  if (rows.length > 0) await send(0, rows.length);
+  const outcome: SendOutcome = { applied: [], duplicates: [], dead: [] };
+  answers.forEach((answer, index) => {
+    if (answer === undefined) throw new Error(`sendRows: row ${rows[index]!.id} has no answer`);
+    if ('reason' in answer) outcome.dead.push(answer);
+    else (answer.applied ? outcome.applied : outcome.duplicates).push(rows[index]!.id);
+  });
   return outcome;
 }

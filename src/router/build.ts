@@ -198,6 +198,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
         routerId: config.routerId,
         routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
         supervisor: () => election.leaderId ?? '',
+        dedupWindowMs: config.dedupWindowMs,
       },
       ttlSupported,
       onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),

@@ -1,7 +1,8 @@
 // G12 under attack: services write orders and outbox rows in one PostgreSQL
 // transaction (some rolled back) while two relays are SIGKILLed at random
 // moments (often in the window between Tally's acknowledgement and their
-// commit), a Tally primary is SIGKILLed and PostgreSQL is crashed and
+// commit), a Tally primary and the router are SIGKILLed (the router while
+// batches are on their way through it) and PostgreSQL is crashed and
 // restarted once. The orders table, not the relay's own tables, is the truth.
 import { afterAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
@@ -23,7 +24,7 @@ describe('chaos: outbox relay', () => {
     await Promise.all([tc?.stop(), db?.stop()]);
   });
 
-  it('relay: with relays SIGKILLed (also between the ack and the commit), a primary SIGKILLed and PostgreSQL restarted, every counter equals its committed rows', async () => {
+  it('relay: with relays SIGKILLed (also between the ack and the commit), a primary and the router SIGKILLed and PostgreSQL restarted, every counter equals its committed rows', async () => {
     const seed = Number(process.env.TALLY_CHAOS_SEED ?? Date.now() % 100_000);
     const random = seededRandom(seed);
     [tc, db] = await Promise.all([startCluster({ pairs: 2 }), startPostgres()]);
@@ -111,9 +112,11 @@ describe('chaos: outbox relay', () => {
 
     let killsAfterAck = 0;
     let killsAtRandom = 0;
+    let routerKills = 0;
     const chaos = async (): Promise<void> => {
       const startedMs = performance.now();
       let primaryKilled = false;
+      let routerKilled = false;
       let postgresRestarted = false;
       while (performance.now() - startedMs < chaosMs) {
         await pause(250 + random() * 500);
@@ -125,7 +128,18 @@ describe('chaos: outbox relay', () => {
           void pause(1_500).then(() => primary.start());
           continue;
         }
-        if (!postgresRestarted && elapsedMs > chaosMs * 0.6) {
+        if (!routerKilled && elapsedMs > chaosMs * 0.45) {
+          // While the relays are busy: one has just had a batch acknowledged and is about to send its next.
+          routerKilled = true;
+          const relay = relays[Math.floor(random() * relayCount)];
+          const from = relay?.stderr().length ?? 0;
+          await relay?.waitForLine('relay test hook: acknowledged', { from, timeoutMs: 2_000 }).catch(() => {});
+          await tc!.cluster.router.stop('SIGKILL');
+          routerKills++;
+          void pause(1_000).then(() => tc!.cluster.router.start());
+          continue;
+        }
+        if (!postgresRestarted && elapsedMs > chaosMs * 0.7) {
           postgresRestarted = true;
           await postgres.restart();
           continue;
@@ -195,7 +209,7 @@ describe('chaos: outbox relay', () => {
       'SELECT counter, sum(amount)::text AS total FROM crash_archive GROUP BY counter',
     );
     expect(await postgres.query('SELECT count(*)::int AS n FROM crash_outbox_dead_letters')).toEqual([{ n: 0 }]);
-    const context = `seed ${seed}; ${committed} commits, ${rolledBack} rollbacks, ${writeErrors} write errors; relay kills ${killsAfterAck} after ack, ${killsAtRandom} at random; ${relayStarts} relay starts`;
+    const context = `seed ${seed}; ${committed} commits, ${rolledBack} rollbacks, ${writeErrors} write errors; relay kills ${killsAfterAck} after ack, ${killsAtRandom} at random; ${routerKills} router kills; ${relayStarts} relay starts`;
     expect(truth.length, context).toBe(counterCount);
     expect(new Map(archived.map((row) => [row.counter, row.total])), context).toEqual(
       new Map(truth.map((row) => [row.counter, row.total])),
@@ -205,6 +219,7 @@ describe('chaos: outbox relay', () => {
       new Map(truth.map((row) => [row.counter, BigInt(row.total) + 1n])),
     );
     expect(killsAfterAck, context).toBeGreaterThan(0);
+    expect(routerKills, context).toBe(1);
     expect(rolledBack, context).toBeGreaterThan(0);
   }, 90_000);
 });

@@ -7,7 +7,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { ErrorCode, TallyError } from '../../src/common/index.ts';
+import type { IncrementOptions } from '../../src/client/index.ts';
 import { parseRelayConfig } from '../../src/relay/index.ts';
+import { Outbox } from '../../src/relay/outbox.ts';
+import { recount } from '../../src/relay/recount.ts';
 import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { tally, type CliResult } from '../helpers/cli.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
@@ -25,6 +29,7 @@ interface RelayContainer {
 
 /** Short, so the window-edge test waits it out in seconds; nothing else here re-sends late. */
 const dedupWindowMs = 3_000;
+const windowArgs = ['--dedup-window-ms', String(dedupWindowMs)];
 
 describe('outbox relay', () => {
   let tc: TestCluster;
@@ -40,8 +45,9 @@ describe('outbox relay', () => {
       tc.cluster.routerAddress,
       '--tls-ca',
       path.join(certDir, 'ca.crt'),
+      // The relay asks ClusterStatus (AdminService) for the cluster's dedup window: the admin token.
       '--token-file',
-      path.join(certDir, 'client.token'),
+      path.join(certDir, 'admin.token'),
     ];
   }, 60_000);
   afterAll(async () => {
@@ -126,7 +132,7 @@ describe('outbox relay', () => {
         (E'bad:\\x01ctl', 4), ('bad:near-max', 1000), ('bad:near-max', 7), ('bad:good', 4)`,
       ['x'.repeat(201)],
     );
-    const relay = spawnRelay(['--table', 'bad_outbox', '--metrics-port', 'any', ...tallyArgs, '--batch', '100'], {
+    const relay = spawnRelay(['--table', 'bad_outbox', '--metrics-port', 'any', ...tallyArgs, '--batch', '100', ...windowArgs], {
       TALLY_POSTGRES: pg.url,
     });
     try {
@@ -157,6 +163,50 @@ describe('outbox relay', () => {
       expect(await relay.exited).toBe(0);
     }
   }, 40_000);
+
+  it('relay: a row refused for the counters cap goes alone to the dead letters (cap_exceeded, counted by cap); the rest of its batch counts', async () => {
+    const window = ['--dedup-window-ms', String(dedupWindowMs)];
+    const capped = await startCluster({ pairs: 1, routerArgs: ['--counters-max', '3', ...window], nodeArgs: window });
+    try {
+      const capArgs = ['--router', capped.cluster.routerAddress, ...window];
+      expect((await tally(['relay', '--create-table', '--table', 'cap_outbox', ...capArgs], { TALLY_POSTGRES: pg.url })).code).toBe(0);
+      await pg.query(
+        `INSERT INTO cap_outbox (counter, amount) VALUES ('cap:a', 1), ('cap:b', 2), ('cap:a', 3), ('cap:c', 4), ('cap:d', 5), ('cap:a', 6)`,
+      );
+      const relay = spawnRelay(['--table', 'cap_outbox', '--metrics-port', 'any', '--batch', '100', ...capArgs], {
+        TALLY_POSTGRES: pg.url,
+      });
+      try {
+        await waitFor(async () => (await pg.query('SELECT count(*)::int AS n FROM cap_outbox'))[0]!.n === 0, {
+          timeoutMs: 15_000,
+          what: `the outbox to empty past a cap refusal (relay: ${relay.stderr().slice(-400)})`,
+        });
+        const dead = await pg.query<{ counter: string; reason: string }>('SELECT counter, reason FROM cap_outbox_dead_letters ORDER BY id');
+        expect(dead).toHaveLength(1);
+        expect(dead[0]!.counter).toBe('cap:d');
+        expect(dead[0]!.reason).toMatch(/^cap_exceeded: the directory holds 3 counters; 1 new ones would pass the limit of 3 counters/);
+        expect((await capped.client.readMany(['cap:a', 'cap:b', 'cap:c'])).map((read) => read.total)).toEqual([10n, 2n, 4n]);
+        await waitFor(() => relay.metricsPort, { timeoutMs: 5_000, what: 'the relay metrics port' });
+        expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_cap_refusals_total', { cap: 'counters_max' })).toBe(1);
+        expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_dead_letters_total', { reason: 'cap_exceeded' })).toBe(1);
+      } finally {
+        await relay.kill('SIGTERM');
+      }
+    } finally {
+      await capped.stop();
+    }
+  }, 40_000);
+
+  it('relay: a batch that would create more than 1,000 new counters in one call is halved until it passes; nothing is dead-lettered', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'many_outbox'])).code).toBe(0);
+    await pg.query(`INSERT INTO many_outbox (counter, amount) SELECT 'many:' || g, g FROM generate_series(1, 1500) AS g`);
+    const relayed = await run('relay', ['--table', 'many_outbox', '--batch', '2000', '--once']);
+    expect(relayed.code, relayed.stderr).toBe(0);
+    expect(await pg.query('SELECT count(*)::int AS n FROM many_outbox')).toEqual([{ n: 0 }]);
+    expect(await pg.query('SELECT count(*)::int AS n FROM many_outbox_dead_letters')).toEqual([{ n: 0 }]);
+    const reads = await tc.client.readMany(['many:1', 'many:750', 'many:751', 'many:1500']);
+    expect(reads.map((read) => read.total)).toEqual([1n, 750n, 751n, 1500n]);
+  }, 60_000);
 
   it('relay: a row whose first send is older than the dedup window is never sent again; the relay halts, names it, and --resolve decides', async () => {
     expect((await run('relay', ['--create-table', '--table', 'edge_outbox', '--archive-table', 'edge_archive'])).code).toBe(0);
@@ -258,11 +308,136 @@ describe('outbox relay', () => {
     expect((await run('recount', recountArgs)).stdout).toContain('summing 1300, exact total 1300, drift 0');
   }, 40_000);
 
+  it('relay: refuses to start with a --dedup-window-ms longer than the cluster advertises (ClusterStatus), naming both', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'window_outbox'])).code).toBe(0);
+    await pg.query(`INSERT INTO window_outbox (counter, amount) VALUES ('window:a', 1)`);
+    const longer = await tally(['relay', '--table', 'window_outbox', '--once', ...tallyArgs, '--dedup-window-ms', '4000'], {
+      TALLY_POSTGRES: pg.url,
+    });
+    expectOneLineFailure(longer, "the relay's --dedup-window-ms 4000 is longer than the cluster's dedup window of 3000 ms");
+    expect((await tc.client.read('window:a')).total).toBe(0n);
+    expect((await tc.client.clusterStatus()).dedupWindowMs).toBe(dedupWindowMs);
+    // Equal (or shorter) is fine: the row counts.
+    const equal = await run('relay', ['--table', 'window_outbox', '--once']);
+    expect(equal.code, equal.stderr).toBe(0);
+    expect((await tc.client.read('window:a')).total).toBe(1n);
+  }, 30_000);
+
+  it('recount --repair: a repair that timed out and lands after a second repair is deduplicated, not applied twice', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'late_outbox', '--archive-table', 'late_archive'])).code).toBe(0);
+    const relayArgs = ['--table', 'late_outbox', '--archive-table', 'late_archive', '--once'];
+    await pg.query(`INSERT INTO late_outbox (counter, amount) SELECT 'late:1', g FROM generate_series(1, 10) AS g`);
+    expect((await run('relay', relayArgs)).code).toBe(0);
+    await tc.client.increment('late:1', 7n);
+    // The first repair's call times out at the caller while its request is still on its way.
+    const settings = parseRelayConfig(
+      new Map([
+        ['archive-table', 'late_archive'],
+        ['table', 'late_outbox'],
+        ...[['dedup-window-ms', String(dedupWindowMs)] as [string, string]],
+      ]),
+      {
+        TALLY_POSTGRES: pg.url,
+      },
+    );
+    let held: { counter: string; amount: bigint; options: IncrementOptions | undefined } | undefined;
+    const timingOut = {
+      incrementBatch: tc.client.incrementBatch.bind(tc.client),
+      read: tc.client.read.bind(tc.client),
+      readMany: tc.client.readMany.bind(tc.client),
+      increment(counter: string, amount: bigint, options?: IncrementOptions): Promise<never> {
+        held = { counter, amount, options };
+        return Promise.reject(new TallyError(ErrorCode.deadlineExceeded, 'deadline exceeded (the call is still on its way)'));
+      },
+    };
+    const outbox = await Outbox.open(settings, 'late-repair test');
+    try {
+      await expect(recount(outbox, timingOut, 'late:1', { repair: true, dedupWindowMs })).rejects.toMatchObject({
+        code: 'deadline_exceeded',
+      });
+    } finally {
+      await outbox.close();
+    }
+    expect(held?.amount).toBe(-7n);
+    // Meanwhile more rows are relayed (the archive moves), and a second repair runs and applies.
+    await pg.query(`INSERT INTO late_outbox (counter, amount) VALUES ('late:1', 100)`);
+    expect((await run('relay', relayArgs)).code).toBe(0);
+    const second = await run('recount', ['late:1', '--table', 'late_outbox', '--archive-table', 'late_archive', '--repair']);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('repaired: applied -7');
+    // The first repair lands late: Tally must take it for a duplicate.
+    const late = await tc.client.increment(held!.counter, held!.amount, held!.options);
+    expect(late.applied).toBe(false);
+    expect((await tc.client.read('late:1')).total).toBe(155n);
+    const check = await run('recount', ['late:1', '--table', 'late_outbox', '--archive-table', 'late_archive']);
+    expect(check.stdout).toContain('drift 0: in agreement');
+  }, 40_000);
+
+  it('relay: ids reused after an identity reset or a recreated outbox are detected and the relay halts naming the rows, never dropping them as duplicates', async () => {
+    // A cluster of its own with the default (24 h) window: Tally remembers every key this test sends.
+    const own = await startCluster({ pairs: 1 });
+    const run = (command: string, args: string[]): Promise<CliResult> =>
+      tally([command, ...args, '--router', own.cluster.routerAddress], { TALLY_POSTGRES: pg.url });
+    const tc = { client: own.client };
+    try {
+      // No archive: relayed rows are deleted, and nothing but the relay's checks remembers their ids.
+      const tables = ['--table', 'reuse_outbox'];
+      expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
+      // A restart before any row was sent repeats no id: the relay records the new sequence and goes on.
+      expect((await run('relay', [...tables, '--once'])).code).toBe(0);
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 1), ('reuse:a', 2), ('reuse:a', 3)`);
+      expect((await run('relay', [...tables, '--once'])).code).toBe(0);
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      // The identity restarts: new rows take ids 1 and 2, whose keys Tally still holds.
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 10), ('reuse:a', 20)`);
+      const reset = await run('relay', [...tables, '--once']);
+      expectOneLineFailure(reset, 'rows 1, 2 of reuse_outbox');
+      expect(reset.stderr).toContain('--key-namespace');
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox')).toEqual([{ n: 2 }]);
+      // Reset again while no relay runs, and the service inserts past the highest id sent before one
+      // looks: the sequence is no longer behind, but it is a new one (a restart gives it a new relfilenode).
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) SELECT 'reuse:a', 100 * g FROM generate_series(1, 5) AS g`);
+      const past = await run('relay', [...tables, '--once']);
+      expectOneLineFailure(past, 'rows 1, 2, 3 of reuse_outbox');
+      expect(past.stderr).toContain('was restarted');
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox')).toEqual([{ n: 5 }]);
+      // A new key namespace gives the rows new keys: they count.
+      const fresh = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
+      expect(fresh.code, fresh.stderr).toBe(0);
+      expect((await tc.client.read('reuse:a')).total).toBe(1506n);
+      // A dropped and recreated outbox (its relay tables kept) is another table: the relay halts.
+      await pg.query('DROP TABLE reuse_outbox');
+      expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 7)`);
+      const recreated = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
+      expectOneLineFailure(recreated, 'reuse_outbox is not the table the relay sent rows of');
+      expect((await tc.client.read('reuse:a')).total).toBe(1506n);
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
+
   it('relay --reconcile-every: recounts the counters it relayed in the background and exports the drift a direct Increment made', async () => {
     expect((await run('relay', ['--create-table', '--table', 'watch_outbox', '--archive-table', 'watch_archive'])).code).toBe(0);
     await pg.query(`INSERT INTO watch_outbox (counter, amount) VALUES ('watch:a', 3), ('watch:b', 4), ('watch:a', 5)`);
     const relay = spawnRelay(
-      ['--table', 'watch_outbox', '--archive-table', 'watch_archive', '--reconcile-every', '1s', '--metrics-port', 'any', ...tallyArgs],
+      [
+        '--table',
+        'watch_outbox',
+        '--archive-table',
+        'watch_archive',
+        '--reconcile-every',
+        '1s',
+        '--metrics-port',
+        'any',
+        ...tallyArgs,
+        ...windowArgs,
+      ],
       { TALLY_POSTGRES: pg.url },
     );
     try {

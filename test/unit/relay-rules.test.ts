@@ -2,7 +2,15 @@
 // edge, its configuration, and the per-row fallback when Tally refuses a
 // batch (against a fake sender: no database, no cluster).
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, TallyError, idempotencyKeyBytesMax } from '../../src/common/index.ts';
+import {
+  CapName,
+  ErrorCode,
+  TallyError,
+  capRefusalDetails,
+  fromServiceError,
+  idempotencyKeyBytesMax,
+  toServiceError,
+} from '../../src/common/index.ts';
 import {
   isBeyondWindow,
   parseRelayConfig,
@@ -11,6 +19,9 @@ import {
   rowKey,
   rowProblem,
   sendRows,
+  capOf,
+  identityChange,
+  windowRefusal,
   type IncrementSender,
   type OutboxRow,
 } from '../../src/relay/index.ts';
@@ -47,12 +58,57 @@ describe('relay rules', () => {
     expect(isBeyondWindow({ attemptAgeMs: 9_000 }, 10_000)).toBe(true);
   });
 
-  it('repairKey: the same for the same state, different when the total or the archive moved', () => {
-    const key = repairKey('ns', 'c', 10n, 55n, 60n);
-    expect(repairKey('ns', 'c', 10n, 55n, 60n)).toBe(key);
-    expect(repairKey('ns', 'c', 10n, 55n, 61n)).not.toBe(key);
-    expect(repairKey('ns', 'c', 11n, 55n, 60n)).not.toBe(key);
+  it('repairKey: the same for the same counter and repair number whatever the drift, different per number, counter and namespace', () => {
+    const key = repairKey('ns', 'c', 0n);
+    expect(repairKey('ns', 'c', 0n)).toBe(key);
+    expect(repairKey('ns', 'c', 1n)).not.toBe(key);
+    expect(repairKey('ns', 'd', 0n)).not.toBe(key);
+    expect(repairKey('other', 'c', 0n)).not.toBe(key);
     expect(Buffer.byteLength(key)).toBeLessThanOrEqual(idempotencyKeyBytesMax);
+  });
+
+  it('identityChange: a new system identifier, a recreated table, a restarted or set-back id sequence; nothing else', () => {
+    const same = { systemIdentifier: '7001', outboxOid: '16384', sequenceFilenode: '16390' as string | null };
+    const finding = { recorded: same, current: same, idHighWater: 40n, sequenceLastValue: 40n as bigint | null | undefined };
+    expect(identityChange('t', finding)).toBeUndefined();
+    expect(identityChange('t', { ...finding, sequenceLastValue: undefined })).toBeUndefined();
+    expect(identityChange('t', { ...finding, idHighWater: 0n, sequenceLastValue: null })).toBeUndefined();
+    expect(identityChange('t', { ...finding, current: { ...same, systemIdentifier: '7002' } })).toMatch(
+      /system identifier is 7002, not 7001/,
+    );
+    expect(identityChange('t', { ...finding, current: { ...same, outboxOid: '20000' } })).toMatch(/oid 20000, not 16384/);
+    expect(identityChange('t', { ...finding, current: { ...same, sequenceFilenode: '16400' }, sequenceLastValue: 900n })).toMatch(
+      /id sequence of t was restarted .*relfilenode is 16400, not 16390/,
+    );
+    expect(identityChange('t', { ...finding, sequenceLastValue: 39n })).toMatch(/at 39, below 40/);
+    expect(identityChange('t', { ...finding, sequenceLastValue: null })).toMatch(/at its start, below 40/);
+  });
+
+  it('capOf: a cap refusal keeps its cap across the wire (server to client) and its reason NOT_APPLIED; a busy refusal has none', () => {
+    const cap = new TallyError(
+      ErrorCode.resourceExhausted,
+      'the directory holds 3 counters',
+      undefined,
+      capRefusalDetails(CapName.countersMax),
+    );
+    const received = fromServiceError(toServiceError(cap));
+    expect(received.code).toBe('resource_exhausted');
+    expect(received.certainlyNotApplied).toBe(true);
+    expect(capOf(received)).toBe('counters_max');
+    const busy = fromServiceError(
+      toServiceError(new TallyError(ErrorCode.resourceExhausted, 'queue full', undefined, { retryAfterMs: 100 })),
+    );
+    expect(capOf(busy)).toBeUndefined();
+    expect(capOf(new TallyError(ErrorCode.invalidArgument, 'x', undefined, { metadata: { cap: 'counters_max' } }))).toBeUndefined();
+  });
+
+  it("windowRefusal: a relay window longer than the cluster's, or a cluster that does not say, is refused naming both; equal or shorter runs", () => {
+    expect(windowRefusal(3_000, 3_000, 'r1')).toBeUndefined();
+    expect(windowRefusal(1_000, 3_000, 'r1')).toBeUndefined();
+    expect(windowRefusal(4_000, 3_000, 'r1')).toMatch(
+      /--dedup-window-ms 4000 is longer than the cluster's dedup window of 3000 ms \(router r1\)/,
+    );
+    expect(windowRefusal(4_000, 0, 'r1')).toMatch(/router r1 does not advertise its dedup window/);
   });
 
   it('parseRelayConfig: flags over TALLY_* environment over defaults; bad settings name themselves', () => {
@@ -90,7 +146,7 @@ describe('relay rules', () => {
     expect(message([['table', 'x'.repeat(60)]])).toContain('too long');
   });
 
-  it('sendRows: a batch Tally refuses for one row is sent row by row; the refused rows are dead, the rest acknowledged', async () => {
+  it('sendRows: a batch Tally refuses for one row is halved down to that row; the refused rows are dead, the rest acknowledged', async () => {
     const applied = new Set<string>();
     const apply = (amount: bigint | number | string, key: unknown): { applied: boolean; shard: number } => {
       if (amount === 999n) throw new TallyError(ErrorCode.outOfRange, 'total would leave int64');
@@ -112,6 +168,55 @@ describe('relay rules', () => {
     expect(outcome.applied).toEqual([1n, 4n]);
     expect(outcome.duplicates).toEqual([2n]);
     expect(outcome.dead).toEqual([{ id: 3n, reason: 'out_of_range: total would leave int64' }]);
+  });
+
+  it('sendRows: a batch refused for a cap (RESOURCE_EXHAUSTED with a cap in its details) is halved; only a row refused alone is dead, with reason cap_exceeded', async () => {
+    // A directory with room for one more counter: "c:old" exists.
+    const existing = new Set(['c:old']);
+    const countersMax = 2;
+    let batchCalls = 0;
+    const refuse = (newCount: number): TallyError =>
+      new TallyError(
+        ErrorCode.resourceExhausted,
+        `the directory holds ${existing.size} counters; ${newCount} new ones would pass the limit of ${countersMax} counters (--counters-max)`,
+        undefined,
+        // As the router sends it: ErrorInfo reason NOT_APPLIED, metadata { cap }.
+        { reason: 'NOT_APPLIED', metadata: { cap: 'counters_max' } },
+      );
+    const sender: IncrementSender = {
+      async incrementBatch(items) {
+        batchCalls++;
+        const fresh = new Set(items.map((item) => item.counter).filter((counter) => !existing.has(counter)));
+        if (existing.size + fresh.size > countersMax) throw refuse(fresh.size);
+        for (const counter of fresh) existing.add(counter);
+        return items.map(() => ({ applied: true, shard: 0 }));
+      },
+      increment: () => Promise.reject(new Error('a cap refusal is split in batches, not sent row by row')),
+    };
+    const rows = [row(1, 'c:old', 1n), row(2, 'c:old', 2n), row(3, 'c:new1', 3n), row(4, 'c:new2', 4n), row(5, 'c:old', 5n)];
+    const outcome = await sendRows(sender, 'ns', rows);
+    expect(outcome.applied).toEqual([1n, 2n, 3n, 5n]);
+    expect(outcome.duplicates).toEqual([]);
+    expect(outcome.dead).toEqual([
+      {
+        id: 4n,
+        reason: 'cap_exceeded: the directory holds 2 counters; 1 new ones would pass the limit of 2 counters (--counters-max)',
+        cap: 'counters_max',
+      },
+    ]);
+    // Halving: 5 -> [1,2,3] + [4,5] -> [4] + [5]: 5 calls, not one per row.
+    expect(batchCalls).toBe(5);
+  });
+
+  it('sendRows: a busy RESOURCE_EXHAUSTED (load shed, no cap in its details) rejects, so the batch is retried with backoff, not dead-lettered', async () => {
+    const sender: IncrementSender = {
+      incrementBatch: () =>
+        Promise.reject(
+          new TallyError(ErrorCode.resourceExhausted, 'node n1 has 9000 increments queued; try again', undefined, { retryAfterMs: 50 }),
+        ),
+      increment: () => Promise.reject(new Error('not called')),
+    };
+    await expect(sendRows(sender, 'ns', [row(1, 'c', 1n), row(2, 'c', 2n)])).rejects.toMatchObject({ code: 'resource_exhausted' });
   });
 
   it('sendRows: a failure that is not the rows fault rejects, so the batch is rolled back and sent again', async () => {

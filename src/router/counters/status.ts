@@ -13,6 +13,8 @@ export interface RouterView {
   routers(): string[];
   /** The router supervising the pairs now; '' while none does. */
   supervisor(): string;
+  /** This router's --dedup-window-ms, advertised for the outbox relay's check (G12). */
+  dedupWindowMs: number;
 }
 
 export function pairStatusOf(directory: StatusDirectory, pair: PairInfo): counterV1.PairStatus__Output {
@@ -112,5 +114,6 @@ export async function clusterStatus(
     routers: view.routers(),
     supervisor: view.supervisor(),
     router: view.routerId,
+    dedupWindowMs: String(view.dedupWindowMs),
   };
 }

@@ -1,6 +1,14 @@
 // The checks and memory lookups both directory stores share, so they refuse the
 // same things with the same status and words.
-import { ErrorCode, TallyError, memberPartitionsMax, newCountersPerCallMax, shardsPerCounterMax } from '../../common/index.ts';
+import {
+  CapName,
+  ErrorCode,
+  TallyError,
+  capRefusalDetails,
+  memberPartitionsMax,
+  newCountersPerCallMax,
+  shardsPerCounterMax,
+} from '../../common/index.ts';
 import type { CounterInfo, CounterKind, DirectoryLimits, PairAddresses, PairInfo } from './contract.ts';
 
 /**
@@ -35,8 +43,9 @@ export interface HeldCounts {
 /**
  * The caps on creating `count` counters of `kind` on top of `held`:
  * partitions out of range INVALID_ARGUMENT, a call's or the directory's
- * counter cap and the shard cap RESOURCE_EXHAUSTED. Counters that exist
- * are never refused.
+ * counter cap and the shard cap RESOURCE_EXHAUSTED, naming the cap in the
+ * ErrorInfo metadata (capRefusalDetails: waiting does not lift it, unlike a
+ * busy refusal). Counters that exist are never refused.
  */
 export function checkCreationCaps(count: number, kind: CounterKind, partitions: number, held: HeldCounts, limits: DirectoryLimits): void {
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > memberPartitionsMax)
@@ -45,11 +54,15 @@ export function checkCreationCaps(count: number, kind: CounterKind, partitions: 
     throw new TallyError(
       ErrorCode.resourceExhausted,
       `the call would create ${count} new counters; the limit is ${newCountersPerCallMax} new counters per call (newCountersPerCallMax): split it`,
+      undefined,
+      capRefusalDetails(CapName.newCountersPerCall),
     );
   if (held.counters + count > limits.countersMax)
     throw new TallyError(
       ErrorCode.resourceExhausted,
       `the directory holds ${held.counters} counters; ${count} new ones would pass the limit of ${limits.countersMax} counters (--counters-max)`,
+      undefined,
+      capRefusalDetails(CapName.countersMax),
     );
   checkShardsTotalCap(count * (kind === 'membership' ? partitions : 1), held.shards, limits);
 }
@@ -60,6 +73,8 @@ export function checkShardsTotalCap(addCount: number, heldShards: number, limits
     throw new TallyError(
       ErrorCode.resourceExhausted,
       `the directory holds ${heldShards} shards; ${addCount} more would pass the limit of ${limits.shardsTotalMax} shards (--shards-total-max)`,
+      undefined,
+      capRefusalDetails(CapName.shardsTotalMax),
     );
 }
 

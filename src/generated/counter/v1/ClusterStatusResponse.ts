@@ -24,6 +24,12 @@ export interface ClusterStatusResponse {
    * The router that answered.
    */
   'router'?: (string);
+  /**
+   * The answering router's dedup window (--dedup-window-ms): how long a
+   * retried idempotency key is recognised (G2). The outbox relay refuses a
+   * longer window of its own (G12). 0 from a router too old to say.
+   */
+  'dedupWindowMs'?: (number | string | Long);
 }
 
 export interface ClusterStatusResponse__Output {
@@ -46,4 +52,10 @@ export interface ClusterStatusResponse__Output {
    * The router that answered.
    */
   'router': (string);
+  /**
+   * The answering router's dedup window (--dedup-window-ms): how long a
+   * retried idempotency key is recognised (G2). The outbox relay refuses a
+   * longer window of its own (G12). 0 from a router too old to say.
+   */
+  'dedupWindowMs': (string);
 }
