@@ -2,6 +2,7 @@
 // once the nodes are stopped): two nodes holding different entries at one lsn
 // for one epoch means two primaries acknowledged different histories. Only
 // reads; a log folded into its checkpoint is compared where both still hold rows.
+import { recordChecksum } from '../../../../src/node/log/checksums.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -42,12 +43,20 @@ function readLog(dataDir: string): Map<bigint, LogRow> | undefined {
     // Schema 8: plain increments packed in commit records, unpacked into the row shape they would have had.
     const hasRecords = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").get() !== undefined;
     if (hasRecords) {
-      const records = db
-        .prepare('SELECT first_lsn, last_lsn, epoch, at_ms, data FROM records ORDER BY first_lsn')
-        .safeIntegers(true)
-        .raw(true)
-        .all();
-      for (const record of records as RawRecord[]) {
+      // Schema 9 checksums each record; a schema-8 file's records are taken as they are.
+      const hasCrc = (db.prepare("SELECT name FROM pragma_table_info('records')").pluck().all() as string[]).includes('crc');
+      const records = (
+        db
+          .prepare(`SELECT first_lsn, last_lsn, epoch, at_ms, data, ${hasCrc ? 'crc' : 'NULL'} FROM records ORDER BY first_lsn`)
+          .safeIntegers(true)
+          .raw(true)
+          .all() as RawRecord[]
+      ).map((record): RawRecord => {
+        if (hasCrc) return record;
+        const [firstLsn, lastLsn, epoch, atMs, data] = record;
+        return [firstLsn, lastLsn, epoch, atMs, data, BigInt(recordChecksum(firstLsn, lastLsn, epoch, atMs, data))];
+      });
+      for (const record of records) {
         for (const entry of decodeRecord(record)) {
           entries.set(entry.lsn, {
             lsn: entry.lsn,
