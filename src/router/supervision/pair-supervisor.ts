@@ -391,7 +391,12 @@ export class PairSupervisor {
 
   private async markOutOfSync(pair: PairInfo, reason: string, update: PairUpdate = {}): Promise<void> {
     // Directory first: from here on the follower is neither read nor promoted.
-    await this.directory.updatePair(pair.pairIndex, { ...update, inSync: false }, asSupervisor);
+    // The floor goes with it: everything the follower confirmed while in sync
+    // was acknowledged, and a supervisor after this one, or a primary back on
+    // an old copy of its disk with its follower gone, must not go below it.
+    const acknowledgedLsn = this.acknowledgedLsnOf(pair);
+    const floor = update.ackedLsn === undefined && acknowledgedLsn > pair.ackedLsn ? { ackedLsn: acknowledgedLsn } : {};
+    await this.directory.updatePair(pair.pairIndex, { ...update, ...floor, inSync: false }, asSupervisor);
     this.metrics.pairInSync.set({ pair: String(pair.pairIndex) }, 0);
     this.metrics.outOfSync.inc({ pair: String(pair.pairIndex) });
     this.logger.warn('out of sync', { pair: pair.pairIndex, primary: pair.primary, follower: pair.follower, epoch: pair.epoch, reason });
