@@ -22,3 +22,4 @@ export * from './call-guards.ts';
 export * from './peer-role.ts';
 export * from './clock.ts';
 export * from './shard-protocol.ts';
+export * from './shard-frames.ts';

@@ -112,6 +112,12 @@ export function guardMalformed(definition: ServiceDefinition, requestBytesMaxOf?
   return guarded;
 }
 
+/** The refusal a guarded definition put in place of a request that failed to decode (a stream's frame too), or undefined. */
+export function malformedRefusalOf(request: unknown): TallyError | undefined {
+  if (typeof request !== 'object' || request === null || !(malformed in request)) return undefined;
+  return (request as MalformedRequest)[malformed];
+}
+
 /**
  * Wraps an async handler: its result is sent, anything it throws is mapped to
  * a status with its google.rpc details. changesNothing: a read, whose every

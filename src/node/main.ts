@@ -27,6 +27,7 @@ import {
   peerRoleInterceptor,
   guardCalls,
   shardNodeCallerRoles,
+  isShardNodeStream,
   droppedShardTombstoneMs,
   steadyWallClock,
   monotonicNowMs,
@@ -41,6 +42,7 @@ import { Replicator } from './replication/index.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { withLeanReadShardsResponse } from './read-shards-codec.ts';
+import { FrameStreams } from './frame-streams.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 
@@ -129,9 +131,10 @@ runMain(async () => {
     [serviceName],
     [
       ...(tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)]),
-      guardCalls({ deadlineMaxMs: config.callDeadlineMaxMs, onStatus: metrics.rpcStatus }),
+      guardCalls({ deadlineMaxMs: config.callDeadlineMaxMs, onStatus: metrics.rpcStatus, isLongLived: isShardNodeStream }),
     ],
   );
+  const streams = new FrameStreams();
   tallyServer.server.addService(
     guardMalformed(withLeanReadShardsResponse(shardNodeServiceDefinition)),
     createNodeService({
@@ -148,6 +151,7 @@ runMain(async () => {
       logger,
       zone: config.zone,
       replicationAddress: config.advertiseReplicationAddress,
+      streams,
     }),
   );
   // A node takes TLS connections only from peers whose certificate chains to the cluster CA.
@@ -245,6 +249,8 @@ runMain(async () => {
     env: process.env,
     drain: async () => {
       setServing(tallyServer, [serviceName], false);
+      // Long-lived streams answer what they have begun and end, or the server would wait for them.
+      streams.closeAll();
       // Drain: in-flight Apply calls finish their commit before the server closes.
       await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
       state.ready = false;
