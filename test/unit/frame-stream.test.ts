@@ -111,6 +111,7 @@ describe('router: frame stream to a node', () => {
     expect(lateError.reason).toBe(ErrorReason.outcomeUnknown);
     expect(lateError.message).toMatch(/did not answer in time/);
     expect(otherError.reason).toBe(ErrorReason.outcomeUnknown);
+    expect(otherError.message).toMatch(/did not answer in time/);
     expect(calls[0]!.cancelled).toBe(true);
     expect(events.abandoned).toEqual(['deadline']);
     // The answer to the late frame, arriving after all, is ignored.

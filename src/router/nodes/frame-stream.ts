@@ -189,7 +189,8 @@ export class FrameStream<Request, Response> {
     late.reject(streamFailure(status.DEADLINE_EXCEEDED, `frame ${seq} not answered in ${late.deadlineMs} ms`));
     // A stalled stream is not waited on (keepalive would take seconds): replace it.
     this.observer.onAbandoned?.(this.address, 'deadline');
-    this.abandon(streamFailure(status.UNAVAILABLE, `stream to node ${this.address} abandoned: frame ${seq} stalled`));
+    // Its other frames were not answered in time either: the same status as a unary timeout (no failover nudge).
+    this.abandon(streamFailure(status.DEADLINE_EXCEEDED, `stream to node ${this.address} abandoned: frame ${seq} stalled`));
     this.pump();
   }
 
@@ -214,7 +215,7 @@ export class FrameStream<Request, Response> {
     this.pump();
   }
 
-  /** Drops the current call; every frame in flight fails with failure (UNAVAILABLE or DEADLINE_EXCEEDED: outcome unknown). */
+  /** Drops the current call; every frame in flight fails with failure (UNAVAILABLE or DEADLINE_EXCEEDED: outcome unknown either way). */
   private abandon(failure: ServiceError): void {
     const opened = this.current;
     if (opened === undefined) return;
