@@ -52,6 +52,8 @@ export interface FrameHandlerOptions<Request, Response> {
   /** Why a frame's request cannot be served (its wire version), or undefined. */
   refusalOf: (request: Request) => string | undefined;
   streams: FrameStreams;
+  /** Told the status code of every frame answered (0: a response). */
+  onAnswered?: (code: number) => void;
 }
 
 /**
@@ -86,6 +88,7 @@ export function serveFrames<Request, Response>(
     };
     streams.add(close);
     const answer = (seq: number, result: { response: Response } | { error: shardV1.FrameError }): void => {
+      options.onAnswered?.('error' in result ? result.error.code! : 0);
       if (!call.cancelled && !finished) call.write({ seq, ...result });
     };
     const refuse = (seq: number, error: TallyError): void => answer(seq, { error: frameErrorOf(error) });

@@ -236,6 +236,7 @@ export function createNodeService(deps: {
       handle,
       refusalOf: (request) => protocolRefusalOf(method, request),
       streams: deps.streams,
+      onAnswered: (code) => metrics.streamFrames.inc({ method, code: status[code] ?? String(code) }),
     });
 
   const unaryHandlers = checkProtocol({
