@@ -3,7 +3,7 @@
 // Flow control by frames and bytes in flight; a deadline per frame. Must
 // never report a frame as not applied once it was written: a broken or
 // abandoned stream fails its frames in flight with an unknown outcome.
-import { status, type Metadata, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import { Metadata, status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 import {
   ErrorCode,
   ErrorReason,
@@ -67,7 +67,7 @@ interface Pending<Request, Response> {
 
 /** A failure that the caller maps as a unary call's (nodeCallError): an unknown outcome unless the code says otherwise. */
 function streamFailure(code: status, details: string): ServiceError {
-  return Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details, metadata: undefined as unknown as Metadata });
+  return Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details, metadata: new Metadata() });
 }
 
 interface OpenCall<Request, Response> {
@@ -143,13 +143,13 @@ export class FrameStream<Request, Response> {
   }
 
   private openCall(): OpenCall<Request, Response> {
-    const table = new SequenceTable<Pending<Request, Response>>();
-    const opened: OpenCall<Request, Response> = { table, call: undefined as unknown as FrameCall<Request> };
-    this.current = opened;
-    opened.call = this.open({
+    // The handlers name the call they belong to: events of a replaced call are told apart from the current one's.
+    const handlers: FrameCallHandlers<Response> = {
       onAnswer: (answer) => this.onAnswer(opened, answer),
       onEnd: (ended) => this.onEnd(opened, ended),
-    });
+    };
+    const opened: OpenCall<Request, Response> = { table: new SequenceTable(), call: this.open(handlers) };
+    this.current = opened;
     return opened;
   }
 
