@@ -25,10 +25,11 @@ interface FakeCall extends FrameCall<string> {
 
 function harness(limits = { framesInFlightMax: 8, bytesInFlightMax: 1_000, queuedFramesMax: 100 }) {
   const calls: FakeCall[] = [];
-  const events = { strays: 0, abandoned: [] as string[] };
+  const events = { strays: 0, abandoned: [] as string[], fresh: [] as boolean[] };
   const stream = new FrameStream<string, string>(
     'node-a',
-    (handlers) => {
+    (handlers, fresh) => {
+      events.fresh.push(fresh);
       const call: FakeCall = {
         written: [],
         cancelled: false,
@@ -119,6 +120,8 @@ describe('router: frame stream to a node', () => {
     expect(events.strays).toBe(1);
     const next = stream.send('c', 10, 500);
     expect(calls).toHaveLength(2);
+    // On a new connection: the stalled one may be a blackhole that keepalive would take seconds to give up on.
+    expect(events.fresh).toEqual([false, true]);
     calls[1]!.answer(calls[1]!.written[0]!.seq, 'answer c');
     await expect(next).resolves.toBe('answer c');
   });

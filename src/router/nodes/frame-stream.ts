@@ -77,6 +77,8 @@ interface OpenCall<Request, Response> {
 
 export class FrameStream<Request, Response> {
   private current: OpenCall<Request, Response> | undefined;
+  /** The last call was abandoned for a stalled frame: the next one goes on a new connection. */
+  private stalled = false;
   private readonly queue = new Fifo<Pending<Request, Response>>();
   private bytesInFlight = 0;
   /** Set when the node answered UNIMPLEMENTED: callers go unary. */
@@ -84,7 +86,13 @@ export class FrameStream<Request, Response> {
 
   constructor(
     readonly address: string,
-    private readonly open: (handlers: FrameCallHandlers<Response>) => FrameCall<Request>,
+    /**
+     * Opens a call. fresh: the last one was abandoned because a frame
+     * stalled, so its connection may be stalled too (a blackhole keeps a
+     * TCP connection looking alive until keepalive gives up on it): open
+     * the next call on a new connection.
+     */
+    private readonly open: (handlers: FrameCallHandlers<Response>, fresh: boolean) => FrameCall<Request>,
     private readonly limits: FrameStreamLimits,
     private readonly observer: FrameStreamObserver = {},
   ) {}
@@ -148,7 +156,8 @@ export class FrameStream<Request, Response> {
       onAnswer: (answer) => this.onAnswer(opened, answer),
       onEnd: (ended) => this.onEnd(opened, ended),
     };
-    const opened: OpenCall<Request, Response> = { table: new SequenceTable(), call: this.open(handlers) };
+    const opened: OpenCall<Request, Response> = { table: new SequenceTable(), call: this.open(handlers, this.stalled) };
+    this.stalled = false;
     this.current = opened;
     return opened;
   }
@@ -189,6 +198,7 @@ export class FrameStream<Request, Response> {
     late.reject(streamFailure(status.DEADLINE_EXCEEDED, `frame ${seq} not answered in ${late.deadlineMs} ms`));
     // A stalled stream is not waited on (keepalive would take seconds): replace it.
     this.observer.onAbandoned?.(this.address, 'deadline');
+    this.stalled = true;
     // Its other frames were not answered in time either: the same status as a unary timeout (no failover nudge).
     this.abandon(streamFailure(status.DEADLINE_EXCEEDED, `stream to node ${this.address} abandoned: frame ${seq} stalled`));
     this.pump();

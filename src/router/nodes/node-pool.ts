@@ -25,6 +25,8 @@ import { FrameStream, StreamUnsupportedError, frameCallOf } from './frame-stream
 
 export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts';
 
+const streamChannelOptions = { ...clientChannelOptions, 'grpc.use_local_subchannel_pool': 1 };
+
 type ReadShardsStream = FrameStream<shardV1.ReadShardsRequest, shardV1.ReadShardsResponse__Output>;
 
 export interface NodeHandle {
@@ -34,6 +36,29 @@ export interface NodeHandle {
   /** undefined when the pool sends unary calls only. */
   applyStream: ApplyStream | undefined;
   readStream: ReadShardsStream | undefined;
+  streamChannels: StreamChannel[];
+}
+
+/** The channel a node stream runs on: made on first use, replaced (the old one closed) when asked for a fresh one. */
+class StreamChannel {
+  private current: shardV1.ShardNodeClient | undefined;
+
+  constructor(private readonly make: () => shardV1.ShardNodeClient) {}
+
+  client(fresh: boolean): shardV1.ShardNodeClient {
+    if (fresh && this.current !== undefined) {
+      // Its calls were all abandoned: nothing of value is left on it.
+      this.current.close();
+      this.current = undefined;
+    }
+    this.current ??= this.make();
+    return this.current;
+  }
+
+  close(): void {
+    this.current?.close();
+    this.current = undefined;
+  }
 }
 
 export interface NodePoolOptions {
@@ -58,11 +83,16 @@ export class NodePool {
     if (handle === undefined) {
       const rpc = new ShardNodeClient(address, this.channelCredentials, clientChannelOptions);
       const streams = this.options.streams;
+      // Each stream on a channel and connection of its own (grpc-js shares connections between
+      // channels unless told not to), replaced when a frame stalled (see FrameStream's open).
+      const makeStreamClient = (): shardV1.ShardNodeClient => new ShardNodeClient(address, this.channelCredentials, streamChannelOptions);
+      const applyChannel = new StreamChannel(makeStreamClient);
+      const readChannel = new StreamChannel(makeStreamClient);
       // Apply frames are few and large (the sender coalesces behind nodeCallsInFlightMax); reads many and small.
       const applyStream: ApplyStream | undefined = streams
         ? new FrameStream(
             address,
-            (handlers) => frameCallOf(rpc.ApplyStream(), handlers),
+            (handlers, fresh) => frameCallOf(applyChannel.client(fresh).ApplyStream(), handlers),
             {
               framesInFlightMax: nodeCallsInFlightMax,
               bytesInFlightMax: nodeStreamBytesInFlightMax,
@@ -74,7 +104,7 @@ export class NodePool {
       const readStream: ReadShardsStream | undefined = streams
         ? new FrameStream(
             address,
-            (handlers) => frameCallOf(rpc.ReadShardsStream(), handlers),
+            (handlers, fresh) => frameCallOf(readChannel.client(fresh).ReadShardsStream(), handlers),
             {
               framesInFlightMax: nodeStreamFramesInFlightMax,
               bytesInFlightMax: nodeStreamBytesInFlightMax,
@@ -84,7 +114,7 @@ export class NodePool {
           )
         : undefined;
       const sender = new NodeSender(address, rpc, this.callTimeoutMs, () => this.epochOf(address), this.observer, applyStream);
-      handle = { address, rpc, sender, applyStream, readStream };
+      handle = { address, rpc, sender, applyStream, readStream, streamChannels: [applyChannel, readChannel] };
       this.nodes.set(address, handle);
     }
     return handle;
@@ -185,6 +215,7 @@ export class NodePool {
     for (const handle of this.nodes.values()) {
       handle.applyStream?.close();
       handle.readStream?.close();
+      for (const channel of handle.streamChannels) channel.close();
       handle.rpc.close();
     }
     this.nodes.clear();
