@@ -31,3 +31,4 @@ export * from './call-guards.ts';
 export * from './peer-role.ts';
 export * from './clock.ts';
 export * from './shard-protocol.ts';
+export * from './shard-frames.ts';

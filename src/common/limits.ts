@@ -197,6 +197,29 @@ export const routerAvoidMsMax = 5_000;
  * always did.
  */
 export const routerConnectWaitMsMax = 1_000;
+/**
+ * Frames one router keeps in flight on one node's ReadShardsStream; later
+ * reads wait in the stream's queue (bounded by nodeStreamQueuedFramesMax).
+ * Apply frames are fewer: nodeCallsInFlightMax, with coalescing behind them.
+ */
+export const nodeStreamFramesInFlightMax = 64;
+/** Encoded bytes (estimated) of frames one router keeps in flight on one node stream: flow control by bytes. */
+export const nodeStreamBytesInFlightMax = 8 * 1024 * 1024;
+/** Frames waiting for room on one node stream before the router refuses more (RESOURCE_EXHAUSTED, nothing sent). */
+export const nodeStreamQueuedFramesMax = 10_000;
+/**
+ * Ceiling on a frame's deadline (the caller's timeout: --node-call-timeout-ms
+ * for Apply, --read-timeout-ms for reads). A frame not answered by then
+ * fails its callers with an unknown outcome and the stream is abandoned and
+ * reopened: a stalled stream is never left to grpc keepalive.
+ */
+export const nodeStreamFrameDeadlineMsMax = 60_000;
+/**
+ * Frames a node works on at once for one stream; a frame beyond it is
+ * answered RESOURCE_EXHAUSTED (nothing applied). Above what a router sends
+ * (nodeStreamFramesInFlightMax), so only a misbehaving peer meets it.
+ */
+export const nodeStreamFramesInProgressMax = 256;
 /** Increments queued for one node before the router sheds load (RESOURCE_EXHAUSTED). */
 export const nodeQueueItemsMax = 200_000;
 /**

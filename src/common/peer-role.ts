@@ -32,7 +32,14 @@ export const shardNodeCallerRoles: Readonly<Record<string, readonly PeerRole[]>>
   MemberCounts: ['router'],
   AppendEntries: ['node'],
   InstallSnapshot: ['node'],
+  ApplyStream: ['router'],
+  ReadShardsStream: ['router'],
 };
+
+/** ShardNode's long-lived streams: each frame has its own deadline (kept by the router), the stream none. */
+export function isShardNodeStream(path: string): boolean {
+  return path === '/tally.shard.v1.ShardNode/ApplyStream' || path === '/tally.shard.v1.ShardNode/ReadShardsStream';
+}
 
 /**
  * The entries of a certificate's subjectaltname as Node prints it:

@@ -112,9 +112,10 @@ export function guardMalformed(definition: ServiceDefinition, requestBytesMaxOf?
   return guarded;
 }
 
-/** The refusal guardMalformed put in place of a request that failed to decode or was too large; undefined for a decoded request. */
-export function malformedRequestError(request: unknown): TallyError | undefined {
-  return typeof request === 'object' && request !== null && malformed in request ? (request as MalformedRequest)[malformed] : undefined;
+/** The refusal a guarded definition put in place of a request that failed to decode or was too large (a stream's frame too), or undefined. */
+export function malformedRefusalOf(request: unknown): TallyError | undefined {
+  if (typeof request !== 'object' || request === null || !(malformed in request)) return undefined;
+  return (request as MalformedRequest)[malformed];
 }
 
 /**

@@ -3,18 +3,23 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 
 import type { AppendEntriesRequest as _tally_shard_v1_AppendEntriesRequest, AppendEntriesRequest__Output as _tally_shard_v1_AppendEntriesRequest__Output } from './tally/shard/v1/AppendEntriesRequest.ts';
 import type { AppendEntriesResponse as _tally_shard_v1_AppendEntriesResponse, AppendEntriesResponse__Output as _tally_shard_v1_AppendEntriesResponse__Output } from './tally/shard/v1/AppendEntriesResponse.ts';
+import type { ApplyAnswer as _tally_shard_v1_ApplyAnswer, ApplyAnswer__Output as _tally_shard_v1_ApplyAnswer__Output } from './tally/shard/v1/ApplyAnswer.ts';
+import type { ApplyFrame as _tally_shard_v1_ApplyFrame, ApplyFrame__Output as _tally_shard_v1_ApplyFrame__Output } from './tally/shard/v1/ApplyFrame.ts';
 import type { ApplyGroup as _tally_shard_v1_ApplyGroup, ApplyGroup__Output as _tally_shard_v1_ApplyGroup__Output } from './tally/shard/v1/ApplyGroup.ts';
 import type { ApplyItem as _tally_shard_v1_ApplyItem, ApplyItem__Output as _tally_shard_v1_ApplyItem__Output } from './tally/shard/v1/ApplyItem.ts';
 import type { ApplyRequest as _tally_shard_v1_ApplyRequest, ApplyRequest__Output as _tally_shard_v1_ApplyRequest__Output } from './tally/shard/v1/ApplyRequest.ts';
 import type { ApplyResponse as _tally_shard_v1_ApplyResponse, ApplyResponse__Output as _tally_shard_v1_ApplyResponse__Output } from './tally/shard/v1/ApplyResponse.ts';
 import type { CheckMembersRequest as _tally_shard_v1_CheckMembersRequest, CheckMembersRequest__Output as _tally_shard_v1_CheckMembersRequest__Output } from './tally/shard/v1/CheckMembersRequest.ts';
 import type { CheckMembersResponse as _tally_shard_v1_CheckMembersResponse, CheckMembersResponse__Output as _tally_shard_v1_CheckMembersResponse__Output } from './tally/shard/v1/CheckMembersResponse.ts';
+import type { FrameError as _tally_shard_v1_FrameError, FrameError__Output as _tally_shard_v1_FrameError__Output } from './tally/shard/v1/FrameError.ts';
 import type { GroupResult as _tally_shard_v1_GroupResult, GroupResult__Output as _tally_shard_v1_GroupResult__Output } from './tally/shard/v1/GroupResult.ts';
 import type { InstallSnapshotRequest as _tally_shard_v1_InstallSnapshotRequest, InstallSnapshotRequest__Output as _tally_shard_v1_InstallSnapshotRequest__Output } from './tally/shard/v1/InstallSnapshotRequest.ts';
 import type { LogEntryMsg as _tally_shard_v1_LogEntryMsg, LogEntryMsg__Output as _tally_shard_v1_LogEntryMsg__Output } from './tally/shard/v1/LogEntryMsg.ts';
 import type { MemberCountsResponse as _tally_shard_v1_MemberCountsResponse, MemberCountsResponse__Output as _tally_shard_v1_MemberCountsResponse__Output } from './tally/shard/v1/MemberCountsResponse.ts';
 import type { PackedIncrements as _tally_shard_v1_PackedIncrements, PackedIncrements__Output as _tally_shard_v1_PackedIncrements__Output } from './tally/shard/v1/PackedIncrements.ts';
 import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from './tally/shard/v1/ProtocolVersion.ts';
+import type { ReadShardsAnswer as _tally_shard_v1_ReadShardsAnswer, ReadShardsAnswer__Output as _tally_shard_v1_ReadShardsAnswer__Output } from './tally/shard/v1/ReadShardsAnswer.ts';
+import type { ReadShardsFrame as _tally_shard_v1_ReadShardsFrame, ReadShardsFrame__Output as _tally_shard_v1_ReadShardsFrame__Output } from './tally/shard/v1/ReadShardsFrame.ts';
 import type { ReadShardsRequest as _tally_shard_v1_ReadShardsRequest, ReadShardsRequest__Output as _tally_shard_v1_ReadShardsRequest__Output } from './tally/shard/v1/ReadShardsRequest.ts';
 import type { ReadShardsResponse as _tally_shard_v1_ReadShardsResponse, ReadShardsResponse__Output as _tally_shard_v1_ReadShardsResponse__Output } from './tally/shard/v1/ReadShardsResponse.ts';
 import type { ReadSketchesRequest as _tally_shard_v1_ReadSketchesRequest, ReadSketchesRequest__Output as _tally_shard_v1_ReadSketchesRequest__Output } from './tally/shard/v1/ReadSketchesRequest.ts';
@@ -40,6 +45,8 @@ export interface ProtoGrpcType {
       v1: {
         AppendEntriesRequest: MessageTypeDefinition<_tally_shard_v1_AppendEntriesRequest, _tally_shard_v1_AppendEntriesRequest__Output>
         AppendEntriesResponse: MessageTypeDefinition<_tally_shard_v1_AppendEntriesResponse, _tally_shard_v1_AppendEntriesResponse__Output>
+        ApplyAnswer: MessageTypeDefinition<_tally_shard_v1_ApplyAnswer, _tally_shard_v1_ApplyAnswer__Output>
+        ApplyFrame: MessageTypeDefinition<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyFrame__Output>
         ApplyGroup: MessageTypeDefinition<_tally_shard_v1_ApplyGroup, _tally_shard_v1_ApplyGroup__Output>
         ApplyItem: MessageTypeDefinition<_tally_shard_v1_ApplyItem, _tally_shard_v1_ApplyItem__Output>
         ApplyOp: EnumTypeDefinition
@@ -47,12 +54,15 @@ export interface ProtoGrpcType {
         ApplyResponse: MessageTypeDefinition<_tally_shard_v1_ApplyResponse, _tally_shard_v1_ApplyResponse__Output>
         CheckMembersRequest: MessageTypeDefinition<_tally_shard_v1_CheckMembersRequest, _tally_shard_v1_CheckMembersRequest__Output>
         CheckMembersResponse: MessageTypeDefinition<_tally_shard_v1_CheckMembersResponse, _tally_shard_v1_CheckMembersResponse__Output>
+        FrameError: MessageTypeDefinition<_tally_shard_v1_FrameError, _tally_shard_v1_FrameError__Output>
         GroupResult: MessageTypeDefinition<_tally_shard_v1_GroupResult, _tally_shard_v1_GroupResult__Output>
         InstallSnapshotRequest: MessageTypeDefinition<_tally_shard_v1_InstallSnapshotRequest, _tally_shard_v1_InstallSnapshotRequest__Output>
         LogEntryMsg: MessageTypeDefinition<_tally_shard_v1_LogEntryMsg, _tally_shard_v1_LogEntryMsg__Output>
         MemberCountsResponse: MessageTypeDefinition<_tally_shard_v1_MemberCountsResponse, _tally_shard_v1_MemberCountsResponse__Output>
         PackedIncrements: MessageTypeDefinition<_tally_shard_v1_PackedIncrements, _tally_shard_v1_PackedIncrements__Output>
         ProtocolVersion: MessageTypeDefinition<_tally_shard_v1_ProtocolVersion, _tally_shard_v1_ProtocolVersion__Output>
+        ReadShardsAnswer: MessageTypeDefinition<_tally_shard_v1_ReadShardsAnswer, _tally_shard_v1_ReadShardsAnswer__Output>
+        ReadShardsFrame: MessageTypeDefinition<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsFrame__Output>
         ReadShardsRequest: MessageTypeDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_ReadShardsRequest__Output>
         ReadShardsResponse: MessageTypeDefinition<_tally_shard_v1_ReadShardsResponse, _tally_shard_v1_ReadShardsResponse__Output>
         ReadSketchesRequest: MessageTypeDefinition<_tally_shard_v1_ReadSketchesRequest, _tally_shard_v1_ReadSketchesRequest__Output>

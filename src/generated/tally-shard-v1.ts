@@ -4,6 +4,8 @@
 // decimal string, enums as names, every field set; a message field may be null).
 export type * from './tally/shard/v1/AppendEntriesRequest.ts';
 export type * from './tally/shard/v1/AppendEntriesResponse.ts';
+export type * from './tally/shard/v1/ApplyAnswer.ts';
+export type * from './tally/shard/v1/ApplyFrame.ts';
 export type * from './tally/shard/v1/ApplyGroup.ts';
 export type * from './tally/shard/v1/ApplyItem.ts';
 export type * from './tally/shard/v1/ApplyOp.ts';
@@ -11,12 +13,15 @@ export type * from './tally/shard/v1/ApplyRequest.ts';
 export type * from './tally/shard/v1/ApplyResponse.ts';
 export type * from './tally/shard/v1/CheckMembersRequest.ts';
 export type * from './tally/shard/v1/CheckMembersResponse.ts';
+export type * from './tally/shard/v1/FrameError.ts';
 export type * from './tally/shard/v1/GroupResult.ts';
 export type * from './tally/shard/v1/InstallSnapshotRequest.ts';
 export type * from './tally/shard/v1/LogEntryMsg.ts';
 export type * from './tally/shard/v1/MemberCountsResponse.ts';
 export type * from './tally/shard/v1/PackedIncrements.ts';
 export type * from './tally/shard/v1/ProtocolVersion.ts';
+export type * from './tally/shard/v1/ReadShardsAnswer.ts';
+export type * from './tally/shard/v1/ReadShardsFrame.ts';
 export type * from './tally/shard/v1/ReadShardsRequest.ts';
 export type * from './tally/shard/v1/ReadShardsResponse.ts';
 export type * from './tally/shard/v1/ReadSketchesRequest.ts';

@@ -28,6 +28,7 @@ import {
   peerRoleInterceptor,
   guardCalls,
   shardNodeCallerRoles,
+  isShardNodeStream,
   droppedShardTombstoneMs,
   steadyWallClock,
   monotonicNowMs,
@@ -43,6 +44,7 @@ import { Checkpointer } from './checkpointer.ts';
 import { LogScrubber } from './scrubber.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { withLeanReadShardsResponse } from './read-shards-codec.ts';
+import { FrameStreams } from './frame-streams.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 
@@ -138,9 +140,10 @@ runMain(async () => {
     [serviceName],
     [
       ...(tls === undefined ? [] : [peerRoleInterceptor(serviceName, shardNodeCallerRoles)]),
-      guardCalls({ deadlineMaxMs: config.callDeadlineMaxMs, onStatus: metrics.rpcStatus }),
+      guardCalls({ deadlineMaxMs: config.callDeadlineMaxMs, onStatus: metrics.rpcStatus, isLongLived: isShardNodeStream }),
     ],
   );
+  const streams = new FrameStreams();
   tallyServer.server.addService(
     guardMalformed(withLeanReadShardsResponse(shardNodeServiceDefinition)),
     createNodeService({
@@ -157,6 +160,7 @@ runMain(async () => {
       logger,
       zone: config.zone,
       replicationAddress: config.advertiseReplicationAddress,
+      streams,
     }),
   );
   // A node takes TLS connections only from peers whose certificate chains to the cluster CA.
@@ -266,6 +270,8 @@ runMain(async () => {
     env: process.env,
     drain: async () => {
       setServing(tallyServer, [serviceName], false);
+      // Long-lived streams answer what they have begun and end, or the server would wait for them.
+      streams.closeAll();
       // Drain: in-flight Apply calls finish their commit before the server closes.
       await shutdownServer(tallyServer.server, config.shutdownTimeoutMs);
       state.ready = false;

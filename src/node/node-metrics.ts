@@ -6,6 +6,12 @@ export function createNodeMetrics(registry: Registry) {
   return {
     /** Counts a call's status in tally_rpc_total{service, method, code} (CallGuards.onStatus). */
     rpcStatus: registerRpcCounter(registry),
+    streamFrames: new Counter({
+      name: 'tally_node_stream_frames_total',
+      help: 'Frames answered on the router streams (ApplyStream, ReadShardsStream), by method and gRPC status code; tally_rpc_total counts each stream once, when it ends',
+      labelNames: ['method', 'code'],
+      registers: [registry],
+    }),
     incrementsApplied: new Counter({
       name: 'tally_node_increments_applied_total',
       help: "Increments committed to this node's log",

@@ -36,6 +36,7 @@ import type { NodeMetrics } from './node-metrics.ts';
 import { type Replicator, createFollower } from './replication/index.ts';
 import { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';
 import type { ReadShardsAnswer } from './read-shards-codec.ts';
+import { serveFrames, type FrameStreams } from './frame-streams.ts';
 
 const emptyKey = Buffer.alloc(0);
 
@@ -56,6 +57,8 @@ export function createNodeService(deps: {
   /** What this node says of itself in Status: its failure domain and the address its partner replicates to ('' = its own). */
   zone: string;
   replicationAddress: string;
+  /** The streams served, so a shutdown can end them. */
+  streams: FrameStreams;
 }) {
   const { state, log, memory, committer, replicator, dedup, metrics, logger } = deps;
   const { totals } = memory;
@@ -155,77 +158,95 @@ export function createNodeService(deps: {
     await replicator.waitForAck(log.lastLsn, timeoutMs);
   };
 
-  return checkProtocol({
-    Apply: unary<shardV1.ApplyRequest__Output, shardV1.ApplyResponse__Output>(async (request) => {
-      requireReady();
-      const epoch = BigInt(request.epoch);
-      if (state.role.role !== 'primary' || epoch !== state.role.epoch) {
-        metrics.incrementsRejected.inc({ reason: 'stale_epoch' });
-        throw new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${epoch}, node ${state.role.role} at ${state.role.epoch}`);
-      }
-      let itemCount = 0;
-      const packedCounts = request.groups.map((group) => {
-        const packed = packedIncrementCount(group);
-        itemCount += packed.records + group.items.length;
-        return packed;
-      });
-      if (itemCount > applyItemsPerCallMax) {
-        throw new TallyError(ErrorCode.resourceExhausted, `apply of ${itemCount} items exceeds ${applyItemsPerCallMax}`);
-      }
-      const decoded = request.groups.map(decodeGroup);
-      const valid = decoded.filter((group): group is ApplyEntry[] => Array.isArray(group));
-      const { results, lsn } = valid.length > 0 ? await committer.submit(valid, epoch) : { results: [], lsn: log.lastLsn };
-      let next = 0;
-      const merged = decoded.map((group, index): shardV1.GroupResult__Output => {
-        if (!Array.isArray(group)) return { ...group, packedRecordsApplied: 0 };
-        const outcome = results[next++]!;
-        if (outcome.code !== status.OK) return { ...outcome, packedRecordsApplied: 0 };
-        // Entries are the packed increments, then the items: the answer speaks of the items only.
-        const packedCount = packedCounts[index]!.records;
-        if (packedCount === 0) return { ...outcome, packedRecordsApplied: 0 };
-        return {
-          ...outcome,
-          applied: outcome.applied.slice(packedCount),
-          changed: outcome.changed.slice(packedCount),
-          packedRecordsApplied: packedCount,
-        };
-      });
-      for (const [index, outcome] of merged.entries()) {
-        if (outcome.code === status.OK) {
-          // Increments only: a member set that changes nothing is not a duplicate.
-          const items = request.groups[index]!.items;
-          let appliedCount = packedCounts[index]!.increments;
-          let duplicateCount = 0;
-          items.forEach((item, position) => {
-            if ((item.op ?? 'INCREMENT') !== 'INCREMENT') return;
-            if (outcome.applied[position]) appliedCount++;
-            else duplicateCount++;
-          });
-          metrics.incrementsApplied.inc(appliedCount);
-          metrics.incrementsDeduplicated.inc(duplicateCount);
-        } else
-          metrics.incrementsRejected.inc({
-            reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : outcome.code === status.NOT_FOUND ? 'dropped' : 'invalid',
-          });
-      }
-      return { results: merged, lsn: lsn.toString() };
-    }),
+  /** Apply's body, for the unary call and for each ApplyStream frame alike. */
+  const apply = async (request: shardV1.ApplyRequest__Output): Promise<shardV1.ApplyResponse__Output> => {
+    requireReady();
+    const epoch = BigInt(request.epoch);
+    if (state.role.role !== 'primary' || epoch !== state.role.epoch) {
+      metrics.incrementsRejected.inc({ reason: 'stale_epoch' });
+      throw new TallyError(ErrorCode.failedPrecondition, `stale epoch: request ${epoch}, node ${state.role.role} at ${state.role.epoch}`);
+    }
+    let itemCount = 0;
+    const packedCounts = request.groups.map((group) => {
+      const packed = packedIncrementCount(group);
+      itemCount += packed.records + group.items.length;
+      return packed;
+    });
+    if (itemCount > applyItemsPerCallMax) {
+      throw new TallyError(ErrorCode.resourceExhausted, `apply of ${itemCount} items exceeds ${applyItemsPerCallMax}`);
+    }
+    const decoded = request.groups.map(decodeGroup);
+    const valid = decoded.filter((group): group is ApplyEntry[] => Array.isArray(group));
+    const { results, lsn } = valid.length > 0 ? await committer.submit(valid, epoch) : { results: [], lsn: log.lastLsn };
+    let next = 0;
+    const merged = decoded.map((group, index): shardV1.GroupResult__Output => {
+      if (!Array.isArray(group)) return { ...group, packedRecordsApplied: 0 };
+      const outcome = results[next++]!;
+      if (outcome.code !== status.OK) return { ...outcome, packedRecordsApplied: 0 };
+      // Entries are the packed increments, then the items: the answer speaks of the items only.
+      const packedCount = packedCounts[index]!.records;
+      if (packedCount === 0) return { ...outcome, packedRecordsApplied: 0 };
+      return {
+        ...outcome,
+        applied: outcome.applied.slice(packedCount),
+        changed: outcome.changed.slice(packedCount),
+        packedRecordsApplied: packedCount,
+      };
+    });
+    for (const [index, outcome] of merged.entries()) {
+      if (outcome.code === status.OK) {
+        // Increments only: a member set that changes nothing is not a duplicate.
+        const items = request.groups[index]!.items;
+        let appliedCount = packedCounts[index]!.increments;
+        let duplicateCount = 0;
+        items.forEach((item, position) => {
+          if ((item.op ?? 'INCREMENT') !== 'INCREMENT') return;
+          if (outcome.applied[position]) appliedCount++;
+          else duplicateCount++;
+        });
+        metrics.incrementsApplied.inc(appliedCount);
+        metrics.incrementsDeduplicated.inc(duplicateCount);
+      } else
+        metrics.incrementsRejected.inc({
+          reason: outcome.code === status.OUT_OF_RANGE ? 'out_of_range' : outcome.code === status.NOT_FOUND ? 'dropped' : 'invalid',
+        });
+    }
+    return { results: merged, lsn: lsn.toString() };
+  };
+
+  /** ReadShards' body, for the unary call and for each ReadShardsStream frame alike. */
+  const readShards = (request: shardV1.ReadShardsRequest__Output): Promise<ReadShardsAnswer> => {
+    requireWholeLog();
+    const ids = request.shardIds.map(parseShardId);
+    const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
+    const shardTotals = ids.map((id, index) => (visible(index) ? totals.get(id) : 0n));
+    return confirmed({
+      totals: shardTotals,
+      newerGenerationIndexes,
+      lsn: log.lastLsn,
+      role: state.role.role,
+      epoch: state.role.epoch,
+      nodeId: log.nodeId,
+    });
+  };
+
+  const streamed = <Request extends { protocol?: shardV1.ProtocolVersion__Output | null }, Response>(
+    method: string,
+    handle: (request: Request) => Promise<Response>,
+  ) =>
+    serveFrames<Request, Response>({
+      method,
+      handle,
+      refusalOf: (request) => protocolRefusalOf(method, request),
+      streams: deps.streams,
+      onAnswered: (code) => metrics.streamFrames.inc({ method, code: status[code] ?? String(code) }),
+    });
+
+  const unaryHandlers = checkProtocol({
+    Apply: unary<shardV1.ApplyRequest__Output, shardV1.ApplyResponse__Output>(apply),
 
     // Answered through the lean encoder (read-shards-codec.ts, wired in main.ts): totals as bigints, no string each.
-    ReadShards: unary<shardV1.ReadShardsRequest__Output, ReadShardsAnswer>((request) => {
-      requireWholeLog();
-      const ids = request.shardIds.map(parseShardId);
-      const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
-      const shardTotals = ids.map((id, index) => (visible(index) ? totals.get(id) : 0n));
-      return confirmed({
-        totals: shardTotals,
-        newerGenerationIndexes,
-        lsn: log.lastLsn,
-        role: state.role.role,
-        epoch: state.role.epoch,
-        nodeId: log.nodeId,
-      });
-    }),
+    ReadShards: unary<shardV1.ReadShardsRequest__Output, ReadShardsAnswer>(readShards),
 
     ReadSketches: unary<shardV1.ReadSketchesRequest__Output, shardV1.ReadSketchesResponse__Output>((request) => {
       requireWholeLog();
@@ -422,6 +443,18 @@ export function createNodeService(deps: {
       };
     }),
   });
+
+  return {
+    ...unaryHandlers,
+    ApplyStream: streamed('ApplyStream', apply),
+    // Answers written by the lean encoder too (read-shards-codec.ts).
+    ReadShardsStream: streamed('ReadShardsStream', readShards),
+  };
+}
+
+/** Why this node cannot serve a request of method (its sender's wire version is out of range), or undefined. */
+function protocolRefusalOf(method: string, request: { protocol?: shardV1.ProtocolVersion__Output | null } | null): string | undefined {
+  return shardProtocolRefusal(peerProtocolOf(request?.protocol), `the caller of ${method}`);
 }
 
 /**
@@ -434,8 +467,7 @@ function checkProtocol<Handlers extends object>(handlers: Handlers): Handlers {
   const checked: Record<string, handleUnaryCall<unknown, unknown>> = {};
   for (const [method, handler] of Object.entries(handlers) as [string, handleUnaryCall<unknown, unknown>][]) {
     checked[method] = (call, callback) => {
-      const request = call.request as { protocol?: shardV1.ProtocolVersion__Output | null } | null;
-      const refusal = shardProtocolRefusal(peerProtocolOf(request?.protocol), `the caller of ${method}`);
+      const refusal = protocolRefusalOf(method, call.request as { protocol?: shardV1.ProtocolVersion__Output | null } | null);
       if (refusal !== undefined) {
         callback(toServiceError(new TallyError(ErrorCode.failedPrecondition, refusal)));
         return;

@@ -7,12 +7,27 @@
 // router, any older one) decodes them as before.
 import assert from 'node:assert';
 import { encodeReadShardsResponse } from '../common/counter-codec-write.ts';
+import { encodeReadShardsAnswerFrame, type ReadShardsAnswerFrame } from '../common/shard-frames.ts';
 
 export { encodeReadShardsResponse, type ReadShardsAnswer } from '../common/counter-codec-write.ts';
 
-/** A copy of tally.shard.v1.ShardNode's definition whose ReadShards answers through encodeReadShardsResponse. */
+/**
+ * A copy of tally.shard.v1.ShardNode's definition whose ReadShards answers
+ * through encodeReadShardsResponse, and whose ReadShardsStream answers
+ * carrying a response through encodeReadShardsAnswerFrame (errors through
+ * the ordinary serializer).
+ */
 export function withLeanReadShardsResponse<Definition extends object>(service: Definition): Definition {
   const method = (service as Record<string, unknown>).ReadShards;
   assert(typeof method === 'object' && method !== null, 'ReadShards codec: the service has no method ReadShards');
-  return { ...service, ReadShards: { ...method, responseSerialize: encodeReadShardsResponse } };
+  const stream = (service as Record<string, unknown>).ReadShardsStream as { responseSerialize: (value: unknown) => Buffer } | undefined;
+  assert(typeof stream === 'object' && stream !== null, 'ReadShards codec: the service has no method ReadShardsStream');
+  const serializeOrdinary = stream.responseSerialize;
+  const serializeFrame = (frame: ReadShardsAnswerFrame): Buffer =>
+    frame.response !== undefined ? encodeReadShardsAnswerFrame(frame.seq, frame.response) : serializeOrdinary(frame);
+  return {
+    ...service,
+    ReadShards: { ...method, responseSerialize: encodeReadShardsResponse },
+    ReadShardsStream: { ...stream, responseSerialize: serializeFrame },
+  };
 }

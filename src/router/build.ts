@@ -115,8 +115,16 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       metrics.nodeCalls.inc({ kind: 'apply' });
       metrics.nodeCallItems.observe(items);
     },
+    onStrayAnswer() {
+      metrics.nodeStreamStrayAnswers.inc();
+    },
+    onAbandoned(_address, why) {
+      metrics.nodeStreamsAbandoned.inc({ why });
+    },
   };
-  const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, nodeEvents, channelCredentialsOf(tls));
+  const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, nodeEvents, channelCredentialsOf(tls), {
+    streams: config.nodeStreams === 'on',
+  });
   const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs, Math.random, dataClock);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const distinct = new DistinctPath(directory, pool, await loadMemberHasher(), config.readTimeoutMs);

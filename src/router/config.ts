@@ -47,6 +47,8 @@ export interface RouterConfig {
   readTimeoutMs: number;
   /** Deadline of one node Apply call. */
   nodeCallTimeoutMs: number;
+  /** Apply and ReadShards as frames on one long-lived stream per node; off: one unary call each. */
+  nodeStreams: 'on' | 'off';
   /** A counter not read CACHED for this long stops being refreshed. */
   cacheIdleMs: number;
   cacheEntriesMax: number;
@@ -133,6 +135,7 @@ export const routerDefaults = {
   refreshIntervalMs: 1_000,
   readTimeoutMs: 1_000,
   nodeCallTimeoutMs: 2_000,
+  nodeStreams: 'on' as 'on' | 'off',
   cacheIdleMs: 60_000,
   cacheEntriesMax: 100_000,
   heatHalfLifeMs: 5_000,
@@ -318,6 +321,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     refreshIntervalMs: reader.int('refresh-interval-ms', routerDefaults.refreshIntervalMs, { min: 10, max: 3_600_000 }),
     readTimeoutMs: reader.int('read-timeout-ms', routerDefaults.readTimeoutMs, { min: 10, max: 60_000 }),
     nodeCallTimeoutMs: reader.int('node-call-timeout-ms', routerDefaults.nodeCallTimeoutMs, { min: 10, max: 60_000 }),
+    nodeStreams: reader.oneOf('node-streams', routerDefaults.nodeStreams, ['on', 'off']),
     cacheIdleMs: reader.int('cache-idle-ms', routerDefaults.cacheIdleMs, { min: 1_000, max: 86_400_000 }),
     cacheEntriesMax: reader.int('cache-entries-max', routerDefaults.cacheEntriesMax, { min: 1, max: 10_000_000 }),
     heatHalfLifeMs: reader.int('heat-half-life-ms', routerDefaults.heatHalfLifeMs, { min: 100, max: 3_600_000 }),

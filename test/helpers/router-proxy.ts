@@ -58,3 +58,42 @@ export async function startRouterProxy(target: string, answerDelayMs: number): P
     },
   };
 }
+
+export interface StallableProxy {
+  address: string;
+  /** Every connection open now stops carrying bytes either way, as a blackhole does, and stays open; later connections work. */
+  stall(): void;
+  kill(): Promise<void>;
+}
+
+/** A proxy to target whose connections can be stalled (a silent blackhole of the connections open at that moment). */
+export async function startStallableProxy(target: string): Promise<StallableProxy> {
+  const colon = target.lastIndexOf(':');
+  const live = new Set<{ stalled: boolean; sockets: net.Socket[] }>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.slice(colon + 1)), target.slice(0, colon));
+    const connection = { stalled: false, sockets: [client, upstream] };
+    live.add(connection);
+    client.on('data', (chunk) => connection.stalled || upstream.write(chunk));
+    upstream.on('data', (chunk) => connection.stalled || client.write(chunk));
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+      live.delete(connection);
+    };
+    client.on('close', close).on('error', close);
+    upstream.on('close', close).on('error', close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    stall() {
+      for (const connection of live) connection.stalled = true;
+    },
+    async kill() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of live) for (const socket of connection.sockets) socket.destroy();
+      await closed;
+    },
+  };
+}

@@ -3,9 +3,10 @@
 // next is refused at once, and every queued caller is answered, in order, in
 // calls no larger than applyItemsPerCallMax.
 import { describe, expect, it } from 'vitest';
-import { connectivityState, type ServiceError } from '@grpc/grpc-js';
+import { connectivityState, status, type ServiceError } from '@grpc/grpc-js';
 import { applyItemsPerCallMax, nodeCallsInFlightMax, nodeQueueItemsMax, type shardV1 } from '../../src/common/index.ts';
 import { NodeSender } from '../../src/router/nodes/node-sender.ts';
+import { FrameStream, type FrameCallHandlers } from '../../src/router/nodes/frame-stream.ts';
 import { rejection } from '../helpers/rejection.ts';
 
 type ApplyCallback = (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => void;
@@ -79,4 +80,76 @@ describe('node sender', () => {
       await after;
     },
   );
+});
+
+describe('node sender over a stream', () => {
+  /** A FrameStream over a fake call whose frames wait for the test; endWith ends the call with a status. */
+  function streamedNode() {
+    const node = heldNode();
+    const frames: { seq: number; request: shardV1.ApplyRequest }[] = [];
+    let handlers: FrameCallHandlers<shardV1.ApplyResponse__Output> | undefined;
+    let opened = 0;
+    const stream = new FrameStream<shardV1.ApplyRequest, shardV1.ApplyResponse__Output>(
+      'node:1',
+      (given) => {
+        handlers = given;
+        opened++;
+        return { write: (frame) => void frames.push(frame), cancel: () => undefined };
+      },
+      { framesInFlightMax: nodeCallsInFlightMax, bytesInFlightMax: 1 << 20, queuedFramesMax: 100 },
+    );
+    const sender = new NodeSender('node:1', node.rpc, 1_000, () => 1n, { onCall: () => undefined }, stream);
+    const answer = (frame: { seq: number; request: shardV1.ApplyRequest }): void => {
+      const results = (frame.request.groups ?? []).map((group) => ({
+        code: 0,
+        message: '',
+        applied: (group.items ?? []).map(() => true),
+        changed: [],
+      }));
+      handlers!.onAnswer({ seq: frame.seq, response: { results, lsn: '1' } as unknown as shardV1.ApplyResponse__Output, error: null });
+    };
+    return { node, frames, sender, answer, endWith: (code: number) => handlers!.onEnd({ code, details: 'ended' }), opened: () => opened };
+  }
+
+  it('node sender: over a stream, at most nodeCallsInFlightMax frames leave; callers queued meanwhile leave together in the next frame', async () => {
+    const { node, frames, sender, answer, opened } = streamedNode();
+    const pending = Array.from({ length: 10 }, (_, index) => sender.send([item(index)]));
+    expect(frames).toHaveLength(nodeCallsInFlightMax);
+    expect(node.calls).toHaveLength(0);
+    answer(frames[0]!);
+    await pending[0];
+    // The 8 callers queued behind the two frames leave in one.
+    expect(frames).toHaveLength(3);
+    expect(frames[2]!.request.groups).toHaveLength(8);
+    answer(frames[1]!);
+    answer(frames[2]!);
+    await Promise.all(pending);
+    expect(opened()).toBe(1);
+  });
+
+  it('node sender: a node that serves no stream (UNIMPLEMENTED) gets the frame as a unary Apply, and every later call unary', async () => {
+    const { node, frames, sender, endWith } = streamedNode();
+    const first = sender.send([item(1)]);
+    expect(frames).toHaveLength(1);
+    endWith(status.UNIMPLEMENTED);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(node.calls).toHaveLength(1);
+    node.answerNext();
+    await expect(first).resolves.toMatchObject({ code: 0 });
+    const second = sender.send([item(2)]);
+    expect(node.calls).toHaveLength(2);
+    node.answerNext();
+    await second;
+    expect(frames).toHaveLength(1);
+  });
+
+  it('node sender: a stream that breaks with frames in flight fails their callers UNAVAILABLE with an unknown outcome, never not-applied', async () => {
+    const { sender, endWith } = streamedNode();
+    const callers = [sender.send([item(1)]), sender.send([item(2)]), sender.send([item(3)])].map((call) => rejection(call));
+    endWith(status.UNAVAILABLE);
+    for (const error of await Promise.all(callers)) {
+      expect(error.code).toBe('unavailable');
+      expect(error.certainlyNotApplied).toBe(false);
+    }
+  });
 });

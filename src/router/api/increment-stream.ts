@@ -8,7 +8,7 @@ import {
   ErrorReason,
   TallyError,
   busyRetryDelayMs,
-  malformedRequestError,
+  malformedRefusalOf,
   toServiceError,
   toStatusParts,
   withReason,
@@ -86,7 +86,7 @@ class StreamSession {
 
   private received(request: LeanIncrementStreamRequest): void {
     if (this.finished) return;
-    const refusal = malformedRequestError(request);
+    const refusal = malformedRefusalOf(request);
     if (refusal !== undefined) {
       // A message that does not decode names no sequence number to answer: the stream ends.
       this.failStream(refusal);

@@ -44,6 +44,17 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['kind'],
       registers: [registry],
     }),
+    nodeStreamStrayAnswers: new Counter({
+      name: 'tally_router_node_stream_stray_answers_total',
+      help: 'Answers on a node stream for a frame not in flight (answered twice, after its deadline, or on a replaced stream): ignored',
+      registers: [registry],
+    }),
+    nodeStreamsAbandoned: new Counter({
+      name: 'tally_router_node_streams_abandoned_total',
+      help: 'Node streams replaced with frames in flight (failed with an unknown outcome), by why: deadline (a frame stalled) or broken',
+      labelNames: ['why'],
+      registers: [registry],
+    }),
     nodeCallItems: new Histogram({
       name: 'tally_router_node_call_items',
       help: 'Increments coalesced into one node Apply call',

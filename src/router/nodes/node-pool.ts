@@ -1,15 +1,69 @@
 // One gRPC channel and one coalescing sender per node address. The only place
 // the router opens connections to nodes.
-import { credentials, connectivityState, type CallOptions, type requestCallback, type ChannelCredentials } from '@grpc/grpc-js';
-import { ShardNodeClient, clientChannelOptions, deadlineIn, shardProtocolStamp, type shardV1 } from '../../common/index.ts';
-import { NodeSender, nodeCallError, type SenderObserver } from './node-sender.ts';
+import {
+  credentials,
+  connectivityState,
+  type CallOptions,
+  type requestCallback,
+  type ChannelCredentials,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import {
+  ShardNodeClient,
+  TallyError,
+  clientChannelOptions,
+  deadlineIn,
+  nodeCallsInFlightMax,
+  nodeStreamBytesInFlightMax,
+  nodeStreamFramesInFlightMax,
+  nodeStreamQueuedFramesMax,
+  shardProtocolStamp,
+  type shardV1,
+} from '../../common/index.ts';
+import { NodeSender, nodeCallError, type ApplyStream, type SenderObserver } from './node-sender.ts';
+import { FrameStream, StreamUnsupportedError, frameCallOf } from './frame-stream.ts';
 
 export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts';
+
+const streamChannelOptions = { ...clientChannelOptions, 'grpc.use_local_subchannel_pool': 1 };
+
+type ReadShardsStream = FrameStream<shardV1.ReadShardsRequest, shardV1.ReadShardsResponse__Output>;
 
 export interface NodeHandle {
   address: string;
   rpc: shardV1.ShardNodeClient;
   sender: NodeSender;
+  /** undefined when the pool sends unary calls only. */
+  applyStream: ApplyStream | undefined;
+  readStream: ReadShardsStream | undefined;
+  streamChannels: StreamChannel[];
+}
+
+/** The channel a node stream runs on: made on first use, replaced (the old one closed) when asked for a fresh one. */
+class StreamChannel {
+  private current: shardV1.ShardNodeClient | undefined;
+
+  constructor(private readonly make: () => shardV1.ShardNodeClient) {}
+
+  client(fresh: boolean): shardV1.ShardNodeClient {
+    if (fresh && this.current !== undefined) {
+      // Its calls were all abandoned: nothing of value is left on it.
+      this.current.close();
+      this.current = undefined;
+    }
+    this.current ??= this.make();
+    return this.current;
+  }
+
+  close(): void {
+    this.current?.close();
+    this.current = undefined;
+  }
+}
+
+export interface NodePoolOptions {
+  /** Apply and ReadShards as frames on one long-lived stream per node (true), or one unary call each. */
+  streams: boolean;
 }
 
 export class NodePool {
@@ -21,14 +75,46 @@ export class NodePool {
     private readonly observer: SenderObserver,
     /** Mutual TLS to the nodes when the cluster runs TLS. */
     private readonly channelCredentials: ChannelCredentials = credentials.createInsecure(),
+    private readonly options: NodePoolOptions = { streams: true },
   ) {}
 
   get(address: string): NodeHandle {
     let handle = this.nodes.get(address);
     if (handle === undefined) {
       const rpc = new ShardNodeClient(address, this.channelCredentials, clientChannelOptions);
-      const sender = new NodeSender(address, rpc, this.callTimeoutMs, () => this.epochOf(address), this.observer);
-      handle = { address, rpc, sender };
+      const streams = this.options.streams;
+      // Each stream on a channel and connection of its own (grpc-js shares connections between
+      // channels unless told not to), replaced when a frame stalled (see FrameStream's open).
+      const makeStreamClient = (): shardV1.ShardNodeClient => new ShardNodeClient(address, this.channelCredentials, streamChannelOptions);
+      const applyChannel = new StreamChannel(makeStreamClient);
+      const readChannel = new StreamChannel(makeStreamClient);
+      // Apply frames are few and large (the sender coalesces behind nodeCallsInFlightMax); reads many and small.
+      const applyStream: ApplyStream | undefined = streams
+        ? new FrameStream(
+            address,
+            (handlers, fresh) => frameCallOf(applyChannel.client(fresh).ApplyStream(), handlers),
+            {
+              framesInFlightMax: nodeCallsInFlightMax,
+              bytesInFlightMax: nodeStreamBytesInFlightMax,
+              queuedFramesMax: nodeStreamQueuedFramesMax,
+            },
+            this.observer,
+          )
+        : undefined;
+      const readStream: ReadShardsStream | undefined = streams
+        ? new FrameStream(
+            address,
+            (handlers, fresh) => frameCallOf(readChannel.client(fresh).ReadShardsStream(), handlers),
+            {
+              framesInFlightMax: nodeStreamFramesInFlightMax,
+              bytesInFlightMax: nodeStreamBytesInFlightMax,
+              queuedFramesMax: nodeStreamQueuedFramesMax,
+            },
+            this.observer,
+          )
+        : undefined;
+      const sender = new NodeSender(address, rpc, this.callTimeoutMs, () => this.epochOf(address), this.observer, applyStream);
+      handle = { address, rpc, sender, applyStream, readStream, streamChannels: [applyChannel, readChannel] };
       this.nodes.set(address, handle);
     }
     return handle;
@@ -50,7 +136,23 @@ export class NodePool {
     timeoutMs: number,
     generations: readonly string[] = [],
   ): Promise<shardV1.ReadShardsResponse__Output> {
-    const { rpc } = this.get(address);
+    const { rpc, readStream } = this.get(address);
+    if (readStream !== undefined && !readStream.unsupported) {
+      // Ids as numbers (exact below 2^53), as below; about 10 bytes each on the wire.
+      const request = { protocol: shardProtocolStamp, shardIds: shardIds as number[], generations: generations as string[] };
+      const sizeBytes = 16 + 10 * shardIds.length + 10 * generations.length;
+      return readStream.send(request, sizeBytes, timeoutMs).then(
+        (response) => {
+          if (response.totals.length !== shardIds.length) throw nodeCallError(address, null);
+          return response;
+        },
+        (error: unknown) => {
+          // A node without streams: nothing was read, ask it unary.
+          if (error instanceof StreamUnsupportedError) return this.readShards(address, shardIds, timeoutMs, generations);
+          throw error instanceof TallyError ? error : nodeCallError(address, error as ServiceError);
+        },
+      );
+    }
     return new Promise((resolve, reject) => {
       rpc.ReadShards(
         // Ids as numbers (exact below 2^53): the encoder then makes no decimal string to parse per shard.
@@ -110,7 +212,12 @@ export class NodePool {
   }
 
   close(): void {
-    for (const handle of this.nodes.values()) handle.rpc.close();
+    for (const handle of this.nodes.values()) {
+      handle.applyStream?.close();
+      handle.readStream?.close();
+      for (const channel of handle.streamChannels) channel.close();
+      handle.rpc.close();
+    }
     this.nodes.clear();
   }
 }

@@ -19,6 +19,7 @@ import {
   withoutCallerStack,
   type shardV1,
 } from '../../common/index.ts';
+import { StreamUnsupportedError, type FrameStream, type FrameStreamObserver } from './frame-stream.ts';
 
 /** An item the router sends: ids and amounts as numbers where exact, other fields only where its op needs them. */
 export type ApplyItem = shardV1.ApplyItem & Required<Pick<shardV1.ApplyItem, 'shardId' | 'amount' | 'idempotencyKey'>>;
@@ -55,11 +56,14 @@ export class NotAppliedError extends TallyError {
   }
 }
 
-export interface SenderObserver {
+export interface SenderObserver extends FrameStreamObserver {
   onCall(items: number, groups: number): void;
   /** A node could not be reached: its pair is worth a look now (failover need not wait for the next tick). */
   onUnreachable?(address: string): void;
 }
+
+/** The node's ApplyStream (frame-stream.ts). */
+export type ApplyStream = FrameStream<shardV1.ApplyRequest, shardV1.ApplyResponse__Output>;
 
 export class NodeSender {
   /** Bounded by nodeQueueItemsMax items; a caller's group waits here until a call has room. */
@@ -73,6 +77,8 @@ export class NodeSender {
     private readonly callTimeoutMs: number,
     private readonly epoch: () => bigint,
     private readonly observer: SenderObserver,
+    /** Frames on the node's stream; undefined: one unary Apply per call. */
+    private readonly applyStream?: ApplyStream,
   ) {}
 
   /** Sends one atomic group of items; resolves with the node's verdict for it. */
@@ -123,11 +129,11 @@ export class NodeSender {
         sizeBytes += next.sizeBytes;
       }
       this.queuedItems -= itemCount;
-      this.call(batch, incrementCount);
+      this.call(batch, incrementCount, sizeBytes);
     }
   }
 
-  private call(batch: Waiting[], incrementCount: number): void {
+  private call(batch: Waiting[], incrementCount: number, sizeBytes: number): void {
     if (this.rpc.getChannel().getConnectivityState(false) === connectivityState.TRANSIENT_FAILURE) {
       const failure = new NotAppliedError(ErrorCode.unavailable, `node ${this.address} is unreachable`);
       for (const waiting of batch) waiting.reject(failure);
@@ -139,24 +145,45 @@ export class NodeSender {
     const groups: shardV1.ApplyGroup[] = new Array(batch.length);
     for (let index = 0; index < batch.length; index++) groups[index] = batch[index]!.group;
     const request: shardV1.ApplyRequest = { protocol: shardProtocolStamp, epoch: this.epoch().toString(), groups };
+    const stream = this.applyStream;
+    if (stream === undefined || stream.unsupported) {
+      this.callUnary(batch, request);
+      return;
+    }
+    stream.send(request, sizeBytes, this.callTimeoutMs).then(
+      (response) => this.settle(batch, null, response),
+      (error: ServiceError | TallyError) => {
+        // A node without streams refused the stream before reading a frame: nothing applied, so the call goes unary.
+        if (error instanceof StreamUnsupportedError) this.callUnary(batch, request);
+        else this.settle(batch, error);
+      },
+    );
+  }
+
+  private callUnary(batch: Waiting[], request: shardV1.ApplyRequest): void {
     // Without grpc-js's caller stack: nodeCallError reads only the code and details (caller-stack.ts).
     withoutCallerStack(() =>
       this.rpc.Apply(
         request,
         { deadline: deadlineIn(this.callTimeoutMs) },
-        (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => {
-          this.inFlight--;
-          if (error || response === undefined || response.results.length !== batch.length) {
-            const failure = nodeCallError(this.address, error);
-            for (const waiting of batch) waiting.reject(failure);
-            if (error?.code === status.UNAVAILABLE) this.observer.onUnreachable?.(this.address);
-          } else {
-            batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
-          }
-          this.pump();
-        },
+        (error: ServiceError | null, response?: shardV1.ApplyResponse__Output) => this.settle(batch, error, response),
       ),
     );
+  }
+
+  /** One call's end, unary or a frame: each group resolved with its result, or all rejected alike. */
+  private settle(batch: Waiting[], error: ServiceError | TallyError | null, response?: shardV1.ApplyResponse__Output): void {
+    this.inFlight--;
+    if (error instanceof TallyError) {
+      for (const waiting of batch) waiting.reject(error);
+    } else if (error || response === undefined || response.results.length !== batch.length) {
+      const failure = nodeCallError(this.address, error);
+      for (const waiting of batch) waiting.reject(failure);
+      if (error?.code === status.UNAVAILABLE) this.observer.onUnreachable?.(this.address);
+    } else {
+      batch.forEach((waiting, index) => waiting.resolve(response.results[index]!));
+    }
+    this.pump();
   }
 }
 

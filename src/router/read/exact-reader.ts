@@ -1,5 +1,6 @@
 // EXACT reads: sums every shard of the named counters with one ReadShards
-// call per node pair, however many shards and counters. A shard is read from
+// call per node pair (one frame on that node's read stream), however many
+// shards and counters. A shard is read from
 // its primary, or — only while the pair is in sync — from its follower. A
 // shard that can be read from neither fails the whole read: a partial sum is
 // never a total (G3). Every shard is read at its counter's generation; a

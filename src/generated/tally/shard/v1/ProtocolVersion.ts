@@ -11,7 +11,8 @@
  * sender.current >= its oldest) and refuses it FAILED_PRECONDITION naming
  * both otherwise. A request without it comes from a process before
  * versions: version 1, oldest 1. History: 1 = before versions; 2 = the
- * version itself, StatusResponse.zone and replication_address.
+ * version itself, StatusResponse.zone and replication_address; 3 =
+ * ApplyStream and ReadShardsStream.
  */
 export interface ProtocolVersion {
   'current'?: (number);
@@ -28,7 +29,8 @@ export interface ProtocolVersion {
  * sender.current >= its oldest) and refuses it FAILED_PRECONDITION naming
  * both otherwise. A request without it comes from a process before
  * versions: version 1, oldest 1. History: 1 = before versions; 2 = the
- * version itself, StatusResponse.zone and replication_address.
+ * version itself, StatusResponse.zone and replication_address; 3 =
+ * ApplyStream and ReadShardsStream.
  */
 export interface ProtocolVersion__Output {
   'current': (number);

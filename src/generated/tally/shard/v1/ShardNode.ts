@@ -4,12 +4,16 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { AppendEntriesRequest as _tally_shard_v1_AppendEntriesRequest, AppendEntriesRequest__Output as _tally_shard_v1_AppendEntriesRequest__Output } from '../../../tally/shard/v1/AppendEntriesRequest.ts';
 import type { AppendEntriesResponse as _tally_shard_v1_AppendEntriesResponse, AppendEntriesResponse__Output as _tally_shard_v1_AppendEntriesResponse__Output } from '../../../tally/shard/v1/AppendEntriesResponse.ts';
+import type { ApplyAnswer as _tally_shard_v1_ApplyAnswer, ApplyAnswer__Output as _tally_shard_v1_ApplyAnswer__Output } from '../../../tally/shard/v1/ApplyAnswer.ts';
+import type { ApplyFrame as _tally_shard_v1_ApplyFrame, ApplyFrame__Output as _tally_shard_v1_ApplyFrame__Output } from '../../../tally/shard/v1/ApplyFrame.ts';
 import type { ApplyRequest as _tally_shard_v1_ApplyRequest, ApplyRequest__Output as _tally_shard_v1_ApplyRequest__Output } from '../../../tally/shard/v1/ApplyRequest.ts';
 import type { ApplyResponse as _tally_shard_v1_ApplyResponse, ApplyResponse__Output as _tally_shard_v1_ApplyResponse__Output } from '../../../tally/shard/v1/ApplyResponse.ts';
 import type { CheckMembersRequest as _tally_shard_v1_CheckMembersRequest, CheckMembersRequest__Output as _tally_shard_v1_CheckMembersRequest__Output } from '../../../tally/shard/v1/CheckMembersRequest.ts';
 import type { CheckMembersResponse as _tally_shard_v1_CheckMembersResponse, CheckMembersResponse__Output as _tally_shard_v1_CheckMembersResponse__Output } from '../../../tally/shard/v1/CheckMembersResponse.ts';
 import type { InstallSnapshotRequest as _tally_shard_v1_InstallSnapshotRequest, InstallSnapshotRequest__Output as _tally_shard_v1_InstallSnapshotRequest__Output } from '../../../tally/shard/v1/InstallSnapshotRequest.ts';
 import type { MemberCountsResponse as _tally_shard_v1_MemberCountsResponse, MemberCountsResponse__Output as _tally_shard_v1_MemberCountsResponse__Output } from '../../../tally/shard/v1/MemberCountsResponse.ts';
+import type { ReadShardsAnswer as _tally_shard_v1_ReadShardsAnswer, ReadShardsAnswer__Output as _tally_shard_v1_ReadShardsAnswer__Output } from '../../../tally/shard/v1/ReadShardsAnswer.ts';
+import type { ReadShardsFrame as _tally_shard_v1_ReadShardsFrame, ReadShardsFrame__Output as _tally_shard_v1_ReadShardsFrame__Output } from '../../../tally/shard/v1/ReadShardsFrame.ts';
 import type { ReadShardsRequest as _tally_shard_v1_ReadShardsRequest, ReadShardsRequest__Output as _tally_shard_v1_ReadShardsRequest__Output } from '../../../tally/shard/v1/ReadShardsRequest.ts';
 import type { ReadShardsResponse as _tally_shard_v1_ReadShardsResponse, ReadShardsResponse__Output as _tally_shard_v1_ReadShardsResponse__Output } from '../../../tally/shard/v1/ReadShardsResponse.ts';
 import type { ReadSketchesRequest as _tally_shard_v1_ReadSketchesRequest, ReadSketchesRequest__Output as _tally_shard_v1_ReadSketchesRequest__Output } from '../../../tally/shard/v1/ReadSketchesRequest.ts';
@@ -55,6 +59,27 @@ export interface ShardNodeClient extends grpc.Client {
   apply(argument: _tally_shard_v1_ApplyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_ApplyResponse__Output>): grpc.ClientUnaryCall;
   apply(argument: _tally_shard_v1_ApplyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ApplyResponse__Output>): grpc.ClientUnaryCall;
   apply(argument: _tally_shard_v1_ApplyRequest, callback: grpc.requestCallback<_tally_shard_v1_ApplyResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Apply as a long-lived stream (router to primary): each frame carries
+   * one ApplyRequest and a sequence number; each answer carries the same
+   * ApplyResponse, or the error the unary call would have ended with, for
+   * one frame by its seq. Answers may come out of order. A frame is checked,
+   * committed and acknowledged exactly as Apply is. A stream that ends or
+   * breaks says nothing about frames it left unanswered (they may have applied).
+   */
+  ApplyStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer__Output>;
+  ApplyStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer__Output>;
+  /**
+   * Apply as a long-lived stream (router to primary): each frame carries
+   * one ApplyRequest and a sequence number; each answer carries the same
+   * ApplyResponse, or the error the unary call would have ended with, for
+   * one frame by its seq. Answers may come out of order. A frame is checked,
+   * committed and acknowledged exactly as Apply is. A stream that ends or
+   * breaks says nothing about frames it left unanswered (they may have applied).
+   */
+  applyStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer__Output>;
+  applyStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer__Output>;
   
   /**
    * Whether each member is in its shard's member set.
@@ -119,6 +144,17 @@ export interface ShardNodeClient extends grpc.Client {
   readShards(argument: _tally_shard_v1_ReadShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_ReadShardsResponse__Output>): grpc.ClientUnaryCall;
   readShards(argument: _tally_shard_v1_ReadShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ReadShardsResponse__Output>): grpc.ClientUnaryCall;
   readShards(argument: _tally_shard_v1_ReadShardsRequest, callback: grpc.requestCallback<_tally_shard_v1_ReadShardsResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * ReadShards as a long-lived stream, answered by seq as ApplyStream is.
+   */
+  ReadShardsStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsAnswer__Output>;
+  ReadShardsStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsAnswer__Output>;
+  /**
+   * ReadShards as a long-lived stream, answered by seq as ApplyStream is.
+   */
+  readShardsStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsAnswer__Output>;
+  readShardsStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsAnswer__Output>;
   
   /**
    * The named shards' distinct-count sketches: each (empty bytes: none), or
@@ -211,6 +247,16 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
   Apply: grpc.handleUnaryCall<_tally_shard_v1_ApplyRequest__Output, _tally_shard_v1_ApplyResponse>;
   
   /**
+   * Apply as a long-lived stream (router to primary): each frame carries
+   * one ApplyRequest and a sequence number; each answer carries the same
+   * ApplyResponse, or the error the unary call would have ended with, for
+   * one frame by its seq. Answers may come out of order. A frame is checked,
+   * committed and acknowledged exactly as Apply is. A stream that ends or
+   * breaks says nothing about frames it left unanswered (they may have applied).
+   */
+  ApplyStream: grpc.handleBidiStreamingCall<_tally_shard_v1_ApplyFrame__Output, _tally_shard_v1_ApplyAnswer>;
+  
+  /**
    * Whether each member is in its shard's member set.
    */
   CheckMembers: grpc.handleUnaryCall<_tally_shard_v1_CheckMembersRequest__Output, _tally_shard_v1_CheckMembersResponse>;
@@ -231,6 +277,11 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
    * Current totals of the named shards (unknown shards are 0).
    */
   ReadShards: grpc.handleUnaryCall<_tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_ReadShardsResponse>;
+  
+  /**
+   * ReadShards as a long-lived stream, answered by seq as ApplyStream is.
+   */
+  ReadShardsStream: grpc.handleBidiStreamingCall<_tally_shard_v1_ReadShardsFrame__Output, _tally_shard_v1_ReadShardsAnswer>;
   
   /**
    * The named shards' distinct-count sketches: each (empty bytes: none), or
@@ -262,10 +313,12 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
 export interface ShardNodeDefinition extends grpc.ServiceDefinition {
   AppendEntries: MethodDefinition<_tally_shard_v1_AppendEntriesRequest, _tally_shard_v1_AppendEntriesResponse, _tally_shard_v1_AppendEntriesRequest__Output, _tally_shard_v1_AppendEntriesResponse__Output>
   Apply: MethodDefinition<_tally_shard_v1_ApplyRequest, _tally_shard_v1_ApplyResponse, _tally_shard_v1_ApplyRequest__Output, _tally_shard_v1_ApplyResponse__Output>
+  ApplyStream: MethodDefinition<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer, _tally_shard_v1_ApplyFrame__Output, _tally_shard_v1_ApplyAnswer__Output>
   CheckMembers: MethodDefinition<_tally_shard_v1_CheckMembersRequest, _tally_shard_v1_CheckMembersResponse, _tally_shard_v1_CheckMembersRequest__Output, _tally_shard_v1_CheckMembersResponse__Output>
   InstallSnapshot: MethodDefinition<_tally_shard_v1_InstallSnapshotRequest, _tally_shard_v1_AppendEntriesResponse, _tally_shard_v1_InstallSnapshotRequest__Output, _tally_shard_v1_AppendEntriesResponse__Output>
   MemberCounts: MethodDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_MemberCountsResponse, _tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_MemberCountsResponse__Output>
   ReadShards: MethodDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_ReadShardsResponse, _tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_ReadShardsResponse__Output>
+  ReadShardsStream: MethodDefinition<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsAnswer, _tally_shard_v1_ReadShardsFrame__Output, _tally_shard_v1_ReadShardsAnswer__Output>
   ReadSketches: MethodDefinition<_tally_shard_v1_ReadSketchesRequest, _tally_shard_v1_ReadSketchesResponse, _tally_shard_v1_ReadSketchesRequest__Output, _tally_shard_v1_ReadSketchesResponse__Output>
   ReadWindows: MethodDefinition<_tally_shard_v1_ReadWindowsRequest, _tally_shard_v1_ReadShardsResponse, _tally_shard_v1_ReadWindowsRequest__Output, _tally_shard_v1_ReadShardsResponse__Output>
   Reconcile: MethodDefinition<_tally_shard_v1_ReconcileRequest, _tally_shard_v1_ReconcileResponse, _tally_shard_v1_ReconcileRequest__Output, _tally_shard_v1_ReconcileResponse__Output>
