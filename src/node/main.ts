@@ -78,7 +78,22 @@ runMain(async () => {
       tail: logCheck.discardedTail,
     });
   }
-  const log = ShardLog.open(config.dataDir, checkpointFolder, `node ${config.nodeName}`);
+  const log = ((): ShardLog => {
+    try {
+      return ShardLog.open(config.dataDir, checkpointFolder, `node ${config.nodeName}`);
+    } catch (error) {
+      // Damage the open itself meets (its last record fails its checksum, say): marked, so
+      // the next start sets the log aside rather than failing the same way for ever.
+      if (!isDamagedLog(error)) throw error;
+      const why = error instanceof Error ? error.message : String(error);
+      metrics.logCorruptions.inc({ found: 'replay' });
+      markLogCorrupt(logFileOf(config.dataDir), why);
+      logger.error('log failed its checks at open: stopping; the next start sets it aside and is refilled from the partner', {
+        problem: why,
+      });
+      return process.exit(logCorruptExitCode);
+    }
+  })();
   // Damage found after the check (replay, a read or write): stop, never answer from a log that lies; the restart sets it aside.
   const stopForDamage = (found: 'replay' | 'running', error: unknown): never => {
     const why = error instanceof Error ? error.message : String(error);

@@ -19,8 +19,15 @@ function filesSetAside(dataDir: string): string[] {
   return fs.readdirSync(dataDir).filter((name) => name.includes('.corrupt-') || name.endsWith('-corrupt'));
 }
 
-async function nodeIdAt(client: TallyClient, address: string): Promise<string | undefined> {
-  return (await client.clusterStatus()).nodes.find((node) => node.address === address)?.nodeId;
+/** The log identity the router reports for the node at address, once it reports one (a node just restarted may show none yet). */
+async function nodeIdAt(client: TallyClient, address: string): Promise<string> {
+  return waitFor(
+    async () => {
+      const nodeId = (await client.clusterStatus()).nodes.find((node) => node.address === address)?.nodeId;
+      return nodeId === undefined || nodeId === '' ? undefined : nodeId;
+    },
+    { timeoutMs: 10_000, what: `the identity of ${address}` },
+  );
 }
 
 /** Keyed increments one at a time, each recorded ok, unknown or failed; returns the keys of the unknown ones. */

@@ -9,6 +9,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
+import { shardProtocol } from '../../src/common/index.ts';
 
 /** A TCP proxy whose target is set later (the follower's port is known once it started); counts connections. */
 async function startLateProxy(): Promise<{ address: string; target?: string; connections: number; kill(): Promise<void> }> {
@@ -79,7 +80,7 @@ describe('zones', () => {
     for (const node of status.nodes) {
       const name = `node-${node.pair}-${node.address === tc.cluster.node(node.pair, 'primary').address ? 'primary' : 'follower'}`;
       expect(node.zone, node.address).toBe(zones[name]);
-      expect(node.protocolVersion).toBe(2);
+      expect(node.protocolVersion).toBe(shardProtocol.current);
     }
     expect(status.pairs.map((pair) => pair.zoneWarning === '')).toEqual([true, true, false]);
     expect(status.pairs[2]!.zoneWarning).toMatch(/both nodes are in zone zone-a while zone zone-b exists/);

@@ -219,8 +219,14 @@ export class FrameStream<Request, Response> {
       return;
     }
     if (opened.table.size > 0) this.observer.onAbandoned?.(this.address, 'broken');
+    // grpc-js found no connection for the stream: no frame left this process. Its words
+    // are kept, so nodeCallError reads them as a unary call's: not applied.
+    const neverConnected = ended.code === status.UNAVAILABLE && ended.details.startsWith('No connection established');
     this.abandon(
-      streamFailure(status.UNAVAILABLE, `stream to node ${this.address} broke (${status[ended.code] ?? ended.code}: ${ended.details})`),
+      streamFailure(
+        status.UNAVAILABLE,
+        neverConnected ? ended.details : `stream to node ${this.address} broke (${status[ended.code] ?? ended.code}: ${ended.details})`,
+      ),
     );
     this.pump();
   }
