@@ -137,12 +137,23 @@ describe('router: frame stream to a node', () => {
     ]) {
       const { stream, calls } = harness();
       const pending = [stream.send('a', 10, 1_000), stream.send('b', 10, 1_000)].map((frame) => frame.catch((error: unknown) => error));
-      calls[0]!.handlers.onEnd({ code, details: 'No connection established: cut' });
+      calls[0]!.handlers.onEnd({ code, details: code === status.UNAVAILABLE ? 'Connection dropped' : 'No connection established: cut' });
       for (const failure of await Promise.all(pending)) {
         const error = routed(failure);
         expect(error.reason, `ended ${status[code]}`).toBe(ErrorReason.outcomeUnknown);
         expect(error.certainlyNotApplied).toBe(false);
       }
+    }
+  });
+
+  it('frame stream: a stream grpc-js never found a connection for (UNAVAILABLE "No connection established") fails its frames as not applied, as a unary call', async () => {
+    const { stream, calls } = harness();
+    const pending = [stream.send('a', 10, 1_000), stream.send('b', 10, 1_000)].map((frame) => frame.catch((error: unknown) => error));
+    calls[0]!.handlers.onEnd({ code: status.UNAVAILABLE, details: 'No connection established. Last error: connect ECONNREFUSED' });
+    for (const failure of await Promise.all(pending)) {
+      const error = routed(failure);
+      expect(error.certainlyNotApplied).toBe(true);
+      expect(error.message).toMatch(/unreachable/);
     }
   });
 
