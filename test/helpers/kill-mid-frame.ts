@@ -25,7 +25,17 @@ export function buildMidFrameKiller(inDir?: string): MidFrameKiller {
   const dir = inDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tally-kill-mid-frame-'));
   fs.mkdirSync(dir, { recursive: true });
   const library = path.join(dir, 'kill-mid-frame.so');
-  execFileSync('cc', ['-shared', '-fPIC', '-O1', '-o', library, source, '-ldl'], { stdio: 'pipe' });
+  // Whichever C compiler the machine has (node-gyp's g++ compiles C with -x c).
+  const compilers: [string, ...string[]][] = [['cc'], ['gcc'], ['g++', '-x', 'c']];
+  const built = compilers.some(([compiler, ...flags]) => {
+    try {
+      execFileSync(compiler, [...flags, '-shared', '-fPIC', '-O1', '-o', library, source, '-ldl'], { stdio: 'pipe' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!built) throw new Error(`no C compiler (cc, gcc or g++) could build ${source}: install gcc`);
   const armFile = path.join(dir, 'armed');
   return {
     library,
