@@ -187,4 +187,20 @@ describe('supervisor: a primary that requires its follower under a version the d
     await supervisor.checkAll();
     expect(pair().inSync).toBe(true);
   });
+
+  it('the floor goes with the out-of-sync transition: what the follower confirmed is written to the directory as the pair leaves sync, not a second later', async () => {
+    const { supervisor, primary, follower, pair, advance } = setUp({ followerUp: true });
+    pair().inSync = true;
+    // The follower confirmed 500; the directory's floor says 400 (it is written at most once a second).
+    expect(primary.status().followerAckedLsn).toBe('500');
+    await supervisor.checkAll();
+    expect(pair().ackedLsn).toBe(400n);
+    follower.up = false;
+    for (let round = 0; round < 5 && pair().inSync; round++) {
+      advance(200);
+      await supervisor.checkAll();
+    }
+    expect(pair().inSync).toBe(false);
+    expect(pair().ackedLsn, 'a later supervisor must not keep a primary holding less than was acknowledged in sync').toBe(500n);
+  });
 });
