@@ -184,6 +184,19 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
+    'nemesis: a primary put back on a copy of its own disk taken a second before, its supervisor killed with it: it steps down, its follower takes over, nothing lost',
+    async () => {
+      const schedule = scenario('restored copy', 108, {
+        faults: [async (c) => ({ kind: 'restored-copy', process: (await pairMembers(c, 0)).primary })],
+        holdMs: 3_000,
+        gapMs: 1_500,
+      });
+      expectSafe(await run(schedule));
+    },
+    60_000,
+  );
+
+  scenarioIt(
     'nemesis: one way: a primary hears everyone, nobody hears it',
     async () => {
       const schedule = scenario('one-way from primary', 105, {

@@ -33,7 +33,14 @@ export type FaultSpec =
   /** A node SIGKILLed by its LD_PRELOAD shim between a write-ahead frame's header and its page (a commit cut short); the heal starts it on its log. */
   | { kind: 'mid-frame-kill'; process: string }
   /** SIGKILL, then a stored value moved in the node's log (its checksum fails); the heal starts it (it refuses the log at replay and is refilled). */
-  | { kind: 'flipped-value'; process: string };
+  | { kind: 'flipped-value'; process: string }
+  /**
+   * A copy of the node's disk taken, writes acknowledged after it for a
+   * second, then the node SIGKILLed and the copy put back (same identity, a
+   * shorter log), and the supervising router SIGKILLed with it (its memory of
+   * what was confirmed lost); the heal starts both. A primary must step down.
+   */
+  | { kind: 'restored-copy'; process: string };
 
 export type FaultKind = FaultSpec['kind'];
 
@@ -52,6 +59,7 @@ export const faultKinds: readonly FaultKind[] = [
   'corrupt-page',
   'mid-frame-kill',
   'flipped-value',
+  'restored-copy',
 ];
 
 /** Commits a torn write cuts from the end of the write-ahead file (fewer when it holds fewer). */
@@ -179,6 +187,33 @@ export async function applyFault(cluster: NemesisCluster, spec: FaultSpec): Prom
       moveStoredValue(member.dataDir);
       // Replay finds the damage and the node exits (3) marking its log; the next start sets it aside.
       return { spec, heal: () => member.process.start().catch(() => member.process.start()) };
+    }
+    case 'restored-copy': {
+      const member = cluster.member(spec.process);
+      if (!(await pairInSync(cluster, member.pairIndex))) return applyFault(cluster, { kind: 'kill', process: spec.process });
+      if (member.role !== 'node') throw new Error(`${spec.kind} is for nodes, not ${spec.process}`);
+      const copyDir = `${member.dataDir}.copy`;
+      // A consistent copy: the process paused between writes (a cut-short commit at its end is discarded at start).
+      member.process.pause();
+      try {
+        fs.rmSync(copyDir, { recursive: true, force: true });
+        fs.cpSync(member.dataDir, copyDir, { recursive: true });
+      } finally {
+        member.process.resume();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const supervisorName = (await anyStatus(cluster).catch(() => undefined))?.supervisor;
+      const supervisor = supervisorName === undefined || supervisorName === '' ? undefined : cluster.processes.get(supervisorName);
+      await Promise.all([member.process.kill(), supervisor?.process.kill()]);
+      fs.rmSync(member.dataDir, { recursive: true, force: true });
+      fs.renameSync(copyDir, member.dataDir);
+      return {
+        spec,
+        heal: async () => {
+          await member.process.start();
+          if (supervisor !== undefined && !supervisor.process.running) await supervisor.process.start();
+        },
+      };
     }
     case 'torn-write':
     case 'corrupt-page': {

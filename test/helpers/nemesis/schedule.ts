@@ -122,6 +122,8 @@ function drawFault(random: () => number, kind: FaultKind, topology: Topology): F
       return { kind, process: pick(random, topology.nodes) };
     case 'flipped-value':
       return { kind, process: pick(random, topology.nodes) };
+    case 'restored-copy':
+      return { kind, process: pick(random, topology.nodes) };
   }
 }
 
@@ -129,7 +131,7 @@ function drawFault(random: () => number, kind: FaultKind, topology: Topology): F
 export const drawableFaultKinds: readonly FaultKind[] = faultKinds;
 
 /** Faults that lose a node's disk, or part of it: the node is refilled from its partner. */
-const diskFaultKinds: ReadonlySet<FaultKind> = new Set(['wipe', 'torn-write', 'corrupt-page', 'flipped-value']);
+const diskFaultKinds: ReadonlySet<FaultKind> = new Set(['wipe', 'torn-write', 'corrupt-page', 'flipped-value', 'restored-copy']);
 
 /** The other node of a node's pair, by the cluster's naming (n<pair>a, n<pair>b). */
 function partnerOf(node: string): string {
