@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ShardLog, ShardLogError, type StoredEntry } from '../../src/node/log/index.ts';
 import { logProblem } from '../../src/node/log/log-check.ts';
 import { checkpointFolder } from '../../src/node/state/node-memory.ts';
-import { plainEntry } from '../helpers/log-entries.ts';
+import { plainEntry, windowConfigEntry } from '../helpers/log-entries.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { useTempLogs } from '../helpers/temp-log.ts';
 
@@ -37,11 +37,13 @@ describe('log checksums', () => {
   /** A log with keyed rows, a record and a folded checkpoint, closed: its file is the disk to damage. */
   function writtenLog(): { dir: string; file: string } {
     const log = open();
+    // A window setting folds into a checkpoint part.
+    log.append([windowConfigEntry(1, { bucketMs: 1_000, retentionMs: 60_000 })], 1n, 900);
     log.append([plainEntry(1, 5n, 'k1'), plainEntry(2, 7n, 'k2')], 1n, 1_000);
     log.append([plainEntry(3, 11n), plainEntry(4, 13n), plainEntry(3, 17n)], 1n, 1_100);
     log.append([plainEntry(5, 19n), plainEntry(6, 23n)], 1n, 1_200);
     // The first commit folded into checkpoint blocks; the rest stays rows and records.
-    while (log.foldSlice(2n, 500, 0, 2_000) > 0);
+    while (log.foldSlice(3n, 500, 0, 2_000) > 0);
     log.append([plainEntry(7, 29n, 'k7'), plainEntry(8, 31n), plainEntry(9, 37n)], 1n, 1_300);
     const file = log.file;
     reopen(log).close();
@@ -51,7 +53,7 @@ describe('log checksums', () => {
   it('log checksums: every row, record and block is written with its checksum and reads back whole', () => {
     const { file, dir } = writtenLog();
     withRawDb(file, (db) => {
-      for (const table of ['log', 'records', 'checkpoint_blocks']) {
+      for (const table of ['log', 'records', 'checkpoint_blocks', 'checkpoint_parts']) {
         expect(db.prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBeGreaterThan(0);
         expect(db.prepare(`SELECT count(*) FROM ${table} WHERE crc IS NULL`).pluck().get(), table).toBe(0);
       }
@@ -78,9 +80,14 @@ describe('log checksums', () => {
     ],
     ['a shard id in a row moved', 'UPDATE log SET shard_id = 99 WHERE shard_id = 7', replayAll],
     ['a key in a row changed', "UPDATE log SET idem_key = x'6b38' WHERE shard_id = 7", replayAll],
-    ["a record's packed amount changed (still a valid varint)", "UPDATE records SET data = x'06160216' WHERE first_lsn = 6", replayAll],
-    ["a record's commit time moved", 'UPDATE records SET at_ms = at_ms + 1 WHERE first_lsn = 6', replayAll],
+    ["a record's packed amount changed (still a valid varint)", "UPDATE records SET data = x'06160216' WHERE first_lsn = 7", replayAll],
+    ["a record's commit time moved", 'UPDATE records SET at_ms = at_ms + 1 WHERE first_lsn = 7', replayAll],
     ["a checkpoint block's totals changed", "UPDATE checkpoint_blocks SET data = x'0214020e'", (log) => log.checkpointTotals()],
+    [
+      "a checkpoint part's bytes changed (a window setting)",
+      'UPDATE checkpoint_parts SET data = zeroblob(length(data))',
+      (log) => log.checkpointParts(),
+    ],
     ['a checksum removed', 'UPDATE log SET crc = NULL WHERE shard_id = 7', replayAll],
   ];
   for (const [name, sql, read] of damages) {
@@ -134,7 +141,7 @@ describe('log checksums', () => {
         log.close();
       }
       withRawDb(path.join(dir, 'node.sqlite'), (db) => {
-        for (const table of ['log', 'records', 'checkpoint_blocks'])
+        for (const table of ['log', 'records', 'checkpoint_blocks', 'checkpoint_parts'])
           expect(db.prepare(`SELECT count(*) FROM ${table} WHERE crc IS NULL`).pluck().get(), table).toBe(0);
       });
     } finally {

@@ -6,7 +6,9 @@
 // on the disk is found, never served. Pure: no database, no state but one
 // scratch buffer (the process is single-threaded and nothing here yields).
 import zlib from 'node:zlib';
+import type Database from 'better-sqlite3';
 import { ShardLogError } from './log-entry.ts';
+import { partChecksumFunction } from './log-statements.ts';
 
 /** Fixed-width fields of a row, each 8 bytes little-endian, then the two variable lengths. */
 const scratch = Buffer.alloc(8 * 10);
@@ -61,6 +63,19 @@ export function recordChecksum(firstLsn: bigint, lastLsn: bigint, epoch: bigint,
   scratch.writeBigInt64LE(int64(atMs), 24);
   scratch.writeUInt32LE(data.length, 32);
   return zlib.crc32(data, zlib.crc32(scratch.subarray(0, 36)));
+}
+
+/** A checkpoint part's checksum: its shard, its name and its bytes (window buckets, a sketch, a member set, a tombstone). */
+export function partChecksum(shardId: bigint | number, part: string, data: Uint8Array): number {
+  scratch.writeBigInt64LE(int64(shardId), 0);
+  scratch.writeUInt32LE(data.length, 8);
+  return zlib.crc32(data, zlib.crc32(part, zlib.crc32(scratch.subarray(0, 12))));
+}
+
+/** A stored part's bytes once its checksum holds (ShardLogError when they changed on the disk). */
+export function checkedPart(shardId: bigint, part: string, data: Buffer, crc: bigint | null): Buffer {
+  verifyChecksum(`checkpoint part ${part} of shard ${shardId}`, crc, partChecksum(shardId, part, data));
+  return data;
 }
 
 /** A checkpoint block's checksum: its first shard and its packed totals. */
@@ -145,4 +160,11 @@ export function verifyChecksum(what: string, stored: bigint | number | null, com
   if (stored === null) throw new ShardLogError(`${what} has no checksum`);
   if (Number(stored) !== computed)
     throw new ShardLogError(`${what} fails its checksum (stored ${Number(stored)}, computed ${computed}): its bytes changed on the disk`);
+}
+
+/** The SQL function appendPart computes a joined part's checksum with (deterministic: SQLite may reuse its result). */
+export function registerChecksumFunctions(db: Database.Database): void {
+  db.function(partChecksumFunction, { deterministic: true }, (shardId, part, data) =>
+    partChecksum(shardId as bigint | number, part as string, data as Buffer),
+  );
 }

@@ -4,11 +4,11 @@
 import type Database from 'better-sqlite3';
 import { ShardLogError, rowColumns, type RawRow } from './log-entry.ts';
 import { blockOf, encodeBlock } from './checkpoint-blocks.ts';
-import { blockChecksum, recordChecksum, rowChecksum } from './checksums.ts';
+import { blockChecksum, partChecksum, recordChecksum, rowChecksum } from './checksums.ts';
 import { rowsOf } from './log-statements.ts';
 
 /**
- * 9: a CRC-32 (crc column) on every log row, commit record and checkpoint block (checksums.ts).
+ * 9: a CRC-32 (crc column) on every log row, commit record, checkpoint block and part (checksums.ts).
  * 8: runs of a commit's plain increments packed as commit records (the records table).
  * 7: shard totals packed in blocks of consecutive shard ids (checkpoint_blocks); the checkpoint table goes.
  * 6: tombstones of dropped shards are found by time (a partial index on checkpoint_parts).
@@ -114,7 +114,7 @@ const backfillRowsPerStep = 10_000;
  * check (quick_check) has just passed, and replay checks every entry after.
  */
 function addChecksums(db: Database.Database): void {
-  for (const table of ['log', 'records', 'checkpoint_blocks']) {
+  for (const table of ['log', 'records', 'checkpoint_blocks', 'checkpoint_parts']) {
     const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[];
     if (!columns.includes('crc')) db.exec(`ALTER TABLE ${table} ADD COLUMN crc INTEGER`);
   }
@@ -146,6 +146,11 @@ function addChecksums(db: Database.Database): void {
   const blocks = rowsOf<[], [bigint, Buffer]>(db, 'SELECT first_shard, data FROM checkpoint_blocks ORDER BY first_shard').all();
   const setBlock = db.prepare<[crc: number, firstShard: bigint]>('UPDATE checkpoint_blocks SET crc = ? WHERE first_shard = ?');
   for (const [firstShard, data] of blocks) setBlock.run(blockChecksum(Number(firstShard), data), firstShard);
+  const parts = rowsOf<[], [bigint, string, Buffer]>(db, 'SELECT shard_id, part, data FROM checkpoint_parts').all();
+  const setPart = db.prepare<[crc: number, shardId: bigint, part: string]>(
+    'UPDATE checkpoint_parts SET crc = ? WHERE shard_id = ? AND part = ?',
+  );
+  for (const [shardId, part, data] of parts) setPart.run(partChecksum(shardId, part, data), shardId, part);
 }
 
 /**

@@ -3,7 +3,10 @@
 import type Database from 'better-sqlite3';
 import { type extraColumns, rowColumns } from './log-entry.ts';
 
-export const checkpointPartsSql = 'SELECT shard_id, part, data FROM checkpoint_parts';
+export const checkpointPartsSql = 'SELECT shard_id, part, data, crc FROM checkpoint_parts';
+
+/** The SQL function the part statements compute a part's checksum with (registered on the store's connection). */
+export const partChecksumFunction = 'tally_part_crc';
 
 /** A statement whose rows come back as arrays, integers as bigint (a log lsn or total may pass 2^53). */
 export function rowsOf<Params extends unknown[], Row>(db: Database.Database, sql: string): Database.Statement<Params, Row> {
@@ -115,7 +118,7 @@ export function prepareLogStatements(db: Database.Database) {
       'INSERT INTO checkpoint_blocks (first_shard, folded_lsn, data, crc) VALUES (?, ?, ?, ?) ON CONFLICT (first_shard) DO UPDATE SET folded_lsn = excluded.folded_lsn, data = excluded.data, crc = excluded.crc',
     ),
     deleteBlock: db.prepare<[firstShard: number]>('DELETE FROM checkpoint_blocks WHERE first_shard = ?'),
-    selectParts: rowsOf<[], [shardId: bigint, part: string, data: Buffer]>(db, checkpointPartsSql),
+    selectParts: rowsOf<[], [shardId: bigint, part: string, data: Buffer, crc: bigint | null]>(db, checkpointPartsSql),
     // Through the log_keys index (keyed rows only): a dropped shard's keys, folded.
     deleteShardKeys: db.prepare<[shardId: number, uptoLsn: bigint]>(
       'DELETE FROM log WHERE shard_id = ? AND idem_key IS NOT NULL AND lsn <= ?',
@@ -124,12 +127,13 @@ export function prepareLogStatements(db: Database.Database) {
     deleteTombstones: db.prepare<[before: Buffer, rowsMax: number]>(
       "DELETE FROM checkpoint_parts WHERE rowid IN (SELECT rowid FROM checkpoint_parts WHERE part = 'dropped' AND data < ? LIMIT ?)",
     ),
-    upsertPart: db.prepare<[shardId: number, part: string, data: Buffer]>(
-      'INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data',
+    upsertPart: db.prepare<[shardId: number, part: string, data: Buffer, crc: number]>(
+      'INSERT INTO checkpoint_parts (shard_id, part, data, crc) VALUES (?, ?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = excluded.data, crc = excluded.crc',
     ),
     // (|| makes TEXT even of two BLOBs: without the CAST a part in several pieces would read back as a string.)
-    appendPart: db.prepare<[shardId: number, part: string, data: Buffer]>(
-      'INSERT INTO checkpoint_parts (shard_id, part, data) VALUES (?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = CAST(data || excluded.data AS BLOB)',
+    // A piece joins what earlier pieces left; the checksum is computed over the whole, in SQL.
+    appendPart: db.prepare<[shardId: number, part: string, data: Buffer, crc: number]>(
+      `INSERT INTO checkpoint_parts (shard_id, part, data, crc) VALUES (?, ?, ?, ?) ON CONFLICT (shard_id, part) DO UPDATE SET data = CAST(data || excluded.data AS BLOB), crc = ${partChecksumFunction}(shard_id, part, CAST(data || excluded.data AS BLOB))`,
     ),
     deletePart: db.prepare<[shardId: number, part: string]>('DELETE FROM checkpoint_parts WHERE shard_id = ? AND part = ?'),
     selectMeta: db.prepare<[key: string], string>('SELECT value FROM meta WHERE key = ?').pluck(true),

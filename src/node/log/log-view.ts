@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { replayBatchRows } from '../../common/index.ts';
 import { EntryKind, entryOfRow, rowColumns, type RawRow } from './log-entry.ts';
 import { checkpointPartsSql, rowsOf } from './log-statements.ts';
+import { checkedPart } from './checksums.ts';
 import { MergedReader } from './commit-records.ts';
 import { blockRowsOf, checkpointTotalsOf, decodeBlock } from './checkpoint-blocks.ts';
 import type { SnapshotChunk } from './log-types.ts';
@@ -105,10 +106,11 @@ export class LogView {
       }
     }
     const pieceBytesMax = Math.floor(chunkBytesMax / 2);
-    for (const [shardId, part, data] of rowsOf<[], [bigint, string, Buffer]>(
+    for (const [shardId, part, stored, crc] of rowsOf<[], [bigint, string, Buffer, bigint | null]>(
       this.db,
       `${checkpointPartsSql} ORDER BY shard_id, part`,
     ).iterate()) {
+      const data = checkedPart(shardId, part, stored, crc);
       for (let offset = 0; offset === 0 || offset < data.length; offset += pieceBytesMax) {
         const piece = data.subarray(offset, offset + pieceBytesMax);
         chunk.parts.push({ shardId: Number(shardId), part, data: piece });

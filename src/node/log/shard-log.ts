@@ -41,7 +41,7 @@ import {
   mergeBlockBytes,
   totalInBlock,
 } from './checkpoint-blocks.ts';
-import { blockChecksum, recordChecksum, rowChecksum } from './checksums.ts';
+import { blockChecksum, checkedPart, partChecksum, recordChecksum, registerChecksumFunctions, rowChecksum } from './checksums.ts';
 
 export { LogView } from './log-view.ts';
 
@@ -161,7 +161,8 @@ export class ShardLog {
         return row === undefined ? noBlock : checkedBlock(firstShard, row[0], row[1]);
       };
       this.writeBlocks(new Map([...totals].sort(([a], [b]) => a - b)), storedBlock, 0n);
-      for (const piece of chunk.parts) appendPart.run(piece.shardId, piece.part, piece.data);
+      for (const piece of chunk.parts)
+        appendPart.run(piece.shardId, piece.part, piece.data, partChecksum(piece.shardId, piece.part, piece.data));
       for (const entry of chunk.keys) {
         checkEntry(entry);
         assert.ok(entry.idempotencyKey.length > 0, 'a snapshot key entry carries a key');
@@ -294,14 +295,16 @@ export class ShardLog {
 
   /** The checkpoint's parts (every kind's state but totals) for some shards (default: all). */
   checkpointParts(shardIds?: readonly number[]): CheckpointState['parts'] {
-    const rows = rowsOfShards(this.db, checkpointPartsSql, shardIds, this.statements.selectParts);
-    const parts = new Map<number, Map<string, Buffer>>();
-    for (const [shardId, part, data] of rows) {
-      let shardParts = parts.get(Number(shardId));
-      if (shardParts === undefined) parts.set(Number(shardId), (shardParts = new Map()));
-      shardParts.set(part, data);
-    }
-    return parts;
+    return this.checkedRead(() => {
+      const rows = rowsOfShards(this.db, checkpointPartsSql, shardIds, this.statements.selectParts);
+      const parts = new Map<number, Map<string, Buffer>>();
+      for (const [shardId, part, data, crc] of rows) {
+        let shardParts = parts.get(Number(shardId));
+        if (shardParts === undefined) parts.set(Number(shardId), (shardParts = new Map()));
+        shardParts.set(part, checkedPart(shardId, part, data, crc));
+      }
+      return parts;
+    });
   }
 
   /** The checkpoint's state for some shards (default: all): totals and the other kinds' parts. */
@@ -465,7 +468,8 @@ export class ShardLog {
         const beforeParts = round.before.parts.get(shardId);
         const afterParts = round.after.parts.get(shardId);
         if (beforeParts === undefined && afterParts === undefined) continue;
-        for (const [part, data] of afterParts ?? []) if (!beforeParts?.get(part)?.equals(data)) upsertPart.run(shardId, part, data);
+        for (const [part, data] of afterParts ?? [])
+          if (!beforeParts?.get(part)?.equals(data)) upsertPart.run(shardId, part, data, partChecksum(shardId, part, data));
         for (const part of beforeParts?.keys() ?? []) if (!afterParts?.has(part)) deletePart.run(shardId, part);
       }
       // Each block the round changed, rewritten once: merged by foldPrepare, or here.
@@ -600,6 +604,7 @@ export class ShardLog {
       // last commits on power loss; we set what we mean.
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
+      registerChecksumFunctions(db);
       createOrUpgradeSchema(db, file);
       return new ShardLog(db, file, folder, owner);
     } catch (error) {
