@@ -129,7 +129,7 @@ export function createNodeMetrics(registry: Registry) {
     }),
     scrubRead: new Counter({
       name: 'tally_scrub_read_total',
-      help: 'Log entries and checkpoint blocks the scrubber has read and checked against their checksums, by kind (its progress)',
+      help: 'Log entries, checkpoint blocks and checkpoint parts the scrubber has read and checked against their checksums, by kind (its progress)',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),

@@ -1,6 +1,7 @@
 // Reads the whole log in the background at a bounded rate (G8): every entry
-// the log keeps (its tail and the keyed rows the checkpoint keeps) and every
-// checkpoint block, each checked against its checksum as any read checks it,
+// the log keeps (its tail and the keyed rows the checkpoint keeps), every
+// checkpoint block and every checkpoint part, each checked against its
+// checksum as any read checks it,
 // then starts over. Damage found is counted and logged, then handed to the
 // log's onDamage as any damaged read is (the node stops and its next start
 // sets the log aside, to be refilled from its partner), so a value that moved
@@ -17,7 +18,7 @@ export interface ScrubSettings {
 
 export interface ScrubObserver {
   /** Entries or blocks read in a step (progress). */
-  onRead(kind: 'entries' | 'blocks', count: number): void;
+  onRead(kind: 'entries' | 'blocks' | 'parts', count: number): void;
   /** A whole pass over the log finished. */
   onPass(): void;
   /** A read failed its check; the log's onDamage is told next. */
@@ -30,7 +31,9 @@ export class LogScrubber {
   /** Where the pass is: after this lsn in the entries, then after this first shard in the blocks. */
   private afterLsn = 0n;
   private afterFirstShard = -1;
-  private phase: 'entries' | 'blocks' = 'entries';
+  /** Then after this shard and part name in the checkpoint's parts. */
+  private afterPart: [shardId: number, part: string] = [-1, ''];
+  private phase: 'entries' | 'blocks' | 'parts' = 'entries';
 
   constructor(
     private readonly log: ShardLog,
@@ -61,16 +64,24 @@ export class LogScrubber {
         this.afterLsn = lastLsn;
         return;
       }
-      const { count, lastFirstShard } = this.log.scrubBlocks(this.afterFirstShard, this.stepSize);
+      if (this.phase === 'blocks') {
+        const { count, lastFirstShard } = this.log.scrubBlocks(this.afterFirstShard, this.stepSize);
+        if (count === 0) this.phase = 'parts';
+        else this.observer.onRead('blocks', count);
+        this.afterFirstShard = lastFirstShard;
+        return;
+      }
+      const { count, lastShardId, lastPart } = this.log.scrubParts(this.afterPart[0], this.afterPart[1], this.stepSize);
       if (count === 0) {
         this.afterLsn = 0n;
         this.afterFirstShard = -1;
+        this.afterPart = [-1, ''];
         this.phase = 'entries';
         this.observer.onPass();
         return;
       }
-      this.observer.onRead('blocks', count);
-      this.afterFirstShard = lastFirstShard;
+      this.observer.onRead('parts', count);
+      this.afterPart = [lastShardId, lastPart];
     } catch (error) {
       // A failing disk is not damage: the step is tried again next time.
       if (!isDamagedLog(error)) throw error;

@@ -29,7 +29,7 @@ const installMetaKey = 'install';
 import { LogView } from './log-view.ts';
 import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 import { FoldRound } from './fold-round.ts';
-import { checkpointPartsSql, prepareLogStatements, rowsOfShards } from './log-statements.ts';
+import { checkpointPartsSql, prepareLogStatements, rowsOf, rowsOfShards } from './log-statements.ts';
 import {
   blockOf,
   blockRowsOf,
@@ -679,6 +679,17 @@ export class ShardLog {
   scrubEntries(afterLsn: bigint, limit: number): { count: number; lastLsn: bigint } {
     const entries = this.reader.entriesAfter(afterLsn, INT64_MAX, limit);
     return { count: entries.length, lastLsn: entries.length === 0 ? afterLsn : entries[entries.length - 1]!.lsn };
+  }
+
+  /** The scrubber's read of checkpoint parts after (afterShardId, afterPart), in that order; damage throws, as scrubEntries. */
+  scrubParts(afterShardId: number, afterPart: string, limit: number): { count: number; lastShardId: number; lastPart: string } {
+    const rows = rowsOf<[number, string, number], [bigint, string, Buffer, bigint | null]>(
+      this.db,
+      `${checkpointPartsSql} WHERE (shard_id, part) > (?, ?) ORDER BY shard_id, part LIMIT ?`,
+    ).all(afterShardId, afterPart, limit);
+    for (const [shardId, part, data, crc] of rows) checkedPart(shardId, part, data, crc);
+    const last = rows.at(-1);
+    return { count: rows.length, lastShardId: last === undefined ? afterShardId : Number(last[0]), lastPart: last?.[1] ?? afterPart };
   }
 
   /** The scrubber's read of checkpoint blocks after afterFirstShard (checkBlocksAfter); damage throws, as scrubEntries. */
