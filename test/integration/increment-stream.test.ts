@@ -228,7 +228,10 @@ describe('IncrementStream', () => {
           unknown += BigInt(batchItemsMax);
         }
       }
-      expect(refused).toBe(batches - streamBatchesInFlightMax);
+      // Exactly batches - max when every admitted batch is still in flight as the rest arrive; on a
+      // loaded machine one can end (its node call timing out) before the last are sent, and frees its slot.
+      expect(refused).toBeGreaterThan(0);
+      expect(refused).toBeLessThanOrEqual(batches - streamBatchesInFlightMax);
       expect(stream.ended()).toBeUndefined();
       const total = (await unary.read(name)).total - 1n;
       expect(total).toBeGreaterThanOrEqual(applied);
