@@ -240,11 +240,6 @@ export const replayBatchRows = 10_000;
 /** Log entries one AppendEntries call carries from a primary to its follower. */
 export const replicationBatchEntriesMax = 5_000;
 /**
- * How far (in log entries) a follower may be behind its primary's head for
- * the supervisor to try marking the pair in sync: one shipment.
- */
-export const inSyncGapEntriesMax = replicationBatchEntriesMax;
-/**
  * Entries a primary keeps in memory, just committed and not yet confirmed by
  * its follower, to ship without reading the log back. A follower further
  * behind is sent entries read from the log (catch-up).
@@ -252,6 +247,17 @@ export const inSyncGapEntriesMax = replicationBatchEntriesMax;
 export const replicationMemoryEntriesMax = 50_000;
 /** Bytes (estimated as on the wire) of those entries: sketch rows are large. */
 export const replicationMemoryBytesMax = 16 * 1024 * 1024;
+/**
+ * How far (in log entries) a follower may be behind its primary's head for
+ * the supervisor to try marking the pair in sync, as long as it confirms
+ * within the follower timeout: what the primary ships from memory. One
+ * shipment was too tight: under steady load a follower catching up streams
+ * at about the rate the primary writes (they share the cores), so it trailed
+ * by several shipments for good and the pair never rejoined. Trying costs a
+ * stall of at most the catch-up timeout: SetRole(syncRequired) makes new
+ * commits wait for the follower, which then drains the rest.
+ */
+export const inSyncGapEntriesMax = replicationMemoryEntriesMax;
 /**
  * Default bound on the idempotency keys one node holds in memory (~200 bytes
  * each: ~200 MB); a node sets its own with --dedup-keys-in-memory-max. Past

@@ -342,10 +342,21 @@ const cases: Case[] = [
     expected: ['markInSync'],
   },
   {
-    name: 'out of sync: the follower is more than a shipment behind: not yet',
+    // A follower catching up under steady load streams at about the rate its primary writes: it
+    // trailed by several shipments for good, and the pair never rejoined (chaos: back in sync under load).
+    name: 'out of sync: the follower streams several shipments behind within the follower timeout: in sync (SetRole waits for the rest)',
     pair: pair({ inSync: false }),
     primary: up(
-      primaryStatus({ syncRequired: false, followerCaughtUp: false, lastLsn: 20_000n, followerAckedLsn: 120n, replicationLagMs: 40 }),
+      primaryStatus({ syncRequired: false, followerCaughtUp: false, lastLsn: 30_000n, followerAckedLsn: 120n, replicationLagMs: 700 }),
+    ),
+    follower: up(followerStatus({ lastLsn: 120n })),
+    expected: ['markInSync'],
+  },
+  {
+    name: 'out of sync: the follower is further behind than its primary ships from memory: not yet',
+    pair: pair({ inSync: false }),
+    primary: up(
+      primaryStatus({ syncRequired: false, followerCaughtUp: false, lastLsn: 60_200n, followerAckedLsn: 120n, replicationLagMs: 40 }),
     ),
     follower: up(followerStatus({ lastLsn: 120n })),
     expected: [],
