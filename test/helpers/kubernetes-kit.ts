@@ -29,6 +29,7 @@ export interface Probe {
 export interface Container {
   name: string;
   image: string;
+  command?: string[];
   args?: string[];
   env?: {
     name: string;
