@@ -218,6 +218,7 @@ describe('prometheus rules and dashboard', () => {
     interface Panel {
       type: string;
       title: string;
+      fieldConfig?: { defaults: { thresholds: { steps: { color: string; value: number | null }[] } } };
       gridPos: { y: number };
       targets: { expr: string; legendFormat?: string }[];
     }
@@ -230,7 +231,21 @@ describe('prometheus rules and dashboard', () => {
     expect(topRow.length).toBeGreaterThanOrEqual(5);
     expect(topRow.every((panel) => panel.type === 'stat')).toBe(true);
     expect(topRow.map((panel) => panel.title)).toEqual(
-      expect.arrayContaining(['Pairs in sync', 'Supervisor', 'Least disk free', 'Refused calls/s', 'Increment errors/s by code']),
+      expect.arrayContaining(['Pairs out of sync', 'Supervisor', 'Least disk free', 'Refused calls/s', 'Increment errors/s by code']),
+    );
+    // A stat's colour is the last threshold step at or below its value: one pair of two out of sync is red, none is green.
+    const colorAt = (title: string, value: number): string => {
+      const panel = dashboard.panels.find((one) => one.title === title)!;
+      const steps = panel.fieldConfig!.defaults.thresholds.steps;
+      return steps.filter((step) => step.value === null || step.value <= value).pop()!.color;
+    };
+    for (const title of ['Pairs out of sync', 'Processes down']) {
+      expect(dashboard.panels.find((one) => one.title === title)!.targets, title).toHaveLength(1);
+      expect(colorAt(title, 0), `${title} at 0`).toBe('green');
+      expect(colorAt(title, 1), `${title} at 1`).toBe('red');
+    }
+    expect(dashboard.panels.find((one) => one.title === 'Pairs out of sync')!.targets[0]!.expr).toMatch(
+      /tally_pair_in_sync\{.*== 0\) or vector\(0\)$/,
     );
     expect(dashboard.panels.filter((panel) => panel.type === 'row').map((panel) => panel.title)).toEqual([
       'Traffic and latency',
