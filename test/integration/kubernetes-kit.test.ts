@@ -235,7 +235,7 @@ describe('kubernetes kit', () => {
     const configMap = objects.find((object) => object.kind === 'ConfigMap' && object.metadata.name.startsWith('tally-prometheus-'))!;
     expect(configMap.data!['rules.yml']).toBe(fs.readFileSync(path.join(repoRoot, 'deploy/prometheus/rules.yml'), 'utf8'));
     const scrape = configMap.data!['prometheus.yml']!;
-    for (const job of ['tally-router', 'tally-nodes', 'etcd']) expect(scrape).toContain(`replacement: ${job}`);
+    for (const job of ['tally-router', 'tally-nodes', 'tally-relay', 'etcd']) expect(scrape).toContain(`replacement: ${job}`);
     expect(scrape).toContain('kubernetes_sd_configs');
     expect(scrape).toContain('rules.yml');
   });
