@@ -251,17 +251,24 @@ export function kustomizations(): string[] {
     .sort();
 }
 
+/** The pod template of every workload kind, CronJobs' included (spec.jobTemplate.spec.template). */
+export function podSpecsOf(objects: K8sObject[]): { owner: K8sObject; spec: PodSpec }[] {
+  return objects.flatMap((owner) => {
+    const jobTemplate = owner.spec?.jobTemplate as { spec?: { template?: { spec?: PodSpec } } } | undefined;
+    const spec = owner.spec?.template?.spec ?? jobTemplate?.spec?.template?.spec;
+    return spec === undefined ? [] : [{ owner, spec }];
+  });
+}
+
 /** Every container of every workload, with where it is. */
 export function containersOf(objects: K8sObject[]): { where: string; owner: K8sObject; container: Container }[] {
-  return objects.flatMap((owner) => {
-    const spec = owner.spec?.template?.spec;
-    if (spec === undefined) return [];
-    return [...spec.containers, ...(spec.initContainers ?? [])].map((container) => ({
+  return podSpecsOf(objects).flatMap(({ owner, spec }) =>
+    [...spec.containers, ...(spec.initContainers ?? [])].map((container) => ({
       where: `${owner.kind} ${owner.metadata.name} container ${container.name}`,
       owner,
       container,
-    }));
-  });
+    })),
+  );
 }
 
 /** An image reference that names what runs: a tag other than latest, or a digest. */

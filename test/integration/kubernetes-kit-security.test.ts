@@ -20,6 +20,7 @@ import {
   matches,
   operatorSecrets,
   parseContainerSettings,
+  podSpecsOf,
   podsOf,
   render,
   schemaErrors,
@@ -45,8 +46,7 @@ function hardeningViolations(objects: K8sObject[]): string[] {
   const issuedSecrets = new Set(
     objects.filter((object) => object.kind === 'Certificate').map((object) => object.spec!.secretName as string),
   );
-  for (const owner of objects.filter((object) => object.spec?.template?.spec !== undefined)) {
-    const spec = owner.spec!.template!.spec;
+  for (const { owner, spec } of podSpecsOf(objects)) {
     const where = `${owner.kind} ${owner.metadata.name}`;
     const account = objects.find((object) => object.kind === 'ServiceAccount' && object.metadata.name === spec.serviceAccountName);
     if (spec.serviceAccountName === undefined || spec.serviceAccountName === 'default')
@@ -385,6 +385,15 @@ describe('kubernetes kit: secure by default', () => {
     expect(network).toContain('tally-router-pod0 cannot reach kube-dns on UDP 53');
     expect(network).toContain('a client elsewhere reaches tally-node-a-0 on 50061');
     expect(network).toContain('a client elsewhere reaches tally-node-b-0 on 50061');
+    const cronJob = {
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'tally-backup', namespace: 'tally' },
+      spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'backup', image: 'tally:latest' }] } } } } },
+    } as unknown as K8sObject;
+    const withJob = hardeningViolations([...broken, cronJob]).join('\n');
+    expect(withJob).toContain('CronJob tally-backup container backup: image tally:latest is not pinned');
+    expect(withJob).toContain("CronJob tally-backup runs as the namespace's default ServiceAccount");
     const certificate = structuredClone(find('Certificate', 'tally-router'));
     (certificate.spec as unknown as CertificateSpec).usages = ['server auth', 'bogus'];
     expect(await schemaErrors(certificate)).toMatch(/usages/);
