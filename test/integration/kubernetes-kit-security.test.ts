@@ -31,7 +31,12 @@ import {
 } from '../helpers/kubernetes-kit.ts';
 
 /** The kits that must run TLS everywhere; overlays/dev is the one plaintext variant. */
-const secureKits = ['deploy/kubernetes/base', 'deploy/kubernetes/examples/three-pairs', 'deploy/kubernetes/examples/prometheus-operator'];
+const secureKits = [
+  'deploy/kubernetes/base',
+  'deploy/kubernetes/examples/three-pairs',
+  'deploy/kubernetes/examples/prometheus-operator',
+  'deploy/kubernetes/examples/outbox-relay',
+];
 const devKit = 'deploy/kubernetes/overlays/dev';
 
 const componentOf = (pod: Pod): string => pod.labels['app.kubernetes.io/component'] ?? '';
@@ -317,6 +322,28 @@ async function tlsViolations(objects: K8sObject[]): Promise<string[]> {
       covers(`etcd peer ${url.hostname}`, peer, url.hostname);
     }
   }
+  // A relay calls the routers over TLS with the client token, and can read no admin token.
+  for (const relay of oneOfEach(pods.filter((pod) => componentOf(pod) === 'relay'))) {
+    const container = relay.spec.containers[0]!;
+    const env = Object.fromEntries(
+      (container.env ?? []).flatMap((entry) => (entry.value === undefined ? [] : [[entry.name, entry.value]])),
+    );
+    const projected = (file: string | undefined): { secretName: string; key: string } | undefined => {
+      const mount = (container.volumeMounts ?? []).find((one) => file?.startsWith(`${one.mountPath}/`));
+      const secret = relay.spec.volumes?.find((volume) => volume.name === mount?.name)?.secret;
+      if (secret === undefined || mount === undefined) return undefined;
+      const path = file!.slice(mount.mountPath.length + 1);
+      return { secretName: secret.secretName, key: secret.items?.find((item) => item.path === path)?.key ?? path };
+    };
+    if (projected(env.TALLY_TLS_CA)?.key !== 'ca.crt') problems.push('the relay does not verify the routers with a CA from a Secret');
+    if (JSON.stringify(projected(env.TALLY_TOKEN_FILE)) !== JSON.stringify({ secretName: 'tally-tokens', key: 'client.token' }))
+      problems.push('the relay does not send the client token from tally-tokens');
+    for (const volume of relay.spec.volumes ?? []) {
+      const keys = volume.secret?.items?.map((item) => item.key);
+      if (volume.secret?.secretName === 'tally-tokens' && (keys === undefined || keys.some((key) => key !== 'client.token')))
+        problems.push('the relay mounts more of tally-tokens than client.token');
+    }
+  }
   // Every issuer exists; every CA issuer's key is a CA certificate.
   for (const certificate of objects.filter((object) => object.kind === 'Certificate')) {
     const issuerName = (certificate.spec as unknown as CertificateSpec).issuerRef.name;
@@ -385,6 +412,15 @@ describe('kubernetes kit: secure by default', () => {
     expect(network).toContain('tally-router-pod0 cannot reach kube-dns on UDP 53');
     expect(network).toContain('a client elsewhere reaches tally-node-a-0 on 50061');
     expect(network).toContain('a client elsewhere reaches tally-node-b-0 on 50061');
+    const relayKit = render('deploy/kubernetes/examples/outbox-relay');
+    const relay = relayKit.find((object) => object.kind === 'Deployment' && object.metadata.name === 'tally-relay')!.spec!.template!.spec;
+    delete relay.volumes!.find((volume) => volume.name === 'tokens')!.secret!.items;
+    relay.containers[0]!.env = relay.containers[0]!.env!.map((entry) =>
+      entry.name === 'TALLY_TOKEN_FILE' ? { ...entry, value: '/etc/tally/tokens/admin.token' } : entry,
+    );
+    const relayProblems = (await tlsViolations(relayKit)).join('\n');
+    expect(relayProblems).toContain('the relay mounts more of tally-tokens than client.token');
+    expect(relayProblems).toContain('the relay does not send the client token from tally-tokens');
     const cronJob = {
       apiVersion: 'batch/v1',
       kind: 'CronJob',
