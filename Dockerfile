@@ -2,8 +2,10 @@
 # command (the default). Build stage compiles the native SQLite binding and
 # the TypeScript (npm run build: src/ to dist/); the runtime stage carries
 # only dist/, the protos, bin/ and production dependencies, and runs plain
-# JavaScript (no tsx).
-FROM node:20-bookworm-slim AS build
+# JavaScript (no tsx). Node.js 22, the LTS line the image is built and
+# supported on; package.json's engines (>=20) still admits 20, which the
+# test machines run.
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -16,7 +18,7 @@ COPY src ./src
 COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:22-bookworm-slim AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/package.json ./package.json

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes deploy/grafana/dashboards/tally.json: the Tally dashboard, what an
-on-call engineer opens first. A stat row (pairs in sync, supervisor, disk
-free, refused calls, errors by code), then latency, replication, disk and
+on-call engineer opens first. A stat row (pairs out of sync, supervisor,
+disk free, refused calls, errors by code, processes down), then latency, replication, disk and
 process rows. Variables: datasource, job, instance, pair; every query is
 filtered by them. Edit the lists here and rerun; never edit the JSON.
 test/integration/operations.test.ts checks every tally_ metric named here
@@ -32,10 +32,11 @@ def quantiles(metric, by, legend_by):
 
 # (title, queries, unit, extra field config); stat panels: 4 wide, 6 to a row.
 stats = [
-    ("Pairs in sync", [
-        q('sum(tally_pair_in_sync{%s} %s)' % (PAIR, SUPERVISOR), "in sync"),
-        q('count(tally_pair_in_sync{%s} %s)' % (PAIR, SUPERVISOR), "pairs"),
-    ], "none", {"thresholds": [("red", None), ("green", 1)]}),
+    # Counts of what is wrong, red from the first one: a count of what is
+    # right beside a total cannot be given one threshold (1 of 2 would be green).
+    ("Pairs out of sync", [
+        q('count((tally_pair_in_sync{%s} %s) == 0) or vector(0)' % (PAIR, SUPERVISOR), "out of sync"),
+    ], "none", {"thresholds": [("green", None), ("red", 1)]}),
     ("Supervisor", [q('tally_router_supervisor{%s} == 1' % SEL, "{{instance}}")], "none",
      {"textMode": "name", "noValue": "none: no failovers", "thresholds": [("red", None), ("green", 1)]}),
     ("Least disk free", [q('min(tally_data_dir_free_bytes{%s})' % SEL, "min")], "bytes",
@@ -45,10 +46,9 @@ stats = [
     ("Increment errors/s by code", [
         q('sum by (reason) (rate(tally_increments_rejected_total{%s}[$__rate_interval]))' % SEL, "{{reason}}"),
     ], "reqps", {"noValue": "0", "thresholds": [("green", None), ("orange", 0.001)]}),
-    ("Processes up", [
-        q('sum(up{%s})' % SEL, "up"),
-        q('count(up{%s})' % SEL, "targets"),
-    ], "none", {"thresholds": [("red", None), ("green", 1)]}),
+    ("Processes down", [
+        q('count(up{%s} == 0) or vector(0)' % SEL, "down"),
+    ], "none", {"thresholds": [("green", None), ("red", 1)]}),
 ]
 
 rows = [

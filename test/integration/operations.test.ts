@@ -163,7 +163,8 @@ describe('operations', () => {
     const targets = new Set(scrape.scrape_configs.flatMap((job) => job.static_configs.flatMap((config) => config.targets)));
     for (const name of routers) expect(targets.has(`${name}:${services[name]!.environment!.TALLY_METRICS_PORT}`), name).toBe(true);
     for (const name of nodes) expect(targets.has(`${name}:${services[name]!.environment!.TALLY_METRICS_PORT}`)).toBe(true);
-    expect(targets.has('etcd:2379')).toBe(true);
+    expect(targets.has('etcd:2381')).toBe(true);
+    expect(etcd.command).toContain('--listen-metrics-urls=http://0.0.0.0:2381');
 
     for (const name of [...nodes, ...routers, 'etcd', 'prometheus', 'grafana'])
       expect(services[name]!.healthcheck?.test?.length, name).toBeGreaterThan(0);

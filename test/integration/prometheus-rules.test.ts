@@ -32,9 +32,26 @@ interface Rule {
   annotations?: Record<string, string>;
 }
 
+function ruleGroups(): { name: string; rules: Rule[] }[] {
+  return (parseYaml(fs.readFileSync(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups;
+}
+
 function rules(): Rule[] {
-  const parsed = parseYaml(fs.readFileSync(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] };
-  return parsed.groups.flatMap((group) => group.rules);
+  return ruleGroups().flatMap((group) => group.rules);
+}
+
+/** The anchors GitHub gives the headings of a Markdown file (lowercase, punctuation dropped, spaces to hyphens). */
+function headingAnchors(file: string): Set<string> {
+  const text = fs.readFileSync(path.join(repoRoot, file), 'utf8').replace(/^```[\s\S]*?^```/gm, '');
+  return new Set(
+    [...text.matchAll(/^#{1,6} (.+)$/gm)].map((match) =>
+      match[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 /** The rows of the table under `### What to alert on` in docs/operations.md: its first cell. */
@@ -48,14 +65,17 @@ function alertTableConditions(): string[] {
     .map((line) => line.split(' | ')[0]!.slice(2));
 }
 
-/** Every metric the metric tables of docs/operations.md list (a test elsewhere checks them against the processes). */
+/** Every metric the metric tables of docs/operations.md and docs/outbox.md (the relay's) list; a test elsewhere checks them against the processes. */
 function documentedMetrics(): Set<string> {
-  const text = fs.readFileSync(path.join(repoRoot, 'docs/operations.md'), 'utf8');
-  const names = [...text.matchAll(/^\| `(tally_[a-z0-9_]+)/gm)].map((match) => match[1]!);
+  const rows = ['docs/operations.md', 'docs/outbox.md']
+    .flatMap((file) => fs.readFileSync(path.join(repoRoot, file), 'utf8').split('\n'))
+    .filter((line) => line.startsWith('| `tally_'));
+  const names = rows.flatMap((row) => [...row.matchAll(/`(tally_[a-z0-9_]+)/g)].map((match) => match[1]!));
   return new Set(names.flatMap((name) => [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]));
 }
 
-const metricsIn = (text: string): string[] => [...text.matchAll(/\b(tally_[a-z0-9_]+)/g)].map((match) => match[1]!);
+/** Tally's metrics and etcd's (the etcd alerts): what a rule or an alert table row names. */
+const metricsIn = (text: string): string[] => [...text.matchAll(/\b((?:tally|etcd)_[a-z0-9_]+)/g)].map((match) => match[1]!);
 
 describe('prometheus rules and dashboard', () => {
   it('rules: promtool check rules accepts deploy/prometheus/rules.yml', () => {
@@ -102,7 +122,8 @@ describe('prometheus rules and dashboard', () => {
         ).toBe(true);
     }
     const documented = documentedMetrics();
-    for (const metric of ruled) expect(documented.has(metric), `${metric} is in rules.yml but not in docs/operations.md`).toBe(true);
+    for (const metric of [...ruled].filter((name) => name.startsWith('tally_')))
+      expect(documented.has(metric), `${metric} is in rules.yml but not in docs/operations.md or docs/outbox.md`).toBe(true);
   });
 
   it('rules: every alert has a severity of page or ticket, a summary and a description; names are unique', () => {
@@ -115,9 +136,70 @@ describe('prometheus rules and dashboard', () => {
     }
   });
 
-  it('rules: the Kubernetes kit carries the same rules file', () => {
-    const copy = fs.readFileSync(path.join(repoRoot, 'deploy/kubernetes/base/monitoring/rules.yml'), 'utf8');
-    expect(copy).toBe(fs.readFileSync(rulesFile, 'utf8'));
+  it('rules: every alert links its own runbook section in docs/operations.md by runbook_url, and the section exists', () => {
+    const anchors = headingAnchors('docs/operations.md');
+    expect(anchors.has('runbooks')).toBe(true);
+    for (const rule of rules()) {
+      expect(rule.annotations, rule.alert).not.toHaveProperty('runbook');
+      const url = rule.annotations?.runbook_url ?? '';
+      expect(url, rule.alert).toBe(`docs/operations.md#${rule.alert.toLowerCase()}`);
+      expect(
+        anchors.has(url.slice(url.indexOf('#') + 1)),
+        `${rule.alert}: no heading in docs/operations.md gives #${url.split('#')[1]}`,
+      ).toBe(true);
+    }
+    // The check sees a missing section: a heading that is not there has no anchor.
+    expect(anchors.has('tallynosuchalert')).toBe(false);
+  });
+
+  it('rules: relay and etcd alerts exist, and promtool tests make each of them fire', () => {
+    const groups = ruleGroups();
+    const tests = parseYaml(fs.readFileSync(path.join(path.dirname(rulesFile), 'rules.test.yml'), 'utf8')) as {
+      tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+    };
+    const firing = new Set(
+      tests.tests.flatMap((test) => (test.alert_rule_test ?? []).filter((one) => one.exp_alerts.length > 0).map((one) => one.alertname)),
+    );
+    for (const name of ['tally.relay', 'tally.etcd']) {
+      const group = groups.find((one) => one.name === name);
+      expect(group?.rules.length, name).toBeGreaterThanOrEqual(5);
+      for (const rule of group!.rules) expect(firing.has(rule.alert), `${rule.alert}: no promtool test expects it to fire`).toBe(true);
+    }
+    const exprs = groups.flatMap((group) => group.rules.map((rule) => rule.expr)).join('\n');
+    for (const metric of [
+      'tally_relay_halted',
+      'tally_relay_oldest_pending_age_seconds',
+      'tally_relay_dead_letters_total',
+      'etcd_server_has_leader',
+    ])
+      expect(exprs).toContain(metric);
+  });
+
+  it("rules: the kit's copies (the ConfigMap file and the PrometheusRule) are what make-kit-rules.py writes from rules.yml", () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-kit-rules-'));
+    try {
+      fs.mkdirSync(path.join(scratch, 'prometheus'));
+      fs.mkdirSync(path.join(scratch, 'kubernetes/base/monitoring'), { recursive: true });
+      fs.mkdirSync(path.join(scratch, 'kubernetes/components/prometheus-operator'), { recursive: true });
+      for (const file of ['make-kit-rules.py', 'rules.yml'])
+        fs.copyFileSync(path.join(repoRoot, 'deploy/prometheus', file), path.join(scratch, 'prometheus', file));
+      execFileSync('python3', [path.join(scratch, 'prometheus/make-kit-rules.py')]);
+      for (const file of ['base/monitoring/rules.yml', 'components/prometheus-operator/prometheus-rule.yaml'])
+        expect(
+          fs.readFileSync(path.join(repoRoot, 'deploy/kubernetes', file), 'utf8'),
+          `run deploy/prometheus/make-kit-rules.py and commit deploy/kubernetes/${file}`,
+        ).toBe(fs.readFileSync(path.join(scratch, 'kubernetes', file), 'utf8'));
+      const rule = parseYaml(
+        fs.readFileSync(path.join(scratch, 'kubernetes/components/prometheus-operator/prometheus-rule.yaml'), 'utf8'),
+      ) as {
+        kind: string;
+        spec: unknown;
+      };
+      expect(rule.kind).toBe('PrometheusRule');
+      expect(rule.spec).toEqual(parseYaml(fs.readFileSync(rulesFile, 'utf8')));
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
   });
 
   it('dashboard: tally.json is what make-dashboard.py writes, with variables, a stat row first and a legend per query', () => {
@@ -136,6 +218,7 @@ describe('prometheus rules and dashboard', () => {
     interface Panel {
       type: string;
       title: string;
+      fieldConfig?: { defaults: { thresholds: { steps: { color: string; value: number | null }[] } } };
       gridPos: { y: number };
       targets: { expr: string; legendFormat?: string }[];
     }
@@ -148,7 +231,21 @@ describe('prometheus rules and dashboard', () => {
     expect(topRow.length).toBeGreaterThanOrEqual(5);
     expect(topRow.every((panel) => panel.type === 'stat')).toBe(true);
     expect(topRow.map((panel) => panel.title)).toEqual(
-      expect.arrayContaining(['Pairs in sync', 'Supervisor', 'Least disk free', 'Refused calls/s', 'Increment errors/s by code']),
+      expect.arrayContaining(['Pairs out of sync', 'Supervisor', 'Least disk free', 'Refused calls/s', 'Increment errors/s by code']),
+    );
+    // A stat's colour is the last threshold step at or below its value: one pair of two out of sync is red, none is green.
+    const colorAt = (title: string, value: number): string => {
+      const panel = dashboard.panels.find((one) => one.title === title)!;
+      const steps = panel.fieldConfig!.defaults.thresholds.steps;
+      return steps.filter((step) => step.value === null || step.value <= value).pop()!.color;
+    };
+    for (const title of ['Pairs out of sync', 'Processes down']) {
+      expect(dashboard.panels.find((one) => one.title === title)!.targets, title).toHaveLength(1);
+      expect(colorAt(title, 0), `${title} at 0`).toBe('green');
+      expect(colorAt(title, 1), `${title} at 1`).toBe('red');
+    }
+    expect(dashboard.panels.find((one) => one.title === 'Pairs out of sync')!.targets[0]!.expr).toMatch(
+      /tally_pair_in_sync\{.*== 0\) or vector\(0\)$/,
     );
     expect(dashboard.panels.filter((panel) => panel.type === 'row').map((panel) => panel.title)).toEqual([
       'Traffic and latency',
