@@ -50,8 +50,14 @@ describe('client package', () => {
     const manifest = readJson<{ license?: string; repository?: { url?: string; directory?: string } }>(
       path.join(packageDir, 'package.json'),
     );
-    expect(manifest.license).toBe('MIT');
-    expect(fs.readFileSync(path.join(packageDir, 'LICENSE'), 'utf8')).toContain('MIT License');
+    expect(manifest.license).toBe('Apache-2.0');
+    // The repository's licence, the same text in the package.
+    const rootManifest = readJson<{ license?: string }>(path.join(repoRoot, 'package.json'));
+    expect(rootManifest.license).toBe('Apache-2.0');
+    const licence = fs.readFileSync(path.join(repoRoot, 'LICENSE'), 'utf8');
+    expect(licence).toContain('Apache License');
+    expect(licence).toContain('Version 2.0, January 2004');
+    expect(fs.readFileSync(path.join(packageDir, 'LICENSE'), 'utf8')).toBe(licence);
     expect(manifest.repository?.url).toMatch(/^git\+https:/);
     expect(manifest.repository?.directory).toBe('packages/client');
     const readme = fs.readFileSync(path.join(packageDir, 'README.md'), 'utf8');
