@@ -76,7 +76,7 @@ export interface ParsedCommandLine {
  * it. `-h` is --help; `--` ends the flags; a lone "-5" is an argument.
  */
 export function parseCommandLine(argv: readonly string[], commands: readonly CommandSpec[]): ParsedCommandLine {
-  const first = argv.findIndex((arg) => !arg.startsWith('-') || /^-\d/.test(arg));
+  const first = commandIndex(argv, commands);
   const name = first === -1 ? undefined : argv[first];
   const command = name === undefined ? undefined : commands.find((candidate) => candidate.name === name);
   if (name !== undefined && name !== 'help' && command === undefined)
@@ -115,6 +115,27 @@ export function parseCommandLine(argv: readonly string[], commands: readonly Com
     flags.set(flagName, value);
   }
   return { command, positional, flags };
+}
+
+/**
+ * Where the command's name is: the first argument that is not a flag or the
+ * value of one (flags may come first: tally --router a:50051 incr c), or -1.
+ */
+function commandIndex(argv: readonly string[], commands: readonly CommandSpec[]): number {
+  const takesValue = new Set(
+    commands.flatMap((command) =>
+      Object.entries(flagsOf(command))
+        .filter(([, spec]) => spec.value !== undefined)
+        .map(([name]) => name),
+    ),
+  );
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (arg === '--') return -1;
+    if (!arg.startsWith('-') || /^-\d/.test(arg)) return index;
+    if (arg.startsWith('--') && !arg.includes('=') && takesValue.has(arg.slice(2))) index++;
+  }
+  return -1;
 }
 
 /** `tally <command> --help`: its usage, what it does, and each flag it takes. */
