@@ -159,7 +159,8 @@ export function parseRelayConfig(flags: Map<string, string>, env: NodeJS.Process
     throw new ConfigError('--reconcile-every needs --archive-table: a recount sums the archived rows');
   const config: RelayConfig = {
     ...settings,
-    relayId: reader.string('relay-id', `${os.hostname()}-${process.pid}`),
+    // Under --help the default is named, not computed: it differs per process.
+    relayId: reader.string('relay-id', reader.helpMode ? 'HOSTNAME-PID' : `${os.hostname()}-${process.pid}`),
     batchRows: reader.int('batch', relayDefaults.batchRows, { min: 1, max: batchItemsMax }),
     pollIntervalMs: reader.int('poll-interval-ms', relayDefaults.pollIntervalMs, { min: 1, max: 60_000 }),
     reconcileEveryMs,
