@@ -16,9 +16,17 @@ const causes: readonly { pattern: RegExp; reason: string; hint: string }[] = [
     reason: 'the name does not resolve',
     hint: 'is the address right? --router / TALLY_ROUTER',
   },
-  { pattern: /EHOSTUNREACH|ENETUNREACH/, reason: 'no route to the host', hint: 'is the address right and the network up? --router / TALLY_ROUTER' },
+  {
+    pattern: /EHOSTUNREACH|ENETUNREACH/,
+    reason: 'no route to the host',
+    hint: 'is the address right and the network up? --router / TALLY_ROUTER',
+  },
   { pattern: /ETIMEDOUT|timed out/i, reason: 'the connection timed out', hint: 'is a firewall in the way? --router / TALLY_ROUTER' },
-  { pattern: /ECONNRESET|socket hang up|Connection dropped/, reason: 'the connection was reset', hint: 'is it a gRPC port, and plaintext or TLS as the router expects?' },
+  {
+    pattern: /ECONNRESET|socket hang up|Connection dropped/,
+    reason: 'the connection was reset',
+    hint: 'is it a gRPC port, and plaintext or TLS as the router expects?',
+  },
   {
     pattern: /certificate|SSL|TLS|handshake|self[- ]signed|altnames/i,
     reason: 'the TLS handshake failed',

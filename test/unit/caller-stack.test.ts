@@ -3,7 +3,7 @@
 // sender start their calls without it, and leave Error.stackTraceLimit as
 // they found it, also when the start throws.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Metadata, credentials, connectivityState, type ServiceError } from '@grpc/grpc-js';
+import { type Metadata, credentials, connectivityState, type ServiceError } from '@grpc/grpc-js';
 import { withoutCallerStack, type shardV1 } from '../../src/common/index.ts';
 import { CallAuth } from '../../src/client/call-auth.ts';
 import { RouterSet, type Rpc } from '../../src/client/router-set.ts';
