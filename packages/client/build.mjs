@@ -3,8 +3,8 @@
 // src/client/counter-descriptor.ts; never the nodes' shard.proto). Clean every time (npm pack runs it first), so a package never
 // carries files of an older build; fails if the code imports a package that
 // is not one of the package's dependencies (server code coming in by mistake).
-// Only the declarations the public surface needs ship: every .d.ts that
-// dist/client/index.d.ts does not reach is removed (the JavaScript stays).
+// Only what the public entry points (the client and @tally/client/testing)
+// reach ships: every .js and .d.ts they do not import is removed.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,7 +12,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const packageDir = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(packageDir, '../..');
 const distDir = path.join(packageDir, 'dist');
 const protoDir = path.join(packageDir, 'proto');
 
@@ -27,7 +26,9 @@ execFileSync(process.execPath, [tscPath, '-p', path.join(packageDir, 'tsconfig.j
 // generated types' empty modules, files only declarations name) is removed,
 // so the tarball holds only what the API reaches and no empty file.
 const reachableJs = new Set();
-const pendingJs = [path.join(distDir, 'client/index.js')];
+// The entry points: the client, and @tally/client/testing.
+const entryPoints = ['client/index', 'client/testing'];
+const pendingJs = entryPoints.map((entry) => path.join(distDir, `${entry}.js`));
 for (let file = pendingJs.pop(); file !== undefined; file = pendingJs.pop()) {
   if (reachableJs.has(file)) continue;
   reachableJs.add(file);
@@ -41,7 +42,7 @@ for (const file of fs.readdirSync(distDir, { recursive: true })) {
 
 // The declarations reachable from the public entry point, by their relative imports.
 const reachable = new Set();
-const pending = [path.join(distDir, 'client/index.d.ts')];
+const pending = entryPoints.map((entry) => path.join(distDir, `${entry}.d.ts`));
 for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
   if (reachable.has(file)) continue;
   reachable.add(file);
@@ -53,7 +54,10 @@ for (const file of fs.readdirSync(distDir, { recursive: true })) {
   if (file.endsWith('.d.ts') && !reachable.has(full)) fs.rmSync(full);
 }
 // Folders left empty by the pruning go too; an empty file left is a build error.
-for (const dir of fs.readdirSync(distDir, { recursive: true }).map((file) => path.join(distDir, file)).reverse())
+for (const dir of fs
+  .readdirSync(distDir, { recursive: true })
+  .map((file) => path.join(distDir, file))
+  .reverse())
   if (fs.statSync(dir).isDirectory() && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
 const empty = fs
   .readdirSync(distDir, { recursive: true })

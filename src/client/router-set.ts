@@ -17,7 +17,7 @@ import { withoutCallerStack } from '../common/caller-stack.ts';
 import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { ErrorReason } from '../common/error-details.ts';
-import { routerConnectWaitMsMax } from '../common/limits.ts';
+import { routerConnectWaitMsMax } from '../common/client-limits.ts';
 import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from './counter-proto.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 import { IncrementStreamSender, StreamUnsupported, type IncrementStreamCall } from './increment-stream.ts';

@@ -5,7 +5,7 @@
 // test run against both. No network, no durability, one process.
 import { EventEmitter } from 'node:events';
 import { ErrorCode, TallyError, grpcStatusOf, reasonOf } from '../common/errors.ts';
-import { batchItemsMax, INT64_MAX, INT64_MIN, listPageSizeMax, readManyCountersMax, shardsPerCounterMax } from '../common/limits.ts';
+import { batchItemsMax, INT64_MAX, INT64_MIN, listPageSizeMax, readManyCountersMax, shardsPerCounterMax } from '../common/client-limits.ts';
 import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
 import type { TallyClient, TallyClientEvents } from './client.ts';
 import type { ConnectionState } from './connection-state.ts';
