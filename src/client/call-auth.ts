@@ -34,6 +34,11 @@ export class CallAuth {
     return this.latest;
   }
 
+  /** Whether each attempt must ask for its token (next()); otherwise current is it. */
+  get rotating(): boolean {
+    return this.provider !== undefined;
+  }
+
   /** The metadata for the next attempt: the fixed token's, or the callback's current token. */
   async next(): Promise<Metadata> {
     if (this.provider === undefined) return this.latest;

@@ -171,7 +171,7 @@ export class RouterSet {
     if (this.closed) throw new TallyError(ErrorCode.failedPrecondition, 'the client is closed (close() was called): create a new one');
     throwIfAborted(signal);
     // The token for this attempt (a credentials callback is asked each time); a stream opened now carries it too.
-    const metadata = await this.auth.next();
+    const metadata = this.auth.rotating ? await this.auth.next() : this.auth.current;
     const candidates = this.rotation.order().filter((index) => !tried.has(index));
     if (candidates.length === 0) throw new TallyError(ErrorCode.internal, 'no router left to try');
     const passedOver: string[] = [];
