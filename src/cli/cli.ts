@@ -1,66 +1,78 @@
 // The `tally` CLI: thin commands over the client library. Readable output by
-// default, --json for scripts; any error is one line on stderr and a non-zero
-// exit (2 for a usage error, 1 for a failed call), never a stack trace.
+// default, --json for scripts; any error is one line on stderr (one JSON
+// object with --json) and a non-zero exit (2 a usage error, 1 a failed call,
+// 3 drift found), never a stack trace.
+import fs from 'node:fs';
 import { createTallyClient, TallyError, type TallyClient } from '../client/index.ts';
-import { directoryCommand } from './directory-transfer.ts';
-import { usage } from './usage.ts';
-import { UsageError, parseArgs, parseWholeNumber, type ParsedArgs } from './args.ts';
+import { UsageError, parseWholeNumber } from './args.ts';
+import { commandHelp, mainHelp, parseCommandLine, type ParsedCommandLine } from './command-spec.ts';
+import { commands } from './commands.ts';
 import { routerAddresses, securityOptions } from './connection.ts';
-import { run } from './commands.ts';
 
-async function main(): Promise<number> {
-  let parsed: ParsedArgs;
+/** The version of the package the CLI ships in (package.json beside src/ and dist/). */
+function version(): string {
+  const manifest = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
+/** One line on stderr, or with --json one object: {"error":{"code","message","exitCode"}}. */
+function fail(json: boolean, code: string, message: string, exitCode: number): number {
+  process.stderr.write(json ? `${JSON.stringify({ error: { code, message, exitCode } })}\n` : `tally: ${message}\n`);
+  return exitCode;
+}
+
+/** help, --help, -h, help <command>, <command> --help, --version: what to print, or undefined to run the command. */
+function helpOrVersion(parsed: ParsedCommandLine): { text: string; exitCode: number } | undefined {
+  const { command, positional, flags } = parsed;
+  if (command === undefined) {
+    if (flags.has('version')) return { text: `tally ${version()}`, exitCode: 0 };
+    const topic = positional[0];
+    if (topic !== undefined) {
+      const named = commands.find((candidate) => candidate.name === topic);
+      if (named === undefined) throw new UsageError(`no command "${topic}" to help with (tally --help lists the commands)`);
+      return { text: commandHelp(named), exitCode: 0 };
+    }
+    // `tally` alone is a usage error; `tally help` and `tally --help` ask for it.
+    const asked = flags.has('help') || process.argv.slice(2).includes('help');
+    return { text: mainHelp(commands), exitCode: asked ? 0 : 2 };
+  }
+  if (flags.has('help')) return { text: commandHelp(command), exitCode: 0 };
+  return undefined;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  // --json decides how even a usage error is printed, so it is looked for before parsing.
+  let json = argv.includes('--json');
+  let parsed: ParsedCommandLine;
   try {
-    parsed = parseArgs(process.argv.slice(2));
+    parsed = parseCommandLine(argv, commands);
+    const shown = helpOrVersion(parsed);
+    if (shown !== undefined) {
+      (shown.exitCode === 0 ? process.stdout : process.stderr).write(`${shown.text}\n`);
+      return shown.exitCode;
+    }
   } catch (error) {
-    process.stderr.write(`tally: ${(error as Error).message} (tally --help shows usage)\n`);
-    return 2;
+    return fail(json, 'usage', `${(error as Error).message}`, 2);
   }
-  const [command, ...args] = parsed.positional;
-  if (parsed.flags.has('help') || command === undefined || command === 'help') {
-    process.stdout.write(`${usage}\n`);
-    return command === undefined && !parsed.flags.has('help') ? 2 : 0;
-  }
+  const command = parsed.command!;
+  json = parsed.flags.has('json');
   let client: TallyClient | undefined;
   try {
-    // Offline: works on a store, not through a router.
-    if (command === 'directory') {
-      await directoryCommand(
-        args,
-        {
-          dataDir: parsed.flags.get('data-dir'),
-          etcd: parsed.flags.get('etcd'),
-          etcdPrefix: parsed.flags.get('etcd-prefix'),
-          etcdTlsCa: parsed.flags.get('etcd-tls-ca'),
-          etcdTlsCert: parsed.flags.get('etcd-tls-cert'),
-          etcdTlsKey: parsed.flags.get('etcd-tls-key'),
-          file: parsed.flags.get('file'),
-        },
-        (message) => new UsageError(message),
-        (text) => process.stderr.write(`${text}\n`),
-      );
-      return 0;
+    if (command.router !== false) {
+      const addresses = routerAddresses(parsed.flags);
+      const deadlineText = parsed.flags.get('deadline-ms');
+      const deadlineMs = deadlineText === undefined ? 5_000 : parseWholeNumber(deadlineText, '--deadline-ms');
+      client = createTallyClient({ addresses, deadlineMs, ...securityOptions(parsed.flags) });
     }
-    const addresses = routerAddresses(parsed.flags);
-    const deadlineText = parsed.flags.get('deadline-ms');
-    const deadlineMs = deadlineText === undefined ? 5_000 : parseWholeNumber(deadlineText, '--deadline-ms');
-    client = createTallyClient({ addresses, deadlineMs, ...securityOptions(parsed.flags) });
-    await run(client, command, args, parsed.flags);
+    await command.run({ client, args: parsed.positional, flags: parsed.flags, json });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`tally: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof TallyError) {
-      process.stderr.write(`tally: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    process.stderr.write(`tally: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    if (error instanceof UsageError) return fail(json, 'usage', error.message, 2);
+    if (error instanceof TallyError) return fail(json, error.code, json ? error.message : `${error.code}: ${error.message}`, 1);
+    return fail(json, 'error', error instanceof Error ? error.message : String(error), 1);
   } finally {
     client?.close();
   }
 }
 
-process.exitCode = await main();
+process.exitCode = await main(process.argv.slice(2));

@@ -1,6 +1,7 @@
 // `tally top`: the hottest counters (rate, peak, shards, skew and a bar per
 // shard) and the nodes below, refreshed every interval. A live screen on a
-// TTY (q or Ctrl-C quits); plain periodic blocks of lines otherwise.
+// TTY (q or Ctrl-C quits); plain periodic blocks of lines otherwise; with
+// --json one JSON object per refresh, one per line.
 import type { TallyClient, HotCounter, ClusterStatus } from '../client/index.ts';
 
 const bars = ' ▁▂▃▄▅▆▇█';
@@ -52,9 +53,10 @@ export function renderTop(
 
 export async function runTop(
   client: TallyClient,
-  options: { router: string; limit: number; intervalMs: number; iterations: number },
+  options: { router: string; limit: number; intervalMs: number; iterations: number; json?: boolean },
 ): Promise<void> {
-  const tty = process.stdout.isTTY === true;
+  const json = options.json === true;
+  const tty = process.stdout.isTTY === true && !json;
   let quit = false;
   let wake: (() => void) | undefined;
   const stop = (): void => {
@@ -74,15 +76,22 @@ export async function runTop(
   try {
     for (let iteration = 0; !quit && (options.iterations === 0 || iteration < options.iterations); iteration++) {
       const [hot, status] = await Promise.all([client.hot(options.limit), client.clusterStatus().catch(() => undefined)]);
-      const lines = renderTop(hot, status, {
-        columns: tty ? process.stdout.columns || 80 : 200,
-        rows: tty ? process.stdout.rows || 24 : Number.MAX_SAFE_INTEGER,
-        router: options.router,
-        // eslint-disable-next-line no-restricted-properties -- the time of day shown in the header
-        nowMs: Date.now(),
-        tty,
-      });
-      process.stdout.write(tty ? `\x1b[H\x1b[2J${lines.join('\n')}` : `${lines.join('\n')}\n\n`);
+      if (json) {
+        // eslint-disable-next-line no-restricted-properties -- the time of day the sample was taken
+        const sample = { atUnixMs: Date.now(), router: options.router, hot, status: status ?? null };
+        process.stdout.write(`${JSON.stringify(sample, (_key, field) => (typeof field === 'bigint' ? field.toString() : field))}\n`);
+      }
+      const lines = json
+        ? []
+        : renderTop(hot, status, {
+            columns: tty ? process.stdout.columns || 80 : 200,
+            rows: tty ? process.stdout.rows || 24 : Number.MAX_SAFE_INTEGER,
+            router: options.router,
+            // eslint-disable-next-line no-restricted-properties -- the time of day shown in the header
+            nowMs: Date.now(),
+            tty,
+          });
+      if (!json) process.stdout.write(tty ? `\x1b[H\x1b[2J${lines.join('\n')}` : `${lines.join('\n')}\n\n`);
       if (options.iterations !== 0 && iteration + 1 >= options.iterations) break;
       await new Promise<void>((resolve) => {
         wake = resolve;

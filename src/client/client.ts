@@ -1,11 +1,13 @@
 // The typed Tally client: one channel to the router, one method per RPC, each
 // with a deadline. Amounts and totals are bigint end to end. A failed call
 // rejects with a TallyError carrying the gRPC status code.
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { EventEmitter } from 'node:events';
+import { credentials } from '@grpc/grpc-js';
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
 import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError } from '../common/errors.ts';
+import { ErrorReason } from '../common/error-details.ts';
 import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
 import type { LeanReadManyResponse } from '../common/counter-codec.ts';
 import type { counterV1 } from './counter-proto.ts';
@@ -13,6 +15,8 @@ import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { refuseTokenInTheClear, routerAddressesOf } from './router-addresses.ts';
 import { RouterSet, aborted, adminMethods, counterMethods, throwIfAborted, type Rpc } from './router-set.ts';
+import { CallAuth } from './call-auth.ts';
+import { ConnectionWatch, type ConnectionState } from './connection-state.ts';
 
 import {
   fromDescribeResponse,
@@ -67,8 +71,15 @@ function classOfWrite(keyed: boolean): CallClass {
   return keyed ? 'keyed' : 'unkeyed';
 }
 
-export class TallyClient {
+/** The events of a TallyClient: 'state' with the connection state each time it changes. */
+export interface TallyClientEvents {
+  state: [state: ConnectionState];
+}
+
+export class TallyClient extends EventEmitter<TallyClientEvents> {
   private readonly routers: RouterSet;
+  private readonly connection: ConnectionWatch;
+  private readonly addresses: readonly string[];
   private readonly deadlineMs: number;
   private readonly attemptTimeoutMs: number;
   private readonly attemptsMax: number;
@@ -78,15 +89,24 @@ export class TallyClient {
   private closed = false;
 
   constructor(options: TallyClientOptions = {}) {
+    super();
     const addresses = routerAddressesOf(options, process.env);
-    for (const address of addresses) refuseTokenInTheClear(address, options);
+    const auth = new CallAuth(options.token, options.credentials);
+    for (const address of addresses) refuseTokenInTheClear(address, { token: auth.carriesToken ? 'given' : undefined, tls: options.tls });
     const channelCredentials =
       options.tls === undefined
         ? credentials.createInsecure()
         : credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null);
-    const metadata = new Metadata();
-    if (options.token !== undefined) metadata.set('authorization', `Bearer ${options.token}`);
-    this.routers = new RouterSet(addresses, channelCredentials, metadata);
+    this.addresses = addresses;
+    this.routers = new RouterSet(addresses, channelCredentials, auth, options.channelOptions);
+    this.connection = new ConnectionWatch(
+      this.routers.routers.map((router) => router.channel),
+      (state) => this.emit('state', state),
+    );
+    // Following the channels costs a watcher each: only once someone listens.
+    (this as EventEmitter).on('newListener', (event: string | symbol) => {
+      if (event === 'state') this.connection.start(false);
+    });
     this.deadlineMs = options.deadlineMs ?? 5_000;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
     this.attemptsMax = options.attemptsMax ?? 12;
@@ -571,11 +591,64 @@ export class TallyClient {
     };
   }
 
+  /**
+   * The connection state over all routers: 'ready' while any is connected,
+   * 'connecting', 'transient_failure' (every router failing), 'idle' (nothing
+   * asked yet), 'closed'. Listen with on('state', (state) => ...).
+   */
+  get state(): ConnectionState {
+    return this.connection.state;
+  }
+
+  /**
+   * Resolves once a router is connected, connecting now if nothing has yet;
+   * rejects UNAVAILABLE when none is by the deadline (default: the client's
+   * deadlineMs), naming each router and what to check.
+   */
+  async ready(settings?: CallSettings): Promise<void> {
+    if (this.closed) throw closedError();
+    throwIfAborted(settings?.signal);
+    const waitMs = settings?.deadlineMs ?? this.deadlineMs;
+    this.connection.start(true);
+    if (this.connection.state === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const finish = (error?: Error): void => {
+        clearTimeout(timer);
+        this.off('state', onState);
+        settings?.signal?.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onState = (state: ConnectionState): void => {
+        if (state === 'ready') finish();
+        else if (state === 'closed') finish(closedError());
+      };
+      const onAbort = (): void => finish(aborted(settings!.signal!));
+      const timer = setTimeout(() => finish(this.notReadyError(waitMs)), waitMs);
+      this.on('state', onState);
+      settings?.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private notReadyError(waitMs: number): TallyError {
+    const state = this.connection.state;
+    const why = state === 'transient_failure' ? 'no connection (refused, unreachable or failing TLS)' : `still ${state}`;
+    const where = this.addresses.length === 1 ? `a router at ${this.addresses[0]}` : `any of the routers ${this.addresses.join(', ')}`;
+    return new TallyError(
+      ErrorCode.unavailable,
+      `cannot reach ${where}: ${why} after ${waitMs} ms (is the cluster running? --router / TALLY_ROUTER)`,
+      undefined,
+      { reason: ErrorReason.notApplied },
+    );
+  }
+
   /** Closes every connection; a call after this rejects with code 'failed_precondition' ("the client is closed"). */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     this.coalescer?.close();
     this.routers.close();
+    this.connection.close();
   }
 }
 

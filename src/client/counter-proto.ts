@@ -1,26 +1,23 @@
 // The public contract for the client: proto/counter.proto only (never the
 // nodes' internal shard.proto, which the client package does not ship), its
 // service constructors, and the gRPC service config every client of Tally
-// is given (proto/service-config.json: round-robin over routers, which calls
-// are safe to retry). Loading only: no channel is made here.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+// is given (round-robin over routers, which calls are safe to retry). Both
+// are compiled in (counter-descriptor.ts): importing the client reads no
+// file, so a bundled or serverless deploy needs no proto/ beside it.
+// Loading only: no channel is made here.
 import * as protoLoader from '@grpc/proto-loader';
 import { loadPackageDefinition, type GrpcObject } from '@grpc/grpc-js';
 import type { ProtoGrpcType as CounterProto } from '../generated/counter.ts';
 // A specific file, never ../common/index.ts (server code): no grpc-js, no server deps.
 import { withLeanCodecs } from '../common/counter-codec.ts';
+import { counterDescriptor, serviceConfigText } from './counter-descriptor.ts';
 
 export type * as counterV1 from '../generated/counter-v1.ts';
-
-/** proto/ beside src/ in the repository, and beside dist/ in the client package. */
-const protoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
 
 /**
  * The options src/common/proto.ts loads with (the generated types assume
  * them; a unit test keeps the two equal): int64 as decimal strings, so no
- * amount passes through a float.
+ * amount passes through a float. No include directories: nothing is read.
  */
 export const counterLoaderOptions: protoLoader.Options = {
   keepCase: false,
@@ -28,10 +25,9 @@ export const counterLoaderOptions: protoLoader.Options = {
   enums: String,
   defaults: true,
   oneofs: true,
-  includeDirs: [protoDir],
 };
 
-const definition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), counterLoaderOptions);
+const definition = protoLoader.fromJSON(counterDescriptor, counterLoaderOptions);
 // Increment and IncrementBatch, the calls a service makes per event, and
 // ReadMany, the call per feed page, encode and decode with the lean codec (no
 // Long, string or message object per item); every other call keeps
@@ -50,4 +46,4 @@ export interface ServiceConfig {
   methodConfig: { name: { service: string; method?: string }[]; retryPolicy?: Record<string, unknown>; timeout?: string }[];
 }
 
-export const serviceConfig = JSON.parse(fs.readFileSync(path.join(protoDir, 'service-config.json'), 'utf8')) as ServiceConfig;
+export const serviceConfig = JSON.parse(serviceConfigText) as ServiceConfig;

@@ -9,7 +9,7 @@ import { status } from '@grpc/grpc-js';
 import { monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { ErrorReason } from '../common/error-details.ts';
-import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax, newCountersPerCallMax } from '../common/limits.ts';
+import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax, newCountersPerCallMax } from '../common/client-limits.ts';
 import type { counterV1 } from './counter-proto.ts';
 
 /** One caller's increment, validated and in wire form. */

@@ -14,7 +14,7 @@ import type {
   LeanIncrementStreamResponse,
   LeanIncrementResponse,
 } from '../common/counter-codec.ts';
-import { incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../common/limits.ts';
+import { incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../common/client-limits.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 
 export type IncrementStreamCall = ClientDuplexStream<IncrementStreamRequestInput, LeanIncrementStreamResponse>;

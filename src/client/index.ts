@@ -7,7 +7,13 @@ export {
   TallyClient,
 };
 export type {
-  /** Options for createTallyClient: the router address (or several: addresses), a default deadline, retries, TLS, a token, and coalesce (default false). */
+  /** The events a TallyClient emits: 'state', with the ConnectionState, each time it changes. */
+  TallyClientEvents,
+} from './client.ts';
+/** 'idle', 'connecting', 'ready' (some router connected), 'transient_failure' (every router failing) or 'closed'. */
+export type { ConnectionState } from './connection-state.ts';
+export type {
+  /** Options for createTallyClient: the router address (or several: addresses), a default deadline, retries, TLS, a token or a credentials callback, channelOptions, and coalesce (default false). */
   TallyClientOptions,
   /** One item of incrementBatch. */
   IncrementItem,

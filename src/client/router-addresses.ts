@@ -3,7 +3,7 @@
 // before any channel exists: nothing here resolves a name or connects.
 import { ErrorCode, TallyError } from '../common/errors.ts';
 import { isLoopbackHost, splitHostPort } from '../common/address.ts';
-import { routerAddressesMax } from '../common/limits.ts';
+import { routerAddressesMax } from '../common/client-limits.ts';
 
 /**
  * The addresses of options.address or options.addresses (at most one of

@@ -2,7 +2,7 @@
 // routers not recently failed, then the failed ones, soonest back first.
 // Bookkeeping only, with an injected clock: it holds no channel and sends nothing.
 import assert from 'node:assert';
-import { routerAvoidMsMax, routerAvoidMsMin } from '../common/limits.ts';
+import { routerAvoidMsMax, routerAvoidMsMin } from '../common/client-limits.ts';
 import { monotonicNowMs } from '../common/clock.ts';
 
 // Why round-robin per call and not one preferred router per client:

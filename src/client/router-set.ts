@@ -8,21 +8,24 @@ import {
   type CallOptions,
   type ChannelInterface,
   type ChannelCredentials,
+  type ChannelOptions,
   type Client,
   type Metadata,
   type requestCallback,
 } from '@grpc/grpc-js';
 import { withoutCallerStack } from '../common/caller-stack.ts';
-import { clientChannelOptions } from '../common/client-channel.ts';
 import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
 import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
 import { ErrorReason } from '../common/error-details.ts';
-import { routerConnectWaitMsMax } from '../common/limits.ts';
+import { routerConnectWaitMsMax } from '../common/client-limits.ts';
 import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from './counter-proto.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 import { IncrementStreamSender, StreamUnsupported, type IncrementStreamCall } from './increment-stream.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { RouterRotation } from './router-rotation.ts';
+import { connectionFailure } from './connection-failure.ts';
+import type { CallAuth } from './call-auth.ts';
+import { channelOptionsOf } from './channel-defaults.ts';
 
 /** One router: its address and the two service clients on its one channel. */
 export interface Router {
@@ -58,16 +61,13 @@ export interface Rpc<Request, Response> {
 }
 
 /**
- * The channel options of every router: the repository's, and the load
- * balancing of proto/service-config.json (round-robin over every address a
- * name resolves to, e.g. a headless Service). Its retry policies are not
- * given to grpc-js: this client retries by the same rules itself
- * (resend-rule.ts, tested equal), and moves to another router as well.
+ * The service config every router's channel gets: the load balancing of
+ * proto/service-config.json (round-robin over every address a name resolves
+ * to, e.g. a headless Service). Its retry policies are not given to grpc-js:
+ * this client retries by the same rules itself (resend-rule.ts, tested
+ * equal), and moves to another router as well.
  */
-const channelOptions = {
-  ...clientChannelOptions,
-  'grpc.service_config': JSON.stringify({ loadBalancingConfig: serviceConfig.loadBalancingConfig }),
-};
+const serviceConfigJson = JSON.stringify({ loadBalancingConfig: serviceConfig.loadBalancingConfig });
 
 /** The generated clients' methods, to name in an Rpc. */
 export const counterMethods = CounterServiceClient.prototype as counterV1.CounterServiceClient;
@@ -83,8 +83,10 @@ export class RouterSet {
   constructor(
     addresses: readonly string[],
     channelCredentials: ChannelCredentials,
-    private readonly metadata: Metadata,
+    private readonly auth: CallAuth,
+    callerChannelOptions?: ChannelOptions,
   ) {
+    const channelOptions = channelOptionsOf(callerChannelOptions, serviceConfigJson);
     this.routers = addresses.map((address) => {
       const counter = new CounterServiceClient(address, channelCredentials, channelOptions);
       // Share the channel: the admin client rides on the counter client's connection.
@@ -100,7 +102,7 @@ export class RouterSet {
         new IncrementStreamSender(
           (streamDeadline) =>
             withoutCallerStack(() =>
-              router.counter.IncrementStream(this.metadata, { deadline: deadlineIn(streamDeadline - monotonicNowMs()) }),
+              router.counter.IncrementStream(this.auth.current, { deadline: deadlineIn(streamDeadline - monotonicNowMs()) }),
             ) as unknown as IncrementStreamCall,
         ),
     );
@@ -127,7 +129,9 @@ export class RouterSet {
     tried: Set<number>,
     signal?: AbortSignal,
   ): Promise<Response> {
-    return this.attemptWith(callClass, deadline, tried, signal, (router) => this.send(router, rpc, request, deadline, signal));
+    return this.attemptWith(callClass, deadline, tried, signal, (router, _index, metadata) =>
+      this.send(router, rpc, request, deadline, signal, metadata),
+    );
   }
 
   /**
@@ -142,7 +146,7 @@ export class RouterSet {
     deadline: number,
     tried: Set<number>,
   ): Promise<counterV1.IncrementBatchResponse__Output> {
-    return this.attemptWith(callClass, deadline, tried, undefined, async (router, index) => {
+    return this.attemptWith(callClass, deadline, tried, undefined, async (router, index, metadata) => {
       const sender = this.streamSenders[index];
       if (sender !== undefined)
         try {
@@ -152,7 +156,7 @@ export class RouterSet {
           sender.close();
           this.streamSenders[index] = undefined;
         }
-      return this.send(router, { service: 'counter', method: counterMethods.IncrementBatch }, { items }, deadline, undefined);
+      return this.send(router, { service: 'counter', method: counterMethods.IncrementBatch }, { items }, deadline, undefined, metadata);
     });
   }
 
@@ -161,11 +165,13 @@ export class RouterSet {
     deadline: number,
     tried: Set<number>,
     signal: AbortSignal | undefined,
-    send: (router: Router, index: number) => Promise<Response>,
+    send: (router: Router, index: number, metadata: Metadata) => Promise<Response>,
   ): Promise<Response> {
     // grpc-js would answer "Channel has been shut down" as INTERNAL: say what happened.
     if (this.closed) throw new TallyError(ErrorCode.failedPrecondition, 'the client is closed (close() was called): create a new one');
     throwIfAborted(signal);
+    // The token for this attempt (a credentials callback is asked each time); a stream opened now carries it too.
+    const metadata = this.auth.rotating ? await this.auth.next() : this.auth.current;
     const candidates = this.rotation.order().filter((index) => !tried.has(index));
     if (candidates.length === 0) throw new TallyError(ErrorCode.internal, 'no router left to try');
     const passedOver: string[] = [];
@@ -186,12 +192,13 @@ export class RouterSet {
         });
       try {
         throwIfAborted(signal);
-        const response = await send(router, index);
+        const response = await send(router, index, metadata);
         this.rotation.answered(index);
         return response;
       } catch (error) {
         if (signal?.aborted === true) throw aborted(signal);
-        const failure = fromServiceError(error);
+        const received = fromServiceError(error);
+        const failure = connectionFailure(router.address, received) ?? received;
         if (failure.code === ErrorCode.unavailable || failure.code === ErrorCode.deadlineExceeded) this.rotation.failed(index);
         else this.rotation.answered(index);
         if (passedOver.length === 0) throw failure;
@@ -216,6 +223,7 @@ export class RouterSet {
     request: Request,
     deadline: number,
     signal: AbortSignal | undefined,
+    metadata: Metadata,
   ): Promise<Response> {
     const client: Client = rpc.service === 'counter' ? router.counter : router.admin;
     return new Promise((resolve, reject) => {
@@ -226,7 +234,7 @@ export class RouterSet {
         (rpc.method as unknown as UnaryCall<Request, Response>).call(
           client,
           request,
-          this.metadata,
+          metadata,
           { deadline: deadlineIn(deadline - monotonicNowMs()) },
           (error, response) => {
             signal?.removeEventListener('abort', cancel);

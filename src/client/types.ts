@@ -2,6 +2,7 @@
 // call returns. Amounts and totals are bigint end to end.
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
+import type { ChannelOptions } from '@grpc/grpc-js';
 import type { WindowSetting } from '../common/window-setting.ts';
 
 export interface TallyClientOptions {
@@ -32,6 +33,20 @@ export interface TallyClientOptions {
   tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
   /** Bearer token sent with every call (the client or the admin token). */
   token?: string;
+  /**
+   * For a token that rotates (give this or token): asked before every call
+   * attempt, its answer sent as the bearer token. Cache inside it when
+   * getting a token is costly. A callback that throws, or gives no usable
+   * token, fails the call UNAUTHENTICATED with nothing sent.
+   */
+  credentials?: () => string | Promise<string>;
+  /**
+   * gRPC channel options over the client's defaults, which suit proxies
+   * with grpc-go's keepalive enforcement (a ping at most every 5 minutes,
+   * none without calls) and back reconnects off to 30 s with jitter, e.g.
+   * { 'grpc.keepalive_time_ms': 600_000 }. The service config is Tally's.
+   */
+  channelOptions?: ChannelOptions;
   /**
    * Concurrent increment calls leave together in one IncrementBatch while
    * another is in flight, each caller answered on its own, with the keys,

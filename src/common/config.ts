@@ -1,6 +1,7 @@
 // Flag and environment parsing shared by every process's parseConfig. A flag
 // `--refresh-interval-ms` mirrors the environment key TALLY_REFRESH_INTERVAL_MS;
 // a flag wins over the environment, which wins over the default.
+import path from 'node:path';
 import { splitHostPort } from './address.ts';
 import { zoneBytesMax } from './limits.ts';
 
@@ -11,11 +12,29 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses `--name value`, `--name=value` and bare `--flag` (true). */
+/**
+ * Asked for by --help or -h on any process: the reader ran with every
+ * default and lists what it read instead of configuring anything.
+ */
+export class HelpRequested extends Error {
+  constructor(
+    readonly text: string,
+    readonly settings: readonly SettingHelp[] = [],
+  ) {
+    super('help requested');
+    this.name = 'HelpRequested';
+  }
+}
+
+/** Parses `--name value`, `--name=value` and bare `--flag` (true); `--help` and `-h` set flag help. */
 export function parseFlags(argv: readonly string[], booleanFlags: readonly string[] = []): Map<string, string> {
   const flags = new Map<string, string>();
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
+    if (arg === '--help' || arg === '-h') {
+      flags.set('help', 'true');
+      continue;
+    }
     if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
     const equals = arg.indexOf('=');
     if (equals > 0) {
@@ -43,16 +62,47 @@ function envKeyOf(flag: string): string {
  */
 export type MetricsPort = number | 'any';
 
-/** Reads typed settings from flags, then env, then defaults, and refuses unknown flags. */
+/** One setting a reader reads, as --help lists it. */
+export interface SettingHelp {
+  flag: string;
+  envKey: string;
+  /** What the value is: "N (100..600000)", "true|false", "on|off", "TEXT". */
+  shape: string;
+  /** The default, as text; '' when there is none. */
+  fallback: string;
+}
+
+/**
+ * Reads typed settings from flags, then env, then defaults, and refuses
+ * unknown flags. Given flag help (--help, -h), it reads nothing from flags or
+ * the environment: every setting takes its default, is noted as read, and
+ * rejectUnknownFlags throws HelpRequested with the list, so the help is the
+ * parser's own definition and cannot drift from it.
+ */
 export class ConfigReader {
   private readonly used = new Set<string>();
+  private readonly helpSettings: Map<string, SettingHelp> | undefined;
   constructor(
     private readonly flags: Map<string, string>,
     private readonly env: NodeJS.ProcessEnv,
-  ) {}
+  ) {
+    this.helpSettings = flags.has('help') ? new Map() : undefined;
+  }
 
-  private raw(flag: string): { value: string; source: string } | undefined {
+  /** Whether this reader lists its settings (--help) rather than reading them. */
+  get helpMode(): boolean {
+    return this.helpSettings !== undefined;
+  }
+
+  private note(flag: string, shape: string, fallback: unknown): void {
     this.used.add(flag);
+    if (this.helpSettings === undefined || this.helpSettings.has(flag)) return;
+    this.helpSettings.set(flag, { flag, envKey: envKeyOf(flag), shape, fallback: fallback === undefined ? '' : String(fallback) });
+  }
+
+  private raw(flag: string, shape: string, fallback: unknown): { value: string; source: string } | undefined {
+    this.note(flag, shape, fallback);
+    if (this.helpSettings !== undefined) return undefined;
     const fromFlag = this.flags.get(flag);
     if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
     const envKey = envKeyOf(flag);
@@ -62,7 +112,7 @@ export class ConfigReader {
   }
 
   string(flag: string, fallback: string): string {
-    return this.raw(flag)?.value ?? fallback;
+    return this.raw(flag, 'TEXT', fallback)?.value ?? fallback;
   }
 
   /**
@@ -71,7 +121,8 @@ export class ConfigReader {
    * when neither the flag nor the environment key is there at all.
    */
   nonEmptyString(flag: string): string | undefined {
-    this.used.add(flag);
+    this.note(flag, 'TEXT', undefined);
+    if (this.helpSettings !== undefined) return undefined;
     const envKey = envKeyOf(flag);
     const fromFlag = this.flags.get(flag);
     const [value, source] = fromFlag !== undefined ? [fromFlag, `--${flag}`] : [this.env[envKey], envKey];
@@ -81,7 +132,7 @@ export class ConfigReader {
   }
 
   int(flag: string, fallback: number, bounds: { min: number; max: number }): number {
-    const raw = this.raw(flag);
+    const raw = this.raw(flag, `N (${bounds.min}..${bounds.max})`, fallback);
     if (raw === undefined) return fallback;
     if (!/^\d+$/.test(raw.value)) throw new ConfigError(`${raw.source} must be a whole number, got "${raw.value}"`);
     const value = Number(raw.value);
@@ -92,7 +143,7 @@ export class ConfigReader {
   }
 
   bool(flag: string, fallback: boolean): boolean {
-    const raw = this.raw(flag);
+    const raw = this.raw(flag, '[=true|false]', fallback);
     if (raw === undefined) return fallback;
     if (raw.value === 'true' || raw.value === '1') return true;
     if (raw.value === 'false' || raw.value === '0') return false;
@@ -101,7 +152,7 @@ export class ConfigReader {
 
   /** A metrics endpoint's port: a number (0 turns the endpoint off) or "any" (the kernel picks one). */
   metricsPort(flag: string, fallback: MetricsPort): MetricsPort {
-    const raw = this.raw(flag);
+    const raw = this.raw(flag, 'PORT|any (0: off)', fallback);
     if (raw === undefined) return fallback;
     if (raw.value === 'any') return 'any';
     if (!/^\d+$/.test(raw.value) || Number(raw.value) > 65535)
@@ -110,7 +161,7 @@ export class ConfigReader {
   }
 
   oneOf<T extends string>(flag: string, fallback: T, allowed: readonly T[]): T {
-    const raw = this.raw(flag);
+    const raw = this.raw(flag, allowed.join('|'), fallback);
     if (raw === undefined) return fallback;
     if (!(allowed as readonly string[]).includes(raw.value)) {
       throw new ConfigError(`${raw.source} must be one of ${allowed.join(', ')}, got "${raw.value}"`);
@@ -118,12 +169,52 @@ export class ConfigReader {
     return raw.value as T;
   }
 
-  /** Call after reading every setting: a typo in a flag is a startup error. */
+  /**
+   * A setting with no flag, only an environment key (a secret that must not
+   * appear in a process listing): undefined when unset.
+   */
+  envOnly(envKey: string): string | undefined {
+    if (this.helpSettings !== undefined) {
+      this.helpSettings.set(envKey, { flag: '', envKey, shape: 'TEXT', fallback: '' });
+      return undefined;
+    }
+    return this.env[envKey];
+  }
+
+  /** Every setting read so far, in the order read: what --help lists. */
+  settings(): SettingHelp[] {
+    return [...(this.helpSettings?.values() ?? [])];
+  }
+
+  /**
+   * Call after reading every setting: a typo in a flag is a startup error.
+   * Under --help, throws HelpRequested with the settings read instead.
+   */
   rejectUnknownFlags(): void {
+    if (this.helpSettings !== undefined) throw new HelpRequested(formatSettingsHelp(this.settings()), this.settings());
     for (const flag of this.flags.keys()) {
       if (!this.used.has(flag)) throw new ConfigError(`unknown flag --${flag}`);
     }
   }
+}
+
+/** The flag, environment key, shape and default of each setting, one line each. */
+export function formatSettingsHelp(settings: readonly SettingHelp[]): string {
+  // A boolean's shape follows without a space: --insecure, --insecure=false.
+  const left = settings.map((setting) =>
+    setting.flag === '' ? '  (environment only)' : `  --${setting.flag}${setting.shape.startsWith('[') ? '' : ' '}${setting.shape}`,
+  );
+  const leftWidth = Math.max(...left.map((text) => text.length)) + 2;
+  const envWidth = Math.max(...settings.map((setting) => setting.envKey.length)) + 2;
+  const lines = settings.map((setting, index) =>
+    `${left[index]!.padEnd(leftWidth)}${setting.envKey.padEnd(envWidth)}${setting.fallback === '' ? '' : `default ${setting.fallback}`}`.trimEnd(),
+  );
+  return [
+    'Every flag also reads from its environment key; a flag wins over the environment, which wins over the default.',
+    '',
+    ...lines,
+    '  --help, -h'.padEnd(leftWidth) + 'this list',
+  ].join('\n');
 }
 
 /** host:port with a port in range; the host may be empty for "all interfaces". */
@@ -150,9 +241,18 @@ export function checkZone(zone: string, what = '--zone'): string {
   return zone;
 }
 
-/** Runs a process's main, turning a ConfigError into one line and exit code 2. */
+/**
+ * Runs a process's main, turning a ConfigError into one line and exit code 2,
+ * and --help into the process's settings on stdout and exit code 0.
+ */
 export function runMain(main: () => Promise<void>): void {
   main().catch((error: unknown) => {
+    if (error instanceof HelpRequested) {
+      // The process is named by its folder: src/router/main.ts, dist/node/main.js.
+      const name = path.basename(path.dirname(process.argv[1] ?? 'tally'));
+      process.stdout.write(`usage: ${name} [--flag value]...\n\n${error.text}\n`);
+      process.exit(0);
+    }
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`${error instanceof ConfigError ? 'config error' : 'fatal'}: ${message}\n`);
     process.exit(error instanceof ConfigError ? 2 : 1);

@@ -32,6 +32,8 @@ export interface TallyErrorDetails {
   retryAfterMs?: number;
   /** ErrorInfo.metadata: what else a caller may match on (ErrorMetadataKey: cap). */
   metadata?: Readonly<Record<string, string>>;
+  /** The failure underneath, as received (a grpc-js ServiceError, a socket error): Error.cause. */
+  cause?: unknown;
 }
 
 export class TallyError extends Error {
@@ -54,7 +56,7 @@ export class TallyError extends Error {
    */
   readonly metadata: Readonly<Record<string, string>>;
   constructor(code: ErrorCode, message: string, grpcCode?: number, details: TallyErrorDetails = {}) {
-    super(message);
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'TallyError';
     this.code = code;
     this.grpcCode = grpcCode ?? grpcStatusByCode[code];
@@ -75,7 +77,7 @@ export class TallyError extends Error {
 
 /** The same error with its reason (and any retry delay) set: for a path that knows whether it applied anything. */
 export function withReason(error: TallyError, reason: ErrorReason, retryAfterMs = error.retryAfterMs): TallyError {
-  return new TallyError(error.code, error.message, error.grpcCode, { reason, retryAfterMs, metadata: error.metadata });
+  return new TallyError(error.code, error.message, error.grpcCode, { reason, retryAfterMs, metadata: error.metadata, cause: error.cause });
 }
 
 const grpcStatusByCode: Record<ErrorCode, status> = {
@@ -244,7 +246,8 @@ export function fromServiceError(error: unknown): TallyError {
       reason: details?.reason,
       retryAfterMs: details?.retryAfterMs,
       metadata: details?.metadata,
+      cause: error,
     });
   }
-  return new TallyError(ErrorCode.internal, error instanceof Error ? error.message : String(error));
+  return new TallyError(ErrorCode.internal, error instanceof Error ? error.message : String(error), undefined, { cause: error });
 }

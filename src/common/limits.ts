@@ -1,32 +1,10 @@
 // Every bound in Tally, in one place. Processes and the client import these;
 // nothing else hard-codes a limit.
+// The bounds the client library needs live in client-limits.ts (the client
+// package ships that file, never this one) and are re-exported here.
+export * from './client-limits.ts';
+import { messageBytesMax, counterNameBytesMax, idempotencyKeyBytesMax, batchItemsMax, readManyCountersMax } from './client-limits.ts';
 
-export const INT64_MAX = 9223372036854775807n;
-export const INT64_MIN = -9223372036854775808n;
-/** Membership member ids are unsigned 64-bit. */
-export const UINT64_MAX = 18446744073709551615n;
-
-/** Counter names: 1..200 bytes of UTF-8, no control characters. */
-export const counterNameBytesMax = 200;
-/** Idempotency keys: 0..128 bytes; empty means "no key". */
-export const idempotencyKeyBytesMax = 128;
-/** Items in one IncrementBatch. */
-export const batchItemsMax = 10_000;
-/** Counters in one ReadMany. */
-export const readManyCountersMax = 1_000;
-/** Largest gRPC message any Tally server accepts or sends. */
-export const messageBytesMax = 4 * 1024 * 1024;
-/** Shards one counter may have. */
-export const shardsPerCounterMax = 1_024;
-// --- Counter creation (issue 17, item 6) ---
-/**
- * New counters one call may create. They are created in one directory
- * transaction (one fsync) that holds the router's event loop while it
- * runs: 1,000 one-shard counters take 6-65 ms on a loaded 2-core machine
- * (10,000: 130-240 ms; one transaction per counter as before: 3 s for
- * 1,000). A batch that needs more splits into calls.
- */
-export const newCountersPerCallMax = 1_000;
 /**
  * Default cap on the counters one router's directory holds (--counters-max).
  * The router keeps every counter in memory (~475 bytes for a one-shard
@@ -119,13 +97,6 @@ export const etcdRetryDelayMs = 250;
 // --- Counter lifecycle: listing (issue 19, item 4) ---
 /** Counters in one ListCounters page when the request says 0. */
 export const listPageSizeDefault = 100;
-/**
- * Counters one ListCounters page may hold. A page is one range scan of the
- * directory's name index on the router's event loop: 1,001 rows take ~2 ms
- * wherever the page starts, at 50,000 or 1M counters; the answer stays
- * under ~220 KB at the longest names.
- */
-export const listPageSizeMax = 1_000;
 
 // --- Counter lifecycle: expiry (issue 19, item 3) ---
 /** Shortest time to live (Configure ttl, --counter-ttl-ms). */
@@ -168,35 +139,7 @@ export const launcherRestartBackoffMaxMs = 8_000;
 export const applyItemsPerCallMax = 20_000;
 /** Router-to-node calls in flight per node; later increments coalesce behind them. */
 export const nodeCallsInFlightMax = 2;
-/**
- * IncrementBatch calls a coalescing client keeps in flight; later increments
- * queue and leave together. 2, as nodeCallsInFlightMax: one batch is decoded
- * and routed while the other waits for its fsyncs (64 callers: 4,900 and
- * 9,900/s against 3,000 and 6,900/s with 1, two noisy runs each).
- */
-export const coalescedCallsInFlightMax = 2;
-/** Increments a coalescing client holds queued before it refuses more (RESOURCE_EXHAUSTED, nothing sent). */
-export const coalescedQueueItemsMax = 100_000;
 
-// --- Clients with several routers (issue 18, item 6) ---
-/** Router addresses one client (createTallyClient addresses, the CLI's --router a,b) may be given. */
-export const routerAddressesMax = 16;
-/**
- * How long a client passes over a router after a call to it failed
- * UNAVAILABLE or DEADLINE_EXCEEDED, or found it unreachable: the first
- * failure, doubled per further one up to routerAvoidMsMax, and forgotten at
- * its next success. A call still goes to an avoided router when every other
- * one is avoided too.
- */
-export const routerAvoidMsMin = 1_000;
-export const routerAvoidMsMax = 5_000;
-/**
- * How long a call waits for a connection to a router before moving on to the
- * next one, nothing sent (a router that drops SYNs never refuses). The last
- * router a call may try gets the rest of the call's deadline, as one address
- * always did.
- */
-export const routerConnectWaitMsMax = 1_000;
 /**
  * Frames one router keeps in flight on one node's ReadShardsStream; later
  * reads wait in the stream's queue (bounded by nodeStreamQueuedFramesMax).
@@ -325,8 +268,6 @@ export const distinctMembersMax = 10_000;
 export const distinctMemberBytesMax = 1_024;
 /** Counters in one CountDistinct. */
 export const countDistinctCountersMax = 100;
-/** Bytes of a node address in a request: a DNS name's 253, brackets, a colon and a 5-digit port. */
-export const nodeAddressBytesMax = 261;
 /** Partitions a membership counter may have (fixed at creation). */
 export const memberPartitionsMax = 256;
 /**
@@ -365,17 +306,6 @@ export const listRequestBytesMax: Readonly<Record<string, number>> = {
   CountDistinct: countDistinctCountersMax * (counterNameBytesMax + elementFramingBytesMax) + singleRequestBytesMax,
 };
 
-// --- IncrementStream (issue 34, item 5) ---
-/**
- * Batches of one IncrementStream a router works on at once. A batch beyond
- * it is answered RESOURCE_EXHAUSTED (NOT_APPLIED, with a retry delay) by its
- * sequence number, read and dropped: what one stream makes the router hold
- * is this many batches, each at most incrementStreamMessageBytesMax. A
- * batch's slot frees once its answer is handed to HTTP/2, so a client that
- * stops reading answers stops being served. The TypeScript client keeps
- * within it: its further batches wait for a slot.
- */
-export const streamBatchesInFlightMax = 8;
 /**
  * Stream batches one router works on at once over all its streams (like
  * routerLargeCallsInFlightMax for unary calls: this times the largest batch
@@ -385,13 +315,6 @@ export const streamBatchesInFlightMax = 8;
 export const routerStreamBatchesInFlightMax = 128;
 /** The largest message of an IncrementStream: an IncrementBatch's bound and its sequence number. */
 export const incrementStreamMessageBytesMax = (listRequestBytesMax.IncrementBatch ?? messageBytesMax) + 16;
-/**
- * How long a client keeps sending on one IncrementStream before it opens the
- * next (the old one finishes its batches and closes): well inside the
- * server's ceiling on any call (callDeadlineMaxMs), which would end it with
- * its batches in flight.
- */
-export const incrementStreamLifetimeMs = 30_000;
 
 // --- Counter lifecycle: delete and clear (issue 19, items 1, 2 and 5) ---
 /**

@@ -2,7 +2,7 @@
 // node addresses.
 // Every failure is a TallyError with the code docs/guarantees.md names (G7).
 import { ErrorCode, TallyError } from './errors.ts';
-import { counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './limits.ts';
+import { counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './client-limits.ts';
 import { splitHostPort } from './address.ts';
 
 // C0 and C1 control characters and DEL: matching them is the point.

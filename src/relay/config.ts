@@ -2,7 +2,16 @@
 // mirroring TALLY_* environment keys, else defaults; every one validated
 // here, at startup, with a message naming it. Reads no database.
 import os from 'node:os';
-import { ConfigError, ConfigReader, batchItemsMax, isLogLevel, type LogLevel, type MetricsPort } from '../common/index.ts';
+import {
+  ConfigError,
+  ConfigReader,
+  HelpRequested,
+  batchItemsMax,
+  isLogLevel,
+  type LogLevel,
+  type MetricsPort,
+  type SettingHelp,
+} from '../common/index.ts';
 
 /** A table as `name` or `schema.name`: lowercase identifiers, quoted when used. */
 export interface TableName {
@@ -96,7 +105,9 @@ function parsePostgresUrl(text: string | undefined): string {
 
 /** The settings `recount` and `--create-table`/`--resolve` share with the relay. */
 export function parsePostgresSettings(reader: ConfigReader): PostgresSettings {
-  const url = parsePostgresUrl(reader.nonEmptyString('postgres'));
+  const urlText = reader.nonEmptyString('postgres');
+  // Required, so under --help (nothing given) it is only listed.
+  const url = reader.helpMode ? '' : parsePostgresUrl(urlText);
   const outbox = parseTableName(reader.string('table', relayDefaults.tableName), '--table');
   const archiveText = reader.nonEmptyString('archive-table');
   const deadText = reader.nonEmptyString('dead-letter-table');
@@ -146,9 +157,10 @@ export function parseRelayConfig(flags: Map<string, string>, env: NodeJS.Process
   const reconcileEveryMs = parseDurationMs(reader.nonEmptyString('reconcile-every'), '--reconcile-every');
   if (reconcileEveryMs > 0 && settings.tables.archive === undefined)
     throw new ConfigError('--reconcile-every needs --archive-table: a recount sums the archived rows');
-  return {
+  const config: RelayConfig = {
     ...settings,
-    relayId: reader.string('relay-id', `${os.hostname()}-${process.pid}`),
+    // Under --help the default is named, not computed: it differs per process.
+    relayId: reader.string('relay-id', reader.helpMode ? 'HOSTNAME-PID' : `${os.hostname()}-${process.pid}`),
     batchRows: reader.int('batch', relayDefaults.batchRows, { min: 1, max: batchItemsMax }),
     pollIntervalMs: reader.int('poll-interval-ms', relayDefaults.pollIntervalMs, { min: 1, max: 60_000 }),
     reconcileEveryMs,
@@ -157,4 +169,31 @@ export function parseRelayConfig(flags: Map<string, string>, env: NodeJS.Process
     logLevel,
     once,
   };
+  // Under --help: the settings read, as HelpRequested (nothing else is read).
+  if (reader.helpMode) reader.rejectUnknownFlags();
+  return config;
+}
+
+/** The flags and environment keys parseRelayConfig reads (`tally relay --help`), from its own reading. */
+export function relaySettingsHelp(): readonly SettingHelp[] {
+  return settingsHelpOf(() => parseRelayConfig(new Map([['help', 'true']]), {}));
+}
+
+/** The flags and environment keys parsePostgresSettings reads (`tally recount --help`). */
+export function postgresSettingsHelp(): readonly SettingHelp[] {
+  return settingsHelpOf(() => {
+    const reader = new ConfigReader(new Map([['help', 'true']]), {});
+    parsePostgresSettings(reader);
+    reader.rejectUnknownFlags();
+  });
+}
+
+function settingsHelpOf(read: () => unknown): readonly SettingHelp[] {
+  try {
+    read();
+  } catch (error) {
+    if (error instanceof HelpRequested) return error.settings;
+    throw error;
+  }
+  throw new Error('a settings reader under --help must end in HelpRequested');
 }

@@ -4,6 +4,8 @@ export { relayCommand, recountCommand, type UsageErrorOf } from './command.ts';
 export {
   parseRelayConfig,
   parsePostgresSettings,
+  relaySettingsHelp,
+  postgresSettingsHelp,
   parseTableName,
   relayDefaults,
   type RelayConfig,

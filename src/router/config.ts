@@ -306,6 +306,12 @@ function checkAuthenticationRequired(listenHost: string, config: RouterConfig): 
   );
 }
 
+/** --pairs is required: under --help, where nothing is given, it is only listed. */
+function pairsUnlessHelp(reader: ConfigReader): PairAddresses[] {
+  const text = reader.string('pairs', '');
+  return reader.helpMode ? [] : parsePairs(text);
+}
+
 export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEnv): RouterConfig {
   const reader = new ConfigReader(parseFlags(argv, ['insecure', 'tls-require-client-cert', 'allow-unauthenticated']), env);
   const listenAddress = reader.string('listen', routerDefaults.listenAddress);
@@ -314,7 +320,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
   if (!isLogLevel(logLevel)) throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
   const config: RouterConfig = {
     listenAddress,
-    pairs: parsePairs(reader.string('pairs', '')),
+    pairs: pairsUnlessHelp(reader),
     dataDir: reader.string('data-dir', routerDefaults.dataDir),
     metricsHost: reader.string('metrics-host', routerDefaults.metricsHost),
     metricsPort: reader.metricsPort('metrics-port', routerDefaults.metricsPort),
@@ -351,8 +357,8 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     callsInFlightMax: reader.int('calls-in-flight-max', routerDefaults.callsInFlightMax, { min: 1, max: 1_000_000 }),
     largeCallsInFlightMax: reader.int('large-calls-in-flight-max', routerDefaults.largeCallsInFlightMax, { min: 1, max: 1_000_000 }),
     callDeadlineMaxMs: reader.int('call-deadline-max-ms', routerDefaults.callDeadlineMaxMs, { min: 100, max: 3_600_000 }),
-    adminToken: readToken(reader.nonEmptyString('admin-token-file') ?? '', env.TALLY_ADMIN_TOKEN, 'admin'),
-    clientToken: readToken(reader.nonEmptyString('client-token-file') ?? '', env.TALLY_CLIENT_TOKEN, 'client'),
+    adminToken: readToken(reader.nonEmptyString('admin-token-file') ?? '', reader.envOnly('TALLY_ADMIN_TOKEN'), 'admin'),
+    clientToken: readToken(reader.nonEmptyString('client-token-file') ?? '', reader.envOnly('TALLY_CLIENT_TOKEN'), 'client'),
     etcdEndpoints: parseEtcdEndpoints(reader.nonEmptyString('etcd')),
     etcdTls: readEtcdTls(reader),
     etcdPrefix: checkEtcdPrefix(reader.nonEmptyString('etcd-prefix') ?? routerDefaults.etcdPrefix),

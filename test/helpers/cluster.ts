@@ -161,6 +161,8 @@ export async function startCluster(
     address: cluster.routerAddress,
     deadlineMs: 10_000,
     coalesce: options.coalesce ?? false,
+    // A test restarts routers within seconds and reads at once: reconnect within 1 s, not the library's fleet-friendly 30 s cap.
+    channelOptions: { 'grpc.max_reconnect_backoff_ms': 1_000 },
     ...(certDir === undefined
       ? {}
       : {

@@ -50,8 +50,14 @@ describe('client package', () => {
     const manifest = readJson<{ license?: string; repository?: { url?: string; directory?: string } }>(
       path.join(packageDir, 'package.json'),
     );
-    expect(manifest.license).toBe('MIT');
-    expect(fs.readFileSync(path.join(packageDir, 'LICENSE'), 'utf8')).toContain('MIT License');
+    expect(manifest.license).toBe('Apache-2.0');
+    // The repository's licence, the same text in the package.
+    const rootManifest = readJson<{ license?: string }>(path.join(repoRoot, 'package.json'));
+    expect(rootManifest.license).toBe('Apache-2.0');
+    const licence = fs.readFileSync(path.join(repoRoot, 'LICENSE'), 'utf8');
+    expect(licence).toContain('Apache License');
+    expect(licence).toContain('Version 2.0, January 2004');
+    expect(fs.readFileSync(path.join(packageDir, 'LICENSE'), 'utf8')).toBe(licence);
     expect(manifest.repository?.url).toMatch(/^git\+https:/);
     expect(manifest.repository?.directory).toBe('packages/client');
     const readme = fs.readFileSync(path.join(packageDir, 'README.md'), 'utf8');
@@ -97,17 +103,25 @@ describe('client package', () => {
         filename: string;
         files: { path: string }[];
       }[];
-      const files = packed[0]!.files.map((file) => file.path);
+      const packedFiles = packed[0]!.files as { path: string; size: number }[];
+      const files = packedFiles.map((file) => file.path);
       expect(files).toContain('dist/client/index.js');
       expect(files).toContain('dist/client/index.d.ts');
-      expect(files).toContain('proto/counter.proto');
-      expect(files).toContain('proto/service-config.json');
+      expect(files).toContain('dist/client/testing.js');
+      // The contract is compiled in: no proto/ to read, and no empty file (a type-only module compiles to one).
+      expect(files.filter((file) => file.startsWith('proto/'))).toEqual([]);
+      expect(packedFiles.filter((file) => file.size === 0).map((file) => file.path)).toEqual([]);
+      // The servers' bounds stay home: the client ships only the ones it shares.
+      expect(files).toContain('dist/common/client-limits.js');
+      expect(files).not.toContain('dist/common/limits.js');
       for (const file of ['README.md', 'LICENSE', 'package.json']) expect(files).toContain(file);
       // The public contract only: not the nodes' internal protocol, and declarations only for the public surface.
       expect(files.filter((file) => /shard/.test(file))).toEqual([]);
       expect(files.filter((file) => file.endsWith('.d.ts')).sort()).toEqual([
         'dist/client/client.d.ts',
+        'dist/client/connection-state.d.ts',
         'dist/client/index.d.ts',
+        'dist/client/testing.d.ts',
         'dist/client/types.d.ts',
         'dist/common/error-details.d.ts',
         'dist/common/errors.d.ts',
@@ -147,26 +161,35 @@ describe('client package', () => {
         path.join(appDir, 'main.mjs'),
         [
           "import { createTallyClient, TallyError } from '@tally/client';",
+          "import { createFakeTallyClient } from '@tally/client/testing';",
           '// No address: the library reads TALLY_ROUTER.',
           'const client = createTallyClient();',
+          'await client.ready();',
           "const { applied } = await client.increment('package:js', 5);",
           "const { total, exact } = await client.read('package:js');",
           'client.close();',
-          'console.log(JSON.stringify({ applied, total: String(total), exact, tallyError: typeof TallyError }));',
+          'const fake = createFakeTallyClient();',
+          "await fake.increment('package:js', 2);",
+          "const fakeTotal = String((await fake.read('package:js')).total);",
+          'console.log(JSON.stringify({ applied, total: String(total), exact, tallyError: typeof TallyError, fakeTotal }));',
         ].join('\n'),
       );
       const { stdout } = await run(process.execPath, ['main.mjs'], {
         cwd: appDir,
         env: { ...process.env, NODE_PATH: '', NODE_OPTIONS: '', TALLY_ROUTER: tc.cluster.routerAddress },
       });
-      expect(JSON.parse(stdout)).toEqual({ applied: true, total: '5', exact: true, tallyError: 'function' });
+      expect(JSON.parse(stdout)).toEqual({ applied: true, total: '5', exact: true, tallyError: 'function', fakeTotal: '2' });
 
       // The types resolve through the package's exports and check under strict NodeNext.
       fs.writeFileSync(
         path.join(appDir, 'main.ts'),
         [
-          "import { createTallyClient, TallyError, type ReadResult } from '@tally/client';",
-          "const client = createTallyClient({ address: '127.0.0.1:50051', deadlineMs: 1_000 });",
+          "import { createTallyClient, TallyError, type ConnectionState, type ReadResult } from '@tally/client';",
+          "import { createFakeTallyClient, type FakeTallyClientApi } from '@tally/client/testing';",
+          "const client = createTallyClient({ address: '127.0.0.1:50051', deadlineMs: 1_000, credentials: async () => 'token', channelOptions: { 'grpc.keepalive_time_ms': 600_000 } });",
+          "client.on('state', (state: ConnectionState) => void state);",
+          '// The fake stands where the client does.',
+          'export const either: FakeTallyClientApi = Math.random() > 0.5 ? client : createFakeTallyClient();',
           "const read: ReadResult = await client.read('package:ts');",
           'const total: bigint = read.total;',
           'export const matched: boolean = total > 0n && !(read instanceof TallyError);',

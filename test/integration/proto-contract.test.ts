@@ -48,6 +48,44 @@ describe('proto contract', () => {
     expect(proto).toMatch(/^option java_multiple_files = true;$/m);
   });
 
+  it('proto: a plain `buf lint` passes on the repository as buf runs it (shard.proto and the vendored google/rpc left out by buf.yaml)', () => {
+    const { status, output } = bufRun(['lint']);
+    expect(status, output).toBe(0);
+  });
+
+  it('proto: buf lint still fails on a badly named message in counter.proto, and leaves shard.proto and google/rpc alone', () => {
+    const work = path.join(scratch, 'lint');
+    fs.mkdirSync(path.join(work, 'proto/google/rpc'), { recursive: true });
+    fs.copyFileSync(path.join(repoRoot, 'buf.yaml'), path.join(work, 'buf.yaml'));
+    for (const name of ['counter.proto', 'shard.proto', 'google/rpc/status.proto', 'google/rpc/error_details.proto'])
+      fs.copyFileSync(path.join(repoRoot, 'proto', name), path.join(work, 'proto', name));
+    // The same bad name in the internal proto is not linted...
+    fs.appendFileSync(path.join(work, 'proto/shard.proto'), '\nmessage bad_name {}\n');
+    expect(bufRun(['lint'], work).status).toBe(0);
+    // ...and in the public one it is.
+    fs.appendFileSync(path.join(work, 'proto/counter.proto'), '\nmessage bad_name {}\n');
+    const { status, output } = bufRun(['lint'], work);
+    expect(status).not.toBe(0);
+    expect(output).toContain('proto/counter.proto');
+    expect(output).not.toContain('shard.proto');
+    expect(output).not.toContain('google/rpc');
+  });
+
+  it("proto: a plain `buf breaking` against the main branch's protos passes", () => {
+    // --against-config: the main branch's files judged by this buf.yaml, so a change to buf.yaml is not a break by itself.
+    const { status, output } = bufRun(['breaking', '--against', '.git#branch=main', '--against-config', 'buf.yaml']);
+    expect(status, output).toBe(0);
+  });
+
+  it('proto: buf.yaml cites only files that exist', () => {
+    const text = fs.readFileSync(path.join(repoRoot, 'buf.yaml'), 'utf8');
+    const cited = [...text.matchAll(/\b((?:[\w.-]+\/)*[\w.-]+\.(?:md|ts|proto))\b/g)].map((match) => match[1]!);
+    expect(cited.length).toBeGreaterThan(0);
+    // A bare proto name is a file of the module, proto/.
+    for (const file of cited)
+      expect(fs.existsSync(path.join(repoRoot, file)) || fs.existsSync(path.join(repoRoot, 'proto', file)), file).toBe(true);
+  });
+
   it('proto: buf lint accepts counter.proto', () => {
     const { status, output } = bufRun(['lint', '--path', 'proto/counter.proto']);
     expect(status, output).toBe(0);

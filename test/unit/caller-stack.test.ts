@@ -3,8 +3,9 @@
 // sender start their calls without it, and leave Error.stackTraceLimit as
 // they found it, also when the start throws.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Metadata, credentials, connectivityState, type ServiceError } from '@grpc/grpc-js';
+import { type Metadata, credentials, connectivityState, type ServiceError } from '@grpc/grpc-js';
 import { withoutCallerStack, type shardV1 } from '../../src/common/index.ts';
+import { CallAuth } from '../../src/client/call-auth.ts';
 import { RouterSet, type Rpc } from '../../src/client/router-set.ts';
 import { NodeSender } from '../../src/router/nodes/node-sender.ts';
 
@@ -31,7 +32,7 @@ describe('caller stack', () => {
   });
 
   it('router set: a call to a router starts with no caller stack to capture, and its answer comes back as before', async () => {
-    const routers = new RouterSet(['127.0.0.1:1'], credentials.createInsecure(), new Metadata());
+    const routers = new RouterSet(['127.0.0.1:1'], credentials.createInsecure(), new CallAuth(undefined, undefined));
     const framesAtStart: number[] = [];
     // A stand-in for the generated method: it starts nothing, records what a capture at its start would walk, and answers.
     const method = function (_request: object, _metadata: Metadata, _options: object, callback: (error: null, response: object) => void) {

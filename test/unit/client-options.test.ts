@@ -134,11 +134,10 @@ describe('client options', () => {
     expect((await failure(() => tally.read('x', { signal: already }))).code).toBe('cancelled');
   });
 
-  it('client: loads counter.proto with the options the generated types assume', () => {
-    const { includeDirs: clientDirs, ...clientOptions } = counterLoaderOptions;
+  it('client: loads counter.proto with the options the generated types assume (and no include directories: it reads no file)', () => {
     const { includeDirs: commonDirs, ...commonOptions } = protoLoaderOptions;
-    expect(clientOptions).toEqual(commonOptions);
-    expect(clientDirs).toEqual(commonDirs);
+    expect(commonDirs).toBeDefined();
+    expect(counterLoaderOptions).toEqual(commonOptions);
   });
 
   it('service config: round-robin, and every CounterService method is classified: retried by gRPC only where a repeat changes nothing', () => {
