@@ -34,6 +34,7 @@ import type { SnapshotPart as _tally_shard_v1_SnapshotPart, SnapshotPart__Output
 import type { SnapshotShard as _tally_shard_v1_SnapshotShard, SnapshotShard__Output as _tally_shard_v1_SnapshotShard__Output } from './tally/shard/v1/SnapshotShard.ts';
 import type { StatusRequest as _tally_shard_v1_StatusRequest, StatusRequest__Output as _tally_shard_v1_StatusRequest__Output } from './tally/shard/v1/StatusRequest.ts';
 import type { StatusResponse as _tally_shard_v1_StatusResponse, StatusResponse__Output as _tally_shard_v1_StatusResponse__Output } from './tally/shard/v1/StatusResponse.ts';
+import type { StreamSnapshotRequest as _tally_shard_v1_StreamSnapshotRequest, StreamSnapshotRequest__Output as _tally_shard_v1_StreamSnapshotRequest__Output } from './tally/shard/v1/StreamSnapshotRequest.ts';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -77,6 +78,7 @@ export interface ProtoGrpcType {
         SnapshotShard: MessageTypeDefinition<_tally_shard_v1_SnapshotShard, _tally_shard_v1_SnapshotShard__Output>
         StatusRequest: MessageTypeDefinition<_tally_shard_v1_StatusRequest, _tally_shard_v1_StatusRequest__Output>
         StatusResponse: MessageTypeDefinition<_tally_shard_v1_StatusResponse, _tally_shard_v1_StatusResponse__Output>
+        StreamSnapshotRequest: MessageTypeDefinition<_tally_shard_v1_StreamSnapshotRequest, _tally_shard_v1_StreamSnapshotRequest__Output>
       }
     }
   }

@@ -36,3 +36,4 @@ export type * from './tally/shard/v1/SnapshotPart.ts';
 export type * from './tally/shard/v1/SnapshotShard.ts';
 export type * from './tally/shard/v1/StatusRequest.ts';
 export type * from './tally/shard/v1/StatusResponse.ts';
+export type * from './tally/shard/v1/StreamSnapshotRequest.ts';

@@ -24,6 +24,7 @@ import type { ReconcileResponse as _tally_shard_v1_ReconcileResponse, ReconcileR
 import type { SetRoleRequest as _tally_shard_v1_SetRoleRequest, SetRoleRequest__Output as _tally_shard_v1_SetRoleRequest__Output } from '../../../tally/shard/v1/SetRoleRequest.ts';
 import type { StatusRequest as _tally_shard_v1_StatusRequest, StatusRequest__Output as _tally_shard_v1_StatusRequest__Output } from '../../../tally/shard/v1/StatusRequest.ts';
 import type { StatusResponse as _tally_shard_v1_StatusResponse, StatusResponse__Output as _tally_shard_v1_StatusResponse__Output } from '../../../tally/shard/v1/StatusResponse.ts';
+import type { StreamSnapshotRequest as _tally_shard_v1_StreamSnapshotRequest, StreamSnapshotRequest__Output as _tally_shard_v1_StreamSnapshotRequest__Output } from '../../../tally/shard/v1/StreamSnapshotRequest.ts';
 
 export interface ShardNodeClient extends grpc.Client {
   /**
@@ -231,6 +232,27 @@ export interface ShardNodeClient extends grpc.Client {
   status(argument: _tally_shard_v1_StatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   status(argument: _tally_shard_v1_StatusRequest, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   
+  /**
+   * Router to primary, for a backup: the node's whole state as the chunks
+   * an InstallSnapshot carries (same content and checksums), in order, the
+   * last marked done. The snapshot covers at least every entry the log held
+   * when the call arrived: the node folds its checkpoint that far first, and
+   * fails UNAVAILABLE when it cannot within wait_ms (a follower out of sync
+   * holds the fold back).
+   */
+  StreamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_InstallSnapshotRequest__Output>;
+  StreamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_InstallSnapshotRequest__Output>;
+  /**
+   * Router to primary, for a backup: the node's whole state as the chunks
+   * an InstallSnapshot carries (same content and checksums), in order, the
+   * last marked done. The snapshot covers at least every entry the log held
+   * when the call arrived: the node folds its checkpoint that far first, and
+   * fails UNAVAILABLE when it cannot within wait_ms (a follower out of sync
+   * holds the fold back).
+   */
+  streamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_InstallSnapshotRequest__Output>;
+  streamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_InstallSnapshotRequest__Output>;
+  
 }
 
 export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
@@ -308,6 +330,16 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
   
   Status: grpc.handleUnaryCall<_tally_shard_v1_StatusRequest__Output, _tally_shard_v1_StatusResponse>;
   
+  /**
+   * Router to primary, for a backup: the node's whole state as the chunks
+   * an InstallSnapshot carries (same content and checksums), in order, the
+   * last marked done. The snapshot covers at least every entry the log held
+   * when the call arrived: the node folds its checkpoint that far first, and
+   * fails UNAVAILABLE when it cannot within wait_ms (a follower out of sync
+   * holds the fold back).
+   */
+  StreamSnapshot: grpc.handleServerStreamingCall<_tally_shard_v1_StreamSnapshotRequest__Output, _tally_shard_v1_InstallSnapshotRequest>;
+  
 }
 
 export interface ShardNodeDefinition extends grpc.ServiceDefinition {
@@ -324,4 +356,5 @@ export interface ShardNodeDefinition extends grpc.ServiceDefinition {
   Reconcile: MethodDefinition<_tally_shard_v1_ReconcileRequest, _tally_shard_v1_ReconcileResponse, _tally_shard_v1_ReconcileRequest__Output, _tally_shard_v1_ReconcileResponse__Output>
   SetRole: MethodDefinition<_tally_shard_v1_SetRoleRequest, _tally_shard_v1_StatusResponse, _tally_shard_v1_SetRoleRequest__Output, _tally_shard_v1_StatusResponse__Output>
   Status: MethodDefinition<_tally_shard_v1_StatusRequest, _tally_shard_v1_StatusResponse, _tally_shard_v1_StatusRequest__Output, _tally_shard_v1_StatusResponse__Output>
+  StreamSnapshot: MethodDefinition<_tally_shard_v1_StreamSnapshotRequest, _tally_shard_v1_InstallSnapshotRequest, _tally_shard_v1_StreamSnapshotRequest__Output, _tally_shard_v1_InstallSnapshotRequest__Output>
 }
