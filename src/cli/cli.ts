@@ -3,6 +3,8 @@
 // exit (2 for a usage error, 1 for a failed call), never a stack trace.
 import { createTallyClient, TallyError, type TallyClient } from '../client/index.ts';
 import { directoryCommand } from './directory-transfer.ts';
+import { backupCommand } from './backup-command.ts';
+import { print } from './format.ts';
 import { usage } from './usage.ts';
 import { UsageError, parseArgs, parseWholeNumber, type ParsedArgs } from './args.ts';
 import { routerAddresses, securityOptions } from './connection.ts';
@@ -38,6 +40,17 @@ async function main(): Promise<number> {
         },
         (message) => new UsageError(message),
         (text) => process.stderr.write(`${text}\n`),
+      );
+      return 0;
+    }
+    if (command === 'backup' || command === 'restore') {
+      const json = parsed.flags.has('json');
+      await backupCommand(
+        command,
+        args,
+        parsed.flags,
+        (message) => new UsageError(message),
+        (value, text) => print(json, value, text),
       );
       return 0;
     }

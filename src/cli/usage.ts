@@ -22,6 +22,12 @@ commands:
   directory export|import (--data-dir DIR | --etcd URL [--etcd-prefix P] [--etcd-tls-ca/cert/key F]) [--file F]
                                 move the whole directory between the embedded store and etcd,
                                 every router stopped (export to stdout or F, import from stdin or F)
+  backup --out DIR              an online, consistent copy of the whole cluster (directory, every
+                                pair's snapshot, key windows) into a new DIR, manifest last (admin)
+  backup verify --from DIR      check a backup's manifest, sizes, SHA-256 and chunk CRCs (exit 0: whole)
+  restore --from DIR (--data-dir ROUTER_DIR | --etcd URL [--etcd-prefix P]) --node-data-dirs D0[,D1...]
+                                build a new cluster's data from a backup, before it first starts:
+                                each pair's primary directory in pair order (docs/operations.md)
   pair add <primary> <follower> register a new node pair online: new shards may go there,
                                 nothing moves (admin)
   pair drain <pair> [--undrain] stop (resume) placing new shards on a pair; its shards stay (admin)

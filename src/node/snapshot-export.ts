@@ -18,7 +18,7 @@ import {
 } from '../common/index.ts';
 import { chunkChecksum, type ShardLog } from './log/index.ts';
 import type { NodeState } from './state/index.ts';
-import { entryToWire } from './replication/entry-wire.ts';
+import { entryToWire } from './replication/index.ts';
 
 /** How long a backup waits for the checkpoint to reach the log's end when the caller does not say. */
 const foldWaitDefaultMs = 10_000;

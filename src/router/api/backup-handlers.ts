@@ -34,15 +34,13 @@ export function createBackupHandlers(deps: { directory: Directory; pool: NodePoo
     const pair = directory.pair(pairIndex);
     const request: shardV1.StreamSnapshotRequest = { protocol: shardProtocolStamp };
     // Bytes in, bytes out: the chunks reach the backup exactly as the node checksummed them.
-    const upstream = pool
-      .get(pair.primary)
-      .rpc.makeServerStreamRequest<shardV1.StreamSnapshotRequest, Buffer>(
-        streamSnapshotPath,
-        (message) => shardNodeServiceDefinition.StreamSnapshot!.requestSerialize(message),
-        (bytes) => bytes,
-        request,
-        { deadline: deadlineIn(backupPairStreamTimeoutMs) },
-      );
+    const upstream = pool.get(pair.primary).rpc.makeServerStreamRequest<shardV1.StreamSnapshotRequest, Buffer>(
+      streamSnapshotPath,
+      (message) => shardNodeServiceDefinition.StreamSnapshot!.requestSerialize(message),
+      (bytes) => bytes,
+      request,
+      { deadline: deadlineIn(backupPairStreamTimeoutMs) },
+    );
     let chunkCount = 0;
     upstream.on('data', (bytes: Buffer) => {
       chunkCount++;
