@@ -182,6 +182,20 @@ describe('chaos: backup and restore drill', () => {
       expect(again.code).not.toBe(0);
       expect(again.stderr.trim().split('\n')).toHaveLength(1);
       expect(again.stderr).toMatch(/already holds a node log/);
+      // Empty node directories, but the directory store of a running cluster: refused, nothing written.
+      const fresh = path.join(scratch, 'fresh');
+      const storeInUse = tallySync([
+        'restore',
+        '--from',
+        backupDir,
+        '--data-dir',
+        path.join(tc.dataDir, 'router'),
+        '--node-data-dirs',
+        `${fresh}/a,${fresh}/b`,
+      ]);
+      expect(storeInUse.code).not.toBe(0);
+      expect(storeInUse.stderr).toMatch(/in use by a router|already holds/);
+      expect(fs.existsSync(fresh)).toBe(false);
       expect((await client.read('drill:1')).total).toBe(before + 5n);
       expect((await client.read('drill:new')).total).toBe(1n);
     },
