@@ -155,12 +155,14 @@ export async function takeBackup(options: BackupOptions): Promise<BackupManifest
     const pairs: ManifestPair[] = [];
     for (let pairIndex = 0; pairIndex < status.pairs.length; pairIndex++)
       pairs.push(await backupPair(client, metadata, pairIndex, partial, options.callTimeoutMs));
-    const exported = await unaryCall<counterV1.ExportDirectoryResponse__Output>(
-      (meta, callOptions, callback) => client.ExportDirectory({}, meta, callOptions, callback),
-      metadata,
-      options.callTimeoutMs,
-    );
-    const directory = JSON.parse(exported.directoryJson) as { pairs: unknown[]; counters: unknown[] };
+    const pieces: Buffer[] = [];
+    try {
+      const exported = client.ExportDirectory({}, metadata, { deadline: deadlineIn(options.callTimeoutMs) });
+      for await (const piece of exported as AsyncIterable<counterV1.ExportDirectoryResponse__Output>) pieces.push(piece.directoryJson);
+    } catch (error) {
+      throw fromServiceError(error);
+    }
+    const directory = JSON.parse(Buffer.concat(pieces).toString('utf8')) as { pairs: unknown[]; counters: unknown[] };
     if (directory.pairs.length !== pairs.length)
       throw new TallyError(
         ErrorCode.failedPrecondition,

@@ -10,7 +10,6 @@ import {
   shardNodeServiceDefinition,
   shardProtocolStamp,
   toServiceError,
-  unary,
   type counterV1,
   type Logger,
   type shardV1,
@@ -19,6 +18,8 @@ import type { Directory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 
 const streamSnapshotPath = '/tally.shard.v1.ShardNode/StreamSnapshot';
+/** A directory export's piece: well inside a message. */
+const directoryPieceBytes = 1024 * 1024;
 
 type BackupPairCall = ServerWritableStream<counterV1.BackupPairRequest__Output, counterV1.BackupChunk>;
 
@@ -64,9 +65,16 @@ export function createBackupHandlers(deps: { directory: Directory; pool: NodePoo
   return {
     BackupPair: backupPair,
 
-    ExportDirectory: unary<counterV1.ExportDirectoryRequest__Output, counterV1.ExportDirectoryResponse__Output>(async () => {
-      const snapshot = await directory.exportSnapshot();
-      return { directoryJson: JSON.stringify(snapshot) };
-    }, true),
+    ExportDirectory: (call: ServerWritableStream<counterV1.ExportDirectoryRequest__Output, counterV1.ExportDirectoryResponse>): void => {
+      directory.exportSnapshot().then(
+        (snapshot) => {
+          const bytes = Buffer.from(JSON.stringify(snapshot));
+          for (let offset = 0; offset === 0 || offset < bytes.length; offset += directoryPieceBytes)
+            call.write({ directoryJson: bytes.subarray(offset, offset + directoryPieceBytes) });
+          call.end();
+        },
+        (error: unknown) => call.emit('error', toServiceError(error, true)),
+      );
+    },
   };
 }

@@ -143,20 +143,18 @@ export interface AdminServiceClient extends grpc.Client {
   
   /**
    * The whole directory as one JSON document (tally directory export's
-   * format), read online from this router's copy.
+   * format), read online from this router's copy, in pieces (a directory
+   * of many counters is larger than one message).
    */
-  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
-  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
-  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
-  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
+  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
   /**
    * The whole directory as one JSON document (tally directory export's
-   * format), read online from this router's copy.
+   * format), read online from this router's copy, in pieces (a directory
+   * of many counters is larger than one message).
    */
-  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
-  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
-  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
-  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, callback: grpc.requestCallback<_counter_v1_ExportDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
+  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
   
   /**
    * The hottest counters now: rate, peak, shards, skew, per-shard rates.
@@ -309,9 +307,10 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   /**
    * The whole directory as one JSON document (tally directory export's
-   * format), read online from this router's copy.
+   * format), read online from this router's copy, in pieces (a directory
+   * of many counters is larger than one message).
    */
-  ExportDirectory: grpc.handleUnaryCall<_counter_v1_ExportDirectoryRequest__Output, _counter_v1_ExportDirectoryResponse>;
+  ExportDirectory: grpc.handleServerStreamingCall<_counter_v1_ExportDirectoryRequest__Output, _counter_v1_ExportDirectoryResponse>;
   
   /**
    * The hottest counters now: rate, peak, shards, skew, per-shard rates.

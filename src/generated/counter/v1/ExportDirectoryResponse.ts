@@ -3,14 +3,16 @@
 
 export interface ExportDirectoryResponse {
   /**
-   * JSON: format "tally-directory", as tally directory export writes it.
+   * UTF-8 JSON, format "tally-directory" as tally directory export writes
+   * it: the pieces of the stream, concatenated in order, are the document.
    */
-  'directoryJson'?: (string);
+  'directoryJson'?: (Buffer | Uint8Array | string);
 }
 
 export interface ExportDirectoryResponse__Output {
   /**
-   * JSON: format "tally-directory", as tally directory export writes it.
+   * UTF-8 JSON, format "tally-directory" as tally directory export writes
+   * it: the pieces of the stream, concatenated in order, are the document.
    */
-  'directoryJson': (string);
+  'directoryJson': (Buffer);
 }
