@@ -11,9 +11,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import type { TallyClient } from '../../src/client/index.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
-import { shardNodeServiceDefinition, type shardV1 } from '../../src/common/index.ts';
+import { AdminServiceClient, shardNodeServiceDefinition, type shardV1 } from '../../src/common/index.ts';
 import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { cliNodeArgs, tally } from '../helpers/cli.ts';
 import { Ledger, classify } from '../helpers/load.ts';
@@ -103,7 +104,7 @@ describe('chaos: backup and restore drill', () => {
 
   it(
     'backup drill: a backup taken under keyed load restores every counter between what was acknowledged before it began and before it ended, keeps key windows, and the restored cluster takes writes',
-    { timeout: 60_000 },
+    { timeout: 90_000 },
     async () => {
       scratch = makeTempDir('backup-drill');
       const backupDir = path.join(scratch, 'backup');
@@ -215,6 +216,20 @@ describe('chaos: backup and restore drill', () => {
       const twice = await tally(['backup', '--out', backupDir, '--router', tc.cluster.routerAddress]);
       expect(twice.code).not.toBe(0);
       expect(twice.stderr).toMatch(/already exists/);
+      // A pair that does not exist: NOT_FOUND, before any node is asked.
+      const admin = new AdminServiceClient(tc.cluster.routerAddress, credentials.createInsecure());
+      try {
+        const missing = await new Promise<ServiceError>((resolve, reject) => {
+          const stream = admin.BackupPair({ pair: 7 });
+          stream.on('data', () => reject(new Error('a chunk for a pair that does not exist')));
+          stream.on('error', resolve);
+          stream.on('end', () => reject(new Error('the stream ended without an error')));
+        });
+        expect(missing.code).toBe(status.NOT_FOUND);
+        expect(missing.details).toMatch(/there is no pair 7/);
+      } finally {
+        admin.close();
+      }
 
       // One byte changed in a pair file.
       const tampered = path.join(scratch, 'tampered');
