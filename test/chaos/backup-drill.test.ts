@@ -204,7 +204,7 @@ describe('chaos: backup and restore drill', () => {
 
   it(
     'backup verify names the damaged file; restore refuses a directory that is not a backup and writes nothing',
-    { timeout: 30_000 },
+    { timeout: 60_000 },
     async () => {
       scratch = makeTempDir('backup-bad');
       const backupDir = path.join(scratch, 'backup');
