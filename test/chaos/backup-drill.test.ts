@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import type { TallyClient } from '../../src/client/index.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import { AdminServiceClient, shardNodeServiceDefinition, type shardV1 } from '../../src/common/index.ts';
 import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { cliNodeArgs, tally } from '../helpers/cli.ts';
@@ -95,9 +96,12 @@ function restoreArgs(backupDir: string, dataDir: string, pairCount: number): str
 describe('chaos: backup and restore drill', () => {
   let tc: TestCluster | undefined;
   let scratch: string | undefined;
+  let etcd: EtcdProcess | undefined;
   afterEach(async () => {
     await tc?.stop();
     tc = undefined;
+    await etcd?.stop();
+    etcd = undefined;
     if (scratch !== undefined) removeTempDir(scratch);
     scratch = undefined;
   });
@@ -283,6 +287,61 @@ describe('chaos: backup and restore drill', () => {
       expect(fs.existsSync(target)).toBe(false);
       // The cluster still serves what it held.
       expect((await tc.client.read('bad:a')).total).toBe(3n);
+    },
+  );
+  it(
+    'backup restore into etcd: the directory goes under a new prefix, the routers register their pairs, keys stay duplicates; a prefix holding keys is refused and nothing is written',
+    { timeout: 60_000 },
+    async () => {
+      scratch = makeTempDir('backup-etcd');
+      const backupDir = path.join(scratch, 'backup');
+      etcd = new EtcdProcess({ dataDir: path.join(scratch, 'etcd') });
+      await etcd.start();
+      tc = await startCluster({ pairs: 1, nodeArgs });
+      await tc.client.increment('etcd:a', 7n, { idempotencyKey: 'etcd-key' });
+      await tc.client.increment('etcd:b', 2n);
+      const backup = await tally(['backup', '--out', backupDir, '--router', tc.cluster.routerAddress]);
+      expect(backup.code, backup.stderr).toBe(0);
+      await tc.stop();
+      tc = undefined;
+
+      const restoreInto = (dataDir: string): ReturnType<typeof tallySync> =>
+        tallySync([
+          'restore',
+          '--from',
+          backupDir,
+          '--etcd',
+          etcd!.endpoint,
+          '--etcd-prefix',
+          '/restored/',
+          '--node-data-dirs',
+          path.join(dataDir, 'node-0-primary'),
+        ]);
+      let restore: ReturnType<typeof tallySync> | undefined;
+      tc = await startCluster({
+        pairs: 1,
+        nodeArgs,
+        etcd: { endpoint: etcd.endpoint, prefix: '/restored/' },
+        beforeStart: (dataDir) => {
+          restore = restoreInto(dataDir);
+        },
+      });
+      expect(restore?.code, restore?.stderr).toBe(0);
+      await waitForHealthy(tc.client);
+      expect((await tc.client.read('etcd:a')).total).toBe(7n);
+      expect((await tc.client.read('etcd:b')).total).toBe(2n);
+      expect((await tc.client.increment('etcd:a', 7n, { idempotencyKey: 'etcd-key' })).applied).toBe(false);
+      expect((await tc.client.increment('etcd:a', 1n)).applied).toBe(true);
+      expect((await tc.client.read('etcd:a')).total).toBe(8n);
+
+      // The prefix now holds a directory: refused, and the node directory it was given is left as it was (absent).
+      const fresh = path.join(scratch, 'fresh');
+      const refused = restoreInto(fresh);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+      expect(refused.stderr).toMatch(/already holds/);
+      expect(fs.existsSync(path.join(fresh, 'node-0-primary'))).toBe(false);
+      expect((await tc.client.read('etcd:a')).total).toBe(8n);
     },
   );
 });
