@@ -1,7 +1,8 @@
 // The layout of a backup directory, written and read only here: a
-// directory export (directory.json), one file of snapshot chunks per pair
-// (pair-N.snapshot: each chunk as a 4-byte little-endian length and the
-// bytes the node encoded), and manifest.json, written last, naming every
+// directory export (directory.json), one file per pair (pair-N.snapshot:
+// the pieces its primary streamed, checkpoint chunks then entry blocks,
+// each as a 4-byte little-endian length and the bytes the node encoded),
+// and manifest.json, written last, naming every
 // file with its size and SHA-256. A directory without a valid manifest is
 // not a backup.
 import crypto from 'node:crypto';
@@ -25,10 +26,12 @@ export interface ManifestPair {
   /** The primary the snapshot was read from: its address and its log's identity. */
   node: string;
   nodeId: string;
-  /** The primary's epoch when it streamed; the snapshot's own lsn and epoch (decimal). */
+  /** The primary's epoch when it streamed; its checkpoint's lsn and epoch; the lsn its entries reach (decimal). */
   epoch: string;
   snapshotLsn: string;
   snapshotEpoch: string;
+  endLsn: string;
+  /** Checkpoint chunks, then entries past the checkpoint (endLsn - snapshotLsn of them). */
   chunkCount: number;
   shardCount: number;
   keyCount: number;
@@ -91,8 +94,9 @@ export function readManifest(dir: string): BackupManifest {
   value.pairs.forEach((pair, index) => {
     if (pair?.pair !== index) notBackup(dir, `pair ${index} is numbered ${String(pair?.pair)}`);
     if (pair.file !== pairFileName(index) || !names.has(pair.file)) notBackup(dir, `pair ${index} file ${String(pair.file)}`);
-    if (!/^\d{1,19}$/.test(String(pair.snapshotLsn)) || !/^\d{1,19}$/.test(String(pair.snapshotEpoch)))
-      notBackup(dir, `pair ${index} snapshot lsn or epoch`);
+    if (![pair.snapshotLsn, pair.snapshotEpoch, pair.endLsn].every((value) => /^\d{1,19}$/.test(String(value))))
+      notBackup(dir, `pair ${index} snapshot lsn, epoch or end lsn`);
+    if (BigInt(pair.endLsn) < BigInt(pair.snapshotLsn)) notBackup(dir, `pair ${index} ends before its snapshot`);
   });
   return value as BackupManifest;
 }
@@ -109,7 +113,7 @@ export function sha256Of(file: string): string {
   return hash.digest('hex');
 }
 
-/** Appends chunks to a pair file, each length-prefixed. */
+/** Appends pieces to a pair file, each length-prefixed. */
 export class ChunkFileWriter {
   private readonly fd: number;
   sizeBytes = 0;
@@ -133,26 +137,30 @@ export class ChunkFileWriter {
   }
 }
 
-/** A pair file's chunks, decoded in order; INVALID_ARGUMENT naming the file when its framing is broken. */
-export function* readChunks(file: string): Generator<shardV1.InstallSnapshotRequest__Output> {
+/** A pair file's pieces as the node encoded them. */
+export function decodePiece(bytes: Buffer): shardV1.SnapshotStreamPiece__Output {
+  return shardNodeServiceDefinition.StreamSnapshot!.responseDeserialize(bytes) as shardV1.SnapshotStreamPiece__Output;
+}
+
+/** A pair file's pieces, decoded in order; INVALID_ARGUMENT naming the file when its framing is broken. */
+export function* readPieces(file: string): Generator<shardV1.SnapshotStreamPiece__Output> {
   const bytes = fs.readFileSync(file);
-  const decode = shardNodeServiceDefinition.InstallSnapshot!.requestDeserialize;
   let offset = 0;
   while (offset < bytes.length) {
     if (offset + 4 > bytes.length) throw new TallyError(ErrorCode.invalidArgument, `${path.basename(file)}: truncated chunk length`);
     const length = bytes.readUInt32LE(offset);
     if (length > chunkBytesMax || offset + 4 + length > bytes.length)
       throw new TallyError(ErrorCode.invalidArgument, `${path.basename(file)}: chunk at byte ${offset} runs past the file`);
-    let chunk: shardV1.InstallSnapshotRequest__Output;
+    let piece: shardV1.SnapshotStreamPiece__Output;
     try {
-      chunk = decode(bytes.subarray(offset + 4, offset + 4 + length)) as shardV1.InstallSnapshotRequest__Output;
+      piece = decodePiece(bytes.subarray(offset + 4, offset + 4 + length));
     } catch (error) {
       throw new TallyError(
         ErrorCode.invalidArgument,
         `${path.basename(file)}: chunk at byte ${offset} does not decode (${(error as Error).message})`,
       );
     }
-    yield chunk;
+    yield piece;
     offset += 4 + length;
   }
 }

@@ -1,7 +1,7 @@
 // `tally restore --from DIR`: a new cluster's data built offline, before
 // its processes first start. Each pair's primary gets a log holding the
-// pair's snapshot as its checkpoint (written by the node's own install
-// code: totals, parts, key windows); its follower starts empty and is
+// pair's checkpoint and the entries past it, written by the node's own
+// install and append code (totals, parts, key windows, entries); its follower starts empty and is
 // filled by the primary's snapshot install, as a replaced node is. The
 // directory goes into the new router's store with the backup's counters,
 // shard ids, generations and owed tasks, and no pairs: the router
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { ErrorCode, TallyError } from '../common/index.ts';
 import { ShardLog, logFileOf } from '../node/index.ts';
 import { openDirectoryTransfer, type DirectoryLocation } from '../router/index.ts';
-import { pairChunks, verifyBackup } from './verify-backup.ts';
+import { pairPieces, verifyBackup } from './verify-backup.ts';
 
 /**
  * The epoch a restored log's history is written at: the one a router gives
@@ -82,11 +82,20 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
         const log = ShardLog.open(dir, undefined, `restore of pair ${index}`);
         try {
           log.beginInstall(`restore-${pair.nodeId || index}`);
-          for (const chunk of pairChunks(options.from, pair)) {
-            for (const entry of chunk.keys) if (entry.epoch > restoredEpoch) entry.epoch = restoredEpoch;
-            log.installChunk(chunk);
+          let installed = false;
+          for (const piece of pairPieces(options.from, pair)) {
+            if (piece.chunk !== undefined) {
+              for (const entry of piece.chunk.keys) entry.epoch = restoredEpoch;
+              log.installChunk(piece.chunk);
+              continue;
+            }
+            // The entries past the checkpoint follow it, as a refilled follower appends them after its install.
+            if (!installed) log.finishInstall(BigInt(pair.snapshotLsn), restoredEpoch);
+            installed = true;
+            for (const entry of piece.entries) entry.epoch = restoredEpoch;
+            log.appendReplicated(piece.entries);
           }
-          log.finishInstall(BigInt(pair.snapshotLsn), restoredEpoch);
+          if (!installed) log.finishInstall(BigInt(pair.snapshotLsn), restoredEpoch);
         } finally {
           log.close();
         }

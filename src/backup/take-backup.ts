@@ -15,12 +15,12 @@ import {
   clientChannelOptions,
   deadlineIn,
   fromServiceError,
-  shardNodeServiceDefinition,
   type counterV1,
   type shardV1,
 } from '../common/index.ts';
 import {
   ChunkFileWriter,
+  decodePiece,
   backupFormat,
   backupVersion,
   directoryFileName,
@@ -30,7 +30,7 @@ import {
   type BackupManifest,
   type ManifestPair,
 } from './backup-format.ts';
-import { snapshotChunkOf } from './verify-backup.ts';
+import { pairPieces } from './verify-backup.ts';
 
 export interface BackupOptions {
   out: string;
@@ -57,7 +57,7 @@ function unaryCall<Response>(
   });
 }
 
-/** Streams one pair's chunks into its file; what the manifest says of it. */
+/** Streams one pair's pieces into its file and checks them all (CRCs, order, reach); what the manifest says of it. */
 async function backupPair(
   client: AdminClient,
   metadata: Metadata,
@@ -67,51 +67,54 @@ async function backupPair(
 ): Promise<ManifestPair> {
   const file = pairFileName(pairIndex);
   const writer = new ChunkFileWriter(path.join(dir, file));
-  const decode = shardNodeServiceDefinition.InstallSnapshot!.requestDeserialize;
   let first: shardV1.InstallSnapshotRequest__Output | undefined;
   let node = '';
   let nodeId = '';
+  let endLsn = '';
   let chunkCount = 0;
   let shardCount = 0;
   let keyCount = 0;
-  let done = false;
+  let last = false;
   try {
     const stream: ClientReadableStream<counterV1.BackupChunk__Output> = client.BackupPair({ pair: pairIndex }, metadata, {
       deadline: deadlineIn(timeoutMs),
     });
     for await (const message of stream as AsyncIterable<counterV1.BackupChunk__Output>) {
-      // Checked as it arrives: a chunk damaged on the way fails the backup, not a later restore.
-      const request = decode(message.snapshotChunk) as shardV1.InstallSnapshotRequest__Output;
-      const chunk = snapshotChunkOf(request, file);
-      if (request.chunkIndex !== chunkCount || done)
-        throw new TallyError(ErrorCode.internal, `pair ${pairIndex}: chunk ${request.chunkIndex} arrived where ${chunkCount} belongs`);
-      first ??= request;
+      const piece = decodePiece(message.snapshotChunk);
       node = message.node;
       nodeId = message.nodeId;
+      endLsn = piece.endLsn;
       writer.write(message.snapshotChunk);
-      chunkCount++;
-      shardCount += chunk.shards.length;
-      keyCount += chunk.keys.length;
-      done = request.done;
+      if (piece.chunk !== null && piece.chunk !== undefined) {
+        first ??= piece.chunk;
+        chunkCount++;
+        shardCount += piece.chunk.shards.length;
+        keyCount += piece.chunk.keys.length;
+      }
+      last = piece.last;
     }
   } catch (error) {
     throw error instanceof TallyError ? error : fromServiceError(error);
   } finally {
     writer.close();
   }
-  if (first === undefined || !done) throw new TallyError(ErrorCode.unavailable, `pair ${pairIndex}: the snapshot stream ended early`);
-  return {
+  if (first === undefined || !last) throw new TallyError(ErrorCode.unavailable, `pair ${pairIndex}: the snapshot stream ended early`);
+  const pair: ManifestPair = {
     pair: pairIndex,
     node,
     nodeId,
     epoch: first.epoch,
     snapshotLsn: first.snapshotLsn,
     snapshotEpoch: first.snapshotEpoch,
+    endLsn,
     chunkCount,
     shardCount,
     keyCount,
     file,
   };
+  // Checked before the manifest may name it: damage on the way fails the backup, not a later restore.
+  for (const _piece of pairPieces(dir, pair));
+  return pair;
 }
 
 function writeSynced(file: string, text: string): void {

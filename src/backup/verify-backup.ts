@@ -1,14 +1,16 @@
 // `tally backup verify`: a backup is whole when its manifest is, every file
-// it names has the size and SHA-256 it records, every pair file's chunks
-// decode, follow each other (one snapshot, chunks 0.. in order, the last
-// done) and pass their own CRC-32, and the directory export is consistent.
+// it names has the size and SHA-256 it records, every pair file's pieces
+// decode, follow each other (one snapshot's chunks 0.. in order, the last
+// done, then entries from the snapshot's lsn to the manifest's end, then
+// the last piece) and pass their own CRC-32, and the directory export is
+// consistent.
 // It reads only.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCode, TallyError, type shardV1 } from '../common/index.ts';
-import { chunkChecksum, decodeReplicated, type SnapshotChunk } from '../node/index.ts';
+import { bytesChecksum, chunkChecksum, decodeEntryColumns, decodeReplicated, type SnapshotChunk, type StoredEntry } from '../node/index.ts';
 import { validateSnapshot, type DirectorySnapshot } from '../router/index.ts';
-import { directoryFileName, readChunks, readManifest, sha256Of, type BackupManifest, type ManifestPair } from './backup-format.ts';
+import { directoryFileName, readPieces, readManifest, sha256Of, type BackupManifest, type ManifestPair } from './backup-format.ts';
 
 export interface VerifiedBackup {
   manifest: BackupManifest;
@@ -38,28 +40,56 @@ export function snapshotChunkOf(request: shardV1.InstallSnapshotRequest__Output,
   return chunk;
 }
 
-/** Every chunk of one pair's file, checked as a sequence; yields each as the log installs it. */
-export function* pairChunks(dir: string, pair: ManifestPair): Generator<SnapshotChunk> {
+/** What a pair file holds, in order: checkpoint chunks, then blocks of the entries past the checkpoint. */
+export type PairPiece = { chunk: SnapshotChunk; entries?: undefined } | { chunk?: undefined; entries: StoredEntry[] };
+
+/** Every piece of one pair's file, checked as a sequence; yields each as the log writes it. */
+export function* pairPieces(dir: string, pair: ManifestPair): Generator<PairPiece> {
   let snapshotId: string | undefined;
-  let index = 0;
-  let done = false;
+  let chunkIndex = 0;
+  let chunksDone = false;
+  let last = false;
   const snapshotLsn = BigInt(pair.snapshotLsn);
-  for (const request of readChunks(path.join(dir, pair.file))) {
-    if (done) damaged(pair.file, `chunk ${request.chunkIndex} follows the last`);
-    snapshotId ??= request.snapshotId;
-    if (request.snapshotId !== snapshotId || request.chunkIndex !== index)
-      damaged(pair.file, `chunk ${request.chunkIndex} of ${request.snapshotId} where chunk ${index} of ${snapshotId} belongs`);
-    if (BigInt(request.snapshotLsn) !== snapshotLsn || request.snapshotEpoch !== pair.snapshotEpoch)
-      damaged(pair.file, `chunk ${index} is of lsn ${request.snapshotLsn}, the manifest says ${pair.snapshotLsn}`);
-    const chunk = snapshotChunkOf(request, pair.file);
-    if (chunk.keys.some((entry) => entry.lsn > snapshotLsn || entry.idempotencyKey.length === 0))
-      damaged(pair.file, `chunk ${index} holds a key entry past the snapshot or without a key`);
-    yield chunk;
-    done = request.done;
-    index++;
+  let afterLsn = snapshotLsn;
+  for (const piece of readPieces(path.join(dir, pair.file))) {
+    if (last) damaged(pair.file, 'a piece follows the last');
+    if (piece.endLsn !== pair.endLsn) damaged(pair.file, `a piece reaches lsn ${piece.endLsn}, the manifest says ${pair.endLsn}`);
+    const request = piece.chunk;
+    if (request !== null && request !== undefined) {
+      if (chunksDone) damaged(pair.file, `chunk ${request.chunkIndex} follows the last chunk`);
+      snapshotId ??= request.snapshotId;
+      if (request.snapshotId !== snapshotId || request.chunkIndex !== chunkIndex)
+        damaged(pair.file, `chunk ${request.chunkIndex} of ${request.snapshotId} where chunk ${chunkIndex} of ${snapshotId} belongs`);
+      if (BigInt(request.snapshotLsn) !== snapshotLsn || request.snapshotEpoch !== pair.snapshotEpoch)
+        damaged(pair.file, `chunk ${chunkIndex} is of lsn ${request.snapshotLsn}, the manifest says ${pair.snapshotLsn}`);
+      const chunk = snapshotChunkOf(request, pair.file);
+      if (chunk.keys.some((entry) => entry.lsn > snapshotLsn || entry.idempotencyKey.length === 0))
+        damaged(pair.file, `chunk ${chunkIndex} holds a key entry past the snapshot or without a key`);
+      yield { chunk };
+      chunksDone = request.done;
+      chunkIndex++;
+      continue;
+    }
+    if (!chunksDone) damaged(pair.file, `entries or the end before the last checkpoint chunk (after ${chunkIndex} chunks)`);
+    if (piece.last) {
+      last = true;
+      continue;
+    }
+    if (BigInt(piece.prevLsn) !== afterLsn) damaged(pair.file, `entries after lsn ${piece.prevLsn} where lsn ${afterLsn + 1n} belongs`);
+    if (bytesChecksum(piece.columns) !== piece.columnsCrc32) damaged(pair.file, `entries after lsn ${piece.prevLsn} fail their CRC-32`);
+    let entries: StoredEntry[];
+    try {
+      entries = decodeEntryColumns(afterLsn + 1n, piece.entryCount, piece.columns);
+    } catch (error) {
+      damaged(pair.file, `entries after lsn ${piece.prevLsn} are malformed (${(error as Error).message})`);
+    }
+    if (entries.length === 0) damaged(pair.file, `an empty block of entries after lsn ${piece.prevLsn}`);
+    afterLsn += BigInt(entries.length);
+    yield { entries };
   }
-  if (!done) damaged(pair.file, `ends after ${index} chunks without the last one`);
-  if (index !== pair.chunkCount) damaged(pair.file, `holds ${index} chunks, the manifest says ${pair.chunkCount}`);
+  if (!last) damaged(pair.file, `ends after ${chunkIndex} chunks and entries up to lsn ${afterLsn} without its last piece`);
+  if (chunkIndex !== pair.chunkCount) damaged(pair.file, `holds ${chunkIndex} chunks, the manifest says ${pair.chunkCount}`);
+  if (afterLsn !== BigInt(pair.endLsn)) damaged(pair.file, `entries reach lsn ${afterLsn}, the manifest says ${pair.endLsn}`);
 }
 
 /** Checks the whole backup in dir; INVALID_ARGUMENT when it is not one or when a file is damaged (naming it). */
@@ -77,7 +107,7 @@ export function verifyBackup(dir: string): VerifiedBackup {
     if (sha256Of(file) !== entry.sha256) damaged(entry.name, 'SHA-256 differs from the manifest');
   }
   let chunkCount = 0;
-  for (const pair of manifest.pairs) for (const _chunk of pairChunks(dir, pair)) chunkCount++;
+  for (const pair of manifest.pairs) for (const _piece of pairPieces(dir, pair)) chunkCount++;
   let directory: DirectorySnapshot;
   try {
     directory = validateSnapshot(JSON.parse(fs.readFileSync(path.join(dir, directoryFileName), 'utf8')));

@@ -2,5 +2,13 @@
 // the log opened on a data directory no node is running on, and the
 // snapshot chunk codec and checks the install path uses. A running node
 // imports none of this through here.
-export { ShardLog, logFileOf, chunkChecksum, type SnapshotChunk } from './log/index.ts';
+export {
+  ShardLog,
+  logFileOf,
+  bytesChecksum,
+  chunkChecksum,
+  decodeEntryColumns,
+  type SnapshotChunk,
+  type StoredEntry,
+} from './log/index.ts';
 export { decodeReplicated } from './replication/index.ts';

@@ -1,8 +1,10 @@
-// StreamSnapshot: this node's whole state for a backup, as the chunks a
-// follower's InstallSnapshot gets (same content, same checksums). It first
-// folds the checkpoint up to the log's end at the call's arrival, so the
-// snapshot holds every increment acknowledged before the backup asked. It
-// only reads: it never changes the log, the memory or the role.
+// StreamSnapshot: this node's whole state for a backup, as a follower
+// refilled from it gets it: the checkpoint as InstallSnapshot's chunks (same
+// content, same checksums), then the entries past it as AppendEntries'
+// column blocks, up to the log's end when the call arrived, from one fixed
+// view of the log. It only reads: it never changes the log, the memory or
+// the role.
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import {
@@ -16,14 +18,12 @@ import {
   type Logger,
   type shardV1,
 } from '../common/index.ts';
-import { chunkChecksum, type ShardLog } from './log/index.ts';
+import { bytesChecksum, chunkChecksum, encodeEntryColumns, type ShardLog } from './log/index.ts';
 import type { NodeState } from './state/index.ts';
-import { entryToWire } from './replication/index.ts';
+import { entryToWire, entryWireBytes } from './replication/index.ts';
 
-/** How long a backup waits for the checkpoint to reach the log's end when the caller does not say. */
-const foldWaitDefaultMs = 10_000;
-/** Between fold attempts while waiting: the checkpointer may be mid-round, or the follower a commit behind. */
-const foldRetryDelayMs = 20;
+/** Entries read from the view at a time; the pieces sent are bounded by bytes. */
+const tailReadEntries = 1024;
 
 export interface SnapshotExportDeps {
   state: NodeState;
@@ -31,27 +31,15 @@ export interface SnapshotExportDeps {
   dedupWindowMs: number;
   /** The node's log clock: which keys the snapshot carries, as entries were stamped. */
   logClock: () => number;
-  /** Folds everything safe now (Checkpointer.run). */
+  /** Folds everything safe now (Checkpointer.run): a shorter tail to send. */
   foldNow: () => Promise<void>;
   logger: Logger;
 }
 
-type SnapshotCall = ServerWritableStream<shardV1.StreamSnapshotRequest__Output, shardV1.InstallSnapshotRequest>;
+type SnapshotCall = ServerWritableStream<shardV1.StreamSnapshotRequest__Output, shardV1.SnapshotStreamPiece>;
 
 export function createSnapshotExport(deps: SnapshotExportDeps): { StreamSnapshot: (call: SnapshotCall) => void } {
   const { state, log, logger } = deps;
-
-  /** Folds until the checkpoint covers targetLsn; false when waitMs passed first. */
-  const foldUpTo = async (targetLsn: bigint, waitMs: number, call: SnapshotCall): Promise<boolean> => {
-    const attemptsMax = Math.ceil(waitMs / foldRetryDelayMs) + 1;
-    for (let attempt = 0; attempt < attemptsMax && !call.cancelled; attempt++) {
-      if (log.checkpointLsn >= targetLsn) return true;
-      await deps.foldNow();
-      if (log.checkpointLsn >= targetLsn) return true;
-      await new Promise((resolve) => setTimeout(resolve, foldRetryDelayMs));
-    }
-    return log.checkpointLsn >= targetLsn;
-  };
 
   /** Resolves once the stream can take more (a slow reader holds the view, not our memory). */
   const drained = (call: SnapshotCall): Promise<void> =>
@@ -72,16 +60,15 @@ export function createSnapshotExport(deps: SnapshotExportDeps): { StreamSnapshot
       throw new TallyError(ErrorCode.unavailable, 'node is not ready (replaying its log, installing a snapshot or shutting down)');
     if (state.role.role !== 'primary')
       throw new TallyError(ErrorCode.failedPrecondition, `a backup reads a pair's primary; this node is ${state.role.role}`);
-    const targetLsn = log.lastLsn;
-    const waitMs = call.request.waitMs > 0 ? call.request.waitMs : foldWaitDefaultMs;
-    if (!(await foldUpTo(targetLsn, waitMs, call)))
-      throw new TallyError(
-        ErrorCode.unavailable,
-        `the checkpoint is at lsn ${log.checkpointLsn}, short of ${targetLsn} after ${waitMs} ms (is the follower out of sync?): no snapshot taken`,
-      );
+    // Best effort: what is folded travels as totals, not entries. The view is the backup's moment.
+    await deps.foldNow();
     const epoch = state.role.epoch;
     const view = log.openView();
     try {
+      const endLsn = view.lastLsn.toString();
+      const send = async (piece: shardV1.SnapshotStreamPiece): Promise<void> => {
+        if (!call.write({ ...piece, endLsn })) await drained(call);
+      };
       const snapshotId = randomUUID();
       const chunks = view.snapshotChunks(nodeCallBytesMax, deps.logClock() - deps.dedupWindowMs);
       let next = chunks.next();
@@ -89,23 +76,46 @@ export function createSnapshotExport(deps: SnapshotExportDeps): { StreamSnapshot
         if (call.cancelled) return;
         const chunk = next.value;
         next = chunks.next();
-        const request: shardV1.InstallSnapshotRequest = {
-          protocol: shardProtocolStamp,
-          epoch: epoch.toString(),
-          snapshotId,
-          chunkIndex,
-          snapshotLsn: view.checkpointLsn.toString(),
-          snapshotEpoch: view.checkpointEpoch.toString(),
-          shards: chunk.shards.map(([shardId, total]) => ({ shardId, total: total.toString() })),
-          parts: chunk.parts,
-          keys: chunk.keys.map(entryToWire),
-          done: next.done === true,
-          chunkCrc32: chunkChecksum(chunk),
-          chunkChecked: true,
-        };
-        if (!call.write(request)) await drained(call);
+        await send({
+          chunk: {
+            protocol: shardProtocolStamp,
+            epoch: epoch.toString(),
+            snapshotId,
+            chunkIndex,
+            snapshotLsn: view.checkpointLsn.toString(),
+            snapshotEpoch: view.checkpointEpoch.toString(),
+            shards: chunk.shards.map(([shardId, total]) => ({ shardId, total: total.toString() })),
+            parts: chunk.parts,
+            keys: chunk.keys.map(entryToWire),
+            done: next.done === true,
+            chunkCrc32: chunkChecksum(chunk),
+            chunkChecked: true,
+          },
+        });
       }
-      logger.info('snapshot streamed for a backup', { snapshotId, snapshotLsn: view.checkpointLsn, targetLsn });
+      // The tail: bounded by the view's end, each read returns at least one entry or the view is broken.
+      let afterLsn = view.checkpointLsn;
+      const readsMax = Number(view.lastLsn - view.checkpointLsn) + 1;
+      for (let read = 0; afterLsn < view.lastLsn && read < readsMax; read++) {
+        if (call.cancelled) return;
+        const entries = view.entriesAfter(afterLsn, view.lastLsn, tailReadEntries);
+        assert.ok(entries.length > 0 && entries[0]!.lsn === afterLsn + 1n, `the log view has no entry after lsn ${afterLsn}`);
+        let first = 0;
+        let sizeBytes = 0;
+        for (let index = 0; index < entries.length; index++) {
+          sizeBytes += entryWireBytes(entries[index]!);
+          if (sizeBytes < nodeCallBytesMax / 2 && index < entries.length - 1) continue;
+          const block = entries.slice(first, index + 1);
+          const columns = encodeEntryColumns(block);
+          await send({ prevLsn: afterLsn.toString(), entryCount: block.length, columns, columnsCrc32: bytesChecksum(columns) });
+          afterLsn = block[block.length - 1]!.lsn;
+          first = index + 1;
+          sizeBytes = 0;
+        }
+      }
+      assert.equal(afterLsn, view.lastLsn, 'the backup stream reaches the end of its view');
+      await send({ last: true });
+      logger.info('snapshot streamed for a backup', { snapshotId, snapshotLsn: view.checkpointLsn, endLsn: view.lastLsn });
     } finally {
       view.close();
     }

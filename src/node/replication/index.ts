@@ -2,4 +2,4 @@
 // (streaming, catch-up, snapshot install) and the follower's side.
 export { createFollower, decodeReplicated } from './follower.ts';
 export { Replicator } from './replicator.ts';
-export { entryToWire } from './entry-wire.ts';
+export { entryToWire, entryWireBytes } from './entry-wire.ts';

@@ -1,4 +1,4 @@
-// AdminService's backup calls (tally backup): one pair's snapshot relayed
+// AdminService's backup calls (tally backup): one pair's state relayed
 // from its primary as the node encoded it, and the directory as a JSON
 // export. They only read: nothing in the directory or on a node changes.
 import type { ServerWritableStream, ServiceError } from '@grpc/grpc-js';
