@@ -5,6 +5,7 @@
 import { credentials } from '@grpc/grpc-js';
 import { routerAddresses, securityOptions } from './connection.ts';
 import { parseWholeNumber } from './args.ts';
+import { plural } from './format.ts';
 
 /** One backup or restore command; a usage mistake comes back through usageError (exit 2). */
 export async function backupCommand(
@@ -21,8 +22,8 @@ export async function backupCommand(
     if (args.length !== 1 || from === undefined) throw usageError('expected: tally backup verify --from DIR');
     const { manifest, chunkCount } = verifyBackup(from);
     print(
-      { verified: true, from, pairs: manifest.pairs.length, chunks: chunkCount, counters: manifest.counterCount },
-      `${from}: a whole backup (${manifest.pairs.length} pairs, ${chunkCount} chunks, ${manifest.counterCount} counters, taken ${new Date(manifest.startedUnixMs).toISOString()})`,
+      { verified: true, from, pairs: manifest.pairs.length, pieces: chunkCount, counters: manifest.counterCount },
+      `${from}: a whole backup (${plural(manifest.pairs.length, 'pair')}, ${plural(chunkCount, 'piece')}, ${plural(manifest.counterCount, 'counter')}, taken ${new Date(manifest.startedUnixMs).toISOString()})`,
     );
     return;
   }
@@ -41,7 +42,7 @@ export async function backupCommand(
     const sizeBytes = manifest.files.reduce((sum, file) => sum + file.sizeBytes, 0);
     print(
       manifest,
-      `backup in ${out}: ${manifest.counterCount} counters, ${manifest.pairs.length} pairs (lsn ${manifest.pairs.map((pair) => pair.snapshotLsn).join(', ')}), ${sizeBytes} bytes in ${manifest.finishedUnixMs - manifest.startedUnixMs} ms`,
+      `backup in ${out}: ${plural(manifest.counterCount, 'counter')}, ${plural(manifest.pairs.length, 'pair')} (up to lsn ${manifest.pairs.map((pair) => pair.endLsn).join(', ')}), ${sizeBytes} bytes in ${manifest.finishedUnixMs - manifest.startedUnixMs} ms`,
     );
     return;
   }
@@ -69,6 +70,6 @@ export async function backupCommand(
   });
   print(
     summary,
-    `restored ${summary.counterCount} counters and ${summary.pairCount} pairs (${summary.chunkCount} chunks) from ${from}: start the cluster with its pairs in the order of --node-data-dirs (each a pair's primary)`,
+    `restored ${plural(summary.counterCount, 'counter')} and ${plural(summary.pairCount, 'pair')} (${plural(summary.chunkCount, 'piece')}) from ${from}: start the cluster with its pairs in the order of --node-data-dirs (each a pair's primary)`,
   );
 }

@@ -15,7 +15,13 @@ import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import type { TallyClient } from '../../src/client/index.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
-import { AdminServiceClient, shardNodeServiceDefinition, type shardV1 } from '../../src/common/index.ts';
+import {
+  AdminServiceClient,
+  ShardNodeClient,
+  shardNodeServiceDefinition,
+  shardProtocolStamp,
+  type shardV1,
+} from '../../src/common/index.ts';
 import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { cliNodeArgs, tally } from '../helpers/cli.ts';
 import { Ledger, classify } from '../helpers/load.ts';
@@ -234,6 +240,20 @@ describe('chaos: backup and restore drill', () => {
       } finally {
         admin.close();
       }
+      // A node asked for a backup's stream while it is the follower refuses: only a primary holds the pair's state.
+      const follower = new ShardNodeClient(tc.cluster.node(0, 'follower').address, credentials.createInsecure());
+      try {
+        const refused = await new Promise<ServiceError>((resolve, reject) => {
+          const stream = follower.StreamSnapshot({ protocol: shardProtocolStamp });
+          stream.on('data', () => reject(new Error('a follower streamed a snapshot')));
+          stream.on('error', resolve);
+          stream.on('end', () => reject(new Error('the stream ended without an error')));
+        });
+        expect(refused.code).toBe(status.FAILED_PRECONDITION);
+        expect(refused.details).toMatch(/a backup reads a pair's primary; this node is follower/);
+      } finally {
+        follower.close();
+      }
 
       // One byte changed in a pair file.
       const tampered = path.join(scratch, 'tampered');
@@ -366,6 +386,40 @@ describe('chaos: backup and restore drill', () => {
       expect(refused.stderr).toMatch(/already holds/);
       expect(fs.existsSync(path.join(fresh, 'node-0-primary'))).toBe(false);
       expect((await tc.client.read('etcd:a')).total).toBe(8n);
+    },
+  );
+  it(
+    'backup over TLS: the admin token takes a backup through the node-only internal API; a client token is refused and leaves nothing',
+    { timeout: 60_000 },
+    async () => {
+      scratch = makeTempDir('backup-tls');
+      tc = await startCluster({ pairs: 1, nodeArgs, secure: true });
+      await tc.client.increment('tls:a', 4n, { idempotencyKey: 'tls-key' });
+      const certDir = tc.certDir!;
+      const common = ['--router', tc.cluster.routerAddress, '--tls-ca', path.join(certDir, 'ca.crt')];
+      const refused = await tally([
+        'backup',
+        '--out',
+        path.join(scratch, 'client'),
+        ...common,
+        '--token-file',
+        path.join(certDir, 'client.token'),
+      ]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/permission_denied: this credential may not call AdminService/);
+      expect(fs.readdirSync(scratch)).toEqual([]);
+      const backup = await tally([
+        'backup',
+        '--out',
+        path.join(scratch, 'admin'),
+        ...common,
+        '--token-file',
+        path.join(certDir, 'admin.token'),
+      ]);
+      expect(backup.code, backup.stderr).toBe(0);
+      const verify = await tally(['backup', 'verify', '--from', path.join(scratch, 'admin')]);
+      expect(verify.code, verify.stderr).toBe(0);
+      expect(verify.stdout).toMatch(/a whole backup \(1 pair, \d+ pieces?, 1 counter,/);
     },
   );
 });
