@@ -99,7 +99,9 @@ export function createSnapshotExport(deps: SnapshotExportDeps): { StreamSnapshot
       for (let read = 0; afterLsn < view.lastLsn && read < readsMax; read++) {
         if (call.cancelled) return;
         const entries = view.entriesAfter(afterLsn, view.lastLsn, tailReadEntries);
-        assert.ok(entries.length > 0 && entries[0]!.lsn === afterLsn + 1n, `the log view has no entry after lsn ${afterLsn}`);
+        // A hole in the view is the log's damage to report, not a reason to stop serving the pair.
+        if (entries.length === 0 || entries[0]!.lsn !== afterLsn + 1n)
+          throw new TallyError(ErrorCode.internal, `the log has no entry after lsn ${afterLsn} below its end ${view.lastLsn}`);
         let first = 0;
         let sizeBytes = 0;
         for (let index = 0; index < entries.length; index++) {
