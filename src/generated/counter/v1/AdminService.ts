@@ -53,17 +53,19 @@ export interface AdminServiceClient extends grpc.Client {
   
   /**
    * One pair's state for a backup (tally backup), from its primary: the
-   * snapshot chunks its node streams, each as the node encoded it (opaque
-   * here; tally backup verify and tally restore read them). The snapshot
-   * covers every increment the pair acknowledged before the call.
+   * pieces its node streams (checkpoint chunks, then the entries past the
+   * checkpoint), each as the node encoded it (opaque here; tally backup
+   * verify and tally restore read them). They cover every increment the
+   * pair acknowledged before the call.
    */
   BackupPair(argument: _counter_v1_BackupPairRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
   BackupPair(argument: _counter_v1_BackupPairRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
   /**
    * One pair's state for a backup (tally backup), from its primary: the
-   * snapshot chunks its node streams, each as the node encoded it (opaque
-   * here; tally backup verify and tally restore read them). The snapshot
-   * covers every increment the pair acknowledged before the call.
+   * pieces its node streams (checkpoint chunks, then the entries past the
+   * checkpoint), each as the node encoded it (opaque here; tally backup
+   * verify and tally restore read them). They cover every increment the
+   * pair acknowledged before the call.
    */
   backupPair(argument: _counter_v1_BackupPairRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
   backupPair(argument: _counter_v1_BackupPairRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
@@ -275,9 +277,10 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
   
   /**
    * One pair's state for a backup (tally backup), from its primary: the
-   * snapshot chunks its node streams, each as the node encoded it (opaque
-   * here; tally backup verify and tally restore read them). The snapshot
-   * covers every increment the pair acknowledged before the call.
+   * pieces its node streams (checkpoint chunks, then the entries past the
+   * checkpoint), each as the node encoded it (opaque here; tally backup
+   * verify and tally restore read them). They cover every increment the
+   * pair acknowledged before the call.
    */
   BackupPair: grpc.handleServerStreamingCall<_counter_v1_BackupPairRequest__Output, _counter_v1_BackupChunk>;
   

@@ -3,7 +3,7 @@
 
 export interface BackupChunk {
   /**
-   * A tally.shard.v1.InstallSnapshotRequest as the node encoded it.
+   * A tally.shard.v1.SnapshotStreamPiece as the node encoded it.
    */
   'snapshotChunk'?: (Buffer | Uint8Array | string);
   /**
@@ -15,7 +15,7 @@ export interface BackupChunk {
 
 export interface BackupChunk__Output {
   /**
-   * A tally.shard.v1.InstallSnapshotRequest as the node encoded it.
+   * A tally.shard.v1.SnapshotStreamPiece as the node encoded it.
    */
   'snapshotChunk': (Buffer);
   /**
