@@ -5,6 +5,7 @@ import { UsageError, expectArgs, parseWholeNumber } from './args.ts';
 import type { CommandSpec } from './command-spec.ts';
 import { clientOf } from './commands-counters.ts';
 import { checkHealth, routerAddresses, securityOptions } from './connection.ts';
+import { backupCommand } from './backup-command.ts';
 import { directoryCommand } from './directory-transfer.ts';
 import { plural, print } from './format.ts';
 import { runTop } from './top.ts';
@@ -115,6 +116,52 @@ export const clusterCommands: CommandSpec[] = [
         },
         (message) => new UsageError(message),
         (text) => process.stderr.write(`${text}\n`),
+      );
+    },
+  },
+  {
+    name: 'backup',
+    synopsis: '--out DIR | verify --from DIR',
+    summary:
+      "an online, consistent copy of the whole cluster (directory, every pair's snapshot, key windows) into a new DIR, manifest last (admin); verify checks a backup's manifest, sizes, SHA-256 and CRCs",
+    flags: {
+      out: { value: 'DIR', help: 'where the backup goes: a directory that does not exist yet' },
+      from: { value: 'DIR', help: 'the backup to verify' },
+    },
+    notes: 'exit codes: 0 a whole backup taken (verified); 1 it failed, naming the file or the call; 2 a usage error',
+    async run({ args, flags, json }) {
+      await backupCommand(
+        'backup',
+        args,
+        flags,
+        (message) => new UsageError(message),
+        (value, text) => print(json, value, text),
+      );
+    },
+  },
+  {
+    name: 'restore',
+    synopsis: '--from DIR (--data-dir ROUTER_DIR | --etcd URL) --node-data-dirs D0[,D1...]',
+    summary:
+      "build a new cluster's data from a backup before it first starts: the directory into the router's store, each pair's log into its primary's data directory, in pair order (docs/operations.md)",
+    router: false,
+    flags: {
+      from: { value: 'DIR', help: 'the backup (tally backup --out)' },
+      'node-data-dirs': { value: 'D0[,D1...]', help: "each pair's primary data directory, in the new cluster's --pairs order" },
+      'data-dir': { value: 'DIR', help: "the embedded store: the new router's --data-dir" },
+      etcd: { value: 'URL[,URL]', help: 'the etcd store: its endpoints' },
+      'etcd-prefix': { value: 'P', help: "the routers' --etcd-prefix" },
+      'etcd-tls-ca': { value: 'FILE', help: 'CA of etcd (https:// endpoints)' },
+      'etcd-tls-cert': { value: 'FILE', help: 'client certificate for etcd, with --etcd-tls-key' },
+      'etcd-tls-key': { value: 'FILE', help: "the client certificate's key" },
+    },
+    async run({ args, flags, json }) {
+      await backupCommand(
+        'restore',
+        args,
+        flags,
+        (message) => new UsageError(message),
+        (value, text) => print(json, value, text),
       );
     },
   },

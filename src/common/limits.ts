@@ -367,3 +367,6 @@ export const etcdEndpointsMax = 16;
  * step-down.
  */
 export const supervisorKeepalivesPerTtl = 6;
+
+/** How long a router relays one pair's snapshot to a backup: inside a node's callDeadlineMaxMs. */
+export const backupPairStreamTimeoutMs = 55_000;

@@ -34,6 +34,7 @@ export const shardNodeCallerRoles: Readonly<Record<string, readonly PeerRole[]>>
   InstallSnapshot: ['node'],
   ApplyStream: ['router'],
   ReadShardsStream: ['router'],
+  StreamSnapshot: ['router'],
 };
 
 /** ShardNode's long-lived streams: each frame has its own deadline (kept by the router), the stream none. */

@@ -5,6 +5,8 @@ import type { AddDistinctRequest as _counter_v1_AddDistinctRequest, AddDistinctR
 import type { AddDistinctResponse as _counter_v1_AddDistinctResponse, AddDistinctResponse__Output as _counter_v1_AddDistinctResponse__Output } from './counter/v1/AddDistinctResponse.ts';
 import type { AddPairRequest as _counter_v1_AddPairRequest, AddPairRequest__Output as _counter_v1_AddPairRequest__Output } from './counter/v1/AddPairRequest.ts';
 import type { AdminServiceClient as _counter_v1_AdminServiceClient, AdminServiceDefinition as _counter_v1_AdminServiceDefinition } from './counter/v1/AdminService.ts';
+import type { BackupChunk as _counter_v1_BackupChunk, BackupChunk__Output as _counter_v1_BackupChunk__Output } from './counter/v1/BackupChunk.ts';
+import type { BackupPairRequest as _counter_v1_BackupPairRequest, BackupPairRequest__Output as _counter_v1_BackupPairRequest__Output } from './counter/v1/BackupPairRequest.ts';
 import type { ClearRequest as _counter_v1_ClearRequest, ClearRequest__Output as _counter_v1_ClearRequest__Output } from './counter/v1/ClearRequest.ts';
 import type { ClearResponse as _counter_v1_ClearResponse, ClearResponse__Output as _counter_v1_ClearResponse__Output } from './counter/v1/ClearResponse.ts';
 import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from './counter/v1/ClusterStatusRequest.ts';
@@ -19,6 +21,8 @@ import type { DeleteCounterResponse as _counter_v1_DeleteCounterResponse, Delete
 import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from './counter/v1/DescribeRequest.ts';
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from './counter/v1/DescribeResponse.ts';
 import type { DrainPairRequest as _counter_v1_DrainPairRequest, DrainPairRequest__Output as _counter_v1_DrainPairRequest__Output } from './counter/v1/DrainPairRequest.ts';
+import type { ExportDirectoryRequest as _counter_v1_ExportDirectoryRequest, ExportDirectoryRequest__Output as _counter_v1_ExportDirectoryRequest__Output } from './counter/v1/ExportDirectoryRequest.ts';
+import type { ExportDirectoryResponse as _counter_v1_ExportDirectoryResponse, ExportDirectoryResponse__Output as _counter_v1_ExportDirectoryResponse__Output } from './counter/v1/ExportDirectoryResponse.ts';
 import type { HotCounter as _counter_v1_HotCounter, HotCounter__Output as _counter_v1_HotCounter__Output } from './counter/v1/HotCounter.ts';
 import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from './counter/v1/HotRequest.ts';
 import type { HotResponse as _counter_v1_HotResponse, HotResponse__Output as _counter_v1_HotResponse__Output } from './counter/v1/HotResponse.ts';
@@ -72,6 +76,8 @@ export interface ProtoGrpcType {
       AddPairRequest: MessageTypeDefinition<_counter_v1_AddPairRequest, _counter_v1_AddPairRequest__Output>
       AdminService: SubtypeConstructor<typeof grpc.Client, _counter_v1_AdminServiceClient> & { service: _counter_v1_AdminServiceDefinition }
       AutoscaleMode: EnumTypeDefinition
+      BackupChunk: MessageTypeDefinition<_counter_v1_BackupChunk, _counter_v1_BackupChunk__Output>
+      BackupPairRequest: MessageTypeDefinition<_counter_v1_BackupPairRequest, _counter_v1_BackupPairRequest__Output>
       ClearRequest: MessageTypeDefinition<_counter_v1_ClearRequest, _counter_v1_ClearRequest__Output>
       ClearResponse: MessageTypeDefinition<_counter_v1_ClearResponse, _counter_v1_ClearResponse__Output>
       ClusterStatusRequest: MessageTypeDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusRequest__Output>
@@ -87,6 +93,8 @@ export interface ProtoGrpcType {
       DescribeRequest: MessageTypeDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeRequest__Output>
       DescribeResponse: MessageTypeDefinition<_counter_v1_DescribeResponse, _counter_v1_DescribeResponse__Output>
       DrainPairRequest: MessageTypeDefinition<_counter_v1_DrainPairRequest, _counter_v1_DrainPairRequest__Output>
+      ExportDirectoryRequest: MessageTypeDefinition<_counter_v1_ExportDirectoryRequest, _counter_v1_ExportDirectoryRequest__Output>
+      ExportDirectoryResponse: MessageTypeDefinition<_counter_v1_ExportDirectoryResponse, _counter_v1_ExportDirectoryResponse__Output>
       HotCounter: MessageTypeDefinition<_counter_v1_HotCounter, _counter_v1_HotCounter__Output>
       HotRequest: MessageTypeDefinition<_counter_v1_HotRequest, _counter_v1_HotRequest__Output>
       HotResponse: MessageTypeDefinition<_counter_v1_HotResponse, _counter_v1_HotResponse__Output>

@@ -32,8 +32,10 @@ import type { ShardCheck as _tally_shard_v1_ShardCheck, ShardCheck__Output as _t
 import type { ShardNodeClient as _tally_shard_v1_ShardNodeClient, ShardNodeDefinition as _tally_shard_v1_ShardNodeDefinition } from './tally/shard/v1/ShardNode.ts';
 import type { SnapshotPart as _tally_shard_v1_SnapshotPart, SnapshotPart__Output as _tally_shard_v1_SnapshotPart__Output } from './tally/shard/v1/SnapshotPart.ts';
 import type { SnapshotShard as _tally_shard_v1_SnapshotShard, SnapshotShard__Output as _tally_shard_v1_SnapshotShard__Output } from './tally/shard/v1/SnapshotShard.ts';
+import type { SnapshotStreamPiece as _tally_shard_v1_SnapshotStreamPiece, SnapshotStreamPiece__Output as _tally_shard_v1_SnapshotStreamPiece__Output } from './tally/shard/v1/SnapshotStreamPiece.ts';
 import type { StatusRequest as _tally_shard_v1_StatusRequest, StatusRequest__Output as _tally_shard_v1_StatusRequest__Output } from './tally/shard/v1/StatusRequest.ts';
 import type { StatusResponse as _tally_shard_v1_StatusResponse, StatusResponse__Output as _tally_shard_v1_StatusResponse__Output } from './tally/shard/v1/StatusResponse.ts';
+import type { StreamSnapshotRequest as _tally_shard_v1_StreamSnapshotRequest, StreamSnapshotRequest__Output as _tally_shard_v1_StreamSnapshotRequest__Output } from './tally/shard/v1/StreamSnapshotRequest.ts';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -75,8 +77,10 @@ export interface ProtoGrpcType {
         ShardNode: SubtypeConstructor<typeof grpc.Client, _tally_shard_v1_ShardNodeClient> & { service: _tally_shard_v1_ShardNodeDefinition }
         SnapshotPart: MessageTypeDefinition<_tally_shard_v1_SnapshotPart, _tally_shard_v1_SnapshotPart__Output>
         SnapshotShard: MessageTypeDefinition<_tally_shard_v1_SnapshotShard, _tally_shard_v1_SnapshotShard__Output>
+        SnapshotStreamPiece: MessageTypeDefinition<_tally_shard_v1_SnapshotStreamPiece, _tally_shard_v1_SnapshotStreamPiece__Output>
         StatusRequest: MessageTypeDefinition<_tally_shard_v1_StatusRequest, _tally_shard_v1_StatusRequest__Output>
         StatusResponse: MessageTypeDefinition<_tally_shard_v1_StatusResponse, _tally_shard_v1_StatusResponse__Output>
+        StreamSnapshotRequest: MessageTypeDefinition<_tally_shard_v1_StreamSnapshotRequest, _tally_shard_v1_StreamSnapshotRequest__Output>
       }
     }
   }

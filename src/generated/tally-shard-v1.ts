@@ -34,5 +34,7 @@ export type * from './tally/shard/v1/ShardCheck.ts';
 export type * from './tally/shard/v1/ShardNode.ts';
 export type * from './tally/shard/v1/SnapshotPart.ts';
 export type * from './tally/shard/v1/SnapshotShard.ts';
+export type * from './tally/shard/v1/SnapshotStreamPiece.ts';
 export type * from './tally/shard/v1/StatusRequest.ts';
 export type * from './tally/shard/v1/StatusResponse.ts';
+export type * from './tally/shard/v1/StreamSnapshotRequest.ts';

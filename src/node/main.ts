@@ -176,6 +176,8 @@ runMain(async () => {
       zone: config.zone,
       replicationAddress: config.advertiseReplicationAddress,
       streams,
+      // Bound once the checkpointer exists (below); a call before then finds the node not ready.
+      foldNow: () => checkpointer.run(),
     }),
   );
   // A node takes TLS connections only from peers whose certificate chains to the cluster CA.

@@ -37,6 +37,7 @@ import { type Replicator, createFollower } from './replication/index.ts';
 import { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';
 import type { ReadShardsAnswer } from './read-shards-codec.ts';
 import { serveFrames, type FrameStreams } from './frame-streams.ts';
+import { createSnapshotExport } from './snapshot-export.ts';
 
 const emptyKey = Buffer.alloc(0);
 
@@ -59,6 +60,8 @@ export function createNodeService(deps: {
   replicationAddress: string;
   /** The streams served, so a shutdown can end them. */
   streams: FrameStreams;
+  /** Folds the checkpoint as far as is safe now (a backup's snapshot waits for it). */
+  foldNow: () => Promise<void>;
 }) {
   const { state, log, memory, committer, replicator, dedup, metrics, logger } = deps;
   const { totals } = memory;
@@ -449,6 +452,7 @@ export function createNodeService(deps: {
     ApplyStream: streamed('ApplyStream', apply),
     // Answers written by the lean encoder too (read-shards-codec.ts).
     ReadShardsStream: streamed('ReadShardsStream', readShards),
+    ...createSnapshotExport({ state, log, dedupWindowMs: deps.dedupWindowMs, logClock: deps.logClock, foldNow: deps.foldNow, logger }),
   };
 }
 

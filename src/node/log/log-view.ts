@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { replayBatchRows } from '../../common/index.ts';
-import { EntryKind, entryOfRow, rowColumns, type RawRow } from './log-entry.ts';
+import { EntryKind, entryOfRow, rowColumns, type RawRow, type StoredEntry } from './log-entry.ts';
 import { checkpointPartsSql, rowsOf } from './log-statements.ts';
 import { checkedPart } from './checksums.ts';
 import { MergedReader } from './commit-records.ts';
@@ -79,6 +79,11 @@ export class LogView {
       afterLsn = entries[entries.length - 1]!.lsn;
       await new Promise((resolve) => setImmediate(resolve));
     }
+  }
+
+  /** Entries after afterLsn up to uptoLsn, at most limit, checked as read: the tail past the checkpoint a backup carries. */
+  entriesAfter(afterLsn: bigint, uptoLsn: bigint, limit: number): StoredEntry[] {
+    return this.reader.entriesAfter(afterLsn, uptoLsn, limit);
   }
 
   /**

@@ -28,6 +28,7 @@ import type { Directory, CounterInfo, PairInfo } from '../directory/index.ts';
 import { shardRatesOf, type Autoscaler, skewOf, type HeatTracker } from '../sizing/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
+import { createBackupHandlers } from './backup-handlers.ts';
 
 /** What AdminService hands its calls to. */
 export interface AdminServiceDeps {
@@ -229,5 +230,7 @@ export function createAdminService(deps: AdminServiceDeps) {
       logger.info('reconcile', { counter: counter ?? '*', shardsChecked: result.shardsChecked, shardsDrifting: result.shardsDrifting });
       return result;
     }),
+
+    ...createBackupHandlers({ directory, pool, logger }),
   };
 }

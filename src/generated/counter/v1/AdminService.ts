@@ -3,6 +3,8 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { AddPairRequest as _counter_v1_AddPairRequest, AddPairRequest__Output as _counter_v1_AddPairRequest__Output } from '../../counter/v1/AddPairRequest.ts';
+import type { BackupChunk as _counter_v1_BackupChunk, BackupChunk__Output as _counter_v1_BackupChunk__Output } from '../../counter/v1/BackupChunk.ts';
+import type { BackupPairRequest as _counter_v1_BackupPairRequest, BackupPairRequest__Output as _counter_v1_BackupPairRequest__Output } from '../../counter/v1/BackupPairRequest.ts';
 import type { ClusterStatusRequest as _counter_v1_ClusterStatusRequest, ClusterStatusRequest__Output as _counter_v1_ClusterStatusRequest__Output } from '../../counter/v1/ClusterStatusRequest.ts';
 import type { ClusterStatusResponse as _counter_v1_ClusterStatusResponse, ClusterStatusResponse__Output as _counter_v1_ClusterStatusResponse__Output } from '../../counter/v1/ClusterStatusResponse.ts';
 import type { ConfigureRequest as _counter_v1_ConfigureRequest, ConfigureRequest__Output as _counter_v1_ConfigureRequest__Output } from '../../counter/v1/ConfigureRequest.ts';
@@ -11,6 +13,8 @@ import type { DeleteCounterResponse as _counter_v1_DeleteCounterResponse, Delete
 import type { DescribeRequest as _counter_v1_DescribeRequest, DescribeRequest__Output as _counter_v1_DescribeRequest__Output } from '../../counter/v1/DescribeRequest.ts';
 import type { DescribeResponse as _counter_v1_DescribeResponse, DescribeResponse__Output as _counter_v1_DescribeResponse__Output } from '../../counter/v1/DescribeResponse.ts';
 import type { DrainPairRequest as _counter_v1_DrainPairRequest, DrainPairRequest__Output as _counter_v1_DrainPairRequest__Output } from '../../counter/v1/DrainPairRequest.ts';
+import type { ExportDirectoryRequest as _counter_v1_ExportDirectoryRequest, ExportDirectoryRequest__Output as _counter_v1_ExportDirectoryRequest__Output } from '../../counter/v1/ExportDirectoryRequest.ts';
+import type { ExportDirectoryResponse as _counter_v1_ExportDirectoryResponse, ExportDirectoryResponse__Output as _counter_v1_ExportDirectoryResponse__Output } from '../../counter/v1/ExportDirectoryResponse.ts';
 import type { HotRequest as _counter_v1_HotRequest, HotRequest__Output as _counter_v1_HotRequest__Output } from '../../counter/v1/HotRequest.ts';
 import type { HotResponse as _counter_v1_HotResponse, HotResponse__Output as _counter_v1_HotResponse__Output } from '../../counter/v1/HotResponse.ts';
 import type { ListCountersRequest as _counter_v1_ListCountersRequest, ListCountersRequest__Output as _counter_v1_ListCountersRequest__Output } from '../../counter/v1/ListCountersRequest.ts';
@@ -46,6 +50,25 @@ export interface AdminServiceClient extends grpc.Client {
   addPair(argument: _counter_v1_AddPairRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
   addPair(argument: _counter_v1_AddPairRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
   addPair(argument: _counter_v1_AddPairRequest, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * One pair's state for a backup (tally backup), from its primary: the
+   * pieces its node streams (checkpoint chunks, then the entries past the
+   * checkpoint), each as the node encoded it (opaque here; tally backup
+   * verify and tally restore read them). They cover every increment the
+   * pair acknowledged before the call.
+   */
+  BackupPair(argument: _counter_v1_BackupPairRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
+  BackupPair(argument: _counter_v1_BackupPairRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
+  /**
+   * One pair's state for a backup (tally backup), from its primary: the
+   * pieces its node streams (checkpoint chunks, then the entries past the
+   * checkpoint), each as the node encoded it (opaque here; tally backup
+   * verify and tally restore read them). They cover every increment the
+   * pair acknowledged before the call.
+   */
+  backupPair(argument: _counter_v1_BackupPairRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
+  backupPair(argument: _counter_v1_BackupPairRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_BackupChunk__Output>;
   
   ClusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
   ClusterStatus(argument: _counter_v1_ClusterStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_ClusterStatusResponse__Output>): grpc.ClientUnaryCall;
@@ -119,6 +142,21 @@ export interface AdminServiceClient extends grpc.Client {
   drainPair(argument: _counter_v1_DrainPairRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
   drainPair(argument: _counter_v1_DrainPairRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
   drainPair(argument: _counter_v1_DrainPairRequest, callback: grpc.requestCallback<_counter_v1_PairResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The whole directory as one JSON document (tally directory export's
+   * format), read online from this router's copy, in pieces (a directory
+   * of many counters is larger than one message).
+   */
+  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
+  ExportDirectory(argument: _counter_v1_ExportDirectoryRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
+  /**
+   * The whole directory as one JSON document (tally directory export's
+   * format), read online from this router's copy, in pieces (a directory
+   * of many counters is larger than one message).
+   */
+  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
+  exportDirectory(argument: _counter_v1_ExportDirectoryRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_counter_v1_ExportDirectoryResponse__Output>;
   
   /**
    * The hottest counters now: rate, peak, shards, skew, per-shard rates.
@@ -237,6 +275,15 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
    */
   AddPair: grpc.handleUnaryCall<_counter_v1_AddPairRequest__Output, _counter_v1_PairResponse>;
   
+  /**
+   * One pair's state for a backup (tally backup), from its primary: the
+   * pieces its node streams (checkpoint chunks, then the entries past the
+   * checkpoint), each as the node encoded it (opaque here; tally backup
+   * verify and tally restore read them). They cover every increment the
+   * pair acknowledged before the call.
+   */
+  BackupPair: grpc.handleServerStreamingCall<_counter_v1_BackupPairRequest__Output, _counter_v1_BackupChunk>;
+  
   ClusterStatus: grpc.handleUnaryCall<_counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse>;
   
   /**
@@ -260,6 +307,13 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
    * already there stay and keep serving: draining moves nothing.
    */
   DrainPair: grpc.handleUnaryCall<_counter_v1_DrainPairRequest__Output, _counter_v1_PairResponse>;
+  
+  /**
+   * The whole directory as one JSON document (tally directory export's
+   * format), read online from this router's copy, in pieces (a directory
+   * of many counters is larger than one message).
+   */
+  ExportDirectory: grpc.handleServerStreamingCall<_counter_v1_ExportDirectoryRequest__Output, _counter_v1_ExportDirectoryResponse>;
   
   /**
    * The hottest counters now: rate, peak, shards, skew, per-shard rates.
@@ -303,11 +357,13 @@ export interface AdminServiceHandlers extends grpc.UntypedServiceImplementation 
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
   AddPair: MethodDefinition<_counter_v1_AddPairRequest, _counter_v1_PairResponse, _counter_v1_AddPairRequest__Output, _counter_v1_PairResponse__Output>
+  BackupPair: MethodDefinition<_counter_v1_BackupPairRequest, _counter_v1_BackupChunk, _counter_v1_BackupPairRequest__Output, _counter_v1_BackupChunk__Output>
   ClusterStatus: MethodDefinition<_counter_v1_ClusterStatusRequest, _counter_v1_ClusterStatusResponse, _counter_v1_ClusterStatusRequest__Output, _counter_v1_ClusterStatusResponse__Output>
   Configure: MethodDefinition<_counter_v1_ConfigureRequest, _counter_v1_DescribeResponse, _counter_v1_ConfigureRequest__Output, _counter_v1_DescribeResponse__Output>
   DeleteCounter: MethodDefinition<_counter_v1_DeleteCounterRequest, _counter_v1_DeleteCounterResponse, _counter_v1_DeleteCounterRequest__Output, _counter_v1_DeleteCounterResponse__Output>
   Describe: MethodDefinition<_counter_v1_DescribeRequest, _counter_v1_DescribeResponse, _counter_v1_DescribeRequest__Output, _counter_v1_DescribeResponse__Output>
   DrainPair: MethodDefinition<_counter_v1_DrainPairRequest, _counter_v1_PairResponse, _counter_v1_DrainPairRequest__Output, _counter_v1_PairResponse__Output>
+  ExportDirectory: MethodDefinition<_counter_v1_ExportDirectoryRequest, _counter_v1_ExportDirectoryResponse, _counter_v1_ExportDirectoryRequest__Output, _counter_v1_ExportDirectoryResponse__Output>
   Hot: MethodDefinition<_counter_v1_HotRequest, _counter_v1_HotResponse, _counter_v1_HotRequest__Output, _counter_v1_HotResponse__Output>
   ListCounters: MethodDefinition<_counter_v1_ListCountersRequest, _counter_v1_ListCountersResponse, _counter_v1_ListCountersRequest__Output, _counter_v1_ListCountersResponse__Output>
   Rebuild: MethodDefinition<_counter_v1_RebuildRequest, _counter_v1_RebuildResponse, _counter_v1_RebuildRequest__Output, _counter_v1_RebuildResponse__Output>

@@ -22,8 +22,10 @@ import type { ReadWindowsRequest as _tally_shard_v1_ReadWindowsRequest, ReadWind
 import type { ReconcileRequest as _tally_shard_v1_ReconcileRequest, ReconcileRequest__Output as _tally_shard_v1_ReconcileRequest__Output } from '../../../tally/shard/v1/ReconcileRequest.ts';
 import type { ReconcileResponse as _tally_shard_v1_ReconcileResponse, ReconcileResponse__Output as _tally_shard_v1_ReconcileResponse__Output } from '../../../tally/shard/v1/ReconcileResponse.ts';
 import type { SetRoleRequest as _tally_shard_v1_SetRoleRequest, SetRoleRequest__Output as _tally_shard_v1_SetRoleRequest__Output } from '../../../tally/shard/v1/SetRoleRequest.ts';
+import type { SnapshotStreamPiece as _tally_shard_v1_SnapshotStreamPiece, SnapshotStreamPiece__Output as _tally_shard_v1_SnapshotStreamPiece__Output } from '../../../tally/shard/v1/SnapshotStreamPiece.ts';
 import type { StatusRequest as _tally_shard_v1_StatusRequest, StatusRequest__Output as _tally_shard_v1_StatusRequest__Output } from '../../../tally/shard/v1/StatusRequest.ts';
 import type { StatusResponse as _tally_shard_v1_StatusResponse, StatusResponse__Output as _tally_shard_v1_StatusResponse__Output } from '../../../tally/shard/v1/StatusResponse.ts';
+import type { StreamSnapshotRequest as _tally_shard_v1_StreamSnapshotRequest, StreamSnapshotRequest__Output as _tally_shard_v1_StreamSnapshotRequest__Output } from '../../../tally/shard/v1/StreamSnapshotRequest.ts';
 
 export interface ShardNodeClient extends grpc.Client {
   /**
@@ -231,6 +233,27 @@ export interface ShardNodeClient extends grpc.Client {
   status(argument: _tally_shard_v1_StatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   status(argument: _tally_shard_v1_StatusRequest, callback: grpc.requestCallback<_tally_shard_v1_StatusResponse__Output>): grpc.ClientUnaryCall;
   
+  /**
+   * Router to primary, for a backup: the node's whole state as a follower
+   * refilled from it gets it, at one moment: its checkpoint as the chunks
+   * an InstallSnapshot carries (same content and checksums, the last marked
+   * done), then every entry past the checkpoint up to the log's end when
+   * the call arrived, in blocks as AppendEntries carries them, then a piece
+   * marked last. Nothing is changed on the node.
+   */
+  StreamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_SnapshotStreamPiece__Output>;
+  StreamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_SnapshotStreamPiece__Output>;
+  /**
+   * Router to primary, for a backup: the node's whole state as a follower
+   * refilled from it gets it, at one moment: its checkpoint as the chunks
+   * an InstallSnapshot carries (same content and checksums, the last marked
+   * done), then every entry past the checkpoint up to the log's end when
+   * the call arrived, in blocks as AppendEntries carries them, then a piece
+   * marked last. Nothing is changed on the node.
+   */
+  streamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_SnapshotStreamPiece__Output>;
+  streamSnapshot(argument: _tally_shard_v1_StreamSnapshotRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_tally_shard_v1_SnapshotStreamPiece__Output>;
+  
 }
 
 export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
@@ -308,6 +331,16 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
   
   Status: grpc.handleUnaryCall<_tally_shard_v1_StatusRequest__Output, _tally_shard_v1_StatusResponse>;
   
+  /**
+   * Router to primary, for a backup: the node's whole state as a follower
+   * refilled from it gets it, at one moment: its checkpoint as the chunks
+   * an InstallSnapshot carries (same content and checksums, the last marked
+   * done), then every entry past the checkpoint up to the log's end when
+   * the call arrived, in blocks as AppendEntries carries them, then a piece
+   * marked last. Nothing is changed on the node.
+   */
+  StreamSnapshot: grpc.handleServerStreamingCall<_tally_shard_v1_StreamSnapshotRequest__Output, _tally_shard_v1_SnapshotStreamPiece>;
+  
 }
 
 export interface ShardNodeDefinition extends grpc.ServiceDefinition {
@@ -324,4 +357,5 @@ export interface ShardNodeDefinition extends grpc.ServiceDefinition {
   Reconcile: MethodDefinition<_tally_shard_v1_ReconcileRequest, _tally_shard_v1_ReconcileResponse, _tally_shard_v1_ReconcileRequest__Output, _tally_shard_v1_ReconcileResponse__Output>
   SetRole: MethodDefinition<_tally_shard_v1_SetRoleRequest, _tally_shard_v1_StatusResponse, _tally_shard_v1_SetRoleRequest__Output, _tally_shard_v1_StatusResponse__Output>
   Status: MethodDefinition<_tally_shard_v1_StatusRequest, _tally_shard_v1_StatusResponse, _tally_shard_v1_StatusRequest__Output, _tally_shard_v1_StatusResponse__Output>
+  StreamSnapshot: MethodDefinition<_tally_shard_v1_StreamSnapshotRequest, _tally_shard_v1_SnapshotStreamPiece, _tally_shard_v1_StreamSnapshotRequest__Output, _tally_shard_v1_SnapshotStreamPiece__Output>
 }

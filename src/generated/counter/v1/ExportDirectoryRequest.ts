@@ -1,0 +1,8 @@
+// Original file: proto/counter.proto
+
+
+export interface ExportDirectoryRequest {
+}
+
+export interface ExportDirectoryRequest__Output {
+}
