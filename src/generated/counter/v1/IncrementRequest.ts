@@ -9,6 +9,12 @@ export interface IncrementRequest {
    * 0-128 bytes; empty means no key.
    */
   'idempotencyKey'?: (Buffer | Uint8Array | string);
+  /**
+   * true: the response carries the counter's total after this increment
+   * (IncrementResponse.total), read as an EXACT read would be.
+   */
+  'returnTotal'?: (boolean);
+  '_returnTotal'?: "returnTotal";
 }
 
 export interface IncrementRequest__Output {
@@ -18,4 +24,10 @@ export interface IncrementRequest__Output {
    * 0-128 bytes; empty means no key.
    */
   'idempotencyKey': (Buffer);
+  /**
+   * true: the response carries the counter's total after this increment
+   * (IncrementResponse.total), read as an EXACT read would be.
+   */
+  'returnTotal'?: (boolean);
+  '_returnTotal'?: "returnTotal";
 }

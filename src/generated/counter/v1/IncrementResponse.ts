@@ -1,5 +1,6 @@
 // Original file: proto/counter.proto
 
+import type { Long } from '@grpc/proto-loader';
 
 export interface IncrementResponse {
   'applied'?: (boolean);
@@ -7,6 +8,14 @@ export interface IncrementResponse {
    * Index of the shard (within the counter) that holds the increment.
    */
   'shard'?: (number);
+  /**
+   * Set when the request asked return_total: the counter's exact total, read
+   * after this increment (a duplicate too) was acknowledged, so it includes
+   * it and every increment acknowledged before. Absent when that read failed
+   * (the increment stands: read the counter again).
+   */
+  'total'?: (number | string | Long);
+  '_total'?: "total";
 }
 
 export interface IncrementResponse__Output {
@@ -15,4 +24,12 @@ export interface IncrementResponse__Output {
    * Index of the shard (within the counter) that holds the increment.
    */
   'shard': (number);
+  /**
+   * Set when the request asked return_total: the counter's exact total, read
+   * after this increment (a duplicate too) was acknowledged, so it includes
+   * it and every increment acknowledged before. Absent when that read failed
+   * (the increment stands: read the counter again).
+   */
+  'total'?: (string);
+  '_total'?: "total";
 }
