@@ -181,37 +181,33 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
 
   const tokens = tokensOf(config.adminToken, config.clientToken);
   const server = createServer(config, metrics, tokens);
-  server.server.addService(
-    guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf),
-    createCounterService({ increments, reads, distinct, windows, membership, lifecycle, heat, metrics }),
-  );
-  server.server.addService(
-    guardMalformed(adminServiceDefinition, requestBytesMaxOf),
-    createAdminService({
-      directory,
-      membership,
-      pool,
-      heat,
-      metrics,
-      logger,
-      // The supervisor's bound for "does it answer": one unreachable node costs ClusterStatus this, not a read's timeout.
-      statusTimeoutMs: config.healthTimeoutMs,
-      // A reconcile may take as long as any call may: the ceiling is its budget.
-      reconcileTimeoutMs: config.callDeadlineMaxMs,
-      autoscaler,
-      lifecycle,
-      counterTtlMs: config.counterTtlMs,
-      routerView: {
-        directoryStore: etcd === undefined ? 'sqlite' : 'etcd',
-        routerId: config.routerId,
-        routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
-        supervisor: () => election.leaderId ?? '',
-        dedupWindowMs: config.dedupWindowMs,
-      },
-      ttlSupported,
-      onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),
-    }),
-  );
+  const counterService = createCounterService({ increments, reads, distinct, windows, membership, lifecycle, heat, metrics });
+  server.server.addService(guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf), counterService.grpc);
+  const adminService = createAdminService({
+    directory,
+    membership,
+    pool,
+    heat,
+    metrics,
+    logger,
+    // The supervisor's bound for "does it answer": one unreachable node costs ClusterStatus this, not a read's timeout.
+    statusTimeoutMs: config.healthTimeoutMs,
+    // A reconcile may take as long as any call may: the ceiling is its budget.
+    reconcileTimeoutMs: config.callDeadlineMaxMs,
+    autoscaler,
+    lifecycle,
+    counterTtlMs: config.counterTtlMs,
+    routerView: {
+      directoryStore: etcd === undefined ? 'sqlite' : 'etcd',
+      routerId: config.routerId,
+      routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
+      supervisor: () => election.leaderId ?? '',
+      dedupWindowMs: config.dedupWindowMs,
+    },
+    ttlSupported,
+    onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),
+  });
+  server.server.addService(guardMalformed(adminServiceDefinition, requestBytesMaxOf), adminService.grpc);
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
