@@ -9,7 +9,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type JsonValue } from '@bufbuild/protobuf';
 import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { Code, ConnectError, cors, createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
@@ -99,7 +99,7 @@ function connectErrorOf(thrown: unknown, changesNothing = false): ConnectError {
   // Readable in a JSON error too ("debug"); the bytes are what a client decodes.
   const decoded = decodeStatusDetails(statusDetails);
   for (const any of anysOf(statusDetails)) {
-    const debug =
+    const debug: JsonValue | undefined =
       any.type === 'google.rpc.ErrorInfo'
         ? { reason: decoded?.reason ?? '', domain: decoded?.domain ?? '', metadata: decoded?.metadata ?? {} }
         : any.type === 'google.rpc.RetryInfo' && decoded?.retryAfterMs !== undefined
