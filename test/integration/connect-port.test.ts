@@ -13,15 +13,7 @@ import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/conn
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CounterService, IncrementRequestSchema, IncrementResponseSchema } from '../../src/generated/es/counter_pb.ts';
 import { scrapeMetric, startCluster, type TestCluster } from '../helpers/cluster.ts';
-
-/** The HTTP port the router reported in its ready line (asked for with --http-port any). */
-export function httpPortOf(logs: readonly string[]): number {
-  for (const line of logs) {
-    const match = /"httpPort":(\d+)/.exec(line);
-    if (match !== null) return Number(match[1]);
-  }
-  throw new Error('the router reported no httpPort');
-}
+import { httpPortOf } from '../helpers/http-port.ts';
 
 interface JsonAnswer {
   status: number;
