@@ -101,7 +101,7 @@ describe.skipIf(!hasChromium)('connect port from a browser page', () => {
 
     const web = await tab.evaluate(
       (routerBase) =>
-        (window as unknown as { grpcWebIncrement(base: string, counter: string, amount: number): Promise<unknown> }).grpcWebIncrement(
+        (globalThis as unknown as { grpcWebIncrement(base: string, counter: string, amount: number): Promise<unknown> }).grpcWebIncrement(
           routerBase,
           'browser:likes',
           4,
