@@ -170,7 +170,9 @@ function codeOfResponse(record: CallRecord, response: http.ServerResponse | http
     408: Code.DeadlineExceeded,
     409: Code.Aborted,
     413: Code.ResourceExhausted,
-    415: Code.Internal,
+    // A content type or HTTP version the method cannot take: the caller's mistake, not the server's.
+    415: Code.InvalidArgument,
+    505: Code.Unimplemented,
     429: Code.ResourceExhausted,
     499: Code.Canceled,
     501: Code.Unimplemented,
@@ -352,6 +354,9 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
   });
 
   const records = new WeakMap<object, CallRecord>();
+  const knownPaths = new Set(
+    [CounterService, AdminService].flatMap((service) => service.methods.map((method) => `/${service.typeName}/${method.name}`)),
+  );
   const finish = (record: CallRecord, response: http.ServerResponse | http2.Http2ServerResponse): void => {
     if (record.large !== undefined) {
       inFlight.count.calls--;
@@ -360,7 +365,8 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
     }
     // A response cut before its end: the caller went away.
     const code = record.code ?? (response.writableFinished ? codeOfResponse(record, response) : Code.Canceled);
-    metrics.rpcStatus(record.path, code);
+    // Only the services' own paths: a caller choosing paths must not choose label values.
+    if (knownPaths.has(record.path)) metrics.rpcStatus(record.path, code);
     metrics.httpCalls.inc({ protocol: record.protocol });
   };
   const listener = (
