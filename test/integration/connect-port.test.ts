@@ -8,7 +8,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CounterService, IncrementRequestSchema, IncrementResponseSchema } from '../../src/generated/es/counter_pb.ts';
@@ -322,5 +322,34 @@ describe('connect port on a secure cluster: HTTPS and the same tokens', () => {
     expect(
       await scrapeMetric(cluster.routerMetricsPort, 'tally_router_calls_refused_total', { reason: 'permission_denied' }),
     ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('HTTP/2 over TLS: a Connect client and a gRPC-Web client with the client token; IncrementStream stays on the gRPC port', async () => {
+    const withToken: Interceptor = (next) => (request) => {
+      request.header.set('authorization', `Bearer ${clientToken}`);
+      return next(request);
+    };
+    const baseUrl = `https://localhost:${port}`;
+    const h2 = createClient(
+      CounterService,
+      createConnectTransport({ baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [withToken] }),
+    );
+    expect((await h2.increment({ counter: 'secure:h2', amount: 2n, returnTotal: true })).total).toBe(2n);
+    const web = createClient(
+      CounterService,
+      createGrpcWebTransport({ baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [withToken] }),
+    );
+    expect((await web.increment({ counter: 'secure:h2', amount: 3n, returnTotal: true })).total).toBe(5n);
+    const batches = (async function* () {
+      yield { items: [{ counter: 'secure:h2', amount: 1n }], sequence: 1n };
+    })();
+    const drained = (async () => {
+      for await (const answer of h2.incrementStream(batches)) void answer;
+    })();
+    await expect(drained).rejects.toMatchObject({
+      code: Code.Unimplemented,
+      rawMessage: 'IncrementStream is served on the gRPC port only',
+    });
+    expect((await cluster.client.read('secure:h2')).total).toBe(5n);
   });
 });

@@ -400,6 +400,12 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
           },
           listener,
         );
+  // HTTP/2 sessions outlive their calls: closed (GOAWAY, calls in flight finish) when the port closes.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (session: http2.ServerHttp2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -419,6 +425,7 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
         }, timeoutMs);
         timer.unref();
         if ('closeIdleConnections' in server) server.closeIdleConnections();
+        for (const session of sessions) session.close();
         server.close(() => {
           clearTimeout(timer);
           resolve();
