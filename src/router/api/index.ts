@@ -3,4 +3,4 @@
 export { refusalOf, refusalOfAuthorization, tokensOf, type Tokens } from './auth.ts';
 export { createAdminService, type AdminServiceDeps } from './admin-service.ts';
 export { createCounterService, type CounterServiceDeps } from './counter-service.ts';
-export { type CallState, type UnaryHandler, type UnaryHandlers } from './handler.ts';
+export { handler, type CallState, type UnaryHandler, type UnaryHandlers } from './handler.ts';

@@ -198,6 +198,37 @@ function callStateOf(context: HandlerContext, deadlineMaxMs: number, ceiling: { 
   };
 }
 
+/**
+ * The handler's answer, or the end of the call first: the caller's deadline
+ * or its going away (connect-node aborts the signal but waits for the
+ * handler), or the server's ceiling. As on the gRPC port, the answer does not
+ * wait for a handler still working on a call that ended; the handler sees
+ * it cancelled and stops what checks for it.
+ */
+function untilEnded<T>(context: HandlerContext, deadlineMaxMs: number, ceiling: { passed: boolean }, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const ended = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      const reason: unknown = context.signal.reason;
+      reject(reason instanceof ConnectError ? reason : new ConnectError('the caller went away', Code.Canceled));
+    };
+    if (context.signal.aborted) onAbort();
+    else context.signal.addEventListener('abort', onAbort, { once: true });
+    if ((context.timeoutMs() ?? Infinity) > deadlineMaxMs) {
+      timer = setTimeout(() => {
+        ceiling.passed = true;
+        reject(new TallyError(ErrorCode.deadlineExceeded, `the server ends any call after ${deadlineMaxMs} ms; give a shorter deadline`));
+      }, deadlineMaxMs);
+      timer.unref();
+    }
+  });
+  return Promise.race([work, ended]).finally(() => {
+    clearTimeout(timer);
+    if (onAbort !== undefined) context.signal.removeEventListener('abort', onAbort);
+  });
+}
+
 /** Runs one method's gRPC handler on a Connect message: protobuf bytes through the gRPC definition's codec both ways. */
 function bridge(
   method: DescMethod,
@@ -222,27 +253,12 @@ function bridge(
       const refusal = malformedRefusalOf(request);
       if (refusal !== undefined) throw refusal;
       const ceiling = { passed: false };
-      const overCeiling = (context.timeoutMs() ?? Infinity) > options.deadlineMaxMs;
-      let timer: NodeJS.Timeout | undefined;
-      const response = await Promise.race([
+      const response = await untilEnded(
+        context,
+        options.deadlineMaxMs,
+        ceiling,
         Promise.resolve().then(() => handler.handle(request, callStateOf(context, options.deadlineMaxMs, ceiling))),
-        ...(overCeiling
-          ? [
-              new Promise<never>((_, reject) => {
-                timer = setTimeout(() => {
-                  ceiling.passed = true;
-                  reject(
-                    new TallyError(
-                      ErrorCode.deadlineExceeded,
-                      `the server ends any call after ${options.deadlineMaxMs} ms; give a shorter deadline`,
-                    ),
-                  );
-                }, options.deadlineMaxMs);
-                timer.unref();
-              }),
-            ]
-          : []),
-      ]).finally(() => clearTimeout(timer));
+      );
       const output = fromBinary(method.output, codec.responseSerialize(response));
       if (record !== undefined) record.code = 0;
       return output;
@@ -262,12 +278,13 @@ function implementationOf(
 ): Record<string, unknown> {
   const implementation: Record<string, unknown> = {};
   for (const method of service.methods) {
-    if (method.methodKind === 'unary') {
+    if (method.methodKind === 'unary' && handlers[method.name] !== undefined) {
       implementation[method.localName] = bridge(method, handlers, definition, options);
     } else {
       // Streams need HTTP/2 end to end and have their own flow control: the gRPC port serves them.
+      const words = method.methodKind === 'unary' ? `${method.name} is not served` : `${method.name} is served on the gRPC port only`;
       implementation[method.localName] = () => {
-        throw new ConnectError(`${method.name} is served on the gRPC port only`, Code.Unimplemented);
+        throw new ConnectError(words, Code.Unimplemented);
       };
     }
   }
