@@ -156,7 +156,7 @@ function incrementRequestSize(item: IncrementRequestInput, index: number): numbe
   if (nameBytes > 0) sizeBytes += 1 + varint32Size(nameBytes) + nameBytes;
   if ((varintLow | varintHigh) !== 0) sizeBytes += 1 + varint64Size(varintLow, varintHigh);
   if (keyBytes > 0) sizeBytes += 1 + varint32Size(keyBytes) + keyBytes;
-  if (item.returnTotal !== undefined && item.returnTotal !== null) sizeBytes += 2;
+  if (item.returnTotal === true) sizeBytes += 2;
   return sizeBytes;
 }
 
@@ -179,10 +179,9 @@ function writeIncrementRequest(item: IncrementRequestInput, index: number): void
     writeVarint32(key.length);
     writeBytes(key);
   }
-  // Optional (presence): written when set, false too.
-  if (item.returnTotal !== undefined && item.returnTotal !== null) {
+  if (item.returnTotal === true) {
     out[outPos++] = 0x20; // field 4, varint
-    out[outPos++] = item.returnTotal ? 1 : 0;
+    out[outPos++] = 1;
   }
 }
 
@@ -267,7 +266,7 @@ function writeIncrementResponse(response: IncrementResponseInput): void {
     out[outPos++] = 0x10; // field 2, varint
     writeVarint32(shard);
   }
-  // Optional (presence): written when set, 0 too. Its halves again: sizing the other results reused them.
+  // In a oneof (presence): written when set, 0 too. Its halves again: sizing the other results reused them.
   if (response.total !== undefined && response.total !== null) {
     setInt64Halves(response.total);
     out[outPos++] = 0x18; // field 3, varint

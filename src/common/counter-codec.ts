@@ -150,7 +150,7 @@ export interface IncrementBatchRequestInput {
 export interface IncrementResponseInput {
   applied?: boolean | null;
   shard?: number | null;
-  /** Written when set (0 too: the field has presence). */
+  /** Written when set (0 too: the field is in a oneof, so it has presence). */
   total?: Int64Input | null;
 }
 

@@ -197,10 +197,10 @@ describe('connect port: JSON, binary and gRPC-Web on a plaintext cluster', () =>
     expect(response.status).toBe(200);
     const answer = fromBinary(IncrementResponseSchema, new Uint8Array(await response.arrayBuffer()));
     expect(answer.applied).toBe(true);
-    expect(answer.total).toBe(6n);
+    expect(answer.returnedTotal).toEqual({ case: 'total', value: 6n });
 
     const web = createClient(CounterService, createGrpcWebTransport({ baseUrl: base, httpVersion: '1.1' }));
-    expect((await web.increment({ counter: 'connect:bin', amount: 4n, returnTotal: true })).total).toBe(10n);
+    expect((await web.increment({ counter: 'connect:bin', amount: 4n, returnTotal: true })).returnedTotal.value).toBe(10n);
     const read = await web.readMany({ counters: ['connect:bin', 'connect:bin-none'] });
     expect(read.values.map((value) => value.total)).toEqual([10n, 0n]);
     const error = await web.increment({ counter: 'connect:bin', amount: 0n }).catch((thrown: unknown) => thrown);
@@ -334,12 +334,12 @@ describe('connect port on a secure cluster: HTTPS and the same tokens', () => {
       CounterService,
       createConnectTransport({ baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [withToken] }),
     );
-    expect((await h2.increment({ counter: 'secure:h2', amount: 2n, returnTotal: true })).total).toBe(2n);
+    expect((await h2.increment({ counter: 'secure:h2', amount: 2n, returnTotal: true })).returnedTotal.value).toBe(2n);
     const web = createClient(
       CounterService,
       createGrpcWebTransport({ baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [withToken] }),
     );
-    expect((await web.increment({ counter: 'secure:h2', amount: 3n, returnTotal: true })).total).toBe(5n);
+    expect((await web.increment({ counter: 'secure:h2', amount: 3n, returnTotal: true })).returnedTotal.value).toBe(5n);
     const batches = (async function* () {
       yield { items: [{ counter: 'secure:h2', amount: 1n }], sequence: 1n };
     })();

@@ -46,9 +46,9 @@ function referenceRequest(bytes: Buffer): PlainRequest {
 function referenceBatch(bytes: Buffer): PlainRequest[] {
   return (reference.IncrementBatch.requestDeserialize(bytes) as { items: LeanIncrementRequest[] }).items.map(plainOf);
 }
-// IncrementResponse.total (optional int64) in one form: proto-loader's decimal string and oneof marker, the lean codec's number or bigint.
-function plainResponseOf(response: { total?: unknown; _total?: unknown }): unknown {
-  const { _total: _marker, total, ...rest } = response;
+// IncrementResponse.total (int64 in a oneof) in one form: proto-loader's decimal string and oneof marker, the lean codec's string.
+function plainResponseOf(response: { total?: unknown; returnedTotal?: unknown }): unknown {
+  const { returnedTotal: _marker, total, ...rest } = response;
   return total === undefined ? rest : { ...rest, total: String(total) };
 }
 function referenceResponse(bytes: Buffer): unknown {

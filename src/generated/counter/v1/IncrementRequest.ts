@@ -14,7 +14,6 @@ export interface IncrementRequest {
    * (IncrementResponse.total), read as an EXACT read would be.
    */
   'returnTotal'?: (boolean);
-  '_returnTotal'?: "returnTotal";
 }
 
 export interface IncrementRequest__Output {
@@ -28,6 +27,5 @@ export interface IncrementRequest__Output {
    * true: the response carries the counter's total after this increment
    * (IncrementResponse.total), read as an EXACT read would be.
    */
-  'returnTotal'?: (boolean);
-  '_returnTotal'?: "returnTotal";
+  'returnTotal': (boolean);
 }

@@ -15,7 +15,11 @@ export interface IncrementResponse {
    * (the increment stands: read the counter again).
    */
   'total'?: (number | string | Long);
-  '_total'?: "total";
+  /**
+   * A oneof of one field: presence, as proto3 `optional` gives it, from any
+   * protoc (the ones before 3.12 refuse `optional`), on the same wire and JSON.
+   */
+  'returnedTotal'?: "total";
 }
 
 export interface IncrementResponse__Output {
@@ -31,5 +35,9 @@ export interface IncrementResponse__Output {
    * (the increment stands: read the counter again).
    */
   'total'?: (string);
-  '_total'?: "total";
+  /**
+   * A oneof of one field: presence, as proto3 `optional` gives it, from any
+   * protoc (the ones before 3.12 refuse `optional`), on the same wire and JSON.
+   */
+  'returnedTotal'?: "total";
 }
