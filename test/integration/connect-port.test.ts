@@ -12,7 +12,7 @@ import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/
 import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CounterService, IncrementRequestSchema, IncrementResponseSchema } from '../../src/generated/es/counter_pb.ts';
-import { scrapeMetric, startCluster, type TestCluster } from '../helpers/cluster.ts';
+import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { httpPortOf } from '../helpers/http-port.ts';
 
 interface JsonAnswer {
@@ -351,5 +351,51 @@ describe('connect port on a secure cluster: HTTPS and the same tokens', () => {
       rawMessage: 'IncrementStream is served on the gRPC port only',
     });
     expect((await cluster.client.read('secure:h2')).total).toBe(5n);
+  });
+});
+
+describe('connect port: return_total when the exact read cannot be made', () => {
+  let cluster: TestCluster;
+  let base: string;
+  beforeAll(async () => {
+    cluster = await startCluster({ pairs: 2, routerArgs: ['--http-port', 'any'] });
+    base = `http://127.0.0.1:${httpPortOf(cluster.logs)}`;
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  const post = async (method: string, body: unknown): Promise<JsonAnswer> => {
+    const response = await fetch(`${base}/counter.v1.${method}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  it('the increment stands and the answer has no total (never a partial sum)', { timeout: 40_000 }, async () => {
+    expect((await post('CounterService/Increment', { counter: 'connect:split', amount: '1' })).status).toBe(200);
+    // AdminService over HTTP: two shards, one on each pair.
+    expect((await post('AdminService/SetShards', { counter: 'connect:split', shards: 2 })).body).toMatchObject({ shards: 2 });
+    const described = await post('AdminService/Describe', { counter: 'connect:split' });
+    const pairs = (described.body.placements as { pair: number }[]).map((placement) => placement.pair);
+    expect(new Set(pairs).size).toBe(2);
+    // Both sides of shard 1's pair: that shard can be neither written nor read.
+    for (const role of ['primary', 'follower'] as const) await cluster.cluster.node(pairs[1]!, role).process.stop('SIGKILL');
+    const seen: string[] = [];
+    const answer = await waitFor(
+      async () => {
+        const attempt = await post('CounterService/Increment', { counter: 'connect:split', amount: '1', returnTotal: true });
+        seen.push(`${attempt.status} ${JSON.stringify(attempt.body).slice(0, 120)}`);
+        return attempt.status === 200 ? attempt : undefined;
+      },
+      { timeoutMs: 25_000, what: 'an increment on the live shard' },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; saw ${seen.slice(-3).join(' | ')}`);
+    });
+    expect(answer.body).toEqual({ applied: true, shard: 0 });
+    // A read now fails as a whole: what return_total left out.
+    expect((await post('CounterService/Read', { counter: 'connect:split' })).body.code).toBe('unavailable');
   });
 });
