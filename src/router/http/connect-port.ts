@@ -172,12 +172,12 @@ function codeOfResponse(record: CallRecord, response: http.ServerResponse | http
     413: Code.ResourceExhausted,
     // A content type or HTTP version the method cannot take: the caller's mistake, not the server's.
     415: Code.InvalidArgument,
-    505: Code.Unimplemented,
     429: Code.ResourceExhausted,
     499: Code.Canceled,
     501: Code.Unimplemented,
     503: Code.Unavailable,
     504: Code.DeadlineExceeded,
+    505: Code.Unimplemented,
   };
   return byHttpStatus[response.statusCode] ?? Code.Internal;
 }
