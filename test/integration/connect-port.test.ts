@@ -199,6 +199,26 @@ describe('connect port: JSON, binary and gRPC-Web on a plaintext cluster', () =>
     expect(answer.applied).toBe(true);
     expect(answer.returnedTotal).toEqual({ case: 'total', value: 6n });
 
+    // A body that is no message: the gRPC port's codec refuses it, INVALID_ARGUMENT in its words, in either protocol.
+    const cut = Buffer.from([0x1a, 0x05, 0x01]); // a key of 5 bytes, 1 there
+    const binary = await fetch(`${base}/counter.v1.CounterService/Increment`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/proto' },
+      body: cut,
+    });
+    expect(binary.status).toBe(400);
+    expect(await binary.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/^malformed request: /) });
+    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, cut.length]), cut]);
+    const webRefused = await fetch(`${base}/counter.v1.CounterService/Increment`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' },
+      body: framed,
+    });
+    const trailer = Buffer.from(await webRefused.arrayBuffer()).toString('latin1');
+    expect(trailer).toMatch(/grpc-status: 3\r\n/);
+    expect(trailer).toMatch(/grpc-message: malformed%20request/);
+    expect(await totalOf('connect:bin')).toBe('6');
+
     const web = createClient(CounterService, createGrpcWebTransport({ baseUrl: base, httpVersion: '1.1' }));
     expect((await web.increment({ counter: 'connect:bin', amount: 4n, returnTotal: true })).returnedTotal.value).toBe(10n);
     const read = await web.readMany({ counters: ['connect:bin', 'connect:bin-none'] });

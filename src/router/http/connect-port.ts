@@ -72,6 +72,8 @@ interface CallRecord {
   code: number | undefined;
   /** Counted in the in-flight caps (and released when the response closes). */
   large: boolean | undefined;
+  /** A binary body the gRPC port's codec refused (binaryPrecheck): the call answers with this. */
+  malformed?: TallyError;
 }
 
 const callRecordKey = createContextKey<CallRecord | undefined>(undefined, { description: 'tally call record' });
@@ -243,6 +245,7 @@ function bridge(
   return async (message, context) => {
     const record = context.values.get(callRecordKey);
     try {
+      if (record?.malformed !== undefined) throw record.malformed;
       const bytes = Buffer.from(toBinary(method.input as DescMessage, message as never));
       if (bytes.length > bytesMax)
         throw new TallyError(
@@ -289,6 +292,63 @@ function implementationOf(
     }
   }
   return implementation;
+}
+
+/** An unary gRPC-Web body: one uncompressed data frame (flags 0, then a 4-byte length). */
+const grpcWebFrameHeaderBytes = 5;
+
+/**
+ * connect-node answers a binary body that is not a message INTERNAL ("parse
+ * binary: ..."), where the gRPC port answers INVALID_ARGUMENT in its codec's
+ * words. So a small binary body (Connect's application/proto, or gRPC-Web's
+ * one uncompressed frame) is read here first, once the call's headers passed
+ * the checks the request gate makes (credentials, the caps, its length), and
+ * decoded by the gRPC port's codec. A refused body reaches connect-node as an
+ * empty message, and the handler's bridge answers with the codec's refusal,
+ * in whichever protocol the call came.
+ */
+async function binaryPrecheck(
+  request: http.IncomingMessage | http2.Http2ServerRequest,
+  record: CallRecord,
+  codec: ServiceDefinition[string],
+  lengthBytes: number,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    total += chunk.length;
+    // More than promised: connect-node's read refuses it; nothing to decode here.
+    if (total > lengthBytes) break;
+  }
+  const body = Buffer.concat(chunks);
+  if (total !== lengthBytes) return body;
+  let message = body;
+  if (record.protocol === 'grpc_web') {
+    if (body.length < grpcWebFrameHeaderBytes || body[0] !== 0 || body.readUInt32BE(1) !== body.length - grpcWebFrameHeaderBytes)
+      return body;
+    message = body.subarray(grpcWebFrameHeaderBytes);
+  }
+  const refusal = malformedRefusalOf(codec.requestDeserialize(message));
+  if (refusal === undefined) return body;
+  record.malformed = refusal;
+  return record.protocol === 'grpc_web' ? Buffer.alloc(grpcWebFrameHeaderBytes) : Buffer.alloc(0);
+}
+
+/** The request with its body replaced by `body` (already read from it): connect-node reads the body by iterating the request. */
+function replaying<Request extends http.IncomingMessage | http2.Http2ServerRequest>(request: Request, body: Buffer): Request {
+  const headers = { ...request.headers, 'content-length': String(body.length) };
+  return new Proxy(request, {
+    get(target, property) {
+      if (property === Symbol.asyncIterator)
+        return async function* () {
+          if (body.length > 0) yield body;
+        };
+      if (property === 'headers') return headers;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** CORS for the configured origins: a preflight is answered here; other requests get the headers and go on. */
@@ -371,6 +431,15 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
   });
 
   const records = new WeakMap<object, CallRecord>();
+  const codecByPath = new Map<string, ServiceDefinition[string]>();
+  for (const [service, { definition }] of [
+    [CounterService, options.services.counter],
+    [AdminService, options.services.admin],
+  ] as const)
+    for (const method of service.methods) {
+      const codec = definition[method.name];
+      if (method.methodKind === 'unary' && codec !== undefined) codecByPath.set(`/${service.typeName}/${method.name}`, codec);
+    }
   const knownPaths = new Set(
     [CounterService, AdminService].flatMap((service) => service.methods.map((method) => `/${service.typeName}/${method.name}`)),
   );
@@ -400,7 +469,29 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
     };
     records.set(request, record);
     response.once('close', () => finish(record, response));
-    adapter(request as never, response as never);
+    const codec = codecByPath.get(path);
+    const lengthBytes = Number(request.headers['content-length'] ?? NaN);
+    const precheck =
+      codec !== undefined &&
+      request.method === 'POST' &&
+      ((record.protocol === 'connect_proto' && request.headers['content-encoding'] === undefined) ||
+        (record.protocol === 'grpc_web' && !/json/i.test(String(request.headers['content-type'])))) &&
+      Number.isSafeInteger(lengthBytes) &&
+      lengthBytes <= options.requestBytesMaxOf(path.slice(path.lastIndexOf('/') + 1)) + grpcWebFrameHeaderBytes &&
+      refusalOfAuthorization(tokens, path, request.headers.authorization) === undefined &&
+      busyRefusal(inFlight, inFlight.count, inFlight.isLarge(path)) === undefined;
+    if (!precheck) {
+      adapter(request as never, response as never);
+      return;
+    }
+    binaryPrecheck(request, record, codec, lengthBytes).then(
+      (body) => {
+        const replayed = replaying(request, body);
+        records.set(replayed, record);
+        adapter(replayed as never, response as never);
+      },
+      () => response.destroy(),
+    );
   };
 
   const server: http.Server | http2.Http2SecureServer =
