@@ -298,6 +298,13 @@ function implementationOf(
 const grpcWebFrameHeaderBytes = 5;
 
 /**
+ * The largest body read before the request gate counts the call in flight:
+ * what a burst of such calls holds is bounded by this, not by the large
+ * methods' megabytes. Larger binary bodies go to connect-node as they are.
+ */
+const precheckBytesMax = 64 * 1024;
+
+/**
  * connect-node answers a binary body that is not a message INTERNAL ("parse
  * binary: ..."), where the gRPC port answers INVALID_ARGUMENT in its codec's
  * words. So a small binary body (Connect's application/proto, or gRPC-Web's
@@ -477,7 +484,8 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
       ((record.protocol === 'connect_proto' && request.headers['content-encoding'] === undefined) ||
         (record.protocol === 'grpc_web' && !/json/i.test(String(request.headers['content-type'])))) &&
       Number.isSafeInteger(lengthBytes) &&
-      lengthBytes <= options.requestBytesMaxOf(path.slice(path.lastIndexOf('/') + 1)) + grpcWebFrameHeaderBytes &&
+      lengthBytes <=
+        Math.min(precheckBytesMax, options.requestBytesMaxOf(path.slice(path.lastIndexOf('/') + 1)) + grpcWebFrameHeaderBytes) &&
       refusalOfAuthorization(tokens, path, request.headers.authorization) === undefined &&
       busyRefusal(inFlight, inFlight.count, inFlight.isLarge(path)) === undefined;
     if (!precheck) {
