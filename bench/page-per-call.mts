@@ -69,10 +69,9 @@ const lean = (common as Record<string, unknown>).withLeanCodecs ?? (common as Re
 const served = common.guardMalformed((lean as (definition: object) => object)(common.counterServiceDefinition) as never)
   .ReadMany as unknown as Codec;
 const client = CounterServiceClient.service.ReadMany as unknown as Codec;
-const handler = service.ReadMany as unknown as (
-  call: { request: unknown; cancelled: boolean },
-  callback: (error: unknown, response?: unknown) => void,
-) => void;
+// The gRPC methods: under .grpc where the service also hands its handlers to the Connect port.
+const handler = ((service as unknown as { grpc?: { ReadMany: unknown } }).grpc ?? (service as unknown as { ReadMany: unknown }))
+  .ReadMany as unknown as (call: { request: unknown; cancelled: boolean }, callback: (error: unknown, response?: unknown) => void) => void;
 
 const requestBytes = pages.map((counters) => client.requestSerialize({ counters, consistency: 'EXACT' }));
 function routerPage(bytes: Buffer): Promise<Buffer> {

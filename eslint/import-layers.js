@@ -23,6 +23,8 @@ export const routerLayers = {
   supervision: ['directory', 'nodes', 'metrics'],
   counters: ['directory', 'nodes', 'metrics', 'read', 'sizing'],
   api: ['directory', 'nodes', 'metrics', 'read', 'write', 'sizing', 'supervision', 'counters'],
+  // The Connect port: the api's handlers over HTTP.
+  http: ['api', 'metrics'],
 };
 
 /** The node's rooms: the log is the bottom; state builds on it; replication on both. */
@@ -42,6 +44,8 @@ const processes = [
 const packageHomes = {
   etcd3: ['directory/etcd/', 'supervision/supervisor-election.ts'],
   'better-sqlite3': ['directory/sqlite/'],
+  '@connectrpc/connect': ['http/'],
+  '@connectrpc/connect-node': ['http/'],
 };
 
 /** The folder of an absolute path under root ('.' for a root file), or undefined outside root. */

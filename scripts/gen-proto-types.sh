@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates src/generated/: the TypeScript types of proto/*.proto, made by
 # proto-loader-gen-types with flags that match protoLoaderOptions in
-# src/common/proto.ts, plus one barrel per package. Never edit the output.
+# src/common/proto.ts, plus one barrel per package, and es/counter_pb.ts
+# (protoc-gen-es) for the Connect port. Never edit the output.
 #   scripts/gen-proto-types.sh           rewrite src/generated
 #   scripts/gen-proto-types.sh --check   fail if src/generated is stale
 set -euo pipefail
@@ -24,6 +25,11 @@ generate() {
     -I proto -O "$out" counter.proto shard.proto
   barrel "$out" counter/v1 counter-v1.ts counter.v1 proto/counter.proto
   barrel "$out" tally/shard/v1 tally-shard-v1.ts tally.shard.v1 proto/shard.proto
+  # @bufbuild/protobuf descriptors and types of the public contract, for the
+  # router's Connect port (src/router/http): protoc-gen-es through buf.
+  node_modules/.bin/buf generate \
+    --template '{"version":"v2","plugins":[{"local":"node_modules/.bin/protoc-gen-es","out":"'"$out"'/es","opt":["target=ts","import_extension=ts"]}]}' \
+    --path proto/counter.proto
 }
 
 # barrel OUT_DIR PACKAGE_DIR FILE PACKAGE PROTO: one module re-exporting every type of a package.

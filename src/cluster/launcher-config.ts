@@ -21,6 +21,8 @@ export interface LauncherConfig {
   dataDir: string;
   /** The first router's metrics port; the other routers, then the nodes, take the next ones. 0 disables all. */
   metricsPort: number;
+  /** The first router's HTTP port (Connect, gRPC-Web); router i takes httpPort + i. 0 disables it. */
+  httpPort: number;
   nodeBasePort: number;
   verbose: boolean;
 }
@@ -41,6 +43,7 @@ export function parseLauncherConfig(argv: readonly string[], env: NodeJS.Process
     pairCount: reader.int('pairs', 2, { min: 1, max: 16 }),
     dataDir: path.resolve(reader.string('data-dir', './data')),
     metricsPort: reader.int('metrics-port', 9464, { min: 0, max: 65535 }),
+    httpPort: reader.int('http-port', 8080, { min: 0, max: 65535 }),
     nodeBasePort: reader.int('node-base-port', 50061, { min: 0, max: 65000 }),
     verbose: reader.bool('verbose', false),
   };
@@ -55,6 +58,7 @@ export function parseLauncherConfig(argv: readonly string[], env: NodeJS.Process
 export interface PortLayout {
   routerPorts: number[];
   routerMetricsPorts: number[];
+  routerHttpPorts: number[];
   /** Pair i's primary at 2i, its follower at 2i + 1. */
   nodePorts: number[];
   nodeMetricsPorts: number[];
@@ -68,17 +72,19 @@ export function portLayout(config: LauncherConfig): PortLayout {
   const layout: PortLayout = {
     routerPorts: routers.map((index) => routerPortOf(config.port, index)),
     routerMetricsPorts: routers.map((index) => routerMetricsPortOf(config.metricsPort, index) as number),
+    routerHttpPorts: routers.map((index) => routerPortOf(config.httpPort, index)),
     nodePorts: nodes.map((index) => (config.nodeBasePort === 0 ? 0 : config.nodeBasePort + index)),
     nodeMetricsPorts: nodes.map((index) => (config.metricsPort === 0 ? 0 : config.metricsPort + config.routerCount + index)),
   };
   const owners = new Map<number, string>();
   const claim = (port: number, owner: string): void => {
     if (port === 0) return;
-    if (port > 65535) throw new ConfigError(`${owner} would listen on port ${port}: lower --port, --node-base-port or --metrics-port`);
+    if (port > 65535)
+      throw new ConfigError(`${owner} would listen on port ${port}: lower --port, --node-base-port, --metrics-port or --http-port`);
     const other = owners.get(port);
     if (other !== undefined)
       throw new ConfigError(
-        `${owner} and ${other} would both listen on port ${port}: move --port, --node-base-port or --metrics-port apart`,
+        `${owner} and ${other} would both listen on port ${port}: move --port, --node-base-port, --metrics-port or --http-port apart`,
       );
     owners.set(port, owner);
   };
@@ -87,6 +93,7 @@ export function portLayout(config: LauncherConfig): PortLayout {
   layout.nodePorts.forEach((port, index) => claim(port, `node ${Math.floor(index / 2)} ${index % 2 === 0 ? 'primary' : 'follower'}`));
   if (config.store === 'etcd') claim(config.etcdPort, 'etcd');
   layout.routerMetricsPorts.forEach((port, index) => claim(port, `${routerName(index)}'s metrics`));
+  layout.routerHttpPorts.forEach((port, index) => claim(port, `${routerName(index)}'s HTTP port`));
   layout.nodeMetricsPorts.forEach((port, index) =>
     claim(port, `node ${Math.floor(index / 2)} ${index % 2 === 0 ? 'primary' : 'follower'}'s metrics`),
   );

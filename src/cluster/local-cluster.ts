@@ -31,6 +31,8 @@ export interface LocalClusterOptions {
   nodeMetricsPorts: MetricsPort[];
   /** Arguments for every router, after the ones the cluster gives. */
   routerArgs?: string[];
+  /** Arguments for one router only (from 0), after routerArgs: its own --http-port, say. */
+  routerArgsOf?: (routerIndex: number) => string[];
   nodeArgs?: string[];
   /** Arguments for one node only, after nodeArgs: its own certificate (nodeCertName) and key. */
   nodeArgsOf?: (pairIndex: number, role: 'primary' | 'follower') => string[];
@@ -220,7 +222,7 @@ export class LocalCluster {
           options.host,
           routerPortOf(options.routerPort, routerIndex),
           routerMetricsPortOf(options.routerMetricsPort, routerIndex),
-          () => ['--pairs', pairsFlag(), ...etcdArgs(), ...(options.routerArgs ?? [])],
+          () => ['--pairs', pairsFlag(), ...etcdArgs(), ...(options.routerArgs ?? []), ...(options.routerArgsOf?.(routerIndex) ?? [])],
           // The cluster decides the store: a TALLY_ETCD the caller's environment
           // happens to hold must not move an embedded router onto some etcd.
           { ...(etcd === undefined ? { TALLY_ETCD: undefined, TALLY_ROUTER_ID: undefined } : {}), ...options.envOf?.(name) },

@@ -23,6 +23,7 @@ runMain(async () => {
     nodePorts: ports.nodePorts,
     routerMetricsPort: config.metricsPort,
     nodeMetricsPorts: ports.nodeMetricsPorts,
+    routerArgsOf: (routerIndex) => ['--http-port', String(ports.routerHttpPorts[routerIndex] ?? 0)],
     onLine: (name, line) => {
       // Lifecycle lines always; everything else with --verbose. etcd warns at
       // every start that its auth tokens are unsigned: it has no auth (it listens on loopback only).
@@ -61,10 +62,14 @@ runMain(async () => {
     throw error;
   }
   const metricsOf = (port: number): string => (port ? `   metrics http://${config.host}:${port}/metrics` : '');
+  const httpOf = (port: number): string => (port ? `   http http://${config.host}:${port} (docs/http.md)` : '');
   const lines = [
     '',
     `Tally local cluster ready in ${Math.round(monotonicNowMs() - startedMs)} ms (data in ${config.dataDir})`,
-    ...cluster.routers.map((router) => `  ${router.name.padEnd(11)}${router.address}${metricsOf(router.metricsPort)}`),
+    ...cluster.routers.map(
+      (router, index) =>
+        `  ${router.name.padEnd(11)}${router.address}${metricsOf(router.metricsPort)}${httpOf(ports.routerHttpPorts[index] ?? 0)}`,
+    ),
     ...cluster.nodes.map((node) => `  ${`node ${node.pairIndex} ${node.role}`.padEnd(19)}${node.address}${metricsOf(node.metricsPort)}`),
     ...(cluster.etcd === undefined
       ? []

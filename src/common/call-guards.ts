@@ -27,6 +27,12 @@ function refusalStatus(refusal: Refusal): { code: status; details: string; metad
   return { code, details, metadata: statusMetadata(code, details, { retryAfterMs }) };
 }
 
+/** Calls in flight; one object may be shared by every port of a process, so the caps bound them together. */
+export interface InFlightCount {
+  calls: number;
+  largeCalls: number;
+}
+
 export interface InFlightLimits {
   /** Calls being served at once, of every method. */
   callsMax: number;
@@ -36,6 +42,8 @@ export interface InFlightLimits {
   /** Told of every change, for a gauge. */
   onInFlight?: (calls: number) => void;
   onRefused?: (path: string) => void;
+  /** Where the calls are counted: given, shared with another port's guard; else this guard's own. */
+  count?: InFlightCount;
 }
 
 export interface CallGuards {
@@ -63,6 +71,18 @@ export interface CallGuards {
   onStatus?: (path: string, code: status) => void;
 }
 
+/** RESOURCE_EXHAUSTED when one more call (large: of a large method) would pass the caps; undefined when it may start. */
+export function busyRefusal(limits: InFlightLimits, count: InFlightCount, large: boolean): Refusal | undefined {
+  const largeFull = large && count.largeCalls >= limits.largeCallsMax;
+  if (count.calls < limits.callsMax && !largeFull) return undefined;
+  const which = largeFull ? `${limits.largeCallsMax} large calls` : `${limits.callsMax} calls`;
+  return {
+    code: status.RESOURCE_EXHAUSTED,
+    details: `server busy: ${which} in flight; retry with backoff`,
+    retryAfterMs: busyRetryDelayMs,
+  };
+}
+
 /**
  * The guards as one interceptor: one intercepting call (listener, responder,
  * closures) per call, not one per guard. Router CPU per unary increment,
@@ -71,19 +91,8 @@ export interface CallGuards {
  */
 export function guardCalls(guards: CallGuards): ServerInterceptor {
   const { refuse, inFlight, deadlineMaxMs, onStatus, isLongLived } = guards;
-  let calls = 0;
-  let largeCalls = 0;
-  const busy = (large: boolean): Refusal | undefined => {
-    if (inFlight === undefined) return undefined;
-    const largeFull = large && largeCalls >= inFlight.largeCallsMax;
-    if (calls < inFlight.callsMax && !largeFull) return undefined;
-    const which = largeFull ? `${inFlight.largeCallsMax} large calls` : `${inFlight.callsMax} calls`;
-    return {
-      code: status.RESOURCE_EXHAUSTED,
-      details: `server busy: ${which} in flight; retry with backoff`,
-      retryAfterMs: busyRetryDelayMs,
-    };
-  };
+  const count: InFlightCount = inFlight?.count ?? { calls: 0, largeCalls: 0 };
+  const busy = (large: boolean): Refusal | undefined => (inFlight === undefined ? undefined : busyRefusal(inFlight, count, large));
   return (method, call) => {
     const large = inFlight?.isLarge(method.path) ?? false;
     let counted = false;
@@ -102,9 +111,9 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
       ended = true;
       clearTimeout(timer);
       if (!counted) return;
-      calls--;
-      if (large) largeCalls--;
-      inFlight?.onInFlight?.(calls);
+      count.calls--;
+      if (large) count.largeCalls--;
+      inFlight?.onInFlight?.(count.calls);
     };
     const listener = new ServerListenerBuilder()
       .withOnReceiveMetadata((metadata, next) => {
@@ -123,9 +132,9 @@ export function guardCalls(guards: CallGuards): ServerInterceptor {
         }
         if (inFlight !== undefined) {
           counted = true;
-          calls++;
-          if (large) largeCalls++;
-          inFlight.onInFlight?.(calls);
+          count.calls++;
+          if (large) count.largeCalls++;
+          inFlight.onInFlight?.(count.calls);
         }
         const deadline = call.getDeadline();
         const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;

@@ -281,6 +281,7 @@ function readIncrementRequest(end: number, depth: number): LeanIncrementRequest 
   let counter = '';
   let amount: number | bigint = 0;
   let idempotencyKey = emptyKey;
+  let returnTotal = false;
   while (pos < end) {
     const tag = readUint32();
     switch (tag >>> 3) {
@@ -293,11 +294,14 @@ function readIncrementRequest(end: number, depth: number): LeanIncrementRequest 
       case 3:
         idempotencyKey = readBytes();
         break;
+      case 4:
+        returnTotal = readUint32() !== 0;
+        break;
       default:
         skipType(tag & 7, depth);
     }
   }
-  return { counter, amount, idempotencyKey };
+  return { counter, amount, idempotencyKey, returnTotal };
 }
 
 /** The embedded messages of repeated field 1 (a batch's items or results); other fields are skipped. */
@@ -318,6 +322,7 @@ function readIncrementBatchRequest(end: number, depth: number): LeanIncrementBat
 function readIncrementResponse(end: number, depth: number): LeanIncrementResponse {
   let applied = false;
   let shard = 0;
+  let total: string | undefined;
   while (pos < end) {
     const tag = readUint32();
     switch (tag >>> 3) {
@@ -327,11 +332,14 @@ function readIncrementResponse(end: number, depth: number): LeanIncrementRespons
       case 2:
         shard = readUint32();
         break;
+      case 3:
+        total = String(readInt64());
+        break;
       default:
         skipType(tag & 7, depth);
     }
   }
-  return { applied, shard };
+  return total === undefined ? { applied, shard } : { applied, shard, total };
 }
 
 function readIncrementBatchResponse(end: number, depth: number): LeanIncrementBatchResponse {

@@ -156,6 +156,7 @@ function incrementRequestSize(item: IncrementRequestInput, index: number): numbe
   if (nameBytes > 0) sizeBytes += 1 + varint32Size(nameBytes) + nameBytes;
   if ((varintLow | varintHigh) !== 0) sizeBytes += 1 + varint64Size(varintLow, varintHigh);
   if (keyBytes > 0) sizeBytes += 1 + varint32Size(keyBytes) + keyBytes;
+  if (item.returnTotal === true) sizeBytes += 2;
   return sizeBytes;
 }
 
@@ -177,6 +178,10 @@ function writeIncrementRequest(item: IncrementRequestInput, index: number): void
     out[outPos++] = 0x1a; // field 3, length-delimited
     writeVarint32(key.length);
     writeBytes(key);
+  }
+  if (item.returnTotal === true) {
+    out[outPos++] = 0x20; // field 4, varint
+    out[outPos++] = 1;
   }
 }
 
@@ -243,7 +248,12 @@ function encodeItems(request: IncrementBatchRequestInput, sequence: Uint64Value 
 
 function incrementResponseSize(response: IncrementResponseInput): number {
   const shard = (response.shard ?? 0) >>> 0;
-  return (response.applied ? 2 : 0) + (shard !== 0 ? 1 + varint32Size(shard) : 0);
+  let sizeBytes = (response.applied ? 2 : 0) + (shard !== 0 ? 1 + varint32Size(shard) : 0);
+  if (response.total !== undefined && response.total !== null) {
+    setInt64Halves(response.total);
+    sizeBytes += 1 + varint64Size(varintLow, varintHigh);
+  }
+  return sizeBytes;
 }
 
 function writeIncrementResponse(response: IncrementResponseInput): void {
@@ -255,6 +265,12 @@ function writeIncrementResponse(response: IncrementResponseInput): void {
   if (shard !== 0) {
     out[outPos++] = 0x10; // field 2, varint
     writeVarint32(shard);
+  }
+  // In a oneof (presence): written when set, 0 too. Its halves again: sizing the other results reused them.
+  if (response.total !== undefined && response.total !== null) {
+    setInt64Halves(response.total);
+    out[outPos++] = 0x18; // field 3, varint
+    writeVarint64(varintLow, varintHigh);
   }
 }
 
@@ -338,7 +354,11 @@ function encodeResults(
     writeVarint32(incrementResponseSize(result));
     writeIncrementResponse(result);
   }
-  if (sequenceBytes > 0) writeSequenceField();
+  // Its halves again: a result's total reused them.
+  if (sequenceBytes > 0) {
+    sequenceFieldSize(sequence);
+    writeSequenceField();
+  }
   if (error !== undefined && error !== null) {
     out[outPos++] = 0x1a; // field 3, length-delimited
     writeVarint32(errorBytes);

@@ -55,6 +55,8 @@ export interface LeanIncrementRequest {
   amount: number | bigint;
   /** A view into the request's bytes; absent or empty: the one shared empty Buffer (never written to). */
   idempotencyKey: Buffer;
+  /** IncrementRequest.return_total: answer with the counter's exact total after the increment. The decoder always sets it. */
+  returnTotal?: boolean;
 }
 
 export interface LeanIncrementBatchRequest {
@@ -64,6 +66,8 @@ export interface LeanIncrementBatchRequest {
 export interface LeanIncrementResponse {
   applied: boolean;
   shard: number;
+  /** IncrementResponse.total, a decimal string as proto-loader gives it: present only when the request asked return_total and the read succeeded. */
+  total?: string;
 }
 
 export interface LeanIncrementBatchResponse {
@@ -136,6 +140,7 @@ export interface IncrementRequestInput {
   counter?: string | null;
   amount?: Int64Input | null;
   idempotencyKey?: Uint8Array | string | null;
+  returnTotal?: boolean | null;
 }
 
 export interface IncrementBatchRequestInput {
@@ -145,6 +150,8 @@ export interface IncrementBatchRequestInput {
 export interface IncrementResponseInput {
   applied?: boolean | null;
   shard?: number | null;
+  /** Written when set (0 too: the field is in a oneof, so it has presence). */
+  total?: Int64Input | null;
 }
 
 export interface IncrementBatchResponseInput {

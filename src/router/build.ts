@@ -29,11 +29,15 @@ import {
   singleRequestBytesMax,
   startMetricsServer,
   steadyWallClock,
+  type InFlightCount,
+  type InFlightLimits,
   type Logger,
+  parseAddress,
   withLeanCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
 import { createAdminService, createCounterService, refusalOf, tokensOf } from './api/index.ts';
+import { createHttpMetrics, startConnectPort, type ConnectPort } from './http/index.ts';
 import type { RouterConfig } from './config.ts';
 import { CounterExpiry, CounterLifecycle } from './counters/index.ts';
 import { EtcdDirectory, SqliteDirectory, openEtcdClient, type Directory, type PairInfo } from './directory/index.ts';
@@ -48,7 +52,7 @@ const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
 export interface Router {
   /** Supervises if elected, binds the services and metrics, and serves. Resolves with the ports bound (for port 0). */
-  start(): Promise<{ port: number; metricsPort: number | undefined }>;
+  start(): Promise<{ port: number; metricsPort: number | undefined; httpPort: number | undefined }>;
   /** Stops serving, drains calls in flight, hands supervision over, closes every part. */
   stop(): Promise<void>;
 }
@@ -180,38 +184,40 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   nodeEvents.onUnreachable = (address) => duties.checkPairOf(address);
 
   const tokens = tokensOf(config.adminToken, config.clientToken);
-  const server = createServer(config, metrics, tokens);
-  server.server.addService(
-    guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf),
-    createCounterService({ increments, reads, distinct, windows, membership, lifecycle, heat, metrics }),
-  );
-  server.server.addService(
-    guardMalformed(adminServiceDefinition, requestBytesMaxOf),
-    createAdminService({
-      directory,
-      membership,
-      pool,
-      heat,
-      metrics,
-      logger,
-      // The supervisor's bound for "does it answer": one unreachable node costs ClusterStatus this, not a read's timeout.
-      statusTimeoutMs: config.healthTimeoutMs,
-      // A reconcile may take as long as any call may: the ceiling is its budget.
-      reconcileTimeoutMs: config.callDeadlineMaxMs,
-      autoscaler,
-      lifecycle,
-      counterTtlMs: config.counterTtlMs,
-      routerView: {
-        directoryStore: etcd === undefined ? 'sqlite' : 'etcd',
-        routerId: config.routerId,
-        routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
-        supervisor: () => election.leaderId ?? '',
-        dedupWindowMs: config.dedupWindowMs,
-      },
-      ttlSupported,
-      onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),
-    }),
-  );
+  // The caps on calls in flight bound the gRPC and HTTP ports together.
+  const inFlight = inFlightLimitsOf(config, metrics);
+  const server = createServer(config, metrics, tokens, inFlight);
+  const counterService = createCounterService({ increments, reads, distinct, windows, membership, lifecycle, heat, metrics });
+  const counterDefinition = guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf);
+  server.server.addService(counterDefinition, counterService.grpc);
+  const adminService = createAdminService({
+    directory,
+    membership,
+    pool,
+    heat,
+    metrics,
+    logger,
+    // The supervisor's bound for "does it answer": one unreachable node costs ClusterStatus this, not a read's timeout.
+    statusTimeoutMs: config.healthTimeoutMs,
+    // A reconcile may take as long as any call may: the ceiling is its budget.
+    reconcileTimeoutMs: config.callDeadlineMaxMs,
+    autoscaler,
+    lifecycle,
+    counterTtlMs: config.counterTtlMs,
+    routerView: {
+      directoryStore: etcd === undefined ? 'sqlite' : 'etcd',
+      routerId: config.routerId,
+      routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
+      supervisor: () => election.leaderId ?? '',
+      dedupWindowMs: config.dedupWindowMs,
+    },
+    ttlSupported,
+    onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),
+  });
+  const adminDefinition = guardMalformed(adminServiceDefinition, requestBytesMaxOf);
+  server.server.addService(adminDefinition, adminService.grpc);
+  const httpMetrics = createHttpMetrics(registry, { rpcStatus: metrics.rpcStatus, callsRefused: metrics.callsRefused });
+  let httpPort: ConnectPort | undefined;
   const setGauges = (): void => {
     metrics.directoryCounters.set(directory.counterCount);
     metrics.directoryShards.set(directory.shardCount);
@@ -225,6 +231,26 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   return {
     async start() {
       const port = await bindServer(server.server, config.listenAddress, serverCredentialsOf(tls, config.tlsRequireClientCert));
+      httpPort =
+        config.httpPort === 0
+          ? undefined
+          : await startConnectPort({
+              host: parseAddress(config.listenAddress, '--listen').host,
+              port: config.httpPort === 'any' ? 0 : config.httpPort,
+              tls,
+              requireClientCert: config.tlsRequireClientCert,
+              corsOrigins: config.httpCorsOrigins,
+              services: {
+                counter: { handlers: counterService.handlers, definition: counterDefinition },
+                admin: { handlers: adminService.handlers, definition: adminDefinition },
+              },
+              tokens,
+              inFlight,
+              deadlineMaxMs: config.callDeadlineMaxMs,
+              requestBytesMaxOf,
+              metrics: httpMetrics,
+              logger,
+            });
       metricsServer =
         config.metricsPort === 0
           ? undefined
@@ -238,12 +264,12 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       gauges.start();
       setGauges();
       setServing(server, serviceNames, true);
-      return { port, metricsPort: metricsServer?.port };
+      return { port, metricsPort: metricsServer?.port, httpPort: httpPort?.port };
     },
     async stop() {
       setServing(server, serviceNames, false);
       // Drain: in-flight increments wait for their node commits before we exit.
-      await shutdownServer(server.server, config.shutdownTimeoutMs);
+      await Promise.all([shutdownServer(server.server, config.shutdownTimeoutMs), httpPort?.close(config.shutdownTimeoutMs)]);
       reads.stopRefresher();
       await duties.stop();
       autoscaler.stop();
@@ -262,8 +288,24 @@ function requestBytesMaxOf(method: string): number {
   return listRequestBytesMax[method] ?? singleRequestBytesMax;
 }
 
+function inFlightLimitsOf(config: RouterConfig, metrics: RouterMetrics): InFlightLimits & { count: InFlightCount } {
+  return {
+    callsMax: config.callsInFlightMax,
+    largeCallsMax: config.largeCallsInFlightMax,
+    isLarge: (path) => path.slice(path.lastIndexOf('/') + 1) in listRequestBytesMax,
+    onInFlight: (calls) => metrics.callsInFlight.set(calls),
+    onRefused: () => metrics.callsRefused.inc({ reason: 'busy' }),
+    count: { calls: 0, largeCalls: 0 },
+  };
+}
+
 /** The gRPC server, with what runs on a call's headers before its message is read: tokens, then the caps on calls in flight, then the deadline ceiling. */
-function createServer(config: RouterConfig, metrics: RouterMetrics, tokens: ReturnType<typeof tokensOf>) {
+function createServer(
+  config: RouterConfig,
+  metrics: RouterMetrics,
+  tokens: ReturnType<typeof tokensOf>,
+  inFlight: InFlightLimits & { count: InFlightCount },
+) {
   const callGuards = guardCalls({
     onStatus: metrics.rpcStatus,
     refuse: (path, metadata) => {
@@ -272,13 +314,7 @@ function createServer(config: RouterConfig, metrics: RouterMetrics, tokens: Retu
         metrics.callsRefused.inc({ reason: refusal.code === status.PERMISSION_DENIED ? 'permission_denied' : 'unauthenticated' });
       return refusal;
     },
-    inFlight: {
-      callsMax: config.callsInFlightMax,
-      largeCallsMax: config.largeCallsInFlightMax,
-      isLarge: (path) => path.slice(path.lastIndexOf('/') + 1) in listRequestBytesMax,
-      onInFlight: (calls) => metrics.callsInFlight.set(calls),
-      onRefused: () => metrics.callsRefused.inc({ reason: 'busy' }),
-    },
+    inFlight,
     deadlineMaxMs: config.callDeadlineMaxMs,
   });
   return createTallyServer([counterPackageDefinition], serviceNames, [callGuards]);

@@ -41,6 +41,10 @@ export interface RouterConfig {
   metricsHost: string;
   /** 0 disables the metrics endpoint; 'any' takes a port the kernel picks. */
   metricsPort: MetricsPort;
+  /** The Connect and gRPC-Web port (router/http), on --listen's host with its TLS and tokens; 0: off; 'any': a port the kernel picks. */
+  httpPort: MetricsPort;
+  /** Origins browser pages may call the HTTP port from (CORS); '*': any. */
+  httpCorsOrigins: string[];
   /** How often cached totals are recomputed (G4). */
   refreshIntervalMs: number;
   /** Deadline of one node read; bounds the summing time of any read. */
@@ -132,6 +136,9 @@ export const routerDefaults = {
   dataDir: './data/router',
   metricsHost: '127.0.0.1',
   metricsPort: 9464,
+  // Off unless asked: a second public surface is opened on purpose (npm start asks for 8080).
+  httpPort: 0 as MetricsPort,
+  httpCorsOrigins: [] as string[],
   refreshIntervalMs: 1_000,
   readTimeoutMs: 1_000,
   nodeCallTimeoutMs: 2_000,
@@ -187,6 +194,26 @@ export function parsePairs(value: string): PairAddresses[] {
   const all = pairs.flatMap((pair) => [pair.primary, pair.follower]);
   if (new Set(all).size !== all.length) throw new ConfigError('--pairs names a node twice');
   return pairs;
+}
+
+/** "https://app.example.com,http://localhost:3000" → origins (scheme://host[:port], as a browser sends Origin), or "*". */
+export function parseCorsOrigins(value: string): string[] {
+  if (value.trim() === '') return [];
+  const origins = value.split(',').map((entry) => entry.trim());
+  origins.forEach((origin, index) => {
+    if (origin === '*') return;
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || url.origin !== origin || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw new ConfigError(
+        `--http-cors-origins entry ${index} must be an origin like https://app.example.com (no path, no trailing /) or *, got "${origin}"`,
+      );
+  });
+  return origins;
 }
 
 /** "http://a:2379,https://b:2379" → endpoints; undefined when --etcd is not given (embedded directory). */
@@ -324,6 +351,8 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     dataDir: reader.string('data-dir', routerDefaults.dataDir),
     metricsHost: reader.string('metrics-host', routerDefaults.metricsHost),
     metricsPort: reader.metricsPort('metrics-port', routerDefaults.metricsPort),
+    httpPort: reader.metricsPort('http-port', routerDefaults.httpPort),
+    httpCorsOrigins: parseCorsOrigins(reader.string('http-cors-origins', '')),
     refreshIntervalMs: reader.int('refresh-interval-ms', routerDefaults.refreshIntervalMs, { min: 10, max: 3_600_000 }),
     readTimeoutMs: reader.int('read-timeout-ms', routerDefaults.readTimeoutMs, { min: 10, max: 60_000 }),
     nodeCallTimeoutMs: reader.int('node-call-timeout-ms', routerDefaults.nodeCallTimeoutMs, { min: 10, max: 60_000 }),

@@ -8,8 +8,8 @@ runMain(async () => {
   const config = parseRouterConfig(process.argv.slice(2), process.env);
   const logger = createLogger('router', config.logLevel);
   const router = await buildRouter(config, logger);
-  const { port, metricsPort } = await router.start();
-  // port and metricsPort are the ports bound, for whoever asked for port 0 (ManagedProcess reads them).
+  const { port, metricsPort, httpPort } = await router.start();
+  // port, metricsPort and httpPort are the ports bound, for whoever asked for port 0 (ManagedProcess reads them).
   logger.info('ready', {
     listen: config.listenAddress,
     port,
@@ -17,6 +17,7 @@ runMain(async () => {
     tokens: config.adminToken !== undefined || config.clientToken !== undefined,
     pairs: config.pairs.length,
     metricsPort,
+    httpPort,
     refreshIntervalMs: config.refreshIntervalMs,
     shardCeilingPerSec: config.shardCeilingPerSec,
     shardsMax: config.shardsMax,

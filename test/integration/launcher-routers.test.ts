@@ -89,6 +89,8 @@ describe('launcher with several routers (npm start -- --routers N)', () => {
       '0',
       '--metrics-port',
       '0',
+      '--http-port',
+      '0',
       '--pairs',
       '1',
       '--data-dir',

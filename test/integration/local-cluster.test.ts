@@ -75,6 +75,8 @@ describe('local cluster launcher (npm start)', () => {
       String(nodeBasePort),
       '--metrics-port',
       '0',
+      '--http-port',
+      '0',
       '--data-dir',
       path.join(dataDir, subDir),
     ];

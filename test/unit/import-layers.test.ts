@@ -40,6 +40,16 @@ describe('router import layers', () => {
     expect(await layerErrors('src/cli/probe.ts', "export { openDirectoryTransfer } from '../router/index.ts';\n")).toEqual([]);
   });
 
+  it('lets the HTTP port call the api’s handlers, not the paths under them, and keeps Connect inside it', async () => {
+    expect(await layerErrors('src/router/http/probe.ts', "export { handler } from '../api/index.ts';\n")).toEqual([]);
+    expect(await layerErrors('src/router/http/probe.ts', "export { IncrementPath } from '../write/index.ts';\n")).toEqual([
+      'router/http may not import router/write: http may use api, metrics (eslint/import-layers.js)',
+    ]);
+    expect(await layerErrors('src/router/api/probe.ts', "export { ConnectError } from '@connectrpc/connect';\n")).toEqual([
+      '@connectrpc/connect is imported only under src/router/http/',
+    ]);
+  });
+
   it('keeps the node’s log at the bottom: it imports nothing of state or replication', async () => {
     expect(await layerErrors('src/node/log/probe.ts', "export { Replicator } from '../replication/index.ts';\n")).toEqual([
       'node/log may not import node/replication: log may use only common (eslint/import-layers.js)',

@@ -34,11 +34,12 @@ const plainRequest = (request: { items: LeanIncrementRequest[]; sequence: unknow
   sequence: String(request.sequence),
 });
 const plainResponse = (response: {
-  results: { applied: boolean; shard: number }[];
+  results: { applied: boolean; shard: number; total?: string; returnedTotal?: string }[];
   sequence: unknown;
   error: { code: number; message: string; reason: string; statusDetails: Uint8Array } | null;
 }) => ({
-  results: response.results,
+  // proto-loader marks the oneof holding total (returnedTotal); the lean codec gives total alone.
+  results: response.results.map(({ returnedTotal: _marker, ...result }) => result),
   sequence: String(response.sequence),
   error: response.error === null ? null : { ...response.error, statusDetails: Buffer.from(response.error.statusDetails).toString('hex') },
 });

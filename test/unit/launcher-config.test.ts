@@ -17,6 +17,7 @@ describe('launcher config', () => {
     expect(portLayout(config)).toEqual({
       routerPorts: [50051],
       routerMetricsPorts: [9464],
+      routerHttpPorts: [8080],
       nodePorts: [50061, 50062, 50063, 50064],
       nodeMetricsPorts: [9465, 9466, 9467, 9468],
     });
@@ -28,6 +29,7 @@ describe('launcher config', () => {
     expect(portLayout(config)).toEqual({
       routerPorts: [50051, 50052, 50053],
       routerMetricsPorts: [9464, 9465, 9466],
+      routerHttpPorts: [8080, 8081, 8082],
       nodePorts: [50061, 50062, 50063, 50064],
       nodeMetricsPorts: [9467, 9468, 9469, 9470],
     });
@@ -37,8 +39,16 @@ describe('launcher config', () => {
   });
 
   it('launcher config: port 0 stays 0 for every router and node, and metrics port 0 turns all of them off', () => {
-    const layout = portLayout(parseLauncherConfig(['--routers', '2', '--port', '0', '--node-base-port', '0', '--metrics-port', '0'], {}));
-    expect(layout).toEqual({ routerPorts: [0, 0], routerMetricsPorts: [0, 0], nodePorts: [0, 0, 0, 0], nodeMetricsPorts: [0, 0, 0, 0] });
+    const layout = portLayout(
+      parseLauncherConfig(['--routers', '2', '--port', '0', '--node-base-port', '0', '--metrics-port', '0', '--http-port', '0'], {}),
+    );
+    expect(layout).toEqual({
+      routerPorts: [0, 0],
+      routerMetricsPorts: [0, 0],
+      routerHttpPorts: [0, 0],
+      nodePorts: [0, 0, 0, 0],
+      nodeMetricsPorts: [0, 0, 0, 0],
+    });
   });
 
   it('launcher config: several routers on the embedded directory, too many routers, or an unknown store are one-line errors', () => {
@@ -55,13 +65,13 @@ describe('launcher config', () => {
 
   it('launcher config: two processes on one port, or a port past 65535, are refused before anything starts', () => {
     expect(configErrorOf(() => parseLauncherConfig(['--routers', '2', '--port', '50060'], {}))).toBe(
-      'node 0 primary and router-2 would both listen on port 50061: move --port, --node-base-port or --metrics-port apart',
+      'node 0 primary and router-2 would both listen on port 50061: move --port, --node-base-port, --metrics-port or --http-port apart',
     );
     expect(configErrorOf(() => parseLauncherConfig(['--routers', '2', '--etcd-port', '9465'], {}))).toBe(
-      "router-2's metrics and etcd would both listen on port 9465: move --port, --node-base-port or --metrics-port apart",
+      "router-2's metrics and etcd would both listen on port 9465: move --port, --node-base-port, --metrics-port or --http-port apart",
     );
     expect(configErrorOf(() => parseLauncherConfig(['--routers', '2', '--port', '65535'], {}))).toBe(
-      'router-2 would listen on port 65536: lower --port, --node-base-port or --metrics-port',
+      'router-2 would listen on port 65536: lower --port, --node-base-port, --metrics-port or --http-port',
     );
   });
 });

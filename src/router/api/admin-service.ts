@@ -5,7 +5,6 @@
 import {
   ErrorCode,
   TallyError,
-  unary,
   validateCounterName,
   monotonicNowMs,
   type Logger,
@@ -29,6 +28,7 @@ import { shardRatesOf, type Autoscaler, skewOf, type HeatTracker } from '../sizi
 import type { NodePool } from '../nodes/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 import { createBackupHandlers } from './backup-handlers.ts';
+import { grpcMethodsOf, handler, type UnaryHandlers } from './handler.ts';
 
 /** What AdminService hands its calls to. */
 export interface AdminServiceDeps {
@@ -100,16 +100,16 @@ export function createAdminService(deps: AdminServiceDeps) {
     return counter;
   };
 
-  return {
-    Describe: unary<counterV1.DescribeRequest__Output, counterV1.DescribeResponse__Output>((request) =>
+  const handlers = {
+    Describe: handler<counterV1.DescribeRequest__Output, counterV1.DescribeResponse__Output>((request) =>
       describe(knownCounter(request.counter)),
     ),
 
-    Configure: unary<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>(async (request) =>
+    Configure: handler<counterV1.ConfigureRequest__Output, counterV1.DescribeResponse__Output>(async (request) =>
       describe(await configureCounter(directory, logger, request, deps.ttlSupported)),
     ),
 
-    Rebuild: unary<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {
+    Rebuild: handler<counterV1.RebuildRequest__Output, counterV1.RebuildResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const result = await deps.membership.rebuild(name, request.repair === true);
       metrics.membershipDrift.set(Number(result.drift));
@@ -141,17 +141,17 @@ export function createAdminService(deps: AdminServiceDeps) {
       };
     }),
 
-    ListCounters: unary<counterV1.ListCountersRequest__Output, counterV1.ListCountersResponse__Output>((request) =>
+    ListCounters: handler<counterV1.ListCountersRequest__Output, counterV1.ListCountersResponse__Output>((request) =>
       listCounters(directory, request, deps.counterTtlMs),
     ),
 
-    Hot: unary<counterV1.HotRequest__Output, counterV1.HotResponse__Output>((request) => {
+    Hot: handler<counterV1.HotRequest__Output, counterV1.HotResponse__Output>((request) => {
       const limit = request.limit === 0 ? 20 : Math.min(request.limit, hotCountersListedMax);
       const { counters, tracked } = deps.autoscaler.hot(limit);
       return { counters, tracked: String(tracked) };
     }),
 
-    SetShards: unary<counterV1.SetShardsRequest__Output, counterV1.SetShardsResponse__Output>(async (request) => {
+    SetShards: handler<counterV1.SetShardsRequest__Output, counterV1.SetShardsResponse__Output>(async (request) => {
       const counter = knownCounter(request.counter);
       const { previousShardCount } = await directory.setShards(counter.name, request.shards);
       if (request.shards > previousShardCount) {
@@ -167,11 +167,11 @@ export function createAdminService(deps: AdminServiceDeps) {
       return { counter: counter.name, previousShards: previousShardCount, shards: counter.shards.length };
     }),
 
-    ClusterStatus: unary<counterV1.ClusterStatusRequest__Output, counterV1.ClusterStatusResponse__Output>(() =>
+    ClusterStatus: handler<counterV1.ClusterStatusRequest__Output, counterV1.ClusterStatusResponse__Output>(() =>
       clusterStatus(directory, pool, deps.statusTimeoutMs, deps.routerView),
     ),
 
-    AddPair: unary<counterV1.AddPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
+    AddPair: handler<counterV1.AddPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
       const primary = validateNodeAddress(request.primary, 'primary');
       const follower = validateNodeAddress(request.follower, 'follower');
       const pair = await directory.addPair({ primary, follower });
@@ -181,7 +181,7 @@ export function createAdminService(deps: AdminServiceDeps) {
       return { pair: pairStatusOf(directory, pair) };
     }),
 
-    DrainPair: unary<counterV1.DrainPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
+    DrainPair: handler<counterV1.DrainPairRequest__Output, counterV1.PairResponse__Output>(async (request) => {
       if (request.pair >= directory.allPairs().length) throw new TallyError(ErrorCode.notFound, `there is no pair ${request.pair}`);
       const pair = await directory.setPairDraining(request.pair, !request.undrain);
       logger.warn(pair.draining ? 'pair draining' : 'pair undrained', {
@@ -191,7 +191,7 @@ export function createAdminService(deps: AdminServiceDeps) {
       return { pair: pairStatusOf(directory, pair) };
     }),
 
-    ReplaceNode: unary<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>(async (request) => {
+    ReplaceNode: handler<counterV1.ReplaceNodeRequest__Output, counterV1.ReplaceNodeResponse__Output>(async (request) => {
       const address = validateNodeAddress(request.address, 'address');
       const newAddress = validateNodeAddress(request.newAddress, 'new_address');
       const pair = directory.pairOf(address);
@@ -218,19 +218,20 @@ export function createAdminService(deps: AdminServiceDeps) {
       return { pair: next.pairIndex, primary: next.primary, follower: next.follower, epoch: next.epoch.toString() };
     }),
 
-    DeleteCounter: unary<counterV1.DeleteCounterRequest__Output, counterV1.DeleteCounterResponse__Output>(async (request) => {
+    DeleteCounter: handler<counterV1.DeleteCounterRequest__Output, counterV1.DeleteCounterResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const { deleted, pendingCount } = await deps.lifecycle.deleteAndDrop(name);
       return { counter: name, shards: deleted.shardIds.length, shardsPending: pendingCount };
     }),
 
-    Reconcile: unary<counterV1.ReconcileRequest__Output, counterV1.ReconcileResponse__Output>(async (request, call) => {
+    Reconcile: handler<counterV1.ReconcileRequest__Output, counterV1.ReconcileResponse__Output>(async (request, call) => {
       const counter = request.counter === '' ? undefined : validateCounterName(request.counter);
       const result = await reconcile(directory, pool, metrics, deps.reconcileTimeoutMs, counter, call);
       logger.info('reconcile', { counter: counter ?? '*', shardsChecked: result.shardsChecked, shardsDrifting: result.shardsDrifting });
       return result;
     }),
+  } satisfies UnaryHandlers;
 
-    ...createBackupHandlers({ directory, pool, logger }),
-  };
+  // The backup streams are gRPC only: server streams of bytes the CLI writes to files.
+  return { handlers, grpc: { ...grpcMethodsOf(handlers), ...createBackupHandlers({ directory, pool, logger }) } };
 }

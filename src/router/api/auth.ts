@@ -23,8 +23,7 @@ export function tokensOf(admin: string | undefined, client: string | undefined):
   return { admin: admin === undefined ? undefined : digest(admin), client: client === undefined ? undefined : digest(client) };
 }
 
-function presented(metadata: Metadata): Buffer | undefined {
-  const header = metadata.get('authorization')[0];
+function presented(header: unknown): Buffer | undefined {
   if (typeof header !== 'string' || !header.startsWith('Bearer ')) return undefined;
   return digest(header.slice('Bearer '.length).trim());
 }
@@ -38,9 +37,14 @@ const healthServicePrefix = '/grpc.health.v1.Health/';
 
 /** UNAUTHENTICATED (no or unknown credential) or PERMISSION_DENIED (a credential of the wrong role); undefined when allowed. */
 export function refusalOf(tokens: Tokens, path: string, metadata: Metadata): Refusal | undefined {
+  return refusalOfAuthorization(tokens, path, metadata.get('authorization')[0]);
+}
+
+/** refusalOf, from the authorization header's value (an HTTP request's; undefined when absent). */
+export function refusalOfAuthorization(tokens: Tokens, path: string, authorization: unknown): Refusal | undefined {
   if (tokens.admin === undefined && tokens.client === undefined) return undefined;
   if (path.startsWith(healthServicePrefix)) return undefined;
-  const token = presented(metadata);
+  const token = presented(authorization);
   const isAdmin = matches(token, tokens.admin);
   if (path.startsWith(adminServicePrefix)) {
     if (isAdmin) return undefined;

@@ -8,7 +8,6 @@ import {
   readManyCountersMax,
   routerStreamBatchesInFlightMax,
   streamBatchesInFlightMax,
-  unary,
   validateCounterName,
   validateIdempotencyKey,
   type counterV1,
@@ -29,6 +28,7 @@ import { type HeatTracker } from '../sizing/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
 import { createIncrementStreamHandler } from './increment-stream.ts';
+import { grpcMethodsOf, handler, type UnaryHandlers } from './handler.ts';
 
 /** What CounterService hands its calls to. */
 export interface CounterServiceDeps {
@@ -65,6 +65,24 @@ function toLeanReadResponse(read: TotalRead): ReadResponseInput {
   };
 }
 
+/** An increment's answer, as the lean codec writes it (common/counter-codec.ts); total only when return_total asked and the read succeeded. */
+interface IncrementOutcome {
+  applied: boolean;
+  shard: number;
+  total?: bigint;
+}
+
+/** Which items asked return_total; undefined when none did (the common case costs one pass and no array). */
+function totalsWanted(items: readonly LeanIncrementRequest[]): boolean[] | undefined {
+  let wanted: boolean[] | undefined;
+  for (let index = 0; index < items.length; index++) {
+    if (items[index]!.returnTotal !== true) continue;
+    wanted ??= new Array<boolean>(items.length).fill(false);
+    wanted[index] = true;
+  }
+  return wanted;
+}
+
 export function createCounterService(deps: CounterServiceDeps) {
   const { increments, reads, heat, metrics } = deps;
 
@@ -79,10 +97,12 @@ export function createCounterService(deps: CounterServiceDeps) {
     items: ValidIncrement[],
     rpc: keyof typeof latencyByRpc,
     call: { readonly cancelled: boolean },
-  ): Promise<counterV1.IncrementResponse__Output[]> => {
+    totalWanted?: readonly boolean[],
+  ): Promise<IncrementOutcome[]> => {
     const timer = latencyByRpc[rpc].startTimer();
     try {
       const outcomes = await increments.apply(items, call);
+      if (totalWanted !== undefined) return withTotals(items, outcomes, totalWanted);
       // One metric update per call and one heat update per (counter, shard), not per item.
       let applied = 0;
       let lastCounter = '';
@@ -115,6 +135,31 @@ export function createCounterService(deps: CounterServiceDeps) {
     } finally {
       timer();
     }
+  };
+
+  /**
+   * return_total: each asking item's counter read EXACT after the whole call
+   * was acknowledged, so its total includes it (G3). A failed read leaves
+   * the total out instead of failing the call: the increments stand, and a
+   * retry without a key would count them twice.
+   */
+  const withTotals = async (
+    items: readonly ValidIncrement[],
+    outcomes: IncrementOutcome[],
+    totalWanted: readonly boolean[],
+  ): Promise<IncrementOutcome[]> => {
+    const names = [...new Set(items.filter((_, index) => totalWanted[index] === true).map((item) => item.counter))];
+    let totals: Map<string, bigint>;
+    try {
+      const read = await readTotals(names, 'EXACT');
+      totals = new Map(read.map((value, index) => [names[index]!, value.total]));
+    } catch {
+      return outcomes;
+    }
+    return outcomes.map((outcome, index) => {
+      const total = totalWanted[index] === true ? totals.get(items[index]!.counter) : undefined;
+      return total === undefined ? outcome : { applied: outcome.applied, shard: outcome.shard, total };
+    });
   };
 
   const validated = <T>(count: number, validate: () => T): T => {
@@ -153,7 +198,7 @@ export function createCounterService(deps: CounterServiceDeps) {
     request: LeanIncrementBatchRequest,
     call: { readonly cancelled: boolean },
     rpc: 'increment_batch' | 'increment_stream',
-  ): Promise<counterV1.IncrementResponse__Output[]> => {
+  ): Promise<IncrementOutcome[]> => {
     const count = request.items.length;
     const items = validated(count, () => {
       if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
@@ -168,48 +213,38 @@ export function createCounterService(deps: CounterServiceDeps) {
       }
       return items;
     });
-    return applyCounted(items, rpc, call);
+    return applyCounted(items, rpc, call, totalsWanted(request.items));
   };
 
   // Reads change nothing: any failure of theirs is NOT_APPLIED.
   const changesNothing = true;
 
-  return {
+  const handlers = {
     // Decoded by the lean codec (common/counter-codec.ts, wired in build.ts): amounts as numbers or bigints.
-    Increment: unary<LeanIncrementRequest, counterV1.IncrementResponse__Output>(async (request, call) => {
+    Increment: handler<LeanIncrementRequest, IncrementOutcome>(async (request, call) => {
       const item = validated(1, () => validateIncrement(request));
-      const [response] = await applyCounted([item], 'increment', call);
+      const [response] = await applyCounted([item], 'increment', call, request.returnTotal === true ? [true] : undefined);
       return response!;
     }),
 
-    IncrementBatch: unary<LeanIncrementBatchRequest, counterV1.IncrementBatchResponse__Output>(async (request, call) => ({
+    IncrementBatch: handler<LeanIncrementBatchRequest, { results: IncrementOutcome[] }>(async (request, call) => ({
       results: await incrementBatch(request, call, 'increment_batch'),
     })),
 
-    // Each batch as IncrementBatch, answered by its sequence number (increment-stream.ts); lean codec as IncrementBatch.
-    IncrementStream: createIncrementStreamHandler(
-      (request, call) => incrementBatch(request, call, 'increment_stream'),
-      { batchesInFlightMax: streamBatchesInFlightMax, routerBatchesInFlightMax: routerStreamBatchesInFlightMax },
-      {
-        onRefused: (itemCount) => metrics.incrementsRejected.inc({ reason: ErrorCode.resourceExhausted }, itemCount),
-        onInFlight: (batches) => metrics.streamBatchesInFlight.set(batches),
-      },
-    ),
-
-    Read: unary<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
+    Read: handler<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const [read] = await readTotals([name], validateConsistency(request.consistency));
       return toReadResponse(read!);
     }, changesNothing),
 
     // Lean codec both ways (common/counter-codec.ts, wired in build.ts): a page's totals go out without a string per int64.
-    ReadMany: unary<LeanReadManyRequest, ReadManyResponseInput>(async (request) => {
+    ReadMany: handler<LeanReadManyRequest, ReadManyResponseInput>(async (request) => {
       const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
       const values = await readTotals(names, validateConsistency(request.consistency));
       return { values: values.map(toLeanReadResponse) };
     }, changesNothing),
 
-    AddDistinct: unary<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {
+    AddDistinct: handler<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const members = validateMemberList(request.members);
       members.forEach((member, index) => {
@@ -227,13 +262,13 @@ export function createCounterService(deps: CounterServiceDeps) {
       return { registersChanged };
     }),
 
-    CountDistinct: unary<counterV1.CountDistinctRequest__Output, counterV1.CountDistinctResponse__Output>(async (request) => {
+    CountDistinct: handler<counterV1.CountDistinctRequest__Output, counterV1.CountDistinctResponse__Output>(async (request) => {
       const names = validateCounterNames(request.counters, countDistinctCountersMax, 'CountDistinct');
       const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
       return { estimate: String(estimate), standardError, shards: shardCount };
     }, changesNothing),
 
-    ReadWindow: unary<counterV1.ReadWindowRequest__Output, counterV1.ReadWindowResponse__Output>(async (request) => {
+    ReadWindow: handler<counterV1.ReadWindowRequest__Output, counterV1.ReadWindowResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const consistency = validateConsistency(request.consistency);
       const lastMs = parseInt64(request.lastMs, 'last_ms');
@@ -254,7 +289,7 @@ export function createCounterService(deps: CounterServiceDeps) {
       };
     }, changesNothing),
 
-    SetMember: unary<counterV1.SetMemberRequest__Output, counterV1.SetMemberResponse__Output>(async (request) => {
+    SetMember: handler<counterV1.SetMemberRequest__Output, counterV1.SetMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const member = parseMemberId(request.member);
       const { changed, count, partition } = await deps.membership.set(name, member, request.present === true);
@@ -264,7 +299,7 @@ export function createCounterService(deps: CounterServiceDeps) {
       return { changed, count: (count ?? 0n).toString(), countUnavailable: count === undefined };
     }),
 
-    Clear: unary<counterV1.ClearRequest__Output, counterV1.ClearResponse__Output>(async (request) => {
+    Clear: handler<counterV1.ClearRequest__Output, counterV1.ClearResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const key = validateIdempotencyKey(request.idempotencyKey);
       const result = await deps.lifecycle.clear(name, key);
@@ -277,10 +312,27 @@ export function createCounterService(deps: CounterServiceDeps) {
       };
     }),
 
-    IsMember: unary<counterV1.IsMemberRequest__Output, counterV1.IsMemberResponse__Output>(async (request) => {
+    IsMember: handler<counterV1.IsMemberRequest__Output, counterV1.IsMemberResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const members = validateMemberList(request.members).map((member, index) => parseMemberId(member, `member ${index}`));
       return { present: await timedRead('membership', () => deps.membership.check(name, members)) };
     }, changesNothing),
+  } satisfies UnaryHandlers;
+
+  return {
+    handlers,
+    /** The gRPC service: every unary handler, and IncrementStream (gRPC only: a bidi stream). */
+    grpc: {
+      ...grpcMethodsOf(handlers),
+      // Each batch as IncrementBatch, answered by its sequence number (increment-stream.ts); lean codec as IncrementBatch.
+      IncrementStream: createIncrementStreamHandler(
+        (request, call) => incrementBatch(request, call, 'increment_stream'),
+        { batchesInFlightMax: streamBatchesInFlightMax, routerBatchesInFlightMax: routerStreamBatchesInFlightMax },
+        {
+          onRefused: (itemCount) => metrics.incrementsRejected.inc({ reason: ErrorCode.resourceExhausted }, itemCount),
+          onInFlight: (batches) => metrics.streamBatchesInFlight.set(batches),
+        },
+      ),
+    },
   };
 }

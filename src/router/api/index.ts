@@ -1,5 +1,6 @@
 // The router's two gRPC services (counters, admin), their input checks and
 // the bearer-token check in front of them.
-export { refusalOf, tokensOf } from './auth.ts';
+export { refusalOf, refusalOfAuthorization, tokensOf, type Tokens } from './auth.ts';
 export { createAdminService, type AdminServiceDeps } from './admin-service.ts';
 export { createCounterService, type CounterServiceDeps } from './counter-service.ts';
+export { handler, type CallState, type UnaryHandler, type UnaryHandlers } from './handler.ts';

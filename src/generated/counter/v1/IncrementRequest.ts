@@ -9,6 +9,11 @@ export interface IncrementRequest {
    * 0-128 bytes; empty means no key.
    */
   'idempotencyKey'?: (Buffer | Uint8Array | string);
+  /**
+   * true: the response carries the counter's total after this increment
+   * (IncrementResponse.total), read as an EXACT read would be.
+   */
+  'returnTotal'?: (boolean);
 }
 
 export interface IncrementRequest__Output {
@@ -18,4 +23,9 @@ export interface IncrementRequest__Output {
    * 0-128 bytes; empty means no key.
    */
   'idempotencyKey': (Buffer);
+  /**
+   * true: the response carries the counter's total after this increment
+   * (IncrementResponse.total), read as an EXACT read would be.
+   */
+  'returnTotal': (boolean);
 }

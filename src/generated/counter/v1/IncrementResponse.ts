@@ -1,5 +1,6 @@
 // Original file: proto/counter.proto
 
+import type { Long } from '@grpc/proto-loader';
 
 export interface IncrementResponse {
   'applied'?: (boolean);
@@ -7,6 +8,18 @@ export interface IncrementResponse {
    * Index of the shard (within the counter) that holds the increment.
    */
   'shard'?: (number);
+  /**
+   * Set when the request asked return_total: the counter's exact total, read
+   * after this increment (a duplicate too) was acknowledged, so it includes
+   * it and every increment acknowledged before. Absent when that read failed
+   * (the increment stands: read the counter again).
+   */
+  'total'?: (number | string | Long);
+  /**
+   * A oneof of one field: presence, as proto3 `optional` gives it, from any
+   * protoc (the ones before 3.12 refuse `optional`), on the same wire and JSON.
+   */
+  'returnedTotal'?: "total";
 }
 
 export interface IncrementResponse__Output {
@@ -15,4 +28,16 @@ export interface IncrementResponse__Output {
    * Index of the shard (within the counter) that holds the increment.
    */
   'shard': (number);
+  /**
+   * Set when the request asked return_total: the counter's exact total, read
+   * after this increment (a duplicate too) was acknowledged, so it includes
+   * it and every increment acknowledged before. Absent when that read failed
+   * (the increment stands: read the counter again).
+   */
+  'total'?: (string);
+  /**
+   * A oneof of one field: presence, as proto3 `optional` gives it, from any
+   * protoc (the ones before 3.12 refuse `optional`), on the same wire and JSON.
+   */
+  'returnedTotal'?: "total";
 }
