@@ -245,7 +245,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    * number past 2^53 - 1 is refused (pass a bigint).
    */
   async increment(counter: string, amount: Int64Input, options?: IncrementOptions): Promise<IncrementResult> {
-    if (this.coalescer !== undefined) {
+    if (this.coalescer !== undefined && options?.returnTotal !== true) {
       if (this.closed) throw closedError();
       throwIfAborted(options?.signal);
       refuseUnsafeNumber(amount);
@@ -258,9 +258,18 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       return this.coalescer.add(item, monotonicNowMs() + (options?.deadlineMs ?? this.deadlineMs));
     }
     const idempotencyKey = toWireKey(options?.idempotencyKey);
-    const request: counterV1.IncrementRequest = { counter, amount: toWireAmount(amount), idempotencyKey };
+    const request: counterV1.IncrementRequest = {
+      counter,
+      amount: toWireAmount(amount),
+      idempotencyKey,
+      ...(options?.returnTotal === true ? { returnTotal: true } : {}),
+    };
     const response = await this.writeCall(counterMethods.Increment, request, idempotencyKey.length > 0, options);
-    return { applied: response.applied, shard: response.shard };
+    return {
+      applied: response.applied,
+      shard: response.shard,
+      ...(response.total === undefined || response.total === null ? {} : { total: BigInt(response.total) }),
+    };
   }
 
   /**

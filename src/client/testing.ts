@@ -97,7 +97,14 @@ export class FakeTallyClient extends EventEmitter<TallyClientEvents> implements 
 
   async increment(counter: string, amount: Int64Input, options?: IncrementOptions): Promise<IncrementResult> {
     const [result] = await this.applyAll([{ counter, amount, idempotencyKey: options?.idempotencyKey }], -1, options);
-    return result!;
+    if (options?.returnTotal !== true) return result!;
+    return {
+      ...result!,
+      total: this.readOne(
+        validated(() => validateCounterName(counter)),
+        'exact',
+      ).total,
+    };
   }
 
   async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {

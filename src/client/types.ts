@@ -96,6 +96,12 @@ export interface IncrementItem {
 export interface IncrementOptions extends CallSettings {
   /** 0-128 bytes. Omitted: the client makes one, so retries are safe. null: no key (never retried). */
   idempotencyKey?: string | Uint8Array | null;
+  /**
+   * Answer with the counter's exact total after this increment (result.total),
+   * as an exact read would give it: one call for a rate limiter or a "new
+   * count" display. Sent on its own call, never coalesced.
+   */
+  returnTotal?: boolean;
 }
 
 export interface IncrementResult {
@@ -107,6 +113,12 @@ export interface IncrementResult {
   applied: boolean;
   /** Index of the shard within the counter that holds the increment. */
   shard: number;
+  /**
+   * With returnTotal: the counter's exact total read after this increment was
+   * acknowledged (it includes it). Undefined when that read failed: the
+   * increment stands, read the counter again.
+   */
+  total?: bigint;
 }
 
 export type Consistency = 'exact' | 'cached';

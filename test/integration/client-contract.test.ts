@@ -51,6 +51,17 @@ function contract(client: () => FakeTallyClientApi): void {
     expect((await client().read(counter)).total).toBe(7n);
   });
 
+  it('returnTotal answers the exact total after the increment, a duplicate key included; without it there is none', async () => {
+    const counter = name('return-total');
+    expect((await client().increment(counter, 4)).total).toBeUndefined();
+    expect(await client().increment(counter, 3, { idempotencyKey: 'rt-1', returnTotal: true })).toMatchObject({ applied: true, total: 7n });
+    expect(await client().increment(counter, 3, { idempotencyKey: 'rt-1', returnTotal: true })).toMatchObject({
+      applied: false,
+      total: 7n,
+    });
+    expect((await client().increment(counter, -10n, { returnTotal: true })).total).toBe(-3n);
+  });
+
   it('bad input is INVALID_ARGUMENT (or OUT_OF_RANGE beyond int64), not applied, and changes nothing', async () => {
     const counter = name('bad');
     await client().increment(counter, 1);
