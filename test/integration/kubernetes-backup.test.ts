@@ -85,8 +85,13 @@ describe('kubernetes: scheduled backups', () => {
     expect(backup!.image).toMatch(/^tally:\S+$/);
     for (const container of [etcd!, backup!]) {
       expect(container.env?.find((env) => env.name === 'BACKUP_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.labels['job-name']");
-      expect(container.volumeMounts).toEqual([{ name: 'backups', mountPath: '/backups' }]);
+      expect(container.volumeMounts).toContainEqual({ name: 'backups', mountPath: '/backups' });
     }
+    // The secure base: etcd over TLS with the routers' etcd client certificate, the routers with the CA and the admin token.
+    expect(etcd!.args).toEqual(expect.arrayContaining(['--cacert=/etc/tally/etcd-tls/ca.crt', '--cert=/etc/tally/etcd-tls/tls.crt']));
+    expect(etcd!.args!.find((arg) => arg.startsWith('--endpoints='))).toMatch(/^--endpoints=https:\/\//);
+    expect(backup!.env?.find((env) => env.name === 'TALLY_TOKEN_FILE')?.value).toBe('/etc/tally/tokens/admin.token');
+    expect(backup!.env?.find((env) => env.name === 'TALLY_TLS_CA')?.value).toBe('/etc/tally/tls/ca.crt');
     expect(pod.volumes[0]?.persistentVolumeClaim?.claimName).toBe(named('PersistentVolumeClaim', 'tally-backups').metadata.name);
   });
 
