@@ -170,12 +170,12 @@ export type CounterKind = 'total' | 'distinct' | 'membership';
 export const counterKinds: readonly CounterKind[] = ['total', 'distinct', 'membership'];
 
 export interface CounterInfo {
-  name: string;
-  kind: CounterKind;
+  readonly name: string;
+  readonly kind: CounterKind;
   /** Totals only: time buckets every increment also lands in ({0, 0}: none). */
-  window: WindowSetting;
+  readonly window: WindowSetting;
   /** Every shard, read by exact and cached reads (the announced ones too). */
-  shards: ShardInfo[];
+  readonly shards: readonly ShardInfo[];
   /**
    * The first shards that take writes (unkeyed picks and keyed homes).
    * Equal to shards.length except while a growth made through another
@@ -183,12 +183,12 @@ export interface CounterInfo {
    * its new shards are read (they hold nothing yet) but not written, so no
    * router can send a write where another's read would miss it.
    */
-  writableShardCount: number;
-  createdMs: number;
+  readonly writableShardCount: number;
+  readonly createdMs: number;
   /** Every growth, oldest first: keyed retries consult where earlier shard counts sent a key. */
-  growths: Growth[];
+  readonly growths: readonly Growth[];
   /** False when an operator fixed the shard count: heat never grows it. */
-  autoscale: boolean;
+  readonly autoscale: boolean;
   /**
    * How many times the counter was cleared. Every write and read the router
    * sends a shard carries it: a shard at an older generation has not seen
@@ -196,9 +196,9 @@ export interface CounterInfo {
    * tagged newer applies); a write tagged older was sent before the clear
    * and is cleared away.
    */
-  generation: number;
+  readonly generation: number;
   /** Its own time to live (Configure): null follows the router default, 0 never expires. */
-  ttlMs: number | null;
+  readonly ttlMs: number | null;
   /**
    * When a write last resolved the counter (getOrCreate*), or a TTL was set,
    * on this router's monotonic clock (monotonicNowMs): idle time is never
@@ -207,7 +207,7 @@ export interface CounterInfo {
    * restart every counter counts from the load, so a restart can only
    * postpone an expiry, never bring one forward.
    */
-  lastWriteMonotonicMs: number;
+  readonly lastWriteMonotonicMs: number;
 }
 
 /**

@@ -372,7 +372,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
       start = end;
       deleted.push(
         ...(await this.txns.change<CounterInfo[]>('deleting counters', () => {
-          const live = chunk.filter((counter) => this.model.get(counter.name) === counter);
+          const live = chunk.filter((counter) => this.model.same(this.model.get(counter.name), counter));
           if (live.length === 0) return { done: [] };
           const createdMs = this.now();
           const chunkOps: IRequestOp[] = [];
