@@ -7,7 +7,8 @@ import type { CounterInfo, CounterKind, Growth, ShardInfo } from './contract.ts'
 import type { CounterTable } from './counter-table.ts';
 
 export class CounterView implements CounterInfo {
-  private singleShard: ShardInfo[] | undefined;
+  /** A one-shard counter's shards, made once per handle (ES private: not part of a handle's equality). */
+  #singleShard: ShardInfo[] | undefined;
 
   constructor(
     private readonly table: CounterTable,
@@ -42,7 +43,7 @@ export class CounterView implements CounterInfo {
 
   get shards(): readonly ShardInfo[] {
     const slot = this.live();
-    if (this.table.shardCountOf(slot) === 1) return (this.singleShard ??= this.table.shardsOf(slot));
+    if (this.table.shardCountOf(slot) === 1) return (this.#singleShard ??= this.table.shardsOf(slot));
     return this.table.shardsOf(slot);
   }
 
@@ -94,4 +95,21 @@ export class CounterView implements CounterInfo {
 export function sameCounter(a: CounterInfo | undefined, b: CounterInfo | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   return a instanceof CounterView ? a.isSame(b) : a === b;
+}
+
+/** A counter's facts as a plain object, copied now (a deleted counter's, snapshots and tests). */
+export function plainCounter(counter: CounterInfo): CounterInfo {
+  return {
+    name: counter.name,
+    kind: counter.kind,
+    window: counter.window,
+    shards: counter.shards.map((shard) => ({ ...shard })),
+    writableShardCount: counter.writableShardCount,
+    createdMs: counter.createdMs,
+    growths: counter.growths.map((growth) => ({ ...growth })),
+    autoscale: counter.autoscale,
+    generation: counter.generation,
+    ttlMs: counter.ttlMs,
+    lastWriteMonotonicMs: counter.lastWriteMonotonicMs,
+  };
 }

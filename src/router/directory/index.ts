@@ -20,7 +20,7 @@ export {
   zoneOf,
 } from './contract.ts';
 export * from './roles.ts';
-export { sameCounter } from './counter-view.ts';
+export { plainCounter, sameCounter } from './counter-view.ts';
 export { EtcdDirectory, etcdClientOptions, openEtcdClient, type EtcdTlsFiles, type PairUpdateFence } from './etcd/index.ts';
 export { SqliteDirectory } from './sqlite/index.ts';
 export { openDirectoryTransfer, type DirectoryLocation, type DirectoryTransfer } from './transfer.ts';

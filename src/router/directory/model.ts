@@ -32,7 +32,7 @@ import { choosePairs, zoneWarningOf } from './placement.ts';
 import { snapshotCounterOf, snapshotPairOf, type SnapshotCounter, type SnapshotPair } from './snapshot.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
 import { CounterTable } from './counter-table.ts';
-import { CounterView, sameCounter } from './counter-view.ts';
+import { CounterView, plainCounter, sameCounter } from './counter-view.ts';
 
 /** The fields a counter is created with; the store adds its shards. */
 export interface NewCounter {
@@ -388,7 +388,7 @@ export class DirectoryModel {
   removeCounter(name: string): CounterInfo | undefined {
     const counter = this.get(name);
     if (counter === undefined) return undefined;
-    const removed = detached(counter);
+    const removed = plainCounter(counter);
     for (const shard of removed.shards) this.countShard(shard.pairIndex, -1);
     this.counters.remove(name);
     return removed;
@@ -424,23 +424,6 @@ export class DirectoryModel {
     this.shardsPerPair[pairIndex]! += delta;
     this.totalShardCount += delta;
   }
-}
-
-/** A deleted counter's facts as a plain object: its handle stops reading once its slot is reused. */
-function detached(counter: CounterInfo): CounterInfo {
-  return {
-    name: counter.name,
-    kind: counter.kind,
-    window: counter.window,
-    shards: counter.shards.map((shard) => ({ ...shard })),
-    writableShardCount: counter.writableShardCount,
-    createdMs: counter.createdMs,
-    growths: counter.growths.map((growth) => ({ ...growth })),
-    autoscale: counter.autoscale,
-    generation: counter.generation,
-    ttlMs: counter.ttlMs,
-    lastWriteMonotonicMs: counter.lastWriteMonotonicMs,
-  };
 }
 
 /** A pair as first registered (by --pairs or tally pair add): epoch 1, no identities, no version yet. */
