@@ -4,6 +4,7 @@
 // share it). Reads come from memory, synchronously, on the hot path; every
 // change is a Promise that resolves once it is durable in the store and
 // visible in this router's memory. A directory never talks to nodes.
+import type { CounterColumns } from './counter-table.ts';
 import { ErrorCode, TallyError, countersMax, isZoneName, parseAddress, shardsTotalMax, type WindowSetting } from '../../common/index.ts';
 import type { DirectorySnapshot } from './snapshot.ts';
 
@@ -310,6 +311,16 @@ export interface Directory {
    * new counter get one counter, through any router.
    */
   getOrCreateMany(names: readonly string[], kind?: CounterKind, partitions?: number): Promise<CounterInfo[]>;
+  /**
+   * The write path's getOrCreateMany (one-shard counters of `kind`): sets
+   * slots[i] to names[i]'s slot in counterColumns, with no handle per
+   * counter. A deleted counter's slot keeps its facts for slotReuseDelayMs,
+   * longer than any call, so a call holding slots routes as it would have
+   * with the counter it resolved.
+   */
+  resolveSlots(names: readonly string[], kind: CounterKind, slots: Int32Array): Promise<void>;
+  /** Routing facts by counter slot (resolveSlots). */
+  readonly counterColumns: CounterColumns;
   /** Grows a counter (never shrinks); each growth is recorded for keyed retries. */
   setShards(name: string, shardCount: number): Promise<{ previousShardCount: number; counter: CounterInfo }>;
   /** Sets a total counter's window; nodes learn it with the next increment. */

@@ -18,6 +18,12 @@ export interface CounterRow {
   lastWriteMonotonicMs: number;
 }
 
+/** What the write path reads of a counter by slot (Directory.resolveSlots). */
+export type CounterColumns = Pick<
+  CounterTable,
+  'shardCountOf' | 'writableShardCountOf' | 'shardIdOf' | 'pairIndexOf' | 'generationOf' | 'windowOf' | 'growthsOf'
+>;
+
 const initialCapacity = 1_024;
 const autoscaleBit = 0b100;
 const kindMask = 0b011;

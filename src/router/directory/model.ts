@@ -5,6 +5,7 @@
 // kind guards, caps, placement). A store decides what to change, makes it
 // durable, and only then applies it here, so memory never holds what the
 // store does not. Pure: no SQL, no etcd.
+import assert from 'node:assert';
 import { ErrorCode, TallyError, type MonotonicClock, type WindowSetting } from '../../common/index.ts';
 import {
   capWarnings,
@@ -31,7 +32,7 @@ import {
 import { choosePairs, zoneWarningOf } from './placement.ts';
 import { snapshotCounterOf, snapshotPairOf, type SnapshotCounter, type SnapshotPair } from './snapshot.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
-import { CounterTable } from './counter-table.ts';
+import { CounterTable, type CounterColumns } from './counter-table.ts';
 import { CounterView, plainCounter, sameCounter } from './counter-view.ts';
 
 /** The fields a counter is created with; the store adds its shards. */
@@ -201,14 +202,15 @@ export class DirectoryModel {
    * the write path routes by slot, with no handle per counter.
    */
   slotsOf(names: readonly string[], slots: Int32Array): void {
-    for (let index = 0; index < names.length; index++) slots[index] = this.counters.slotOf(names[index]!)!;
+    for (let index = 0; index < names.length; index++) {
+      const slot = this.counters.slotOf(names[index]!);
+      assert(slot !== undefined, `counter ${names[index]} resolved but not held`);
+      slots[index] = slot;
+    }
   }
 
-  /** The columns the write path reads by slot (CounterTable). */
-  get table(): Pick<
-    CounterTable,
-    'shardCountOf' | 'writableShardCountOf' | 'shardIdOf' | 'pairIndexOf' | 'generationOf' | 'windowOf' | 'growthsOf'
-  > {
+  /** The columns the write path reads by slot. */
+  get columns(): CounterColumns {
     return this.counters;
   }
 

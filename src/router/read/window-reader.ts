@@ -81,7 +81,11 @@ export class WindowReader {
       // Not a sum from before a delete or a clear that happened while it was taken,
       // and a slower, older summing never replaces a newer one.
       const held = this.cache.peek(key);
-      if (sameCounter(this.directory.get(name), counter) && counter.generation === generation && (held?.read.asOfMs ?? -Infinity) <= read.asOfMs)
+      if (
+        sameCounter(this.directory.get(name), counter) &&
+        counter.generation === generation &&
+        (held?.read.asOfMs ?? -Infinity) <= read.asOfMs
+      )
         this.cache.set(key, { read, source: counter, generation });
       return { ...read, exact: false };
     }

@@ -299,6 +299,12 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
     return this.creation.getOrCreateMany(names, kind, partitions);
   }
 
+  /** See Directory.resolveSlots. */
+  async resolveSlots(names: readonly string[], kind: CounterKind, slots: Int32Array): Promise<void> {
+    await this.creation.getOrCreateMany(names, kind, 1);
+    this.model.slotsOf(names, slots);
+  }
+
   /** See GrowthProtocol.setShards. */
   setShards(name: string, shardCount: number): Promise<{ previousShardCount: number; counter: CounterInfo }> {
     return this.growth.setShards(name, shardCount);
