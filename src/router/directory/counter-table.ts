@@ -29,6 +29,8 @@ const autoscaleBit = 0b100;
 const kindMask = 0b011;
 const uint16Max = 0xffff;
 const uint32Max = 0xffff_ffff;
+/** In firstShardIds: the id is too large for the column and sits in largeShardIds. */
+const largeShardId = uint32Max;
 
 /**
  * A freed slot is given to a new counter only after this long: a caller
@@ -48,14 +50,17 @@ export class CounterTable {
   private capacity = 0;
 
   // Columns, one entry per slot.
-  /** Bumped when a slot is freed: a handle to the slot's previous counter can tell it is gone. */
-  private incarnations = new Uint32Array(0);
+  /**
+   * Bumped when a freed slot is reused: a handle to its previous counter can
+   * tell it is gone. 16 bits: a slot is reused at most once per
+   * slotReuseDelayMs, so it cannot wrap around under a handle still in use.
+   */
+  private incarnations = new Uint16Array(0);
   /** kind index (counterKinds) in the low bits, autoscale above. */
   private kindFlags = new Uint8Array(0);
   private shardCounts = new Uint16Array(0);
-  private writableShardCounts = new Uint16Array(0);
-  /** Shard 0's id and pair; other shards of a counter grown past one are in `shardLists`. */
-  private firstShardIds = new Float64Array(0);
+  /** Shard 0's id (largeShardId: see largeShardIds) and pair; other shards of a counter grown past one are in `shardLists`. */
+  private firstShardIds = new Uint32Array(0);
   private firstPairIndexes = new Uint16Array(0);
   private generations = new Uint32Array(0);
   private windowIndexes = new Uint16Array(0);
@@ -66,6 +71,9 @@ export class CounterTable {
   private readonly shardLists = new Map<number, ShardInfo[]>();
   private readonly growthLists = new Map<number, Growth[]>();
   private readonly ttls = new Map<number, number | null>();
+  /** Writable shard counts that differ from the shard count: a growth announced, not yet written to. */
+  private readonly writableShardCounts = new Map<number, number>();
+  private readonly largeShardIds = new Map<number, number>();
 
   /** Distinct window settings, each one frozen object: readers compare a counter's window by identity. */
   private readonly windows: WindowSetting[] = [Object.freeze({ bucketMs: 0, retentionMs: 0 })];
@@ -108,7 +116,6 @@ export class CounterTable {
     this.slotOfName.set(name, slot);
     this.kindFlags[slot] = counterKinds.indexOf(row.kind) | (row.autoscale ? autoscaleBit : 0);
     this.shardCounts[slot] = 0;
-    this.writableShardCounts[slot] = 0;
     this.firstShardIds[slot] = 0;
     this.firstPairIndexes[slot] = 0;
     this.setGeneration(slot, row.generation);
@@ -151,11 +158,16 @@ export class CounterTable {
   }
 
   writableShardCountOf(slot: number): number {
-    return this.writableShardCounts[slot]!;
+    return this.writableShardCounts.get(slot) ?? this.shardCounts[slot]!;
   }
 
   shardIdOf(slot: number, shardIndex: number): number {
-    return shardIndex === 0 ? this.firstShardIds[slot]! : this.shardLists.get(slot)![shardIndex]!.shardId;
+    return shardIndex === 0 ? this.firstShardIdOf(slot) : this.shardLists.get(slot)![shardIndex]!.shardId;
+  }
+
+  private firstShardIdOf(slot: number): number {
+    const shardId = this.firstShardIds[slot]!;
+    return shardId === largeShardId ? this.largeShardIds.get(slot)! : shardId;
   }
 
   pairIndexOf(slot: number, shardIndex: number): number {
@@ -167,7 +179,7 @@ export class CounterTable {
     const list = this.shardLists.get(slot);
     if (list !== undefined) return list;
     if (this.shardCounts[slot] === 0) return [];
-    return [{ shardIndex: 0, shardId: this.firstShardIds[slot]!, pairIndex: this.firstPairIndexes[slot]! }];
+    return [{ shardIndex: 0, shardId: this.firstShardIdOf(slot), pairIndex: this.firstPairIndexes[slot]! }];
   }
 
   generationOf(slot: number): number {
@@ -203,22 +215,26 @@ export class CounterTable {
     assert(shard.shardIndex === count, `shard ${shard.shardIndex} added after ${count}`);
     assert(count < uint16Max && shard.pairIndex <= uint16Max && Number.isSafeInteger(shard.shardId) && shard.shardId >= 0);
     if (count === 0) {
-      this.firstShardIds[slot] = shard.shardId;
+      if (shard.shardId >= largeShardId) this.largeShardIds.set(slot, shard.shardId);
+      this.firstShardIds[slot] = Math.min(shard.shardId, largeShardId);
       this.firstPairIndexes[slot] = shard.pairIndex;
     } else {
       let list = this.shardLists.get(slot);
       if (list === undefined) {
-        list = [{ shardIndex: 0, shardId: this.firstShardIds[slot]!, pairIndex: this.firstPairIndexes[slot]! }];
+        list = [{ shardIndex: 0, shardId: this.firstShardIdOf(slot), pairIndex: this.firstPairIndexes[slot]! }];
         this.shardLists.set(slot, list);
       }
       list.push({ shardIndex: shard.shardIndex, shardId: shard.shardId, pairIndex: shard.pairIndex });
     }
+    // The writable count stays what it was until setWritableShardCount says otherwise.
+    if (!this.writableShardCounts.has(slot)) this.writableShardCounts.set(slot, count);
     this.shardCounts[slot] = count + 1;
   }
 
   setWritableShardCount(slot: number, writableShardCount: number): void {
     assert(writableShardCount >= 0 && writableShardCount <= this.shardCounts[slot]!);
-    this.writableShardCounts[slot] = writableShardCount;
+    if (writableShardCount === this.shardCounts[slot]) this.writableShardCounts.delete(slot);
+    else this.writableShardCounts.set(slot, writableShardCount);
   }
 
   setWindow(slot: number, window: WindowSetting): void {
@@ -268,10 +284,12 @@ export class CounterTable {
         this.freedAtMs = this.freedAtMs.slice(this.freedHead);
         this.freedHead = 0;
       }
-      this.incarnations[slot] = (this.incarnations[slot]! + 1) >>> 0;
+      this.incarnations[slot] = (this.incarnations[slot]! + 1) & uint16Max;
       this.shardLists.delete(slot);
       this.growthLists.delete(slot);
       this.ttls.delete(slot);
+      this.writableShardCounts.delete(slot);
+      this.largeShardIds.delete(slot);
       return slot;
     }
     if (this.highWater === this.capacity) this.grow(this.capacity * 2);
@@ -284,11 +302,10 @@ export class CounterTable {
       next.set(old);
       return next;
     };
-    this.incarnations = widen(this.incarnations, (length) => new Uint32Array(length));
+    this.incarnations = widen(this.incarnations, (length) => new Uint16Array(length));
     this.kindFlags = widen(this.kindFlags, (length) => new Uint8Array(length));
     this.shardCounts = widen(this.shardCounts, (length) => new Uint16Array(length));
-    this.writableShardCounts = widen(this.writableShardCounts, (length) => new Uint16Array(length));
-    this.firstShardIds = widen(this.firstShardIds, (length) => new Float64Array(length));
+    this.firstShardIds = widen(this.firstShardIds, (length) => new Uint32Array(length));
     this.firstPairIndexes = widen(this.firstPairIndexes, (length) => new Uint16Array(length));
     this.generations = widen(this.generations, (length) => new Uint32Array(length));
     this.windowIndexes = widen(this.windowIndexes, (length) => new Uint16Array(length));
