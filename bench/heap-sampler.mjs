@@ -18,9 +18,11 @@ if (sampleFile !== undefined) {
   let sampling = false;
   process.on('SIGUSR2', () => {
     const step = sampling
-      ? post('HeapProfiler.stopSampling').then(({ profile }) =>
-          fs.writeFileSync(sampleFile, JSON.stringify({ samplingIntervalBytes, profile })),
-        )
+      ? post('HeapProfiler.stopSampling').then(({ profile }) => {
+          // Whole or not at all: the bench reads the file as soon as it appears.
+          fs.writeFileSync(`${sampleFile}.tmp`, JSON.stringify({ samplingIntervalBytes, profile }));
+          fs.renameSync(`${sampleFile}.tmp`, sampleFile);
+        })
       : post('HeapProfiler.enable').then(() =>
           post('HeapProfiler.startSampling', {
             samplingInterval: samplingIntervalBytes,
