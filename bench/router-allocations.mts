@@ -4,7 +4,9 @@
 // every allocation (collected or not) in the router while `--batches`
 // IncrementBatch calls of `--batch` unkeyed increments, Zipf(0.99) over the
 // counters, run `--in-flight` at once through the public client. Prints bytes
-// and objects (the sampler's estimates) per acknowledged increment and the
+// and objects (the sampler's estimates) per acknowledged increment, all of
+// them and those outside the router's interval tasks (expiry sweep, heat
+// tick, cache refresh: they run by the clock, not per increment), and the
 // functions that allocate most.
 //   node --import tsx bench/router-allocations.mts [--counters 100000] [--batches 2000] [--batch 100] [--in-flight 8] [--runs 3]
 import fs from 'node:fs';
@@ -29,11 +31,12 @@ const samplerPath = path.join(import.meta.dirname, 'heap-sampler.mjs');
 interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   selfSize: number;
+  id: number;
   children: ProfileNode[];
 }
 interface Profile {
   head: ProfileNode;
-  samples: { size: number }[];
+  samples: { size: number; nodeId: number }[];
 }
 
 /** Counter index by rank: a Zipf(s) cumulative table searched by bisection. */
@@ -62,6 +65,9 @@ function median(values: number[]): number {
 interface Run {
   bytesPerIncrement: number;
   objectsPerIncrement: number;
+  /** The same, less what the interval tasks allocated. */
+  perCallBytesPerIncrement: number;
+  perCallObjectsPerIncrement: number;
   byFunction: Map<string, number>;
 }
 
@@ -107,23 +113,42 @@ async function run(): Promise<Run> {
       profile: Profile;
     };
     const byFunction = new Map<string, number>();
+    const backgroundNodes = new Set<number>();
     let bytes = 0;
-    const walk = (node: ProfileNode): void => {
+    let backgroundBytes = 0;
+    const walk = (node: ProfileNode, background: boolean): void => {
+      const { functionName, url } = node.callFrame;
+      const inBackground = background || (functionName === 'runNow' && url.endsWith('interval-task.ts'));
+      if (inBackground) {
+        backgroundNodes.add(node.id);
+        backgroundBytes += node.selfSize;
+      }
       bytes += node.selfSize;
       if (node.selfSize > 0) {
-        const { functionName, url, lineNumber } = node.callFrame;
+        const { lineNumber } = node.callFrame;
         const where = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(src|node_modules)\//, '$1/')}:${lineNumber + 1}`;
         byFunction.set(where, (byFunction.get(where) ?? 0) + node.selfSize / acknowledged);
       }
-      for (const child of node.children) walk(child);
+      for (const child of node.children) walk(child, inBackground);
     };
-    walk(profile.head);
+    walk(profile.head, false);
     // Each sample stands for 1 / (1 - e^(-size/interval)) objects of its size (V8's scaling).
     let objects = 0;
-    for (const sample of profile.samples) objects += 1 / (1 - Math.exp(-sample.size / samplingIntervalBytes));
-    const result = { bytesPerIncrement: bytes / acknowledged, objectsPerIncrement: objects / acknowledged, byFunction };
+    let backgroundObjects = 0;
+    for (const sample of profile.samples) {
+      const scaled = 1 / (1 - Math.exp(-sample.size / samplingIntervalBytes));
+      objects += scaled;
+      if (backgroundNodes.has(sample.nodeId)) backgroundObjects += scaled;
+    }
+    const result = {
+      bytesPerIncrement: bytes / acknowledged,
+      objectsPerIncrement: objects / acknowledged,
+      perCallBytesPerIncrement: (bytes - backgroundBytes) / acknowledged,
+      perCallObjectsPerIncrement: (objects - backgroundObjects) / acknowledged,
+      byFunction,
+    };
     console.error(
-      `run: ${acknowledged} increments, ${result.bytesPerIncrement.toFixed(1)} B and ${result.objectsPerIncrement.toFixed(2)} objects each`,
+      `run: ${acknowledged} increments; per increment ${result.bytesPerIncrement.toFixed(1)} B, ${result.objectsPerIncrement.toFixed(2)} objects; without interval tasks ${result.perCallBytesPerIncrement.toFixed(1)} B, ${result.perCallObjectsPerIncrement.toFixed(2)} objects`,
     );
     return result;
   } finally {
@@ -141,8 +166,9 @@ console.log(
 );
 const all: Run[] = [];
 for (let index = 0; index < runs; index++) all.push(await run());
+const pick = (key: Exclude<keyof Run, 'byFunction'>, digits: number): string => median(all.map((one) => one[key])).toFixed(digits);
 console.log(
-  `router per increment: ${median(all.map((one) => one.bytesPerIncrement)).toFixed(1)} bytes allocated, ${median(all.map((one) => one.objectsPerIncrement)).toFixed(2)} objects`,
+  `router per increment: ${pick('bytesPerIncrement', 1)} bytes, ${pick('objectsPerIncrement', 2)} objects allocated; without interval tasks ${pick('perCallBytesPerIncrement', 1)} bytes, ${pick('perCallObjectsPerIncrement', 2)} objects`,
 );
 const functions = new Set(all.flatMap((one) => [...one.byFunction.keys()]));
 const rows = [...functions].map((where) => [where, median(all.map((one) => one.byFunction.get(where) ?? 0))] as const);
