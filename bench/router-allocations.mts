@@ -4,7 +4,7 @@
 // every allocation (collected or not) in the router while `--batches`
 // IncrementBatch calls of `--batch` unkeyed increments, Zipf(0.99) over the
 // counters, run `--in-flight` at once through the public client. Prints bytes
-// and objects (the sampler's estimates) per acknowledged increment, all of
+// allocated (the sampler's estimate) per acknowledged increment, all of
 // them and those outside the router's interval tasks (expiry sweep, heat
 // tick, cache refresh: they run by the clock, not per increment), and the
 // functions that allocate most.
@@ -64,10 +64,8 @@ function median(values: number[]): number {
 
 interface Run {
   bytesPerIncrement: number;
-  objectsPerIncrement: number;
   /** The same, less what the interval tasks allocated. */
   perCallBytesPerIncrement: number;
-  perCallObjectsPerIncrement: number;
   byFunction: Map<string, number>;
 }
 
@@ -108,21 +106,14 @@ async function run(): Promise<Run> {
     const acknowledged = await load(batchCount);
     process.kill(routerPid, 'SIGUSR2');
     await waitFor(() => fs.existsSync(sampleFile) && fs.statSync(sampleFile).size > 0, { timeoutMs: 60_000 });
-    const { samplingIntervalBytes, profile } = JSON.parse(fs.readFileSync(sampleFile, 'utf8')) as {
-      samplingIntervalBytes: number;
-      profile: Profile;
-    };
+    const { profile } = JSON.parse(fs.readFileSync(sampleFile, 'utf8')) as { profile: Profile };
     const byFunction = new Map<string, number>();
-    const backgroundNodes = new Set<number>();
     let bytes = 0;
     let backgroundBytes = 0;
     const walk = (node: ProfileNode, background: boolean): void => {
       const { functionName, url } = node.callFrame;
       const inBackground = background || (functionName === 'runNow' && url.endsWith('interval-task.ts'));
-      if (inBackground) {
-        backgroundNodes.add(node.id);
-        backgroundBytes += node.selfSize;
-      }
+      if (inBackground) backgroundBytes += node.selfSize;
       bytes += node.selfSize;
       if (node.selfSize > 0) {
         const { lineNumber } = node.callFrame;
@@ -132,23 +123,13 @@ async function run(): Promise<Run> {
       for (const child of node.children) walk(child, inBackground);
     };
     walk(profile.head, false);
-    // Each sample stands for 1 / (1 - e^(-size/interval)) objects of its size (V8's scaling).
-    let objects = 0;
-    let backgroundObjects = 0;
-    for (const sample of profile.samples) {
-      const scaled = 1 / (1 - Math.exp(-sample.size / samplingIntervalBytes));
-      objects += scaled;
-      if (backgroundNodes.has(sample.nodeId)) backgroundObjects += scaled;
-    }
     const result = {
       bytesPerIncrement: bytes / acknowledged,
-      objectsPerIncrement: objects / acknowledged,
       perCallBytesPerIncrement: (bytes - backgroundBytes) / acknowledged,
-      perCallObjectsPerIncrement: (objects - backgroundObjects) / acknowledged,
       byFunction,
     };
     console.error(
-      `run: ${acknowledged} increments; per increment ${result.bytesPerIncrement.toFixed(1)} B, ${result.objectsPerIncrement.toFixed(2)} objects; without interval tasks ${result.perCallBytesPerIncrement.toFixed(1)} B, ${result.perCallObjectsPerIncrement.toFixed(2)} objects`,
+      `run: ${acknowledged} increments; ${result.bytesPerIncrement.toFixed(1)} B allocated per increment, ${result.perCallBytesPerIncrement.toFixed(1)} B without interval tasks`,
     );
     return result;
   } finally {
@@ -168,7 +149,7 @@ const all: Run[] = [];
 for (let index = 0; index < runs; index++) all.push(await run());
 const pick = (key: Exclude<keyof Run, 'byFunction'>, digits: number): string => median(all.map((one) => one[key])).toFixed(digits);
 console.log(
-  `router per increment: ${pick('bytesPerIncrement', 1)} bytes, ${pick('objectsPerIncrement', 2)} objects allocated; without interval tasks ${pick('perCallBytesPerIncrement', 1)} bytes, ${pick('perCallObjectsPerIncrement', 2)} objects`,
+  `router per increment: ${pick('bytesPerIncrement', 1)} bytes allocated, ${pick('perCallBytesPerIncrement', 1)} without interval tasks`,
 );
 const functions = new Set(all.flatMap((one) => [...one.byFunction.keys()]));
 const rows = [...functions].map((where) => [where, median(all.map((one) => one.byFunction.get(where) ?? 0))] as const);
