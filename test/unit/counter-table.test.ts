@@ -2,12 +2,20 @@
 // of adds, deletes, shard appends, setting changes and clock steps leaves
 // both holding the same facts in the same order; freed slots are reused only
 // after slotReuseDelayMs, and a handle to a deleted counter reads its last
-// facts until then and refuses after. Injected clock.
+// facts until then and refuses after; a walk of the directory model.
+// Injected clock.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { CounterTable, slotReuseDelayMs } from '../../src/router/directory/counter-table.ts';
 import { CounterView, plainCounter, sameCounter } from '../../src/router/directory/counter-view.ts';
-import { counterKinds, type CounterInfo, type CounterKind, type ShardInfo } from '../../src/router/directory/contract.ts';
+import {
+  counterKinds,
+  defaultDirectoryLimits,
+  type CounterInfo,
+  type CounterKind,
+  type ShardInfo,
+} from '../../src/router/directory/contract.ts';
+import { DirectoryModel } from '../../src/router/directory/model.ts';
 
 type Plain = { -readonly [Field in keyof CounterInfo]: CounterInfo[Field] } & { shards: ShardInfo[] };
 
@@ -203,5 +211,38 @@ describe('counter table', () => {
     expect(() => table.setGeneration(slot, 2 ** 32)).toThrow(/generation/);
     expect(table.shardCountOf(slot)).toBe(0);
     expect(table.generationOf(slot)).toBe(0);
+  });
+});
+
+describe('directory model walks', () => {
+  it('directory: liveCounters with reuseHandle points one handle at each counter in order, deletions skipped, creations visited', () => {
+    const model = new DirectoryModel(defaultDirectoryLimits, () => 0);
+    const add = (name: string): void => {
+      model.addCounter({
+        name,
+        kind: 'total',
+        createdMs: 0,
+        autoscale: true,
+        window: { bucketMs: 0, retentionMs: 0 },
+        generation: 0,
+        ttlMs: null,
+      });
+    };
+    for (const name of ['a', 'b', 'c']) add(name);
+    const walk = model.liveCounters(true);
+    const first = walk.next();
+    expect(first.done).toBe(false);
+    const handle = first.value as CounterInfo;
+    expect(handle.name).toBe('a');
+    model.removeCounter('b');
+    add('d');
+    const seen = [handle.name];
+    for (let step = walk.next(); step.done !== true; step = walk.next()) {
+      expect(step.value).toBe(handle);
+      seen.push(step.value.name);
+    }
+    expect(seen).toEqual(['a', 'c', 'd']);
+    // Without it, each step is a handle of its own that stays on its counter.
+    expect(Array.from(model.liveCounters(), (counter) => counter.name)).toEqual(['a', 'c', 'd']);
   });
 });

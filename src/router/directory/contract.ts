@@ -335,9 +335,11 @@ export interface Directory {
   /**
    * Every counter, in creation order, as a live iterator: it survives
    * creations (visited at the end) and deletions (skipped) between steps,
-   * so a sweep can walk it a slice at a time.
+   * so a sweep can walk it a slice at a time. reuseHandle: one handle,
+   * pointed at each counter in turn (valid until the next step), for a walk
+   * that keeps names, not handles: no allocation per counter.
    */
-  liveCounters(): IterableIterator<CounterInfo>;
+  liveCounters(options?: { reuseHandle?: boolean }): IterableIterator<CounterInfo>;
   /**
    * Deletes a counter: it leaves the directory and a drop per shard is
    * recorded for the nodes, in one transaction. From then on the name reads

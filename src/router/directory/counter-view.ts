@@ -12,10 +12,26 @@ export class CounterView implements CounterInfo {
 
   constructor(
     private readonly table: CounterTable,
-    readonly slot: number,
-    private readonly incarnation: number,
-    readonly name: string,
+    private slotHeld: number,
+    private incarnation: number,
+    private nameHeld: string,
   ) {}
+
+  get slot(): number {
+    return this.slotHeld;
+  }
+
+  get name(): string {
+    return this.nameHeld;
+  }
+
+  /** Points this handle at another counter: only for the one handle a reused walk (liveCounters) hands out. */
+  repoint(slot: number, incarnation: number, name: string): void {
+    this.slotHeld = slot;
+    this.incarnation = incarnation;
+    this.nameHeld = name;
+    this.#singleShard = undefined;
+  }
 
   /**
    * The slot, while it still holds this counter's facts: a deleted counter's

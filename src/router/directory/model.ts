@@ -90,8 +90,9 @@ export class DirectoryModel {
   }
 
   /** In creation order, live: survives creations (visited at the end) and deletions (skipped) between steps. */
-  liveCounters(): IterableIterator<CounterInfo> {
-    return new LiveCounters(this.counters);
+  /** See Directory.liveCounters. */
+  liveCounters(reuseHandle = false): IterableIterator<CounterInfo> {
+    return new LiveCounters(this.counters, reuseHandle);
   }
 
   counterNames(): IterableIterator<string> {
@@ -204,7 +205,8 @@ export class DirectoryModel {
   slotsOf(names: readonly string[], slots: Int32Array): void {
     for (let index = 0; index < names.length; index++) {
       const slot = this.counters.slotOf(names[index]!);
-      assert(slot !== undefined, `counter ${names[index]} resolved but not held`);
+      // Not assert(cond, `template`): the message would be built on every call.
+      if (slot === undefined) assert.fail(`counter ${names[index]} resolved but not held`);
       slots[index] = slot;
     }
   }
@@ -430,14 +432,19 @@ export class DirectoryModel {
 
 /**
  * Every counter as a handle, in creation order, live as a Map iterator is.
- * No generator and one result object: the expiry sweep walks it at 100,000
- * counters a second, so a step costs the handle alone.
+ * No generator and one result object, and with reuseHandle one handle: the
+ * expiry sweep walks 100,000 counters a second and keeps only names.
  */
 class LiveCounters implements IterableIterator<CounterInfo> {
   private readonly names: IterableIterator<string>;
   private readonly result: { value: CounterInfo | undefined; done: false } = { value: undefined, done: false };
 
-  constructor(private readonly table: CounterTable) {
+  private reused: CounterView | undefined;
+
+  constructor(
+    private readonly table: CounterTable,
+    private readonly reuseHandle: boolean,
+  ) {
     this.names = table.names();
   }
 
@@ -446,7 +453,10 @@ class LiveCounters implements IterableIterator<CounterInfo> {
     if (step.done === true) return { value: undefined, done: true };
     const name = step.value;
     const slot = this.table.slotOf(name)!;
-    this.result.value = new CounterView(this.table, slot, this.table.incarnationOf(slot), name);
+    const incarnation = this.table.incarnationOf(slot);
+    if (!this.reuseHandle) this.result.value = new CounterView(this.table, slot, incarnation, name);
+    else if (this.reused === undefined) this.result.value = this.reused = new CounterView(this.table, slot, incarnation, name);
+    else this.reused.repoint(slot, incarnation, name);
     return this.result as IteratorYieldResult<CounterInfo>;
   }
 

@@ -32,8 +32,8 @@ export abstract class ModelBackedDirectory implements Pick<
     return this.model.get(name);
   }
 
-  liveCounters(): IterableIterator<CounterInfo> {
-    return this.model.liveCounters();
+  liveCounters(options?: { reuseHandle?: boolean }): IterableIterator<CounterInfo> {
+    return this.model.liveCounters(options?.reuseHandle === true);
   }
 
   pendingShardTasks(): ShardTask[] {
