@@ -1,6 +1,6 @@
 // The directory's counters as columns: every routing fact the hot path reads
 // per counter lives in a typed array indexed by the counter's slot, with one
-// Map from name to slot, so ten million counters cost ~100 bytes each, not an
+// Map from name to slot, so ten million counters cost ~140 bytes each (name and map entry included), not an
 // object graph each. Rare facts (more than one shard, growths, a TTL) live in
 // side maps by slot. Pure storage: the rules stay in DirectoryModel.
 import assert from 'node:assert';
