@@ -1,8 +1,9 @@
 // The directory's counters as columns: every routing fact the hot path reads
 // per counter lives in a typed array indexed by the counter's slot, with one
-// Map from name to slot, so ten million counters cost ~140 bytes each (name and map entry included), not an
-// object graph each. Rare facts (more than one shard, growths, a TTL) live in
-// side maps by slot. Pure storage: the rules stay in DirectoryModel.
+// Map from name to slot, so ten million counters cost ~140 bytes each (name
+// and map entry included), not an object graph each. Rare facts (more than
+// one shard, growths, a TTL) live in side maps by slot. Pure storage: the
+// rules stay in DirectoryModel.
 import assert from 'node:assert';
 import type { WindowSetting } from '../../common/index.ts';
 import { counterKinds, type CounterKind, type Growth, type ShardInfo } from './contract.ts';
