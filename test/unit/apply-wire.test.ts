@@ -7,13 +7,11 @@ import { status } from '@grpc/grpc-js';
 import { shardNodeServiceDefinition, type shardV1 } from '../../src/common/proto.ts';
 import { INT64_MAX, INT64_MIN } from '../../src/common/limits.ts';
 import { NodeGroup, addInt64 } from '../../src/router/write/increment-path.ts';
-import type { ShardInfo } from '../../src/router/directory/contract.ts';
 import { decodeGroup } from '../../src/node/request-decoding.ts';
 import type { ApplyEntry, GroupOutcome } from '../../src/node/group-commit.ts';
 import { randomInt, seededRandom } from '../helpers/seeded-random.ts';
 
 const noWindow = { bucketMs: 0, retentionMs: 0 };
-const shard = (shardId: number, shardIndex = 0): ShardInfo => ({ shardId, shardIndex, pairIndex: 0 });
 
 /** Through the serializer and back, as grpc-js carries it. */
 function overTheWire(groups: shardV1.ApplyGroup[]): shardV1.ApplyRequest__Output {
@@ -46,10 +44,10 @@ function record(shardId: bigint, amount: bigint): Buffer {
 describe('Apply wire: packed increments', () => {
   it('router: plain increments to one shard leave as one record carrying their exact sum; the node decodes that sum', () => {
     const group = new NodeGroup();
-    group.addPlain(0, shard(7), 5, noWindow);
-    group.addPlain(1, shard(9, 1), -3, noWindow);
-    group.addPlain(2, shard(7), 2 ** 52, noWindow);
-    group.addPlain(3, shard(7), 2 ** 52, noWindow);
+    group.addPlain(0, 0, 7, 5, noWindow);
+    group.addPlain(1, 1, 9, -3, noWindow);
+    group.addPlain(2, 0, 7, 2 ** 52, noWindow);
+    group.addPlain(3, 0, 7, 2 ** 52, noWindow);
     const entries = decoded(group);
     expect(entries.map((entry) => [entry.shardId, entry.amount])).toEqual([
       [7, 5n + 2n ** 53n],
@@ -62,9 +60,9 @@ describe('Apply wire: packed increments', () => {
 
   it('router: a sum that would leave int64 starts a second record for the shard, so nothing wraps', () => {
     const group = new NodeGroup();
-    group.addPlain(0, shard(3), INT64_MAX, noWindow);
-    group.addPlain(1, shard(3), 1, noWindow);
-    group.addPlain(2, shard(3), INT64_MIN, noWindow);
+    group.addPlain(0, 0, 3, INT64_MAX, noWindow);
+    group.addPlain(1, 0, 3, 1, noWindow);
+    group.addPlain(2, 0, 3, INT64_MIN, noWindow);
     const entries = decoded(group);
     // Records in order of closing: INT64_MAX alone, then 1 + INT64_MIN.
     expect(entries.map((entry) => entry.amount)).toEqual([INT64_MAX, 1n + INT64_MIN]);
@@ -72,9 +70,9 @@ describe('Apply wire: packed increments', () => {
 
   it('router: increments that cancel out send no record; keyed increments stay items after the records', () => {
     const group = new NodeGroup();
-    group.addPlain(0, shard(3), 4, noWindow);
-    group.addPlain(1, shard(3), -4, noWindow);
-    group.addKeyed(2, shard(3), { shardId: 3, amount: 4, idempotencyKey: Buffer.from('k'), routedShardCount: 1 });
+    group.addPlain(0, 0, 3, 4, noWindow);
+    group.addPlain(1, 0, 3, -4, noWindow);
+    group.addKeyed(2, 0, { shardId: 3, amount: 4, idempotencyKey: Buffer.from('k'), routedShardCount: 1 });
     const wire = group.encode();
     expect(wire.itemCount).toBe(1);
     const entries = decoded(group);
@@ -85,8 +83,8 @@ describe('Apply wire: packed increments', () => {
   it('router: each window setting travels once per run; the node gives every record its run’s window', () => {
     const window = { bucketMs: 60_000, retentionMs: 3_600_000 };
     const group = new NodeGroup();
-    group.addPlain(0, shard(1), 1, window);
-    group.addPlain(1, shard(2), 1, noWindow);
+    group.addPlain(0, 0, 1, 1, window);
+    group.addPlain(1, 0, 2, 1, noWindow);
     expect(group.encode().increments).toHaveLength(2);
     const entries = decoded(group);
     expect(entries.find((entry) => entry.shardId === 1)!.window).toEqual(window);
@@ -95,10 +93,10 @@ describe('Apply wire: packed increments', () => {
 
   it('router: a counter generation travels once per run (two counters at two generations: two runs); the node gives every record its run’s', () => {
     const group = new NodeGroup();
-    group.addPlain(0, shard(1), 1, noWindow, 3);
-    group.addPlain(1, shard(1), 1, noWindow, 3);
-    group.addPlain(2, shard(2), 1, noWindow, 0);
-    group.addPlain(3, shard(4), 1, noWindow, 3);
+    group.addPlain(0, 0, 1, 1, noWindow, 3);
+    group.addPlain(1, 0, 1, 1, noWindow, 3);
+    group.addPlain(2, 0, 2, 1, noWindow, 0);
+    group.addPlain(3, 0, 4, 1, noWindow, 3);
     const encoded = group.encode();
     expect(encoded.increments.map((run) => [run.generation ?? 0, run.records!.length / 16])).toEqual([
       [3, 2],
@@ -128,7 +126,7 @@ describe('Apply wire: packed increments', () => {
         if (sum > INT64_MAX || sum < INT64_MIN) continue;
         expected.set(shardId, sum);
         const exact = amount <= BigInt(Number.MAX_SAFE_INTEGER) && amount >= -BigInt(Number.MAX_SAFE_INTEGER);
-        group.addPlain(index, shard(shardId), exact ? Number(amount) : amount, noWindow);
+        group.addPlain(index, 0, shardId, exact ? Number(amount) : amount, noWindow);
       }
       const got = new Map(decoded(group).map((entry) => [entry.shardId, entry.amount]));
       for (const [shardId, sum] of expected) if (sum !== 0n) expect(got.get(shardId)).toBe(sum);

@@ -8,7 +8,10 @@ import type { ExpiryDirectory } from '../../src/router/directory/index.ts';
 import type { CounterInfo } from '../../src/router/directory/contract.ts';
 import { createLogger } from '../../src/common/logger.ts';
 
-function counterOf(name: string, lastWriteMonotonicMs: number, ttlMs: number | null = null): CounterInfo {
+/** A counter as a plain object whose idle clock a test moves (the directory's handles are read-only). */
+type HeldCounter = { -readonly [Field in keyof CounterInfo]: CounterInfo[Field] };
+
+function counterOf(name: string, lastWriteMonotonicMs: number, ttlMs: number | null = null): HeldCounter {
   return {
     name,
     kind: 'total',
@@ -26,7 +29,7 @@ function counterOf(name: string, lastWriteMonotonicMs: number, ttlMs: number | n
 
 /** A directory of counters in a Map (its iterator is live, as the real one's) and a deleter that removes what is still expired. */
 function harness(settings: Partial<ExpirySettings> = {}) {
-  const counters = new Map<string, CounterInfo>();
+  const counters = new Map<string, HeldCounter>();
   const directory: ExpiryDirectory = { get: (name) => counters.get(name), liveCounters: () => counters.values() };
   const batches: string[][] = [];
   let expiredCount = 0;
@@ -56,7 +59,7 @@ function harness(settings: Partial<ExpirySettings> = {}) {
     expiry,
     batches,
     hooks,
-    add: (counter: CounterInfo) => counters.set(counter.name, counter),
+    add: (counter: HeldCounter) => counters.set(counter.name, counter),
     advance: (ms: number) => (clockMs += ms),
     now: () => clockMs,
     expiredCount: () => expiredCount,

@@ -59,10 +59,11 @@ describe('router work per call', () => {
   it('router: a batch naming counters many times resolves each once and sends each its own sum', async () => {
     const resolved: string[][] = [];
     const lookups = {
-      getOrCreateMany: (names: readonly string[]) => {
+      resolveSlots: (names: readonly string[], kind: 'total', slots: Int32Array) => {
         resolved.push([...names]);
-        return directory.getOrCreateMany(names);
+        return directory.resolveSlots(names, kind, slots);
       },
+      counterColumns: directory.counterColumns,
       pair: (pairIndex: number) => directory.pair(pairIndex),
     };
     const sent: OutgoingGroup[] = [];

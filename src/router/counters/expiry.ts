@@ -110,7 +110,7 @@ export class CounterExpiry {
     const { checksPerSweep, deletesPerSweep } = this.settings;
     for (let checkCount = 0; checkCount < checksPerSweep && expired.length < deletesPerSweep; checkCount++) {
       if (this.cursor === undefined) {
-        this.cursor = this.directory.liveCounters();
+        this.cursor = this.directory.liveCounters({ reuseHandle: true });
         this.passStartedMs = nowMs;
       }
       const next = this.cursor.next();

@@ -4,6 +4,7 @@
 // share it). Reads come from memory, synchronously, on the hot path; every
 // change is a Promise that resolves once it is durable in the store and
 // visible in this router's memory. A directory never talks to nodes.
+import type { CounterColumns } from './counter-table.ts';
 import { ErrorCode, TallyError, countersMax, isZoneName, parseAddress, shardsTotalMax, type WindowSetting } from '../../common/index.ts';
 import type { DirectorySnapshot } from './snapshot.ts';
 
@@ -170,12 +171,12 @@ export type CounterKind = 'total' | 'distinct' | 'membership';
 export const counterKinds: readonly CounterKind[] = ['total', 'distinct', 'membership'];
 
 export interface CounterInfo {
-  name: string;
-  kind: CounterKind;
+  readonly name: string;
+  readonly kind: CounterKind;
   /** Totals only: time buckets every increment also lands in ({0, 0}: none). */
-  window: WindowSetting;
+  readonly window: WindowSetting;
   /** Every shard, read by exact and cached reads (the announced ones too). */
-  shards: ShardInfo[];
+  readonly shards: readonly ShardInfo[];
   /**
    * The first shards that take writes (unkeyed picks and keyed homes).
    * Equal to shards.length except while a growth made through another
@@ -183,12 +184,12 @@ export interface CounterInfo {
    * its new shards are read (they hold nothing yet) but not written, so no
    * router can send a write where another's read would miss it.
    */
-  writableShardCount: number;
-  createdMs: number;
+  readonly writableShardCount: number;
+  readonly createdMs: number;
   /** Every growth, oldest first: keyed retries consult where earlier shard counts sent a key. */
-  growths: Growth[];
+  readonly growths: readonly Growth[];
   /** False when an operator fixed the shard count: heat never grows it. */
-  autoscale: boolean;
+  readonly autoscale: boolean;
   /**
    * How many times the counter was cleared. Every write and read the router
    * sends a shard carries it: a shard at an older generation has not seen
@@ -196,9 +197,9 @@ export interface CounterInfo {
    * tagged newer applies); a write tagged older was sent before the clear
    * and is cleared away.
    */
-  generation: number;
+  readonly generation: number;
   /** Its own time to live (Configure): null follows the router default, 0 never expires. */
-  ttlMs: number | null;
+  readonly ttlMs: number | null;
   /**
    * When a write last resolved the counter (getOrCreate*), or a TTL was set,
    * on this router's monotonic clock (monotonicNowMs): idle time is never
@@ -207,7 +208,7 @@ export interface CounterInfo {
    * restart every counter counts from the load, so a restart can only
    * postpone an expiry, never bring one forward.
    */
-  lastWriteMonotonicMs: number;
+  readonly lastWriteMonotonicMs: number;
 }
 
 /**
@@ -310,6 +311,16 @@ export interface Directory {
    * new counter get one counter, through any router.
    */
   getOrCreateMany(names: readonly string[], kind?: CounterKind, partitions?: number): Promise<CounterInfo[]>;
+  /**
+   * The write path's getOrCreateMany (one-shard counters of `kind`): sets
+   * slots[i] to names[i]'s slot in counterColumns, with no handle per
+   * counter. A deleted counter's slot keeps its facts for slotReuseDelayMs,
+   * longer than any call, so a call holding slots routes as it would have
+   * with the counter it resolved.
+   */
+  resolveSlots(names: readonly string[], kind: CounterKind, slots: Int32Array): Promise<void>;
+  /** Routing facts by counter slot (resolveSlots). */
+  readonly counterColumns: CounterColumns;
   /** Grows a counter (never shrinks); each growth is recorded for keyed retries. */
   setShards(name: string, shardCount: number): Promise<{ previousShardCount: number; counter: CounterInfo }>;
   /** Sets a total counter's window; nodes learn it with the next increment. */
@@ -324,9 +335,11 @@ export interface Directory {
   /**
    * Every counter, in creation order, as a live iterator: it survives
    * creations (visited at the end) and deletions (skipped) between steps,
-   * so a sweep can walk it a slice at a time.
+   * so a sweep can walk it a slice at a time. reuseHandle: one handle,
+   * pointed at each counter in turn (valid until the next step), for a walk
+   * that keeps names, not handles: no allocation per counter.
    */
-  liveCounters(): IterableIterator<CounterInfo>;
+  liveCounters(options?: { reuseHandle?: boolean }): IterableIterator<CounterInfo>;
   /**
    * Deletes a counter: it leaves the directory and a drop per shard is
    * recorded for the nodes, in one transaction. From then on the name reads

@@ -5,6 +5,7 @@
 // kind guards, caps, placement). A store decides what to change, makes it
 // durable, and only then applies it here, so memory never holds what the
 // store does not. Pure: no SQL, no etcd.
+import assert from 'node:assert';
 import { ErrorCode, TallyError, type MonotonicClock, type WindowSetting } from '../../common/index.ts';
 import {
   capWarnings,
@@ -14,8 +15,6 @@ import {
   checkPlaceable,
   checkShardCountChange,
   checkShardsTotalCap,
-  countersInOrder,
-  missingCounters,
 } from './checks.ts';
 import {
   type CounterInfo,
@@ -33,6 +32,8 @@ import {
 import { choosePairs, zoneWarningOf } from './placement.ts';
 import { snapshotCounterOf, snapshotPairOf, type SnapshotCounter, type SnapshotPair } from './snapshot.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
+import { CounterTable, type CounterColumns } from './counter-table.ts';
+import { CounterView, plainCounter, sameCounter } from './counter-view.ts';
 
 /** The fields a counter is created with; the store adds its shards. */
 export interface NewCounter {
@@ -48,7 +49,8 @@ export interface NewCounter {
 }
 
 export class DirectoryModel {
-  private readonly counters = new Map<string, CounterInfo>();
+  /** Counters as columns by slot; callers get CounterView handles on them. */
+  private readonly counters: CounterTable;
   private readonly pairs: PairInfo[] = [];
   private readonly shardsPerPair: number[] = [];
   /** Sum of shardsPerPair: what shardsTotalMax bounds. */
@@ -60,12 +62,20 @@ export class DirectoryModel {
     readonly limits: DirectoryLimits,
     /** Idle times of counters (lastWriteMonotonicMs). */
     readonly monotonicNow: MonotonicClock,
-  ) {}
+  ) {
+    this.counters = new CounterTable(monotonicNow);
+  }
 
   // ---- Reads ---------------------------------------------------------------
 
-  get(name: string): CounterInfo | undefined {
-    return this.counters.get(name);
+  get(name: string): CounterView | undefined {
+    const slot = this.counters.slotOf(name);
+    return slot === undefined ? undefined : new CounterView(this.counters, slot, this.counters.incarnationOf(slot), name);
+  }
+
+  /** True when both handles name one counter (not one deleted and created again under its name). */
+  same(a: CounterInfo | undefined, b: CounterInfo | undefined): boolean {
+    return sameCounter(a, b);
   }
 
   has(name: string): boolean {
@@ -73,19 +83,20 @@ export class DirectoryModel {
   }
 
   /** The counter, or NOT_FOUND. */
-  existing(name: string): CounterInfo {
-    const counter = this.counters.get(name);
+  existing(name: string): CounterView {
+    const counter = this.get(name);
     if (counter === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
     return counter;
   }
 
   /** In creation order, live: survives creations (visited at the end) and deletions (skipped) between steps. */
-  liveCounters(): IterableIterator<CounterInfo> {
-    return this.counters.values();
+  /** See Directory.liveCounters. */
+  liveCounters(reuseHandle = false): IterableIterator<CounterInfo> {
+    return new LiveCounters(this.counters, reuseHandle);
   }
 
   counterNames(): IterableIterator<string> {
-    return this.counters.keys();
+    return this.counters.names();
   }
 
   get counterCount(): number {
@@ -125,7 +136,7 @@ export class DirectoryModel {
   snapshotParts(): { pairs: SnapshotPair[]; counters: SnapshotCounter[]; shardTasks: ShardTask[] } {
     return {
       pairs: this.pairs.map(snapshotPairOf),
-      counters: [...this.counters.values()].map(snapshotCounterOf),
+      counters: Array.from(this.liveCounters(), snapshotCounterOf),
       shardTasks: this.shardTasks.all().map((task) => ({ ...task })),
     };
   }
@@ -140,8 +151,8 @@ export class DirectoryModel {
    * A write's counter as memory holds it, marked written now; undefined
    * when it does not exist yet. FAILED_PRECONDITION for another kind.
    */
-  resolve(name: string, kind: CounterKind): CounterInfo | undefined {
-    const existing = this.counters.get(name);
+  resolve(name: string, kind: CounterKind): CounterView | undefined {
+    const existing = this.get(name);
     if (existing === undefined) return undefined;
     if (existing.kind !== kind)
       throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existing.kind} counter, not a ${kind} counter`);
@@ -149,14 +160,60 @@ export class DirectoryModel {
     return existing;
   }
 
-  /** See missingCounters: marks the existing ones written now and returns the names to create. */
+  /**
+   * A write's counters as memory holds them: marks each one that exists
+   * written now (one lookup per run of a name: batches name one counter many
+   * times in a row) and returns the names that do not exist yet.
+   * FAILED_PRECONDITION for a counter of another kind, before anything changes.
+   */
   missing(names: readonly string[], kind: CounterKind): Set<string> {
-    return missingCounters(this.counters, names, kind, this.monotonicNow());
+    const missing = new Set<string>();
+    const nowMs = this.monotonicNow();
+    let previous: string | undefined;
+    for (const name of names) {
+      if (name === previous) continue;
+      previous = name;
+      const slot = this.counters.slotOf(name);
+      if (slot === undefined) {
+        missing.add(name);
+        continue;
+      }
+      const existingKind = this.counters.kindOf(slot);
+      if (existingKind !== kind)
+        throw new TallyError(ErrorCode.failedPrecondition, `counter "${name}" is a ${existingKind} counter, not a ${kind} counter`);
+      this.counters.touch(slot, nowMs);
+    }
+    return missing;
   }
 
-  /** Every name's counter, in order (each must exist). */
-  inOrder(names: readonly string[]): CounterInfo[] {
-    return countersInOrder(this.counters, names);
+  /** Every name's counter, in order (each must exist): one lookup per run of a name. */
+  inOrder(names: readonly string[]): CounterView[] {
+    const found: CounterView[] = new Array(names.length);
+    let last: CounterView | undefined;
+    for (let index = 0; index < names.length; index++) {
+      const name = names[index]!;
+      if (last === undefined || last.name !== name) last = this.get(name)!;
+      found[index] = last;
+    }
+    return found;
+  }
+
+  /**
+   * Slots of the named counters, in order (each must exist), into `slots`:
+   * the write path routes by slot, with no handle per counter.
+   */
+  slotsOf(names: readonly string[], slots: Int32Array): void {
+    for (let index = 0; index < names.length; index++) {
+      const slot = this.counters.slotOf(names[index]!);
+      // Not assert(cond, `template`): the message would be built on every call.
+      if (slot === undefined) assert.fail(`counter ${names[index]} resolved but not held`);
+      slots[index] = slot;
+    }
+  }
+
+  /** The columns the write path reads by slot. */
+  get columns(): CounterColumns {
+    return this.counters;
   }
 
   /**
@@ -181,7 +238,7 @@ export class DirectoryModel {
 
   /** Growing a counter to shardCount: NOT_FOUND, INVALID_ARGUMENT, FAILED_PRECONDITION (see checkShardCountChange); returns it. */
   checkShardCountChange(name: string, shardCount: number): CounterInfo {
-    return checkShardCountChange(name, this.counters.get(name), shardCount);
+    return checkShardCountChange(name, this.get(name), shardCount);
   }
 
   checkShardsTotal(addCount: number): void {
@@ -287,61 +344,58 @@ export class DirectoryModel {
   // ---- Changes, applied after the store made them durable -------------------
 
   /** Adds a counter without shards (addShards follows); its idle clock starts now. */
-  addCounter(fields: Omit<NewCounter, 'shardCount'>): CounterInfo {
-    const counter: CounterInfo = {
-      name: fields.name,
+  addCounter(fields: Omit<NewCounter, 'shardCount'>): CounterView {
+    const slot = this.counters.add(fields.name, {
       kind: fields.kind,
-      window: { ...fields.window },
-      shards: [],
-      writableShardCount: 0,
+      window: fields.window,
       createdMs: fields.createdMs,
-      growths: [],
       autoscale: fields.autoscale,
       generation: fields.generation,
       ttlMs: fields.ttlMs,
       lastWriteMonotonicMs: this.monotonicNow(),
-    };
-    this.counters.set(counter.name, counter);
-    return counter;
+    });
+    return new CounterView(this.counters, slot, this.counters.incarnationOf(slot), fields.name);
   }
 
   /** Appends shards to a counter; writable: the writable shard count from now on (undefined: all of them). */
   addShards(counter: CounterInfo, shards: readonly ShardInfo[], writable?: number): void {
+    const slot = this.slotOfHandle(counter);
     for (const shard of shards) {
-      counter.shards.push(shard);
+      this.counters.addShard(slot, shard);
       this.countShard(shard.pairIndex, 1);
     }
-    counter.writableShardCount = writable ?? counter.shards.length;
+    this.counters.setWritableShardCount(slot, writable ?? this.counters.shardCountOf(slot));
   }
 
   /** A counter's settings as stored now (window, autoscale, generation, TTL): only what differs changes. */
   updateCounter(counter: CounterInfo, settings: Partial<Pick<CounterInfo, 'window' | 'autoscale' | 'generation' | 'ttlMs'>>): void {
     const { window, autoscale, generation, ttlMs } = settings;
-    // A new window object only when it changed: readers compare it by identity.
-    if (window !== undefined && (window.bucketMs !== counter.window.bucketMs || window.retentionMs !== counter.window.retentionMs))
-      counter.window = { bucketMs: window.bucketMs, retentionMs: window.retentionMs };
-    if (autoscale !== undefined) counter.autoscale = autoscale;
-    if (generation !== undefined) counter.generation = generation;
-    if (ttlMs !== undefined) counter.ttlMs = ttlMs;
+    const slot = this.slotOfHandle(counter);
+    // One frozen object per distinct setting: readers compare windows by identity.
+    if (window !== undefined) this.counters.setWindow(slot, window);
+    if (autoscale !== undefined) this.counters.setAutoscale(slot, autoscale);
+    if (generation !== undefined) this.counters.setGeneration(slot, generation);
+    if (ttlMs !== undefined) this.counters.setTtl(slot, ttlMs);
   }
 
   /** Records a growth (oldest first: keyed retries consult where earlier shard counts sent a key). */
   addGrowth(counter: CounterInfo, growth: Growth): void {
-    counter.growths.push({ previousShardCount: growth.previousShardCount, grownMs: growth.grownMs });
+    this.counters.addGrowth(this.slotOfHandle(counter), growth);
   }
 
   /** Restarts a counter's idle clock, as a write does (a TTL just set must not delete it at once). */
   touch(counter: CounterInfo): void {
-    counter.lastWriteMonotonicMs = this.monotonicNow();
+    this.counters.touch(this.slotOfHandle(counter), this.monotonicNow());
   }
 
   /** Removes a counter and its shards from the counts; returns it (undefined when absent). */
   removeCounter(name: string): CounterInfo | undefined {
-    const counter = this.counters.get(name);
+    const counter = this.get(name);
     if (counter === undefined) return undefined;
-    for (const shard of counter.shards) this.countShard(shard.pairIndex, -1);
-    this.counters.delete(name);
-    return counter;
+    const removed = plainCounter(counter);
+    for (const shard of removed.shards) this.countShard(shard.pairIndex, -1);
+    this.counters.remove(name);
+    return removed;
   }
 
   /** A pair as stored: the next index is appended, a known one changed in place (callers hold PairInfo objects). */
@@ -362,10 +416,52 @@ export class DirectoryModel {
     this.shardTasks.delete(shardId);
   }
 
+  /** The slot of a live handle this model gave out (a deleted counter's is refused: changes apply to live counters only). */
+  private slotOfHandle(counter: CounterInfo): number {
+    if (!(counter instanceof CounterView) || !this.same(counter, this.get(counter.name)))
+      throw new Error(`counter ${counter.name} is not held by this directory`);
+    return counter.slot;
+  }
+
   private countShard(pairIndex: number, delta: number): void {
     while (this.shardsPerPair.length <= pairIndex) this.shardsPerPair.push(0);
     this.shardsPerPair[pairIndex]! += delta;
     this.totalShardCount += delta;
+  }
+}
+
+/**
+ * Every counter as a handle, in creation order, live as a Map iterator is.
+ * No generator and one result object, and with reuseHandle one handle: the
+ * expiry sweep walks 100,000 counters a second and keeps only names.
+ */
+class LiveCounters implements IterableIterator<CounterInfo> {
+  /** Entries, not names: a walk step then costs no lookup in the name map (a cache miss or two at millions of names). */
+  private readonly entries: IterableIterator<[string, number]>;
+  private readonly result: { value: CounterInfo | undefined; done: false } = { value: undefined, done: false };
+
+  private reused: CounterView | undefined;
+
+  constructor(
+    private readonly table: CounterTable,
+    private readonly reuseHandle: boolean,
+  ) {
+    this.entries = table.entries();
+  }
+
+  next(): IteratorResult<CounterInfo> {
+    const step = this.entries.next();
+    if (step.done === true) return { value: undefined, done: true };
+    const [name, slot] = step.value;
+    const incarnation = this.table.incarnationOf(slot);
+    if (!this.reuseHandle) this.result.value = new CounterView(this.table, slot, incarnation, name);
+    else if (this.reused === undefined) this.result.value = this.reused = new CounterView(this.table, slot, incarnation, name);
+    else this.reused.repoint(slot, incarnation, name);
+    return this.result as IteratorYieldResult<CounterInfo>;
+  }
+
+  [Symbol.iterator](): IterableIterator<CounterInfo> {
+    return this;
   }
 }
 

@@ -8,7 +8,7 @@ export type ExactReadDirectory = Pick<Directory, 'get' | 'pair' | 'readBarrier'>
 /** Cached reads. */
 export type CounterLookup = Pick<Directory, 'get'>;
 /** Increments: counters resolved (created on first use) and their pairs. */
-export type IncrementDirectory = Pick<Directory, 'getOrCreateMany' | 'pair'>;
+export type IncrementDirectory = Pick<Directory, 'resolveSlots' | 'counterColumns' | 'pair'>;
 /** Distinct and membership paths: they write and read one counter at a time. */
 export type KindPathDirectory = Pick<Directory, 'get' | 'getOrCreate' | 'pair' | 'readBarrier'>;
 /** Configure: a counter's own settings. */

@@ -3,6 +3,7 @@
 // committed changes to. A store extends it and adds its changes.
 import type { CounterInfo, Directory, PairInfo, ShardTask } from './contract.ts';
 import type { DirectoryModel } from './model.ts';
+import type { CounterColumns } from './counter-table.ts';
 
 export abstract class ModelBackedDirectory implements Pick<
   Directory,
@@ -20,6 +21,7 @@ export abstract class ModelBackedDirectory implements Pick<
   | 'zoneWarning'
   | 'counterCount'
   | 'shardCount'
+  | 'counterColumns'
 > {
   /** Things an operator should hear about at start (logged by main). */
   readonly warnings: string[] = [];
@@ -30,8 +32,8 @@ export abstract class ModelBackedDirectory implements Pick<
     return this.model.get(name);
   }
 
-  liveCounters(): IterableIterator<CounterInfo> {
-    return this.model.liveCounters();
+  liveCounters(options?: { reuseHandle?: boolean }): IterableIterator<CounterInfo> {
+    return this.model.liveCounters(options?.reuseHandle === true);
   }
 
   pendingShardTasks(): ShardTask[] {
@@ -73,6 +75,10 @@ export abstract class ModelBackedDirectory implements Pick<
 
   zoneWarning(pairIndex: number): string {
     return this.model.zoneWarning(pairIndex);
+  }
+
+  get counterColumns(): CounterColumns {
+    return this.model.columns;
   }
 
   get counterCount(): number {

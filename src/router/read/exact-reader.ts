@@ -8,6 +8,7 @@
 // mixes cleared and uncleared shards.
 import { ErrorCode, TallyError, clearOvertakenReadsMax, isInt64, type shardV1 } from '../../common/index.ts';
 import type { CounterInfo, PairInfo, ExactReadDirectory } from '../directory/index.ts';
+import { sameCounter } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 
 /** What every node read answers besides its values: who answered (role, log identity), at which epoch and lsn. */
@@ -254,7 +255,7 @@ async function readExactOnce(
     // Deleted while this read was out: some shards may have been dropped
     // (answering 0) before it reached them, others not. Overtaken like a
     // clear: read again, it is a counter never written.
-    if (entry.source !== undefined && directory.get(name) !== entry.source) overtaken.add(name);
+    if (entry.source !== undefined && !sameCounter(directory.get(name), entry.source)) overtaken.add(name);
     if (!overtaken.has(name) && !isInt64(entry.total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
   }
   return { result: { totals, nodeCalls, followerReads }, overtaken };

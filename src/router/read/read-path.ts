@@ -6,6 +6,7 @@ import { IntervalTask, steadyWallClock, type Logger } from '../../common/index.t
 import { readExact, refuseDistinctRead } from './exact-reader.ts';
 import { ReadCache, type CachedTotal } from './read-cache.ts';
 import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';
+import { sameCounter } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 
@@ -149,7 +150,9 @@ export class ReadPath {
 
   /** True when the directory holds `source` for the name, at `generation`. */
   private isCurrent(name: string, summed: { source: CounterInfo | undefined; generation: number }): boolean {
-    return summed.source !== undefined && this.directory.get(name) === summed.source && summed.source.generation === summed.generation;
+    return (
+      summed.source !== undefined && sameCounter(this.directory.get(name), summed.source) && summed.source.generation === summed.generation
+    );
   }
 
   private store(reads: readonly TotalRead[]): void {

@@ -7,6 +7,7 @@
 import { ErrorCode, LruMap, TallyError, isInt64, steadyWallClock, type shardV1 } from '../../common/index.ts';
 import { windowRange } from '../../window/index.ts';
 import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';
+import { sameCounter } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import { overtakenCounters, readPairWithFallback, rereadOvertaken } from './exact-reader.ts';
 
@@ -64,7 +65,7 @@ export class WindowReader {
       const nowMs = this.now();
       if (
         hit !== undefined &&
-        hit.source === counter &&
+        sameCounter(hit.source, counter) &&
         hit.generation === counter.generation &&
         hit.read.bucketMs === bucketMs &&
         nowMs - hit.read.asOfMs <= this.settings.refreshIntervalMs
@@ -75,12 +76,16 @@ export class WindowReader {
     const generation = counter.generation;
     const read = await this.readExact(name, lastMs, bucketMs);
     // Deleted while the read was out: its sum may miss shards dropped before the read reached them.
-    if (this.directory.get(name) !== counter) throw new TallyError(ErrorCode.notFound, `counter "${name}" was deleted`);
+    if (!sameCounter(this.directory.get(name), counter)) throw new TallyError(ErrorCode.notFound, `counter "${name}" was deleted`);
     if (cached) {
       // Not a sum from before a delete or a clear that happened while it was taken,
       // and a slower, older summing never replaces a newer one.
       const held = this.cache.peek(key);
-      if (this.directory.get(name) === counter && counter.generation === generation && (held?.read.asOfMs ?? -Infinity) <= read.asOfMs)
+      if (
+        sameCounter(this.directory.get(name), counter) &&
+        counter.generation === generation &&
+        (held?.read.asOfMs ?? -Infinity) <= read.asOfMs
+      )
         this.cache.set(key, { read, source: counter, generation });
       return { ...read, exact: false };
     }

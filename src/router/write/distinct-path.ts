@@ -6,6 +6,7 @@ import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../../common/index.ts';
 import { HllSketch, hllStandardError, packRegisterChanges, type MemberHasher } from '../../sketch/index.ts';
 import type { CounterInfo, ShardInfo, KindPathDirectory } from '../directory/index.ts';
+import { sameCounter } from '../directory/index.ts';
 import { type NodePool, NotAppliedError } from '../nodes/index.ts';
 import { overtakenCounters, readPairWithFallback, rereadOvertaken } from '../read/index.ts';
 
@@ -133,7 +134,8 @@ export class DistinctPath {
     );
     const overtaken = new Set<string>();
     // A counter deleted while the read was out may have lost some shards to drops and not others: read the union again without it.
-    for (const [name, counter] of sources) if (this.directory.get(name) !== counter) for (const each of names) overtaken.add(each);
+    for (const [name, counter] of sources)
+      if (!sameCounter(this.directory.get(name), counter)) for (const each of names) overtaken.add(each);
     for (const { plan, response } of responses) {
       if (overtakenCounters(plan.counterOf, response.newerGenerationIndexes ?? []).size > 0) for (const name of names) overtaken.add(name);
       for (const sketch of response.sketches) {

@@ -2,7 +2,9 @@
 // as one atomic group through that node's coalescing sender. Unkeyed items go
 // to a uniformly random shard (never chosen by writer, G6) and are summed per
 // shard within the group; keyed items to the shard their key hashes to, so a
-// retry lands where its first attempt did. No promise or closure per item.
+// retry lands where its first attempt did. Routing reads the directory's
+// columns by counter slot: no promise, closure, handle or shard object per
+// item (a keyed item alone becomes an ApplyItem, which the wire carries).
 import { status } from '@grpc/grpc-js';
 import {
   ErrorCode,
@@ -17,7 +19,7 @@ import {
   type WindowSetting,
   type shardV1,
 } from '../../common/index.ts';
-import type { CounterInfo, ShardInfo, IncrementDirectory } from '../directory/index.ts';
+import type { CounterColumns, IncrementDirectory } from '../directory/index.ts';
 import { type NodePool, NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from '../nodes/index.ts';
 
 export interface ValidIncrement {
@@ -90,12 +92,12 @@ export class NodeGroup {
   /** Sums closed because adding more would have left int64 (never in practice). */
   private readonly fullSums: ShardSum[] = [];
 
-  addPlain(index: number, shard: ShardInfo, amount: number | bigint, window: WindowSetting, generation = 0): void {
+  addPlain(index: number, shardIndex: number, shardId: number, amount: number | bigint, window: WindowSetting, generation = 0): void {
     this.plainIndexes.push(index);
-    this.plainShardIndexes.push(shard.shardIndex);
-    const sum = this.sums.get(shard.shardId);
+    this.plainShardIndexes.push(shardIndex);
+    const sum = this.sums.get(shardId);
     if (sum === undefined) {
-      this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, generation, count: 1 });
+      this.sums.set(shardId, { shardId, amount, window, generation, count: 1 });
       return;
     }
     const next = addInt64(sum.amount, amount);
@@ -106,12 +108,12 @@ export class NodeGroup {
     }
     // The node checks the total after each record: two records reach the same total as one would.
     this.fullSums.push(sum);
-    this.sums.set(shard.shardId, { shardId: shard.shardId, amount, window, generation, count: 1 });
+    this.sums.set(shardId, { shardId, amount, window, generation, count: 1 });
   }
 
-  addKeyed(index: number, shard: ShardInfo, item: ApplyItem): void {
+  addKeyed(index: number, shardIndex: number, item: ApplyItem): void {
     this.keyedIndexes.push(index);
-    this.keyedShardIndexes.push(shard.shardIndex);
+    this.keyedShardIndexes.push(shardIndex);
     this.items.push(item);
   }
 
@@ -198,10 +200,16 @@ interface RoundState {
   progress: { mayHaveApplied: boolean };
 }
 
-/** Per counter and round: the shards an unkeyed increment may go to, and each one's primary. */
+/** Per counter and round: the shard indexes an unkeyed increment may go to, and each one's primary. */
 interface Route {
-  shards: ShardInfo[];
+  shardIndexes: number[];
   addresses: string[];
+}
+
+/** A call's counters: each item's slot in the directory's columns, and the shard count it routes keyed items by. */
+interface Resolved {
+  slots: Int32Array;
+  routedShardCounts: Int32Array;
 }
 
 export class IncrementPath {
@@ -225,25 +233,29 @@ export class IncrementPath {
    * Shards an earlier attempt of this key may have gone to: where the shard
    * counts before each growth younger than the dedup window sent it.
    */
-  private earlierHomes(counter: CounterInfo, key: Buffer, routedShardCount: number): ShardInfo[] {
+  private earlierHomes(slot: number, key: Buffer, routedShardCount: number): number[] {
     const nowMs = this.now();
     const hash = hashKey(key);
-    const home = counter.shards[hash % routedShardCount]!;
-    const homes = new Map<number, ShardInfo>();
-    for (const growth of counter.growths) {
+    const home = hash % routedShardCount;
+    const homes = new Set<number>();
+    for (const growth of this.columns.growthsOf(slot)) {
       if (nowMs - growth.grownMs >= this.dedupWindowMs || growth.previousShardCount >= routedShardCount) continue;
-      const earlier = counter.shards[hash % growth.previousShardCount]!;
-      if (earlier.shardIndex !== home.shardIndex) homes.set(earlier.shardIndex, earlier);
+      const earlier = hash % growth.previousShardCount;
+      if (earlier !== home) homes.add(earlier);
     }
-    return [...homes.values()];
+    return [...homes];
+  }
+
+  private get columns(): CounterColumns {
+    return this.directory.counterColumns;
   }
 
   /** True when some keyed item's counter grew within the dedup window: only then are there earlier homes to fence. */
-  private needsFences(items: readonly ValidIncrement[], counters: readonly CounterInfo[]): boolean {
+  private needsFences(items: readonly ValidIncrement[], slots: Int32Array): boolean {
     const nowMs = this.now();
     for (let index = 0; index < items.length; index++) {
       if (items[index]!.idempotencyKey.length === 0) continue;
-      const growths = counters[index]!.growths;
+      const growths = this.columns.growthsOf(slots[index]!);
       if (growths.length > 0 && nowMs - growths[growths.length - 1]!.grownMs < this.dedupWindowMs) return true;
     }
     return false;
@@ -256,25 +268,22 @@ export class IncrementPath {
    * its retry reaches the old home first wins, so they never both apply.
    * Returns, per item index, the shard of the original when it is a duplicate.
    */
-  private async fenceEarlierHomes(
-    items: readonly ValidIncrement[],
-    counters: readonly CounterInfo[],
-    routedShardCounts: readonly number[],
-  ): Promise<Map<number, number>> {
+  private async fenceEarlierHomes(items: readonly ValidIncrement[], { slots, routedShardCounts }: Resolved): Promise<Map<number, number>> {
     const duplicates = new Map<number, number>();
     const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
     for (let index = 0; index < items.length; index++) {
       const item = items[index]!;
       if (item.idempotencyKey.length === 0) continue;
       const routedShardCount = routedShardCounts[index]!;
-      for (const earlier of this.earlierHomes(counters[index]!, item.idempotencyKey, routedShardCount)) {
-        const address = this.primaryOf(earlier);
+      const slot = slots[index]!;
+      for (const earlier of this.earlierHomes(slot, item.idempotencyKey, routedShardCount)) {
+        const address = this.primaryOf(slot, earlier);
         let group = byNode.get(address);
         if (group === undefined) byNode.set(address, (group = { itemIndexes: [], shardIndexes: [], items: [] }));
         group.itemIndexes.push(index);
-        group.shardIndexes.push(earlier.shardIndex);
+        group.shardIndexes.push(earlier);
         group.items.push({
-          shardId: earlier.shardId,
+          shardId: this.columns.shardIdOf(slot, earlier),
           amount: 0,
           idempotencyKey: item.idempotencyKey,
           fence: true,
@@ -306,27 +315,27 @@ export class IncrementPath {
    * (the call would not even be sent), unless all are. Asked once per
    * counter per round and once per node, not once per item.
    */
-  private routeOf(counter: CounterInfo, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): Route {
-    const usable: Route = { shards: [], addresses: [] };
-    const live: Route = { shards: [], addresses: [] };
+  private routeOf(slot: number, avoid: ReadonlySet<string>, downByAddress: Map<string, boolean>): Route {
+    const usable: Route = { shardIndexes: [], addresses: [] };
+    const live: Route = { shardIndexes: [], addresses: [] };
     // Announced shards (a growth not yet seen by every router) are read, not written.
-    for (let shardIndex = 0; shardIndex < counter.writableShardCount; shardIndex++) {
-      const shard = counter.shards[shardIndex]!;
-      const address = this.primaryOf(shard);
+    const writableShardCount = this.columns.writableShardCountOf(slot);
+    for (let shardIndex = 0; shardIndex < writableShardCount; shardIndex++) {
+      const address = this.primaryOf(slot, shardIndex);
       if (avoid.has(address)) continue;
-      usable.shards.push(shard);
+      usable.shardIndexes.push(shardIndex);
       usable.addresses.push(address);
       let down = downByAddress.get(address);
       if (down === undefined) downByAddress.set(address, (down = this.pool.isKnownDown(address)));
       if (down) continue;
-      live.shards.push(shard);
+      live.shardIndexes.push(shardIndex);
       live.addresses.push(address);
     }
-    return live.shards.length > 0 ? live : usable;
+    return live.shardIndexes.length > 0 ? live : usable;
   }
 
-  private primaryOf(shard: ShardInfo): string {
-    return this.directory.pair(shard.pairIndex).primary;
+  private primaryOf(slot: number, shardIndex: number): string {
+    return this.directory.pair(this.columns.pairIndexOf(slot, shardIndex)).primary;
   }
 
   /**
@@ -339,18 +348,19 @@ export class IncrementPath {
    * sent. Routing is decided here, once per call: a growth during the call
    * must not move a keyed item past the homes it fenced.
    */
-  private async countersOf(items: readonly ValidIncrement[]): Promise<{ counters: CounterInfo[]; routedShardCounts: number[] }> {
+  private async countersOf(items: readonly ValidIncrement[]): Promise<Resolved> {
     const count = items.length;
-    const { names, slots } = distinctNames(items);
-    const distinct = await this.directory.getOrCreateMany(names, 'total');
-    const counters: CounterInfo[] = new Array(count);
-    const routedShardCounts: number[] = new Array(count);
+    const { names, slots: places } = distinctNames(items);
+    const distinct = new Int32Array(names.length);
+    await this.directory.resolveSlots(names, 'total', distinct);
+    const slots = new Int32Array(count);
+    const routedShardCounts = new Int32Array(count);
     for (let index = 0; index < count; index++) {
-      const counter = distinct[slots === undefined ? 0 : slots[index]!]!;
-      counters[index] = counter;
-      routedShardCounts[index] = counter.writableShardCount;
+      const slot = distinct[places === undefined ? 0 : places[index]!]!;
+      slots[index] = slot;
+      routedShardCounts[index] = this.columns.writableShardCountOf(slot);
     }
-    return { counters, routedShardCounts };
+    return { slots, routedShardCounts };
   }
 
   /**
@@ -378,10 +388,10 @@ export class IncrementPath {
     const outcomes: IncrementOutcome[] = new Array(items.length);
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
-    const { counters, routedShardCounts } = await this.countersOf(items);
+    const resolved = await this.countersOf(items);
     let pending: number[] | undefined;
-    if (this.needsFences(items, counters)) {
-      const duplicates = await this.fenceEarlierHomes(items, counters, routedShardCounts);
+    if (this.needsFences(items, resolved.slots)) {
+      const duplicates = await this.fenceEarlierHomes(items, resolved);
       for (const [itemIndex, shardIndex] of duplicates) outcomes[itemIndex] = { applied: false, shard: shardIndex };
       if (duplicates.size > 0) pending = [];
       for (let index = 0; index < items.length && pending !== undefined; index++) if (outcomes[index] === undefined) pending.push(index);
@@ -390,7 +400,7 @@ export class IncrementPath {
     // Bounded: every round either sends (and a node that refused is avoided
     // next) or waits a step; both end at waitUntilMs.
     for (let round = 0; pending === undefined || pending.length > 0; round++) {
-      const byNode = this.route(items, counters, routedShardCounts, pending, avoid, downByAddress);
+      const byNode = this.route(items, resolved, pending, avoid, downByAddress);
       if (typeof byNode === 'number') {
         // Nothing of this call was sent where it failed: wait for the failover, then try the new primaries.
         if (this.now() >= waitUntilMs)
@@ -464,51 +474,54 @@ export class IncrementPath {
    */
   private route(
     items: readonly ValidIncrement[],
-    counters: readonly CounterInfo[],
-    routedShardCounts: readonly number[],
+    { slots, routedShardCounts }: Resolved,
     pending: readonly number[] | undefined,
     avoid: ReadonlySet<string>,
     downByAddress: Map<string, boolean>,
   ): Map<string, NodeGroup> | number {
+    const columns = this.columns;
     const byNode = new Map<string, NodeGroup>();
-    const routes = new Map<CounterInfo, Route>();
+    const routes = new Map<number, Route>();
     let lastAddress = '';
     let lastGroup: NodeGroup | undefined;
     const count = pending === undefined ? items.length : pending.length;
     for (let position = 0; position < count; position++) {
       const index = pending === undefined ? position : pending[position]!;
       const item = items[index]!;
-      const counter = counters[index]!;
-      let shard: ShardInfo;
+      const slot = slots[index]!;
+      let shardIndex: number;
       let address: string;
       if (item.idempotencyKey.length > 0) {
         // A keyed increment has exactly one home; it waits for failover rather than moving.
-        shard = counter.shards[hashKey(item.idempotencyKey) % routedShardCounts[index]!]!;
-        address = this.primaryOf(shard);
+        shardIndex = hashKey(item.idempotencyKey) % routedShardCounts[index]!;
+        address = this.primaryOf(slot, shardIndex);
         if (avoid.has(address)) return index;
-      } else if (counter.writableShardCount === 1) {
+      } else if (columns.writableShardCountOf(slot) === 1) {
         // One shard to write (most counters): no choice to make, nothing to cache per counter.
-        shard = counter.shards[0]!;
-        address = this.primaryOf(shard);
+        shardIndex = 0;
+        address = this.primaryOf(slot, 0);
         if (avoid.has(address)) return index;
       } else {
-        let route = routes.get(counter);
-        if (route === undefined) routes.set(counter, (route = this.routeOf(counter, avoid, downByAddress)));
-        if (route.shards.length === 0) return index;
-        const choice = Math.floor(this.random() * route.shards.length);
-        shard = route.shards[choice]!;
+        let route = routes.get(slot);
+        if (route === undefined) routes.set(slot, (route = this.routeOf(slot, avoid, downByAddress)));
+        if (route.shardIndexes.length === 0) return index;
+        const choice = Math.floor(this.random() * route.shardIndexes.length);
+        shardIndex = route.shardIndexes[choice]!;
         address = route.addresses[choice]!;
       }
+      const shardId = columns.shardIdOf(slot, shardIndex);
+      const window = columns.windowOf(slot);
+      const generation = columns.generationOf(slot);
       let group = address === lastAddress ? lastGroup : byNode.get(address);
       if (group === undefined) byNode.set(address, (group = new NodeGroup()));
       lastAddress = address;
       lastGroup = group;
       if (item.idempotencyKey.length === 0) {
-        group.addPlain(index, shard, item.amount, counter.window, counter.generation);
+        group.addPlain(index, shardIndex, shardId, item.amount, window, generation);
         continue;
       }
       const applyItem: ApplyItem = {
-        shardId: shard.shardId,
+        shardId,
         // A number when exact: protobufjs then skips parsing a decimal string.
         amount: typeof item.amount === 'number' ? item.amount : item.amount.toString(),
         idempotencyKey: item.idempotencyKey,
@@ -517,13 +530,13 @@ export class IncrementPath {
       // Every increment carries its counter's window setting; absent means
       // none (0, 0), and costs nothing on the wire. The node logs a setting
       // only when it differs from the shard's.
-      if (counter.window.bucketMs > 0) {
-        applyItem.windowBucketMs = counter.window.bucketMs;
-        applyItem.windowRetentionMs = counter.window.retentionMs;
+      if (window.bucketMs > 0) {
+        applyItem.windowBucketMs = window.bucketMs;
+        applyItem.windowRetentionMs = window.retentionMs;
       }
       // As the window: absent until the counter's first clear. Read when routed: a resend after a clear belongs after it.
-      if (counter.generation > 0) applyItem.generation = counter.generation;
-      group.addKeyed(index, shard, applyItem);
+      if (generation > 0) applyItem.generation = generation;
+      group.addKeyed(index, shardIndex, applyItem);
     }
     return byNode;
   }

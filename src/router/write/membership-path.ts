@@ -7,6 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../../common/index.ts';
 import { partitionOf } from '../../membership/index.ts';
 import type { CounterInfo, ShardInfo, KindPathDirectory } from '../directory/index.ts';
+import { sameCounter } from '../directory/index.ts';
 import { type NodePool, NotAppliedError, type ApplyItem } from '../nodes/index.ts';
 import { overtakenCounters, readPairWithFallback, readExact, rereadOvertaken } from '../read/index.ts';
 
@@ -148,7 +149,7 @@ export class MembershipPath {
       }),
     );
     // Deleted while the read was out (some partitions may have been dropped first): read again, it has no members.
-    if (this.directory.get(name) !== counter) overtaken = new Set([name]);
+    if (!sameCounter(this.directory.get(name), counter)) overtaken = new Set([name]);
     return { result: present, overtaken };
   }
 

@@ -92,7 +92,7 @@ export class GrowthProtocol {
       const announcedRevision = record.modRevision;
       const announcedShardCount = counter.shards.length;
       await txns.waitUntil(
-        () => model.get(name) !== counter || mirror.unacknowledged(announcedRevision).length === 0,
+        () => !model.same(model.get(name), counter) || mirror.unacknowledged(announcedRevision).length === 0,
         waitMs,
         () =>
           `router(s) ${mirror.unacknowledged(announcedRevision).join(', ')} to acknowledge the growth of ${name} to ${announcedShardCount} shards (it stays announced: read, not written, until they do or their lease expires)`,
@@ -100,7 +100,8 @@ export class GrowthProtocol {
       await txns.change(`activating the growth of ${name}`, () => {
         const current = model.get(name);
         // Deleted, re-created, or activated meanwhile by another router: nothing of this round to do.
-        if (current !== counter || current.writableShardCount >= announcedShardCount) return { done: undefined };
+        if (current === undefined || !model.same(current, counter) || current.writableShardCount >= announcedShardCount)
+          return { done: undefined };
         const stored = storedCounterOf(current, mirror.record(name)!.clearKeys);
         stored.growths.push({ previousShardCount: current.writableShardCount, grownMs: this.context.now() });
         stored.writableShardCount = announcedShardCount;

@@ -299,6 +299,12 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
     return this.creation.getOrCreateMany(names, kind, partitions);
   }
 
+  /** See Directory.resolveSlots. */
+  async resolveSlots(names: readonly string[], kind: CounterKind, slots: Int32Array): Promise<void> {
+    await this.creation.getOrCreateMany(names, kind, 1);
+    this.model.slotsOf(names, slots);
+  }
+
   /** See GrowthProtocol.setShards. */
   setShards(name: string, shardCount: number): Promise<{ previousShardCount: number; counter: CounterInfo }> {
     return this.growth.setShards(name, shardCount);
@@ -372,7 +378,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
       start = end;
       deleted.push(
         ...(await this.txns.change<CounterInfo[]>('deleting counters', () => {
-          const live = chunk.filter((counter) => this.model.get(counter.name) === counter);
+          const live = chunk.filter((counter) => this.model.same(this.model.get(counter.name), counter));
           if (live.length === 0) return { done: [] };
           const createdMs = this.now();
           const chunkOps: IRequestOp[] = [];

@@ -223,6 +223,13 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
     return this.model.inOrder(names);
   }
 
+  /** See Directory.resolveSlots. */
+  async resolveSlots(names: readonly string[], kind: CounterKind, slots: Int32Array): Promise<void> {
+    const missing = this.model.missing(names, kind);
+    if (missing.size > 0) this.create([...missing], kind, 1);
+    this.model.slotsOf(names, slots);
+  }
+
   /** Creates counters that do not exist, in one transaction; memory changes only after it commits. */
   private create(names: readonly string[], kind: CounterKind, partitions: number): void {
     this.model.checkCreation(names.length, kind, partitions);
