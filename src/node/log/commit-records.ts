@@ -20,6 +20,15 @@ import { rowsOf } from './log-statements.ts';
 import { writeZigzag } from './varint.ts';
 import { recordChecksum, verifyChecksum } from './checksums.ts';
 
+/** Where wireAfter writes (a CommitWireWriter): declared here so this file does not import the wire's. */
+export interface CommitWireSink {
+  readonly sizeBytes: number;
+  record(firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint | number, data: Uint8Array, crc: number | bigint): void;
+  rawRow(row: RawRow): void;
+}
+
+function noVisit(): void {}
+
 /** A records row as read with safe integers in raw mode. */
 export type RawRecord = [firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint, data: Buffer, crc: bigint | null];
 const recordColumns = 'first_lsn, last_lsn, epoch, at_ms, data, crc';
@@ -128,6 +137,38 @@ export function decodeRecord(record: RawRecord): StoredEntry[] {
   return entries;
 }
 
+/**
+ * Calls visit with each of a record's entries (shard id, amount), in lsn
+ * order, after checking them as decodeRecord does, without an object per
+ * entry: the follower applies a replicated record this way. With checked
+ * (the default) the record's checksum is verified first, so nothing is
+ * visited in a record whose bytes changed. Throws ShardLogError.
+ */
+export function visitRecord(record: RawRecord, visit: (shardId: number, amount: bigint) => void, checked = true): void {
+  const [firstLsn, lastLsn, epoch, atMsBig, data, crc] = record;
+  const count = lastLsn - firstLsn + 1n;
+  if (firstLsn <= 0n || count <= 0n) throw badRecord(firstLsn, `it ends at lsn ${lastLsn}`);
+  if (count > BigInt(data.length)) throw badRecord(firstLsn, `${count} entries in ${data.length} bytes`);
+  if (epoch < 0n || atMsBig < 0n || atMsBig > BigInt(Number.MAX_SAFE_INTEGER)) throw badRecord(firstLsn, `epoch ${epoch}, at ${atMsBig}`);
+  if (checked) verifyChecksum(`log record at lsn ${firstLsn}`, crc, recordChecksum(firstLsn, lastLsn, epoch, atMsBig, data));
+  const entryCount = Number(count);
+  let at = 0;
+  let shardId = 0;
+  for (let index = 0; index < entryCount; index++) {
+    const [delta, afterDelta] = readSigned(firstLsn, data, at);
+    const [amount, afterAmount] = readSigned(firstLsn, data, afterDelta);
+    at = afterAmount;
+    const next = typeof delta === 'number' ? shardId + delta : Number(BigInt(shardId) + delta);
+    shardId = Number.isSafeInteger(next) ? next : -1;
+    const big = BigInt(amount);
+    // What entryProblem asks of a plain increment.
+    if (shardId <= 0 || big === 0n || big > INT64_MAX || big < INT64_MIN)
+      throw badRecord(firstLsn, `entry ${firstLsn + BigInt(index)} (shard ${shardId}, amount ${amount}) is not a plain increment`);
+    visit(shardId, big);
+  }
+  if (at !== data.length) throw badRecord(firstLsn, `${data.length - at} bytes after its ${count} entries`);
+}
+
 /** The record holding lsn, if one does: the last to start at or before it (rowid order, no index). */
 const recordAtSql = `SELECT ${recordColumns} FROM records WHERE first_lsn <= ? ORDER BY first_lsn DESC LIMIT 1`;
 
@@ -186,6 +227,58 @@ export class MergedReader {
     }
     while (rowIndex < rows.length && entries.length < rowsMax) push(entryOfRow(rows[rowIndex++]!));
     return entries;
+  }
+
+  /**
+   * Writes the pieces after afterLsn to `wire` as they are stored (each
+   * checked first), a whole record or row at a time, until entriesMax
+   * entries or bytesMax bytes are reached (at least one piece). A record
+   * straddling afterLsn is cut: its entries after it go as a record of their
+   * own with its own checksum. Throws ShardLogError on damage, on a gap, or
+   * on an lsn held twice. Returns how many entries were written and the
+   * last one's lsn and epoch.
+   */
+  wireAfter(
+    afterLsn: bigint,
+    entriesMax: number,
+    bytesMax: number,
+    wire: CommitWireSink,
+  ): { entryCount: number; lastLsn: bigint; lastEpoch: bigint } {
+    const rows = this.selectRows.all(afterLsn, INT64_MAX, entriesMax);
+    let rowIndex = 0;
+    let nextLsn = afterLsn + 1n;
+    let lastEpoch = 0n;
+    let entryCount = 0;
+    const full = (): boolean => entryCount >= entriesMax || wire.sizeBytes >= bytesMax;
+    const pushRow = (row: RawRow): void => {
+      if (row[0] !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${row[0]}`);
+      entryOfRow(row);
+      wire.rawRow(row);
+      nextLsn++;
+      lastEpoch = row[1];
+      entryCount++;
+    };
+    for (const record of this.selectRecords.iterate(afterLsn + 1n, afterLsn, INT64_MAX)) {
+      while (rowIndex < rows.length && rows[rowIndex]![0] < record[0] && !full()) pushRow(rows[rowIndex++]!);
+      if (full()) break;
+      const [firstLsn, lastLsn, epoch, atMs] = record;
+      if (firstLsn <= afterLsn) {
+        const kept = decodeRecord(record).filter((entry) => entry.lsn > afterLsn);
+        const data = encodeRecord(kept, 0, kept.length);
+        wire.record(afterLsn + 1n, lastLsn, epoch, atMs, data, recordChecksum(afterLsn + 1n, lastLsn, epoch, atMs, data));
+      } else {
+        if (firstLsn !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${firstLsn}`);
+        visitRecord(record, noVisit);
+        wire.record(firstLsn, lastLsn, epoch, atMs, record[4], Number(record[5]));
+      }
+      entryCount += Number(lastLsn - nextLsn + 1n);
+      nextLsn = lastLsn + 1n;
+      lastEpoch = epoch;
+      if (rowIndex < rows.length && rows[rowIndex]![0] <= lastLsn)
+        throw new ShardLogError(`log holds lsn ${rows[rowIndex]![0]} both as a row and in the record at ${firstLsn}`);
+    }
+    while (rowIndex < rows.length && !full()) pushRow(rows[rowIndex++]!);
+    return { entryCount, lastLsn: nextLsn - 1n, lastEpoch };
   }
 
   /** The record holding lsn, or undefined. */

@@ -1,0 +1,258 @@
+// The replication wire of the log: a commit's records and rows exactly as
+// they are stored (same values, same CRC-32), one after another, so a
+// follower checks each against its own checksum and writes it verbatim
+// instead of decoding and re-encoding entry by entry. The one module that
+// writes and reads this layout (AppendEntriesRequest.records in
+// proto/shard.proto describes it for other readers). Pieces, little-endian:
+//
+//   record  u8 1 | first_lsn u64 | last_lsn u64 | epoch u64 | at_ms u64 |
+//           crc u32 | data_bytes u32 | data (commit-records.ts)
+//   row     u8 2 | flags u8 | lsn u64 | epoch u64 | shard_id u64 | amount i64 |
+//           fence u64 | at_ms u64 | kind i64 | member i64 | crc u32 |
+//           key_bytes u16 | payload_bytes u32 | key | payload
+//
+// A row's flags say which nullable columns hold a value (0x01 fence, 0x02
+// kind, 0x04 member, 0x08 key, 0x10 payload): a NULL and a 0 checksum apart.
+import { ErrorCode, TallyError } from '../../common/index.ts';
+import { visitRecord, type RawRecord } from './commit-records.ts';
+import { ShardLogError, entryOfRow, type RawRow, type StoredEntry } from './log-entry.ts';
+
+const recordTag = 1;
+const rowTag = 2;
+const recordHeaderBytes = 1 + 8 * 4 + 4 + 4;
+const rowHeaderBytes = 2 + 8 * 8 + 4 + 2 + 4;
+const hasFence = 0x01;
+const hasKind = 0x02;
+const hasMember = 0x04;
+const hasKey = 0x08;
+const hasPayload = 0x10;
+const keyBytesMax = 0xffff;
+
+/** A piece as read off the wire: a record or a row, with the lsns it covers. */
+export type WirePiece = { record: RawRecord; row?: undefined; entry?: undefined } | { row: RawRow; entry: StoredEntry; record?: undefined };
+
+/** A checked run of pieces: what a follower writes and applies. */
+export interface CommitWire {
+  pieces: WirePiece[];
+  entryCount: number;
+  lastLsn: bigint;
+  lastEpoch: bigint;
+}
+
+/** Appends pieces to one growing buffer; finish() hands out a copy and starts over. */
+export class CommitWireWriter {
+  private out = Buffer.allocUnsafe(64 * 1024);
+  private at = 0;
+
+  get sizeBytes(): number {
+    return this.at;
+  }
+
+  private room(sizeBytes: number): void {
+    if (this.at + sizeBytes <= this.out.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.out.length, this.at + sizeBytes));
+    this.out.copy(grown, 0, 0, this.at);
+    this.out = grown;
+  }
+
+  record(firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint | number, data: Uint8Array, crc: number | bigint): void {
+    this.room(recordHeaderBytes + data.length);
+    const out = this.out;
+    let at = this.at;
+    out[at++] = recordTag;
+    at = out.writeBigUInt64LE(firstLsn, at);
+    at = out.writeBigUInt64LE(lastLsn, at);
+    at = out.writeBigUInt64LE(epoch, at);
+    at = out.writeBigUInt64LE(BigInt(atMs), at);
+    at = out.writeUInt32LE(Number(crc), at);
+    at = out.writeUInt32LE(data.length, at);
+    out.set(data, at);
+    this.at = at + data.length;
+  }
+
+  row(
+    lsn: bigint,
+    epoch: bigint,
+    shardId: bigint | number,
+    amount: bigint,
+    key: Buffer | null,
+    fenceShardCount: bigint | number | null,
+    atMs: bigint | number,
+    kind: bigint | number | null,
+    member: bigint | null,
+    payload: Buffer | null,
+    crc: number | bigint,
+  ): void {
+    const keyBytes = key?.length ?? 0;
+    const payloadBytes = payload?.length ?? 0;
+    if (keyBytes > keyBytesMax) throw new ShardLogError(`log entry ${lsn} has a key of ${keyBytes} bytes: too long to replicate`);
+    this.room(rowHeaderBytes + keyBytes + payloadBytes);
+    const out = this.out;
+    let at = this.at;
+    let flags = 0;
+    if (fenceShardCount !== null) flags |= hasFence;
+    if (kind !== null) flags |= hasKind;
+    if (member !== null) flags |= hasMember;
+    if (key !== null) flags |= hasKey;
+    if (payload !== null) flags |= hasPayload;
+    out[at++] = rowTag;
+    out[at++] = flags;
+    at = out.writeBigUInt64LE(lsn, at);
+    at = out.writeBigUInt64LE(epoch, at);
+    at = out.writeBigUInt64LE(BigInt(shardId), at);
+    at = out.writeBigInt64LE(amount, at);
+    at = out.writeBigUInt64LE(BigInt(fenceShardCount ?? 0), at);
+    at = out.writeBigUInt64LE(BigInt(atMs), at);
+    at = out.writeBigInt64LE(BigInt(kind ?? 0), at);
+    at = out.writeBigInt64LE(member ?? 0n, at);
+    at = out.writeUInt32LE(Number(crc), at);
+    at = out.writeUInt16LE(keyBytes, at);
+    at = out.writeUInt32LE(payloadBytes, at);
+    if (key !== null) at += key.copy(out, at);
+    if (payload !== null) at += payload.copy(out, at);
+    this.at = at;
+  }
+
+  /** A row as SQLite returns it. */
+  rawRow(row: RawRow): void {
+    const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload, crc] = row;
+    this.row(lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload, crc ?? 0);
+  }
+
+  /** A copy of what was written since the last finish(). */
+  finish(): Buffer {
+    const bytes = Buffer.from(this.out.subarray(0, this.at));
+    this.at = 0;
+    // A buffer grown for one big catch-up read is not kept for ever.
+    if (this.out.length > 4 * 1024 * 1024) this.out = Buffer.allocUnsafe(64 * 1024);
+    return bytes;
+  }
+}
+
+function malformed(why: string): TallyError {
+  return new TallyError(ErrorCode.invalidArgument, `replicated records are malformed: ${why}`);
+}
+
+function damaged(error: unknown): TallyError {
+  return new TallyError(ErrorCode.invalidArgument, `replicated records refused: ${(error as Error).message}`);
+}
+
+/**
+ * The pieces of `data`, which must hold exactly entryCount entries with
+ * consecutive lsns from firstLsn, each piece checked as a stored one is (its
+ * shape, then its CRC-32). INVALID_ARGUMENT, and nothing returned, for
+ * anything else: a truncated or damaged run is refused whole.
+ */
+export function decodeCommitWire(data: Buffer, firstLsn: bigint, entryCount: number): CommitWire {
+  if (!Number.isSafeInteger(entryCount) || entryCount < 0) throw malformed(`entry count ${entryCount}`);
+  const pieces: WirePiece[] = [];
+  let at = 0;
+  let nextLsn = firstLsn;
+  let lastEpoch = 0n;
+  const need = (sizeBytes: number, what: string): void => {
+    if (at + sizeBytes > data.length) throw malformed(`${what} at byte ${at} runs past the ${data.length} bytes`);
+  };
+  // Bounded: each piece takes at least a header's bytes.
+  while (at < data.length) {
+    const tag = data[at]!;
+    if (tag === recordTag) {
+      need(recordHeaderBytes, 'a record header');
+      const first = data.readBigUInt64LE(at + 1);
+      const last = data.readBigUInt64LE(at + 9);
+      const epoch = data.readBigUInt64LE(at + 17);
+      const atMs = data.readBigUInt64LE(at + 25);
+      const crc = data.readUInt32LE(at + 33);
+      const dataBytes = data.readUInt32LE(at + 37);
+      at += recordHeaderBytes;
+      need(dataBytes, 'a record');
+      if (first !== nextLsn) throw malformed(`a record starts at lsn ${first}, expected ${nextLsn}`);
+      if (last < first) throw malformed(`a record at lsn ${first} ends at ${last}`);
+      const record: RawRecord = [first, last, epoch, atMs, Buffer.from(data.subarray(at, at + dataBytes)), BigInt(crc)];
+      at += dataBytes;
+      try {
+        visitRecord(record, noVisit);
+      } catch (error) {
+        throw damaged(error);
+      }
+      pieces.push({ record });
+      nextLsn = last + 1n;
+      lastEpoch = epoch;
+    } else if (tag === rowTag) {
+      need(rowHeaderBytes, 'a row header');
+      const flags = data[at + 1]!;
+      const lsn = data.readBigUInt64LE(at + 2);
+      const epoch = data.readBigUInt64LE(at + 10);
+      const shardId = data.readBigUInt64LE(at + 18);
+      const amount = data.readBigInt64LE(at + 26);
+      const fence = data.readBigUInt64LE(at + 34);
+      const atMs = data.readBigUInt64LE(at + 42);
+      const kind = data.readBigInt64LE(at + 50);
+      const member = data.readBigInt64LE(at + 58);
+      const crc = data.readUInt32LE(at + 66);
+      const keyBytes = data.readUInt16LE(at + 70);
+      const payloadBytes = data.readUInt32LE(at + 72);
+      at += rowHeaderBytes;
+      need(keyBytes + payloadBytes, 'a row');
+      if (flags & ~(hasFence | hasKind | hasMember | hasKey | hasPayload)) throw malformed(`a row at lsn ${lsn} has flags ${flags}`);
+      if (lsn !== nextLsn) throw malformed(`a row at lsn ${lsn}, expected ${nextLsn}`);
+      if ((flags & hasKey) === 0 && keyBytes > 0) throw malformed(`a row at lsn ${lsn} has key bytes but no key`);
+      if ((flags & hasPayload) === 0 && payloadBytes > 0) throw malformed(`a row at lsn ${lsn} has payload bytes but no payload`);
+      const key = (flags & hasKey) !== 0 ? Buffer.from(data.subarray(at, at + keyBytes)) : null;
+      at += keyBytes;
+      const payload = (flags & hasPayload) !== 0 ? Buffer.from(data.subarray(at, at + payloadBytes)) : null;
+      at += payloadBytes;
+      const row: RawRow = [
+        lsn,
+        epoch,
+        shardId,
+        amount,
+        key,
+        (flags & hasFence) !== 0 ? fence : null,
+        atMs,
+        (flags & hasKind) !== 0 ? kind : null,
+        (flags & hasMember) !== 0 ? member : null,
+        payload,
+        BigInt(crc),
+      ];
+      let entry: StoredEntry;
+      try {
+        entry = entryOfRow(row);
+      } catch (error) {
+        throw damaged(error);
+      }
+      pieces.push({ row, entry });
+      nextLsn = lsn + 1n;
+      lastEpoch = epoch;
+    } else {
+      throw malformed(`unknown piece tag ${tag} at byte ${at}`);
+    }
+  }
+  const decodedCount = nextLsn - firstLsn;
+  if (decodedCount !== BigInt(entryCount)) throw malformed(`${decodedCount} entries where the frame says ${entryCount}`);
+  return { pieces, entryCount, lastLsn: nextLsn - 1n, lastEpoch };
+}
+
+function noVisit(): void {}
+
+/** The entries of checked pieces, in lsn order (for a peer that takes entry columns, and for tests). */
+export function entriesOfWire(wire: CommitWire): StoredEntry[] {
+  const entries: StoredEntry[] = [];
+  for (const piece of wire.pieces) {
+    if (piece.entry !== undefined) {
+      entries.push(piece.entry);
+      continue;
+    }
+    const [firstLsn, , epoch, atMs] = piece.record;
+    let lsn = firstLsn;
+    visitRecord(
+      piece.record,
+      (shardId, amount) => {
+        entries.push({ lsn: lsn++, epoch, shardId, amount, idempotencyKey: emptyKey, fenceShardCount: 0, atMs: Number(atMs) });
+      },
+      false,
+    );
+  }
+  return entries;
+}
+
+const emptyKey = Buffer.alloc(0);
