@@ -29,6 +29,9 @@ export interface CommitWireSink {
 
 function noVisit(): void {}
 
+/** A record's header on the replication wire, at most (commit-wire.ts). */
+const recordWireOverheadBytes = 64;
+
 /** A records row as read with safe integers in raw mode. */
 export type RawRecord = [firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint, data: Buffer, crc: bigint | null];
 const recordColumns = 'first_lsn, last_lsn, epoch, at_ms, data, crc';
@@ -53,6 +56,7 @@ export const recordEntriesMin = 2;
 
 /** Bytes an entry takes at most: a shard id delta (< 2^54 zigzagged, 8 bytes) and an amount (10). */
 const entryBytesMax = 18;
+const recordEntryBytesMax = entryBytesMax;
 
 /** Packs entries[from, to) (all plain, checked by the caller) as a record's data. */
 export function encodeRecord(entries: readonly LogEntry[], from: number, to: number): Buffer {
@@ -261,19 +265,28 @@ export class MergedReader {
     for (const record of this.selectRecords.iterate(afterLsn + 1n, afterLsn, INT64_MAX)) {
       while (rowIndex < rows.length && rows[rowIndex]![0] < record[0] && !full()) pushRow(rows[rowIndex++]!);
       if (full()) break;
-      const [firstLsn, lastLsn, epoch, atMs] = record;
-      if (firstLsn <= afterLsn) {
-        const kept = decodeRecord(record).filter((entry) => entry.lsn > afterLsn);
-        const data = encodeRecord(kept, 0, kept.length);
-        wire.record(afterLsn + 1n, lastLsn, epoch, atMs, data, recordChecksum(afterLsn + 1n, lastLsn, epoch, atMs, data));
-      } else {
-        if (firstLsn !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${firstLsn}`);
+      const [firstLsn, lastLsn, epoch, atMs, data] = record;
+      if (firstLsn > afterLsn && firstLsn !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${firstLsn}`);
+      const roomBytes = bytesMax - wire.sizeBytes - recordWireOverheadBytes;
+      if (firstLsn > afterLsn && data.length <= roomBytes) {
         visitRecord(record, noVisit);
-        wire.record(firstLsn, lastLsn, epoch, atMs, record[4], Number(record[5]));
+        wire.record(firstLsn, lastLsn, epoch, atMs, data, Number(record[5]));
+        entryCount += Number(lastLsn - firstLsn + 1n);
+        nextLsn = lastLsn + 1n;
+      } else {
+        // Too big for what is left of the frame: the next frame takes it whole, or a first piece of it.
+        if (entryCount > 0 && data.length > roomBytes) break;
+        // Straddling afterLsn, or alone too big for a frame: its entries from nextLsn, as many as fit, as a record of their own.
+        const rest = decodeRecord(record).filter((entry) => entry.lsn >= nextLsn);
+        const fitting = Math.max(1, Math.min(rest.length, entriesMax - entryCount, Math.floor(roomBytes / recordEntryBytesMax)));
+        const cutLastLsn = nextLsn + BigInt(fitting - 1);
+        const cut = encodeRecord(rest, 0, fitting);
+        wire.record(nextLsn, cutLastLsn, epoch, atMs, cut, recordChecksum(nextLsn, cutLastLsn, epoch, atMs, cut));
+        entryCount += fitting;
+        nextLsn = cutLastLsn + 1n;
       }
-      entryCount += Number(lastLsn - nextLsn + 1n);
-      nextLsn = lastLsn + 1n;
       lastEpoch = epoch;
+      if (nextLsn <= lastLsn) break;
       if (rowIndex < rows.length && rows[rowIndex]![0] <= lastLsn)
         throw new ShardLogError(`log holds lsn ${rows[rowIndex]![0]} both as a row and in the record at ${firstLsn}`);
     }

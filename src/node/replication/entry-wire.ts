@@ -1,4 +1,4 @@
-// A log entry as the node wire carries it, and an upper estimate of its size.
+// A log entry as the node wire carries it (a snapshot's keys).
 import { toWireInt64, type shardV1 } from '../../common/index.ts';
 import type { StoredEntry } from '../log/index.ts';
 
@@ -18,9 +18,4 @@ export function entryToWire(entry: StoredEntry): shardV1.LogEntryMsg {
   if (entry.member !== undefined) message.member = entry.member.toString();
   if (entry.payload !== undefined) message.payload = entry.payload;
   return message;
-}
-
-/** An upper estimate of one entry's encoded size. */
-export function entryWireBytes(entry: StoredEntry): number {
-  return 64 + entry.idempotencyKey.length + (entry.payload?.length ?? 0);
 }

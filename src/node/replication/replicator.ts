@@ -1,8 +1,14 @@
 // Primary side of replication: ships the log to the pair's follower in
-// batches, in lsn order, one call in flight at a time, and tells group commit
-// when the follower has committed an lsn. Entries just committed are shipped
-// from memory (handed over by group commit, bounded); the log is read back
-// only for a follower further behind than memory reaches. A follower is
+// frames on one long-lived ReplicateStream, in lsn order, several in flight
+// (bounded by frames and bytes) while the follower's log matches ours, and
+// tells group commit when the follower has committed an lsn. A frame carries
+// the commit records and rows as this log stored them (commit-wire.ts): the
+// commits just written are shipped from memory as those bytes (bounded); the
+// log is read back only for a follower further behind than memory reaches.
+// A frame unanswered within callTimeoutMs abandons its stream (and
+// connection); the next one starts by asking where the follower's log ends.
+// A follower of a wire version before streams gets unary AppendEntries with
+// entry columns, one call at a time. A follower is
 // known by its log's identity: a new identity is a new, empty log, and
 // nothing it confirmed before counts. Entries go only where the follower's
 // log matches ours (lsn and epoch of the previous entry); a deposed primary's
@@ -19,6 +25,9 @@ import {
   shardProtocolStamp,
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
+  replicationFrameBytesMax,
+  replicationFramesInFlightMax,
+  replicationBytesInFlightMax,
   clientChannelOptions,
   deadlineIn,
   monotonicNowMs,
@@ -29,17 +38,19 @@ import {
 } from '../../common/index.ts';
 import {
   type ShardLog,
-  type StoredEntry,
   type LogEntry,
   type LogView,
   type SnapshotChunk,
   bytesChecksum,
   chunkChecksum,
+  decodeCommitWire,
   encodeEntryColumns,
+  entriesOfWire,
 } from '../log/index.ts';
 import type { RoleState } from '../state/index.ts';
-import { entryToWire, entryWireBytes } from './entry-wire.ts';
+import { entryToWire } from './entry-wire.ts';
 import { RecentEntries } from './recent-entries.ts';
+import { ReplicationStream, type FrameInFlight } from './replicate-stream.ts';
 
 interface Waiter {
   lsn: bigint;
@@ -59,6 +70,17 @@ export interface ReplicatorSettings {
   memoryBytesMax: number;
   /** Mutual TLS to the follower when the cluster runs TLS. */
   channelCredentials?: ChannelCredentials;
+  /** Pipelining bounds (defaults: replicationFrameBytesMax, replicationFramesInFlightMax, replicationBytesInFlightMax). */
+  frameBytesMax?: number;
+  framesInFlightMax?: number;
+  bytesInFlightMax?: number;
+}
+
+/** What the next frame (or unary call) sends: its request, the last lsn it carries and its size. */
+interface Shipment {
+  request: shardV1.AppendEntriesRequest;
+  lastLsn: bigint;
+  sizeBytes: number;
 }
 
 export interface ReplicationStatus {
@@ -135,7 +157,13 @@ export class Replicator {
   private ackedLsn = 0n;
   /** Set while the follower (same identity) holds less than it once confirmed: the lsn it must reach again. */
   private lostEntriesUntilLsn: bigint | undefined;
+  /** A unary call (an install chunk, or an append to a follower before streams) is in flight. */
   private inFlight = false;
+  /** The stream to the follower, when open. */
+  private stream: ReplicationStream | undefined;
+  /** False once the peer answered that it has no ReplicateStream (a node of an older wire version): unary from then on. */
+  private peerStreams = true;
+  private deadlineTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   /** A Set, not an array: a waiter that times out leaves in O(1) (a silent follower times them all out at once). */
   private waiters = new Set<Waiter>();
@@ -184,6 +212,7 @@ export class Replicator {
       this.installedHold = undefined;
       this.followerAheadLsn = undefined;
       this.abortInstall();
+      this.abandonStream();
       this.recent.forget();
     } else if (this.syncWasRequired && !role.syncRequired && this.matched) {
       // The supervisor stopped requiring the follower: it saw it gone, silent
@@ -192,6 +221,7 @@ export class Replicator {
       // follower back empty under a new identity would never be refilled.
       this.followerLastLsn = undefined;
       this.matched = false;
+      this.abandonStream();
     }
     this.syncWasRequired = role.role === 'primary' && role.syncRequired;
     if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
@@ -199,9 +229,11 @@ export class Replicator {
     // so): what waits on it is committed here, and that is the promise now.
     else if (!role.syncRequired) this.resolveUpTo(this.log.lastLsn);
     if (this.clientPeer !== role.peer) {
+      this.abandonStream();
       this.client?.close();
       this.client = undefined;
       this.clientPeer = role.peer;
+      this.peerStreams = true;
     }
     this.kick();
   }
@@ -211,26 +243,33 @@ export class Replicator {
     // Bounded: one entry per commit; a follower away for long is measured by its oldest.
     if (this.unconfirmed.length < replicationUnconfirmedCommitsMax)
       this.unconfirmed.push({ lsn: lastLsn, committedMs: this.monotonicNow() });
-    this.recent.remember(rows, lastLsn, epoch, atMs, this.ackedLsn);
+    this.recent.remember(this.log.takeCommitWire(), lastLsn - BigInt(rows.length) + 1n, lastLsn, epoch, this.ackedLsn);
+    void atMs;
     this.kick();
   }
 
   /** The epoch of the entry at lsn: from memory when it holds it, else as the log tells. */
   private epochAt(lsn: bigint): bigint | undefined {
     if (lsn === this.log.lastLsn) return this.log.lastEpoch;
-    return this.recent.at(lsn)?.epoch ?? this.log.entryEpoch(lsn);
+    return this.recent.epochAt(lsn) ?? this.log.entryEpoch(lsn);
   }
 
-  /** Up to batchEntriesMax entries from fromLsn on: from memory when it holds fromLsn, else read from the log (catch-up). */
-  private entriesFrom(fromLsn: bigint): StoredEntry[] {
-    const fromMemory = this.recent.from(fromLsn, this.settings.batchEntriesMax, this.log.lastLsn);
-    if (fromMemory.length > 0) {
-      this.shipped.fromMemory += fromMemory.length;
-      return fromMemory;
+  private get frameBytesMax(): number {
+    return Math.min(this.settings.frameBytesMax ?? replicationFrameBytesMax, nodeCallBytesMax);
+  }
+
+  /** Up to about batchEntriesMax entries from fromLsn on, as stored: from memory when it holds fromLsn, else read from the log (catch-up). */
+  private wireFrom(fromLsn: bigint): { records: Buffer; entryCount: number; lastLsn: bigint } {
+    const bytesMax = this.frameBytesMax;
+    const run = this.recent.from(fromLsn, this.settings.batchEntriesMax, bytesMax, this.log.lastLsn);
+    if (run !== undefined && run.sizeBytes <= bytesMax) {
+      this.shipped.fromMemory += run.entryCount;
+      const records = run.parts.length === 1 ? run.parts[0]! : Buffer.concat(run.parts, run.sizeBytes);
+      return { records, entryCount: run.entryCount, lastLsn: run.lastLsn };
     }
-    const entries = this.log.readFrom(fromLsn, this.settings.batchEntriesMax);
-    this.shipped.fromLog += entries.length;
-    return entries;
+    const read = this.log.readWireFrom(fromLsn, this.settings.batchEntriesMax, bytesMax);
+    this.shipped.fromLog += read.entryCount;
+    return { records: read.bytes, entryCount: read.entryCount, lastLsn: read.lastLsn };
   }
 
   /** Resolves once the follower has committed everything up to lsn; rejects after timeoutMs. */
@@ -301,6 +340,7 @@ export class Replicator {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    this.abandonStream();
     this.abortInstall();
     this.rejectAll(new TallyError(ErrorCode.unavailable, 'node is shutting down'));
     this.client?.close();
@@ -329,20 +369,41 @@ export class Replicator {
   private kick(): void {
     const role = this.role();
     if (this.stopped || this.inFlight || this.retryTimer !== undefined || role.role !== 'primary' || role.peer === '') return;
-    if (this.install !== undefined) {
-      this.sendChunk(role);
-      return;
+    const framesMax = this.settings.framesInFlightMax ?? replicationFramesInFlightMax;
+    const bytesMax = this.settings.bytesInFlightMax ?? replicationBytesInFlightMax;
+    // Bounded: each pass sends one frame, and at most framesMax are in flight.
+    for (let pass = 0; pass <= framesMax; pass++) {
+      const frames = this.stream?.framesInFlight ?? 0;
+      if (this.install !== undefined) {
+        // Chunks go one at a time, by unary call, once no frame is in flight.
+        if (frames === 0) this.sendChunk(role);
+        return;
+      }
+      // Frames go back to back only to a follower whose log matches ours: a
+      // probe or a truncation waits for its answer.
+      if (frames > 0 && !this.matched) return;
+      if (frames >= framesMax || (this.stream?.bytesInFlight ?? 0) >= bytesMax) return;
+      const shipment = this.nextRequest(role);
+      if (shipment === 'install') {
+        if (frames === 0 && this.startInstall(role)) this.sendChunk(role);
+        return;
+      }
+      if (shipment === undefined) return;
+      if (!this.peerStreams) {
+        this.send(withColumns(shipment.request), role);
+        return;
+      }
+      this.sendFrame(shipment, role);
     }
-    const request = this.nextRequest(role);
-    if (request === 'install') {
-      if (this.startInstall(role)) this.sendChunk(role);
-      return;
-    }
-    if (request !== undefined) this.send(request, role);
+  }
+
+  /** Where the next frame starts: after the last one in flight, or where the follower's log ends. */
+  private shippedLsn(): bigint | undefined {
+    return this.stream?.newest()?.lastLsn ?? this.followerLastLsn;
   }
 
   /** The next AppendEntries; 'install' when only a snapshot can bring the follower level; undefined when it has everything. */
-  private nextRequest(role: RoleState): shardV1.AppendEntriesRequest | 'install' | undefined {
+  private nextRequest(role: RoleState): Shipment | 'install' | undefined {
     const base = {
       protocol: shardProtocolStamp,
       epoch: role.epoch.toString(),
@@ -350,15 +411,17 @@ export class Replicator {
       truncateAfterLsn: '0',
       entryCount: 0,
       columns: noColumns,
+      records: noColumns,
+      recordsCrc32: 0,
       prevLsn: '0',
       prevEpoch: '0',
     };
     // First contact in this session: an empty append, answered with the follower's position.
-    if (this.followerLastLsn === undefined) return base;
+    if (this.followerLastLsn === undefined) return { request: base, lastLsn: 0n, sizeBytes: 0 };
     let prevLsn: bigint;
     let truncate = false;
     if (this.matched) {
-      prevLsn = this.followerLastLsn;
+      prevLsn = this.shippedLsn()!;
       if (prevLsn >= this.log.lastLsn) return undefined;
     } else if (
       !this.truncateRefused &&
@@ -378,20 +441,118 @@ export class Replicator {
     const prevEpoch = this.epochAt(prevLsn);
     // Entries after prevLsn are folded away here: the log alone cannot bring the follower level.
     if (prevEpoch === undefined || prevLsn < this.log.checkpointLsn) return 'install';
-    let entries = prevLsn < this.log.lastLsn ? this.entriesFrom(prevLsn + 1n) : [];
-    // Bounded in bytes as well as entries: rows with sketch registers are large.
-    let sizeBytes = 0;
-    const fitting = entries.findIndex((entry) => (sizeBytes += entryWireBytes(entry)) > nodeCallBytesMax);
-    if (fitting >= 0) entries = entries.slice(0, Math.max(1, fitting));
+    const wire = prevLsn < this.log.lastLsn ? this.wireFrom(prevLsn + 1n) : { records: noColumns, entryCount: 0, lastLsn: prevLsn };
     return {
-      ...base,
-      truncate,
-      truncateAfterLsn: truncate ? prevLsn.toString() : '0',
-      prevLsn: prevLsn.toString(),
-      prevEpoch: prevEpoch.toString(),
-      entryCount: entries.length,
-      ...checkedColumns(encodeEntryColumns(entries)),
+      request: {
+        ...base,
+        truncate,
+        truncateAfterLsn: truncate ? prevLsn.toString() : '0',
+        prevLsn: prevLsn.toString(),
+        prevEpoch: prevEpoch.toString(),
+        entryCount: wire.entryCount,
+        records: wire.records,
+        recordsCrc32: bytesChecksum(wire.records),
+      },
+      lastLsn: wire.lastLsn,
+      sizeBytes: wire.records.length,
     };
+  }
+
+  /** Sends a frame on the stream, opening one first when there is none. */
+  private sendFrame(shipment: Shipment, role: RoleState): void {
+    if (this.stream === undefined || !this.stream.usable) {
+      this.abandonStream();
+      const client = this.rpc(role.peer);
+      const stream: ReplicationStream = new ReplicationStream(client.ReplicateStream(), {
+        onAnswer: (frame, answer) => {
+          if (stream === this.stream) this.onFrameAnswer(frame, answer, client);
+        },
+        onBroken: (error) => {
+          if (stream === this.stream) this.onStreamBroken(error);
+        },
+      });
+      this.stream = stream;
+    }
+    this.stream.send(shipment.request, {
+      lastLsn: shipment.lastLsn,
+      sizeBytes: shipment.sizeBytes,
+      sentMs: this.monotonicNow(),
+      truncate: shipment.request.truncate === true,
+    });
+    this.armDeadline();
+  }
+
+  private onFrameAnswer(
+    frame: FrameInFlight,
+    answer: { response: shardV1.AppendEntriesResponse__Output } | { error: ServiceError },
+    client: shardV1.ShardNodeClient,
+  ): void {
+    if (this.role().role !== 'primary') return;
+    if ('error' in answer) {
+      this.abandonStream();
+      this.failed(answer.error);
+      return;
+    }
+    this.answeredOn(client);
+    const response = answer.response;
+    if (frame.truncate && !response.ok) this.truncateRefused = true;
+    this.onPosition(response);
+    // A refused frame: the ones behind it continue a log the follower does
+    // not have, so they go with their stream; the next frame starts from
+    // the position just learned.
+    if (!response.ok) this.abandonStream();
+    this.kick();
+  }
+
+  private onStreamBroken(error: ServiceError): void {
+    this.stream = undefined;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    if (error.code === status.UNIMPLEMENTED) {
+      // A follower of a wire version before streams: unary calls from now on (until the peer changes).
+      this.peerStreams = false;
+      this.logger?.info('follower has no replication stream: unary AppendEntries', { follower: this.clientPeer });
+      this.followerLastLsn = undefined;
+      this.matched = false;
+      this.kick();
+      return;
+    }
+    this.failed(error);
+  }
+
+  /** Watches the oldest frame in flight: unanswered within callTimeoutMs, its stream (and connection) is abandoned. */
+  private armDeadline(): void {
+    if (this.deadlineTimer !== undefined) return;
+    const oldest = this.stream?.oldest();
+    if (oldest === undefined) return;
+    const remainingMs = Math.max(1, oldest.sentMs + this.settings.callTimeoutMs - this.monotonicNow());
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = undefined;
+      const stalled = this.stream?.oldest();
+      if (stalled === undefined) return;
+      if (this.monotonicNow() - stalled.sentMs < this.settings.callTimeoutMs) {
+        this.armDeadline();
+        return;
+      }
+      this.abandonStream();
+      this.failed(
+        Object.assign(new Error('replication frame unanswered'), {
+          code: status.DEADLINE_EXCEEDED,
+          details: `replication frame unanswered for ${this.settings.callTimeoutMs} ms`,
+          metadata: undefined as never,
+        }),
+      );
+    }, remainingMs);
+    this.deadlineTimer.unref();
+  }
+
+  /** Drops the stream and whatever it has in flight (answers to it are no longer read). */
+  private abandonStream(): void {
+    const stream = this.stream;
+    this.stream = undefined;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    stream?.cancel();
   }
 
   private rpc(peer: string): shardV1.ShardNodeClient {
@@ -644,7 +805,11 @@ export class Replicator {
   }
 }
 
-/** A replication block with its checksum, which the follower verifies before it decodes it. */
-function checkedColumns(columns: Buffer): { columns: Buffer; columnsCrc32: number; columnsChecked: true } {
-  return { columns, columnsCrc32: bytesChecksum(columns), columnsChecked: true };
+/** The request for a follower before streams: its records as entry columns (with their checksum), which it decodes. */
+function withColumns(request: shardV1.AppendEntriesRequest): shardV1.AppendEntriesRequest {
+  const prevLsn = BigInt(String(request.prevLsn ?? '0'));
+  const records = request.records as Buffer;
+  const entries = records.length === 0 ? [] : entriesOfWire(decodeCommitWire(records, prevLsn + 1n, request.entryCount ?? 0));
+  const columns = encodeEntryColumns(entries);
+  return { ...request, records: noColumns, recordsCrc32: 0, columns, columnsCrc32: bytesChecksum(columns), columnsChecked: true };
 }
