@@ -171,6 +171,7 @@ export function createFollower(deps: FollowerDeps) {
     }
     const startedNs = process.hrtime.bigint();
     log.appendWire(wire);
+    const writtenNs = process.hrtime.bigint();
     for (const piece of wire.pieces) {
       const entry = piece.entry;
       if (entry !== undefined) {
@@ -190,6 +191,7 @@ export function createFollower(deps: FollowerDeps) {
         false,
       );
     }
+    if (process.env.DEBUG_REPL) logger.info('DBG follower', { n: wire.entryCount, pieces: wire.pieces.length, writeMs: Number(writtenNs - startedNs) / 1e6, applyMs: Number(process.hrtime.bigint() - writtenNs) / 1e6 });
     metrics.commitBatchRows.observe(wire.entryCount);
     metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
     metrics.lastLsn.set(Number(log.lastLsn));

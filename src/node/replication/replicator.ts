@@ -164,6 +164,10 @@ export class Replicator {
   /** False once the peer answered that it has no ReplicateStream (a node of an older wire version): unary from then on. */
   private peerStreams = true;
   private deadlineTimer: NodeJS.Timeout | undefined;
+  /** When the stream last answered a frame (monotonic). */
+  private lastAnswerMs = 0;
+  /** Frames on the stream up to this seq were sent behind a refused one: nothing is sent until they are answered. */
+  private refusedThroughSeq = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   /** A Set, not an array: a waiter that times out leaves in O(1) (a silent follower times them all out at once). */
   private waiters = new Set<Waiter>();
@@ -219,9 +223,9 @@ export class Replicator {
       // or replaced. Ask it where its log ends again rather than trust the
       // last answer: on an idle pair nothing else would send a call, and a
       // follower back empty under a new identity would never be refilled.
+      // Frames in flight go on: their answers say it as well as a probe would.
       this.followerLastLsn = undefined;
       this.matched = false;
-      this.abandonStream();
     }
     this.syncWasRequired = role.role === 'primary' && role.syncRequired;
     if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
@@ -380,8 +384,9 @@ export class Replicator {
         return;
       }
       // Frames go back to back only to a follower whose log matches ours: a
-      // probe or a truncation waits for its answer.
-      if (frames > 0 && !this.matched) return;
+      // probe or a truncation waits for its answer, and so does what was
+      // sent behind a refused frame.
+      if (frames > 0 && (!this.matched || this.stream!.oldest()!.seq <= this.refusedThroughSeq)) return;
       if (frames >= framesMax || (this.stream?.bytesInFlight ?? 0) >= bytesMax) return;
       const shipment = this.nextRequest(role);
       if (shipment === 'install') {
@@ -473,6 +478,7 @@ export class Replicator {
       });
       this.stream = stream;
     }
+    if (process.env.DEBUG_REPL) this.logger?.info('DBG send', { prev: shipment.request.prevLsn, last: shipment.lastLsn, n: shipment.request.entryCount, frames: this.stream.framesInFlight });
     this.stream.send(shipment.request, {
       lastLsn: shipment.lastLsn,
       sizeBytes: shipment.sizeBytes,
@@ -487,6 +493,8 @@ export class Replicator {
     answer: { response: shardV1.AppendEntriesResponse__Output } | { error: ServiceError },
     client: shardV1.ShardNodeClient,
   ): void {
+    this.lastAnswerMs = this.monotonicNow();
+    this.armDeadline();
     if (this.role().role !== 'primary') return;
     if ('error' in answer) {
       this.abandonStream();
@@ -495,17 +503,21 @@ export class Replicator {
     }
     this.answeredOn(client);
     const response = answer.response;
-    if (frame.truncate && !response.ok) this.truncateRefused = true;
+    if (process.env.DEBUG_REPL) this.logger?.info('DBG answer', { last: response.lastLsn, ok: response.ok, ms: this.monotonicNow() - frame.sentMs });
+    if (frame.truncate && !response.ok && frame.seq > this.refusedThroughSeq) this.truncateRefused = true;
+    // A frame behind a refused one still tells where the follower's log ends.
     this.onPosition(response);
     // A refused frame: the ones behind it continue a log the follower does
-    // not have, so they go with their stream; the next frame starts from
-    // the position just learned.
-    if (!response.ok) this.abandonStream();
+    // not have and will be refused too (one stream, handled in order). No
+    // frame follows until they are answered; the next one starts from the
+    // position learned.
+    if (!response.ok) this.refusedThroughSeq = this.stream?.newest()?.seq ?? frame.seq;
     this.kick();
   }
 
   private onStreamBroken(error: ServiceError): void {
     this.stream = undefined;
+    this.refusedThroughSeq = 0;
     clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     if (error.code === status.UNIMPLEMENTED) {
@@ -520,17 +532,26 @@ export class Replicator {
     this.failed(error);
   }
 
-  /** Watches the oldest frame in flight: unanswered within callTimeoutMs, its stream (and connection) is abandoned. */
+  /**
+   * When the oldest frame in flight began to wait: when it was sent, or when
+   * the frame ahead of it was answered (the follower handles them one by
+   * one, so a frame queued behind others is not late for having waited).
+   */
+  private waitingSinceMs(oldest: FrameInFlight): number {
+    return Math.max(oldest.sentMs, this.lastAnswerMs);
+  }
+
+  /** Watches the oldest frame in flight: no answer within callTimeoutMs of its turn, its stream (and connection) is abandoned. */
   private armDeadline(): void {
     if (this.deadlineTimer !== undefined) return;
     const oldest = this.stream?.oldest();
     if (oldest === undefined) return;
-    const remainingMs = Math.max(1, oldest.sentMs + this.settings.callTimeoutMs - this.monotonicNow());
+    const remainingMs = Math.max(1, this.waitingSinceMs(oldest) + this.settings.callTimeoutMs - this.monotonicNow());
     this.deadlineTimer = setTimeout(() => {
       this.deadlineTimer = undefined;
       const stalled = this.stream?.oldest();
       if (stalled === undefined) return;
-      if (this.monotonicNow() - stalled.sentMs < this.settings.callTimeoutMs) {
+      if (this.monotonicNow() - this.waitingSinceMs(stalled) < this.settings.callTimeoutMs) {
         this.armDeadline();
         return;
       }
@@ -550,6 +571,7 @@ export class Replicator {
   private abandonStream(): void {
     const stream = this.stream;
     this.stream = undefined;
+    this.refusedThroughSeq = 0;
     clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     stream?.cancel();
