@@ -254,6 +254,7 @@ export class MergedReader {
     let lastEpoch = 0n;
     let entryCount = 0;
     const full = (): boolean => entryCount >= entriesMax || wire.sizeBytes >= bytesMax;
+    let stopped = false;
     const pushRow = (row: RawRow): void => {
       if (row[0] !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${row[0]}`);
       entryOfRow(row);
@@ -275,7 +276,10 @@ export class MergedReader {
         nextLsn = lastLsn + 1n;
       } else {
         // Too big for what is left of the frame: the next frame takes it whole, or a first piece of it.
-        if (entryCount > 0 && data.length > roomBytes) break;
+        if (entryCount > 0 && data.length > roomBytes) {
+          stopped = true;
+          break;
+        }
         // Straddling afterLsn, or alone too big for a frame: its entries from nextLsn, as many as fit, as a record of their own.
         const rest = decodeRecord(record).filter((entry) => entry.lsn >= nextLsn);
         const fitting = Math.max(1, Math.min(rest.length, entriesMax - entryCount, Math.floor(roomBytes / recordEntryBytesMax)));
@@ -286,11 +290,15 @@ export class MergedReader {
         nextLsn = cutLastLsn + 1n;
       }
       lastEpoch = epoch;
-      if (nextLsn <= lastLsn) break;
+      if (nextLsn <= lastLsn) {
+        stopped = true;
+        break;
+      }
       if (rowIndex < rows.length && rows[rowIndex]![0] <= lastLsn)
         throw new ShardLogError(`log holds lsn ${rows[rowIndex]![0]} both as a row and in the record at ${firstLsn}`);
     }
-    while (rowIndex < rows.length && !full()) pushRow(rows[rowIndex++]!);
+    // Rows after the records, unless the frame ended before a record: they would leave a gap.
+    while (!stopped && rowIndex < rows.length && !full()) pushRow(rows[rowIndex++]!);
     return { entryCount, lastLsn: nextLsn - 1n, lastEpoch };
   }
 

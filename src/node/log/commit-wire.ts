@@ -83,6 +83,9 @@ export class CommitWireWriter {
     payload: Buffer | null,
     crc: number | bigint,
   ): void {
+    // Written as insertRow stores them: an empty key or payload is NULL.
+    if (key !== null && key.length === 0) key = null;
+    if (payload !== null && payload.length === 0) payload = null;
     const keyBytes = key?.length ?? 0;
     const payloadBytes = payload?.length ?? 0;
     if (keyBytes > keyBytesMax) throw new ShardLogError(`log entry ${lsn} has a key of ${keyBytes} bytes: too long to replicate`);
@@ -195,8 +198,14 @@ export function decodeCommitWire(data: Buffer, firstLsn: bigint, entryCount: num
       need(keyBytes + payloadBytes, 'a row');
       if (flags & ~(hasFence | hasKind | hasMember | hasKey | hasPayload)) throw malformed(`a row at lsn ${lsn} has flags ${flags}`);
       if (lsn !== nextLsn) throw malformed(`a row at lsn ${lsn}, expected ${nextLsn}`);
-      if ((flags & hasKey) === 0 && keyBytes > 0) throw malformed(`a row at lsn ${lsn} has key bytes but no key`);
-      if ((flags & hasPayload) === 0 && payloadBytes > 0) throw malformed(`a row at lsn ${lsn} has payload bytes but no payload`);
+      // One encoding per row: a stored key or payload is never empty (NULL
+      // instead), and a column without a value carries zeros, so no byte
+      // outside the checksum can change what is written.
+      if (((flags & hasKey) !== 0) !== keyBytes > 0) throw malformed(`a row at lsn ${lsn} has flags ${flags} and a key of ${keyBytes} bytes`);
+      if (((flags & hasPayload) !== 0) !== payloadBytes > 0)
+        throw malformed(`a row at lsn ${lsn} has flags ${flags} and a payload of ${payloadBytes} bytes`);
+      if (((flags & hasFence) === 0 && fence !== 0n) || ((flags & hasKind) === 0 && kind !== 0n) || ((flags & hasMember) === 0 && member !== 0n))
+        throw malformed(`a row at lsn ${lsn} carries a value in a column its flags say is empty`);
       const key = (flags & hasKey) !== 0 ? Buffer.from(data.subarray(at, at + keyBytes)) : null;
       at += keyBytes;
       const payload = (flags & hasPayload) !== 0 ? Buffer.from(data.subarray(at, at + payloadBytes)) : null;
@@ -233,6 +242,29 @@ export function decodeCommitWire(data: Buffer, firstLsn: bigint, entryCount: num
 }
 
 function noVisit(): void {}
+
+/**
+ * Where in `data` (well formed: written by CommitWireWriter) the piece that
+ * starts at lsn begins, or -1 when no piece starts there (lsn inside a
+ * record, or past the end). Reads only the pieces' headers.
+ */
+export function pieceOffsetOf(data: Buffer, lsn: bigint): number {
+  let at = 0;
+  // Bounded: each step moves past one piece.
+  while (at + 1 + 8 <= data.length) {
+    const tag = data[at]!;
+    if (tag === recordTag) {
+      if (data.readBigUInt64LE(at + 1) === lsn) return at;
+      at += recordHeaderBytes + data.readUInt32LE(at + 37);
+    } else if (tag === rowTag) {
+      if (data.readBigUInt64LE(at + 2) === lsn) return at;
+      at += rowHeaderBytes + data.readUInt16LE(at + 70) + data.readUInt32LE(at + 72);
+    } else {
+      return -1;
+    }
+  }
+  return -1;
+}
 
 /** The entries of checked pieces, in lsn order (for a peer that takes entry columns, and for tests). */
 export function entriesOfWire(wire: CommitWire): StoredEntry[] {

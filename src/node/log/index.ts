@@ -2,7 +2,7 @@
 // checkpoint, snapshot install, and the checks a log passes at start.
 export { decodeEntryColumns, encodeEntryColumns } from './entry-columns.ts';
 export { decodeRecord, visitRecord, type RawRecord } from './commit-records.ts';
-export { CommitWireWriter, decodeCommitWire, entriesOfWire, type CommitWire, type WirePiece } from './commit-wire.ts';
+export { CommitWireWriter, decodeCommitWire, entriesOfWire, pieceOffsetOf, type CommitWire, type WirePiece } from './commit-wire.ts';
 export { bytesChecksum, chunkChecksum } from './checksums.ts';
 export { checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log-check.ts';
 export {

@@ -101,7 +101,9 @@ export function createFollower(deps: FollowerDeps) {
     const prevEpoch = BigInt(request.prevEpoch ?? '0');
     // Checked and decoded first: a damaged or malformed request changes nothing.
     const records = request.records;
+    const decodeStartedNs = process.hrtime.bigint();
     const wire = records !== undefined && records.length > 0 ? checkedWire(request, prevLsn) : undefined;
+    if (process.env.DEBUG_REPL && wire) logger.info('DBG decode', { n: wire.entryCount, bytes: records!.length, decodeMs: Number(process.hrtime.bigint() - decodeStartedNs) / 1e6 });
     if (wire === undefined && request.columnsChecked === true && bytesChecksum(request.columns) !== request.columnsCrc32)
       throw new TallyError(ErrorCode.invalidArgument, `replication block after lsn ${prevLsn} fails its checksum`);
     const entries = wire === undefined ? decodeEntryColumns(prevLsn + 1n, request.entryCount, request.columns) : undefined;

@@ -5,6 +5,7 @@
 // confirms. No object per entry. Only this primary's own commits enter, and
 // a new session empties it (a follower's log may have been truncated or
 // replaced in between).
+import { pieceOffsetOf } from '../log/index.ts';
 
 export interface RecentEntriesBounds {
   memoryEntriesMax: number;
@@ -100,22 +101,27 @@ export class RecentEntries {
   }
 
   /**
-   * Whole commits from fromLsn on, up to about entriesMax entries and
-   * bytesMax bytes (at least one commit), when memory holds a commit that
-   * starts at fromLsn and nothing past the log's end (logLastLsn); else undefined.
+   * Commits from fromLsn on, up to about entriesMax entries and bytesMax
+   * bytes (at least one), when memory holds a piece (a record or a row)
+   * that starts at fromLsn and nothing past the log's end (logLastLsn);
+   * else undefined. The first may be the tail of a commit.
    */
   from(fromLsn: bigint, entriesMax: number, bytesMax: number, logLastLsn: bigint): RecentRun | undefined {
     const endLsn = this.endLsn();
     if (endLsn === undefined || endLsn > logLastLsn) return undefined;
     const start = this.indexOf(fromLsn);
-    if (start < 0 || this.commits[start]!.firstLsn !== fromLsn) return undefined;
+    if (start < 0) return undefined;
+    const first = this.commits[start]!;
+    const offset = first.firstLsn === fromLsn ? 0 : pieceOffsetOf(first.bytes, fromLsn);
+    if (offset < 0) return undefined;
     const run: RecentRun = { parts: [], sizeBytes: 0, entryCount: 0, lastLsn: 0n, lastEpoch: 0n };
     for (let index = start; index < this.commits.length; index++) {
       const commit = this.commits[index]!;
-      const count = Number(commit.lastLsn - commit.firstLsn + 1n);
-      if (run.parts.length > 0 && (run.entryCount + count > entriesMax || run.sizeBytes + commit.bytes.length > bytesMax)) break;
-      run.parts.push(commit.bytes);
-      run.sizeBytes += commit.bytes.length;
+      const bytes = index === start && offset > 0 ? commit.bytes.subarray(offset) : commit.bytes;
+      const count = Number(commit.lastLsn - (index === start ? fromLsn : commit.firstLsn) + 1n);
+      if (run.parts.length > 0 && (run.entryCount + count > entriesMax || run.sizeBytes + bytes.length > bytesMax)) break;
+      run.parts.push(bytes);
+      run.sizeBytes += bytes.length;
       run.entryCount += count;
       run.lastLsn = commit.lastLsn;
       run.lastEpoch = commit.epoch;
