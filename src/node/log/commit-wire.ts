@@ -7,26 +7,26 @@
 //
 //   record  u8 1 | first_lsn u64 | last_lsn u64 | epoch u64 | at_ms u64 |
 //           crc u32 | data_bytes u32 | data (commit-records.ts)
-//   row     u8 2 | flags u8 | lsn u64 | epoch u64 | shard_id u64 | amount i64 |
-//           fence u64 | at_ms u64 | kind i64 | member i64 | crc u32 |
-//           key_bytes u16 | payload_bytes u32 | key | payload
+//   row     u8 2 | the 80 bytes its CRC-32 starts from (checksums.ts
+//           rowChecksum: lsn, epoch, shard_id, amount, fence (-1: NULL),
+//           at_ms, kind (-1: NULL), member, i64 each; u32 member present,
+//           key_bytes, payload_bytes, 0) | crc u32 | key | payload
 //
-// A row's flags say which nullable columns hold a value (0x01 fence, 0x02
-// kind, 0x04 member, 0x08 key, 0x10 payload): a NULL and a 0 checksum apart.
+// So a row is checked by running CRC-32 over its own bytes, as stored: the
+// same function, the same input. A key or payload is NULL when empty (as
+// insertRow stores them).
+import zlib from 'node:zlib';
 import { ErrorCode, TallyError } from '../../common/index.ts';
 import { visitRecord, type RawRecord } from './commit-records.ts';
-import { ShardLogError, entryOfRow, type RawRow, type StoredEntry } from './log-entry.ts';
+import { ShardLogError, entryOfRowUnverified, type RawRow, type StoredEntry } from './log-entry.ts';
 
 const recordTag = 1;
 const rowTag = 2;
 const recordHeaderBytes = 1 + 8 * 4 + 4 + 4;
-const rowHeaderBytes = 2 + 8 * 8 + 4 + 2 + 4;
-const hasFence = 0x01;
-const hasKind = 0x02;
-const hasMember = 0x04;
-const hasKey = 0x08;
-const hasPayload = 0x10;
-const keyBytesMax = 0xffff;
+const canonicalBytes = 80;
+const rowHeaderBytes = 1 + canonicalBytes + 4;
+/** Stands for a NULL fence or kind in the canonical bytes (no stored value is negative there). */
+const absent = -1n;
 
 /** A piece as read off the wire: a record or a row, with the lsns it covers. */
 export type WirePiece = { record: RawRecord; row?: undefined; entry?: undefined } | { row: RawRow; entry: StoredEntry; record?: undefined };
@@ -88,29 +88,24 @@ export class CommitWireWriter {
     if (payload !== null && payload.length === 0) payload = null;
     const keyBytes = key?.length ?? 0;
     const payloadBytes = payload?.length ?? 0;
-    if (keyBytes > keyBytesMax) throw new ShardLogError(`log entry ${lsn} has a key of ${keyBytes} bytes: too long to replicate`);
     this.room(rowHeaderBytes + keyBytes + payloadBytes);
     const out = this.out;
     let at = this.at;
-    let flags = 0;
-    if (fenceShardCount !== null) flags |= hasFence;
-    if (kind !== null) flags |= hasKind;
-    if (member !== null) flags |= hasMember;
-    if (key !== null) flags |= hasKey;
-    if (payload !== null) flags |= hasPayload;
     out[at++] = rowTag;
-    out[at++] = flags;
-    at = out.writeBigUInt64LE(lsn, at);
-    at = out.writeBigUInt64LE(epoch, at);
-    at = out.writeBigUInt64LE(BigInt(shardId), at);
+    // The layout rowChecksum hashes (checksums.ts), field for field.
+    at = out.writeBigInt64LE(lsn, at);
+    at = out.writeBigInt64LE(epoch, at);
+    at = out.writeBigInt64LE(BigInt(shardId), at);
     at = out.writeBigInt64LE(amount, at);
-    at = out.writeBigUInt64LE(BigInt(fenceShardCount ?? 0), at);
-    at = out.writeBigUInt64LE(BigInt(atMs), at);
-    at = out.writeBigInt64LE(BigInt(kind ?? 0), at);
+    at = out.writeBigInt64LE(fenceShardCount === null ? absent : BigInt(fenceShardCount), at);
+    at = out.writeBigInt64LE(BigInt(atMs), at);
+    at = out.writeBigInt64LE(kind === null ? absent : BigInt(kind), at);
     at = out.writeBigInt64LE(member ?? 0n, at);
-    at = out.writeUInt32LE(Number(crc), at);
-    at = out.writeUInt16LE(keyBytes, at);
+    at = out.writeUInt32LE(member === null ? 0 : 1, at);
+    at = out.writeUInt32LE(keyBytes, at);
     at = out.writeUInt32LE(payloadBytes, at);
+    at = out.writeUInt32LE(0, at);
+    at = out.writeUInt32LE(Number(crc), at);
     if (key !== null) at += key.copy(out, at);
     if (payload !== null) at += payload.copy(out, at);
     this.at = at;
@@ -182,56 +177,51 @@ export function decodeCommitWire(data: Buffer, firstLsn: bigint, entryCount: num
       lastEpoch = epoch;
     } else if (tag === rowTag) {
       need(rowHeaderBytes, 'a row header');
-      const flags = data[at + 1]!;
-      const lsn = data.readBigUInt64LE(at + 2);
-      const epoch = data.readBigUInt64LE(at + 10);
-      const shardId = data.readBigUInt64LE(at + 18);
-      const amount = data.readBigInt64LE(at + 26);
-      const fence = data.readBigUInt64LE(at + 34);
-      const atMs = data.readBigUInt64LE(at + 42);
-      const kind = data.readBigInt64LE(at + 50);
-      const member = data.readBigInt64LE(at + 58);
-      const crc = data.readUInt32LE(at + 66);
-      const keyBytes = data.readUInt16LE(at + 70);
-      const payloadBytes = data.readUInt32LE(at + 72);
+      const canonicalAt = at + 1;
+      const lsn = data.readBigInt64LE(canonicalAt);
+      const keyBytes = data.readUInt32LE(canonicalAt + 68);
+      const payloadBytes = data.readUInt32LE(canonicalAt + 72);
+      const crc = data.readUInt32LE(canonicalAt + canonicalBytes);
       at += rowHeaderBytes;
       need(keyBytes + payloadBytes, 'a row');
-      if (flags & ~(hasFence | hasKind | hasMember | hasKey | hasPayload)) throw malformed(`a row at lsn ${lsn} has flags ${flags}`);
       if (lsn !== nextLsn) throw malformed(`a row at lsn ${lsn}, expected ${nextLsn}`);
-      // One encoding per row: a stored key or payload is never empty (NULL
-      // instead), and a column without a value carries zeros, so no byte
-      // outside the checksum can change what is written.
-      if (((flags & hasKey) !== 0) !== keyBytes > 0) throw malformed(`a row at lsn ${lsn} has flags ${flags} and a key of ${keyBytes} bytes`);
-      if (((flags & hasPayload) !== 0) !== payloadBytes > 0)
-        throw malformed(`a row at lsn ${lsn} has flags ${flags} and a payload of ${payloadBytes} bytes`);
-      if (((flags & hasFence) === 0 && fence !== 0n) || ((flags & hasKind) === 0 && kind !== 0n) || ((flags & hasMember) === 0 && member !== 0n))
-        throw malformed(`a row at lsn ${lsn} carries a value in a column its flags say is empty`);
-      const key = (flags & hasKey) !== 0 ? Buffer.from(data.subarray(at, at + keyBytes)) : null;
+      // Checked over the bytes themselves, before anything is read out of them.
+      let computed = zlib.crc32(data.subarray(canonicalAt, canonicalAt + canonicalBytes));
+      if (keyBytes > 0) computed = zlib.crc32(data.subarray(at, at + keyBytes), computed);
+      if (payloadBytes > 0) computed = zlib.crc32(data.subarray(at + keyBytes, at + keyBytes + payloadBytes), computed);
+      if (computed !== crc) throw damaged(new ShardLogError(`log entry ${lsn} fails its checksum (sent ${crc}, computed ${computed})`));
+      const memberPresent = data.readUInt32LE(canonicalAt + 64);
+      if (memberPresent > 1 || data.readUInt32LE(canonicalAt + 76) !== 0) throw malformed(`a row at lsn ${lsn} has a bad header`);
+      const fence = data.readBigInt64LE(canonicalAt + 32);
+      const kind = data.readBigInt64LE(canonicalAt + 48);
+      const member = data.readBigInt64LE(canonicalAt + 56);
+      const key = keyBytes > 0 ? Buffer.from(data.subarray(at, at + keyBytes)) : null;
       at += keyBytes;
-      const payload = (flags & hasPayload) !== 0 ? Buffer.from(data.subarray(at, at + payloadBytes)) : null;
+      const payload = payloadBytes > 0 ? Buffer.from(data.subarray(at, at + payloadBytes)) : null;
       at += payloadBytes;
       const row: RawRow = [
         lsn,
-        epoch,
-        shardId,
-        amount,
+        data.readBigInt64LE(canonicalAt + 8),
+        data.readBigInt64LE(canonicalAt + 16),
+        data.readBigInt64LE(canonicalAt + 24),
         key,
-        (flags & hasFence) !== 0 ? fence : null,
-        atMs,
-        (flags & hasKind) !== 0 ? kind : null,
-        (flags & hasMember) !== 0 ? member : null,
+        fence === absent ? null : fence,
+        data.readBigInt64LE(canonicalAt + 40),
+        kind === absent ? null : kind,
+        memberPresent === 1 ? member : null,
         payload,
         BigInt(crc),
       ];
       let entry: StoredEntry;
       try {
-        entry = entryOfRow(row);
+        // The shape (the checksum held above).
+        entry = entryOfRowUnverified(row);
       } catch (error) {
         throw damaged(error);
       }
       pieces.push({ row, entry });
       nextLsn = lsn + 1n;
-      lastEpoch = epoch;
+      lastEpoch = row[1];
     } else {
       throw malformed(`unknown piece tag ${tag} at byte ${at}`);
     }
@@ -257,8 +247,8 @@ export function pieceOffsetOf(data: Buffer, lsn: bigint): number {
       if (data.readBigUInt64LE(at + 1) === lsn) return at;
       at += recordHeaderBytes + data.readUInt32LE(at + 37);
     } else if (tag === rowTag) {
-      if (data.readBigUInt64LE(at + 2) === lsn) return at;
-      at += rowHeaderBytes + data.readUInt16LE(at + 70) + data.readUInt32LE(at + 72);
+      if (data.readBigInt64LE(at + 1) === lsn) return at;
+      at += rowHeaderBytes + data.readUInt32LE(at + 1 + 68) + data.readUInt32LE(at + 1 + 72);
     } else {
       return -1;
     }

@@ -388,6 +388,10 @@ export class Replicator {
       // sent behind a refused frame.
       if (frames > 0 && (!this.matched || this.stream!.oldest()!.seq <= this.refusedThroughSeq)) return;
       if (frames >= framesMax || (this.stream?.bytesInFlight ?? 0) >= bytesMax) return;
+      // Near the head, one frame at a time: what commits meanwhile goes in
+      // the next one, so the follower writes (and fsyncs) fewer, larger
+      // frames. Further behind, frames go back to back.
+      if (frames > 0 && this.log.lastLsn - this.shippedLsn()! < BigInt(this.settings.batchEntriesMax)) return;
       const shipment = this.nextRequest(role);
       if (shipment === 'install') {
         if (frames === 0 && this.startInstall(role)) this.sendChunk(role);
