@@ -248,7 +248,7 @@ export const replicationMemoryEntriesMax = 50_000;
 /** Bytes (estimated as on the wire) of those entries: sketch rows are large. */
 export const replicationMemoryBytesMax = 16 * 1024 * 1024;
 /** Bytes of stored records one ReplicateStream frame carries at most (a frame is one follower transaction, one fsync). */
-export const replicationFrameBytesMax = 1024 * 1024;
+export const replicationFrameBytesMax = 192 * 1024;
 /** Frames a primary keeps in flight on its ReplicateStream: its log read and the follower's write overlap. */
 export const replicationFramesInFlightMax = 2;
 /** Bytes of records in flight on a ReplicateStream at most: what a stalled follower's connection may hold. */

@@ -7,13 +7,13 @@
 //
 //   record  u8 1 | first_lsn u64 | last_lsn u64 | epoch u64 | at_ms u64 |
 //           crc u32 | data_bytes u32 | data (commit-records.ts)
-//   row     u8 2 | the 80 bytes its CRC-32 starts from (checksums.ts
-//           rowChecksum: lsn, epoch, shard_id, amount, fence (-1: NULL),
-//           at_ms, kind (-1: NULL), member, i64 each; u32 member present,
-//           key_bytes, payload_bytes, 0) | crc u32 | key | payload
+//   row     u8 2 | crc u32 | the 80 bytes its CRC-32 starts from
+//           (checksums.ts rowChecksum: lsn, epoch, shard_id, amount, fence
+//           (-1: NULL), at_ms, kind (-1: NULL), member, i64 each; u32 member
+//           present, key_bytes, payload_bytes, 0) | key | payload
 //
-// So a row is checked by running CRC-32 over its own bytes, as stored: the
-// same function, the same input. A key or payload is NULL when empty (as
+// So a row is checked by running CRC-32 once over its own bytes after the
+// crc field: the same function over the same input as rowChecksum. A key or payload is NULL when empty (as
 // insertRow stores them).
 import zlib from 'node:zlib';
 import { ErrorCode, TallyError } from '../../common/index.ts';
@@ -92,6 +92,7 @@ export class CommitWireWriter {
     const out = this.out;
     let at = this.at;
     out[at++] = rowTag;
+    at = out.writeUInt32LE(Number(crc), at);
     // The layout rowChecksum hashes (checksums.ts), field for field.
     at = out.writeBigInt64LE(lsn, at);
     at = out.writeBigInt64LE(epoch, at);
@@ -105,7 +106,6 @@ export class CommitWireWriter {
     at = out.writeUInt32LE(keyBytes, at);
     at = out.writeUInt32LE(payloadBytes, at);
     at = out.writeUInt32LE(0, at);
-    at = out.writeUInt32LE(Number(crc), at);
     if (key !== null) at += key.copy(out, at);
     if (payload !== null) at += payload.copy(out, at);
     this.at = at;
@@ -177,27 +177,25 @@ export function decodeCommitWire(data: Buffer, firstLsn: bigint, entryCount: num
       lastEpoch = epoch;
     } else if (tag === rowTag) {
       need(rowHeaderBytes, 'a row header');
-      const canonicalAt = at + 1;
+      const crc = data.readUInt32LE(at + 1);
+      const canonicalAt = at + 5;
       const lsn = data.readBigInt64LE(canonicalAt);
       const keyBytes = data.readUInt32LE(canonicalAt + 68);
       const payloadBytes = data.readUInt32LE(canonicalAt + 72);
-      const crc = data.readUInt32LE(canonicalAt + canonicalBytes);
       at += rowHeaderBytes;
       need(keyBytes + payloadBytes, 'a row');
       if (lsn !== nextLsn) throw malformed(`a row at lsn ${lsn}, expected ${nextLsn}`);
-      // Checked over the bytes themselves, before anything is read out of them.
-      let computed = zlib.crc32(data.subarray(canonicalAt, canonicalAt + canonicalBytes));
-      if (keyBytes > 0) computed = zlib.crc32(data.subarray(at, at + keyBytes), computed);
-      if (payloadBytes > 0) computed = zlib.crc32(data.subarray(at + keyBytes, at + keyBytes + payloadBytes), computed);
+      // Checked over the bytes themselves (one run: canonical fields, key, payload), before anything is read out of them.
+      const computed = zlib.crc32(data.subarray(canonicalAt, at + keyBytes + payloadBytes));
       if (computed !== crc) throw damaged(new ShardLogError(`log entry ${lsn} fails its checksum (sent ${crc}, computed ${computed})`));
       const memberPresent = data.readUInt32LE(canonicalAt + 64);
       if (memberPresent > 1 || data.readUInt32LE(canonicalAt + 76) !== 0) throw malformed(`a row at lsn ${lsn} has a bad header`);
       const fence = data.readBigInt64LE(canonicalAt + 32);
       const kind = data.readBigInt64LE(canonicalAt + 48);
       const member = data.readBigInt64LE(canonicalAt + 56);
-      const key = keyBytes > 0 ? Buffer.from(data.subarray(at, at + keyBytes)) : null;
+      const key = keyBytes > 0 ? copyOf(data, at, keyBytes) : null;
       at += keyBytes;
-      const payload = payloadBytes > 0 ? Buffer.from(data.subarray(at, at + payloadBytes)) : null;
+      const payload = payloadBytes > 0 ? copyOf(data, at, payloadBytes) : null;
       at += payloadBytes;
       const row: RawRow = [
         lsn,
@@ -233,6 +231,13 @@ export function decodeCommitWire(data: Buffer, firstLsn: bigint, entryCount: num
 
 function noVisit(): void {}
 
+/** A copy of data[at, at + sizeBytes): the entry outlives the frame's buffer (the dedup index keeps keys). */
+function copyOf(data: Buffer, at: number, sizeBytes: number): Buffer {
+  const copy = Buffer.allocUnsafe(sizeBytes);
+  data.copy(copy, 0, at, at + sizeBytes);
+  return copy;
+}
+
 /**
  * Where in `data` (well formed: written by CommitWireWriter) the piece that
  * starts at lsn begins, or -1 when no piece starts there (lsn inside a
@@ -247,8 +252,8 @@ export function pieceOffsetOf(data: Buffer, lsn: bigint): number {
       if (data.readBigUInt64LE(at + 1) === lsn) return at;
       at += recordHeaderBytes + data.readUInt32LE(at + 37);
     } else if (tag === rowTag) {
-      if (data.readBigInt64LE(at + 1) === lsn) return at;
-      at += rowHeaderBytes + data.readUInt32LE(at + 1 + 68) + data.readUInt32LE(at + 1 + 72);
+      if (data.readBigInt64LE(at + 5) === lsn) return at;
+      at += rowHeaderBytes + data.readUInt32LE(at + 5 + 68) + data.readUInt32LE(at + 5 + 72);
     } else {
       return -1;
     }
