@@ -257,7 +257,7 @@ export class MergedReader {
     let stopped = false;
     const pushRow = (row: RawRow): void => {
       if (row[0] !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${row[0]}`);
-      entryOfRow(row);
+      // Its checksum is verified as it is written to the wire; its shape, by the follower that decodes it.
       wire.rawRow(row);
       nextLsn++;
       lastEpoch = row[1];

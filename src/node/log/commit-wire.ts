@@ -114,7 +114,14 @@ export class CommitWireWriter {
   /** A row as SQLite returns it. */
   rawRow(row: RawRow): void {
     const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload, crc] = row;
+    const start = this.at;
     this.row(lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload, crc ?? 0);
+    // Checked as it was read (the same CRC-32 rowChecksum computes, over the bytes just laid out): a row that changed on the disk is never shipped.
+    const computed = zlib.crc32(this.out.subarray(start + 5, this.at));
+    if (crc === null || Number(crc) !== computed) {
+      this.at = start;
+      throw new ShardLogError(`log entry ${lsn} fails its checksum (stored ${crc === null ? 'none' : Number(crc)}, computed ${computed}): its bytes changed on the disk`);
+    }
   }
 
   /** A copy of what was written since the last finish(). */
