@@ -449,12 +449,12 @@ export function createNodeService(deps: {
     ApplyStream: streamed('ApplyStream', apply),
     // Answers written by the lean encoder too (read-shards-codec.ts).
     ReadShardsStream: streamed('ReadShardsStream', readShards),
-    // Handled as each frame arrives, in order: every frame is one append (or probe) continuing the one before.
+    // Handled in the order frames arrive (several may be committed together): every frame continues the one before.
     ReplicateStream: streamed<shardV1.AppendEntriesRequest__Output, shardV1.AppendEntriesResponse__Output>(
       'ReplicateStream',
       async (request) => {
         requireReady();
-        return follower.appendEntries(request);
+        return follower.appendQueued(request);
       },
     ),
   };

@@ -179,7 +179,7 @@ function checked(columns: Buffer): { columns: Buffer; columnsCrc32: number; colu
 const unchecked = { columnsCrc32: 0, columnsChecked: false, chunkCrc32: 0, chunkChecked: false };
 
 function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: bigint, epoch = node.state.role.epoch): boolean {
-  const request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol' | 'records' | 'recordsCrc32'> = {
+  const request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol' | 'records' | 'recordsCrc32' | 'moreFollows'> = {
     epoch: epoch.toString(),
     truncate: false,
     truncateAfterLsn: '0',
@@ -209,6 +209,7 @@ function recordsRequest(
     columnsChecked: false,
     records,
     recordsCrc32: bytesChecksum(records),
+    moreFollows: false,
     prevLsn: prevLsn.toString(),
     prevEpoch: prevEpoch.toString(),
   };

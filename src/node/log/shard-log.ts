@@ -691,6 +691,22 @@ export class ShardLog {
   }
 
   /**
+   * Runs `write` (appends, truncations) in one transaction: one commit and
+   * one fsync for all of it; each append inside is a savepoint of its own,
+   * so one that fails leaves the others. When the commit itself fails,
+   * nothing of it is on disk and the tail is read back from the file.
+   */
+  batch<T>(write: () => T): T {
+    try {
+      return this.transact(write);
+    } catch (error) {
+      this.generation++;
+      this.refreshTail();
+      throw error;
+    }
+  }
+
+  /**
    * Primary side, a follower behind what memory holds: the stored records
    * and rows from fromLsn on, checked, in the replication wire's layout, up
    * to about entriesMax entries or bytesMax bytes. Throws ShardLogError when

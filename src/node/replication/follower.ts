@@ -43,8 +43,8 @@ export function decodeReplicated(entry: shardV1.LogEntryMsg__Output): StoredEntr
 }
 
 /** An AppendEntries as the follower reads it: records (and their checksum) absent from a sender before them. */
-export type AppendRequest = Omit<shardV1.AppendEntriesRequest__Output, 'protocol' | 'records' | 'recordsCrc32'> &
-  Partial<Pick<shardV1.AppendEntriesRequest__Output, 'records' | 'recordsCrc32'>>;
+export type AppendRequest = Omit<shardV1.AppendEntriesRequest__Output, 'protocol' | 'records' | 'recordsCrc32' | 'moreFollows'> &
+  Partial<Pick<shardV1.AppendEntriesRequest__Output, 'records' | 'recordsCrc32' | 'moreFollows'>>;
 
 /** The frame's records, checked whole (their CRC-32, then each piece's shape and checksum): INVALID_ARGUMENT, nothing written, else. */
 function checkedWire(request: AppendRequest, prevLsn: bigint): CommitWire {
@@ -55,6 +55,11 @@ function checkedWire(request: AppendRequest, prevLsn: bigint): CommitWire {
 }
 
 const plainScratch: LogEntry = { shardId: 0, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 };
+
+/** Bytes of frames a follower holds back to write together, at most. */
+const queuedBytesMax = 1024 * 1024;
+/** How long a frame that says more follow may wait for them. */
+const queuedDelayMaxMs = 20;
 
 /** How long after answering the last snapshot chunk the follower starts rebuilding its memory. */
 const rebuildDelayMs = 50;
@@ -283,5 +288,56 @@ export function createFollower(deps: FollowerDeps) {
     return position(true);
   };
 
-  return { appendEntries, installSnapshot };
+  /**
+   * Frames waiting to be written together (ReplicateStream): a frame that
+   * says more follow waits for them, up to queuedBytesMax or
+   * queuedDelayMaxMs; then all are handled in order, exactly as one by one,
+   * inside one transaction, and answered once it is committed (fsync'd).
+   */
+  let queue: { request: AppendRequest; resolve: (response: shardV1.AppendEntriesResponse__Output) => void; reject: (error: unknown) => void }[] = [];
+  let queuedBytes = 0;
+  let flushTimer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const batch = queue;
+    queue = [];
+    queuedBytes = 0;
+    const outcomes: ({ response: shardV1.AppendEntriesResponse__Output } | { error: unknown })[] = [];
+    try {
+      log.batch(() => {
+        for (const { request } of batch) {
+          try {
+            outcomes.push({ response: appendEntries(request) });
+          } catch (error) {
+            outcomes.push({ error });
+          }
+        }
+      });
+    } catch (error) {
+      // The commit failed: none of it is on disk, though memory applied some.
+      logger.error('replicated frames could not be committed', { error: (error as Error).message, frames: batch.length });
+      deps.rebuild();
+      state.confirmedLsn = log.lastLsn;
+      for (const { reject } of batch) reject(error);
+      return;
+    }
+    if (process.env.DEBUG_REPL) logger.info('DBG flush', { frames: batch.length });
+    batch.forEach(({ resolve, reject }, index) => {
+      const outcome = outcomes[index]!;
+      if ('response' in outcome) resolve(outcome.response);
+      else reject(outcome.error);
+    });
+  };
+
+  /** A ReplicateStream frame: answered once it is written (with the frames it was committed with). */
+  const appendQueued = (request: AppendRequest): Promise<shardV1.AppendEntriesResponse__Output> =>
+    new Promise((resolve, reject) => {
+      queue.push({ request, resolve, reject });
+      queuedBytes += request.records?.length ?? 0;
+      if (request.moreFollows !== true || queuedBytes >= queuedBytesMax) flush();
+      else flushTimer ??= setTimeout(flush, queuedDelayMaxMs);
+    });
+
+  return { appendEntries, appendQueued, installSnapshot };
 }

@@ -26,6 +26,7 @@ import {
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
   replicationFrameBytesMax,
+  replicationFrameEntriesMax,
   replicationFramesInFlightMax,
   replicationBytesInFlightMax,
   clientChannelOptions,
@@ -70,7 +71,8 @@ export interface ReplicatorSettings {
   memoryBytesMax: number;
   /** Mutual TLS to the follower when the cluster runs TLS. */
   channelCredentials?: ChannelCredentials;
-  /** Pipelining bounds (defaults: replicationFrameBytesMax, replicationFramesInFlightMax, replicationBytesInFlightMax). */
+  /** Pipelining bounds (defaults: replicationFrameEntriesMax, replicationFrameBytesMax, replicationFramesInFlightMax, replicationBytesInFlightMax). */
+  frameEntriesMax?: number;
   frameBytesMax?: number;
   framesInFlightMax?: number;
   bytesInFlightMax?: number;
@@ -265,13 +267,15 @@ export class Replicator {
   /** Up to about batchEntriesMax entries from fromLsn on, as stored: from memory when it holds fromLsn, else read from the log (catch-up). */
   private wireFrom(fromLsn: bigint): { records: Buffer; entryCount: number; lastLsn: bigint } {
     const bytesMax = this.frameBytesMax;
-    const run = this.recent.from(fromLsn, this.settings.batchEntriesMax, bytesMax, this.log.lastLsn);
+    // A unary call (a follower before streams) carries what it always did; a frame, more: one fsync each on the follower.
+    const entriesMax = this.peerStreams ? (this.settings.frameEntriesMax ?? replicationFrameEntriesMax) : this.settings.batchEntriesMax;
+    const run = this.recent.from(fromLsn, entriesMax, bytesMax, this.log.lastLsn);
     if (run !== undefined && run.sizeBytes <= bytesMax) {
       this.shipped.fromMemory += run.entryCount;
       const records = run.parts.length === 1 ? run.parts[0]! : Buffer.concat(run.parts, run.sizeBytes);
       return { records, entryCount: run.entryCount, lastLsn: run.lastLsn };
     }
-    const read = this.log.readWireFrom(fromLsn, this.settings.batchEntriesMax, bytesMax);
+    const read = this.log.readWireFrom(fromLsn, entriesMax, bytesMax);
     this.shipped.fromLog += read.entryCount;
     return { records: read.bytes, entryCount: read.entryCount, lastLsn: read.lastLsn };
   }
@@ -483,6 +487,8 @@ export class Replicator {
       this.stream = stream;
     }
     if (process.env.DEBUG_REPL) this.logger?.info('DBG send', { prev: shipment.request.prevLsn, last: shipment.lastLsn, n: shipment.request.entryCount, frames: this.stream.framesInFlight });
+    // Catching up: more frames are ready behind this one, so the follower may commit them together.
+    shipment.request.moreFollows = this.log.lastLsn - shipment.lastLsn >= BigInt(this.settings.batchEntriesMax);
     this.stream.send(shipment.request, {
       lastLsn: shipment.lastLsn,
       sizeBytes: shipment.sizeBytes,

@@ -57,6 +57,13 @@ export interface AppendEntriesRequest {
   'records'?: (Buffer | Uint8Array | string);
   'recordsCrc32'?: (number);
   /**
+   * ReplicateStream only: the primary has more frames ready behind this one
+   * (a follower catching up). The follower may hold this frame's write
+   * (briefly, and never its answer without it) to commit it together with
+   * the next ones: one transaction and one fsync for many frames.
+   */
+  'moreFollows'?: (boolean);
+  /**
    * The sender's wire version (see ProtocolVersion).
    */
   'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
@@ -115,6 +122,13 @@ export interface AppendEntriesRequest__Output {
    */
   'records': (Buffer);
   'recordsCrc32': (number);
+  /**
+   * ReplicateStream only: the primary has more frames ready behind this one
+   * (a follower catching up). The follower may hold this frame's write
+   * (briefly, and never its answer without it) to commit it together with
+   * the next ones: one transaction and one fsync for many frames.
+   */
+  'moreFollows': (boolean);
   /**
    * The sender's wire version (see ProtocolVersion).
    */
