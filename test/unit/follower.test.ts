@@ -327,9 +327,14 @@ describe('follower', () => {
     const node = openNode(dir('follower'));
     logs.push(node.log);
     const frames: { records: Buffer; entryCount: number; prevLsn: bigint; prevEpoch: bigint }[] = [];
-    for (let fromLsn = 1n; fromLsn <= primary.lastLsn; ) {
+    for (let fromLsn = 1n; fromLsn <= primary.lastLsn;) {
       const read = primary.readWireFrom(fromLsn, 70, 4_000);
-      frames.push({ records: read.bytes, entryCount: read.entryCount, prevLsn: fromLsn - 1n, prevEpoch: primary.entryEpoch(fromLsn - 1n)! });
+      frames.push({
+        records: read.bytes,
+        entryCount: read.entryCount,
+        prevLsn: fromLsn - 1n,
+        prevEpoch: primary.entryEpoch(fromLsn - 1n)!,
+      });
       fromLsn = read.lastLsn + 1n;
     }
     expect(frames.length).toBeGreaterThan(3);
@@ -344,7 +349,9 @@ describe('follower', () => {
       expect(storedOf(node.log)).toEqual(stored);
       if (index > 0) {
         const earlier = frames[index - 1]!;
-        expect(node.follower.appendEntries(recordsRequest(earlier.records, earlier.entryCount, earlier.prevLsn, earlier.prevEpoch, 2n)).ok).toBe(false);
+        expect(
+          node.follower.appendEntries(recordsRequest(earlier.records, earlier.entryCount, earlier.prevLsn, earlier.prevEpoch, 2n)).ok,
+        ).toBe(false);
       }
     }
     expect(node.log.lastLsn).toBe(primary.lastLsn);
@@ -375,10 +382,18 @@ describe('follower', () => {
     const damaged = Buffer.from(read.bytes);
     damaged[Math.floor(damaged.length / 2)] = damaged[Math.floor(damaged.length / 2)]! ^ 0x10;
     // The frame's own checksum first.
-    refusedWith({ ...recordsRequest(damaged, read.entryCount, 0n, 0n, 2n), recordsCrc32: bytesChecksum(read.bytes) }, /fail their checksum/, ErrorCode.invalidArgument);
+    refusedWith(
+      { ...recordsRequest(damaged, read.entryCount, 0n, 0n, 2n), recordsCrc32: bytesChecksum(read.bytes) },
+      /fail their checksum/,
+      ErrorCode.invalidArgument,
+    );
     // A frame whose checksum was computed over damaged bytes: each piece's own CRC-32 still catches it.
     refusedWith(recordsRequest(damaged, read.entryCount, 0n, 0n, 2n), /replicated records/, ErrorCode.invalidArgument);
-    refusedWith(recordsRequest(read.bytes.subarray(0, read.bytes.length - 3), read.entryCount, 0n, 0n, 2n), /malformed/, ErrorCode.invalidArgument);
+    refusedWith(
+      recordsRequest(read.bytes.subarray(0, read.bytes.length - 3), read.entryCount, 0n, 0n, 2n),
+      /malformed/,
+      ErrorCode.invalidArgument,
+    );
     refusedWith(recordsRequest(read.bytes, read.entryCount + 1, 0n, 0n, 2n), /malformed/, ErrorCode.invalidArgument);
     refusedWith(recordsRequest(read.bytes, read.entryCount, 1n, 1n, 2n), /malformed/, ErrorCode.invalidArgument);
     refusedWith(recordsRequest(read.bytes, read.entryCount, 0n, 0n, 1n), /stale epoch/, ErrorCode.failedPrecondition);

@@ -120,7 +120,9 @@ export class CommitWireWriter {
     const computed = zlib.crc32(this.out.subarray(start + 5, this.at));
     if (crc === null || Number(crc) !== computed) {
       this.at = start;
-      throw new ShardLogError(`log entry ${lsn} fails its checksum (stored ${crc === null ? 'none' : Number(crc)}, computed ${computed}): its bytes changed on the disk`);
+      throw new ShardLogError(
+        `log entry ${lsn} fails its checksum (stored ${crc === null ? 'none' : Number(crc)}, computed ${computed}): its bytes changed on the disk`,
+      );
     }
   }
 

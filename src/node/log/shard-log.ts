@@ -712,7 +712,11 @@ export class ShardLog {
    * to about entriesMax entries or bytesMax bytes. Throws ShardLogError when
    * fromLsn is folded into the checkpoint, or on damage.
    */
-  readWireFrom(fromLsn: bigint, entriesMax: number, bytesMax: number): { bytes: Buffer; entryCount: number; lastLsn: bigint; lastEpoch: bigint } {
+  readWireFrom(
+    fromLsn: bigint,
+    entriesMax: number,
+    bytesMax: number,
+  ): { bytes: Buffer; entryCount: number; lastLsn: bigint; lastEpoch: bigint } {
     if (fromLsn <= this.foldedLsn)
       throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
     return this.checkedRead(() => {

@@ -106,9 +106,7 @@ export function createFollower(deps: FollowerDeps) {
     const prevEpoch = BigInt(request.prevEpoch ?? '0');
     // Checked and decoded first: a damaged or malformed request changes nothing.
     const records = request.records;
-    const decodeStartedNs = process.hrtime.bigint();
     const wire = records !== undefined && records.length > 0 ? checkedWire(request, prevLsn) : undefined;
-    if (process.env.DEBUG_REPL && wire) logger.info('DBG decode', { n: wire.entryCount, bytes: records!.length, decodeMs: Number(process.hrtime.bigint() - decodeStartedNs) / 1e6 });
     if (wire === undefined && request.columnsChecked === true && bytesChecksum(request.columns) !== request.columnsCrc32)
       throw new TallyError(ErrorCode.invalidArgument, `replication block after lsn ${prevLsn} fails its checksum`);
     const entries = wire === undefined ? decodeEntryColumns(prevLsn + 1n, request.entryCount, request.columns) : undefined;
@@ -178,7 +176,6 @@ export function createFollower(deps: FollowerDeps) {
     }
     const startedNs = process.hrtime.bigint();
     log.appendWire(wire);
-    const writtenNs = process.hrtime.bigint();
     for (const piece of wire.pieces) {
       const entry = piece.entry;
       if (entry !== undefined) {
@@ -198,7 +195,6 @@ export function createFollower(deps: FollowerDeps) {
         false,
       );
     }
-    if (process.env.DEBUG_REPL) logger.info('DBG follower', { n: wire.entryCount, pieces: wire.pieces.length, writeMs: Number(writtenNs - startedNs) / 1e6, applyMs: Number(process.hrtime.bigint() - writtenNs) / 1e6 });
     metrics.commitBatchRows.observe(wire.entryCount);
     metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
     metrics.lastLsn.set(Number(log.lastLsn));
@@ -294,7 +290,11 @@ export function createFollower(deps: FollowerDeps) {
    * queuedDelayMaxMs; then all are handled in order, exactly as one by one,
    * inside one transaction, and answered once it is committed (fsync'd).
    */
-  let queue: { request: AppendRequest; resolve: (response: shardV1.AppendEntriesResponse__Output) => void; reject: (error: unknown) => void }[] = [];
+  let queue: {
+    request: AppendRequest;
+    resolve: (response: shardV1.AppendEntriesResponse__Output) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
   let queuedBytes = 0;
   let flushTimer: NodeJS.Timeout | undefined;
   const flush = (): void => {
@@ -322,7 +322,6 @@ export function createFollower(deps: FollowerDeps) {
       for (const { reject } of batch) reject(error);
       return;
     }
-    if (process.env.DEBUG_REPL) logger.info('DBG flush', { frames: batch.length });
     batch.forEach(({ resolve, reject }, index) => {
       const outcome = outcomes[index]!;
       if ('response' in outcome) resolve(outcome.response);

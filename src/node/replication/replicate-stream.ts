@@ -79,7 +79,9 @@ export class ReplicationStream {
     if (this.broken) return;
     const frame = this.frames[this.head];
     if (frame === undefined || answer.seq !== frame.seq) {
-      this.fail(brokenError(status.INTERNAL, `replication answer for frame ${answer.seq} when frame ${frame?.seq ?? 'none'} is the oldest`));
+      this.fail(
+        brokenError(status.INTERNAL, `replication answer for frame ${answer.seq} when frame ${frame?.seq ?? 'none'} is the oldest`),
+      );
       return;
     }
     this.frames[this.head] = undefined as never;

@@ -486,7 +486,6 @@ export class Replicator {
       });
       this.stream = stream;
     }
-    if (process.env.DEBUG_REPL) this.logger?.info('DBG send', { prev: shipment.request.prevLsn, last: shipment.lastLsn, n: shipment.request.entryCount, frames: this.stream.framesInFlight });
     // Catching up: more frames are ready behind this one, so the follower may commit them together.
     shipment.request.moreFollows = this.log.lastLsn - shipment.lastLsn >= BigInt(this.settings.batchEntriesMax);
     this.stream.send(shipment.request, {
@@ -513,7 +512,6 @@ export class Replicator {
     }
     this.answeredOn(client);
     const response = answer.response;
-    if (process.env.DEBUG_REPL) this.logger?.info('DBG answer', { last: response.lastLsn, ok: response.ok, ms: this.monotonicNow() - frame.sentMs });
     if (frame.truncate && !response.ok && frame.seq > this.refusedThroughSeq) this.truncateRefused = true;
     // A frame behind a refused one still tells where the follower's log ends.
     this.onPosition(response);
