@@ -29,7 +29,6 @@ for (let run = 0; run < runs; run++) {
   await cluster.start();
   const client = createTallyClient({ address: cluster.routerAddress });
   try {
-    await client.setShards('catch-up', 1);
     await client.increment('catch-up', 1);
     await waitFor(async () => (await client.clusterStatus()).nodes[0]!.inSync, { timeoutMs: 20_000 });
     const follower = cluster.node(0, 'follower');
@@ -44,7 +43,7 @@ for (let run = 0; run < runs; run++) {
           const items = Array.from({ length: batch }, () => ({
             counter: `catch-up:${next++ % 1_000}`,
             amount: 1,
-            idempotencyKey: keyed ? `k${next}` : undefined,
+            idempotencyKey: keyed ? `k${next}` : null,
           }));
           await client.incrementBatch(items);
         }

@@ -29,6 +29,8 @@ export interface CommitWireSink {
 
 function noVisit(): void {}
 
+/** A row's bytes on the replication wire, at least (commit-wire.ts: 85 of header). */
+const rowWireBytesMin = 85;
 /** A record's header on the replication wire, at most (commit-wire.ts). */
 const recordWireOverheadBytes = 64;
 
@@ -248,7 +250,8 @@ export class MergedReader {
     bytesMax: number,
     wire: CommitWireSink,
   ): { entryCount: number; lastLsn: bigint; lastEpoch: bigint } {
-    const rows = this.selectRows.all(afterLsn, INT64_MAX, entriesMax);
+    // No more rows than bytesMax can hold (a row takes more than rowWireBytesMin on the wire).
+    const rows = this.selectRows.all(afterLsn, INT64_MAX, Math.min(entriesMax, Math.ceil(bytesMax / rowWireBytesMin) + 1));
     let rowIndex = 0;
     let nextLsn = afterLsn + 1n;
     let lastEpoch = 0n;

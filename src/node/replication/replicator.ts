@@ -83,6 +83,8 @@ interface Shipment {
   request: shardV1.AppendEntriesRequest;
   lastLsn: bigint;
   sizeBytes: number;
+  /** Read back from the log (not memory). */
+  fromLog?: boolean;
 }
 
 export interface ReplicationStatus {
@@ -265,7 +267,7 @@ export class Replicator {
   }
 
   /** Up to about batchEntriesMax entries from fromLsn on, as stored: from memory when it holds fromLsn, else read from the log (catch-up). */
-  private wireFrom(fromLsn: bigint): { records: Buffer; entryCount: number; lastLsn: bigint } {
+  private wireFrom(fromLsn: bigint): { records: Buffer; entryCount: number; lastLsn: bigint; fromLog: boolean } {
     const bytesMax = this.frameBytesMax;
     // A unary call (a follower before streams) carries what it always did; a frame, more: one fsync each on the follower.
     const entriesMax = this.peerStreams ? (this.settings.frameEntriesMax ?? replicationFrameEntriesMax) : this.settings.batchEntriesMax;
@@ -273,11 +275,11 @@ export class Replicator {
     if (run !== undefined && run.sizeBytes <= bytesMax) {
       this.shipped.fromMemory += run.entryCount;
       const records = run.parts.length === 1 ? run.parts[0]! : Buffer.concat(run.parts, run.sizeBytes);
-      return { records, entryCount: run.entryCount, lastLsn: run.lastLsn };
+      return { records, entryCount: run.entryCount, lastLsn: run.lastLsn, fromLog: false };
     }
     const read = this.log.readWireFrom(fromLsn, entriesMax, bytesMax);
     this.shipped.fromLog += read.entryCount;
-    return { records: read.bytes, entryCount: read.entryCount, lastLsn: read.lastLsn };
+    return { records: read.bytes, entryCount: read.entryCount, lastLsn: read.lastLsn, fromLog: true };
   }
 
   /** Resolves once the follower has committed everything up to lsn; rejects after timeoutMs. */
@@ -407,6 +409,11 @@ export class Replicator {
         return;
       }
       this.sendFrame(shipment, role);
+      // A frame read back from the log costs a read transaction: one per turn of the event loop, so calls and commits go on between.
+      if (shipment.fromLog) {
+        setImmediate(() => this.kick());
+        return;
+      }
     }
   }
 
@@ -454,7 +461,8 @@ export class Replicator {
     const prevEpoch = this.epochAt(prevLsn);
     // Entries after prevLsn are folded away here: the log alone cannot bring the follower level.
     if (prevEpoch === undefined || prevLsn < this.log.checkpointLsn) return 'install';
-    const wire = prevLsn < this.log.lastLsn ? this.wireFrom(prevLsn + 1n) : { records: noColumns, entryCount: 0, lastLsn: prevLsn };
+    const wire =
+      prevLsn < this.log.lastLsn ? this.wireFrom(prevLsn + 1n) : { records: noColumns, entryCount: 0, lastLsn: prevLsn, fromLog: false };
     return {
       request: {
         ...base,
@@ -468,6 +476,7 @@ export class Replicator {
       },
       lastLsn: wire.lastLsn,
       sizeBytes: wire.records.length,
+      fromLog: wire.fromLog,
     };
   }
 
@@ -555,24 +564,32 @@ export class Replicator {
     const oldest = this.stream?.oldest();
     if (oldest === undefined) return;
     const remainingMs = Math.max(1, this.waitingSinceMs(oldest) + this.settings.callTimeoutMs - this.monotonicNow());
-    this.deadlineTimer = setTimeout(() => {
-      this.deadlineTimer = undefined;
-      const stalled = this.stream?.oldest();
-      if (stalled === undefined) return;
-      if (this.monotonicNow() - this.waitingSinceMs(stalled) < this.settings.callTimeoutMs) {
-        this.armDeadline();
-        return;
-      }
-      this.abandonStream();
-      this.failed(
-        Object.assign(new Error('replication frame unanswered'), {
-          code: status.DEADLINE_EXCEEDED,
-          details: `replication frame unanswered for ${this.settings.callTimeoutMs} ms`,
-          metadata: undefined as never,
-        }),
-      );
-    }, remainingMs);
+    this.deadlineTimer = setTimeout(() => setImmediate(() => this.checkDeadline()), remainingMs);
     this.deadlineTimer.unref();
+  }
+
+  /**
+   * Run after the event loop's poll phase (setImmediate), not in its timers
+   * phase: when this process was busy past the deadline (a checkpoint round,
+   * a long commit), answers that arrived meanwhile are read first, so a
+   * frame is abandoned only when the follower truly has not answered.
+   */
+  private checkDeadline(): void {
+    this.deadlineTimer = undefined;
+    const stalled = this.stream?.oldest();
+    if (stalled === undefined) return;
+    if (this.monotonicNow() - this.waitingSinceMs(stalled) < this.settings.callTimeoutMs) {
+      this.armDeadline();
+      return;
+    }
+    this.abandonStream();
+    this.failed(
+      Object.assign(new Error('replication frame unanswered'), {
+        code: status.DEADLINE_EXCEEDED,
+        details: `replication frame unanswered for ${this.settings.callTimeoutMs} ms`,
+        metadata: undefined as never,
+      }),
+    );
   }
 
   /** Drops the stream and whatever it has in flight (answers to it are no longer read). */
