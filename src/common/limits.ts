@@ -190,6 +190,14 @@ export const replicationBatchEntriesMax = 5_000;
 export const replicationMemoryEntriesMax = 50_000;
 /** Bytes (estimated as on the wire) of those entries: sketch rows are large. */
 export const replicationMemoryBytesMax = 16 * 1024 * 1024;
+/** Bytes of stored records one ReplicateStream frame carries at most (a frame is one follower transaction, one fsync). */
+export const replicationFrameBytesMax = 256 * 1024;
+/** Log entries one ReplicateStream frame carries at most: one follower transaction (one fsync) each, so more than a unary call. */
+export const replicationFrameEntriesMax = 20_000;
+/** Frames a primary keeps in flight on its ReplicateStream: its log read and the follower's write overlap. */
+export const replicationFramesInFlightMax = 8;
+/** Bytes of records in flight on a ReplicateStream at most: what a stalled follower's connection may hold. */
+export const replicationBytesInFlightMax = 2 * 1024 * 1024;
 /**
  * How far (in log entries) a follower may be behind its primary's head for
  * the supervisor to try marking the pair in sync, as long as it confirms

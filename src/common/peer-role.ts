@@ -35,11 +35,16 @@ export const shardNodeCallerRoles: Readonly<Record<string, readonly PeerRole[]>>
   ApplyStream: ['router'],
   ReadShardsStream: ['router'],
   StreamSnapshot: ['router'],
+  ReplicateStream: ['node'],
 };
 
-/** ShardNode's long-lived streams: each frame has its own deadline (kept by the router), the stream none. */
+/** ShardNode's long-lived streams: each frame has its own deadline (kept by the caller), the stream none. */
 export function isShardNodeStream(path: string): boolean {
-  return path === '/tally.shard.v1.ShardNode/ApplyStream' || path === '/tally.shard.v1.ShardNode/ReadShardsStream';
+  return (
+    path === '/tally.shard.v1.ShardNode/ApplyStream' ||
+    path === '/tally.shard.v1.ShardNode/ReadShardsStream' ||
+    path === '/tally.shard.v1.ShardNode/ReplicateStream'
+  );
 }
 
 /**

@@ -27,6 +27,8 @@ import type { ReadSketchesResponse as _tally_shard_v1_ReadSketchesResponse, Read
 import type { ReadWindowsRequest as _tally_shard_v1_ReadWindowsRequest, ReadWindowsRequest__Output as _tally_shard_v1_ReadWindowsRequest__Output } from './tally/shard/v1/ReadWindowsRequest.ts';
 import type { ReconcileRequest as _tally_shard_v1_ReconcileRequest, ReconcileRequest__Output as _tally_shard_v1_ReconcileRequest__Output } from './tally/shard/v1/ReconcileRequest.ts';
 import type { ReconcileResponse as _tally_shard_v1_ReconcileResponse, ReconcileResponse__Output as _tally_shard_v1_ReconcileResponse__Output } from './tally/shard/v1/ReconcileResponse.ts';
+import type { ReplicateAnswer as _tally_shard_v1_ReplicateAnswer, ReplicateAnswer__Output as _tally_shard_v1_ReplicateAnswer__Output } from './tally/shard/v1/ReplicateAnswer.ts';
+import type { ReplicateFrame as _tally_shard_v1_ReplicateFrame, ReplicateFrame__Output as _tally_shard_v1_ReplicateFrame__Output } from './tally/shard/v1/ReplicateFrame.ts';
 import type { SetRoleRequest as _tally_shard_v1_SetRoleRequest, SetRoleRequest__Output as _tally_shard_v1_SetRoleRequest__Output } from './tally/shard/v1/SetRoleRequest.ts';
 import type { ShardCheck as _tally_shard_v1_ShardCheck, ShardCheck__Output as _tally_shard_v1_ShardCheck__Output } from './tally/shard/v1/ShardCheck.ts';
 import type { ShardNodeClient as _tally_shard_v1_ShardNodeClient, ShardNodeDefinition as _tally_shard_v1_ShardNodeDefinition } from './tally/shard/v1/ShardNode.ts';
@@ -72,6 +74,8 @@ export interface ProtoGrpcType {
         ReadWindowsRequest: MessageTypeDefinition<_tally_shard_v1_ReadWindowsRequest, _tally_shard_v1_ReadWindowsRequest__Output>
         ReconcileRequest: MessageTypeDefinition<_tally_shard_v1_ReconcileRequest, _tally_shard_v1_ReconcileRequest__Output>
         ReconcileResponse: MessageTypeDefinition<_tally_shard_v1_ReconcileResponse, _tally_shard_v1_ReconcileResponse__Output>
+        ReplicateAnswer: MessageTypeDefinition<_tally_shard_v1_ReplicateAnswer, _tally_shard_v1_ReplicateAnswer__Output>
+        ReplicateFrame: MessageTypeDefinition<_tally_shard_v1_ReplicateFrame, _tally_shard_v1_ReplicateFrame__Output>
         SetRoleRequest: MessageTypeDefinition<_tally_shard_v1_SetRoleRequest, _tally_shard_v1_SetRoleRequest__Output>
         ShardCheck: MessageTypeDefinition<_tally_shard_v1_ShardCheck, _tally_shard_v1_ShardCheck__Output>
         ShardNode: SubtypeConstructor<typeof grpc.Client, _tally_shard_v1_ShardNodeClient> & { service: _tally_shard_v1_ShardNodeDefinition }

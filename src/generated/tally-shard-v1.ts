@@ -29,6 +29,8 @@ export type * from './tally/shard/v1/ReadSketchesResponse.ts';
 export type * from './tally/shard/v1/ReadWindowsRequest.ts';
 export type * from './tally/shard/v1/ReconcileRequest.ts';
 export type * from './tally/shard/v1/ReconcileResponse.ts';
+export type * from './tally/shard/v1/ReplicateAnswer.ts';
+export type * from './tally/shard/v1/ReplicateFrame.ts';
 export type * from './tally/shard/v1/SetRoleRequest.ts';
 export type * from './tally/shard/v1/ShardCheck.ts';
 export type * from './tally/shard/v1/ShardNode.ts';

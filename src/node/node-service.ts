@@ -453,6 +453,14 @@ export function createNodeService(deps: {
     // Answers written by the lean encoder too (read-shards-codec.ts).
     ReadShardsStream: streamed('ReadShardsStream', readShards),
     ...createSnapshotExport({ state, log, dedupWindowMs: deps.dedupWindowMs, logClock: deps.logClock, foldNow: deps.foldNow, logger }),
+    // Handled in the order frames arrive (several may be committed together): every frame continues the one before.
+    ReplicateStream: streamed<shardV1.AppendEntriesRequest__Output, shardV1.AppendEntriesResponse__Output>(
+      'ReplicateStream',
+      async (request) => {
+        requireReady();
+        return follower.appendQueued(request);
+      },
+    ),
   };
 }
 

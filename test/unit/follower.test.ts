@@ -3,6 +3,7 @@
 // and snapshot install: a follower filled from a primary's checkpoint in
 // chunks, then its tail, holds exactly the primary's state of every kind and
 // its keys, wherever the fold stopped. An install cut short starts over.
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import {
@@ -23,7 +24,7 @@ import { createNodeMetrics } from '../../src/node/node-metrics.ts';
 import type { NodeState } from '../../src/node/state/node-state.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
 import type { shardV1 } from '../../src/common/index.ts';
-import { TallyError } from '../../src/common/errors.ts';
+import { ErrorCode, TallyError } from '../../src/common/errors.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 import { waitFor } from '../helpers/cluster.ts';
@@ -178,7 +179,7 @@ function checked(columns: Buffer): { columns: Buffer; columnsCrc32: number; colu
 const unchecked = { columnsCrc32: 0, columnsChecked: false, chunkCrc32: 0, chunkChecked: false };
 
 function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: bigint, epoch = node.state.role.epoch): boolean {
-  const request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol'> = {
+  const request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol' | 'records' | 'recordsCrc32' | 'moreFollows'> = {
     epoch: epoch.toString(),
     truncate: false,
     truncateAfterLsn: '0',
@@ -188,6 +189,40 @@ function append(node: Node, entries: StoredEntry[], prevLsn: bigint, prevEpoch: 
     prevEpoch: prevEpoch.toString(),
   };
   return node.follower.appendEntries(request).ok;
+}
+
+/** A ReplicateStream frame's request: the primary's stored records and rows (readWireFrom), with their checksum. */
+function recordsRequest(
+  records: Buffer,
+  entryCount: number,
+  prevLsn: bigint,
+  prevEpoch: bigint,
+  epoch: bigint,
+): Omit<shardV1.AppendEntriesRequest__Output, 'protocol'> {
+  return {
+    epoch: epoch.toString(),
+    truncate: false,
+    truncateAfterLsn: '0',
+    entryCount,
+    columns: Buffer.alloc(0),
+    columnsCrc32: 0,
+    columnsChecked: false,
+    records,
+    recordsCrc32: bytesChecksum(records),
+    moreFollows: false,
+    prevLsn: prevLsn.toString(),
+    prevEpoch: prevEpoch.toString(),
+  };
+}
+
+/** Every stored row and record of a log, as SQLite holds them. */
+function storedOf(log: ShardLog): unknown {
+  const db = new Database(log.file, { readonly: true });
+  try {
+    return [db.prepare('SELECT * FROM log ORDER BY lsn').all(), db.prepare('SELECT * FROM records ORDER BY first_lsn').all()];
+  } finally {
+    db.close();
+  }
 }
 
 /** Everything memory holds, serialized per shard: equal states give equal results. */
@@ -285,6 +320,85 @@ describe('follower', () => {
     expect(node.log.installing).toBe(false);
     expect(node.log.lastLsn).toBe(300n);
     expect(stateOf(node.memory)).toEqual(stateBefore);
+  });
+
+  it('follower: records frames land as the primary stored them (same rows, records and checksums) and apply as a replay does; a frame replayed or answered twice changes nothing', () => {
+    const { log: primary, memory: primaryMemory } = primaryWith(400, 23);
+    const node = openNode(dir('follower'));
+    logs.push(node.log);
+    const frames: { records: Buffer; entryCount: number; prevLsn: bigint; prevEpoch: bigint }[] = [];
+    for (let fromLsn = 1n; fromLsn <= primary.lastLsn;) {
+      const read = primary.readWireFrom(fromLsn, 70, 4_000);
+      frames.push({
+        records: read.bytes,
+        entryCount: read.entryCount,
+        prevLsn: fromLsn - 1n,
+        prevEpoch: primary.entryEpoch(fromLsn - 1n)!,
+      });
+      fromLsn = read.lastLsn + 1n;
+    }
+    expect(frames.length).toBeGreaterThan(3);
+    for (const [index, frame] of frames.entries()) {
+      const request = recordsRequest(frame.records, frame.entryCount, frame.prevLsn, frame.prevEpoch, 2n);
+      expect(node.follower.appendEntries(request).ok).toBe(true);
+      // The same frame again (a replay, or a stream's frame delivered twice): refused by log matching, nothing written.
+      const stored = storedOf(node.log);
+      const again = node.follower.appendEntries(request);
+      expect(again.ok).toBe(false);
+      expect(again.lastLsn).toBe(node.log.lastLsn.toString());
+      expect(storedOf(node.log)).toEqual(stored);
+      if (index > 0) {
+        const earlier = frames[index - 1]!;
+        expect(
+          node.follower.appendEntries(recordsRequest(earlier.records, earlier.entryCount, earlier.prevLsn, earlier.prevEpoch, 2n)).ok,
+        ).toBe(false);
+      }
+    }
+    expect(node.log.lastLsn).toBe(primary.lastLsn);
+    expect(storedOf(node.log)).toEqual(storedOf(primary));
+    expect(stateOf(node.memory)).toEqual(stateOf(primaryMemory));
+    expect(node.state.confirmedLsn).toBe(primary.lastLsn);
+  });
+
+  it('follower: a records frame damaged, truncated, miscounted or of a stale epoch is refused before anything is written', () => {
+    const { log: primary } = primaryWith(200, 29);
+    const node = openNode(dir('follower'));
+    logs.push(node.log);
+    const read = primary.readWireFrom(1n, 200, 1 << 20);
+    const stored = storedOf(node.log);
+    const refusedWith = (request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol'>, pattern: RegExp, code: string): void => {
+      let thrown: unknown;
+      try {
+        node.follower.appendEntries(request);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(TallyError);
+      expect((thrown as TallyError).code).toBe(code);
+      expect((thrown as TallyError).message).toMatch(pattern);
+      expect(node.log.lastLsn).toBe(0n);
+      expect(storedOf(node.log)).toEqual(stored);
+    };
+    const damaged = Buffer.from(read.bytes);
+    damaged[Math.floor(damaged.length / 2)] = damaged[Math.floor(damaged.length / 2)]! ^ 0x10;
+    // The frame's own checksum first.
+    refusedWith(
+      { ...recordsRequest(damaged, read.entryCount, 0n, 0n, 2n), recordsCrc32: bytesChecksum(read.bytes) },
+      /fail their checksum/,
+      ErrorCode.invalidArgument,
+    );
+    // A frame whose checksum was computed over damaged bytes: each piece's own CRC-32 still catches it.
+    refusedWith(recordsRequest(damaged, read.entryCount, 0n, 0n, 2n), /replicated records/, ErrorCode.invalidArgument);
+    refusedWith(
+      recordsRequest(read.bytes.subarray(0, read.bytes.length - 3), read.entryCount, 0n, 0n, 2n),
+      /malformed/,
+      ErrorCode.invalidArgument,
+    );
+    refusedWith(recordsRequest(read.bytes, read.entryCount + 1, 0n, 0n, 2n), /malformed/, ErrorCode.invalidArgument);
+    refusedWith(recordsRequest(read.bytes, read.entryCount, 1n, 1n, 2n), /malformed/, ErrorCode.invalidArgument);
+    refusedWith(recordsRequest(read.bytes, read.entryCount, 0n, 0n, 1n), /stale epoch/, ErrorCode.failedPrecondition);
+    expect(node.follower.appendEntries(recordsRequest(read.bytes, read.entryCount, 0n, 0n, 2n)).ok).toBe(true);
+    expect(storedOf(node.log)).toEqual(storedOf(primary));
   });
 
   it('follower: appends only where the previous entry matches (lsn and epoch); a mismatch changes nothing', () => {

@@ -20,6 +20,20 @@ import { rowsOf } from './log-statements.ts';
 import { writeZigzag } from './varint.ts';
 import { recordChecksum, verifyChecksum } from './checksums.ts';
 
+/** Where wireAfter writes (a CommitWireWriter): declared here so this file does not import the wire's. */
+export interface CommitWireSink {
+  readonly sizeBytes: number;
+  record(firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint | number, data: Uint8Array, crc: number | bigint): void;
+  rawRow(row: RawRow): void;
+}
+
+function noVisit(): void {}
+
+/** A row's bytes on the replication wire, at least (commit-wire.ts: 85 of header). */
+const rowWireBytesMin = 85;
+/** A record's header on the replication wire, at most (commit-wire.ts). */
+const recordWireOverheadBytes = 64;
+
 /** A records row as read with safe integers in raw mode. */
 export type RawRecord = [firstLsn: bigint, lastLsn: bigint, epoch: bigint, atMs: bigint, data: Buffer, crc: bigint | null];
 const recordColumns = 'first_lsn, last_lsn, epoch, at_ms, data, crc';
@@ -44,6 +58,7 @@ export const recordEntriesMin = 2;
 
 /** Bytes an entry takes at most: a shard id delta (< 2^54 zigzagged, 8 bytes) and an amount (10). */
 const entryBytesMax = 18;
+const recordEntryBytesMax = entryBytesMax;
 
 /** Packs entries[from, to) (all plain, checked by the caller) as a record's data. */
 export function encodeRecord(entries: readonly LogEntry[], from: number, to: number): Buffer {
@@ -128,6 +143,38 @@ export function decodeRecord(record: RawRecord): StoredEntry[] {
   return entries;
 }
 
+/**
+ * Calls visit with each of a record's entries (shard id, amount), in lsn
+ * order, after checking them as decodeRecord does, without an object per
+ * entry: the follower applies a replicated record this way. With checked
+ * (the default) the record's checksum is verified first, so nothing is
+ * visited in a record whose bytes changed. Throws ShardLogError.
+ */
+export function visitRecord(record: RawRecord, visit: (shardId: number, amount: bigint) => void, checked = true): void {
+  const [firstLsn, lastLsn, epoch, atMsBig, data, crc] = record;
+  const count = lastLsn - firstLsn + 1n;
+  if (firstLsn <= 0n || count <= 0n) throw badRecord(firstLsn, `it ends at lsn ${lastLsn}`);
+  if (count > BigInt(data.length)) throw badRecord(firstLsn, `${count} entries in ${data.length} bytes`);
+  if (epoch < 0n || atMsBig < 0n || atMsBig > BigInt(Number.MAX_SAFE_INTEGER)) throw badRecord(firstLsn, `epoch ${epoch}, at ${atMsBig}`);
+  if (checked) verifyChecksum(`log record at lsn ${firstLsn}`, crc, recordChecksum(firstLsn, lastLsn, epoch, atMsBig, data));
+  const entryCount = Number(count);
+  let at = 0;
+  let shardId = 0;
+  for (let index = 0; index < entryCount; index++) {
+    const [delta, afterDelta] = readSigned(firstLsn, data, at);
+    const [amount, afterAmount] = readSigned(firstLsn, data, afterDelta);
+    at = afterAmount;
+    const next = typeof delta === 'number' ? shardId + delta : Number(BigInt(shardId) + delta);
+    shardId = Number.isSafeInteger(next) ? next : -1;
+    const big = BigInt(amount);
+    // What entryProblem asks of a plain increment.
+    if (shardId <= 0 || big === 0n || big > INT64_MAX || big < INT64_MIN)
+      throw badRecord(firstLsn, `entry ${firstLsn + BigInt(index)} (shard ${shardId}, amount ${amount}) is not a plain increment`);
+    visit(shardId, big);
+  }
+  if (at !== data.length) throw badRecord(firstLsn, `${data.length - at} bytes after its ${count} entries`);
+}
+
 /** The record holding lsn, if one does: the last to start at or before it (rowid order, no index). */
 const recordAtSql = `SELECT ${recordColumns} FROM records WHERE first_lsn <= ? ORDER BY first_lsn DESC LIMIT 1`;
 
@@ -186,6 +233,76 @@ export class MergedReader {
     }
     while (rowIndex < rows.length && entries.length < rowsMax) push(entryOfRow(rows[rowIndex++]!));
     return entries;
+  }
+
+  /**
+   * Writes the pieces after afterLsn to `wire` as they are stored (each
+   * checked first), a whole record or row at a time, until entriesMax
+   * entries or bytesMax bytes are reached (at least one piece). A record
+   * straddling afterLsn is cut: its entries after it go as a record of their
+   * own with its own checksum. Throws ShardLogError on damage, on a gap, or
+   * on an lsn held twice. Returns how many entries were written and the
+   * last one's lsn and epoch.
+   */
+  wireAfter(
+    afterLsn: bigint,
+    entriesMax: number,
+    bytesMax: number,
+    wire: CommitWireSink,
+  ): { entryCount: number; lastLsn: bigint; lastEpoch: bigint } {
+    // No more rows than bytesMax can hold (a row takes more than rowWireBytesMin on the wire).
+    const rows = this.selectRows.all(afterLsn, INT64_MAX, Math.min(entriesMax, Math.ceil(bytesMax / rowWireBytesMin) + 1));
+    let rowIndex = 0;
+    let nextLsn = afterLsn + 1n;
+    let lastEpoch = 0n;
+    let entryCount = 0;
+    const full = (): boolean => entryCount >= entriesMax || wire.sizeBytes >= bytesMax;
+    let stopped = false;
+    const pushRow = (row: RawRow): void => {
+      if (row[0] !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${row[0]}`);
+      // Its checksum is verified as it is written to the wire; its shape, by the follower that decodes it.
+      wire.rawRow(row);
+      nextLsn++;
+      lastEpoch = row[1];
+      entryCount++;
+    };
+    for (const record of this.selectRecords.iterate(afterLsn + 1n, afterLsn, INT64_MAX)) {
+      while (rowIndex < rows.length && rows[rowIndex]![0] < record[0] && !full()) pushRow(rows[rowIndex++]!);
+      if (full()) break;
+      const [firstLsn, lastLsn, epoch, atMs, data] = record;
+      if (firstLsn > afterLsn && firstLsn !== nextLsn) throw new ShardLogError(`log has a gap: expected lsn ${nextLsn}, found ${firstLsn}`);
+      const roomBytes = bytesMax - wire.sizeBytes - recordWireOverheadBytes;
+      if (firstLsn > afterLsn && data.length <= roomBytes) {
+        visitRecord(record, noVisit);
+        wire.record(firstLsn, lastLsn, epoch, atMs, data, Number(record[5]));
+        entryCount += Number(lastLsn - firstLsn + 1n);
+        nextLsn = lastLsn + 1n;
+      } else {
+        // Too big for what is left of the frame: the next frame takes it whole, or a first piece of it.
+        if (entryCount > 0 && data.length > roomBytes) {
+          stopped = true;
+          break;
+        }
+        // Straddling afterLsn, or alone too big for a frame: its entries from nextLsn, as many as fit, as a record of their own.
+        const rest = decodeRecord(record).filter((entry) => entry.lsn >= nextLsn);
+        const fitting = Math.max(1, Math.min(rest.length, entriesMax - entryCount, Math.floor(roomBytes / recordEntryBytesMax)));
+        const cutLastLsn = nextLsn + BigInt(fitting - 1);
+        const cut = encodeRecord(rest, 0, fitting);
+        wire.record(nextLsn, cutLastLsn, epoch, atMs, cut, recordChecksum(nextLsn, cutLastLsn, epoch, atMs, cut));
+        entryCount += fitting;
+        nextLsn = cutLastLsn + 1n;
+      }
+      lastEpoch = epoch;
+      if (nextLsn <= lastLsn) {
+        stopped = true;
+        break;
+      }
+      if (rowIndex < rows.length && rows[rowIndex]![0] <= lastLsn)
+        throw new ShardLogError(`log holds lsn ${rows[rowIndex]![0]} both as a row and in the record at ${firstLsn}`);
+    }
+    // Rows after the records, unless the frame ended before a record: they would leave a gap.
+    while (!stopped && rowIndex < rows.length && !full()) pushRow(rows[rowIndex++]!);
+    return { entryCount, lastLsn: nextLsn - 1n, lastEpoch };
   }
 
   /** The record holding lsn, or undefined. */

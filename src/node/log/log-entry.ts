@@ -158,7 +158,20 @@ export const rowColumns = 'lsn, epoch, shard_id, amount, idem_key, fence_shard_c
  * changed on the disk) or that could not have been written fails the read.
  */
 export function entryOfRow(row: RawRow): StoredEntry {
+  const entry = entryOfRowUnverified(row);
   const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload, crc] = row;
+  // After the shape: a row no writer could make says what is wrong with it; one that merely moved, that it moved.
+  verifyChecksum(`log entry ${lsn}`, crc, rowChecksum(lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload));
+  return entry;
+}
+
+/**
+ * A row as an entry, its shape checked but not its checksum: only for a row
+ * whose bytes were already checked against it (a replicated row, whose
+ * CRC-32 the wire runs over the very bytes it hashes).
+ */
+export function entryOfRowUnverified(row: RawRow): StoredEntry {
+  const [lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload] = row;
   const entry: StoredEntry = {
     lsn,
     epoch,
@@ -174,8 +187,6 @@ export function entryOfRow(row: RawRow): StoredEntry {
   if (payload !== null) entry.payload = payload;
   const problem = entryProblem(entry);
   if (problem !== undefined) throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}, amount ${amount}): ${problem}`);
-  // After the shape: a row no writer could make says what is wrong with it; one that merely moved, that it moved.
-  verifyChecksum(`log entry ${lsn}`, crc, rowChecksum(lsn, epoch, shardId, amount, key, fenceShardCount, atMs, kind, member, payload));
   return entry;
 }
 

@@ -1,7 +1,7 @@
 // The log's SQL: every statement of fixed SQL the store runs, prepared once
 // when it opens, and the helpers that read shard rows as bigints.
 import type Database from 'better-sqlite3';
-import { type extraColumns, rowColumns } from './log-entry.ts';
+import { type extraColumns, type RawRow, rowColumns } from './log-entry.ts';
 
 export const checkpointPartsSql = 'SELECT shard_id, part, data, crc FROM checkpoint_parts';
 
@@ -41,6 +41,8 @@ export function prepareLogStatements(db: Database.Database) {
         crc: number,
       ]
     >(`INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    // A replicated row as the primary stored it, every column verbatim.
+    insertRaw: db.prepare<RawRow>(`INSERT INTO log (${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     // Most rows are plain increments: no kind, member or payload to bind.
     insertPlain: db.prepare<
       [

@@ -16,6 +16,7 @@ import { createOrUpgradeSchema } from './log-schema.ts';
 import { isDamagedLog } from './log-check.ts';
 import { EntryKind, ShardLogError, checkEntry, encodeDroppedAt, extraColumns, type LogEntry, type StoredEntry } from './log-entry.ts';
 import { MergedReader, decodeRecord, encodeRecord, isPlainEntry, recordEntriesMin } from './commit-records.ts';
+import { CommitWireWriter, type CommitWire } from './commit-wire.ts';
 
 /** The log's file in a node's data directory. */
 export function logFileOf(dataDir: string): string {
@@ -45,6 +46,7 @@ import { blockChecksum, checkedPart, partChecksum, recordChecksum, registerCheck
 
 export { LogView } from './log-view.ts';
 
+const noBytes = Buffer.alloc(0);
 /** A block with no row yet: no shard in it has a total. */
 const noBlock = Buffer.alloc(0);
 export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
@@ -56,6 +58,9 @@ export class ShardLog {
   private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
   private lastEntryEpoch: bigint;
+  /** Where append writes what it stores in the replication wire's layout (takeCommitWire). */
+  private readonly wire = new CommitWireWriter();
+  private lastCommit: Buffer = noBytes;
   private foldedLsn: bigint;
   /** Changes whenever the checkpoint moves or entries it has not folded go: a fold round begun before is stale. */
   private generation = 0;
@@ -75,6 +80,7 @@ export class ShardLog {
         firstLsn,
         () => true,
         () => [epoch, atMs],
+        this.wire,
       ),
     );
     this.nextLsn = 1n;
@@ -209,16 +215,18 @@ export class ShardLog {
     return new LogView(this.file);
   }
 
-  private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number): void {
+  private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number, wire?: CommitWireWriter): void {
     const key = entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null;
     const fence = entry.fenceShardCount || null;
     if (entry.kind === undefined && entry.member === undefined && entry.payload === undefined) {
       const crc = rowChecksum(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, null, null, null);
       this.statements.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, crc);
+      wire?.row(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, null, null, null, crc);
     } else {
       const extra = extraColumns(entry);
       const crc = rowChecksum(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra);
       this.statements.insert.run(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra, crc);
+      wire?.row(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra, crc);
     }
   }
 
@@ -232,6 +240,7 @@ export class ShardLog {
     firstLsn: bigint,
     sameCommit: (previous: number, index: number) => boolean,
     stampOf: (entry: LogEntry, index: number) => [epoch: bigint, atMs: number],
+    wire?: CommitWireWriter,
   ): void {
     let index = 0;
     // Bounded: each pass writes at least one entry.
@@ -241,17 +250,12 @@ export class ShardLog {
       const [epoch, atMs] = stampOf(entries[index]!, index);
       if (end - index >= recordEntriesMin) {
         const [recordFirst, recordLast, data] = [firstLsn + BigInt(index), firstLsn + BigInt(end - 1), encodeRecord(entries, index, end)];
-        this.statements.insertRecord.run(
-          recordFirst,
-          recordLast,
-          epoch,
-          atMs,
-          data,
-          recordChecksum(recordFirst, recordLast, epoch, atMs, data),
-        );
+        const crc = recordChecksum(recordFirst, recordLast, epoch, atMs, data);
+        this.statements.insertRecord.run(recordFirst, recordLast, epoch, atMs, data, crc);
+        wire?.record(recordFirst, recordLast, epoch, atMs, data, crc);
         index = end;
       } else {
-        this.insertRow(firstLsn + BigInt(index), epoch, entries[index]!, atMs);
+        this.insertRow(firstLsn + BigInt(index), epoch, entries[index]!, atMs, wire);
         index++;
       }
     }
@@ -641,10 +645,89 @@ export class ShardLog {
     for (const entry of entries) checkEntry(entry);
     const firstLsn = this.nextLsn;
     // A failure rolls the transaction back, and the lsn stays where it was.
-    this.guarded(() => this.appendTransaction(entries, firstLsn, epoch, atMs));
+    try {
+      this.guarded(() => this.appendTransaction(entries, firstLsn, epoch, atMs));
+    } finally {
+      this.lastCommit = this.wire.finish();
+    }
     this.nextLsn = firstLsn + BigInt(entries.length);
     this.lastEntryEpoch = epoch;
     return this.lastLsn;
+  }
+
+  /**
+   * The last append's records and rows as stored, in the replication wire's
+   * layout (commit-wire.ts), handed over once: the primary ships them as
+   * they are instead of reading them back. Empty after a failed append.
+   */
+  takeCommitWire(): Buffer {
+    const bytes = this.lastCommit;
+    this.lastCommit = noBytes;
+    return bytes;
+  }
+
+  /**
+   * Follower side: writes a primary's checked records and rows (decodeCommitWire)
+   * exactly as they came, in one transaction (one fsync). They must continue this log.
+   */
+  appendWire(wire: CommitWire): bigint {
+    assert.ok(wire.entryCount > 0, 'append of no entries');
+    const first = wire.pieces[0]!;
+    assert.equal(first.record?.[0] ?? first.row![0], this.nextLsn, 'replicated entries must continue the log');
+    const { insertRecord, insertRaw } = this.statements;
+    this.transact(() => {
+      for (const piece of wire.pieces) {
+        if (piece.record !== undefined) {
+          const [firstLsn, lastLsn, epoch, atMs, data, crc] = piece.record;
+          insertRecord.run(firstLsn, lastLsn, epoch, Number(atMs), data, Number(crc));
+        } else {
+          insertRaw.run(...piece.row);
+        }
+      }
+    });
+    this.nextLsn = wire.lastLsn + 1n;
+    this.lastEntryEpoch = wire.lastEpoch;
+    return this.lastLsn;
+  }
+
+  /**
+   * Runs `write` (appends, truncations) in one transaction: one commit and
+   * one fsync for all of it; each append inside is a savepoint of its own,
+   * so one that fails leaves the others. When the commit itself fails,
+   * nothing of it is on disk and the tail is read back from the file.
+   */
+  batch<T>(write: () => T): T {
+    try {
+      return this.transact(write);
+    } catch (error) {
+      this.generation++;
+      this.refreshTail();
+      throw error;
+    }
+  }
+
+  /**
+   * Primary side, a follower behind what memory holds: the stored records
+   * and rows from fromLsn on, checked, in the replication wire's layout, up
+   * to about entriesMax entries or bytesMax bytes. Throws ShardLogError when
+   * fromLsn is folded into the checkpoint, or on damage.
+   */
+  readWireFrom(
+    fromLsn: bigint,
+    entriesMax: number,
+    bytesMax: number,
+  ): { bytes: Buffer; entryCount: number; lastLsn: bigint; lastEpoch: bigint } {
+    if (fromLsn <= this.foldedLsn)
+      throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
+    return this.checkedRead(() => {
+      try {
+        const read = this.reader.wireAfter(fromLsn - 1n, entriesMax, bytesMax, this.wire);
+        return { ...read, bytes: this.wire.finish() };
+      } catch (error) {
+        this.wire.finish();
+        throw error;
+      }
+    });
   }
 
   /** Follower side: commits a primary's entries, which must continue this log exactly. */

@@ -1,4 +1,4 @@
-// A log entry as the node wire carries it, and an upper estimate of its size.
+// A log entry as the node wire carries it (a snapshot's keys).
 import { toWireInt64, type shardV1 } from '../../common/index.ts';
 import type { StoredEntry } from '../log/index.ts';
 
@@ -20,7 +20,7 @@ export function entryToWire(entry: StoredEntry): shardV1.LogEntryMsg {
   return message;
 }
 
-/** An upper estimate of one entry's encoded size. */
+/** Estimated bytes of one entry on the wire (a snapshot stream sizes its blocks by it): sketch rows are large. */
 export function entryWireBytes(entry: StoredEntry): number {
   return 64 + entry.idempotencyKey.length + (entry.payload?.length ?? 0);
 }

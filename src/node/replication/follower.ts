@@ -14,7 +14,11 @@ import {
   type SnapshotChunk,
   bytesChecksum,
   chunkChecksum,
+  decodeCommitWire,
   decodeEntryColumns,
+  visitRecord,
+  type CommitWire,
+  type LogEntry,
 } from '../log/index.ts';
 import type { NodeMetrics } from '../node-metrics.ts';
 
@@ -37,6 +41,25 @@ export function decodeReplicated(entry: shardV1.LogEntryMsg__Output): StoredEntr
   if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `replicated entry ${entry.lsn} is invalid: ${problem}`);
   return decoded;
 }
+
+/** An AppendEntries as the follower reads it: records (and their checksum) absent from a sender before them. */
+export type AppendRequest = Omit<shardV1.AppendEntriesRequest__Output, 'protocol' | 'records' | 'recordsCrc32' | 'moreFollows'> &
+  Partial<Pick<shardV1.AppendEntriesRequest__Output, 'records' | 'recordsCrc32' | 'moreFollows'>>;
+
+/** The frame's records, checked whole (their CRC-32, then each piece's shape and checksum): INVALID_ARGUMENT, nothing written, else. */
+function checkedWire(request: AppendRequest, prevLsn: bigint): CommitWire {
+  const records = request.records!;
+  if (bytesChecksum(records) !== request.recordsCrc32)
+    throw new TallyError(ErrorCode.invalidArgument, `replicated records after lsn ${prevLsn} fail their checksum`);
+  return decodeCommitWire(records, prevLsn + 1n, request.entryCount);
+}
+
+const plainScratch: LogEntry = { shardId: 0, amount: 0n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 };
+
+/** Bytes of frames a follower holds back to write together, at most. */
+const queuedBytesMax = 1024 * 1024;
+/** How long a frame that says more follow may wait for them. */
+const queuedDelayMaxMs = 20;
 
 /** How long after answering the last snapshot chunk the follower starts rebuilding its memory. */
 const rebuildDelayMs = 50;
@@ -76,15 +99,17 @@ export function createFollower(deps: FollowerDeps) {
     }
   };
 
-  const appendEntries = (request: Omit<shardV1.AppendEntriesRequest__Output, 'protocol'>): shardV1.AppendEntriesResponse__Output => {
+  const appendEntries = (request: AppendRequest): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
     checkPrimary(epoch);
     const prevLsn = BigInt(request.prevLsn ?? '0');
     const prevEpoch = BigInt(request.prevEpoch ?? '0');
     // Checked and decoded first: a damaged or malformed request changes nothing.
-    if (request.columnsChecked === true && bytesChecksum(request.columns) !== request.columnsCrc32)
+    const records = request.records;
+    const wire = records !== undefined && records.length > 0 ? checkedWire(request, prevLsn) : undefined;
+    if (wire === undefined && request.columnsChecked === true && bytesChecksum(request.columns) !== request.columnsCrc32)
       throw new TallyError(ErrorCode.invalidArgument, `replication block after lsn ${prevLsn} fails its checksum`);
-    const entries = decodeEntryColumns(prevLsn + 1n, request.entryCount, request.columns);
+    const entries = wire === undefined ? decodeEntryColumns(prevLsn + 1n, request.entryCount, request.columns) : undefined;
     // A probe, or a primary's append into an install it does not know about: say where we are.
     if (log.installing) return position(false);
     if (request.truncate) {
@@ -112,27 +137,67 @@ export function createFollower(deps: FollowerDeps) {
       // Not our log's end (a probe lands here too): nothing changes.
       return position(false);
     }
-    if (entries.length > 0) {
-      if (entries[0]!.lsn !== log.lastLsn + 1n) return position(false);
+    if (wire !== undefined) {
+      if (prevLsn !== log.lastLsn) return position(false);
+      appendWire(wire);
+    } else if (entries!.length > 0) {
+      if (entries![0]!.lsn !== log.lastLsn + 1n) return position(false);
       // Nothing is written that memory could not apply: the logs would have diverged.
-      const problem = memory.flipProblem(entries);
+      const problem = memory.flipProblem(entries!);
       if (problem !== undefined) {
-        logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: entries[0]!.lsn });
-        throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${entries[0]!.lsn}: ${problem}`);
+        logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: entries![0]!.lsn });
+        throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${entries![0]!.lsn}: ${problem}`);
       }
       const startedNs = process.hrtime.bigint();
-      log.appendReplicated(entries);
-      for (const entry of entries) {
+      log.appendReplicated(entries!);
+      for (const entry of entries!) {
         memory.apply(entry, entry.atMs);
         if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
       }
-      metrics.commitBatchRows.observe(entries.length);
+      metrics.commitBatchRows.observe(entries!.length);
       metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
       metrics.lastLsn.set(Number(log.lastLsn));
     }
     // Our log now matches this epoch's primary up to its end.
     state.confirmedLsn = log.lastLsn;
     return position(true);
+  };
+
+  /** Writes a checked run of records and rows as they came, then applies them: one transaction, one fsync. */
+  const appendWire = (wire: CommitWire): void => {
+    if (wire.entryCount === 0) return;
+    const rowEntries: LogEntry[] = [];
+    for (const piece of wire.pieces) if (piece.entry !== undefined) rowEntries.push(piece.entry);
+    // Nothing is written that memory could not apply: the logs would have diverged.
+    const problem = rowEntries.length > 0 ? memory.flipProblem(rowEntries) : undefined;
+    if (problem !== undefined) {
+      logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: log.lastLsn + 1n });
+      throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${log.lastLsn + 1n}: ${problem}`);
+    }
+    const startedNs = process.hrtime.bigint();
+    log.appendWire(wire);
+    for (const piece of wire.pieces) {
+      const entry = piece.entry;
+      if (entry !== undefined) {
+        memory.apply(entry, entry.atMs);
+        if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
+        continue;
+      }
+      const atMs = Number(piece.record[3]);
+      // One scratch entry for the whole record: a plain increment is a shard and an amount.
+      visitRecord(
+        piece.record,
+        (shardId, amount) => {
+          plainScratch.shardId = shardId;
+          plainScratch.amount = amount;
+          memory.apply(plainScratch, atMs);
+        },
+        false,
+      );
+    }
+    metrics.commitBatchRows.observe(wire.entryCount);
+    metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+    metrics.lastLsn.set(Number(log.lastLsn));
   };
 
   const installSnapshot = (request: Omit<shardV1.InstallSnapshotRequest__Output, 'protocol'>): shardV1.AppendEntriesResponse__Output => {
@@ -219,5 +284,59 @@ export function createFollower(deps: FollowerDeps) {
     return position(true);
   };
 
-  return { appendEntries, installSnapshot };
+  /**
+   * Frames waiting to be written together (ReplicateStream): a frame that
+   * says more follow waits for them, up to queuedBytesMax or
+   * queuedDelayMaxMs; then all are handled in order, exactly as one by one,
+   * inside one transaction, and answered once it is committed (fsync'd).
+   */
+  let queue: {
+    request: AppendRequest;
+    resolve: (response: shardV1.AppendEntriesResponse__Output) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
+  let queuedBytes = 0;
+  let flushTimer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const batch = queue;
+    queue = [];
+    queuedBytes = 0;
+    const outcomes: ({ response: shardV1.AppendEntriesResponse__Output } | { error: unknown })[] = [];
+    try {
+      log.batch(() => {
+        for (const { request } of batch) {
+          try {
+            outcomes.push({ response: appendEntries(request) });
+          } catch (error) {
+            outcomes.push({ error });
+          }
+        }
+      });
+    } catch (error) {
+      // The commit failed: none of it is on disk, though memory applied some.
+      logger.error('replicated frames could not be committed', { error: (error as Error).message, frames: batch.length });
+      deps.rebuild();
+      state.confirmedLsn = log.lastLsn;
+      for (const { reject } of batch) reject(error);
+      return;
+    }
+    batch.forEach(({ resolve, reject }, index) => {
+      const outcome = outcomes[index]!;
+      if ('response' in outcome) resolve(outcome.response);
+      else reject(outcome.error);
+    });
+  };
+
+  /** A ReplicateStream frame: answered once it is written (with the frames it was committed with). */
+  const appendQueued = (request: AppendRequest): Promise<shardV1.AppendEntriesResponse__Output> =>
+    new Promise((resolve, reject) => {
+      queue.push({ request, resolve, reject });
+      queuedBytes += request.records?.length ?? 0;
+      if (request.moreFollows !== true || queuedBytes >= queuedBytesMax) flush();
+      else flushTimer ??= setTimeout(flush, queuedDelayMaxMs);
+    });
+
+  return { appendEntries, appendQueued, installSnapshot };
 }

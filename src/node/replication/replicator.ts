@@ -1,8 +1,14 @@
 // Primary side of replication: ships the log to the pair's follower in
-// batches, in lsn order, one call in flight at a time, and tells group commit
-// when the follower has committed an lsn. Entries just committed are shipped
-// from memory (handed over by group commit, bounded); the log is read back
-// only for a follower further behind than memory reaches. A follower is
+// frames on one long-lived ReplicateStream, in lsn order, several in flight
+// (bounded by frames and bytes) while the follower's log matches ours, and
+// tells group commit when the follower has committed an lsn. A frame carries
+// the commit records and rows as this log stored them (commit-wire.ts): the
+// commits just written are shipped from memory as those bytes (bounded); the
+// log is read back only for a follower further behind than memory reaches.
+// A frame unanswered within callTimeoutMs abandons its stream (and
+// connection); the next one starts by asking where the follower's log ends.
+// A follower of a wire version before streams gets unary AppendEntries with
+// entry columns, one call at a time. A follower is
 // known by its log's identity: a new identity is a new, empty log, and
 // nothing it confirmed before counts. Entries go only where the follower's
 // log matches ours (lsn and epoch of the previous entry); a deposed primary's
@@ -19,6 +25,10 @@ import {
   shardProtocolStamp,
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
+  replicationFrameBytesMax,
+  replicationFrameEntriesMax,
+  replicationFramesInFlightMax,
+  replicationBytesInFlightMax,
   clientChannelOptions,
   deadlineIn,
   monotonicNowMs,
@@ -29,17 +39,19 @@ import {
 } from '../../common/index.ts';
 import {
   type ShardLog,
-  type StoredEntry,
   type LogEntry,
   type LogView,
   type SnapshotChunk,
   bytesChecksum,
   chunkChecksum,
+  decodeCommitWire,
   encodeEntryColumns,
+  entriesOfWire,
 } from '../log/index.ts';
 import type { RoleState } from '../state/index.ts';
-import { entryToWire, entryWireBytes } from './entry-wire.ts';
+import { entryToWire } from './entry-wire.ts';
 import { RecentEntries } from './recent-entries.ts';
+import { ReplicationStream, type FrameInFlight } from './replicate-stream.ts';
 
 interface Waiter {
   lsn: bigint;
@@ -59,6 +71,20 @@ export interface ReplicatorSettings {
   memoryBytesMax: number;
   /** Mutual TLS to the follower when the cluster runs TLS. */
   channelCredentials?: ChannelCredentials;
+  /** Pipelining bounds (defaults: replicationFrameEntriesMax, replicationFrameBytesMax, replicationFramesInFlightMax, replicationBytesInFlightMax). */
+  frameEntriesMax?: number;
+  frameBytesMax?: number;
+  framesInFlightMax?: number;
+  bytesInFlightMax?: number;
+}
+
+/** What the next frame (or unary call) sends: its request, the last lsn it carries and its size. */
+interface Shipment {
+  request: shardV1.AppendEntriesRequest;
+  lastLsn: bigint;
+  sizeBytes: number;
+  /** Read back from the log (not memory). */
+  fromLog?: boolean;
 }
 
 export interface ReplicationStatus {
@@ -135,7 +161,17 @@ export class Replicator {
   private ackedLsn = 0n;
   /** Set while the follower (same identity) holds less than it once confirmed: the lsn it must reach again. */
   private lostEntriesUntilLsn: bigint | undefined;
+  /** A unary call (an install chunk, or an append to a follower before streams) is in flight. */
   private inFlight = false;
+  /** The stream to the follower, when open. */
+  private stream: ReplicationStream | undefined;
+  /** False once the peer answered that it has no ReplicateStream (a node of an older wire version): unary from then on. */
+  private peerStreams = true;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** When the stream last answered a frame (monotonic). */
+  private lastAnswerMs = 0;
+  /** Frames on the stream up to this seq were sent behind a refused one: nothing is sent until they are answered. */
+  private refusedThroughSeq = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   /** A Set, not an array: a waiter that times out leaves in O(1) (a silent follower times them all out at once). */
   private waiters = new Set<Waiter>();
@@ -184,12 +220,14 @@ export class Replicator {
       this.installedHold = undefined;
       this.followerAheadLsn = undefined;
       this.abortInstall();
+      this.abandonStream();
       this.recent.forget();
     } else if (this.syncWasRequired && !role.syncRequired && this.matched) {
       // The supervisor stopped requiring the follower: it saw it gone, silent
       // or replaced. Ask it where its log ends again rather than trust the
       // last answer: on an idle pair nothing else would send a call, and a
       // follower back empty under a new identity would never be refilled.
+      // Frames in flight go on: their answers say it as well as a probe would.
       this.followerLastLsn = undefined;
       this.matched = false;
     }
@@ -199,9 +237,11 @@ export class Replicator {
     // so): what waits on it is committed here, and that is the promise now.
     else if (!role.syncRequired) this.resolveUpTo(this.log.lastLsn);
     if (this.clientPeer !== role.peer) {
+      this.abandonStream();
       this.client?.close();
       this.client = undefined;
       this.clientPeer = role.peer;
+      this.peerStreams = true;
     }
     this.kick();
   }
@@ -211,26 +251,35 @@ export class Replicator {
     // Bounded: one entry per commit; a follower away for long is measured by its oldest.
     if (this.unconfirmed.length < replicationUnconfirmedCommitsMax)
       this.unconfirmed.push({ lsn: lastLsn, committedMs: this.monotonicNow() });
-    this.recent.remember(rows, lastLsn, epoch, atMs, this.ackedLsn);
+    this.recent.remember(this.log.takeCommitWire(), lastLsn - BigInt(rows.length) + 1n, lastLsn, epoch, this.ackedLsn);
+    void atMs;
     this.kick();
   }
 
   /** The epoch of the entry at lsn: from memory when it holds it, else as the log tells. */
   private epochAt(lsn: bigint): bigint | undefined {
     if (lsn === this.log.lastLsn) return this.log.lastEpoch;
-    return this.recent.at(lsn)?.epoch ?? this.log.entryEpoch(lsn);
+    return this.recent.epochAt(lsn) ?? this.log.entryEpoch(lsn);
   }
 
-  /** Up to batchEntriesMax entries from fromLsn on: from memory when it holds fromLsn, else read from the log (catch-up). */
-  private entriesFrom(fromLsn: bigint): StoredEntry[] {
-    const fromMemory = this.recent.from(fromLsn, this.settings.batchEntriesMax, this.log.lastLsn);
-    if (fromMemory.length > 0) {
-      this.shipped.fromMemory += fromMemory.length;
-      return fromMemory;
+  private get frameBytesMax(): number {
+    return Math.min(this.settings.frameBytesMax ?? replicationFrameBytesMax, nodeCallBytesMax);
+  }
+
+  /** Up to about batchEntriesMax entries from fromLsn on, as stored: from memory when it holds fromLsn, else read from the log (catch-up). */
+  private wireFrom(fromLsn: bigint): { records: Buffer; entryCount: number; lastLsn: bigint; fromLog: boolean } {
+    const bytesMax = this.frameBytesMax;
+    // A unary call (a follower before streams) carries what it always did; a frame, more: one fsync each on the follower.
+    const entriesMax = this.peerStreams ? (this.settings.frameEntriesMax ?? replicationFrameEntriesMax) : this.settings.batchEntriesMax;
+    const run = this.recent.from(fromLsn, entriesMax, bytesMax, this.log.lastLsn);
+    if (run !== undefined && run.sizeBytes <= bytesMax) {
+      this.shipped.fromMemory += run.entryCount;
+      const records = run.parts.length === 1 ? run.parts[0]! : Buffer.concat(run.parts, run.sizeBytes);
+      return { records, entryCount: run.entryCount, lastLsn: run.lastLsn, fromLog: false };
     }
-    const entries = this.log.readFrom(fromLsn, this.settings.batchEntriesMax);
-    this.shipped.fromLog += entries.length;
-    return entries;
+    const read = this.log.readWireFrom(fromLsn, entriesMax, bytesMax);
+    this.shipped.fromLog += read.entryCount;
+    return { records: read.bytes, entryCount: read.entryCount, lastLsn: read.lastLsn, fromLog: true };
   }
 
   /** Resolves once the follower has committed everything up to lsn; rejects after timeoutMs. */
@@ -301,6 +350,7 @@ export class Replicator {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    this.abandonStream();
     this.abortInstall();
     this.rejectAll(new TallyError(ErrorCode.unavailable, 'node is shutting down'));
     this.client?.close();
@@ -329,20 +379,51 @@ export class Replicator {
   private kick(): void {
     const role = this.role();
     if (this.stopped || this.inFlight || this.retryTimer !== undefined || role.role !== 'primary' || role.peer === '') return;
-    if (this.install !== undefined) {
-      this.sendChunk(role);
-      return;
+    const framesMax = this.settings.framesInFlightMax ?? replicationFramesInFlightMax;
+    const bytesMax = this.settings.bytesInFlightMax ?? replicationBytesInFlightMax;
+    // Bounded: each pass sends one frame, and at most framesMax are in flight.
+    for (let pass = 0; pass <= framesMax; pass++) {
+      const frames = this.stream?.framesInFlight ?? 0;
+      if (this.install !== undefined) {
+        // Chunks go one at a time, by unary call, once no frame is in flight.
+        if (frames === 0) this.sendChunk(role);
+        return;
+      }
+      // Frames go back to back only to a follower whose log matches ours: a
+      // probe or a truncation waits for its answer, and so does what was
+      // sent behind a refused frame.
+      if (frames > 0 && (!this.matched || this.stream!.oldest()!.seq <= this.refusedThroughSeq)) return;
+      if (frames >= framesMax || (this.stream?.bytesInFlight ?? 0) >= bytesMax) return;
+      // Near the head, one frame at a time: what commits meanwhile goes in
+      // the next one, so the follower writes (and fsyncs) fewer, larger
+      // frames. Further behind, frames go back to back.
+      if (frames > 0 && this.log.lastLsn - this.shippedLsn()! < BigInt(this.settings.batchEntriesMax)) return;
+      const shipment = this.nextRequest(role);
+      if (shipment === 'install') {
+        if (frames === 0 && this.startInstall(role)) this.sendChunk(role);
+        return;
+      }
+      if (shipment === undefined) return;
+      if (!this.peerStreams) {
+        this.send(withColumns(shipment.request), role);
+        return;
+      }
+      this.sendFrame(shipment, role);
+      // A frame read back from the log costs a read transaction: one per turn of the event loop, so calls and commits go on between.
+      if (shipment.fromLog) {
+        setImmediate(() => this.kick());
+        return;
+      }
     }
-    const request = this.nextRequest(role);
-    if (request === 'install') {
-      if (this.startInstall(role)) this.sendChunk(role);
-      return;
-    }
-    if (request !== undefined) this.send(request, role);
+  }
+
+  /** Where the next frame starts: after the last one in flight, or where the follower's log ends. */
+  private shippedLsn(): bigint | undefined {
+    return this.stream?.newest()?.lastLsn ?? this.followerLastLsn;
   }
 
   /** The next AppendEntries; 'install' when only a snapshot can bring the follower level; undefined when it has everything. */
-  private nextRequest(role: RoleState): shardV1.AppendEntriesRequest | 'install' | undefined {
+  private nextRequest(role: RoleState): Shipment | 'install' | undefined {
     const base = {
       protocol: shardProtocolStamp,
       epoch: role.epoch.toString(),
@@ -350,15 +431,17 @@ export class Replicator {
       truncateAfterLsn: '0',
       entryCount: 0,
       columns: noColumns,
+      records: noColumns,
+      recordsCrc32: 0,
       prevLsn: '0',
       prevEpoch: '0',
     };
     // First contact in this session: an empty append, answered with the follower's position.
-    if (this.followerLastLsn === undefined) return base;
+    if (this.followerLastLsn === undefined) return { request: base, lastLsn: 0n, sizeBytes: 0 };
     let prevLsn: bigint;
     let truncate = false;
     if (this.matched) {
-      prevLsn = this.followerLastLsn;
+      prevLsn = this.shippedLsn()!;
       if (prevLsn >= this.log.lastLsn) return undefined;
     } else if (
       !this.truncateRefused &&
@@ -378,20 +461,145 @@ export class Replicator {
     const prevEpoch = this.epochAt(prevLsn);
     // Entries after prevLsn are folded away here: the log alone cannot bring the follower level.
     if (prevEpoch === undefined || prevLsn < this.log.checkpointLsn) return 'install';
-    let entries = prevLsn < this.log.lastLsn ? this.entriesFrom(prevLsn + 1n) : [];
-    // Bounded in bytes as well as entries: rows with sketch registers are large.
-    let sizeBytes = 0;
-    const fitting = entries.findIndex((entry) => (sizeBytes += entryWireBytes(entry)) > nodeCallBytesMax);
-    if (fitting >= 0) entries = entries.slice(0, Math.max(1, fitting));
+    const wire =
+      prevLsn < this.log.lastLsn ? this.wireFrom(prevLsn + 1n) : { records: noColumns, entryCount: 0, lastLsn: prevLsn, fromLog: false };
     return {
-      ...base,
-      truncate,
-      truncateAfterLsn: truncate ? prevLsn.toString() : '0',
-      prevLsn: prevLsn.toString(),
-      prevEpoch: prevEpoch.toString(),
-      entryCount: entries.length,
-      ...checkedColumns(encodeEntryColumns(entries)),
+      request: {
+        ...base,
+        truncate,
+        truncateAfterLsn: truncate ? prevLsn.toString() : '0',
+        prevLsn: prevLsn.toString(),
+        prevEpoch: prevEpoch.toString(),
+        entryCount: wire.entryCount,
+        records: wire.records,
+        recordsCrc32: bytesChecksum(wire.records),
+      },
+      lastLsn: wire.lastLsn,
+      sizeBytes: wire.records.length,
+      fromLog: wire.fromLog,
     };
+  }
+
+  /** Sends a frame on the stream, opening one first when there is none. */
+  private sendFrame(shipment: Shipment, role: RoleState): void {
+    if (this.stream === undefined || !this.stream.usable) {
+      this.abandonStream();
+      const client = this.rpc(role.peer);
+      const stream: ReplicationStream = new ReplicationStream(client.ReplicateStream(), {
+        onAnswer: (frame, answer) => {
+          if (stream === this.stream) this.onFrameAnswer(frame, answer, client);
+        },
+        onBroken: (error) => {
+          if (stream === this.stream) this.onStreamBroken(error);
+        },
+      });
+      this.stream = stream;
+    }
+    // Catching up: more frames are ready behind this one, so the follower may commit them together.
+    shipment.request.moreFollows = this.log.lastLsn - shipment.lastLsn >= BigInt(this.settings.batchEntriesMax);
+    this.stream.send(shipment.request, {
+      lastLsn: shipment.lastLsn,
+      sizeBytes: shipment.sizeBytes,
+      sentMs: this.monotonicNow(),
+      truncate: shipment.request.truncate === true,
+    });
+    this.armDeadline();
+  }
+
+  private onFrameAnswer(
+    frame: FrameInFlight,
+    answer: { response: shardV1.AppendEntriesResponse__Output } | { error: ServiceError },
+    client: shardV1.ShardNodeClient,
+  ): void {
+    this.lastAnswerMs = this.monotonicNow();
+    this.armDeadline();
+    if (this.role().role !== 'primary') return;
+    if ('error' in answer) {
+      this.abandonStream();
+      this.failed(answer.error);
+      return;
+    }
+    this.answeredOn(client);
+    const response = answer.response;
+    if (frame.truncate && !response.ok && frame.seq > this.refusedThroughSeq) this.truncateRefused = true;
+    // A frame behind a refused one still tells where the follower's log ends.
+    this.onPosition(response);
+    // A refused frame: the ones behind it continue a log the follower does
+    // not have and will be refused too (one stream, handled in order). No
+    // frame follows until they are answered; the next one starts from the
+    // position learned.
+    if (!response.ok) this.refusedThroughSeq = this.stream?.newest()?.seq ?? frame.seq;
+    this.kick();
+  }
+
+  private onStreamBroken(error: ServiceError): void {
+    this.stream = undefined;
+    this.refusedThroughSeq = 0;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    if (error.code === status.UNIMPLEMENTED) {
+      // A follower of a wire version before streams: unary calls from now on (until the peer changes).
+      this.peerStreams = false;
+      this.logger?.info('follower has no replication stream: unary AppendEntries', { follower: this.clientPeer });
+      this.followerLastLsn = undefined;
+      this.matched = false;
+      this.kick();
+      return;
+    }
+    this.failed(error);
+  }
+
+  /**
+   * When the oldest frame in flight began to wait: when it was sent, or when
+   * the frame ahead of it was answered (the follower handles them one by
+   * one, so a frame queued behind others is not late for having waited).
+   */
+  private waitingSinceMs(oldest: FrameInFlight): number {
+    return Math.max(oldest.sentMs, this.lastAnswerMs);
+  }
+
+  /** Watches the oldest frame in flight: no answer within callTimeoutMs of its turn, its stream (and connection) is abandoned. */
+  private armDeadline(): void {
+    if (this.deadlineTimer !== undefined) return;
+    const oldest = this.stream?.oldest();
+    if (oldest === undefined) return;
+    const remainingMs = Math.max(1, this.waitingSinceMs(oldest) + this.settings.callTimeoutMs - this.monotonicNow());
+    this.deadlineTimer = setTimeout(() => setImmediate(() => this.checkDeadline()), remainingMs);
+    this.deadlineTimer.unref();
+  }
+
+  /**
+   * Run after the event loop's poll phase (setImmediate), not in its timers
+   * phase: when this process was busy past the deadline (a checkpoint round,
+   * a long commit), answers that arrived meanwhile are read first, so a
+   * frame is abandoned only when the follower truly has not answered.
+   */
+  private checkDeadline(): void {
+    this.deadlineTimer = undefined;
+    const stalled = this.stream?.oldest();
+    if (stalled === undefined) return;
+    if (this.monotonicNow() - this.waitingSinceMs(stalled) < this.settings.callTimeoutMs) {
+      this.armDeadline();
+      return;
+    }
+    this.abandonStream();
+    this.failed(
+      Object.assign(new Error('replication frame unanswered'), {
+        code: status.DEADLINE_EXCEEDED,
+        details: `replication frame unanswered for ${this.settings.callTimeoutMs} ms`,
+        metadata: undefined as never,
+      }),
+    );
+  }
+
+  /** Drops the stream and whatever it has in flight (answers to it are no longer read). */
+  private abandonStream(): void {
+    const stream = this.stream;
+    this.stream = undefined;
+    this.refusedThroughSeq = 0;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    stream?.cancel();
   }
 
   private rpc(peer: string): shardV1.ShardNodeClient {
@@ -644,7 +852,11 @@ export class Replicator {
   }
 }
 
-/** A replication block with its checksum, which the follower verifies before it decodes it. */
-function checkedColumns(columns: Buffer): { columns: Buffer; columnsCrc32: number; columnsChecked: true } {
-  return { columns, columnsCrc32: bytesChecksum(columns), columnsChecked: true };
+/** The request for a follower before streams: its records as entry columns (with their checksum), which it decodes. */
+function withColumns(request: shardV1.AppendEntriesRequest): shardV1.AppendEntriesRequest {
+  const prevLsn = BigInt(String(request.prevLsn ?? '0'));
+  const records = request.records as Buffer;
+  const entries = records.length === 0 ? [] : entriesOfWire(decodeCommitWire(records, prevLsn + 1n, request.entryCount ?? 0));
+  const columns = encodeEntryColumns(entries);
+  return { ...request, records: noColumns, recordsCrc32: 0, columns, columnsCrc32: bytesChecksum(columns), columnsChecked: true };
 }

@@ -45,6 +45,25 @@ export interface AppendEntriesRequest {
   'columnsCrc32'?: (number);
   'columnsChecked'?: (boolean);
   /**
+   * Instead of columns (a primary of version 4 or later, to a follower of
+   * version 4 or later): the entries as the primary stored them, its commit
+   * records and log rows each with its own CRC-32, in lsn order, laid out as
+   * src/node/log/commit-wire.ts describes. The follower checks every piece
+   * (shape, then checksum) and that they hold exactly entry_count entries
+   * from prev_lsn + 1 before it writes anything, and writes them verbatim;
+   * anything else is refused whole (INVALID_ARGUMENT). records_crc32 is the
+   * CRC-32 of the whole field, checked first.
+   */
+  'records'?: (Buffer | Uint8Array | string);
+  'recordsCrc32'?: (number);
+  /**
+   * ReplicateStream only: the primary has more frames ready behind this one
+   * (a follower catching up). The follower may hold this frame's write
+   * (briefly, and never its answer without it) to commit it together with
+   * the next ones: one transaction and one fsync for many frames.
+   */
+  'moreFollows'?: (boolean);
+  /**
    * The sender's wire version (see ProtocolVersion).
    */
   'protocol'?: (_tally_shard_v1_ProtocolVersion | null);
@@ -91,6 +110,25 @@ export interface AppendEntriesRequest__Output {
    */
   'columnsCrc32': (number);
   'columnsChecked': (boolean);
+  /**
+   * Instead of columns (a primary of version 4 or later, to a follower of
+   * version 4 or later): the entries as the primary stored them, its commit
+   * records and log rows each with its own CRC-32, in lsn order, laid out as
+   * src/node/log/commit-wire.ts describes. The follower checks every piece
+   * (shape, then checksum) and that they hold exactly entry_count entries
+   * from prev_lsn + 1 before it writes anything, and writes them verbatim;
+   * anything else is refused whole (INVALID_ARGUMENT). records_crc32 is the
+   * CRC-32 of the whole field, checked first.
+   */
+  'records': (Buffer);
+  'recordsCrc32': (number);
+  /**
+   * ReplicateStream only: the primary has more frames ready behind this one
+   * (a follower catching up). The follower may hold this frame's write
+   * (briefly, and never its answer without it) to commit it together with
+   * the next ones: one transaction and one fsync for many frames.
+   */
+  'moreFollows': (boolean);
   /**
    * The sender's wire version (see ProtocolVersion).
    */

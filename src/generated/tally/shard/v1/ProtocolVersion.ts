@@ -12,7 +12,8 @@
  * both otherwise. A request without it comes from a process before
  * versions: version 1, oldest 1. History: 1 = before versions; 2 = the
  * version itself, StatusResponse.zone and replication_address; 3 =
- * ApplyStream and ReadShardsStream.
+ * ApplyStream and ReadShardsStream; 4 = ReplicateStream and
+ * AppendEntriesRequest.records.
  */
 export interface ProtocolVersion {
   'current'?: (number);
@@ -30,7 +31,8 @@ export interface ProtocolVersion {
  * both otherwise. A request without it comes from a process before
  * versions: version 1, oldest 1. History: 1 = before versions; 2 = the
  * version itself, StatusResponse.zone and replication_address; 3 =
- * ApplyStream and ReadShardsStream.
+ * ApplyStream and ReadShardsStream; 4 = ReplicateStream and
+ * AppendEntriesRequest.records.
  */
 export interface ProtocolVersion__Output {
   'current': (number);

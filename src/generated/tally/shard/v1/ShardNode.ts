@@ -21,6 +21,8 @@ import type { ReadSketchesResponse as _tally_shard_v1_ReadSketchesResponse, Read
 import type { ReadWindowsRequest as _tally_shard_v1_ReadWindowsRequest, ReadWindowsRequest__Output as _tally_shard_v1_ReadWindowsRequest__Output } from '../../../tally/shard/v1/ReadWindowsRequest.ts';
 import type { ReconcileRequest as _tally_shard_v1_ReconcileRequest, ReconcileRequest__Output as _tally_shard_v1_ReconcileRequest__Output } from '../../../tally/shard/v1/ReconcileRequest.ts';
 import type { ReconcileResponse as _tally_shard_v1_ReconcileResponse, ReconcileResponse__Output as _tally_shard_v1_ReconcileResponse__Output } from '../../../tally/shard/v1/ReconcileResponse.ts';
+import type { ReplicateAnswer as _tally_shard_v1_ReplicateAnswer, ReplicateAnswer__Output as _tally_shard_v1_ReplicateAnswer__Output } from '../../../tally/shard/v1/ReplicateAnswer.ts';
+import type { ReplicateFrame as _tally_shard_v1_ReplicateFrame, ReplicateFrame__Output as _tally_shard_v1_ReplicateFrame__Output } from '../../../tally/shard/v1/ReplicateFrame.ts';
 import type { SetRoleRequest as _tally_shard_v1_SetRoleRequest, SetRoleRequest__Output as _tally_shard_v1_SetRoleRequest__Output } from '../../../tally/shard/v1/SetRoleRequest.ts';
 import type { SnapshotStreamPiece as _tally_shard_v1_SnapshotStreamPiece, SnapshotStreamPiece__Output as _tally_shard_v1_SnapshotStreamPiece__Output } from '../../../tally/shard/v1/SnapshotStreamPiece.ts';
 import type { StatusRequest as _tally_shard_v1_StatusRequest, StatusRequest__Output as _tally_shard_v1_StatusRequest__Output } from '../../../tally/shard/v1/StatusRequest.ts';
@@ -208,6 +210,33 @@ export interface ShardNodeClient extends grpc.Client {
   reconcile(argument: _tally_shard_v1_ReconcileRequest, callback: grpc.requestCallback<_tally_shard_v1_ReconcileResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * AppendEntries as one long-lived stream per pair (primary to follower):
+   * each frame one AppendEntriesRequest (records, not columns) and a seq;
+   * each answer the follower's position after that frame (it has fsync'd
+   * up to last_lsn), or the error the unary call would have ended with.
+   * Frames are handled in the order they arrive and answered in that order,
+   * so a primary keeps several in flight, each continuing the one before
+   * (log matching still checks every one). A stream that ends or breaks says
+   * nothing about frames it left unanswered: the next stream's first answer
+   * says where the follower's log ends.
+   */
+  ReplicateStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReplicateFrame, _tally_shard_v1_ReplicateAnswer__Output>;
+  ReplicateStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReplicateFrame, _tally_shard_v1_ReplicateAnswer__Output>;
+  /**
+   * AppendEntries as one long-lived stream per pair (primary to follower):
+   * each frame one AppendEntriesRequest (records, not columns) and a seq;
+   * each answer the follower's position after that frame (it has fsync'd
+   * up to last_lsn), or the error the unary call would have ended with.
+   * Frames are handled in the order they arrive and answered in that order,
+   * so a primary keeps several in flight, each continuing the one before
+   * (log matching still checks every one). A stream that ends or breaks says
+   * nothing about frames it left unanswered: the next stream's first answer
+   * says where the follower's log ends.
+   */
+  replicateStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReplicateFrame, _tally_shard_v1_ReplicateAnswer__Output>;
+  replicateStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ReplicateFrame, _tally_shard_v1_ReplicateAnswer__Output>;
+  
+  /**
    * Router to node: your role, epoch and peer. Refused for an older epoch or
    * a superseded configuration version (SetRoleRequest.config_version).
    */
@@ -324,6 +353,19 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
   Reconcile: grpc.handleUnaryCall<_tally_shard_v1_ReconcileRequest__Output, _tally_shard_v1_ReconcileResponse>;
   
   /**
+   * AppendEntries as one long-lived stream per pair (primary to follower):
+   * each frame one AppendEntriesRequest (records, not columns) and a seq;
+   * each answer the follower's position after that frame (it has fsync'd
+   * up to last_lsn), or the error the unary call would have ended with.
+   * Frames are handled in the order they arrive and answered in that order,
+   * so a primary keeps several in flight, each continuing the one before
+   * (log matching still checks every one). A stream that ends or breaks says
+   * nothing about frames it left unanswered: the next stream's first answer
+   * says where the follower's log ends.
+   */
+  ReplicateStream: grpc.handleBidiStreamingCall<_tally_shard_v1_ReplicateFrame__Output, _tally_shard_v1_ReplicateAnswer>;
+  
+  /**
    * Router to node: your role, epoch and peer. Refused for an older epoch or
    * a superseded configuration version (SetRoleRequest.config_version).
    */
@@ -355,6 +397,7 @@ export interface ShardNodeDefinition extends grpc.ServiceDefinition {
   ReadSketches: MethodDefinition<_tally_shard_v1_ReadSketchesRequest, _tally_shard_v1_ReadSketchesResponse, _tally_shard_v1_ReadSketchesRequest__Output, _tally_shard_v1_ReadSketchesResponse__Output>
   ReadWindows: MethodDefinition<_tally_shard_v1_ReadWindowsRequest, _tally_shard_v1_ReadShardsResponse, _tally_shard_v1_ReadWindowsRequest__Output, _tally_shard_v1_ReadShardsResponse__Output>
   Reconcile: MethodDefinition<_tally_shard_v1_ReconcileRequest, _tally_shard_v1_ReconcileResponse, _tally_shard_v1_ReconcileRequest__Output, _tally_shard_v1_ReconcileResponse__Output>
+  ReplicateStream: MethodDefinition<_tally_shard_v1_ReplicateFrame, _tally_shard_v1_ReplicateAnswer, _tally_shard_v1_ReplicateFrame__Output, _tally_shard_v1_ReplicateAnswer__Output>
   SetRole: MethodDefinition<_tally_shard_v1_SetRoleRequest, _tally_shard_v1_StatusResponse, _tally_shard_v1_SetRoleRequest__Output, _tally_shard_v1_StatusResponse__Output>
   Status: MethodDefinition<_tally_shard_v1_StatusRequest, _tally_shard_v1_StatusResponse, _tally_shard_v1_StatusRequest__Output, _tally_shard_v1_StatusResponse__Output>
   StreamSnapshot: MethodDefinition<_tally_shard_v1_StreamSnapshotRequest, _tally_shard_v1_SnapshotStreamPiece, _tally_shard_v1_StreamSnapshotRequest__Output, _tally_shard_v1_SnapshotStreamPiece__Output>
