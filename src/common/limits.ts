@@ -210,6 +210,15 @@ export const replicationBytesInFlightMax = 2 * 1024 * 1024;
  */
 export const inSyncGapEntriesMax = replicationMemoryEntriesMax;
 /**
+ * How far (in log entries) an out-of-sync primary lets a streaming follower
+ * trail before it paces its answers (Replicator.paceWhileCatchingUp): well
+ * inside inSyncGapEntriesMax, so a paced pair is one the supervisor marks in
+ * sync.
+ */
+export const catchUpTrailEntriesMax = 10_000;
+/** The most one answer waits, paced, for a follower catching up. */
+export const catchUpPaceMaxMs = 25;
+/**
  * Default bound on the idempotency keys one node holds in memory (~200 bytes
  * each: ~200 MB); a node sets its own with --dedup-keys-in-memory-max. Past
  * it the oldest keys leave memory (tally_dedup_keys_evicted_early_total) and

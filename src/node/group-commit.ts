@@ -70,6 +70,8 @@ export interface CommitHooks {
   waitForFollower(lsn: bigint): Promise<void>;
   /** Why this primary may commit nothing now (its follower holds more of its epoch), or undefined. */
   refusal?(): string | undefined;
+  /** Out of sync: what an answer waits for so a follower catching up can close the gap (Replicator.paceWhileCatchingUp), or undefined. */
+  pace?(lsn: bigint): Promise<void> | undefined;
 }
 
 export class GroupCommitter {
@@ -170,9 +172,11 @@ export class GroupCommitter {
       this.hooks.waitForFollower(waitLsn).then(answer, (error: unknown) => {
         for (const request of batch) request.reject(error);
       });
-    } else {
-      answer();
+      return;
     }
+    const paced = this.hooks.pace?.(lsn);
+    if (paced === undefined) answer();
+    else void paced.then(answer);
   }
 
   /**

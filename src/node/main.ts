@@ -143,6 +143,7 @@ runMain(async () => {
       },
       waitForFollower: (lsn) => replicator.waitForAck(lsn, config.replicationTimeoutMs),
       refusal: () => replicator.refusal(),
+      pace: (lsn) => replicator.paceWhileCatchingUp(lsn),
     },
     logClock,
   );

@@ -29,6 +29,8 @@ import {
   replicationFrameEntriesMax,
   replicationFramesInFlightMax,
   replicationBytesInFlightMax,
+  catchUpTrailEntriesMax,
+  catchUpPaceMaxMs,
   clientChannelOptions,
   deadlineIn,
   monotonicNowMs,
@@ -280,6 +282,23 @@ export class Replicator {
     const read = this.log.readWireFrom(fromLsn, entriesMax, bytesMax);
     this.shipped.fromLog += read.entryCount;
     return { records: read.bytes, entryCount: read.entryCount, lastLsn: read.lastLsn, fromLog: true };
+  }
+
+  /**
+   * While the pair is out of sync and its follower streams (matched, no
+   * install under way) more than catchUpTrailEntriesMax behind: resolves once
+   * it comes within that of lsn, or after catchUpPaceMaxMs, whichever is
+   * first. Undefined when there is nothing to wait for. A primary answering
+   * faster than its follower can confirm would keep a follower that only
+   * keeps pace out of sync for good (the pair never regains its second
+   * copy); pacing answers, never commits, lets it close the gap under load,
+   * and costs a caller at most catchUpPaceMaxMs per call while it does.
+   */
+  paceWhileCatchingUp(lsn: bigint): Promise<void> | undefined {
+    if (!this.matched || this.install !== undefined || this.ackedLsn === 0n) return undefined;
+    const target = lsn - BigInt(catchUpTrailEntriesMax);
+    if (this.ackedLsn >= target) return undefined;
+    return this.waitForAck(target, catchUpPaceMaxMs).catch(() => undefined);
   }
 
   /** Resolves once the follower has committed everything up to lsn; rejects after timeoutMs. */
