@@ -22,7 +22,7 @@ export const countersMax = 1_000_000;
  */
 export const shardsTotalMax = 4_000_000;
 
-// --- Directory on etcd (issue 18, items 1-3: EtcdDirectory) ---
+// --- Directory on etcd: EtcdDirectory ---
 /**
  * Operations one etcd transaction may hold. Creating newCountersPerCallMax
  * counters is one transaction of that many compares and puts, and deleting
@@ -94,11 +94,11 @@ export const etcdWatchReconnectMaxMs = 1_000;
 /** Pause before a presence write or a registration with etcd is tried again. */
 export const etcdRetryDelayMs = 250;
 
-// --- Counter lifecycle: listing (issue 19, item 4) ---
+// --- Counter lifecycle: listing ---
 /** Counters in one ListCounters page when the request says 0. */
 export const listPageSizeDefault = 100;
 
-// --- Counter lifecycle: expiry (issue 19, item 3) ---
+// --- Counter lifecycle: expiry ---
 /** Shortest time to live (Configure ttl, --counter-ttl-ms). */
 export const counterTtlMsMin = 1_000;
 /** Longest time to live: 10 years (far inside a safe integer of milliseconds). */
@@ -122,7 +122,7 @@ export const expiryDeletesPerSecondMax = 500;
 
 /** Node pairs one router may address. */
 export const pairsMax = 64;
-// --- Launcher: several routers on a local etcd (issue 18, item 7) ---
+// --- Launcher: several routers on a local etcd ---
 /** Routers `npm start -- --routers N` runs; each takes a port (--port + i) and a metrics port. */
 export const launcherRoutersMax = 8;
 /**
@@ -228,7 +228,7 @@ export const catchUpPaceMaxMs = 25;
  */
 export const dedupKeysInMemoryMax = 1_000_000;
 
-// Bounded caches and queues (issue 17, item 2): every map the router or a node
+// Bounded caches and queues: every map the router or a node
 // grows from requests has a bound here or in its flag's default, and drops its
 // oldest or least used entry in O(1) (src/common/lru-map.ts, fifo.ts).
 /**
@@ -333,7 +333,7 @@ export const routerStreamBatchesInFlightMax = 128;
 /** The largest message of an IncrementStream: an IncrementBatch's bound and its sequence number. */
 export const incrementStreamMessageBytesMax = (listRequestBytesMax.IncrementBatch ?? messageBytesMax) + 16;
 
-// --- Counter lifecycle: delete and clear (issue 19, items 1, 2 and 5) ---
+// --- Counter lifecycle: delete and clear ---
 /**
  * How long a node keeps a dropped shard's tombstone (memory, checkpoint,
  * snapshot). Shard ids are never reused, so a tombstone is only needed
@@ -364,7 +364,7 @@ export const lifecycleRetryIntervalMs = 1_000;
  */
 export const clearOvertakenReadsMax = 4;
 
-// --- Several routers: supervisor election and router flags (issue 18, item 4) ---
+// --- Several routers: supervisor election and router flags ---
 /** Shortest router lease (--router-lease-ttl-ms): etcd leases are whole seconds, at least one. */
 export const routerLeaseTtlMsMin = 1_000;
 /** Longest router lease: a dead supervisor is replaced only once its lease runs out, so keep it short. */
