@@ -206,7 +206,7 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['reason'],
       registers: [registry],
     }),
-    // Counter lifecycle (issue 19).
+    // Counter lifecycle.
     countersCleared: new Counter({
       name: 'tally_counters_cleared_total',
       help: 'Clears of counters (a keyed retry of a clear already made is not counted)',
@@ -218,7 +218,7 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['kind'],
       registers: [registry],
     }),
-    // Several routers (issue 18, item 4).
+    // Several routers.
     supervisor: new Gauge({
       name: 'tally_router_supervisor',
       help: '1 while this router is the pair supervisor (always with the embedded directory; the elected one with etcd)',
