@@ -1,7 +1,7 @@
 // Writes src/client/counter-descriptor.ts: proto/counter.proto as protobufjs
 // JSON and proto/service-config.json, compiled into the client so that it
 // reads no file when imported (a bundled or serverless deploy has no proto/).
-// test/unit/client-descriptor.test.ts fails when the module is stale.
+// test/unit/client/client-descriptor.test.ts fails when the module is stale.
 //   npx tsx scripts/gen-client-descriptor.ts
 import fs from 'node:fs';
 import path from 'node:path';

@@ -2,7 +2,7 @@
 // expiry happens within the test: window sums over every shard, duplicates
 // land in no bucket, expiry leaves the lifetime total alone, bad input
 // changes nothing. (Bucket arithmetic with an injected clock is in
-// test/unit/window-buckets.test.ts.)
+// test/unit/window/window-buckets.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { rejection } from '../helpers/rejection.ts';
