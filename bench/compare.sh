@@ -195,11 +195,11 @@ if has hot; then
 
   # The floor: a bare grpc-js unary echo.
   echo_port="$(free_port)"
-  node --import tsx bench/grpc-echo.mts serve "$echo_port" > "$work/echo.log" 2>&1 &
+  node --import tsx bench/cpu/grpc-echo.mts serve "$echo_port" > "$work/echo.log" 2>&1 &
   echo_pid=$!
   pids+=($echo_pid)
   for _ in $(seq 1 40); do grep -q ready "$work/echo.log" && break; sleep 0.25; done
-  result[grpc_echo]="$(node --import tsx bench/grpc-echo.mts drive "$echo_port" "$concurrency" "$seconds" | json_field callsPerSec)"
+  result[grpc_echo]="$(node --import tsx bench/cpu/grpc-echo.mts drive "$echo_port" "$concurrency" "$seconds" | json_field callsPerSec)"
   kill "$echo_pid" 2>/dev/null || true
 
   if [ -n "$redis_pid" ] && command -v redis-benchmark >/dev/null; then

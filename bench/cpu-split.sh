@@ -11,7 +11,7 @@
 # Set PROFILE=1 to also write V8 CPU profiles (node --cpu-prof) to $OUT/prof.
 # NODE_ARGS="--dedup-keys-in-memory-max 100000" passes flags to both nodes;
 # PREFILL_KEYS=2000000 starts both nodes on a log already holding that many
-# keyed rows (bench/prefill-keys.mts; PREFILL_SCHEMA=4 for a release without
+# keyed rows (bench/storage/prefill-keys.mts; PREFILL_SCHEMA=4 for a release without
 # the key index). The primary's bytes written to disk are printed too.
 # DIST=1 runs the router, the nodes and the load generator from dist/ (`npm run
 # build` first), as npm start and the Docker image do: without tsx, whose
@@ -36,7 +36,7 @@ cleanup() { kill -TERM "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || tru
 trap cleanup EXIT
 read -r -a EXTRA <<<"${NODE_ARGS:-}"
 if [ -n "${PREFILL_KEYS:-}" ]; then
-  node --import tsx bench/prefill-keys.mts "$OUT/data/primary" --keys "$PREFILL_KEYS" --schema "${PREFILL_SCHEMA:-5}" >/dev/null
+  node --import tsx bench/storage/prefill-keys.mts "$OUT/data/primary" --keys "$PREFILL_KEYS" --schema "${PREFILL_SCHEMA:-5}" >/dev/null
   cp -r "$OUT/data/primary" "$OUT/data/follower"
 fi
 node "${PROF[@]}" "${NODE_MAIN[@]}" --listen 127.0.0.1:$P --data-dir "$OUT/data/primary" --metrics-port $PM --node-name primary "${EXTRA[@]}" >"$OUT/primary.log" 2>&1 & pids+=($!)

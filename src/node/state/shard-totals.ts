@@ -10,7 +10,7 @@
 // BigInt64Array (exactly int64). Open addressing with linear probing;
 // deletes leave a tombstone (id -1) that inserts reuse and a rehash drops.
 // At most 3/4 of the slots are used, so a shard costs 16 / load bytes:
-// 21-43, about 30 on average (bench/node-memory.mts measures it).
+// 21-43, about 30 on average (bench/memory/node-memory.mts measures it).
 import assert from 'node:assert/strict';
 import { isInt64 } from '../../common/index.ts';
 
