@@ -5,7 +5,7 @@
 // and once its partner returns the damaged node must be refilled, never
 // trusted. A commit cut short after the last one (what a crash mid-write
 // leaves) is not damage: that log is served as it is, under its identity.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError, type TallyClient } from '../../src/client/index.ts';
 import type { NodeProcess } from '../../src/cluster/local-cluster.ts';
@@ -65,14 +65,18 @@ async function expectNoReadBelowAcknowledged(client: TallyClient, ledger: Ledger
   expect(seen.slice(0, 3)).toEqual([]);
 }
 
-describe('chaos: torn and corrupted logs', () => {
-  let tc: TestCluster | undefined;
-  afterEach(async () => {
-    await tc?.stop();
-    tc = undefined;
-  });
+interface Attack {
+  name: string;
+  victim: 'primary' | 'follower';
+  damage: (node: NodeProcess) => string;
+  setAside: boolean;
+}
 
-  const attacks: { name: string; victim: 'primary' | 'follower'; damage: (node: NodeProcess) => string; setAside: boolean }[] = [
+// Each attack on a cluster of its own, all at once: most of an attack is
+// waiting out a restart, a refill and a failover, so four in a row spent four
+// times the wall time on waiting.
+describe.concurrent('chaos: torn and corrupted logs', () => {
+  const attacks: Attack[] = [
     { name: 'a write-ahead frame torn under later commits on the follower', victim: 'follower', damage: tearWal, setAside: true },
     { name: 'a write-ahead frame torn under later commits on the primary', victim: 'primary', damage: tearWal, setAside: true },
     { name: 'a corrupted log page on the primary', victim: 'primary', damage: (node) => corruptLogPage(node, 25), setAside: true },
@@ -83,49 +87,57 @@ describe('chaos: torn and corrupted logs', () => {
       `torn log: ${attack.name}, both nodes killed under load and the damaged one back first: no exact read below the acknowledged, and ${attack.setAside ? 'the damaged log is refilled from its partner' : 'the log is served as it is, under its identity'}`,
       { timeout: 40_000 },
       async () => {
-        tc = await startCluster({ pairs: 1, routerArgs, nodeArgs });
-        const { client, cluster } = tc;
-        const victim = cluster.node(0, attack.victim);
-        const partner = cluster.node(0, attack.victim === 'primary' ? 'follower' : 'primary');
-        await client.increment('torn:load', 1, { idempotencyKey: null });
-        await client.setShards('torn:load', 4);
-        await waitForHealthy(client);
-        const victimIdBefore = (await client.clusterStatus()).nodes.find((node) => node.address === victim.address)!.nodeId;
-
-        const load = startLoad(client, { concurrency: 4, counters: () => 'torn:load' });
-        load.ledger.record('torn:load', 1n, 'ok');
-        await waitFor(() => load.ledger.okCalls > 400, { timeoutMs: 15_000, what: 'acknowledged load' });
-        await Promise.all([victim.process.stop('SIGKILL'), partner.process.stop('SIGKILL')]);
-        await load.stop();
-        const how = attack.damage(victim);
-
-        // The damaged node alone: it may refuse, never answer less than was acknowledged.
-        await victim.process.start();
-        await expectNoReadBelowAcknowledged(client, load.ledger, 4_000);
-
-        await partner.process.start();
-        await waitForHealthy(client, 20_000);
-        await load.ledger.expectWithinBounds(client);
-        await expectNoDrift(client);
-        const victimAfter = (await client.clusterStatus()).nodes.find((node) => node.address === victim.address)!;
-        const victimLines = tc.logs.filter((line) => line.startsWith(`[${victim.process.name}]`));
-        if (attack.setAside) {
-          expect(victimAfter.nodeId, `${how}: the damaged log must be set aside, not served`).not.toBe(victimIdBefore);
-          expect(victimLines.some((line) => line.includes('log failed its checks'))).toBe(true);
-        } else {
-          expect(victimAfter.nodeId, `${how}: a commit cut short is discarded, the log kept`).toBe(victimIdBefore);
-          expect(victimLines.some((line) => line.includes('log failed its checks'))).toBe(false);
-          expect(victimLines.some((line) => line.includes('cut short'))).toBe(true);
+        const tc: TestCluster = await startCluster({ pairs: 1, routerArgs, nodeArgs });
+        try {
+          await attackOn(tc, attack);
+        } finally {
+          await tc.stop();
         }
-
-        // The refilled node alone holds everything acknowledged.
-        await partner.process.stop('SIGKILL');
-        await waitFor(() => client.readMany(load.ledger.counters(), { deadlineMs: 2_000 }), {
-          timeoutMs: 15_000,
-          what: 'an exact read from the refilled node alone',
-        });
-        await load.ledger.expectWithinBounds(client);
       },
     );
   }
 });
+
+async function attackOn(tc: TestCluster, attack: Attack): Promise<void> {
+  const { client, cluster } = tc;
+  const victim = cluster.node(0, attack.victim);
+  const partner = cluster.node(0, attack.victim === 'primary' ? 'follower' : 'primary');
+  await client.increment('torn:load', 1, { idempotencyKey: null });
+  await client.setShards('torn:load', 4);
+  await waitForHealthy(client);
+  const victimIdBefore = (await client.clusterStatus()).nodes.find((node) => node.address === victim.address)!.nodeId;
+
+  const load = startLoad(client, { concurrency: 4, counters: () => 'torn:load' });
+  load.ledger.record('torn:load', 1n, 'ok');
+  await waitFor(() => load.ledger.okCalls > 400, { timeoutMs: 15_000, what: 'acknowledged load' });
+  await Promise.all([victim.process.stop('SIGKILL'), partner.process.stop('SIGKILL')]);
+  await load.stop();
+  const how = attack.damage(victim);
+
+  // The damaged node alone: it may refuse, never answer less than was acknowledged.
+  await victim.process.start();
+  await expectNoReadBelowAcknowledged(client, load.ledger, 4_000);
+
+  await partner.process.start();
+  await waitForHealthy(client, 20_000);
+  await load.ledger.expectWithinBounds(client);
+  await expectNoDrift(client);
+  const victimAfter = (await client.clusterStatus()).nodes.find((node) => node.address === victim.address)!;
+  const victimLines = tc.logs.filter((line) => line.startsWith(`[${victim.process.name}]`));
+  if (attack.setAside) {
+    expect(victimAfter.nodeId, `${how}: the damaged log must be set aside, not served`).not.toBe(victimIdBefore);
+    expect(victimLines.some((line) => line.includes('log failed its checks'))).toBe(true);
+  } else {
+    expect(victimAfter.nodeId, `${how}: a commit cut short is discarded, the log kept`).toBe(victimIdBefore);
+    expect(victimLines.some((line) => line.includes('log failed its checks'))).toBe(false);
+    expect(victimLines.some((line) => line.includes('cut short'))).toBe(true);
+  }
+
+  // The refilled node alone holds everything acknowledged.
+  await partner.process.stop('SIGKILL');
+  await waitFor(() => client.readMany(load.ledger.counters(), { deadlineMs: 2_000 }), {
+    timeoutMs: 15_000,
+    what: 'an exact read from the refilled node alone',
+  });
+  await load.ledger.expectWithinBounds(client);
+}
