@@ -113,7 +113,7 @@ describe('chaos: backup and restore drill', () => {
   });
 
   it(
-    'backup drill: a backup taken under keyed load restores every counter between what was acknowledged before it began and before it ended, keeps key windows, and the restored cluster takes writes',
+    'a backup taken under keyed load restores every counter between what was acknowledged before it began and before it ended, keeps key windows, and the restored cluster takes writes',
     { timeout: 90_000 },
     async () => {
       scratch = makeTempDir('backup-drill');

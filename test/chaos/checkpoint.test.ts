@@ -13,7 +13,7 @@ describe('chaos: checkpoints', () => {
   });
 
   it(
-    'checkpoint: SIGKILL during frequent checkpoints under load loses nothing acknowledged; restarts recover identical totals',
+    'SIGKILL during frequent checkpoints under load loses nothing acknowledged; restarts recover identical totals',
     { timeout: 120_000 },
     async () => {
       tc = await startCluster({

@@ -103,7 +103,7 @@ describe('chaos: clear', () => {
   });
 
   it(
-    'clear: every kind reads 0 after it and counts again from there; a keyed clear retried clears nothing more; a keyed increment retried across a clear counts at most once',
+    'every kind reads 0 after it and counts again from there; a keyed clear retried clears nothing more; a keyed increment retried across a clear counts at most once',
     { timeout: 60_000 },
     async () => {
       tc = await startCluster({ pairs: 2, metrics: true });

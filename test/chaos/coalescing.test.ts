@@ -19,7 +19,7 @@ describe('chaos: coalescing client', () => {
   });
 
   it(
-    'client: an increment whose deadline passes while queued behind stuck batches fails DEADLINE_EXCEEDED and is never sent',
+    'an increment whose deadline passes while queued behind stuck batches fails DEADLINE_EXCEEDED and is never sent',
     { timeout: 60_000 },
     async () => {
       tc = await startCluster({ pairs: 1, coalesce: true });
@@ -47,7 +47,7 @@ describe('chaos: coalescing client', () => {
   );
 
   it(
-    'client: keyed increments coalesced across a primary SIGKILL are counted once: ok <= total <= ok + unknown, nothing lost',
+    'keyed increments coalesced across a primary SIGKILL are counted once: ok <= total <= ok + unknown, nothing lost',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({ pairs: 2, routerArgs, metrics: true, coalesce: true });

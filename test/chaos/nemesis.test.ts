@@ -74,7 +74,7 @@ describe('chaos: nemesis', () => {
 
   const seeds = seedFromEnv === undefined ? fixedSeeds : [seedFromEnv];
   for (const seed of seeds) {
-    it(`nemesis: seed ${seed}: random faults under load, healed: exact reads never lie or go back, keys count once`, async () => {
+    it(`seed ${seed}: random faults under load, healed: exact reads never lie or go back, keys count once`, async () => {
       const schedule = drawSchedule(seed, topologyOf(cluster!), { faultCount: 3, holdMs: [1_500, 3_000], gapMs: 1_500, leaseMs });
       expectSafe(await run(schedule));
     }, 90_000);
@@ -90,7 +90,7 @@ describe('chaos: nemesis', () => {
   const scenarioIt = seedFromEnv === undefined ? it : it.skip;
 
   scenarioIt(
-    'nemesis: a router cut from one primary: totals exact through both routers',
+    'a router cut from one primary: totals exact through both routers',
     async () => {
       const schedule = scenario('router cut from primary', 101, {
         faults: [async (c) => ({ kind: 'partition', sides: [['r1'], [(await pairMembers(c, 0)).primary]], mode: 'drop' })],
@@ -103,7 +103,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    'nemesis: a primary cut from its follower, then killed: nothing acknowledged is lost',
+    'a primary cut from its follower, then killed: nothing acknowledged is lost',
     async () => {
       let members: { primary: string; follower: string } | undefined;
       const schedule = scenario('primary cut then killed', 102, {
@@ -124,7 +124,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    'nemesis: the supervisor router paused past its lease, then resumed: its late orders change nothing',
+    'the supervisor router paused past its lease, then resumed: its late orders change nothing',
     async () => {
       const schedule = scenario('supervisor paused', 103, {
         faults: [async (c) => ({ kind: 'pause', process: await supervisorName(c) })],
@@ -137,7 +137,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    'nemesis: the supervising router cut from every etcd member: another takes over, totals exact',
+    'the supervising router cut from every etcd member: another takes over, totals exact',
     async () => {
       const schedule = scenario('supervisor cut from etcd', 104, {
         faults: [async (c) => ({ kind: 'partition', sides: [[await supervisorName(c)], ['e1', 'e2', 'e3']], mode: 'drop' })],
@@ -150,7 +150,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    "nemesis: a torn write on one pair's primary and a corrupted page on the other pair's follower: both refused, refilled, nothing lost",
+    "a torn write on one pair's primary and a corrupted page on the other pair's follower: both refused, refilled, nothing lost",
     async () => {
       const schedule = scenario('torn and corrupt logs', 106, {
         faults: [
@@ -167,7 +167,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    "nemesis: a primary killed between a write-ahead frame's header and its page, and a stored value moved on the other pair's follower: the first serves its own log, the second is refused and refilled, nothing lost",
+    "a primary killed between a write-ahead frame's header and its page, and a stored value moved on the other pair's follower: the first serves its own log, the second is refused and refilled, nothing lost",
     async () => {
       const schedule = scenario('mid-frame kill and a moved value', 107, {
         faults: [
@@ -184,7 +184,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    'nemesis: a primary put back on a copy of its own disk taken a second before, its supervisor killed with it: it steps down, its follower takes over, nothing lost',
+    'a primary put back on a copy of its own disk taken a second before, its supervisor killed with it: it steps down, its follower takes over, nothing lost',
     async () => {
       const schedule = scenario('restored copy', 108, {
         faults: [async (c) => ({ kind: 'restored-copy', process: (await pairMembers(c, 0)).primary })],
@@ -197,7 +197,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    'nemesis: one way: a primary hears everyone, nobody hears it',
+    'one way: a primary hears everyone, nobody hears it',
     async () => {
       const schedule = scenario('one-way from primary', 105, {
         faults: [
@@ -215,7 +215,7 @@ describe('chaos: nemesis', () => {
   );
 
   scenarioIt(
-    'nemesis: a follower silently cut off (DROP), healed: its primary ships to it again at once, the pair is back in sync',
+    'a follower silently cut off (DROP), healed: its primary ships to it again at once, the pair is back in sync',
     async () => {
       // Packets dropped, not refused: the primary's connection to its follower
       // is not broken, only backed off (TCP retransmits on a doubling timer),
@@ -285,7 +285,7 @@ describe('chaos: nemesis', () => {
     45_000,
   );
 
-  it('nemesis: afterwards no two nodes of a pair hold different entries at one log position in one epoch', async () => {
+  it('afterwards no two nodes of a pair hold different entries at one log position in one epoch', async () => {
     await cluster!.stop();
     const comparison = compareLogs(cluster!.logPairs());
     expect([...earlierLogViolations, ...comparison.violations.map(describeViolation)]).toEqual([]);

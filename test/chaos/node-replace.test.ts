@@ -25,7 +25,7 @@ describe('chaos: node replacement', () => {
   });
 
   it(
-    'node replace: a lost follower machine is replaced by a new node that is filled by snapshot, takes over on failover, and holds every acknowledged increment',
+    'a lost follower machine is replaced by a new node that is filled by snapshot, takes over on failover, and holds every acknowledged increment',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({ pairs: 1, routerArgs, nodeArgs: ['--checkpoint-interval-ms', '200', '--checkpoint-retain-entries', '0'] });

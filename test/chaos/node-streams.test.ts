@@ -60,7 +60,7 @@ describe('chaos: router-node streams', () => {
   });
 
   it(
-    'streams: a primary SIGKILLed mid-frame under batched load fails its frames as unknown, the stream reopens, and nothing counts twice',
+    'a primary SIGKILLed mid-frame under batched load fails its frames as unknown, the stream reopens, and nothing counts twice',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({ pairs: 2, metrics: true, routerArgs: ['--failover-timeout-ms', '1500', '--follower-timeout-ms', '800'] });
@@ -90,7 +90,7 @@ describe('chaos: router-node streams', () => {
   );
 
   it(
-    'streams: a router SIGKILLed with frames in flight and restarted: the nodes drop its streams, nothing counts twice',
+    'a router SIGKILLed with frames in flight and restarted: the nodes drop its streams, nothing counts twice',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({ pairs: 2, metrics: true });
@@ -123,7 +123,7 @@ describe('chaos: router-node streams', () => {
   );
 
   it(
-    'streams: a follower SIGSTOPped mid-stream stalls frames past their deadline; they fail unknown, the stream reopens, and nothing counts twice',
+    'a follower SIGSTOPped mid-stream stalls frames past their deadline; they fail unknown, the stream reopens, and nothing counts twice',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({

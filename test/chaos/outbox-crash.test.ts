@@ -24,7 +24,7 @@ describe('chaos: outbox relay', () => {
     await Promise.all([tc?.stop(), db?.stop()]);
   });
 
-  it('relay: with relays SIGKILLed (also between the ack and the commit), a primary and the router SIGKILLed and PostgreSQL restarted, every counter equals its committed rows', async () => {
+  it('with relays SIGKILLed (also between the ack and the commit), a primary and the router SIGKILLed and PostgreSQL restarted, every counter equals its committed rows', async () => {
     const seed = Number(process.env.TALLY_CHAOS_SEED ?? Date.now() % 100_000);
     const random = seededRandom(seed);
     [tc, db] = await Promise.all([startCluster({ pairs: 2 }), startPostgres()]);

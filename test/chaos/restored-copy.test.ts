@@ -39,7 +39,7 @@ describe('chaos: a primary restored from an old copy of its disk', () => {
   });
 
   it(
-    'restored copy: the primary back on a copy of its own disk taken before acknowledged writes, with a new supervisor, steps down; its follower takes over and nothing acknowledged is lost',
+    'the primary back on a copy of its own disk taken before acknowledged writes, with a new supervisor, steps down; its follower takes over and nothing acknowledged is lost',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({ pairs: 1, routerArgs, nodeArgs });

@@ -28,7 +28,7 @@ describe('chaos: rolling restart', () => {
     await tc?.stop();
   });
 
-  it('rolling restart: every router, then every node (follower first, in sync before the next), SIGTERMed and started under keyed and unkeyed load; every total exact', async () => {
+  it('every router, then every node (follower first, in sync before the next), SIGTERMed and started under keyed and unkeyed load; every total exact', async () => {
     tc = await startCluster({ pairs: 2, routers: 2, etcd: 'own', routerArgs });
     const { cluster } = tc;
     const client = createTallyClient({ addresses: cluster.routerAddresses, deadlineMs: 4_000 });

@@ -82,7 +82,7 @@ describe('router loss under load', () => {
     tc = undefined;
   });
 
-  it('routers: the router a client uses is SIGKILLed mid-load and its other address is dead: calls fail UNAVAILABLE as with one address, none counts twice', async () => {
+  it('the router a client uses is SIGKILLed mid-load and its other address is dead: calls fail UNAVAILABLE as with one address, none counts twice', async () => {
     tc = await startCluster({ pairs: 1 });
     const live = tc.cluster.routerAddress;
     const addresses = [live, await deadAddress()];
@@ -117,7 +117,7 @@ describe('router loss under load', () => {
     await ledger.expectWithinBounds(fresh);
   });
 
-  it('routers: the router a client uses is lost mid-load while its other address lives: keyed writes and reads move there, unkeyed writes that may have applied fail and are not sent again', async () => {
+  it('the router a client uses is lost mid-load while its other address lives: keyed writes and reads move there, unkeyed writes that may have applied fail and are not sent again', async () => {
     tc = await startCluster({ pairs: 1 });
     const live = tc.cluster.routerAddress;
     // Answers held back 100 ms: when the proxy drops, calls the router has applied are still unanswered.

@@ -25,7 +25,7 @@ describe('chaos: several routers', () => {
     tc = undefined;
   });
 
-  it('routers: the supervisor router SIGKILLed, then a primary: the other router takes over supervision and fails the pair over', async () => {
+  it('the supervisor router SIGKILLed, then a primary: the other router takes over supervision and fails the pair over', async () => {
     tc = await startCluster({ pairs: 2, routers: 2, etcd: 'own', routerArgs });
     const { cluster } = tc;
     const [first, second] = cluster.routers.map((router) => clientOf(router.address));
@@ -54,7 +54,7 @@ describe('chaos: several routers', () => {
     expect((await survivor.read('before')).total).toBe(5n);
   }, 90_000);
 
-  it('routers: keyed load over two routers, each SIGKILLed in turn: every total exact, at least 90% of calls succeed first try', async () => {
+  it('keyed load over two routers, each SIGKILLed in turn: every total exact, at least 90% of calls succeed first try', async () => {
     tc = await startCluster({ pairs: 2, routers: 2, etcd: 'own', routerArgs });
     const { cluster } = tc;
     const addresses = cluster.routerAddresses;
@@ -104,7 +104,7 @@ describe('chaos: several routers', () => {
     expect(firstTry / calls).toBeGreaterThanOrEqual(0.9);
   }, 120_000);
 
-  it('routers: etcd SIGKILLed under load: nothing acknowledged is lost; once the lease may have lapsed writes fail UNAVAILABLE; after it returns writes succeed', async () => {
+  it('etcd SIGKILLed under load: nothing acknowledged is lost; once the lease may have lapsed writes fail UNAVAILABLE; after it returns writes succeed', async () => {
     tc = await startCluster({ pairs: 2, routers: 2, etcd: 'own', routerArgs });
     const { cluster } = tc;
     const [first, second] = cluster.routers.map((router) => clientOf(router.address));
@@ -171,7 +171,7 @@ describe('chaos: several routers', () => {
     await ledger.expectWithinBounds(second!);
   }, 120_000);
 
-  it('routers: a second router on the same SQLite directory refuses to start, in one line', async () => {
+  it('a second router on the same SQLite directory refuses to start, in one line', async () => {
     tc = await startCluster({ pairs: 1 });
     const { cluster } = tc;
     const { ManagedProcess, routerMainPath } = await import('../../src/cluster/managed-process.ts');

@@ -20,7 +20,7 @@ describe('chaos: a router-node stream cut mid-frame', () => {
   });
 
   it(
-    'streams: frames applied by the node whose answers are cut off fail as unknown outcome, never not-applied; ok <= total <= ok + unknown',
+    'frames applied by the node whose answers are cut off fail as unknown outcome, never not-applied; ok <= total <= ok + unknown',
     { timeout: 60_000 },
     async () => {
       tc = await startCluster({ pairs: 1 });
@@ -66,7 +66,7 @@ describe('chaos: a router-node stream cut mid-frame', () => {
   );
 
   it(
-    'streams: a connection that goes silent (blackholed) costs one frame deadline, not keepalive: the stream reopens on a new connection and writes go on',
+    'a connection that goes silent (blackholed) costs one frame deadline, not keepalive: the stream reopens on a new connection and writes go on',
     { timeout: 60_000 },
     async () => {
       tc = await startCluster({ pairs: 1 });

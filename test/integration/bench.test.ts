@@ -13,7 +13,7 @@ describe('tally bench', () => {
     await tc?.stop();
   });
 
-  it('bench: a mixed batched run in two processes passes the exact-read check', async () => {
+  it('a mixed batched run in two processes passes the exact-read check', async () => {
     const result = await tally([
       'bench',
       '--router',
@@ -50,7 +50,7 @@ describe('tally bench', () => {
     expect(result.stderr).toMatch(/increments\/s {2}errors \d+ {2}p99/);
   });
 
-  it('bench: a keyed unary run at a target rate passes the check and stays near the rate', async () => {
+  it('a keyed unary run at a target rate passes the check and stays near the rate', async () => {
     const result = await tally([
       'bench',
       '--router',
@@ -72,7 +72,7 @@ describe('tally bench', () => {
     expect(summary.okIncrements).toBeLessThanOrEqual(200 + 8);
   });
 
-  it('bench: --coalesce drives unary increment calls through the coalescing client and passes the check', async () => {
+  it('--coalesce drives unary increment calls through the coalescing client and passes the check', async () => {
     const args = ['bench', '--router', tc.cluster.routerAddress, '--coalesce', '--concurrency', '32', '--seconds', '2'];
     const result = await tally([...args, '--json']);
     expect(result.code, result.stderr).toBe(0);
@@ -86,7 +86,7 @@ describe('tally bench', () => {
     expect(withBatch.stderr.trim()).toBe('tally: --coalesce drives unary increment calls; it takes no --batch');
   });
 
-  it('bench: --stream drives batches on IncrementStream, in two processes, and passes the check', async () => {
+  it('--stream drives batches on IncrementStream, in two processes, and passes the check', async () => {
     const args = ['bench', '--router', tc.cluster.routerAddress, '--workload', 'mix', '--counters', '50', '--stream', '--batch', '20'];
     const result = await tally([...args, '--concurrency', '8', '--procs', '2', '--seconds', '2', '--json']);
     expect(result.code, result.stderr).toBe(0);
@@ -99,7 +99,7 @@ describe('tally bench', () => {
     expect(withCoalesce.code).toBe(2);
   });
 
-  it('bench: a zipf run creates its population first, passes the check, and page reads of that population find every counter', async () => {
+  it('a zipf run creates its population first, passes the check, and page reads of that population find every counter', async () => {
     const runId = `zipf${process.pid}`;
     const common = ['bench', '--router', tc.cluster.routerAddress, '--counters', '2000', '--run-id', runId, '--seconds', '1', '--json'];
     const zipf = await tally([...common, '--workload', 'zipf', '--zipf-s', '1.1', '--batch', '50', '--concurrency', '2', '--procs', '2']);
@@ -125,7 +125,7 @@ describe('tally bench', () => {
     expect(reads.check.counters).toBeGreaterThan(0);
   });
 
-  it('bench: a bad flag is one line and exit code 2', async () => {
+  it('a bad flag is one line and exit code 2', async () => {
     const result = await tally(['bench', '--router', tc.cluster.routerAddress, '--workload', 'lukewarm']);
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe('tally: --workload must be hot, cold, mix, zipf or page, got "lukewarm"');

@@ -35,7 +35,7 @@ function oneLine(result: CliResult): string {
 }
 
 describe('cli and process conventions', () => {
-  it('cli: --version prints the package version; -h, --help and help print every command, exit 0', async () => {
+  it('--version prints the package version; -h, --help and help print every command, exit 0', async () => {
     const { version } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
     const shown = await tally(['--version']);
     expect(shown).toMatchObject({ code: 0, stdout: `tally ${version}\n` });
@@ -51,7 +51,7 @@ describe('cli and process conventions', () => {
     expect(bare.stderr).toContain('usage: tally <command>');
   });
 
-  it('cli: help <command> and <command> --help / -h print the same text, listing every flag the command takes', async () => {
+  it('help <command> and <command> --help / -h print the same text, listing every flag the command takes', async () => {
     for (const name of ['incr', 'relay']) {
       const command = commands.find((candidate) => candidate.name === name)!;
       const viaHelp = await tally(['help', name]);
@@ -68,7 +68,7 @@ describe('cli and process conventions', () => {
     expect(oneLine(unknown)).toContain('no command "frobnicate"');
   });
 
-  it('cli: a flag of another command, or of none, is refused in one line with exit 2 before any call; --json makes it JSON', async () => {
+  it('a flag of another command, or of none, is refused in one line with exit 2 before any call; --json makes it JSON', async () => {
     // --cached belongs to get, --key to incr: neither is incr's or get's respectively. No router is running at port 1.
     for (const args of [
       ['incr', 'c', '--cached'],
@@ -90,7 +90,7 @@ describe('cli and process conventions', () => {
     expect(JSON.parse(oneLine(unknownCommand)).error).toMatchObject({ code: 'usage', exitCode: 2 });
   });
 
-  it('cli: a failed call under --json is one JSON object on stderr with its code and exit 1', async () => {
+  it('a failed call under --json is one JSON object on stderr with its code and exit 1', async () => {
     const result = await tally(['get', 'c', '--json', '--router', '127.0.0.1:1', '--deadline-ms', '1000']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');

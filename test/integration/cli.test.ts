@@ -15,7 +15,7 @@ describe('tally CLI', () => {
     await tc?.stop();
   });
 
-  it('cli: incr, get and describe work and print readable lines', async () => {
+  it('incr, get and describe work and print readable lines', async () => {
     expect((await tally(['incr', 'cli:likes', '5', ...router])).code).toBe(0);
     const negative = await tally(['incr', 'cli:likes', '-2', ...router]);
     expect(negative.code).toBe(0);
@@ -35,7 +35,7 @@ describe('tally CLI', () => {
     expect(describeOut.stdout.match(/^ {2}shard \d/gm)).toHaveLength(3);
   });
 
-  it('cli: --json output parses and carries exact int64 totals; TALLY_ROUTER sets the router', async () => {
+  it('--json output parses and carries exact int64 totals; TALLY_ROUTER sets the router', async () => {
     await tally(['incr', 'cli:big', '9223372036854775000', ...router]);
     const get = await tally(['get', 'cli:big', '--json'], { TALLY_ROUTER: tc.cluster.routerAddress });
     expect(get.code).toBe(0);
@@ -49,7 +49,7 @@ describe('tally CLI', () => {
     expect(nodes.map((node) => node.role)).toEqual(['primary', 'follower', 'primary', 'follower']);
   });
 
-  it('cli: incr --key applies once; reconcile reports zero drift; status shows epochs and sync', async () => {
+  it('incr --key applies once; reconcile reports zero drift; status shows epochs and sync', async () => {
     const first = await tally(['incr', 'cli:keyed', '4', '--key', 'order-1', ...router]);
     expect(first.stdout).toMatch(/^applied: cli:keyed \+4/);
     const again = await tally(['incr', 'cli:keyed', '4', '--key', 'order-1', ...router]);
@@ -63,7 +63,7 @@ describe('tally CLI', () => {
     expect(status.stdout).toMatch(/pair 0 {2}primary .* epoch \d+/);
   });
 
-  it('cli: distinct add then count reports the members added and the estimate with its error', async () => {
+  it('distinct add then count reports the members added and the estimate with its error', async () => {
     const add = await tally(['distinct', 'add', 'cli:visitors', 'ann', 'bob', 'cy', ...router]);
     expect(add.code).toBe(0);
     expect(add.stdout.trim()).toMatch(/^cli:visitors: \d+ registers? changed \(3 members given\)$/);
@@ -79,7 +79,7 @@ describe('tally CLI', () => {
     expect(JSON.parse(union.stdout)).toMatchObject({ counters: ['cli:visitors', 'cli:visitors-2'], estimate: 4 });
   });
 
-  it('cli: configure a window, incr, get --last sums the buckets; beyond retention is one line naming it', async () => {
+  it('configure a window, incr, get --last sums the buckets; beyond retention is one line naming it', async () => {
     // Minute buckets: a loaded machine may take seconds per CLI call.
     const configure = await tally(['configure', 'cli:win', '--window-bucket', '1m', '--window-retention', '10m', ...router]);
     expect(configure.code).toBe(0);
@@ -103,7 +103,7 @@ describe('tally CLI', () => {
     );
   });
 
-  it('cli: member add, add again, remove report changed yes/no/yes and counts 1/1/0; check lists each member', async () => {
+  it('member add, add again, remove report changed yes/no/yes and counts 1/1/0; check lists each member', async () => {
     const lines = async (args: string[]) => {
       const result = await tally([...args, ...router]);
       expect(result.code).toBe(0);
@@ -120,7 +120,7 @@ describe('tally CLI', () => {
     expect(await lines(['member', 'check', 'cli:likes-by', '42'])).toBe('42 absent');
   });
 
-  it('cli: rebuild of a healthy membership counter says drift: 0 and exits 0', async () => {
+  it('rebuild of a healthy membership counter says drift: 0 and exits 0', async () => {
     const configure = await tally(['configure', 'cli:members', '--membership-partitions', '4', ...router]);
     expect(configure.stdout.trim()).toBe('cli:members: membership counter, autoscale off, 4 partitions');
     for (const member of ['1', '2', '3']) expect((await tally(['member', 'add', 'cli:members', member, ...router])).code).toBe(0);
@@ -131,7 +131,7 @@ describe('tally CLI', () => {
     expect(verbose.stdout.match(/^ {2}partition \d \(shard id \d+, pair \d\): members \d, stored count \d, drift: 0$/gm)).toHaveLength(4);
   });
 
-  it('cli: a bad member id or duration is one line on stderr, exit code 2, and no call', async () => {
+  it('a bad member id or duration is one line on stderr, exit code 2, and no call', async () => {
     const cases = [
       ['member', 'add', 'likes', 'abc'],
       ['member', 'add', 'likes', '-1'],
@@ -158,7 +158,7 @@ describe('tally CLI', () => {
     expect(results[3]!.stderr.trim()).toBe('tally: --last must be a duration such as 90000 (ms), 1500ms, 30s, 15m, 1h or 7d, got "5x"');
   });
 
-  it('cli: a bad argument is one line on stderr and exit code 2, never a stack trace', async () => {
+  it('a bad argument is one line on stderr and exit code 2, never a stack trace', async () => {
     for (const args of [['incr', 'x', 'lots'], ['frobnicate'], ['get'], ['set-shards', 'x', '-1'], ['incr', 'x', '--nope']]) {
       const result = await tally([...args, ...router]);
       expect(result.code).toBe(2);
@@ -168,7 +168,7 @@ describe('tally CLI', () => {
     }
   });
 
-  it('cli: a server error is one line with its code and exit code 1', async () => {
+  it('a server error is one line with its code and exit code 1', async () => {
     const zero = await tally(['incr', 'x', '0', ...router]);
     expect(zero.code).toBe(1);
     expect(zero.stderr.trim()).toBe('tally: invalid_argument: amount is 0; it must be non-zero');

@@ -153,7 +153,7 @@ describe('client contract: the fake', () => {
   const fake = createFakeTallyClient();
   contract(() => fake);
 
-  it('fake: closed, it says so as a real client does', async () => {
+  it('closed, it says so as a real client does', async () => {
     const closing = createFakeTallyClient();
     closing.close();
     expect(closing.state).toBe('closed');

@@ -46,7 +46,7 @@ describe('client package', () => {
     fs.rmSync(workDir, { recursive: true, force: true });
   });
 
-  it('client package: names its licence and repository, and its README covers what a first user needs', () => {
+  it('names its licence and repository, and its README covers what a first user needs', () => {
     const manifest = readJson<{ license?: string; repository?: { url?: string; directory?: string } }>(
       path.join(packageDir, 'package.json'),
     );
@@ -87,7 +87,7 @@ describe('client package', () => {
       expect(readme, code).toContain(`\`${code}\``);
   });
 
-  it('client package: depends on grpc-js, proto-loader and protobufjs (error details) only, at the versions the repository pins', () => {
+  it('depends on grpc-js, proto-loader and protobufjs (error details) only, at the versions the repository pins', () => {
     const manifest = readJson<{ dependencies: Record<string, string> }>(path.join(packageDir, 'package.json'));
     const root = readJson<{ dependencies: Record<string, string> }>(path.join(repoRoot, 'package.json'));
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs']);
@@ -95,7 +95,7 @@ describe('client package', () => {
   });
 
   it(
-    'client package: packs the client without server code, installs from the tarball, and a plain .mjs increments and reads a counter',
+    'packs the client without server code, installs from the tarball, and a plain .mjs increments and reads a counter',
     { timeout: 180_000 },
     async () => {
       // npm pack builds the package first (prepack), from clean.

@@ -34,7 +34,7 @@ describe('clock steps', () => {
     if (clockDir !== undefined) removeTempDir(clockDir);
   });
 
-  it('clock steps: a counter with a 1 h TTL written just before the router’s clock steps +2 h keeps its total through many sweeps', async () => {
+  it('a counter with a 1 h TTL written just before the router’s clock steps +2 h keeps its total through many sweeps', async () => {
     await tc.client.increment('ttl:stepped', 7);
     await tc.client.configure('ttl:stepped', { ttlMs: hourMs });
     await tc.client.increment('ttl:stepped', 5);
@@ -48,7 +48,7 @@ describe('clock steps', () => {
     routerClock.setOffsetMs(0);
   }, 15_000);
 
-  it('clock steps: a keyed increment retried after the primary’s clock steps forward past the dedup window counts once', async () => {
+  it('a keyed increment retried after the primary’s clock steps forward past the dedup window counts once', async () => {
     const first = await tc.client.increment('dedup:stepped', 3, { idempotencyKey: 'retried-key' });
     expect(first.applied).toBe(true);
     primaryClock.setOffsetMs(2 * hourMs);
@@ -59,7 +59,7 @@ describe('clock steps', () => {
     expect((await tc.client.read('dedup:stepped')).total).toBe(3n);
   }, 15_000);
 
-  it('clock steps: after a −1 h step the primary reports a small, non-negative replication lag', async () => {
+  it('after a −1 h step the primary reports a small, non-negative replication lag', async () => {
     const follower = tc.cluster.nodes[1];
     follower!.process.signal('SIGSTOP');
     try {
@@ -87,7 +87,7 @@ describe('clock steps', () => {
     });
   }, 30_000);
 
-  it('clock steps: the client library’s deadlines ignore its own wall clock: an increment queued behind stuck calls while the caller’s clock steps +2 h waits for its own deadline and succeeds', async () => {
+  it('the client library’s deadlines ignore its own wall clock: an increment queued behind stuck calls while the caller’s clock steps +2 h waits for its own deadline and succeeds', async () => {
     const coalescing = createTallyClient({ address: tc.cluster.routerAddress, deadlineMs: 5_000, coalesce: true });
     const realNow = Date.now.bind(Date);
     let stepped: { mockRestore(): void } | undefined;

@@ -48,7 +48,7 @@ describe('coalescing client: outcome-unknown batches', () => {
     router = undefined;
   });
 
-  it('client: unkeyed items of a batch that failed FAILED_PRECONDITION after one pair applied are unknown, never re-sent: total <= ok + unknown', async () => {
+  it('unkeyed items of a batch that failed FAILED_PRECONDITION after one pair applied are unknown, never re-sent: total <= ok + unknown', async () => {
     // Items at even places live on pair A (applied), at odd places on pair B (stale epoch: refused whole).
     router = await startFakeRouter({
       incrementBatch: (items) => ({
@@ -80,7 +80,7 @@ describe('coalescing client: outcome-unknown batches', () => {
     expect(ledger.outcomes.unknown).toBeGreaterThan(0);
   });
 
-  it('client: against a router without IncrementStream (UNIMPLEMENTED) the coalescer sends its batches as IncrementBatch calls', async () => {
+  it('against a router without IncrementStream (UNIMPLEMENTED) the coalescer sends its batches as IncrementBatch calls', async () => {
     router = await startFakeRouter({ incrementBatch: (items) => ({ appliedIndexes: items.map((_, index) => index) }) });
     client = createTallyClient({ address: router.address, coalesce: true, deadlineMs: 5_000 });
     for (let round = 0; round < 3; round++) {
@@ -91,7 +91,7 @@ describe('coalescing client: outcome-unknown batches', () => {
     expect(router.calls.IncrementBatch).toBe(3);
   });
 
-  it('client: a batch refused FAILED_PRECONDITION with nothing applied (NOT_APPLIED) sends its items alone: each caller gets its own answer', async () => {
+  it('a batch refused FAILED_PRECONDITION with nothing applied (NOT_APPLIED) sends its items alone: each caller gets its own answer', async () => {
     router = await startFakeRouter({
       incrementBatch: () => ({
         appliedIndexes: [],

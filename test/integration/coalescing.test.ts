@@ -44,7 +44,7 @@ describe('coalescing client', () => {
     return error as TallyError;
   }
 
-  it('client: 64 increments made in one tick leave in one batch on the IncrementStream; the total is exact', async () => {
+  it('64 increments made in one tick leave in one batch on the IncrementStream; the total is exact', async () => {
     const before = await routerCalls();
     const results = await Promise.all(Array.from({ length: 64 }, (_, index) => tc.client.increment('tick', index + 1)));
     const after = await routerCalls();
@@ -55,7 +55,7 @@ describe('coalescing client', () => {
     expect((await tc.client.read('tick')).total).toBe(BigInt((64 * 65) / 2));
   });
 
-  it('client: 64 callers looping on increment make fewer calls than increments; keyed and unkeyed totals are exact', async () => {
+  it('64 callers looping on increment make fewer calls than increments; keyed and unkeyed totals are exact', async () => {
     const before = await routerCalls();
     const callers = 64;
     const perCaller = 25;
@@ -83,7 +83,7 @@ describe('coalescing client', () => {
     expect(unkeyed!.total).toBe(expected(1));
   });
 
-  it('client: the same key twice in one batch applies once; the second caller hears applied=false', async () => {
+  it('the same key twice in one batch applies once; the second caller hears applied=false', async () => {
     const [first, second] = await Promise.all([
       tc.client.increment('same-key', 4, { idempotencyKey: 'order-7' }),
       tc.client.increment('same-key', 4, { idempotencyKey: 'order-7' }),
@@ -92,7 +92,7 @@ describe('coalescing client', () => {
     expect((await tc.client.read('same-key')).total).toBe(4n);
   });
 
-  it('client: bad input rejects at once with the unary error and is never sent', async () => {
+  it('bad input rejects at once with the unary error and is never sent', async () => {
     const cases: [string, number | bigint, string | undefined, number][] = [
       ['', 1, undefined, status.INVALID_ARGUMENT],
       ['bad\nname', 1, undefined, status.INVALID_ARGUMENT],
@@ -111,7 +111,7 @@ describe('coalescing client', () => {
     }
   });
 
-  it('client: an increment past int64 fails OUT_OF_RANGE alone; the keyed callers it travelled with are applied', async () => {
+  it('an increment past int64 fails OUT_OF_RANGE alone; the keyed callers it travelled with are applied', async () => {
     await tc.client.increment('edge', INT64_MAX - 10n);
     const before = await routerCalls();
     const outcomes = await Promise.allSettled([
@@ -133,7 +133,7 @@ describe('coalescing client', () => {
     expect(beside!.total).toBe(40n);
   });
 
-  it('client: an increment of a distinct counter fails FAILED_PRECONDITION alone; unkeyed callers beside it are applied once', async () => {
+  it('an increment of a distinct counter fails FAILED_PRECONDITION alone; unkeyed callers beside it are applied once', async () => {
     await tc.client.addDistinct('sketch', ['a']);
     const outcomes = await Promise.allSettled([
       ...Array.from({ length: 10 }, () => tc.client.increment('near-sketch', 2, { idempotencyKey: null })),
@@ -148,7 +148,7 @@ describe('coalescing client', () => {
     expect((await tc.client.read('near-sketch')).total).toBe(50n);
   });
 
-  it('client: with incrementStream: false the batches are unary IncrementBatch calls, with the same results', async () => {
+  it('with incrementStream: false the batches are unary IncrementBatch calls, with the same results', async () => {
     const batching = createTallyClient({ address: tc.cluster.routerAddress, deadlineMs: 10_000, coalesce: true, incrementStream: false });
     try {
       const before = await routerCalls();
@@ -163,7 +163,7 @@ describe('coalescing client', () => {
     }
   });
 
-  it('client: by default (no coalesce option) every increment is its own unary Increment call', async () => {
+  it('by default (no coalesce option) every increment is its own unary Increment call', async () => {
     const before = await routerCalls();
     await Promise.all(Array.from({ length: 32 }, () => unary.increment('unary', 1)));
     const after = await routerCalls();

@@ -36,7 +36,7 @@ describe('delete', () => {
   });
 
   it(
-    'delete: every kind reads as never written at once; both nodes of every pair free the shards (gauges); the name makes a new counter at 0 with new shard ids',
+    'every kind reads as never written at once; both nodes of every pair free the shards (gauges); the name makes a new counter at 0 with new shard ids',
     { timeout: 60_000 },
     async () => {
       tc = await startCluster({ pairs: 2, metrics: true });
@@ -107,7 +107,7 @@ describe('delete', () => {
   );
 
   it(
-    'delete: after SIGKILL and restart of every process nothing comes back, and an increment routed to an old shard is refused NOT_FOUND',
+    'after SIGKILL and restart of every process nothing comes back, and an increment routed to an old shard is refused NOT_FOUND',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({ pairs: 1, metrics: true, nodeArgs: ['--checkpoint-interval-ms', '200'] });
@@ -155,7 +155,7 @@ describe('delete', () => {
   );
 
   it(
-    'delete: with a pair down the counter is gone at once; its drops reach the pair when it returns (shards pending meanwhile)',
+    'with a pair down the counter is gone at once; its drops reach the pair when it returns (shards pending meanwhile)',
     { timeout: 90_000 },
     async () => {
       tc = await startCluster({ pairs: 2, metrics: true, routerArgs: ['--failover-wait-ms', '300'] });
@@ -190,7 +190,7 @@ describe('delete', () => {
     },
   );
 
-  it('delete: an unknown counter is NOT_FOUND and a bad name INVALID_ARGUMENT, changing nothing; the CLI deletes and says so', async () => {
+  it('an unknown counter is NOT_FOUND and a bad name INVALID_ARGUMENT, changing nothing; the CLI deletes and says so', async () => {
     tc = await startCluster({ pairs: 1 });
     const { client, cluster } = tc;
     await client.increment('here', 3);
@@ -208,7 +208,7 @@ describe('delete', () => {
     expect((await client.clusterStatus()).counters).toBe(0);
   });
 
-  it('delete: with tokens set only the admin token may delete', { timeout: 60_000 }, async () => {
+  it('with tokens set only the admin token may delete', { timeout: 60_000 }, async () => {
     tc = await startCluster({ pairs: 1, secure: true });
     const { client, certDir, cluster } = tc;
     await client.increment('guarded', 1);

@@ -43,7 +43,7 @@ describe('directory export and import', () => {
       onLine: (name, line) => tc.logs.push(`[${name}] ${line}`),
     });
 
-  it('directory: a cluster moves from SQLite to etcd and back with every total, shard and key', async () => {
+  it('a cluster moves from SQLite to etcd and back with every total, shard and key', async () => {
     const { client } = tc;
     for (let index = 0; index < 10; index++) await client.increment(`moved-${index}`, index + 1, { idempotencyKey: `key-${index}` });
     await client.setShards('moved-3', 4);
@@ -109,7 +109,7 @@ describe('directory export and import', () => {
     }
   }, 120_000);
 
-  it('directory: bad use is one line and exits non-zero', async () => {
+  it('bad use is one line and exits non-zero', async () => {
     const both = await tally(['directory', 'export', '--data-dir', tc.dataDir, '--etcd', etcd.endpoint]);
     expect(both.code).toBe(2);
     expect(both.stderr.trim().split('\n')).toHaveLength(1);

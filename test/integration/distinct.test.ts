@@ -26,7 +26,7 @@ describe('distinct counts', () => {
     await tc?.stop();
   });
 
-  it('distinct: 10 members count exactly 10; adding them again raises no register and changes nothing', async () => {
+  it('10 members count exactly 10; adding them again raises no register and changes nothing', async () => {
     const ten = members('user', 10);
     expect(await addAll(tc, 'visitors', ten)).toBeGreaterThan(0);
     expect((await tc.client.countDistinct('visitors')).estimate).toBe(10);
@@ -37,7 +37,7 @@ describe('distinct counts', () => {
     expect((await tc.client.describe('visitors')).kind).toBe('distinct');
   });
 
-  it('distinct: 100,000 members on a counter of 8 shards over 2 pairs give the same estimate as one shard, within 3 standard errors', async () => {
+  it('100,000 members on a counter of 8 shards over 2 pairs give the same estimate as one shard, within 3 standard errors', async () => {
     const all = members('m', 100_000);
     await addAll(tc, 'one-shard', all);
     await tc.client.addDistinct('eight-shards', ['m-0']);
@@ -54,7 +54,7 @@ describe('distinct counts', () => {
     expect(Math.abs(one.estimate - 100_000) / 100_000).toBeLessThan(3 * hllStandardError);
   });
 
-  it('distinct: the count of a union equals the sketch of the union of the members', async () => {
+  it('the count of a union equals the sketch of the union of the members', async () => {
     const a = members('u', 3_000, 0);
     const b = members('u', 3_000, 2_000); // 1,000 shared
     await addAll(tc, 'union-a', a);
@@ -69,7 +69,7 @@ describe('distinct counts', () => {
     );
   });
 
-  it('distinct: bad input gets a clear status and changes nothing', async () => {
+  it('bad input gets a clear status and changes nothing', async () => {
     await tc.client.addDistinct('strict', ['a', 'b']);
     const before = await tc.client.countDistinct('strict');
     expect((await rejection(tc.client.addDistinct('strict', ['c', '']))).grpcCode).toBe(status.INVALID_ARGUMENT);
@@ -95,7 +95,7 @@ describe('distinct counts', () => {
     expect((await tc.client.read('a-total')).total).toBe(1n);
   });
 
-  it('distinct: a ReadMany naming a distinct counter among totals is FAILED_PRECONDITION, exact or cached, hit or miss; a membership counter among them reads', async () => {
+  it('a ReadMany naming a distinct counter among totals is FAILED_PRECONDITION, exact or cached, hit or miss; a membership counter among them reads', async () => {
     await tc.client.addDistinct('page-sketch', ['a']);
     await tc.client.increment('page-total', 3);
     await tc.client.setMember('page-members', 5n, true);

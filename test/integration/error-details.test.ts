@@ -54,7 +54,7 @@ describe('error details from a router', () => {
     await tc?.stop();
   });
 
-  it('router: a refused increment carries ErrorInfo NOT_APPLIED in domain tally.counter.v1, on the wire and on TallyError', async () => {
+  it('a refused increment carries ErrorInfo NOT_APPLIED in domain tally.counter.v1, on the wire and on TallyError', async () => {
     const raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure());
     const error = await new Promise<ServiceError>((resolve) =>
       raw.Increment({ counter: 'c', amount: '0' }, (failure) => resolve(failure!)),
@@ -67,7 +67,7 @@ describe('error details from a router', () => {
     expect(refused.certainlyNotApplied).toBe(true);
   });
 
-  it('router: busy is NOT_APPLIED with RetryInfo; an increment whose node stopped answering is OUTCOME_UNKNOWN', async () => {
+  it('busy is NOT_APPLIED with RetryInfo; an increment whose node stopped answering is OUTCOME_UNKNOWN', async () => {
     const primary = tc.cluster.node(0, 'primary');
     primary.process.signal('SIGSTOP');
     try {
@@ -97,7 +97,7 @@ describe('error details from a router', () => {
     }
   });
 
-  it('router: an increment no live node could take is UNAVAILABLE, NOT_APPLIED, with RetryInfo', { timeout: 30_000 }, async () => {
+  it('an increment no live node could take is UNAVAILABLE, NOT_APPLIED, with RetryInfo', { timeout: 30_000 }, async () => {
     // Both sides of the pair: no failover can give the counter a live shard.
     for (const role of ['primary', 'follower'] as const) await tc.cluster.node(0, role).process.stop('SIGKILL');
     // Once the router has seen the connections go, nothing is sent to the dead nodes: not applied, whatever the message.

@@ -42,7 +42,7 @@ describe('TLS to etcd', () => {
     removeTempDir(dir);
   });
 
-  it('etcd tls: a router with the etcd client certificate keeps its directory in etcd over https', async () => {
+  it('a router with the etcd client certificate keeps its directory in etcd over https', async () => {
     expect(etcd.endpoint).toMatch(/^https:\/\//);
     tc = await startCluster({
       pairs: 1,
@@ -80,7 +80,7 @@ describe('TLS to etcd', () => {
     expect(exported.stderr).toMatch(/exported 1 counters/);
   }, 60_000);
 
-  it('etcd tls: a router without a client certificate, or with one of the other CA, never reaches the directory and stops in one line', async () => {
+  it('a router without a client certificate, or with one of the other CA, never reaches the directory and stops in one line', async () => {
     for (const [what, args] of [
       ['no client certificate', ['--etcd-tls-ca', cert('etcd-ca.crt')]],
       [

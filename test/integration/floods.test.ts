@@ -132,7 +132,7 @@ describe('floods', () => {
   }
 
   it(
-    'flood: a token holder reading 60,000 never-written names CACHED (60x the cache) leaves the cache at its bound and honest CACHED reads fast',
+    'a token holder reading 60,000 never-written names CACHED (60x the cache) leaves the cache at its bound and honest CACHED reads fast',
     { timeout: 120_000 },
     async () => {
       expect((await user.read('flood:honest', { consistency: 'cached' })).total).toBe(42n);
@@ -162,7 +162,7 @@ describe('floods', () => {
   );
 
   it(
-    'flood: reading 3,000 real counters CACHED over and over (3x the cache) keeps it exactly at its bound, evicting, and honest CACHED reads fast',
+    'reading 3,000 real counters CACHED over and over (3x the cache) keeps it exactly at its bound, evicting, and honest CACHED reads fast',
     { timeout: 120_000 },
     async () => {
       const names = Array.from({ length: 3_000 }, (_, index) => `flood:real:${index}`);
@@ -187,7 +187,7 @@ describe('floods', () => {
   );
 
   it(
-    'flood: increments spread over 5,000 counters (10x --heat-counters-max) leave heat tracking at its bound, the hot counter tracked, and honest reads fast',
+    'increments spread over 5,000 counters (10x --heat-counters-max) leave heat tracking at its bound, the hot counter tracked, and honest reads fast',
     { timeout: 120_000 },
     async () => {
       const spread = Array.from({ length: 5_000 }, (_, index) => `flood:spread:${index}`);
@@ -236,7 +236,7 @@ describe('floods', () => {
   );
 
   it(
-    'flood: CACHED window reads with 3,600 different lengths keep at most --cache-entries-max window sums; never-written counters add none',
+    'CACHED window reads with 3,600 different lengths keep at most --cache-entries-max window sums; never-written counters add none',
     { timeout: 120_000 },
     async () => {
       const bucketMs = 1_000;

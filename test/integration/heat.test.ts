@@ -42,7 +42,7 @@ describe('heat and automatic sizing', () => {
   }
 
   it(
-    'heat: a counter driven past the ceiling grows within seconds; a cold one and one with autoscale off stay at 1; no shrink, no flapping',
+    'a counter driven past the ceiling grows within seconds; a cold one and one with autoscale off stay at 1; no shrink, no flapping',
     { timeout: 60_000 },
     async () => {
       const { client } = tc;

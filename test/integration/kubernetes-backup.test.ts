@@ -56,13 +56,13 @@ describe('kubernetes: scheduled backups', () => {
     return found!;
   };
 
-  it('kubernetes backup: the component adds a CronJob, its claim and its etcd policy, each valid against its schema', async () => {
+  it('the component adds a CronJob, its claim and its etcd policy, each valid against its schema', async () => {
     for (const object of objects.filter((item) => item.metadata.labels?.['app.kubernetes.io/component'] === 'backup'))
       expect(await schemaErrors(object), `${object.kind} ${object.metadata.name}`).toBeUndefined();
     expect(await schemaErrors(named('NetworkPolicy', 'tally-etcd-backup'))).toBeUndefined();
   });
 
-  it('kubernetes backup: the CronJob snapshots etcd, then runs tally backup into a new directory per run on the claim, one run at a time', () => {
+  it('the CronJob snapshots etcd, then runs tally backup into a new directory per run on the claim, one run at a time', () => {
     const cronJob = named('CronJob', 'tally-backup');
     const spec = cronJob.spec as {
       concurrencyPolicy: string;
@@ -95,7 +95,7 @@ describe('kubernetes: scheduled backups', () => {
     expect(pod.volumes[0]?.persistentVolumeClaim?.claimName).toBe(named('PersistentVolumeClaim', 'tally-backups').metadata.name);
   });
 
-  it('kubernetes backup: etcd client port opened to backup pods only', () => {
+  it('etcd client port opened to backup pods only', () => {
     const policy = named('NetworkPolicy', 'tally-etcd-backup').spec as {
       ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[];
     };

@@ -206,7 +206,7 @@ describe('kubernetes kit', () => {
     });
   }
 
-  it('kit: the checks fail on a kit that breaks them (anti-affinity, budgets, probes, requests, an unknown setting, no zone)', async () => {
+  it('the checks fail on a kit that breaks them (anti-affinity, budgets, probes, requests, an unknown setting, no zone)', async () => {
     const objects = render('deploy/kubernetes/base');
     const nodeB = objects.find((object) => object.kind === 'StatefulSet' && object.metadata.name === 'tally-node-b')!;
     const nodeA = objects.find((object) => object.kind === 'StatefulSet' && object.metadata.name === 'tally-node-a')!;
@@ -230,7 +230,7 @@ describe('kubernetes kit', () => {
     expect(problems).toContain('tally-node-b: TALLY_ZONE does not come from the topology.kubernetes.io/zone label');
   });
 
-  it('kit: the Prometheus scrape config names the jobs the rules and the dashboard use, and carries the rules file', () => {
+  it('the Prometheus scrape config names the jobs the rules and the dashboard use, and carries the rules file', () => {
     const objects = render('deploy/kubernetes/base');
     const configMap = objects.find((object) => object.kind === 'ConfigMap' && object.metadata.name.startsWith('tally-prometheus-'))!;
     expect(configMap.data!['rules.yml']).toBe(fs.readFileSync(path.join(repoRoot, 'deploy/prometheus/rules.yml'), 'utf8'));
@@ -240,7 +240,7 @@ describe('kubernetes kit', () => {
     expect(scrape).toContain('rules.yml');
   });
 
-  it('kit: docs/kubernetes.md renders exactly the kustomizations this test checks', () => {
+  it('docs/kubernetes.md renders exactly the kustomizations this test checks', () => {
     const doc = fs.readFileSync(path.join(repoRoot, 'docs/kubernetes.md'), 'utf8');
     const rendered = new Set([...doc.matchAll(/kubectl kustomize (\S+)/g)].map((match) => match[1]!));
     expect([...rendered].sort()).toEqual([...kits].sort());

@@ -117,7 +117,7 @@ describe('launcher with several routers (npm start -- --routers N)', () => {
   }
 
   it(
-    'launcher: --routers 2 serves one directory through both routers, restarts a SIGKILLed router and a SIGKILLed etcd, and SIGINT stops routers, then nodes, then etcd',
+    '--routers 2 serves one directory through both routers, restarts a SIGKILLed router and a SIGKILLed etcd, and SIGINT stops routers, then nodes, then etcd',
     { timeout: 120_000 },
     async () => {
       const started = await launchRouters('two', 2);
@@ -171,7 +171,7 @@ describe('launcher with several routers (npm start -- --routers N)', () => {
     },
   );
 
-  it('launcher: every child, etcd included, stops by itself when the launcher is SIGKILLed', { timeout: 90_000 }, async () => {
+  it('every child, etcd included, stops by itself when the launcher is SIGKILLed', { timeout: 90_000 }, async () => {
     const started = await launchRouters('orphans', 2);
     const etcdPid = etcdPidOf(path.join(dataDir, 'orphans', 'etcd'))!;
     const client = clientOf(routerAddressesOf(started.output()).get('router-1')!);
@@ -185,7 +185,7 @@ describe('launcher with several routers (npm start -- --routers N)', () => {
     await waitFor(() => pids.every((pid) => !isAlive(pid)), { timeoutMs: 15_000, what: 'orphaned children, etcd included, to exit' });
   });
 
-  it('launcher: --routers 2 without etcd on PATH is one line naming the Debian package, exit code 1, and nothing started', async () => {
+  it('--routers 2 without etcd on PATH is one line naming the Debian package, exit code 1, and nothing started', async () => {
     const bare = path.join(dataDir, 'no-etcd');
     const started = launch(['--routers', '2', '--data-dir', bare], { ...process.env, PATH: path.join(dataDir, 'empty-path') });
     expect(await started.exited).toBe(1);

@@ -51,7 +51,7 @@ describe('list counters', () => {
     await tc?.stop();
   });
 
-  it('list: a page costs its size, not its place: the last page of 50,000 is as quick as the first', async () => {
+  it('a page costs its size, not its place: the last page of 50,000 is as quick as the first', async () => {
     // Warm the statements and the connection, then time the first and the last page of the range alternately.
     const firstMs: number[] = [];
     const lastMs: number[] = [];
@@ -74,7 +74,7 @@ describe('list counters', () => {
     expect(percentile(lastMs, 0.5)).toBeLessThan(percentile(firstMs, 0.5) * 5 + 20);
   }, 60_000);
 
-  it('list: the default page is 100; the last page has no token; an unmatched prefix is an empty last page', async () => {
+  it('the default page is 100; the last page has no token; an unmatched prefix is an empty last page', async () => {
     const page = await tc.client.listCounters({ prefix: 'list:' });
     expect(page.counters).toHaveLength(100);
     expect(page.counters[0]).toEqual({ name: 'list:00000', kind: 'total', shards: 1, ttlMs: 0 });
@@ -86,7 +86,7 @@ describe('list counters', () => {
     expect(await tc.client.listCounters({ prefix: 'nothing-here:' })).toEqual({ counters: [], nextPageToken: '' });
   });
 
-  it('list: allCounters iterates every page; kinds and shard counts are the directory’s', async () => {
+  it('allCounters iterates every page; kinds and shard counts are the directory’s', async () => {
     await tc.client.configure('iter:members', { membershipPartitions: 4 });
     await tc.client.addDistinct('iter:visitors', ['ann']);
     await tc.client.increment('iter:total', 1);
@@ -106,7 +106,7 @@ describe('list counters', () => {
     expect(firstTen).toEqual(expected.slice(0, 10));
   });
 
-  it('list: a bad prefix, page size or page token is INVALID_ARGUMENT and changes nothing', async () => {
+  it('a bad prefix, page size or page token is INVALID_ARGUMENT and changes nothing', async () => {
     const countersBefore = (await tc.client.clusterStatus()).counters;
     const rawList = (request: object): Promise<number> =>
       new Promise((resolve) => {
@@ -160,7 +160,7 @@ describe('list counters', () => {
   });
 
   // Last of its group: the names it creates under list: would shift what the tests above expect.
-  it('list: 50,000 counters under a prefix page through in byte order, each once, while new ones are created', async () => {
+  it('50,000 counters under a prefix page through in byte order, each once, while new ones are created', async () => {
     const seen: string[] = [];
     const pageMs: number[] = [];
     const createdDuringScan: string[] = [];

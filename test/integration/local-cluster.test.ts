@@ -95,7 +95,7 @@ describe('local cluster launcher (npm start)', () => {
     return { child, output: () => output };
   }
 
-  it('launcher: serves a cluster, stops every child on SIGINT, and keeps totals across restarts', async () => {
+  it('serves a cluster, stops every child on SIGINT, and keeps totals across restarts', async () => {
     const nodeBasePort = await freePortRun(4);
     // The router may take any port the first time; the second launch asks for the one it printed.
     const first = await launch(0, nodeBasePort, 'restarts');
@@ -123,7 +123,7 @@ describe('local cluster launcher (npm start)', () => {
     expect(await secondExited).toBe(0);
   });
 
-  it('launcher: children stop by themselves when the launcher is SIGKILLed', async () => {
+  it('children stop by themselves when the launcher is SIGKILLed', async () => {
     const { child, output } = await launch(0, 0, 'orphans');
     const client = createTallyClient({ address: routerAddressOf(output()) });
     const pids = (await client.clusterStatus()).nodes.map((node) => node.pid);
@@ -133,7 +133,7 @@ describe('local cluster launcher (npm start)', () => {
   });
 
   it(
-    'launcher: a fresh build runs as plain JavaScript: dist/cluster/main.js starts dist/ children without tsx installed, and bin/tally.mjs answers',
+    'a fresh build runs as plain JavaScript: dist/cluster/main.js starts dist/ children without tsx installed, and bin/tally.mjs answers',
     { timeout: 120_000 },
     async () => {
       const build = await freshBuild();
@@ -160,7 +160,7 @@ describe('local cluster launcher (npm start)', () => {
     },
   );
 
-  it('launcher: a bad flag is one line and exit code 2', async () => {
+  it('a bad flag is one line and exit code 2', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cluster/main.ts', '--pairs', 'many'], { cwd: repoRoot });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));

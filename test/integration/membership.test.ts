@@ -16,7 +16,7 @@ describe('membership counters', () => {
     await tc?.stop();
   });
 
-  it('membership: like, like again, unlike, unlike again: count 1, 1, 0, 0 and changed says which calls flipped', async () => {
+  it('like, like again, unlike, unlike again: count 1, 1, 0, 0 and changed says which calls flipped', async () => {
     const { client } = tc;
     const steps = [
       await client.setMember('post:1', 42n, true),
@@ -34,7 +34,7 @@ describe('membership counters', () => {
     expect(new Set(description.placements.map((placement) => placement.pair)).size).toBe(2);
   });
 
-  it('membership: ids across the whole 64-bit range are members exactly when set', async () => {
+  it('ids across the whole 64-bit range are members exactly when set', async () => {
     const { client } = tc;
     const ids = [0n, 1n, 4_294_967_295n, 4_294_967_296n, 9_223_372_036_854_775_808n, 18_446_744_073_709_551_615n];
     for (const id of ids) expect((await client.setMember('wide', id, true)).changed).toBe(true);
@@ -44,7 +44,7 @@ describe('membership counters', () => {
     expect(await client.isMember('nobody-liked-this', [1n, 2n])).toEqual([false, false]);
   });
 
-  it('membership: 64 concurrent callers flipping overlapping members: count = changed likes - changed unlikes = members present', async () => {
+  it('64 concurrent callers flipping overlapping members: count = changed likes - changed unlikes = members present', async () => {
     const { client } = tc;
     const memberCount = 40;
     let netFlips = 0n;
@@ -79,7 +79,7 @@ describe('membership counters', () => {
     expect(rebuilt.partitions).toHaveLength(8);
   });
 
-  it('membership: bad input gets a clear status and changes nothing', async () => {
+  it('bad input gets a clear status and changes nothing', async () => {
     const { client } = tc;
     await client.setMember('strict-likes', 7n, true);
     expect((await rejection(client.setMember('strict-likes', -1n, true))).grpcCode).toBe(status.INVALID_ARGUMENT);
@@ -104,7 +104,7 @@ describe('membership counters', () => {
     expect(await client.isMember('strict-likes', [7n])).toEqual([true]);
   });
 
-  it('membership: configure creates a counter with a chosen partition count, fixed for life', async () => {
+  it('configure creates a counter with a chosen partition count, fixed for life', async () => {
     const { client } = tc;
     const created = await client.configure('votes', { membershipPartitions: 3 });
     expect([created.kind, created.shards]).toEqual(['membership', 3]);

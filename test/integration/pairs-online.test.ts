@@ -29,7 +29,7 @@ describe('pairs online', () => {
     await cluster?.stop();
   });
 
-  it('pairs: AddPair registers a pair, the supervisor brings it in sync, and new counters are placed on it', async () => {
+  it('AddPair registers a pair, the supervisor brings it in sync, and new counters are placed on it', async () => {
     const { client } = cluster;
     await client.increment('before', 5);
     const added = await client.addPair(extra[0]!.address, extra[1]!.address);
@@ -49,7 +49,7 @@ describe('pairs online', () => {
     expect(status.nodes.filter((node) => node.pair === 1 && node.health === 'SERVING')).toHaveLength(2);
   }, 60_000);
 
-  it('pairs: bad AddPair and DrainPair input changes nothing', async () => {
+  it('bad AddPair and DrainPair input changes nothing', async () => {
     const { client } = cluster;
     expect((await rejection(client.addPair(extra[0]!.address, '127.0.0.1:1'))).code).toBe('failed_precondition');
     expect((await rejection(client.addPair('127.0.0.1:2', '127.0.0.1:2'))).code).toBe('invalid_argument');
@@ -58,7 +58,7 @@ describe('pairs online', () => {
     expect((await client.clusterStatus()).pairs).toHaveLength(2);
   });
 
-  it('pairs: a drained pair takes no new shards, its shards keep serving, and the last open pair cannot be drained', async () => {
+  it('a drained pair takes no new shards, its shards keep serving, and the last open pair cannot be drained', async () => {
     const { client } = cluster;
     const drained = await client.drainPair(0);
     expect(drained.draining).toBe(true);
@@ -74,7 +74,7 @@ describe('pairs online', () => {
     expect((await client.clusterStatus()).pairs[0]!.draining).toBe(false);
   }, 60_000);
 
-  it('pairs: a router restart keeps a pair added online though --pairs lacks it', async () => {
+  it('a router restart keeps a pair added online though --pairs lacks it', async () => {
     const { client } = cluster;
     await cluster.cluster.router.stop('SIGKILL');
     await cluster.cluster.router.start();
@@ -86,7 +86,7 @@ describe('pairs online', () => {
     for (let index = 0; index < 4; index++) expect((await client.read(`after-${index}`)).total).toBe(BigInt(index + 1));
   }, 60_000);
 
-  it('pairs: tally pair drain prints one line, status shows DRAINING, and a pair add of an address in use is one line, exit non-zero', async () => {
+  it('tally pair drain prints one line, status shows DRAINING, and a pair add of an address in use is one line, exit non-zero', async () => {
     const env = { TALLY_ROUTER: cluster.cluster.routerAddress };
     const drain = await runCli(['pair', 'drain', '1'], env);
     expect(drain.code).toBe(0);

@@ -41,19 +41,19 @@ describe('proto contract', () => {
     fs.rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('proto: counter.proto names its Go and Java packages', () => {
+  it('counter.proto names its Go and Java packages', () => {
     const proto = fs.readFileSync(path.join(repoRoot, 'proto/counter.proto'), 'utf8');
     expect(proto).toMatch(/^option go_package = "[^"]+\/counter\/v1;counterv1";$/m);
     expect(proto).toMatch(/^option java_package = "[a-z.]+\.counter\.v1";$/m);
     expect(proto).toMatch(/^option java_multiple_files = true;$/m);
   });
 
-  it('proto: a plain `buf lint` passes on the repository as buf runs it (shard.proto and the vendored google/rpc left out by buf.yaml)', () => {
+  it('a plain `buf lint` passes on the repository as buf runs it (shard.proto and the vendored google/rpc left out by buf.yaml)', () => {
     const { status, output } = bufRun(['lint']);
     expect(status, output).toBe(0);
   });
 
-  it('proto: buf lint still fails on a badly named message in counter.proto, and leaves shard.proto and google/rpc alone', () => {
+  it('buf lint still fails on a badly named message in counter.proto, and leaves shard.proto and google/rpc alone', () => {
     const work = path.join(scratch, 'lint');
     fs.mkdirSync(path.join(work, 'proto/google/rpc'), { recursive: true });
     fs.copyFileSync(path.join(repoRoot, 'buf.yaml'), path.join(work, 'buf.yaml'));
@@ -71,7 +71,7 @@ describe('proto contract', () => {
     expect(output).not.toContain('google/rpc');
   });
 
-  it("proto: a plain `buf breaking` against the main branch's protos passes", () => {
+  it("a plain `buf breaking` against the main branch's protos passes", () => {
     // --against-config: the main branch's files judged by this buf.yaml, so a change to buf.yaml is not a break by itself.
     // A checkout without a local main branch (a CI runner's detached clone) compares against its own HEAD.
     const hasMain = spawnSync('git', ['rev-parse', '--verify', '-q', 'refs/heads/main'], { cwd: repoRoot }).status === 0;
@@ -80,7 +80,7 @@ describe('proto contract', () => {
     expect(status, output).toBe(0);
   });
 
-  it('proto: buf.yaml cites only files that exist', () => {
+  it('buf.yaml cites only files that exist', () => {
     const text = fs.readFileSync(path.join(repoRoot, 'buf.yaml'), 'utf8');
     const cited = [...text.matchAll(/\b((?:[\w.-]+\/)*[\w.-]+\.(?:md|ts|proto))\b/g)].map((match) => match[1]!);
     expect(cited.length).toBeGreaterThan(0);
@@ -89,17 +89,17 @@ describe('proto contract', () => {
       expect(fs.existsSync(path.join(repoRoot, file)) || fs.existsSync(path.join(repoRoot, 'proto', file)), file).toBe(true);
   });
 
-  it('proto: buf lint accepts counter.proto', () => {
+  it('buf lint accepts counter.proto', () => {
     const { status, output } = bufRun(['lint', '--path', 'proto/counter.proto']);
     expect(status, output).toBe(0);
   });
 
-  it('proto: buf breaking finds no breaking change against the last released counter.proto', () => {
+  it('buf breaking finds no breaking change against the last released counter.proto', () => {
     const { status, output } = bufRun(['breaking', 'proto', '--against', baseline]);
     expect(status, output).toBe(0);
   });
 
-  it('proto: buf breaking fails on a renumbered field and a changed java_package (the check can fail)', () => {
+  it('buf breaking fails on a renumbered field and a changed java_package (the check can fail)', () => {
     const work = path.join(scratch, 'breaking');
     fs.mkdirSync(path.join(work, 'proto'), { recursive: true });
     fs.copyFileSync(path.join(repoRoot, 'buf.yaml'), path.join(work, 'buf.yaml'));

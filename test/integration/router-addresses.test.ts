@@ -60,7 +60,7 @@ describe('several router addresses', () => {
     await tc?.stop();
   });
 
-  it('routers: with [dead, live] and [live, dead] every kind of call succeeds, unkeyed ones included, each counted once', async () => {
+  it('with [dead, live] and [live, dead] every kind of call succeeds, unkeyed ones included, each counted once', async () => {
     for (const [name, addresses] of [
       ['dead-first', [dead, live]],
       ['live-first', [live, dead]],
@@ -71,7 +71,7 @@ describe('several router addresses', () => {
     }
   });
 
-  it('routers: once the dead router has failed and its back-off has passed, calls pass over it again at once (its channel stays failed)', async () => {
+  it('once the dead router has failed and its back-off has passed, calls pass over it again at once (its channel stays failed)', async () => {
     const several = client({ addresses: [dead, live] });
     await everyKindOfCall(several, 'routers:again-1', 4);
     await pause(routerAvoidMsMin + 100);
@@ -79,7 +79,7 @@ describe('several router addresses', () => {
     expect((await tc.client.read(counter)).total).toBe(expected);
   });
 
-  it('routers: the coalescing client with [dead, live] answers every caller and counts each increment once', async () => {
+  it('the coalescing client with [dead, live] answers every caller and counts each increment once', async () => {
     const coalescing = client({ addresses: [dead, live], coalesce: true });
     const counter = 'routers:coalesced';
     await Promise.all([
@@ -90,7 +90,7 @@ describe('several router addresses', () => {
     expect((await tc.client.read(counter)).total).toBe(64n * 7n);
   });
 
-  it('routers: only dead addresses: an unkeyed increment fails UNAVAILABLE naming each router, as one address does', async () => {
+  it('only dead addresses: an unkeyed increment fails UNAVAILABLE naming each router, as one address does', async () => {
     const other = await deadAddress();
     const none = client({ addresses: [dead, other], deadlineMs: 2_000 });
     const error = await none.increment('routers:nowhere', 1, { idempotencyKey: null }).then(
@@ -102,7 +102,7 @@ describe('several router addresses', () => {
     expect(error?.message).toMatch(new RegExp(`${dead}|${other}`));
   });
 
-  it('routers: a malformed address list is refused when the client is built (INVALID_ARGUMENT), before any call', () => {
+  it('a malformed address list is refused when the client is built (INVALID_ARGUMENT), before any call', () => {
     expect(codeOf(() => createTallyClient({ addresses: [] }))).toBe('invalid_argument');
     expect(codeOf(() => createTallyClient({ addresses: [live, live] }))).toBe('invalid_argument');
     expect(codeOf(() => createTallyClient({ address: `${dead},${live}` }))).toBe('invalid_argument');
@@ -110,7 +110,7 @@ describe('several router addresses', () => {
     expect(codeOf(() => createTallyClient({} as TallyClientOptions))).toBe('invalid_argument');
   });
 
-  it('routers: a token without TLS is refused if any address of the list is off loopback', () => {
+  it('a token without TLS is refused if any address of the list is off loopback', () => {
     expect(codeOf(() => createTallyClient({ addresses: [live, '192.0.2.1:50051'], token: 'secret' }))).toBe('failed_precondition');
     expect(codeOf(() => createTallyClient({ addresses: ['localhost:50051', live], token: 'secret' }))).toBe('failed_precondition');
     const loopback = createTallyClient({ addresses: [live, '[::1]:1'], token: 'secret' });
@@ -162,7 +162,7 @@ describe('several router addresses over TLS with a token', () => {
     await tc?.stop();
   });
 
-  it('routers: TLS and the token apply to every address: [dead, live] over TLS serves writes, reads and admin calls', async () => {
+  it('TLS and the token apply to every address: [dead, live] over TLS serves writes, reads and admin calls', async () => {
     tc = await startCluster({ pairs: 1, secure: true });
     const file = (name: string) => fs.readFileSync(path.join(tc.certDir!, name));
     const secure = createTallyClient({

@@ -32,7 +32,7 @@ describe('several routers on etcd', () => {
     await tc?.stop();
   });
 
-  it('routers: a counter created through one router is read exactly through the other at once, every kind of read', async () => {
+  it('a counter created through one router is read exactly through the other at once, every kind of read', async () => {
     for (let index = 0; index < 20; index++) {
       await a.increment(`made-on-a-${index}`, index + 1);
       // No wait: the read barrier looks the unknown name up in etcd.
@@ -49,7 +49,7 @@ describe('several routers on etcd', () => {
     expect((await b.clusterStatus()).supervisor).toBe(status.supervisor);
   });
 
-  it('routers: growth through one router while both write and the other reads exactly never yields a partial sum', async () => {
+  it('growth through one router while both write and the other reads exactly never yields a partial sum', async () => {
     const counter = 'race';
     const ledger = new Ledger();
     let running = true;
@@ -94,7 +94,7 @@ describe('several routers on etcd', () => {
     await ledger.expectWithinBounds(a);
   }, 90_000);
 
-  it('routers: a keyed retry through the other router applies once, before and after growth made by either', async () => {
+  it('a keyed retry through the other router applies once, before and after growth made by either', async () => {
     const keys = Array.from({ length: 30 }, (_, index) => `order-${index}`);
     for (const key of keys) expect((await a.increment('keyed', 2, { idempotencyKey: key })).applied).toBe(true);
     for (const key of keys) expect((await b.increment('keyed', 2, { idempotencyKey: key })).applied).toBe(false);
@@ -106,7 +106,7 @@ describe('several routers on etcd', () => {
     expect((await b.read('keyed')).total).toBe(60n);
   }, 60_000);
 
-  it('routers: an increment through the other router right after a clear or a delete returned is never lost', async () => {
+  it('an increment through the other router right after a clear or a delete returned is never lost', async () => {
     for (let round = 0; round < 15; round++) {
       const counter = `cut-${round % 3}`;
       await a.increment(counter, 5);
@@ -122,7 +122,7 @@ describe('several routers on etcd', () => {
     }
   }, 90_000);
 
-  it('routers: clear and delete through one router are seen by the other', async () => {
+  it('clear and delete through one router are seen by the other', async () => {
     await a.increment('to-clear', 5);
     await a.increment('to-delete', 7);
     expect((await b.read('to-clear')).total).toBe(5n);
@@ -136,7 +136,7 @@ describe('several routers on etcd', () => {
     expect((await a.read('to-delete')).total).toBe(3n);
   }, 60_000);
 
-  it("routers: a CACHED read through the other router after a clear or a delete there serves neither the pre-clear total nor a deleted counter's", async () => {
+  it("a CACHED read through the other router after a clear or a delete there serves neither the pre-clear total nor a deleted counter's", async () => {
     for (let round = 0; round < 5; round++) {
       const cleared = `cached-clear-${round}`;
       const deleted = `cached-delete-${round}`;

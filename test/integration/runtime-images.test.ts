@@ -32,7 +32,7 @@ function composeServices(): Record<string, ComposeService> {
 const majorOf = (image: string): number => Number(/:v?(\d+)\./.exec(image)?.[1] ?? Number.NaN);
 
 describe('runtime images', () => {
-  it('image: every stage of the Dockerfile is Node.js 22 LTS; engines still admits Node.js 20', () => {
+  it('every stage of the Dockerfile is Node.js 22 LTS; engines still admits Node.js 20', () => {
     const stages = baseImages('Dockerfile');
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const image of stages) expect(image).toMatch(/^node:22-bookworm-slim( |$)/);

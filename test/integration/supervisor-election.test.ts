@@ -165,7 +165,7 @@ function startChildCandidate(prefix: string, routerId: string): ChildCandidate {
 }
 
 describe('supervisor election on etcd', () => {
-  it('election: of two routers on one etcd exactly one supervises, and the other names it', async () => {
+  it('of two routers on one etcd exactly one supervises, and the other names it', async () => {
     const prefix = newPrefix();
     const candidates = [newCandidate(prefix, 'router-a'), newCandidate(prefix, 'router-b')];
     const monitor = watchForTwoLeaders(candidates);
@@ -189,7 +189,7 @@ describe('supervisor election on etcd', () => {
     expect(monitor.overlaps).toEqual([]);
   });
 
-  it("election: stop() of the supervisor hands over within a second, and the old supervisor's fence no longer passes", async () => {
+  it("stop() of the supervisor hands over within a second, and the old supervisor's fence no longer passes", async () => {
     const prefix = newPrefix();
     const candidates = [newCandidate(prefix, 'router-a'), newCandidate(prefix, 'router-b')];
     const monitor = watchForTwoLeaders(candidates);
@@ -217,7 +217,7 @@ describe('supervisor election on etcd', () => {
     expect(monitor.overlaps).toEqual([]);
   });
 
-  it('election: a supervisor cut off from etcd steps down within half its lease, before another takes over within the lease', async () => {
+  it('a supervisor cut off from etcd steps down within half its lease, before another takes over within the lease', async () => {
     const prefix = newPrefix();
     const relay = await startRelay(etcd.endpoint);
     const doomed = newCandidate(prefix, 'router-cut-off', relay.endpoint);
@@ -247,7 +247,7 @@ describe('supervisor election on etcd', () => {
     expect(monitor.overlaps).toEqual([]);
   });
 
-  it('election: when the supervisor process is SIGKILLed another router takes over within the lease TTL', async () => {
+  it('when the supervisor process is SIGKILLed another router takes over within the lease TTL', async () => {
     const prefix = newPrefix();
     const doomed = startChildCandidate(prefix, 'router-doomed');
     await waitFor(() => doomed.leader, { timeoutMs: 20_000, what: `the child to supervise: ${doomed.output.join('\n')}` });
@@ -268,7 +268,7 @@ describe('supervisor election on etcd', () => {
 });
 
 describe('supervisor election when etcd dies', () => {
-  it('election: with etcd SIGKILLed the supervisor steps down within the TTL, and after a restart exactly one supervises again', async () => {
+  it('with etcd SIGKILLed the supervisor steps down within the TTL, and after a restart exactly one supervises again', async () => {
     // An etcd of its own: the other tests keep theirs.
     const ownEtcd = new EtcdProcess({ dataDir: path.join(dataDir, 'etcd-killed') });
     await ownEtcd.start();

@@ -27,7 +27,7 @@ describe('counter TTL', () => {
     await tc?.stop();
   });
 
-  it('ttl: a counter follows the router default until Configure gives it its own, exempts it, or returns it to the default', async () => {
+  it('a counter follows the router default until Configure gives it its own, exempts it, or returns it to the default', async () => {
     await tc.client.increment('ttl:a', 1);
     expect(await tc.client.describe('ttl:a')).toMatchObject({ ttlMs: hourMs, ttlFrom: 'default' });
     expect(await tc.client.configure('ttl:a', { ttlMs: 60_000 })).toMatchObject({ ttlMs: 60_000, ttlFrom: 'counter' });
@@ -42,7 +42,7 @@ describe('counter TTL', () => {
     expect(await tc.client.configure('ttl:a', { autoscale: false })).toMatchObject({ ttlMs: 90_000, autoscale: false });
   });
 
-  it('ttl: writes of every kind restart the idle clock; reads do not', async () => {
+  it('writes of every kind restart the idle clock; reads do not', async () => {
     await tc.client.increment('ttl:idle', 1);
     await tc.client.addDistinct('ttl:idle-distinct', ['x']);
     await tc.client.setMember('ttl:idle-member', 1, true);
@@ -59,7 +59,7 @@ describe('counter TTL', () => {
     for (const name of names) expect((await tc.client.describe(name)).idleMs, name).toBeLessThan(1_200);
   });
 
-  it('ttl: a TTL out of bounds, never with a length, or on an unknown counter is refused and changes nothing', async () => {
+  it('a TTL out of bounds, never with a length, or on an unknown counter is refused and changes nothing', async () => {
     await tc.client.configure('ttl:guarded', { window: { bucketMs: 1_000, retentionMs: 60_000 } });
     await tc.client.configure('ttl:guarded', { ttlMs: 120_000 });
     const countersBefore = (await tc.client.clusterStatus()).counters;
@@ -106,7 +106,7 @@ describe('counter TTL', () => {
     expect(short.stderr).toMatch(/^tally: invalid_argument: ttl_ms must be 1000\.\.\d+ [^\n]*\n$/);
   });
 
-  it('ttl: a router restart keeps every TTL and restarts every idle clock (an expiry is postponed, never brought forward)', async () => {
+  it('a router restart keeps every TTL and restarts every idle clock (an expiry is postponed, never brought forward)', async () => {
     await tc.client.increment('ttl:restart', 1);
     await tc.client.configure('ttl:restart', { ttlMs: 30_000 });
     await pause(1_500);

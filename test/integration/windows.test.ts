@@ -20,7 +20,7 @@ describe('windowed counters', () => {
     await tc?.stop();
   });
 
-  it('window: increments on 4 shards over 2 pairs are summed over the last buckets; duplicates land in no bucket; expiry leaves the lifetime total', async () => {
+  it('increments on 4 shards over 2 pairs are summed over the last buckets; duplicates land in no bucket; expiry leaves the lifetime total', async () => {
     const { client } = tc;
     const configured = await client.configure('hits', { window: { bucketMs, retentionMs } });
     expect([configured.kind, configured.windowBucketMs, configured.windowRetentionMs]).toEqual(['total', bucketMs, retentionMs]);
@@ -57,7 +57,7 @@ describe('windowed counters', () => {
     expect((await client.readWindow('hits', 2 * bucketMs)).total).toBe(3n);
   });
 
-  it('window: a short window holds only the recent buckets', async () => {
+  it('a short window holds only the recent buckets', async () => {
     const { client } = tc;
     await client.configure('recent', { window: { bucketMs, retentionMs: 10 * bucketMs } });
     await client.increment('recent', 10);
@@ -70,7 +70,7 @@ describe('windowed counters', () => {
     expect((await client.readWindow('recent', 10 * bucketMs)).total).toBe(11n);
   });
 
-  it('window: CACHED window reads are served from a sum no older than the refresh interval', async () => {
+  it('CACHED window reads are served from a sum no older than the refresh interval', async () => {
     const { client } = tc;
     await client.configure('cached-hits', { window: { bucketMs, retentionMs } });
     await client.increment('cached-hits', 2);
@@ -84,7 +84,7 @@ describe('windowed counters', () => {
     });
   });
 
-  it('window: a new bucket width restarts the window on every shard at once, even shards that have not heard of it', async () => {
+  it('a new bucket width restarts the window on every shard at once, even shards that have not heard of it', async () => {
     const { client } = tc;
     await client.configure('rewidth', { window: { bucketMs: 60_000, retentionMs: 600_000 } });
     await client.setShards('rewidth', 4);
@@ -98,7 +98,7 @@ describe('windowed counters', () => {
     expect((await client.read('rewidth')).total).toBe(25n);
   });
 
-  it('window: bad input gets a clear status and changes nothing', async () => {
+  it('bad input gets a clear status and changes nothing', async () => {
     const { client } = tc;
     await client.configure('strict-window', { window: { bucketMs, retentionMs } });
     await client.increment('strict-window', 1);

@@ -54,7 +54,7 @@ describe('wire version skew', () => {
     await tc?.stop();
   });
 
-  it('wire: a node serves Status, Apply, ReadShards and AppendEntries in the previous format (no protocol field)', async () => {
+  it('a node serves Status, Apply, ReadShards and AppendEntries in the previous format (no protocol field)', async () => {
     const before = await call<{ role: string; epoch: string; configVersion: string }>(previous, 'Status', {});
     expect(before.role).toBe('primary');
     // Recorded format: no protocol field anywhere; a shard only this test writes.
@@ -83,7 +83,7 @@ describe('wire version skew', () => {
     }
   });
 
-  it('wire: an order without a configuration version (a router before versions) is refused FAILED_PRECONDITION once the node obeyed a versioned one', async () => {
+  it('an order without a configuration version (a router before versions) is refused FAILED_PRECONDITION once the node obeyed a versioned one', async () => {
     const before = await call<{ role: string; epoch: string; peer: string; configVersion: string }>(previous, 'Status', {});
     expect(BigInt(before.configVersion)).toBeGreaterThan(0n);
     const refusal = await refusalOf(
@@ -93,7 +93,7 @@ describe('wire version skew', () => {
     expect(refusal.details).toMatch(/without a configuration version .* upgrade every router/);
   });
 
-  it('wire: a peer one version newer whose range includes this one is served; one that dropped it is refused naming both versions', async () => {
+  it('a peer one version newer whose range includes this one is served; one that dropped it is refused naming both versions', async () => {
     const statusWith = (protocol: shardV1.ProtocolVersion): Promise<shardV1.StatusResponse__Output> =>
       new Promise((resolve, reject) =>
         current.Status({ protocol }, { deadline: Date.now() + 5_000 }, (error, response) => (error ? reject(error) : resolve(response!))),
@@ -125,7 +125,7 @@ describe('wire version skew', () => {
     expect(read.totals).toEqual(['0']);
   });
 
-  it('wire: the previous release decodes what this one sends (the protocol field is skipped, every other field intact)', () => {
+  it('the previous release decodes what this one sends (the protocol field is skipped, every other field intact)', () => {
     const method = (definition: protoLoader.PackageDefinition, name: string) =>
       (definition['tally.shard.v1.ShardNode'] as Record<string, protoLoader.MethodDefinition<object, object>>)[name]!;
     const request: shardV1.SetRoleRequest = {

@@ -75,7 +75,7 @@ describe('zones', () => {
     await tc?.stop();
   });
 
-  it('zones: status shows each node’s zone and warns only of the pair inside one zone', async () => {
+  it('status shows each node’s zone and warns only of the pair inside one zone', async () => {
     const status = await tc.client.clusterStatus();
     for (const node of status.nodes) {
       const name = `node-${node.pair}-${node.address === tc.cluster.node(node.pair, 'primary').address ? 'primary' : 'follower'}`;
@@ -92,7 +92,7 @@ describe('zones', () => {
     expect(cli.stdout).toContain(`zone zone-a  replicates via ${proxy.address}`);
   });
 
-  it("zones: a counter's shards go to another zone before another pair of the same zone", async () => {
+  it("a counter's shards go to another zone before another pair of the same zone", async () => {
     // hot lands on pair 0 (zone a); a filler on pair 1 makes pair 2 (zone a) the pair with the
     // fewest shards, which a zone-blind placement would pick for hot's second shard.
     await tc.client.increment('zones:hot', 1);
@@ -103,7 +103,7 @@ describe('zones', () => {
     expect((await tc.client.describe('zones:hot')).placements.map((shard) => shard.pair)).toEqual([0, 1]);
   });
 
-  it('zones: a primary replicates to the address its follower advertises', async () => {
+  it('a primary replicates to the address its follower advertises', async () => {
     const status = await tc.client.clusterStatus();
     const follower = status.nodes.find((node) => node.pair === 1 && node.role === 'follower')!;
     expect(follower.replicationAddress).toBe(proxy.address);

@@ -25,7 +25,7 @@ describe('bench zipf sampler', () => {
     [50_000, 0.5],
     [50_000, 1.5],
   ] as const) {
-    it(`zipf: rank frequencies over ${elementCount.toLocaleString('en-US')} ranks at s = ${exponent} match theory (chi-square, seeded)`, () => {
+    it(`rank frequencies over ${elementCount.toLocaleString('en-US')} ranks at s = ${exponent} match theory (chi-square, seeded)`, () => {
       const draws = 200_000;
       const shown = 20;
       const harmonic = harmonicNumber(elementCount, exponent);
@@ -41,7 +41,7 @@ describe('bench zipf sampler', () => {
     });
   }
 
-  it('zipf: one rank is the whole distribution, and the smallest populations stay in range', () => {
+  it('one rank is the whole distribution, and the smallest populations stay in range', () => {
     const one = new ZipfSampler(1, 0.99, new SeededRandom(1));
     expect(new Set(Array.from({ length: 1_000 }, () => one.nextRank()))).toEqual(new Set([1]));
     const two = histogram(new ZipfSampler(2, 1, new SeededRandom(2)), 30_000, 1);
@@ -49,7 +49,7 @@ describe('bench zipf sampler', () => {
     expect(Math.abs(two[0]! / 30_000 - 2 / 3)).toBeLessThan(0.02);
   });
 
-  it('zipf: a seed reproduces its ranks and another seed does not', () => {
+  it('a seed reproduces its ranks and another seed does not', () => {
     const draw = (seed: number): number[] => {
       const sampler = new ZipfSampler(1_000_000, 0.99, new SeededRandom(seed));
       return Array.from({ length: 1_000 }, () => sampler.nextRank());

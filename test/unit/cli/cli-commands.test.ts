@@ -27,7 +27,7 @@ describe('cli command table', () => {
     vi.restoreAllMocks();
   });
 
-  it('cli: flags may come before the command; "--" ends the flags; a lone -5 is an argument', () => {
+  it('flags may come before the command; "--" ends the flags; a lone -5 is an argument', () => {
     const parsed = parseCommandLine(['--router', 'a:1', 'incr', 'c', '-5', '--key=k'], commands);
     expect(parsed.command?.name).toBe('incr');
     expect(parsed.positional).toEqual(['c', '-5']);
@@ -35,7 +35,7 @@ describe('cli command table', () => {
     expect(parseCommandLine(['incr', 'c', '--', '--key'], commands).positional).toEqual(['c', '--key']);
   });
 
-  it("cli: a flag outside the command's spec, a value on a switch, and a missing value are usage errors naming the flag", () => {
+  it("a flag outside the command's spec, a value on a switch, and a missing value are usage errors naming the flag", () => {
     expect(usageMessage(() => parseCommandLine(['incr', 'c', '--cached'], commands))).toBe(
       'incr does not take --cached (tally help incr lists its flags)',
     );
@@ -47,7 +47,7 @@ describe('cli command table', () => {
     expect(usageMessage(() => parseCommandLine(['frobnicate'], commands))).toMatch(/unknown command "frobnicate"/);
   });
 
-  it('cli: every command has a summary, and its help lists each flag it takes once', () => {
+  it('every command has a summary, and its help lists each flag it takes once', () => {
     for (const command of commands) {
       expect(command.summary.length, command.name).toBeGreaterThan(10);
       const help = commandHelp(command);
@@ -57,7 +57,7 @@ describe('cli command table', () => {
     expect(new Set(commands.map((command) => command.name)).size).toBe(commands.length);
   });
 
-  it('cli: rebuild exits 3 on drift left standing and 0 on none or drift it repaired, as reconcile does', async () => {
+  it('rebuild exits 3 on drift left standing and 0 on none or drift it repaired, as reconcile does', async () => {
     vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     const report = (drift: bigint, repaired: boolean) => ({
       counter: 'm',
@@ -80,7 +80,7 @@ describe('cli command table', () => {
     expect(await exitCodeOf('reconcile', { reconcile: reconcile(0) }, [])).toBeUndefined();
   });
 
-  it('cli: top --json prints one JSON object per refresh, int64s as strings, and no screen', async () => {
+  it('top --json prints one JSON object per refresh, int64s as strings, and no screen', async () => {
     const written: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
       written.push(String(chunk));

@@ -78,7 +78,7 @@ describe('client connection', () => {
     return made;
   };
 
-  it('client: with nothing listening, a call fails in one actionable line with the grpc-js error as its cause', async () => {
+  it('with nothing listening, a call fails in one actionable line with the grpc-js error as its cause', async () => {
     const port = await closedPort();
     const error = await failure(() =>
       client({ address: `127.0.0.1:${port}`, deadlineMs: 2_000 }).increment('c', 1, { idempotencyKey: null }),
@@ -94,7 +94,7 @@ describe('client connection', () => {
     expect(String((error.cause as Error).message)).toMatch(/ECONNREFUSED/);
   });
 
-  it('client: ready() rejects UNAVAILABLE by its deadline with the same kind of line when nothing listens; a call after close() fails', async () => {
+  it('ready() rejects UNAVAILABLE by its deadline with the same kind of line when nothing listens; a call after close() fails', async () => {
     const port = await closedPort();
     const tally = client({ address: `127.0.0.1:${port}` });
     const error = await failure(() => tally.ready({ deadlineMs: 500 }));
@@ -109,7 +109,7 @@ describe('client connection', () => {
     expect((await failure(() => tally.ready())).code).toBe('failed_precondition');
   });
 
-  it("client: 'state' events follow the routers: idle, then connecting and ready on ready(), transient_failure or idle when the router goes, closed on close()", async () => {
+  it("'state' events follow the routers: idle, then connecting and ready on ready(), transient_failure or idle when the router goes, closed on close()", async () => {
     const router = await stubRouter();
     const tally = client({ address: router.address });
     expect(tally.state).toBe('idle');
@@ -129,7 +129,7 @@ describe('client connection', () => {
     expect(tally.state).toBe('closed');
   });
 
-  it('client: ready() resolves once a router starts listening within its deadline', async () => {
+  it('ready() resolves once a router starts listening within its deadline', async () => {
     const port = await closedPort();
     const tally = client({ address: `127.0.0.1:${port}` });
     const readiness = tally.ready({ deadlineMs: 8_000 });

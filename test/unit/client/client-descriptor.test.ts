@@ -19,7 +19,7 @@ describe('client descriptor', () => {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tally-client-bundle-'));
   afterAll(() => fs.rmSync(workDir, { recursive: true, force: true }));
 
-  it('client: the compiled-in descriptor and service config equal proto/ (else run: npx tsx scripts/gen-client-descriptor.ts)', () => {
+  it('the compiled-in descriptor and service config equal proto/ (else run: npx tsx scripts/gen-client-descriptor.ts)', () => {
     expect(counterDescriptor, 'src/client/counter-descriptor.ts is stale: npx tsx scripts/gen-client-descriptor.ts').toEqual(
       counterDescriptorFromProto(repoRoot),
     );
@@ -27,7 +27,7 @@ describe('client descriptor', () => {
   });
 
   it(
-    'client: bundled into one file, it loads and calls from a directory without proto/ (no file read at import)',
+    'bundled into one file, it loads and calls from a directory without proto/ (no file read at import)',
     { timeout: 60_000 },
     async () => {
       const bundle = path.join(workDir, 'client.mjs');

@@ -49,7 +49,7 @@ describe('client options', () => {
     return made;
   };
 
-  it('client: an address without a port is refused naming the default port, never dialled on 443', () => {
+  it('an address without a port is refused naming the default port, never dialled on 443', () => {
     for (const address of ['tally.internal', 'dns:///tally-router.tally.svc', '10.0.0.5', '::1', '10.0.0.5:'])
       expect(() => createTallyClient({ address }), address).toThrow(/has no port: give host:port .*50051/);
     expect(() => createTallyClient({ addresses: ['a:50051', 'b'] })).toThrow(/addresses\[1\] "b" has no port/);
@@ -57,7 +57,7 @@ describe('client options', () => {
       expect(routerAddressesOf({ address }), address).toEqual([address]);
   });
 
-  it('client: with no address it reads TALLY_ROUTER, as the CLI does, and says so when that is missing too', () => {
+  it('with no address it reads TALLY_ROUTER, as the CLI does, and says so when that is missing too', () => {
     expect(routerAddressesOf({}, { TALLY_ROUTER: '10.0.0.5:50051, 10.0.0.6:50051' })).toEqual(['10.0.0.5:50051', '10.0.0.6:50051']);
     expect(() => routerAddressesOf({}, {})).toThrow(/TALLY_ROUTER/);
     expect(() => routerAddressesOf({}, { TALLY_ROUTER: 'tally.internal' })).toThrow(/TALLY_ROUTER entry "tally.internal" is not host:port/);
@@ -72,7 +72,7 @@ describe('client options', () => {
     }
   });
 
-  it('client: a number past 2^53 - 1 is refused as not a safe integer, telling the caller to pass a bigint', async () => {
+  it('a number past 2^53 - 1 is refused as not a safe integer, telling the caller to pass a bigint', async () => {
     const plain = client({ address: '127.0.0.1:1' });
     const coalescing = client({ address: '127.0.0.1:1', coalesce: true });
     for (const call of [
@@ -90,7 +90,7 @@ describe('client options', () => {
     expect((await failure(() => plain.increment('x', 1.5))).message).toContain('not an integer');
   });
 
-  it('client: a call after close() says the client is closed', async () => {
+  it('a call after close() says the client is closed', async () => {
     for (const coalesce of [false, true]) {
       const closed = createTallyClient({ address: '127.0.0.1:1', coalesce });
       closed.close();
@@ -102,7 +102,7 @@ describe('client options', () => {
     }
   });
 
-  it('client: an AbortSignal stops a call in flight, and a keyed increment between its retries', async () => {
+  it('an AbortSignal stops a call in flight, and a keyed increment between its retries', async () => {
     let attempts = 0;
     const router = await stubRouter({
       increment: (_call: unknown, callback: (error: Partial<ServiceError>) => void) => {
@@ -134,7 +134,7 @@ describe('client options', () => {
     expect((await failure(() => tally.read('x', { signal: already }))).code).toBe('cancelled');
   });
 
-  it('client: loads counter.proto with the options the generated types assume (and no include directories: it reads no file)', () => {
+  it('loads counter.proto with the options the generated types assume (and no include directories: it reads no file)', () => {
     const { includeDirs: commonDirs, ...commonOptions } = protoLoaderOptions;
     expect(commonDirs).toBeDefined();
     expect(counterLoaderOptions).toEqual(commonOptions);

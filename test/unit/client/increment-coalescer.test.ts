@@ -56,7 +56,7 @@ async function outcomes(promises: Promise<unknown>[]): Promise<string[]> {
 }
 
 describe('increment coalescer', () => {
-  it('coalescer: calls made in one tick leave in one batch with the earliest deadline', async () => {
+  it('calls made in one tick leave in one batch with the earliest deadline', async () => {
     const { sent, coalescer } = scripted(undefined);
     const now = performance.now();
     const results = await outcomes([
@@ -70,7 +70,7 @@ describe('increment coalescer', () => {
     expect(sent[0]!.deadline).toBe(now + 900);
   });
 
-  it('coalescer: UNAVAILABLE retries keyed items with their key and fails unkeyed ones, as unary calls', async () => {
+  it('UNAVAILABLE retries keyed items with their key and fails unkeyed ones, as unary calls', async () => {
     const { sent, coalescer } = scripted(status.UNAVAILABLE);
     const deadline = performance.now() + 10_000;
     const results = await outcomes([
@@ -82,7 +82,7 @@ describe('increment coalescer', () => {
     expect(sent.slice(1).flatMap((call) => call.counters)).toEqual(['k1', 'k2']);
   });
 
-  it('coalescer: OUT_OF_RANGE of a batch maybe applied in part sends keyed items again alone (only the culprit fails) and fails unkeyed ones UNAVAILABLE', async () => {
+  it('OUT_OF_RANGE of a batch maybe applied in part sends keyed items again alone (only the culprit fails) and fails unkeyed ones UNAVAILABLE', async () => {
     const { sent, coalescer } = scripted(
       status.OUT_OF_RANGE,
       (item) => (item.counter === 'huge' ? status.OUT_OF_RANGE : status.OK),
@@ -99,7 +99,7 @@ describe('increment coalescer', () => {
     expect(sent.slice(1).map((call) => call.counters)).toEqual([['fine'], ['huge']]);
   });
 
-  it('coalescer: FAILED_PRECONDITION (refused before sending) sends unkeyed items again alone too', async () => {
+  it('FAILED_PRECONDITION (refused before sending) sends unkeyed items again alone too', async () => {
     const { sent, coalescer } = scripted(status.FAILED_PRECONDITION, (item) =>
       item.counter === 'sketch' ? status.FAILED_PRECONDITION : status.OK,
     );
@@ -109,7 +109,7 @@ describe('increment coalescer', () => {
     expect(sent).toHaveLength(3);
   });
 
-  it('coalescer: a batch failing FAILED_PRECONDITION with reason OUTCOME_UNKNOWN (applied on another pair) fails its unkeyed items as unknown, never re-sent', async () => {
+  it('a batch failing FAILED_PRECONDITION with reason OUTCOME_UNKNOWN (applied on another pair) fails its unkeyed items as unknown, never re-sent', async () => {
     const { sent, coalescer } = scripted(status.FAILED_PRECONDITION, undefined, ErrorReason.outcomeUnknown);
     const deadline = performance.now() + 10_000;
     const settled = await Promise.allSettled([
@@ -125,7 +125,7 @@ describe('increment coalescer', () => {
     expect(sent.slice(1).map((call) => call.counters)).toEqual([['k']]);
   });
 
-  it('coalescer: a batch failing INVALID_ARGUMENT with reason OUTCOME_UNKNOWN re-sends no unkeyed item', async () => {
+  it('a batch failing INVALID_ARGUMENT with reason OUTCOME_UNKNOWN re-sends no unkeyed item', async () => {
     const { sent, coalescer } = scripted(status.INVALID_ARGUMENT, undefined, ErrorReason.outcomeUnknown);
     const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(unkeyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
@@ -133,7 +133,7 @@ describe('increment coalescer', () => {
     expect(sent).toHaveLength(1);
   });
 
-  it('coalescer: a batch refused OUT_OF_RANGE with reason NOT_APPLIED sends its unkeyed items again alone', async () => {
+  it('a batch refused OUT_OF_RANGE with reason NOT_APPLIED sends its unkeyed items again alone', async () => {
     const { sent, coalescer } = scripted(status.OUT_OF_RANGE, (item) => (item.counter === 'huge' ? status.OUT_OF_RANGE : status.OK));
     const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(unkeyed('fine'), deadline), coalescer.add(unkeyed('huge'), deadline)]);
@@ -141,7 +141,7 @@ describe('increment coalescer', () => {
     expect(sent.slice(1).map((call) => call.counters)).toEqual([['fine'], ['huge']]);
   });
 
-  it('coalescer: UNAUTHENTICATED fails every item and sends nothing again', async () => {
+  it('UNAUTHENTICATED fails every item and sends nothing again', async () => {
     const { sent, coalescer } = scripted(status.UNAUTHENTICATED);
     const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
@@ -149,7 +149,7 @@ describe('increment coalescer', () => {
     expect(sent).toHaveLength(1);
   });
 
-  it('coalescer: RESOURCE_EXHAUSTED of a batch (maybe applied in part) is an unknown outcome: keyed items go again, unkeyed fail UNAVAILABLE', async () => {
+  it('RESOURCE_EXHAUSTED of a batch (maybe applied in part) is an unknown outcome: keyed items go again, unkeyed fail UNAVAILABLE', async () => {
     const { sent, coalescer } = scripted(status.RESOURCE_EXHAUSTED, undefined, ErrorReason.outcomeUnknown);
     const deadline = performance.now() + 10_000;
     const results = await outcomes([coalescer.add(keyed('a'), deadline), coalescer.add(unkeyed('b'), deadline)]);
@@ -157,12 +157,12 @@ describe('increment coalescer', () => {
     expect(sent.slice(1).flatMap((call) => call.counters)).toEqual(['a']);
   });
 
-  it('coalescer: a lone increment refused RESOURCE_EXHAUSTED hears just that, as a unary call', async () => {
+  it('a lone increment refused RESOURCE_EXHAUSTED hears just that, as a unary call', async () => {
     const { coalescer } = scripted(undefined, () => status.RESOURCE_EXHAUSTED);
     expect(await outcomes([coalescer.add(keyed('a'), performance.now() + 10_000)])).toEqual([ErrorCode.resourceExhausted]);
   });
 
-  it('coalescer: an item already past its deadline is DEADLINE_EXCEEDED and left out of the batch', async () => {
+  it('an item already past its deadline is DEADLINE_EXCEEDED and left out of the batch', async () => {
     const { sent, coalescer } = scripted(undefined);
     const now = performance.now();
     const results = await outcomes([
@@ -174,7 +174,7 @@ describe('increment coalescer', () => {
     expect(sent.flatMap((call) => call.counters)).toEqual(['a', 'b']);
   });
 
-  it('coalescer: a batch names at most newCountersPerCallMax counters, however many items it carries', async () => {
+  it('a batch names at most newCountersPerCallMax counters, however many items it carries', async () => {
     const { sent, coalescer } = scripted(undefined);
     const deadline = performance.now() + 10_000;
     const distinct = 2 * newCountersPerCallMax + 500;
@@ -191,7 +191,7 @@ describe('increment coalescer', () => {
     expect(sent.flatMap((call) => call.counters)).toEqual(items.map((item) => item.counter));
   });
 
-  it('coalescer: close() sends what is queued and refuses later adds', async () => {
+  it('close() sends what is queued and refuses later adds', async () => {
     const { sent, coalescer } = scripted(undefined);
     const pending = coalescer.add(keyed('queued'), performance.now() + 10_000);
     coalescer.close();

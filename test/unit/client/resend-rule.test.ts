@@ -15,25 +15,25 @@ const classes: CallClass[] = ['read', 'keyed', 'unkeyed', 'admin'];
 const everyStatus = Object.values(status).filter((value): value is number => typeof value === 'number' && value !== status.OK);
 
 describe('resend rule', () => {
-  it('resend: a call never handed to any router may move to another, whatever it is and whatever grpc-js would have said', () => {
+  it('a call never handed to any router may move to another, whatever it is and whatever grpc-js would have said', () => {
     for (const callClass of classes)
       for (const grpcCode of everyStatus) expect(resendAfter(callClass, { sent: false, grpcCode }), callClass).toBe('anotherRouter');
   });
 
-  it('resend: an unkeyed write or an admin call that may have reached a router is never sent again', () => {
+  it('an unkeyed write or an admin call that may have reached a router is never sent again', () => {
     for (const callClass of ['unkeyed', 'admin'] as const)
       for (const grpcCode of everyStatus)
         expect(resendAfter(callClass, { sent: true, grpcCode }), `${callClass} ${status[grpcCode]}`).toBe('no');
   });
 
-  it('resend: after UNAVAILABLE or DEADLINE_EXCEEDED a keyed write goes again after a back-off, a read goes to a router not yet tried', () => {
+  it('after UNAVAILABLE or DEADLINE_EXCEEDED a keyed write goes again after a back-off, a read goes to a router not yet tried', () => {
     for (const grpcCode of [status.UNAVAILABLE, status.DEADLINE_EXCEEDED]) {
       expect(resendAfter('keyed', { sent: true, grpcCode })).toBe('again');
       expect(resendAfter('read', { sent: true, grpcCode })).toBe('anotherRouter');
     }
   });
 
-  it('resend: a write the router certainly did not apply (NOT_APPLIED) goes again, keyed or not, when unavailable or refused with a retry hint', () => {
+  it('a write the router certainly did not apply (NOT_APPLIED) goes again, keyed or not, when unavailable or refused with a retry hint', () => {
     for (const callClass of ['keyed', 'unkeyed'] as const) {
       expect(resendAfter(callClass, { sent: true, grpcCode: status.UNAVAILABLE, notApplied: true })).toBe('again');
       expect(resendAfter(callClass, { sent: true, grpcCode: status.RESOURCE_EXHAUSTED, notApplied: true, retryAfterMs: 100 })).toBe(
@@ -51,7 +51,7 @@ describe('resend rule', () => {
     expect(resendAfter('read', { sent: true, grpcCode: status.UNAVAILABLE, notApplied: true })).toBe('anotherRouter');
   });
 
-  it("resend: any other status is the router's answer, for every call", () => {
+  it("any other status is the router's answer, for every call", () => {
     const answers = everyStatus.filter((code) => code !== status.UNAVAILABLE && code !== status.DEADLINE_EXCEEDED);
     expect(answers).toContain(status.RESOURCE_EXHAUSTED);
     expect(answers).toContain(status.CANCELLED);
@@ -72,7 +72,7 @@ describe('router rotation', () => {
     return { rotation, advance: (ms: number) => (nowMs += ms) };
   }
 
-  it('rotation: each call starts one router further on, and tries every router once', () => {
+  it('each call starts one router further on, and tries every router once', () => {
     const { rotation: three } = rotation(3, 1);
     expect([three.order(), three.order(), three.order(), three.order()]).toEqual([
       [1, 2, 0],
@@ -83,7 +83,7 @@ describe('router rotation', () => {
     expect(rotation(1).rotation.order()).toEqual([0]);
   });
 
-  it('rotation: a failed router goes last until its back-off ends, then takes its turns again', () => {
+  it('a failed router goes last until its back-off ends, then takes its turns again', () => {
     const { rotation: two, advance } = rotation(2);
     two.failed(0);
     expect(two.avoided(0)).toBe(true);
@@ -98,7 +98,7 @@ describe('router rotation', () => {
     expect([two.order(), two.order()].map((order) => order[0]).sort()).toEqual([0, 1]);
   });
 
-  it('rotation: the back-off doubles per failure up to its ceiling, failures while avoided do not count, an answer forgets them', () => {
+  it('the back-off doubles per failure up to its ceiling, failures while avoided do not count, an answer forgets them', () => {
     const { rotation: two, advance } = rotation(2);
     const backoffs: number[] = [];
     for (let failure = 0; failure < 6; failure++) {
@@ -119,7 +119,7 @@ describe('router rotation', () => {
     expect(two.avoided(0)).toBe(false);
   });
 
-  it('rotation: when every router is avoided, a call still tries them all, the one back soonest first', () => {
+  it('when every router is avoided, a call still tries them all, the one back soonest first', () => {
     const { rotation: three, advance } = rotation(3);
     three.failed(2);
     advance(300);
@@ -131,7 +131,7 @@ describe('router rotation', () => {
 });
 
 describe('router addresses', () => {
-  it('addresses: address or addresses, exactly one; a list holds distinct, non-empty addresses', () => {
+  it('address or addresses, exactly one; a list holds distinct, non-empty addresses', () => {
     expect(routerAddressesOf({ address: '127.0.0.1:50051' })).toEqual(['127.0.0.1:50051']);
     expect(routerAddressesOf({ addresses: ['a:1', 'b:2'] })).toEqual(['a:1', 'b:2']);
     const bad: { address?: unknown; addresses?: unknown }[] = [
@@ -154,7 +154,7 @@ describe('router addresses', () => {
       ).toBe('invalid_argument');
   });
 
-  it('addresses: --router takes host:port entries separated by commas and names the flag in its error', () => {
+  it('--router takes host:port entries separated by commas and names the flag in its error', () => {
     expect(parseRouterList('127.0.0.1:1,[::1]:2, b.example:3,unix:/tmp/s', '--router')).toEqual([
       '127.0.0.1:1',
       '[::1]:2',

@@ -11,7 +11,7 @@ import { configErrorOf } from '../../helpers/config.ts';
 import { makeTempDir, removeTempDir } from '../../helpers/temp-dir.ts';
 
 describe('launcher config', () => {
-  it('launcher config: plain npm start is one router on the embedded directory, on the ports it always had', () => {
+  it('plain npm start is one router on the embedded directory, on the ports it always had', () => {
     const config = parseLauncherConfig([], {});
     expect(config).toMatchObject({ routerCount: 1, store: 'embedded', port: 50051, metricsPort: 9464, nodeBasePort: 50061, pairCount: 2 });
     expect(portLayout(config)).toEqual({
@@ -23,7 +23,7 @@ describe('launcher config', () => {
     });
   });
 
-  it("launcher config: --routers N runs N routers on etcd, on --port, --port + 1, ..., the nodes' metrics after the routers'", () => {
+  it("--routers N runs N routers on etcd, on --port, --port + 1, ..., the nodes' metrics after the routers'", () => {
     const config = parseLauncherConfig(['--routers', '3'], {});
     expect(config).toMatchObject({ routerCount: 3, store: 'etcd', etcdPort: 0 });
     expect(portLayout(config)).toEqual({
@@ -38,7 +38,7 @@ describe('launcher config', () => {
     expect(parseLauncherConfig(['--store', 'etcd'], {})).toMatchObject({ routerCount: 1, store: 'etcd' });
   });
 
-  it('launcher config: port 0 stays 0 for every router and node, and metrics port 0 turns all of them off', () => {
+  it('port 0 stays 0 for every router and node, and metrics port 0 turns all of them off', () => {
     const layout = portLayout(
       parseLauncherConfig(['--routers', '2', '--port', '0', '--node-base-port', '0', '--metrics-port', '0', '--http-port', '0'], {}),
     );
@@ -51,7 +51,7 @@ describe('launcher config', () => {
     });
   });
 
-  it('launcher config: several routers on the embedded directory, too many routers, or an unknown store are one-line errors', () => {
+  it('several routers on the embedded directory, too many routers, or an unknown store are one-line errors', () => {
     expect(configErrorOf(() => parseLauncherConfig(['--routers', '2', '--store', 'embedded'], {}))).toBe(
       '--routers 2 needs --store etcd: routers cannot share an embedded directory',
     );
@@ -63,7 +63,7 @@ describe('launcher config', () => {
     );
   });
 
-  it('launcher config: two processes on one port, or a port past 65535, are refused before anything starts', () => {
+  it('two processes on one port, or a port past 65535, are refused before anything starts', () => {
     expect(configErrorOf(() => parseLauncherConfig(['--routers', '2', '--port', '50060'], {}))).toBe(
       'node 0 primary and router-2 would both listen on port 50061: move --port, --node-base-port, --metrics-port or --http-port apart',
     );
@@ -80,7 +80,7 @@ describe('launcher config: the data directory and its store', () => {
   let dataDir = '';
   afterEach(() => removeTempDir(dataDir));
 
-  it("launcher config: a data directory holding one store's directory refuses the other store, and a fresh one takes either", () => {
+  it("a data directory holding one store's directory refuses the other store, and a fresh one takes either", () => {
     dataDir = makeTempDir('launcher-store');
     const embedded = parseLauncherConfig(['--data-dir', dataDir], {});
     const etcd = parseLauncherConfig(['--data-dir', dataDir, '--routers', '2'], {});
@@ -112,7 +112,7 @@ describe('local cluster: what each router is given', () => {
     routerArgs: ['--log-level', 'debug'],
   };
 
-  it('local cluster: routers on etcd are router-1..N, each with its own port, data dir, metrics port and router id, and the same pairs and etcd', () => {
+  it('routers on etcd are router-1..N, each with its own port, data dir, metrics port and router id, and the same pairs and etcd', () => {
     const cluster = new LocalCluster({ ...base, routerCount: 2, etcd: { endpoint: 'http://127.0.0.1:2379', prefix: '/test-7/' } });
     expect(cluster.routers.map((router) => router.name)).toEqual(['router-1', 'router-2']);
     expect(cluster.routerAddresses).toEqual(['127.0.0.1:50051', '127.0.0.1:50052']);
@@ -141,13 +141,13 @@ describe('local cluster: what each router is given', () => {
     expect(cluster.router).toBe(cluster.routers[0]!.process);
   });
 
-  it('local cluster: its own etcd is kept running with the routers and nodes, first in line', () => {
+  it('its own etcd is kept running with the routers and nodes, first in line', () => {
     const cluster = new LocalCluster({ ...base, routerCount: 2, etcd: { dataDir: '/data/etcd' } });
     expect(cluster.etcd).toBeDefined();
     expect(cluster.members.map((member) => member.name)).toEqual(['etcd', 'router-1', 'router-2', 'node-0-primary', 'node-0-follower']);
   });
 
-  it('local cluster: one router on the embedded directory is "router" in <data-dir>/router, with no etcd flags even when the environment names one', () => {
+  it('one router on the embedded directory is "router" in <data-dir>/router, with no etcd flags even when the environment names one', () => {
     const cluster = new LocalCluster(base);
     expect(cluster.routers.map((router) => router.name)).toEqual(['router']);
     const { args, env } = cluster.router.options;

@@ -7,7 +7,7 @@ import { keepRestarting, RestartPolicy, type Restartable } from '../../../src/cl
 const options = { restartsPerWindowMax: 3, windowMs: 60_000, backoffMs: 1_000, backoffMaxMs: 3_000 };
 
 describe('restart policy', () => {
-  it('restart policy: waits longer with each restart in the window, up to the max, then gives up', () => {
+  it('waits longer with each restart in the window, up to the max, then gives up', () => {
     const policy = new RestartPolicy(options);
     expect(policy.onExit(0)).toEqual({ restart: true, delayMs: 1_000 });
     expect(policy.onExit(5_000)).toEqual({ restart: true, delayMs: 2_000 });
@@ -15,7 +15,7 @@ describe('restart policy', () => {
     expect(policy.onExit(15_000)).toEqual({ restart: false, restartsInWindow: 3 });
   });
 
-  it('restart policy: restarts older than the window stop counting, so a child that dies now and then is always restarted', () => {
+  it('restarts older than the window stop counting, so a child that dies now and then is always restarted', () => {
     const policy = new RestartPolicy(options);
     for (let exit = 0; exit < 20; exit++) expect(policy.onExit(exit * 30_000).restart).toBe(true);
     // Exactly one window after the oldest counted restart, that one no longer counts.
@@ -109,7 +109,7 @@ function harness(child: FakeChild) {
 }
 
 describe('keep restarting', () => {
-  it('keep restarting: a child killed by a signal is restarted after the backoff, and every exit and restart is one line', async () => {
+  it('a child killed by a signal is restarted after the backoff, and every exit and restart is one line', async () => {
     const child = new FakeChild();
     const run = harness(child);
     child.die(null);
@@ -130,7 +130,7 @@ describe('keep restarting', () => {
     expect(child.starts).toBe(2);
   });
 
-  it('keep restarting: a child that cannot start is retried with growing waits, then given up on once, without spinning', async () => {
+  it('a child that cannot start is retried with growing waits, then given up on once, without spinning', async () => {
     const child = new FakeChild();
     child.startOutcomes = ['exits', 'exits', 'exits', 'exits'];
     const run = harness(child);
@@ -142,7 +142,7 @@ describe('keep restarting', () => {
     expect(run.gaveUp).toEqual(['router-2 exited (code 1) after 3 restarts within 60 s']);
   });
 
-  it('keep restarting: a restart that never gets ready is stopped, and its exit counts like any other', async () => {
+  it('a restart that never gets ready is stopped, and its exit counts like any other', async () => {
     const child = new FakeChild();
     child.startOutcomes = ['hangs'];
     const run = harness(child);
@@ -158,7 +158,7 @@ describe('keep restarting', () => {
     await run.done;
   });
 
-  it('keep restarting: exits while the launcher stops are expected and nothing restarts, even one in its backoff', async () => {
+  it('exits while the launcher stops are expected and nothing restarts, even one in its backoff', async () => {
     const child = new FakeChild();
     const run = harness(child);
     run.stop();

@@ -88,7 +88,7 @@ const expectedOf = (item: { counter: string; amount: bigint; idempotencyKey?: Bu
 });
 
 describe('counter codec: requests equal to the reference', () => {
-  it('counter codec: an IncrementRequest the lean codec writes reads back the same in protobufjs and in itself', () => {
+  it('an IncrementRequest the lean codec writes reads back the same in protobufjs and in itself', () => {
     fc.assert(
       fc.property(request, fc.integer({ min: 0, max: 2 }), (item, form) => {
         const bytes = encodeIncrementRequest({ ...item, amount: wireAmount(item.amount, form) });
@@ -104,7 +104,7 @@ describe('counter codec: requests equal to the reference', () => {
     );
   });
 
-  it('counter codec: an IncrementRequest protobufjs writes reads the same in the lean codec', () => {
+  it('an IncrementRequest protobufjs writes reads the same in the lean codec', () => {
     fc.assert(
       fc.property(request, (item) => {
         const bytes = reference.Increment.requestSerialize({ ...item, amount: item.amount.toString() });
@@ -115,7 +115,7 @@ describe('counter codec: requests equal to the reference', () => {
     );
   });
 
-  it('counter codec: an IncrementBatchRequest of 0..40 items reads the same both ways', () => {
+  it('an IncrementBatchRequest of 0..40 items reads the same both ways', () => {
     fc.assert(
       fc.property(fc.array(request, { maxLength: 40 }), fc.integer({ min: 0, max: 2 }), (items, form) => {
         const leanBytes = encodeIncrementBatchRequest({ items: items.map((item) => ({ ...item, amount: wireAmount(item.amount, form) })) });
@@ -130,7 +130,7 @@ describe('counter codec: requests equal to the reference', () => {
     );
   });
 
-  it('counter codec: an absent or empty key is one shared empty Buffer, not one per item', () => {
+  it('an absent or empty key is one shared empty Buffer, not one per item', () => {
     const bytes = encodeIncrementBatchRequest({
       items: [
         { counter: 'a', amount: 1 },
@@ -143,7 +143,7 @@ describe('counter codec: requests equal to the reference', () => {
     expect(second!.idempotencyKey).toBe(first!.idempotencyKey);
   });
 
-  it('counter codec: int64 edges come out exact — numbers up to 2^53 - 1, bigints beyond, negatives as 10-byte varints', () => {
+  it('int64 edges come out exact — numbers up to 2^53 - 1, bigints beyond, negatives as 10-byte varints', () => {
     const read = (value: number | bigint | string) =>
       decodeIncrementRequest(encodeIncrementRequest({ counter: 'c', amount: value })).amount;
     expect(read(2n ** 53n - 1n)).toBe(Number.MAX_SAFE_INTEGER);
@@ -158,7 +158,7 @@ describe('counter codec: requests equal to the reference', () => {
     expect([...encodeIncrementRequest({ amount: -1 })]).toEqual([...reference.Increment.requestSerialize({ amount: -1 })]);
   });
 
-  it('counter codec: fields in any order, repeated (last wins) and unknown (every wire type, groups too) read as protobufjs reads them', () => {
+  it('fields in any order, repeated (last wins) and unknown (every wire type, groups too) read as protobufjs reads them', () => {
     const bytes = Buffer.from([
       // field 9 varint, field 10 fixed64, field 11 bytes, field 12 group holding a varint, field 13 fixed32
       0x48, 0x96, 0x01, 0x51, 1, 2, 3, 4, 5, 6, 7, 8, 0x5a, 0x02, 0xaa, 0xbb, 0x63, 0x08, 0x01, 0x64, 0x6d, 1, 2, 3, 4,
@@ -169,7 +169,7 @@ describe('counter codec: requests equal to the reference', () => {
     expect(referenceRequest(bytes)).toEqual({ counter: 'y', amount: '7', key: '6b' });
   });
 
-  it('counter codec: invalid UTF-8 in a name reads as protobufjs reads it (U+FFFD), not refused', () => {
+  it('invalid UTF-8 in a name reads as protobufjs reads it (U+FFFD), not refused', () => {
     const bytes = Buffer.from([0x0a, 0x03, 0x61, 0xff, 0x62, 0x10, 0x01]);
     expect(decodeIncrementRequest(bytes).counter).toBe('a\ufffdb');
     expect(referenceRequest(bytes).counter).toBe('a\ufffdb');
@@ -179,7 +179,7 @@ describe('counter codec: requests equal to the reference', () => {
 describe('counter codec: responses equal to the reference', () => {
   const response = fc.record({ applied: fc.boolean(), shard: fc.oneof(fc.nat({ max: 300 }), fc.nat({ max: 0xffffffff })) });
 
-  it('counter codec: IncrementResponse and IncrementBatchResponse read the same both ways', () => {
+  it('IncrementResponse and IncrementBatchResponse read the same both ways', () => {
     fc.assert(
       fc.property(fc.array(response, { maxLength: 40 }), (results) => {
         const leanBytes = encodeIncrementBatchResponse({ results });
@@ -212,17 +212,17 @@ describe('counter codec: malformed input is refused as protobufjs refuses it', (
     expect(lean).toEqual(outcomeOf(() => referenceBatch(bytes)));
   };
 
-  it('counter codec: random wire tokens as an IncrementRequest: both refuse with the same error, or both read the same value', () => {
+  it('random wire tokens as an IncrementRequest: both refuse with the same error, or both read the same value', () => {
     fc.assert(fc.property(fc.oneof(tokens, fc.uint8Array({ maxLength: 40 }).map(Buffer.from), mutated(validRequest)), sameRequestOutcome), {
       numRuns: 5000,
     });
   });
 
-  it('counter codec: random wire tokens as an IncrementBatchRequest: both refuse with the same error, or both read the same value', () => {
+  it('random wire tokens as an IncrementBatchRequest: both refuse with the same error, or both read the same value', () => {
     fc.assert(fc.property(fc.oneof(tokens, batchOfSoup, mutated(validBatch)), sameBatchOutcome), { numRuns: 5000 });
   });
 
-  it('counter codec: random bytes as responses: both refuse with the same error, or both read the same value', () => {
+  it('random bytes as responses: both refuse with the same error, or both read the same value', () => {
     const bytes = fc.oneof(tokens, batchOfSoup);
     fc.assert(
       fc.property(bytes, (input) => {
@@ -235,7 +235,7 @@ describe('counter codec: malformed input is refused as protobufjs refuses it', (
     );
   });
 
-  it("counter codec: the bad-input test's cases — a cut varint, a bad wire type, a length past the end — are refused with protobufjs's words", () => {
+  it("the bad-input test's cases — a cut varint, a bad wire type, a length past the end — are refused with protobufjs's words", () => {
     const cases = [
       Buffer.from([0x10]), // amount announced, no value (test/integration/bad-input.test.ts)
       Buffer.from([0x0f]), // field 1, wire type 7
@@ -255,7 +255,7 @@ describe('counter codec: malformed input is refused as protobufjs refuses it', (
 });
 
 describe('counter codec: wiring', () => {
-  it('counter codec: the client sends Increment and IncrementBatch through the lean codec, everything else through proto-loader', () => {
+  it('the client sends Increment and IncrementBatch through the lean codec, everything else through proto-loader', () => {
     const service = ClientCounterService.service;
     expect(service.IncrementBatch!.requestSerialize).toBe(encodeIncrementBatchRequest);
     expect(service.IncrementBatch!.responseDeserialize).toBe(decodeIncrementBatchResponse);
@@ -263,7 +263,7 @@ describe('counter codec: wiring', () => {
     expect(service.Read!.requestSerialize).not.toBe(encodeIncrementRequest);
   });
 
-  it('counter codec: the client gives every unkeyed increment the same empty key, not a Buffer each', () => {
+  it('the client gives every unkeyed increment the same empty key, not a Buffer each', () => {
     expect(toWireKey(null)).toBe(toWireKey(null));
     expect(toWireKey(null).length).toBe(0);
     expect(encodeIncrementRequest({ counter: 'c', amount: 1, idempotencyKey: toWireKey(null) })).toEqual(
@@ -271,7 +271,7 @@ describe('counter codec: wiring', () => {
     );
   });
 
-  it('counter codec: withLeanCodecs replaces only the two methods, leaving the definition it was given as it was', () => {
+  it('withLeanCodecs replaces only the two methods, leaving the definition it was given as it was', () => {
     const lean = withLeanCodecs(counterServiceDefinition);
     expect(lean.IncrementBatch!.requestDeserialize).toBe(leanCounterCodecs.IncrementBatch.requestDeserialize);
     expect(lean.IncrementBatch!.path).toBe('/counter.v1.CounterService/IncrementBatch');

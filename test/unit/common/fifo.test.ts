@@ -5,7 +5,7 @@ import { Fifo } from '../../../src/common/fifo.ts';
 import { randomInt, seededRandom } from '../../helpers/seeded-random.ts';
 
 describe('fifo', () => {
-  it('fifo: items leave in the order they came, through random pushes and shifts (seeded, against a model)', () => {
+  it('items leave in the order they came, through random pushes and shifts (seeded, against a model)', () => {
     const random = seededRandom(0xf1f0_0001);
     const fifo = new Fifo<number>();
     // The model: items are numbered as pushed, so the queue holds exactly [nextOut, nextIn).
@@ -32,7 +32,7 @@ describe('fifo', () => {
     expect(nextOut).toBeGreaterThan(100_000);
   });
 
-  it('fifo: a flood of 1,000,000 items pushed and shifted keeps the backing array within twice the queue plus 1,024 slots', () => {
+  it('a flood of 1,000,000 items pushed and shifted keeps the backing array within twice the queue plus 1,024 slots', () => {
     const fifo = new Fifo<{ index: number }>();
     let slotViolations = 0;
     let orderViolations = 0;

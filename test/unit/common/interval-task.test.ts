@@ -27,7 +27,7 @@ describe('interval task', () => {
     vi.useRealTimers();
   });
 
-  it('interval task: runs once per interval from start, never before the first interval, and not after stop', async () => {
+  it('runs once per interval from start, never before the first interval, and not after stop', async () => {
     const { logger } = recordingLogger();
     let runs = 0;
     const task = new IntervalTask({ name: 'count', intervalMs: 1_000, logger }, () => void runs++);
@@ -43,7 +43,7 @@ describe('interval task', () => {
     expect(runs).toBe(4);
   });
 
-  it('interval task: a tick while a run is under way is skipped, not queued, and runNow returns at once', async () => {
+  it('a tick while a run is under way is skipped, not queued, and runNow returns at once', async () => {
     const { logger } = recordingLogger();
     let starts = 0;
     let finish: () => void = () => undefined;
@@ -69,7 +69,7 @@ describe('interval task', () => {
     task.stop();
   });
 
-  it('interval task: a run that throws or rejects is logged with the task name and the loop goes on', async () => {
+  it('a run that throws or rejects is logged with the task name and the loop goes on', async () => {
     const { logger, errors } = recordingLogger();
     let runs = 0;
     const task = new IntervalTask({ name: 'checkpoint', intervalMs: 100, logger }, async () => {
@@ -88,7 +88,7 @@ describe('interval task', () => {
     task.stop();
   });
 
-  it('interval task: a synchronous throw is logged the same way, and runNow never rejects', async () => {
+  it('a synchronous throw is logged the same way, and runNow never rejects', async () => {
     const { logger, errors } = recordingLogger();
     const task = new IntervalTask({ name: 'tick', intervalMs: 100, logger }, () => {
       throw new Error('bad state');
@@ -97,7 +97,7 @@ describe('interval task', () => {
     expect(errors).toEqual([{ msg: 'tick failed', fields: { error: 'bad state' } }]);
   });
 
-  it("interval task: its timer is unref'd, so it never keeps a process alive", () => {
+  it("its timer is unref'd, so it never keeps a process alive", () => {
     vi.useRealTimers();
     const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
     const task = new IntervalTask({ name: 'idle', intervalMs: 60_000, logger: recordingLogger().logger }, () => undefined);
@@ -108,7 +108,7 @@ describe('interval task', () => {
     setIntervalSpy.mockRestore();
   });
 
-  it('interval task: start after stop resumes, and a second start does not double the runs', async () => {
+  it('start after stop resumes, and a second start does not double the runs', async () => {
     const { logger } = recordingLogger();
     let runs = 0;
     const task = new IntervalTask({ name: 'count', intervalMs: 1_000, logger }, () => void runs++);
@@ -125,7 +125,7 @@ describe('interval task', () => {
 });
 
 describe('interval task in a process', () => {
-  it('interval task: a failed assertion in the task crashes the process (a programmer error is not logged and carried on)', () => {
+  it('a failed assertion in the task crashes the process (a programmer error is not logged and carried on)', () => {
     const taskModule = new URL('../../../src/common/interval-task.ts', import.meta.url).href;
     const script = `
       import assert from 'node:assert';

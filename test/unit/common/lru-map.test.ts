@@ -22,7 +22,7 @@ describe('lru map', () => {
     vi.restoreAllMocks();
   });
 
-  it('lru map: a full map evicts the least recently used key; get marks use, peek does not', () => {
+  it('a full map evicts the least recently used key; get marks use, peek does not', () => {
     const lru = new LruMap<string, number>(3);
     lru.set('a', 1);
     lru.set('b', 2);
@@ -44,7 +44,7 @@ describe('lru map', () => {
     ]);
   });
 
-  it('lru map: answers as a model LRU does through random sets, gets, peeks and deletes (seeded)', () => {
+  it('answers as a model LRU does through random sets, gets, peeks and deletes (seeded)', () => {
     const random = seededRandom(0x1e0_0001);
     for (let trial = 0; trial < 40; trial++) {
       const entriesMax = randomInt(random, 1, 12);
@@ -81,7 +81,7 @@ describe('lru map', () => {
     }
   });
 
-  it('lru map: a flood of 200,000 new keys into 1,000 entries keeps the newest and a key used throughout, and never walks its entries', () => {
+  it('a flood of 200,000 new keys into 1,000 entries keeps the newest and a key used throughout, and never walks its entries', () => {
     const entriesMax = 1_000;
     const lru = new LruMap<string, number>(entriesMax);
     for (let index = 0; index < entriesMax; index++) lru.set(`old:${index}`, index);
@@ -109,7 +109,7 @@ describe('lru map', () => {
     expect(lru.has(`flood:${200_000 - entriesMax}`)).toBe(false);
   });
 
-  it('lru map: deleting the entry just yielded while walking visits every other entry once', () => {
+  it('deleting the entry just yielded while walking visits every other entry once', () => {
     const lru = new LruMap<number, number>(100);
     for (let key = 0; key < 100; key++) lru.set(key, key);
     const visited: number[] = [];
@@ -121,7 +121,7 @@ describe('lru map', () => {
     expect(lru.keys()).toEqual(Array.from({ length: 50 }, (_, index) => 2 * index + 1));
   });
 
-  it('lru map: refuses a bound that is not a positive count', () => {
+  it('refuses a bound that is not a positive count', () => {
     expect(() => new LruMap(0)).toThrow(/entriesMax/);
     expect(() => new LruMap(1.5)).toThrow(/entriesMax/);
   });

@@ -31,7 +31,7 @@ describe('peer role', () => {
     expect(subjectAltNames('URI:"unterminated')).toEqual([]);
   });
 
-  it('peerRoleOf: the one spiffe://tally/<role> URI; none, unknown or several roles is no role', () => {
+  it('the one spiffe://tally/<role> URI; none, unknown or several roles is no role', () => {
     expect(peerRoleOf(withSans('URI:spiffe://tally/router, DNS:router'))).toBe('router');
     expect(peerRoleOf(withSans('DNS:node-0a, URI:spiffe://tally/node/node-0a'))).toBe('node');
     expect(peerRoleOf(withSans('URI:spiffe://tally/client'))).toBe('client');

@@ -9,7 +9,7 @@ import { ErrorCode, TallyError, storageError, toServiceError } from '../../../sr
 const sqliteError = (code: string, message: string): Error => new Database.SqliteError(message, code);
 
 describe('storage errors', () => {
-  it('storage error: SQLITE_FULL is RESOURCE_EXHAUSTED naming the owner; I/O, read-only and cannot-open errors are UNAVAILABLE', () => {
+  it('SQLITE_FULL is RESOURCE_EXHAUSTED naming the owner; I/O, read-only and cannot-open errors are UNAVAILABLE', () => {
     const full = storageError(sqliteError('SQLITE_FULL', 'database or disk is full'), 'node n1');
     expect(full).toBeInstanceOf(TallyError);
     expect(full).toMatchObject({
@@ -32,7 +32,7 @@ describe('storage errors', () => {
     }
   });
 
-  it('storage error: a constraint, a corrupt file or any other error passes unchanged', () => {
+  it('a constraint, a corrupt file or any other error passes unchanged', () => {
     for (const error of [
       sqliteError('SQLITE_CONSTRAINT_PRIMARYKEY', 'UNIQUE constraint failed: log.lsn'),
       sqliteError('SQLITE_CORRUPT', 'database disk image is malformed'),
@@ -43,7 +43,7 @@ describe('storage errors', () => {
     }
   });
 
-  it('storage error: a server answers an unmapped SQLite error with its status, not INTERNAL', () => {
+  it('a server answers an unmapped SQLite error with its status, not INTERNAL', () => {
     expect(toServiceError(sqliteError('SQLITE_FULL', 'database or disk is full'))).toMatchObject({
       code: status.RESOURCE_EXHAUSTED,
       details: "this server's data directory is full: nothing was written (SQLITE_FULL)",

@@ -15,13 +15,13 @@ import { INT64_MAX, INT64_MIN, counterNameBytesMax, idempotencyKeyBytesMax, node
 import { codeOf } from '../../helpers/rejection.ts';
 
 describe('validate: counter names', () => {
-  it('validate: an empty or non-string counter name is invalid_argument', () => {
+  it('an empty or non-string counter name is invalid_argument', () => {
     expect(codeOf(() => validateCounterName(''))).toBe('invalid_argument');
     expect(codeOf(() => validateCounterName(undefined))).toBe('invalid_argument');
     expect(codeOf(() => validateCounterName(42))).toBe('invalid_argument');
   });
 
-  it('validate: a rejected name maps to gRPC INVALID_ARGUMENT', () => {
+  it('a rejected name maps to gRPC INVALID_ARGUMENT', () => {
     try {
       validateCounterName('');
       expect.unreachable('empty name accepted');
@@ -31,18 +31,18 @@ describe('validate: counter names', () => {
     }
   });
 
-  it('validate: a counter name of 200 ASCII bytes is accepted and returned unchanged', () => {
+  it('a counter name of 200 ASCII bytes is accepted and returned unchanged', () => {
     const name = 'n'.repeat(counterNameBytesMax);
     expect(counterNameBytesMax).toBe(200);
     expect(validateCounterName(name)).toBe(name);
     expect(validateCounterName('a')).toBe('a');
   });
 
-  it('validate: a counter name of 201 ASCII bytes is invalid_argument', () => {
+  it('a counter name of 201 ASCII bytes is invalid_argument', () => {
     expect(codeOf(() => validateCounterName('n'.repeat(201)))).toBe('invalid_argument');
   });
 
-  it('validate: the name limit counts UTF-8 bytes, not characters', () => {
+  it('the name limit counts UTF-8 bytes, not characters', () => {
     // é is 2 bytes, € is 3, 😀 is 4 (and 2 UTF-16 code units).
     expect(codeOf(() => validateCounterName('é'.repeat(100)))).toBe('no error');
     expect(codeOf(() => validateCounterName('a' + 'é'.repeat(100)))).toBe('invalid_argument');
@@ -64,7 +64,7 @@ describe('validate: counter names', () => {
     expect(codeOf(() => validateCounterName(name))).toBe('invalid_argument');
   });
 
-  it('validate: printable characters just outside the control ranges are accepted', () => {
+  it('printable characters just outside the control ranges are accepted', () => {
     expect(validateCounterName('a b~')).toBe('a b~');
     expect(validateCounterName('a\u00a0b')).toBe('a\u00a0b');
     expect(validateCounterName('页面:views/😀')).toBe('页面:views/😀');
@@ -81,13 +81,13 @@ describe('validate: counter names', () => {
 });
 
 describe('validate: idempotency keys', () => {
-  it('validate: a missing idempotency key is an empty buffer', () => {
+  it('a missing idempotency key is an empty buffer', () => {
     expect(validateIdempotencyKey(undefined)).toEqual(Buffer.alloc(0));
     expect(validateIdempotencyKey(null)).toEqual(Buffer.alloc(0));
     expect(validateIdempotencyKey(Buffer.alloc(0))).toEqual(Buffer.alloc(0));
   });
 
-  it('validate: an idempotency key of 128 bytes is accepted, as a Buffer with the same bytes', () => {
+  it('an idempotency key of 128 bytes is accepted, as a Buffer with the same bytes', () => {
     expect(idempotencyKeyBytesMax).toBe(128);
     const bytes = new Uint8Array(128).map((_, index) => index);
     const key = validateIdempotencyKey(bytes);
@@ -95,14 +95,14 @@ describe('validate: idempotency keys', () => {
     expect([...key]).toEqual([...bytes]);
   });
 
-  it('validate: an idempotency key of 129 bytes is invalid_argument', () => {
+  it('an idempotency key of 129 bytes is invalid_argument', () => {
     expect(codeOf(() => validateIdempotencyKey(Buffer.alloc(129, 1)))).toBe('invalid_argument');
     expect(codeOf(() => validateIdempotencyKey(new Uint8Array(129)))).toBe('invalid_argument');
   });
 });
 
 describe('validate: int64 amounts', () => {
-  it('validate: parseInt64 reads bigints, safe integer numbers and decimal strings', () => {
+  it('parseInt64 reads bigints, safe integer numbers and decimal strings', () => {
     expect(parseInt64(5n, 'x')).toBe(5n);
     expect(parseInt64(-17, 'x')).toBe(-17n);
     expect(parseInt64(Number.MAX_SAFE_INTEGER, 'x')).toBe(9007199254740991n);
@@ -111,14 +111,14 @@ describe('validate: int64 amounts', () => {
     expect(parseInt64('-0042', 'x')).toBe(-42n);
   });
 
-  it('validate: parseInt64 accepts exactly the int64 extremes', () => {
+  it('parseInt64 accepts exactly the int64 extremes', () => {
     expect(parseInt64('9223372036854775807', 'x')).toBe(INT64_MAX);
     expect(parseInt64('-9223372036854775808', 'x')).toBe(INT64_MIN);
     expect(parseInt64(INT64_MAX, 'x')).toBe(INT64_MAX);
     expect(parseInt64(INT64_MIN, 'x')).toBe(INT64_MIN);
   });
 
-  it('validate: an integer one beyond int64 is out_of_range', () => {
+  it('an integer one beyond int64 is out_of_range', () => {
     expect(codeOf(() => parseInt64('9223372036854775808', 'x'))).toBe('out_of_range');
     expect(codeOf(() => parseInt64('-9223372036854775809', 'x'))).toBe('out_of_range');
     expect(codeOf(() => parseInt64(INT64_MAX + 1n, 'x'))).toBe('out_of_range');
@@ -126,7 +126,7 @@ describe('validate: int64 amounts', () => {
     expect(codeOf(() => parseInt64('99999999999999999999', 'x'))).toBe('out_of_range');
   });
 
-  it('validate: an out-of-range amount maps to gRPC OUT_OF_RANGE', () => {
+  it('an out-of-range amount maps to gRPC OUT_OF_RANGE', () => {
     try {
       validateAmount('9223372036854775808');
       expect.unreachable('amount beyond int64 accepted');
@@ -138,7 +138,7 @@ describe('validate: int64 amounts', () => {
   // Regression test (src/common/validate.ts:50, fixed): the string pattern allows at most 20
   // digits, so a decimal integer of 21 or more digits is reported as "not an
   // integer" (invalid_argument) instead of beyond int64 (out_of_range, G7).
-  it('validate: a decimal string of 21+ digits is out_of_range, not invalid_argument', () => {
+  it('a decimal string of 21+ digits is out_of_range, not invalid_argument', () => {
     expect(codeOf(() => parseInt64('123456789012345678901', 'amount'))).toBe('out_of_range');
     expect(codeOf(() => validateAmount('-100000000000000000000000'))).toBe('out_of_range');
   });
@@ -146,7 +146,7 @@ describe('validate: int64 amounts', () => {
   // Regression test (src/common/validate.ts:48, fixed): a JS number that is an integer beyond
   // int64 (here 2^63 and 1e19) fails the safe-integer check and is reported as
   // "not an integer" (invalid_argument) rather than out_of_range.
-  it('validate: a number that is an integer beyond int64 is out_of_range', () => {
+  it('a number that is an integer beyond int64 is out_of_range', () => {
     expect(codeOf(() => parseInt64(2 ** 63, 'amount'))).toBe('out_of_range');
     expect(codeOf(() => parseInt64(1e19, 'amount'))).toBe('out_of_range');
   });
@@ -173,19 +173,19 @@ describe('validate: int64 amounts', () => {
     expect(codeOf(() => validateAmount(amount))).toBe('invalid_argument');
   });
 
-  it('validate: negative amounts are fine, down to INT64_MIN', () => {
+  it('negative amounts are fine, down to INT64_MIN', () => {
     expect(validateAmount(-1)).toBe(-1n);
     expect(validateAmount('-5')).toBe(-5n);
     expect(validateAmount(INT64_MIN)).toBe(INT64_MIN);
     expect(validateAmount(INT64_MAX)).toBe(INT64_MAX);
   });
 
-  it('validate: validateAmount rejects beyond-int64 amounts with out_of_range', () => {
+  it('validateAmount rejects beyond-int64 amounts with out_of_range', () => {
     expect(codeOf(() => validateAmount(INT64_MAX + 1n))).toBe('out_of_range');
     expect(codeOf(() => validateAmount('-9223372036854775809'))).toBe('out_of_range');
   });
 
-  it('validate: isInt64 is true exactly on [INT64_MIN, INT64_MAX]', () => {
+  it('isInt64 is true exactly on [INT64_MIN, INT64_MAX]', () => {
     expect(isInt64(INT64_MAX)).toBe(true);
     expect(isInt64(INT64_MIN)).toBe(true);
     expect(isInt64(0n)).toBe(true);
@@ -199,7 +199,7 @@ describe('validate: node addresses', () => {
     expect(validateNodeAddress(address, 'address')).toBe(address);
   });
 
-  it('validate: a node address up to nodeAddressBytesMax is accepted, one byte more is not', () => {
+  it('a node address up to nodeAddressBytesMax is accepted, one byte more is not', () => {
     const fitting = `${'h'.repeat(nodeAddressBytesMax - 6)}:50051`;
     expect(validateNodeAddress(fitting, 'address')).toBe(fitting);
     expect(codeOf(() => validateNodeAddress(`h${fitting}`, 'address'))).toBe('invalid_argument');

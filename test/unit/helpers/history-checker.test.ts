@@ -34,7 +34,7 @@ const final = (startMs: number, total: number, router = 0): ReadOperation => rea
 const rulesOf = (operations: Operation[]): Rule[] => [...new Set(checkHistory(operations).map((violation) => violation.rule))].sort();
 
 describe('history checker', () => {
-  it('history checker: a safe history with concurrent reads, unknowns, failures and a keyed retry has no violation', () => {
+  it('a safe history with concurrent reads, unknowns, failures and a keyed retry has no violation', () => {
     const history = [
       inc(0, 10, 5),
       inc(5, 30, 3), // concurrent with the read below: it may or may not be in it
@@ -52,58 +52,58 @@ describe('history checker', () => {
     expect(checkHistory(history)).toEqual([]);
   });
 
-  it('history checker: a read missing an increment acknowledged before it began is a stale read', () => {
+  it('a read missing an increment acknowledged before it began is a stale read', () => {
     expect(rulesOf([inc(0, 10, 5), read(11, 12, 0), final(20, 5)])).toEqual(['stale-read']);
   });
 
-  it('history checker: a read below one that ended before it began, through another router, went back', () => {
+  it('a read below one that ended before it began, through another router, went back', () => {
     // The write is unknown: 0 and 3 are both allowed alone, but not 3 then 0.
     expect(rulesOf([inc(0, 10, 3, 'unknown'), read(11, 12, 3, { router: 0 }), read(13, 14, 0, { router: 1 }), final(20, 3)])).toEqual([
       'read-went-back',
     ]);
   });
 
-  it('history checker: reads that overlap may return different totals in any order', () => {
+  it('reads that overlap may return different totals in any order', () => {
     expect(rulesOf([inc(0, 10, 3, 'unknown'), read(11, 20, 3), read(12, 21, 0, { router: 1 }), final(30, 3)])).toEqual([]);
   });
 
-  it('history checker: a read above everything that may have applied by its end is an over-count', () => {
+  it('a read above everything that may have applied by its end is an over-count', () => {
     expect(rulesOf([inc(0, 10, 5), read(11, 12, 10)])).toEqual(['no-final-read', 'over-count']);
   });
 
-  it('history checker: a keyed retry after an unknown outcome counts once; counted twice is an over-count and out of bounds', () => {
+  it('a keyed retry after an unknown outcome counts once; counted twice is an over-count and out of bounds', () => {
     const attempts = [inc(0, 10, 4, 'unknown', { key: 'k' }), inc(20, 30, 4, 'ok', { key: 'k', router: 1 })];
     expect(rulesOf([...attempts, final(40, 4)])).toEqual([]);
     expect(rulesOf([...attempts, final(40, 8)])).toEqual(['final-out-of-bounds', 'over-count']);
   });
 
-  it('history checker: one key acknowledged as applied twice breaks G2 even when the totals look right', () => {
+  it('one key acknowledged as applied twice breaks G2 even when the totals look right', () => {
     expect(rulesOf([inc(0, 10, 4, 'ok', { key: 'k' }), inc(20, 30, 4, 'ok', { key: 'k' }), final(40, 4)])).toEqual(['key-applied-twice']);
   });
 
-  it('history checker: a final total below the acknowledged sum is out of bounds (and stale)', () => {
+  it('a final total below the acknowledged sum is out of bounds (and stale)', () => {
     expect(rulesOf([inc(0, 10, 5), inc(0, 10, 2, 'unknown'), final(20, 4)])).toEqual(['final-out-of-bounds', 'stale-read']);
   });
 
-  it('history checker: a final total above acknowledged + unknown is out of bounds', () => {
+  it('a final total above acknowledged + unknown is out of bounds', () => {
     expect(rulesOf([inc(0, 10, 5), inc(0, 10, 2, 'unknown'), read(5, 30, 9, { final: true })])).toEqual([
       'final-out-of-bounds',
       'over-count',
     ]);
   });
 
-  it('history checker: a counter without a successful final read is reported', () => {
+  it('a counter without a successful final read is reported', () => {
     expect(rulesOf([inc(0, 10, 5), read(20, 30, 5)])).toEqual(['no-final-read']);
   });
 
-  it('history checker: a key sent with two different amounts is a broken history', () => {
+  it('a key sent with two different amounts is a broken history', () => {
     // The key's amounts are then left out of the bounds: the total of 5 is reported too.
     expect(rulesOf([inc(0, 10, 4, 'unknown', { key: 'k' }), inc(20, 30, 5, 'ok', { key: 'k' }), final(40, 5)])).toContain(
       'key-reused-differently',
     );
   });
 
-  it('history checker: counters are checked apart', () => {
+  it('counters are checked apart', () => {
     const other = (operation: Operation): Operation => ({ ...operation, counter: 'd' });
     expect(rulesOf([inc(0, 10, 5), final(20, 5), other(inc(0, 10, 1)), other(final(20, 0))])).toEqual([
       'final-out-of-bounds',
@@ -132,7 +132,7 @@ describe('log comparison', () => {
     return nodeDir;
   }
 
-  it('log comparison: two nodes with different entries at one lsn in one epoch are two histories', () => {
+  it('two nodes with different entries at one lsn in one epoch are two histories', () => {
     dir = makeTempDir('log-check');
     const a = nodeLog('a', [
       [1, 1, 1, 5],
@@ -147,7 +147,7 @@ describe('log comparison', () => {
     expect(result.violations[0]!.excerpt[0]).toContain('lsn=2');
   });
 
-  it('log comparison: equal logs, a shorter follower, or an untruncated tail of another epoch are not violations', () => {
+  it('equal logs, a shorter follower, or an untruncated tail of another epoch are not violations', () => {
     dir = makeTempDir('log-check');
     const a = nodeLog('a', [
       [1, 1, 1, 5],

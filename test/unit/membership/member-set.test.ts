@@ -32,7 +32,7 @@ function resealed(body: Buffer): Buffer {
 }
 
 describe('member set', () => {
-  it('member set: add, add, remove, remove answer true, false, true, false at every edge of the range', () => {
+  it('add, add, remove, remove answer true, false, true, false at every edge of the range', () => {
     for (const member of edgeMembers) {
       const set = new MemberSet();
       expect([set.add(member), set.size]).toEqual([true, 1]);
@@ -44,7 +44,7 @@ describe('member set', () => {
     }
   });
 
-  it('member set: members outside 0..2^64-1 throw RangeError on every operation', () => {
+  it('members outside 0..2^64-1 throw RangeError on every operation', () => {
     const set = new MemberSet();
     for (const member of [-1n, 1n << 64n]) {
       expect(() => set.add(member)).toThrow(RangeError);
@@ -56,7 +56,7 @@ describe('member set', () => {
     expect(set.size).toBe(0);
   });
 
-  it('member set: 50k random adds and removes over small and large ids agree with a Set<bigint>', () => {
+  it('50k random adds and removes over small and large ids agree with a Set<bigint>', () => {
     const random = seededRandom(20240611);
     const highs = [1, 2, 0x7fffffff, 0x80000000, u32Max];
     // Few highs and few lows per high, so parts are promoted and demoted often; lows on both sides of 2^31.
@@ -93,7 +93,7 @@ describe('member set', () => {
     }
   });
 
-  it('member set: a high part goes from one member to a bitmap and back without losing anyone', () => {
+  it('a high part goes from one member to a bitmap and back without losing anyone', () => {
     const high = 5n << 32n;
     const [first, second, third] = [high | 1n, high | BigInt(u32Max), high | 0x80000000n];
     const set = setOf([first]);
@@ -118,7 +118,7 @@ describe('member set', () => {
     expect(set.has(1n)).toBe(false);
   });
 
-  it('member set: memoryBytes grows with members and stays well under a Set<bigint>', () => {
+  it('memoryBytes grows with members and stays well under a Set<bigint>', () => {
     const empty = new MemberSet().memoryBytes();
     const dense = setOf(Array.from({ length: 100_000 }, (_, index) => BigInt(index + 1)));
     expect(empty).toBeGreaterThan(0);
@@ -142,7 +142,7 @@ describe('member set snapshot', () => {
   };
 
   for (const [shape, members] of Object.entries(shapes)) {
-    it(`snapshot: ${shape} round-trips to the same members and the same bytes`, () => {
+    it(`${shape} round-trips to the same members and the same bytes`, () => {
       const set = setOf(members);
       const bytes = set.serialize();
       const copy = MemberSet.deserialize(bytes);
@@ -154,11 +154,11 @@ describe('member set snapshot', () => {
     });
   }
 
-  it('snapshot: dense ids cost well under a bit each on the wire', () => {
+  it('dense ids cost well under a bit each on the wire', () => {
     expect(setOf(shapes['dense small ids']!).serialize().length).toBeLessThan(1_000);
   });
 
-  it('snapshot: every truncation and every flipped byte is refused with a member set error', () => {
+  it('every truncation and every flipped byte is refused with a member set error', () => {
     const bytes = setOf([3n, 4n, 1n << 40n, (1n << 40n) | 9n, (7n << 32n) | 1n, memberMax]).serialize();
     for (let length = 0; length < bytes.length; length++) {
       expect(() => MemberSet.deserialize(bytes.subarray(0, length)), `length ${length}`).toThrow(/^member set: /);
@@ -171,14 +171,14 @@ describe('member set snapshot', () => {
     expect(() => MemberSet.deserialize(Buffer.concat([bytes, Buffer.from([0])]))).toThrow(/checksum/);
   });
 
-  it('snapshot: an unknown version is named as such', () => {
+  it('an unknown version is named as such', () => {
     const bytes = new MemberSet().serialize();
     const future = Buffer.from(bytes);
     future[0] = 2;
     expect(() => MemberSet.deserialize(future)).toThrow(/unsupported format version 2/);
   });
 
-  it('snapshot: structure faults behind a valid checksum are refused too', () => {
+  it('structure faults behind a valid checksum are refused too', () => {
     const bytes = setOf([1n << 40n, 2n << 40n]).serialize();
     const body = bytes.subarray(0, bytes.length - 4);
     const lowEnd = 5 + body.readUInt32LE(1);
@@ -222,18 +222,18 @@ describe('partitionOf', () => {
     return perPartition;
   }
 
-  it('partitionOf: dense ids 1..100000 land within 10% of even on 16 partitions', () => {
+  it('dense ids 1..100000 land within 10% of even on 16 partitions', () => {
     const perPartition = counts(Array.from({ length: 100_000 }, (_, index) => BigInt(index + 1)));
     for (const count of perPartition) expect(Math.abs(count - even)).toBeLessThanOrEqual(even * 0.1);
   });
 
-  it('partitionOf: random 64-bit ids land within 10% of even on 16 partitions', () => {
+  it('random 64-bit ids land within 10% of even on 16 partitions', () => {
     const random = seededRandom(99);
     const perPartition = counts(Array.from({ length: 100_000 }, () => random64(random)));
     for (const count of perPartition) expect(Math.abs(count - even)).toBeLessThanOrEqual(even * 0.1);
   });
 
-  it('partitionOf: is stable, in range, and is splitmix64 (its published first outputs from seed 0)', () => {
+  it('is stable, in range, and is splitmix64 (its published first outputs from seed 0)', () => {
     const random = seededRandom(5);
     for (let probe = 0; probe < 1_000; probe++) {
       const member = random64(random);
@@ -249,20 +249,20 @@ describe('partitionOf', () => {
     expect(partitionOf(memberMax, 1)).toBe(0);
   });
 
-  it('partitionOf: a partition count that is not a positive integer throws RangeError', () => {
+  it('a partition count that is not a positive integer throws RangeError', () => {
     for (const bad of [0, -1, 1.5, Number.NaN, 2 ** 53]) expect(() => partitionOf(1n, bad)).toThrow(RangeError);
   });
 });
 
 describe('parseMemberId', () => {
-  it('parseMemberId: accepts canonical decimals from 0 to 2^64-1', () => {
+  it('accepts canonical decimals from 0 to 2^64-1', () => {
     expect(parseMemberId('0')).toBe(0n);
     expect(parseMemberId('42')).toBe(42n);
     expect(parseMemberId('4294967296')).toBe(1n << 32n);
     expect(parseMemberId('18446744073709551615')).toBe(memberMax);
   });
 
-  it('parseMemberId: rejects signs, spaces, hex, exponents, leading zeros, junk and 2^64 with one-line RangeErrors', () => {
+  it('rejects signs, spaces, hex, exponents, leading zeros, junk and 2^64 with one-line RangeErrors', () => {
     const rejected = [
       '-1',
       '+1',

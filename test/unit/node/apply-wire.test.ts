@@ -110,7 +110,7 @@ describe('Apply wire: packed increments', () => {
     ]);
   });
 
-  it('wire: random amounts of every size decode exactly (seeded)', () => {
+  it('random amounts of every size decode exactly (seeded)', () => {
     const random = seededRandom(16);
     for (let round = 0; round < 200; round++) {
       const group = new NodeGroup();

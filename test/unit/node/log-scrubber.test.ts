@@ -47,7 +47,7 @@ describe('log scrubber', () => {
     return { scrubber, seen };
   }
 
-  it('log scrubber: a pass reads every entry the log keeps, every block and every part, in steps of its rate, then starts over', () => {
+  it('a pass reads every entry the log keeps, every block and every part, in steps of its rate, then starts over', () => {
     const log = logWithEverything();
     const { scrubber, seen } = scrubberOf(log);
     for (let step = 0; step < 200 && seen.passes < 2; step++) scrubber.step();
@@ -64,7 +64,7 @@ describe('log scrubber', () => {
     ['a block', "UPDATE checkpoint_blocks SET data = data || x'00'"],
     ['a part', 'UPDATE checkpoint_parts SET data = zeroblob(length(data))'],
   ] as const) {
-    it(`log scrubber: ${name} moved on the disk is counted and handed to onDamage within one pass`, () => {
+    it(`${name} moved on the disk is counted and handed to onDamage within one pass`, () => {
       const log = logWithEverything();
       const db = new Database(path.join(path.dirname(log.file), 'node.sqlite'));
       try {

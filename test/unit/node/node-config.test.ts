@@ -9,21 +9,21 @@ type NodeDefaultKey = keyof typeof nodeDefaults;
 const numericKeys = (Object.keys(nodeDefaults) as NodeDefaultKey[]).filter((key) => typeof nodeDefaults[key] === 'number');
 
 describe('node config: parseNodeConfig', () => {
-  it('node config: with no flags every setting is its default and the node is named by its listen address', () => {
+  it('with no flags every setting is its default and the node is named by its listen address', () => {
     expect(parseNodeConfig([], {})).toEqual({ ...nodeDefaults, nodeName: nodeDefaults.listenAddress });
     expect(nodeDefaults.logLevel).toBe('info');
   });
 
-  it('node config: the dedup window defaults to 24 hours (G2)', () => {
+  it('the dedup window defaults to 24 hours (G2)', () => {
     expect(parseNodeConfig([], {}).dedupWindowMs).toBe(24 * 60 * 60 * 1000);
   });
 
-  it('node config: the node name follows a configured listen address unless set', () => {
+  it('the node name follows a configured listen address unless set', () => {
     expect(parseNodeConfig(['--listen', '127.0.0.1:7001'], {}).nodeName).toBe('127.0.0.1:7001');
     expect(parseNodeConfig(['--listen', '127.0.0.1:7001', '--node-name', 'n1'], {}).nodeName).toBe('n1');
   });
 
-  it('node config: every numeric setting is read from the TALLY_ environment key that mirrors its name', () => {
+  it('every numeric setting is read from the TALLY_ environment key that mirrors its name', () => {
     expect(numericKeys).toContain('dedupWindowMs');
     const env: Record<string, string> = {};
     for (const key of numericKeys) env[envKeyOf(key)] = String((nodeDefaults[key] as number) + 1);
@@ -31,7 +31,7 @@ describe('node config: parseNodeConfig', () => {
     for (const key of numericKeys) expect({ key, value: config[key] }).toEqual({ key, value: (nodeDefaults[key] as number) + 1 });
   });
 
-  it('node config: string settings come from TALLY_ environment keys, and flags beat them', () => {
+  it('string settings come from TALLY_ environment keys, and flags beat them', () => {
     const env = {
       TALLY_LISTEN: '127.0.0.1:7002',
       TALLY_DATA_DIR: '/var/node',
@@ -50,12 +50,12 @@ describe('node config: parseNodeConfig', () => {
     expect(withFlags.dedupWindowMs).toBe(120_000);
   });
 
-  it('node config: a dedup window below one second names the flag or environment key it came from', () => {
+  it('a dedup window below one second names the flag or environment key it came from', () => {
     expect(configErrorOf(() => parseNodeConfig(['--dedup-window-ms', '999'], {}))).toContain('--dedup-window-ms');
     expect(configErrorOf(() => parseNodeConfig([], { TALLY_DEDUP_WINDOW_MS: '999' }))).toContain('TALLY_DEDUP_WINDOW_MS');
   });
 
-  it('node config: keys held in memory default to the limit in limits.ts, come from flag or environment, and are at least one', () => {
+  it('keys held in memory default to the limit in limits.ts, come from flag or environment, and are at least one', () => {
     expect(parseNodeConfig([], {}).dedupKeysInMemoryMax).toBe(dedupKeysInMemoryMax);
     expect(parseNodeConfig(['--dedup-keys-in-memory-max', '500'], {}).dedupKeysInMemoryMax).toBe(500);
     expect(parseNodeConfig([], { TALLY_DEDUP_KEYS_IN_MEMORY_MAX: '200' }).dedupKeysInMemoryMax).toBe(200);
@@ -65,12 +65,12 @@ describe('node config: parseNodeConfig', () => {
     );
   });
 
-  it('node config: metrics port and shutdown timeout are bounded', () => {
+  it('metrics port and shutdown timeout are bounded', () => {
     expect(configErrorOf(() => parseNodeConfig(['--metrics-port', '70000'], {}))).toContain('--metrics-port');
     expect(configErrorOf(() => parseNodeConfig([], { TALLY_SHUTDOWN_TIMEOUT_MS: '99' }))).toContain('TALLY_SHUTDOWN_TIMEOUT_MS');
   });
 
-  it('node config: an unknown flag or a bad listen address is refused', () => {
+  it('an unknown flag or a bad listen address is refused', () => {
     expect(configErrorOf(() => parseNodeConfig(['--datadir', 'x'], {}))).toContain('unknown flag --datadir');
     expect(configErrorOf(() => parseNodeConfig(['--listen', '127.0.0.1'], {}))).toContain('--listen');
   });

@@ -81,7 +81,7 @@ function decodeFrame(definition: typeof applyStream, bytes: Buffer): { seq: numb
 }
 
 describe('node stream frames: round trips', () => {
-  it('frames: an ApplyFrame decodes to its seq and the request the unary Apply would decode', () => {
+  it('an ApplyFrame decodes to its seq and the request the unary Apply would decode', () => {
     fc.assert(
       fc.property(seq, applyRequest, (frameSeq, request) => {
         const decoded = decodeFrame(applyStream, applyStream.requestSerialize({ seq: frameSeq, request }));
@@ -91,7 +91,7 @@ describe('node stream frames: round trips', () => {
     );
   });
 
-  it('frames: a ReadShardsFrame decodes to its seq and the request the unary ReadShards would decode', () => {
+  it('a ReadShardsFrame decodes to its seq and the request the unary ReadShards would decode', () => {
     fc.assert(
       fc.property(seq, readRequest, (frameSeq, request) => {
         const decoded = decodeFrame(readStream, readStream.requestSerialize({ seq: frameSeq, request }));
@@ -101,7 +101,7 @@ describe('node stream frames: round trips', () => {
     );
   });
 
-  it('frames: the lean ReadShards answer frame reads as proto-loader reads the unary answer, under its seq', () => {
+  it('the lean ReadShards answer frame reads as proto-loader reads the unary answer, under its seq', () => {
     fc.assert(
       fc.property(seq, readAnswer, (frameSeq, answer) => {
         const decoded = readStream.responseDeserialize(
@@ -115,7 +115,7 @@ describe('node stream frames: round trips', () => {
     );
   });
 
-  it('frames: an error answer keeps code, message and reason, so the router tells not-applied from unknown as for a unary call', () => {
+  it('an error answer keeps code, message and reason, so the router tells not-applied from unknown as for a unary call', () => {
     const codes = fc.constantFrom(
       ErrorCode.failedPrecondition,
       ErrorCode.unavailable,
@@ -145,7 +145,7 @@ describe('node stream frames: round trips', () => {
     );
   });
 
-  it('frames: an error answer with code 0 is taken as INTERNAL (unknown outcome), never as success', () => {
+  it('an error answer with code 0 is taken as INTERNAL (unknown outcome), never as success', () => {
     const error = serviceErrorOfFrame({ code: 0, message: 'x', reason: '', retryAfterMs: 0 });
     expect(error.code).toBe(status.INTERNAL);
     expect(nodeCallError('node', error).reason).toBe(ErrorReason.outcomeUnknown);
@@ -221,7 +221,7 @@ function serve(handle: (request: unknown) => Promise<unknown>) {
 }
 
 describe('node stream frames: the node side', () => {
-  it('frames: malformed frames reach no handler; one without a seq ends the stream INVALID_ARGUMENT after the frames begun are answered', async () => {
+  it('malformed frames reach no handler; one without a seq ends the stream INVALID_ARGUMENT after the frames begun are answered', async () => {
     const handle = vi.fn(async (request: unknown) => {
       await new Promise((resolve) => setTimeout(resolve, 5));
       return { results: [], lsn: '1', request };
@@ -245,7 +245,7 @@ describe('node stream frames: the node side', () => {
     expect(call.answers.find((answer) => answer.seq === 1)!.response).toBeDefined();
   });
 
-  it('frames: answers go out by seq in the order frames finish, and the stream ends once the router half-closes and all are answered', async () => {
+  it('answers go out by seq in the order frames finish, and the stream ends once the router half-closes and all are answered', async () => {
     const delays = new Map([
       [1, 30],
       [2, 5],
@@ -266,7 +266,7 @@ describe('node stream frames: the node side', () => {
     expect(call.answers[2]!.response).toEqual({ results: [], lsn: '1' });
   });
 
-  it('frames: at shutdown a stream answers what it began, refuses later frames NOT_APPLIED, and ends UNAVAILABLE', async () => {
+  it('at shutdown a stream answers what it began, refuses later frames NOT_APPLIED, and ends UNAVAILABLE', async () => {
     let release: () => void = () => undefined;
     const { call, send, streams } = serve(() => new Promise((resolve) => (release = () => resolve({ results: [], lsn: '9' }))));
     send(applyStream.requestSerialize({ seq: 1, request: { epoch: '1', groups: [] } }));
@@ -281,7 +281,7 @@ describe('node stream frames: the node side', () => {
 });
 
 describe('node stream frames: the sequence table', () => {
-  it('sequence table: an answer takes its frame once; a second answer, or one for a seq never sent, is counted and takes nothing', () => {
+  it('an answer takes its frame once; a second answer, or one for a seq never sent, is counted and takes nothing', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.constant('add' as const), fc.nat({ max: 40 })), { maxLength: 200 }), (steps) => {
         const table = new SequenceTable<{ id: number }>();

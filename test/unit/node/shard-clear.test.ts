@@ -160,7 +160,7 @@ describe('shard clear', () => {
       );
     });
 
-    it('group commit: a clear empties every kind in one row per shard, keeps the window setting, and is idempotent per generation', async () => {
+    it('a clear empties every kind in one row per shard, keeps the window setting, and is idempotent per generation', async () => {
       await submit([
         [applyEntry(1, 'increment', { amount: 5n, window: bucketWindow })],
         [applyEntry(2, 'memberSet', { member: 7n, present: true })],
@@ -187,7 +187,7 @@ describe('shard clear', () => {
       expect(stateOf(rebuilt(log, nowMs).memory, nowMs)).toEqual(stateOf(memory, nowMs));
     });
 
-    it('group commit: an increment sent before the clear is cleared away (its key recorded, so a retry counts at most once); one sent after it clears the shard first', async () => {
+    it('an increment sent before the clear is cleared away (its key recorded, so a retry counts at most once); one sent after it clears the shard first', async () => {
       await submit([[increment(1, 10n, 0), increment(1, 1n, 0, 'early')]]);
       expect(memory.totals.get(1)).toBe(11n);
 

@@ -170,7 +170,7 @@ describe('shard drop', () => {
       );
     });
 
-    it('group commit: a drop frees every kind of state at once, is logged once, and later writes to the shard fail NOT_FOUND alone', async () => {
+    it('a drop frees every kind of state at once, is logged once, and later writes to the shard fail NOT_FOUND alone', async () => {
       await committer.submit(
         [
           [applyEntry(1, 'increment', { amount: 5n, window: { bucketMs: 1_000, retentionMs: 60_000 } })],

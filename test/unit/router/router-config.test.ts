@@ -17,14 +17,14 @@ import { configErrorOf, envKeyOf } from '../../helpers/config.ts';
 const twoPairs = 'n1:1,n2:2;n3:3,n4:4';
 
 describe('router config: parsePairs', () => {
-  it('router config: parsePairs reads primary,follower pairs separated by ";" and trims members', () => {
+  it('parsePairs reads primary,follower pairs separated by ";" and trims members', () => {
     expect(parsePairs(' n1:1 , n2:2 ;n3:3,n4:4')).toEqual([
       { primary: 'n1:1', follower: 'n2:2' },
       { primary: 'n3:3', follower: 'n4:4' },
     ]);
   });
 
-  it('router config: parsePairs requires a value', () => {
+  it('parsePairs requires a value', () => {
     expect(configErrorOf(() => parsePairs(''))).toContain('--pairs is required');
     expect(configErrorOf(() => parsePairs('   '))).toContain('--pairs is required');
   });
@@ -38,12 +38,12 @@ describe('router config: parsePairs', () => {
     expect(configErrorOf(() => parsePairs(value))).toContain(entry);
   });
 
-  it('router config: parsePairs rejects a node named twice, within or across pairs', () => {
+  it('parsePairs rejects a node named twice, within or across pairs', () => {
     expect(configErrorOf(() => parsePairs('n1:1,n1:1'))).toContain('twice');
     expect(configErrorOf(() => parsePairs('n1:1,n2:2;n3:3,n1:1'))).toContain('twice');
   });
 
-  it('router config: parsePairs accepts pairsMax pairs and rejects one more', () => {
+  it('parsePairs accepts pairsMax pairs and rejects one more', () => {
     const pairsText = (count: number): string => Array.from({ length: count }, (_, index) => `p${index}:1,f${index}:1`).join(';');
     expect(parsePairs(pairsText(pairsMax))).toHaveLength(pairsMax);
     expect(configErrorOf(() => parsePairs(pairsText(pairsMax + 1)))).toContain(`limit is ${pairsMax}`);
@@ -51,7 +51,7 @@ describe('router config: parsePairs', () => {
 });
 
 describe('router config: parseRouterConfig', () => {
-  it('router config: with only --pairs every other setting is its default', () => {
+  it('with only --pairs every other setting is its default', () => {
     expect(parseRouterConfig(['--pairs', twoPairs], {})).toEqual({
       ...routerDefaults,
       pairs: parsePairs(twoPairs),
@@ -62,7 +62,7 @@ describe('router config: parseRouterConfig', () => {
     expect(routerDefaults.refreshIntervalMs).toBe(1_000);
   });
 
-  it('router config: every numeric setting is read from the TALLY_ environment key that mirrors its name', () => {
+  it('every numeric setting is read from the TALLY_ environment key that mirrors its name', () => {
     // refreshIntervalMs <-> TALLY_REFRESH_INTERVAL_MS: a setting whose key does not mirror its name fails here.
     const numericKeys = Object.keys(routerDefaults).filter((key) => typeof routerDefaults[key as keyof typeof routerDefaults] === 'number');
     expect(numericKeys).toContain('refreshIntervalMs');
@@ -77,7 +77,7 @@ describe('router config: parseRouterConfig', () => {
     for (const key of numericKeys) expect({ key, value: config[key] }).toEqual({ key, value: valueOf(key) });
   });
 
-  it('router config: string settings are read from TALLY_ environment keys', () => {
+  it('string settings are read from TALLY_ environment keys', () => {
     const config = parseRouterConfig([], {
       TALLY_PAIRS: twoPairs,
       TALLY_LISTEN: '0.0.0.0:7000',
@@ -103,16 +103,16 @@ describe('router config: parseRouterConfig', () => {
     });
   });
 
-  it('router config: a flag beats its environment key', () => {
+  it('a flag beats its environment key', () => {
     const config = parseRouterConfig(['--pairs', twoPairs, '--refresh-interval-ms=50'], { TALLY_REFRESH_INTERVAL_MS: '250' });
     expect(config.refreshIntervalMs).toBe(50);
   });
 
-  it('router config: missing --pairs fails at startup', () => {
+  it('missing --pairs fails at startup', () => {
     expect(configErrorOf(() => parseRouterConfig([], {}))).toContain('--pairs');
   });
 
-  it('router config: an out-of-range refresh interval names the flag or the environment key it came from', () => {
+  it('an out-of-range refresh interval names the flag or the environment key it came from', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--refresh-interval-ms', '5'], {}))).toContain(
       '--refresh-interval-ms',
     );
@@ -121,7 +121,7 @@ describe('router config: parseRouterConfig', () => {
     );
   });
 
-  it('router config: --counter-ttl-ms is 0 (no default TTL) or counterTtlMsMin..counterTtlMsMax', () => {
+  it('--counter-ttl-ms is 0 (no default TTL) or counterTtlMsMin..counterTtlMsMax', () => {
     const ttlOf = (value: string): number => parseRouterConfig(['--pairs', twoPairs, '--counter-ttl-ms', value], {}).counterTtlMs;
     expect(routerDefaults.counterTtlMs).toBe(0);
     expect(ttlOf('0')).toBe(0);
@@ -132,15 +132,15 @@ describe('router config: parseRouterConfig', () => {
     expect(configErrorOf(() => ttlOf('7d'))).toContain('--counter-ttl-ms');
   });
 
-  it('router config: a cache of zero entries is refused', () => {
+  it('a cache of zero entries is refused', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--cache-entries-max', '0'], {}))).toContain('--cache-entries-max');
   });
 
-  it('router config: an unknown flag is refused, naming it', () => {
+  it('an unknown flag is refused, naming it', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--refresh-ms', '100'], {}))).toContain('unknown flag --refresh-ms');
   });
 
-  it('router config: a bad listen address or log level is refused', () => {
+  it('a bad listen address or log level is refused', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--listen', 'nowhere'], {}))).toContain('--listen');
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs, '--log-level', 'loud'], {}))).toContain('--log-level');
   });
@@ -164,7 +164,7 @@ describe('router config: parseRouterConfig', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2'], { [key]: '  ' }))).toContain(message);
   });
 
-  it('router config: an empty --tls-cert flag is an error too, and empty tokens are refused', () => {
+  it('an empty --tls-cert flag is an error too, and empty tokens are refused', () => {
     expect(configErrorOf(() => parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2', '--tls-cert', ''], {}))).toContain(
       '--tls-cert is set but empty',
     );
@@ -172,7 +172,7 @@ describe('router config: parseRouterConfig', () => {
       'at least 16 characters',
     );
   });
-  it('router config: off loopback the router refuses to start without both tokens, unless told so explicitly', () => {
+  it('off loopback the router refuses to start without both tokens, unless told so explicitly', () => {
     const offLoopback = { TALLY_PAIRS: twoPairs, TALLY_LISTEN: '10.1.2.3:7000', TALLY_INSECURE: 'true' };
     const adminToken = 'a'.repeat(32);
     const clientToken = 'c'.repeat(32);
@@ -197,7 +197,7 @@ describe('router config: parseRouterConfig', () => {
 describe('router config: several routers on etcd', () => {
   const configOf = (...flags: string[]) => parseRouterConfig(['--pairs', twoPairs, ...flags], {});
 
-  it('router config: plaintext to etcd off loopback needs --insecure; TLS settings need https:// endpoints and --etcd', () => {
+  it('plaintext to etcd off loopback needs --insecure; TLS settings need https:// endpoints and --etcd', () => {
     expect(configErrorOf(() => configOf('--etcd', 'http://10.0.0.5:2379'))).toContain('refusing plaintext to etcd off loopback');
     expect(configOf('--etcd', 'http://10.0.0.5:2379', '--insecure').etcdEndpoints).toEqual(['http://10.0.0.5:2379']);
     expect(configOf('--etcd', 'http://127.0.0.1:2379').etcdTls).toBeUndefined();
@@ -213,7 +213,7 @@ describe('router config: several routers on etcd', () => {
     );
   });
 
-  it('router config: --etcd lists client URLs, trimmed; absent means the embedded directory', () => {
+  it('--etcd lists client URLs, trimmed; absent means the embedded directory', () => {
     expect(configOf().etcdEndpoints).toBeUndefined();
     expect(configOf('--etcd', ' http://127.0.0.1:2379 , https://[::1]:2380').etcdEndpoints).toEqual([
       'http://127.0.0.1:2379',
@@ -233,7 +233,7 @@ describe('router config: several routers on etcd', () => {
     expect(configErrorOf(() => configOf('--etcd', value))).toContain(`--etcd ${entry} must be http://host:port or https://host:port`);
   });
 
-  it('router config: --etcd refuses an empty value, an endpoint named twice and more than etcdEndpointsMax', () => {
+  it('--etcd refuses an empty value, an endpoint named twice and more than etcdEndpointsMax', () => {
     expect(configErrorOf(() => configOf('--etcd', ' '))).toContain('--etcd is set but empty');
     expect(configErrorOf(() => parseRouterConfig(['--pairs', twoPairs], { TALLY_ETCD: '' }))).toContain('TALLY_ETCD is set but empty');
     expect(configErrorOf(() => configOf('--etcd', 'http://a:1,http://a:1'))).toContain('twice');
@@ -242,7 +242,7 @@ describe('router config: several routers on etcd', () => {
     expect(configErrorOf(() => configOf('--etcd', endpoints(etcdEndpointsMax + 1)))).toContain(`limit is ${etcdEndpointsMax}`);
   });
 
-  it('router config: --etcd-prefix defaults to /tally/ and must end with "/"', () => {
+  it('--etcd-prefix defaults to /tally/ and must end with "/"', () => {
     expect(configOf().etcdPrefix).toBe('/tally/');
     expect(configOf('--etcd-prefix', '/staging/').etcdPrefix).toBe('/staging/');
     expect(configErrorOf(() => configOf('--etcd-prefix', '/staging'))).toContain('--etcd-prefix must end with "/"');
@@ -250,7 +250,7 @@ describe('router config: several routers on etcd', () => {
     expect(configErrorOf(() => configOf('--etcd-prefix', ''))).toContain('--etcd-prefix is set but empty');
   });
 
-  it('router config: --router-id defaults to <host name>:<listen port>, the same at every restart (not the pid)', () => {
+  it('--router-id defaults to <host name>:<listen port>, the same at every restart (not the pid)', () => {
     expect(configOf('--listen', '127.0.0.1:7000').routerId).toBe(`${os.hostname()}:7000`);
     expect(defaultRouterId('10.0.0.5:50051', 'box')).toBe('box:50051');
     // Two containers listening on 0.0.0.0:50051 differ by host name (a pod's is its name).
@@ -263,7 +263,7 @@ describe('router config: several routers on etcd', () => {
     expect(started()).not.toContain(String(process.pid));
   });
 
-  it('router config: --router-id is one etcd key segment: printable, no spaces or "/", at most routerIdBytesMax bytes', () => {
+  it('--router-id is one etcd key segment: printable, no spaces or "/", at most routerIdBytesMax bytes', () => {
     expect(configOf('--router-id', 'router-a').routerId).toBe('router-a');
     expect(configOf('--router-id', 'r'.repeat(routerIdBytesMax)).routerId).toHaveLength(routerIdBytesMax);
     for (const bad of ['router/a', 'router a', 'routér', 'r'.repeat(routerIdBytesMax + 1)]) {
@@ -272,7 +272,7 @@ describe('router config: several routers on etcd', () => {
     expect(configErrorOf(() => configOf('--router-id', ''))).toContain('--router-id is set but empty');
   });
 
-  it('router config: --router-lease-ttl-ms is whole seconds between routerLeaseTtlMsMin and routerLeaseTtlMsMax', () => {
+  it('--router-lease-ttl-ms is whole seconds between routerLeaseTtlMsMin and routerLeaseTtlMsMax', () => {
     expect(configOf().routerLeaseTtlMs).toBe(5_000);
     expect(configOf('--router-lease-ttl-ms', String(routerLeaseTtlMsMin)).routerLeaseTtlMs).toBe(routerLeaseTtlMsMin);
     expect(configOf('--router-lease-ttl-ms', String(routerLeaseTtlMsMax)).routerLeaseTtlMs).toBe(routerLeaseTtlMsMax);

@@ -56,7 +56,7 @@ describe('router work per call', () => {
     expect(distinctNames([{ counter: 'x' }, { counter: 'x' }])).toEqual({ names: ['x'], slots: undefined });
   });
 
-  it('router: a batch naming counters many times resolves each once and sends each its own sum', async () => {
+  it('a batch naming counters many times resolves each once and sends each its own sum', async () => {
     const resolved: string[][] = [];
     const lookups = {
       resolveSlots: (names: readonly string[], kind: 'total', slots: Int32Array) => {
@@ -95,7 +95,7 @@ describe('router work per call', () => {
     );
   });
 
-  it('router: an exact read of a page sums every shard of its counters with one node call per pair', async () => {
+  it('an exact read of a page sums every shard of its counters with one node call per pair', async () => {
     await directory.getOrCreateMany(['a', 'b', 'c']);
     await directory.setShards('b', 3);
     const calls: { address: string; shardIds: number[] }[] = [];

@@ -121,7 +121,7 @@ describe('windowRange', () => {
 });
 
 describe('WindowBuckets', () => {
-  it('window: increments in the last minute and the last hour with 1-minute buckets', () => {
+  it('increments in the last minute and the last hour with 1-minute buckets', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, dayMs);
     window.add(1, at(10, 59, 59), 1n);
@@ -141,7 +141,7 @@ describe('WindowBuckets', () => {
     expect(readLast(window, 1, at(12, 1, 30), 2 * minuteMs)).toBe(96n);
   });
 
-  it('window: 12:00:59.999 and 12:01:00.000 land in different buckets', () => {
+  it('12:00:59.999 and 12:01:00.000 land in different buckets', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, hourMs);
     window.add(1, at(12, 0, 59, 999), 5n);
@@ -154,7 +154,7 @@ describe('WindowBuckets', () => {
     expect(readLast(window, 1, at(12, 0, 59, 999), minuteMs)).toBe(5n);
   });
 
-  it('window: a shard without a window ignores increments and reads 0', () => {
+  it('a shard without a window ignores increments and reads 0', () => {
     const window = new WindowBuckets();
     window.add(9, noonMs, 5n);
     expect(window.sum(9, noonMs - hourMs, noonMs + hourMs)).toBe(0n);
@@ -163,7 +163,7 @@ describe('WindowBuckets', () => {
     expect(window.buckets(9)).toEqual([]);
   });
 
-  it('window: negative amounts subtract within and across buckets', () => {
+  it('negative amounts subtract within and across buckets', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, hourMs);
     window.add(1, at(12, 0, 1), 10n);
@@ -177,7 +177,7 @@ describe('WindowBuckets', () => {
     expect(readLast(window, 1, at(12, 1, 10), 2 * minuteMs)).toBe(-18n);
   });
 
-  it('window: a bucket may pass int64 while the shard total does not; the sum is exact', () => {
+  it('a bucket may pass int64 while the shard total does not; the sum is exact', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, hourMs);
     const int64Max = 2n ** 63n - 1n;
@@ -189,7 +189,7 @@ describe('WindowBuckets', () => {
     expect(readLast(window, 1, at(12, 0, 59), minuteMs)).toBe(2n * int64Max);
   });
 
-  it('window: a read never counts an expired bucket, before or after the sweep drops it', () => {
+  it('a read never counts an expired bucket, before or after the sweep drops it', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, hourMs);
     window.add(1, at(12, 0, 10), 5n);
@@ -220,7 +220,7 @@ describe('WindowBuckets', () => {
     expect(window.shardCount).toBe(1);
   });
 
-  it('window: a read of exactly the retention sees retention / bucket buckets, no more', () => {
+  it('a read of exactly the retention sees retention / bucket buckets, no more', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, hourMs);
     for (let minute = 0; minute < 120; minute++) window.add(1, noonMs + minute * minuteMs, 1n);
@@ -233,7 +233,7 @@ describe('WindowBuckets', () => {
     expect(window.bucketCount).toBe(61);
   });
 
-  it('window: staggered sweep with shardsMax=2 over 5 shards visits each shard within 3 calls', () => {
+  it('staggered sweep with shardsMax=2 over 5 shards visits each shard within 3 calls', () => {
     const window = new WindowBuckets();
     const shardIds = [1, 2, 3, 4, 5];
     const oldMs = noonMs - 2 * hourMs;
@@ -252,7 +252,7 @@ describe('WindowBuckets', () => {
     }
   });
 
-  it('window: the staggered sweep goes on correctly when shards are added and removed between calls', () => {
+  it('the staggered sweep goes on correctly when shards are added and removed between calls', () => {
     const window = new WindowBuckets();
     const oldMs = noonMs - 2 * hourMs;
     for (const shardId of [1, 2, 3, 4, 5]) {
@@ -280,7 +280,7 @@ describe('WindowBuckets', () => {
     expect(window.expire(noonMs, 2)).toBe(0);
   });
 
-  it('window: a sweep of 0 shards visits nothing; a negative or fractional bound is a programmer error', () => {
+  it('a sweep of 0 shards visits nothing; a negative or fractional bound is a programmer error', () => {
     const window = new WindowBuckets();
     expect(window.expire(noonMs, 0)).toBe(0);
     window.configure(1, minuteMs, hourMs);
@@ -292,7 +292,7 @@ describe('WindowBuckets', () => {
     expect(window.expire(noonMs, 1)).toBe(1);
   });
 
-  it('window: under random churn every shard present throughout is swept within a bounded number of calls', () => {
+  it('under random churn every shard present throughout is swept within a bounded number of calls', () => {
     const random = seededRandom(0x3b0c);
     const window = new WindowBuckets();
     const shardsMax = 2;
@@ -326,7 +326,7 @@ describe('WindowBuckets', () => {
     }
   });
 
-  it('window: changing bucketMs drops the history; changing only the retention keeps it', () => {
+  it('changing bucketMs drops the history; changing only the retention keeps it', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, 2 * hourMs);
     window.add(1, at(11, 0), 1n);
@@ -350,7 +350,7 @@ describe('WindowBuckets', () => {
     expect(window.buckets(1)).toEqual([[at(12, 0), 8n]]);
   });
 
-  it('window: configure(0, 0) removes the shard window and its buckets', () => {
+  it('configure(0, 0) removes the shard window and its buckets', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, hourMs);
     window.configure(2, minuteMs, hourMs);
@@ -368,14 +368,14 @@ describe('WindowBuckets', () => {
     expect(window.shardIds()).toEqual([2]);
   });
 
-  it('window: configure rejects an invalid window as a programmer error', () => {
+  it('configure rejects an invalid window as a programmer error', () => {
     const window = new WindowBuckets();
     expect(() => window.configure(1, 500, hourMs)).toThrow(/shard 1: window bucket is 500 ms/);
     expect(() => window.configure(1, minuteMs, Number.NaN)).toThrow(/not an integer/);
     expect(window.shardCount).toBe(0);
   });
 
-  it('window: buckets() and load() round-trip a checkpoint, replacing what the shard held', () => {
+  it('buckets() and load() round-trip a checkpoint, replacing what the shard held', () => {
     const source = new WindowBuckets();
     source.configure(1, minuteMs, hourMs);
     source.configure(2, secondMs, minuteMs);
@@ -417,7 +417,7 @@ describe('WindowBuckets', () => {
     expect(target.bucketCount).toBe(0);
   });
 
-  it('window: sum matches the definition on random data, sparse and dense shards alike', () => {
+  it('sum matches the definition on random data, sparse and dense shards alike', () => {
     const random = seededRandom(0x51de);
     for (let round = 0; round < 200; round++) {
       const bucketMs = randomInt(random, 1, 5) * 10 * secondMs;
@@ -451,7 +451,7 @@ describe('WindowBuckets', () => {
     }
   });
 
-  it('window: bucket starts are exact before the epoch too', () => {
+  it('bucket starts are exact before the epoch too', () => {
     const window = new WindowBuckets();
     window.configure(1, minuteMs, hourMs);
     window.add(1, -1, 1n);

@@ -39,7 +39,7 @@ describe('checkpoint blocks', () => {
     for (const dir of dirs.splice(0)) removeTempDir(dir);
   });
 
-  it('checkpoint blocks: a block decodes to the totals it was encoded from, whole or shard by shard, sparse or full, at every int64 extreme', () => {
+  it('a block decodes to the totals it was encoded from, whole or shard by shard, sparse or full, at every int64 extreme', () => {
     const random = seededRandom(0xb10c);
     const extremes = [0n, 1n, -1n, INT64_MAX, INT64_MIN, 2n ** 48n, -(2n ** 48n), 2n ** 48n - 1n, 2n ** 53n + 1n, -(2n ** 62n)];
     for (let trial = 0; trial < 300; trial++) {
@@ -66,7 +66,7 @@ describe('checkpoint blocks', () => {
     }
   });
 
-  it('checkpoint blocks: bytes no block was written with are refused, and a shard outside the block is never encoded', () => {
+  it('bytes no block was written with are refused, and a shard outside the block is never encoded', () => {
     const data = encodeBlock(256, [256, 300, 511], [5n, INT64_MIN, -7n]);
     expect(() => decodeBlock(256, data.subarray(0, data.length - 1))).toThrow(ShardLogError);
     expect(() => decodeBlock(256, Buffer.concat([data, Buffer.from([0x00])]))).toThrow(ShardLogError);
@@ -78,7 +78,7 @@ describe('checkpoint blocks', () => {
     expect(() => encodeBlock(256, [300], [INT64_MAX + 1n])).toThrow(ShardLogError);
   });
 
-  it("checkpoint blocks: a merge of changed shards into a block's bytes equals encoding the changed totals, seeded", () => {
+  it("a merge of changed shards into a block's bytes equals encoding the changed totals, seeded", () => {
     const random = seededRandom(0x3e76e);
     const someTotal = (): bigint =>
       random() < 0.1 ? (random() < 0.5 ? INT64_MAX : INT64_MIN) : BigInt(Math.floor((random() - 0.5) * 2 ** (random() * 60)));

@@ -299,7 +299,7 @@ describe('commit records', () => {
     for (const dir of dirs.splice(0)) removeTempDir(dir);
   });
 
-  it('commit records: a record decodes to the shard ids and amounts it was encoded from, at every int64 and shard-id extreme', () => {
+  it('a record decodes to the shard ids and amounts it was encoded from, at every int64 and shard-id extreme', () => {
     const random = seededRandom(0x4ec0);
     for (let trial = 0; trial < 300; trial++) {
       const count = 1 + Math.floor(random() * 60);
@@ -319,7 +319,7 @@ describe('commit records', () => {
     }
   });
 
-  it('commit records: appends, follower appends, truncations, folds and reopens read back as the plain array of entries, through every reader', async () => {
+  it('appends, follower appends, truncations, folds and reopens read back as the plain array of entries, through every reader', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 14 }), fc.nat(), async (ops, seed) => {
         const dir = tempDir();
@@ -333,7 +333,7 @@ describe('commit records', () => {
     );
   }, 240_000);
 
-  it('commit records: the same plain entries read back as the same objects from a record as from rows, and a commit of them takes one record', () => {
+  it('the same plain entries read back as the same objects from a record as from rows, and a commit of them takes one record', () => {
     const asRows = ShardLog.open(tempDir());
     const asRecord = ShardLog.open(tempDir());
     const entries = [plainEntry(5, 1n), plainEntry(3, INT64_MIN), plainEntry(Number.MAX_SAFE_INTEGER, INT64_MAX), plainEntry(1, -1n)];
@@ -357,7 +357,7 @@ describe('commit records', () => {
     }
   });
 
-  it('commit records: a snapshot install empties the records with the rows, and the log goes on after the snapshot', () => {
+  it('a snapshot install empties the records with the rows, and the log goes on after the snapshot', () => {
     const log = ShardLog.open(tempDir(), checkpointFolder);
     try {
       log.append([plainEntry(1, 1n), plainEntry(2, 2n), plainEntry(3, 3n)], 1n, 10);

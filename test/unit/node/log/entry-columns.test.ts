@@ -50,19 +50,19 @@ function sample(): StoredEntry[] {
 }
 
 describe('entry columns', () => {
-  it('entry columns: every kind of entry round-trips, lsns counted from the first', () => {
+  it('every kind of entry round-trips, lsns counted from the first', () => {
     const entries = sample();
     const data = encodeEntryColumns(entries);
     expect(data.length).toBe(columnsBytes(entries));
     expect(decodeEntryColumns(41n, entries.length, data)).toEqual(entries);
   });
 
-  it('entry columns: a plain increment takes 33 bytes; no entries take none', () => {
+  it('a plain increment takes 33 bytes; no entries take none', () => {
     expect(encodeEntryColumns(sample().slice(0, 1)).length).toBe(33);
     expect(decodeEntryColumns(1n, 0, Buffer.alloc(0))).toEqual([]);
   });
 
-  it('entry columns: a cut, padded or miscounted block is refused with INVALID_ARGUMENT', () => {
+  it('a cut, padded or miscounted block is refused with INVALID_ARGUMENT', () => {
     const entries = sample();
     const data = encodeEntryColumns(entries);
     const refused = (block: Buffer, count = entries.length) => {
@@ -79,7 +79,7 @@ describe('entry columns', () => {
     expect(refused(data, entries.length - 1)).toBe('refused');
   });
 
-  it('entry columns: an entry no log could hold (unknown kind, zero shard) is refused', () => {
+  it('an entry no log could hold (unknown kind, zero shard) is refused', () => {
     const one = encodeEntryColumns(sample().slice(0, 1));
     const badKind = Buffer.from(one);
     badKind.writeUInt8(9, 32);

@@ -57,7 +57,7 @@ function overwrite(file: string, offset: number, bytes: Buffer): void {
 describe('log check', () => {
   const { open, reopen } = useTempLogs('log-check');
 
-  it('log check: a whole log passes, and so does a data directory with no log yet', () => {
+  it('a whole log passes, and so does a data directory with no log yet', () => {
     const { log, file } = killedLog(open, 5);
     expect(readWalLayout(fs.readFileSync(`${file}-wal`))).toMatchObject({ torn: undefined, commitEnds: expect.any(Array) });
     expect(logProblem(file)).toBeUndefined();
@@ -66,7 +66,7 @@ describe('log check', () => {
     expect(logProblem(path.join(path.dirname(file), 'absent', 'node.sqlite'))).toBeUndefined();
   });
 
-  it('log check: the write-ahead layout agrees with SQLite: as many valid frames as SQLite replays', () => {
+  it('the write-ahead layout agrees with SQLite: as many valid frames as SQLite replays', () => {
     const { log, file } = killedLog(open, 7);
     const layout = readWalLayout(fs.readFileSync(`${file}-wal`))!;
     const db = new Database(file);
@@ -80,7 +80,7 @@ describe('log check', () => {
     log.close();
   });
 
-  it('log check: a write-ahead file that ends mid-frame after its last commit (a crash cut a commit short) passes: SQLite discards the partial commit and the log keeps its identity and every commit before it', () => {
+  it('a write-ahead file that ends mid-frame after its last commit (a crash cut a commit short) passes: SQLite discards the partial commit and the log keeps its identity and every commit before it', () => {
     const { log, file } = killedLog(open, 6);
     const nodeId = log.nodeId;
     const wal = fs.readFileSync(`${file}-wal`);
@@ -115,7 +115,7 @@ describe('log check', () => {
     fs.rmSync(copyDir, { recursive: true, force: true });
   });
 
-  it('log check: a partial frame appended after the last commit (its header and half a page, as a SIGKILL between the two writes leaves it) passes and the log serves every commit', () => {
+  it('a partial frame appended after the last commit (its header and half a page, as a SIGKILL between the two writes leaves it) passes and the log serves every commit', () => {
     const { log, file, walCopy } = killedLog(open, 5);
     const nodeId = log.nodeId;
     const layout = readWalLayout(walCopy)!;
@@ -144,7 +144,7 @@ describe('log check', () => {
     }
   });
 
-  it('log check: a whole last frame whose page is stale (a header written over a reused file, the page not yet) is a cut-short commit, not a torn log', () => {
+  it('a whole last frame whose page is stale (a header written over a reused file, the page not yet) is a cut-short commit, not a torn log', () => {
     const { log, walCopy } = killedLog(open, 6);
     const layout = readWalLayout(walCopy)!;
     const flipped = Buffer.from(walCopy);
@@ -157,7 +157,7 @@ describe('log check', () => {
     log.close();
   });
 
-  it('log check: a frame damaged under a later commit is torn (an acknowledged commit may lie past it): the files are set aside and the log reopens empty under a new identity', () => {
+  it('a frame damaged under a later commit is torn (an acknowledged commit may lie past it): the files are set aside and the log reopens empty under a new identity', () => {
     const { log, file, walCopy } = killedLog(open, 6);
     const nodeId = log.nodeId;
     const layout = readWalLayout(walCopy)!;
@@ -185,7 +185,7 @@ describe('log check', () => {
     }
   });
 
-  it('log check: a page of the log table overwritten in the database file fails quick_check and is set aside', () => {
+  it('a page of the log table overwritten in the database file fails quick_check and is set aside', () => {
     const first = open();
     for (let commit = 0; commit < 40; commit++) first.append(entries(50, commit * 50), 1n, 1_000);
     const log = reopen(first);
@@ -201,7 +201,7 @@ describe('log check', () => {
     expect(fs.existsSync(file)).toBe(false);
   });
 
-  it('log check: a truncated database file and a damaged first page fail', () => {
+  it('a truncated database file and a damaged first page fail', () => {
     const first = open();
     for (let commit = 0; commit < 20; commit++) first.append(entries(50, commit * 50), 1n, 1_000);
     const log = reopen(first);
@@ -216,7 +216,7 @@ describe('log check', () => {
     expect(logProblem(file)).toMatch(/malformed|quick_check/);
   });
 
-  it('log check: a log marked corrupt by a running node fails the next check even though its pages pass, and the mark goes aside with it', () => {
+  it('a log marked corrupt by a running node fails the next check even though its pages pass, and the mark goes aside with it', () => {
     const { log, file } = killedLog(open, 2);
     log.close();
     markLogCorrupt(file, 'database disk image is malformed');
@@ -226,7 +226,7 @@ describe('log check', () => {
     expect(logProblem(file)).toBeUndefined();
   });
 
-  it('log check: a read that finds a damaged page while running is told to onDamage before it throws', () => {
+  it('a read that finds a damaged page while running is told to onDamage before it throws', () => {
     const first = open();
     for (let commit = 0; commit < 40; commit++) first.append(entries(50, commit * 50), 1n, 1_000);
     first.close();

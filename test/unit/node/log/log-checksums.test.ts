@@ -50,7 +50,7 @@ describe('log checksums', () => {
     return { dir: path.dirname(file), file };
   }
 
-  it('log checksums: every row, record and block is written with its checksum and reads back whole', () => {
+  it('every row, record and block is written with its checksum and reads back whole', () => {
     const { file, dir } = writtenLog();
     withRawDb(file, (db) => {
       for (const table of ['log', 'records', 'checkpoint_blocks', 'checkpoint_parts']) {
@@ -91,7 +91,7 @@ describe('log checksums', () => {
     ['a checksum removed', 'UPDATE log SET crc = NULL WHERE shard_id = 7', replayAll],
   ];
   for (const [name, sql, read] of damages) {
-    it(`log checksums: ${name} passes quick_check but is refused when read (ShardLogError)`, () => {
+    it(`${name} passes quick_check but is refused when read (ShardLogError)`, () => {
       const { file, dir } = writtenLog();
       withRawDb(file, (db) => expect(db.prepare(sql).run().changes).toBeGreaterThan(0));
       expect(logProblem(file)).toBeUndefined();
@@ -106,7 +106,7 @@ describe('log checksums', () => {
     });
   }
 
-  it('log checksums: a file written by schema 8 opens at 9 with a checksum on every row, record and block, and every entry and total it had', () => {
+  it('a file written by schema 8 opens at 9 with a checksum on every row, record and block, and every entry and total it had', () => {
     const expected = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'expected.json'), 'utf8')) as {
       schemaVersion: string;
       checkpointLsn: string;

@@ -54,7 +54,7 @@ describe('shard log', () => {
     removeTempDir(dataDir);
   });
 
-  it('shard log: its data directory is 0700 and its files 0600 (the log, the WAL and its index), also for a directory that was 0755', () => {
+  it('its data directory is 0700 and its files 0600 (the log, the WAL and its index), also for a directory that was 0755', () => {
     const nested = path.join(dataDir, 'node-a');
     fs.mkdirSync(nested, { mode: 0o755 });
     fs.chmodSync(nested, 0o755);
@@ -67,7 +67,7 @@ describe('shard log', () => {
     for (const file of files) expect(fs.statSync(path.join(nested, file)).mode & 0o777, file).toBe(0o600);
   });
 
-  it('shard log: checkpoint totals and a view’s reads of more shards than SQLite binds in one statement (32,766) come back whole', async () => {
+  it('checkpoint totals and a view’s reads of more shards than SQLite binds in one statement (32,766) come back whole', async () => {
     const log = open();
     const shardCount = 40_000;
     const ids = Array.from({ length: shardCount }, (_, index) => index + 1);
@@ -98,14 +98,14 @@ describe('shard log', () => {
     }
   });
 
-  it('shard log: a new log is empty: lastLsn 0 and replay yields nothing', () => {
+  it('a new log is empty: lastLsn 0 and replay yields nothing', () => {
     const log = open();
     expect(log.lastLsn).toBe(0n);
     expect(replayAll(log)).toEqual([]);
     expect(log.replay(() => {})).toBe(0n);
   });
 
-  it('shard log: entries replay in order with consecutive lsns and exact bigint amounts at the int64 extremes', () => {
+  it('entries replay in order with consecutive lsns and exact bigint amounts at the int64 extremes', () => {
     const log = open();
     const amounts = [INT64_MAX, INT64_MIN, -1n, 1n, INT64_MAX - 1n, INT64_MIN + 1n, 2n ** 53n + 1n];
     expect(log.append([entry(1, amounts[0]!), entry(2, amounts[1]!)], epoch, 1_000)).toBe(2n);
@@ -131,7 +131,7 @@ describe('shard log', () => {
     expect(replayAll(open())).toEqual(expected);
   });
 
-  it('shard log: lastLsn survives reopen and appends continue after it', () => {
+  it('lastLsn survives reopen and appends continue after it', () => {
     const first = open();
     first.append([entry(1, 5n), entry(1, 6n), entry(2, 7n)], epoch, 0);
     first.close();
@@ -144,7 +144,7 @@ describe('shard log', () => {
     expect(replayAll(third).map((row) => row.lsn)).toEqual([1n, 2n, 3n, 4n]);
   });
 
-  it('shard log: replay reads a log larger than one replay batch completely and in order', () => {
+  it('replay reads a log larger than one replay batch completely and in order', () => {
     const log = open();
     const rowCount = 2 * replayBatchRows + 7;
     const entries = Array.from({ length: rowCount }, (_, index) => entry((index % 5) + 1, BigInt(index + 1)));
@@ -165,7 +165,7 @@ describe('shard log', () => {
     expect(sum).toBe((BigInt(rowCount) * BigInt(rowCount + 1)) / 2n);
   });
 
-  it('shard log: stores the idempotency key, and no key as NULL, with the commit time', () => {
+  it('stores the idempotency key, and no key as NULL, with the commit time', () => {
     const log = open();
     log.append([entry(1, 1n, 'retry-1'), entry(1, 2n)], epoch, 123_456);
     const rows = withRawDb((db) => db.prepare('SELECT lsn, idem_key, at_ms FROM log ORDER BY lsn').all()) as {
@@ -180,7 +180,7 @@ describe('shard log', () => {
   });
 
   // One commit each: a run of one plain entry stays a row (several become a record: commit-records.test.ts damages those).
-  it('shard log: replay throws ShardLogError when a middle row is missing', () => {
+  it('replay throws ShardLogError when a middle row is missing', () => {
     const log = open();
     for (const one of [entry(1, 1n), entry(1, 2n), entry(1, 3n), entry(1, 4n)]) log.append([one], epoch, 0);
     log.close();
@@ -194,21 +194,21 @@ describe('shard log', () => {
     expect(seen.every((lsn) => lsn < 2n)).toBe(true);
   });
 
-  it('shard log: replay throws ShardLogError when the first row is missing', () => {
+  it('replay throws ShardLogError when the first row is missing', () => {
     const log = open();
     for (const one of [entry(1, 1n), entry(1, 2n)]) log.append([one], epoch, 0);
     withRawDb((db) => db.prepare('DELETE FROM log WHERE lsn = 1').run());
     expect(() => log.replay(() => {})).toThrow(ShardLogError);
   });
 
-  it('shard log: replay throws ShardLogError when the last committed row vanished under an open log', () => {
+  it('replay throws ShardLogError when the last committed row vanished under an open log', () => {
     const log = open();
     for (const one of [entry(1, 1n), entry(1, 2n)]) log.append([one], epoch, 0);
     withRawDb((db) => db.prepare('DELETE FROM log WHERE lsn = 2').run());
     expect(() => log.replay(() => {})).toThrow(ShardLogError);
   });
 
-  it('shard log: replay throws ShardLogError on a row with amount 0 outside a fence, a fence with an amount, or a non-positive shard id', () => {
+  it('replay throws ShardLogError on a row with amount 0 outside a fence, a fence with an amount, or a non-positive shard id', () => {
     const log = open();
     log.append([entry(1, 1n), entry(1, 2n, 'k')], epoch, 0);
     const corruptions = [
@@ -234,12 +234,12 @@ describe('shard log', () => {
     }
   });
 
-  it('shard log: opening a file that is not a database throws ShardLogError', () => {
+  it('opening a file that is not a database throws ShardLogError', () => {
     fs.writeFileSync(logFile, Buffer.alloc(8_192, 0x5a));
     expect(() => ShardLog.open(dataDir)).toThrow(ShardLogError);
   });
 
-  it('shard log: a version-3 log (before entry kinds) is upgraded in place and keeps every entry', () => {
+  it('a version-3 log (before entry kinds) is upgraded in place and keeps every entry', () => {
     const db = new Database(logFile);
     db.exec(`
       CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -283,7 +283,7 @@ describe('shard log', () => {
     `);
   };
 
-  it('shard log: a version-4 log is upgraded to 5 in place: its kept keys are indexed and found, its entries replay', () => {
+  it('a version-4 log is upgraded to 5 in place: its kept keys are indexed and found, its entries replay', () => {
     const db = new Database(logFile);
     db.pragma('journal_mode = WAL');
     writeVersion4(db);
@@ -306,7 +306,7 @@ describe('shard log', () => {
     expect(index.sql).toMatch(/ON log \(shard_id, idem_key\) WHERE idem_key IS NOT NULL/);
   });
 
-  it('shard log: an upgrade that fails changes nothing: the file stays at its old version, without half the new schema', () => {
+  it('an upgrade that fails changes nothing: the file stays at its old version, without half the new schema', () => {
     const db = new Database(logFile);
     db.exec(`
       CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -324,7 +324,7 @@ describe('shard log', () => {
     });
   });
 
-  it('shard log: a key lookup is a search of the key index, not a scan of the log', () => {
+  it('a key lookup is a search of the key index, not a scan of the log', () => {
     open().close();
     const plan = withRawDb((db) =>
       db
@@ -336,7 +336,7 @@ describe('shard log', () => {
     expect(plan.map((step) => step.detail)).toEqual(['SEARCH log USING INDEX log_keys (shard_id=? AND idem_key=?)']);
   });
 
-  it('shard log: findKey finds the newest row of a key per shard within the window, through folds, until pruned', () => {
+  it('findKey finds the newest row of a key per shard within the window, through folds, until pruned', () => {
     const log = open();
     log.append([fenceEntry(1, 'k', 2), entry(2, 1n, 'k'), entry(1, 9n)], epoch, 1_000);
     log.append([fenceEntry(1, 'k', 5)], epoch, 2_000);
@@ -354,7 +354,7 @@ describe('shard log', () => {
     expect(log.findKey(1, Buffer.from('k'), 0)).toBeUndefined();
   });
 
-  it('shard log: replayKeys reads only the newest rowsMax keyed rows of the window and says when the older ones were left out', () => {
+  it('replayKeys reads only the newest rowsMax keyed rows of the window and says when the older ones were left out', () => {
     const log = open();
     for (let n = 0; n < 10; n++) log.append([entry(1, 1n, `k${n}`), entry(1, 1n)], epoch, 100 * n);
     const replayed: bigint[] = [];
@@ -368,7 +368,7 @@ describe('shard log', () => {
     expect(replayed).toEqual([]);
   });
 
-  it('shard log: an append that finds the disk full fails RESOURCE_EXHAUSTED, writes nothing, and the log goes on once there is room', () => {
+  it('an append that finds the disk full fails RESOURCE_EXHAUSTED, writes nothing, and the log goes on once there is room', () => {
     const log = open();
     log.append([entry(1, 1n, 'before')], epoch, 0);
     // SQLite never caps below the current size: the file may not grow by a page.
@@ -398,7 +398,7 @@ describe('shard log', () => {
     expect(replayAll(open())).toHaveLength(501);
   });
 
-  it('shard log: a checkpoint fold or a role write that finds the disk full fails RESOURCE_EXHAUSTED and leaves the checkpoint and meta as they were', () => {
+  it('a checkpoint fold or a role write that finds the disk full fails RESOURCE_EXHAUSTED and leaves the checkpoint and meta as they were', () => {
     const log = ShardLog.open(dataDir, undefined, 'node n1');
     opened.push(log);
     // Many shards: the fold's checkpoint rows need pages the log does not have yet.
@@ -431,14 +431,14 @@ describe('shard log', () => {
     expect(log.checkpointTotals().get(2_000)).toBe(2_000n);
   });
 
-  it('shard log: opening a log with another schema version throws ShardLogError', () => {
+  it('opening a log with another schema version throws ShardLogError', () => {
     open().close();
     withRawDb((db) => db.prepare("UPDATE meta SET value = '999' WHERE key = 'schema_version'").run());
     expect(() => ShardLog.open(dataDir)).toThrow(/schema version 999/);
     expect(() => ShardLog.open(dataDir)).toThrow(ShardLogError);
   });
 
-  it('shard log: append refuses an empty batch, amount 0 outside a key fence, malformed fences, amounts beyond int64 and bad shard ids, writing nothing', () => {
+  it('append refuses an empty batch, amount 0 outside a key fence, malformed fences, amounts beyond int64 and bad shard ids, writing nothing', () => {
     const log = open();
     log.append([entry(1, 1n)], epoch, 0);
     expect(() => log.append([], epoch, 0)).toThrow(/no entries/);
@@ -454,7 +454,7 @@ describe('shard log', () => {
     expect(replayAll(log)).toEqual([{ lsn: 1n, shardId: 1, amount: 1n }]);
   });
 
-  it('shard log: readFrom returns stored entries with their epoch, key, fence and commit time', () => {
+  it('readFrom returns stored entries with their epoch, key, fence and commit time', () => {
     const log = open();
     log.append([entry(1, 5n, 'k1'), fenceEntry(2, 'k2', 4)], 7n, 1_000);
     log.append([entry(3, -1n)], 8n, 2_000);
@@ -466,7 +466,7 @@ describe('shard log', () => {
     expect(log.readFrom(4n, 10)).toEqual([]);
   });
 
-  it('shard log: replay passes keys, commit times and fence shard counts, and treats a fence as amount 0', () => {
+  it('replay passes keys, commit times and fence shard counts, and treats a fence as amount 0', () => {
     const log = open();
     log.append([entry(1, 5n, 'k1'), fenceEntry(1, 'k2', 4), entry(1, 2n)], epoch, 1_234);
     const seen: unknown[] = [];
@@ -480,7 +480,7 @@ describe('shard log', () => {
     ]);
   });
 
-  it('shard log: replay up to an lsn stops there', () => {
+  it('replay up to an lsn stops there', () => {
     const log = open();
     log.append([entry(1, 1n), entry(1, 2n), entry(1, 3n)], epoch, 0);
     const lsns: bigint[] = [];
@@ -489,7 +489,7 @@ describe('shard log', () => {
     expect(log.replay(() => {}, 99n)).toBe(3n);
   });
 
-  it('shard log: the last epoch and each entry epoch survive reopen', () => {
+  it('the last epoch and each entry epoch survive reopen', () => {
     const first = open();
     expect(first.lastEpoch).toBe(0n);
     first.append([entry(1, 1n)], 2n, 0);
@@ -501,7 +501,7 @@ describe('shard log', () => {
     expect([second.epochAt(1n), second.epochAt(2n), second.epochAt(3n)]).toEqual([2n, 5n, undefined]);
   });
 
-  it('shard log: truncateAfter drops the tail, and the next append reuses its lsns', () => {
+  it('truncateAfter drops the tail, and the next append reuses its lsns', () => {
     const log = open();
     log.append([entry(1, 1n), entry(1, 2n)], 1n, 0);
     log.append([entry(1, 40n), entry(1, 50n)], 2n, 0);
@@ -514,7 +514,7 @@ describe('shard log', () => {
     expect(open().lastLsn).toBe(3n);
   });
 
-  it("shard log: appendReplicated copies a primary's entries exactly, lsn, epoch and time included", () => {
+  it("appendReplicated copies a primary's entries exactly, lsn, epoch and time included", () => {
     const primaryDir = makeTempDir('shard-log-primary');
     try {
       const primary = ShardLog.open(primaryDir);
@@ -532,7 +532,7 @@ describe('shard log', () => {
     }
   });
 
-  it('shard log: appendReplicated refuses entries that do not continue the log, writing none of them', () => {
+  it('appendReplicated refuses entries that do not continue the log, writing none of them', () => {
     const log = open();
     log.append([entry(1, 1n)], epoch, 0);
     const stored = (lsn: bigint): ReturnType<ShardLog['readFrom']>[number] => ({ ...entry(1, 1n), lsn, epoch, atMs: 0 });
@@ -543,7 +543,7 @@ describe('shard log', () => {
     expect(replayAll(log)).toHaveLength(1);
   });
 
-  it('shard log: checkpoint totals and a view narrowed to some shards are the whole answer filtered to them', async () => {
+  it('checkpoint totals and a view narrowed to some shards are the whole answer filtered to them', async () => {
     const log = open();
     log.append([entry(1, 1n), entry(2, 20n), entry(3, 300n), entry(1, 4n)], epoch, 0);
     while (log.foldSlice(3n, 2, 0) > 0);
@@ -575,7 +575,7 @@ describe('shard log', () => {
     }
   });
 
-  it('shard log: meta values are stored, replaced and survive reopen', () => {
+  it('meta values are stored, replaced and survive reopen', () => {
     const log = open();
     expect(log.getMeta('role')).toBeUndefined();
     log.setMeta('role', 'a');
@@ -584,12 +584,12 @@ describe('shard log', () => {
     expect(open().getMeta('role')).toBe('b');
   });
 
-  it('shard log: the file is in WAL journal mode, seen from a second connection', () => {
+  it('the file is in WAL journal mode, seen from a second connection', () => {
     open();
     expect(withRawDb((db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
   });
 
-  it('shard log: its own connection commits with synchronous = FULL (2)', () => {
+  it('its own connection commits with synchronous = FULL (2)', () => {
     // synchronous is per connection, so a second connection cannot see it; this
     // reads the log's private handle, and must follow it if the field is renamed.
     const log = open();

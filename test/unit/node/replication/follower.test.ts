@@ -322,7 +322,7 @@ describe('follower', () => {
     expect(stateOf(node.memory)).toEqual(stateBefore);
   });
 
-  it('follower: records frames land as the primary stored them (same rows, records and checksums) and apply as a replay does; a frame replayed or answered twice changes nothing', () => {
+  it('records frames land as the primary stored them (same rows, records and checksums) and apply as a replay does; a frame replayed or answered twice changes nothing', () => {
     const { log: primary, memory: primaryMemory } = primaryWith(400, 23);
     const node = openNode(dir('follower'));
     logs.push(node.log);
@@ -360,7 +360,7 @@ describe('follower', () => {
     expect(node.state.confirmedLsn).toBe(primary.lastLsn);
   });
 
-  it('follower: a records frame damaged, truncated, miscounted or of a stale epoch is refused before anything is written', () => {
+  it('a records frame damaged, truncated, miscounted or of a stale epoch is refused before anything is written', () => {
     const { log: primary } = primaryWith(200, 29);
     const node = openNode(dir('follower'));
     logs.push(node.log);
@@ -401,7 +401,7 @@ describe('follower', () => {
     expect(storedOf(node.log)).toEqual(storedOf(primary));
   });
 
-  it('follower: appends only where the previous entry matches (lsn and epoch); a mismatch changes nothing', () => {
+  it('appends only where the previous entry matches (lsn and epoch); a mismatch changes nothing', () => {
     const { log: primary } = primaryWith(200, 7);
     const node = openNode(dir('follower'));
     logs.push(node.log);
@@ -420,7 +420,7 @@ describe('follower', () => {
     expect(() => append(node, [], 100n, entries[99]!.epoch, 1n)).toThrow(TallyError);
   });
 
-  it('follower: a replication block or snapshot chunk whose checksum fails is refused INVALID_ARGUMENT before anything is written', async () => {
+  it('a replication block or snapshot chunk whose checksum fails is refused INVALID_ARGUMENT before anything is written', async () => {
     const { log: primary } = primaryWith(200, 7);
     const node = openNode(dir('follower'));
     logs.push(node.log);
@@ -476,7 +476,7 @@ describe('follower', () => {
     }
   });
 
-  it("follower: an append that finds the disk full fails RESOURCE_EXHAUSTED and changes nothing (log, memory, keys, confirmed lsn); the primary's retry lands once there is room", () => {
+  it("an append that finds the disk full fails RESOURCE_EXHAUSTED and changes nothing (log, memory, keys, confirmed lsn); the primary's retry lands once there is room", () => {
     const primary = ShardLog.open(dir('primary'), checkpointFolder);
     logs.push(primary);
     const keyed = (index: number): LogEntry => ({
@@ -513,7 +513,7 @@ describe('follower', () => {
     expect(node.memory.totals.get(1)).toBe(2n * 101n);
   });
 
-  it("follower: a truncation whose kept entry does not match is refused and drops nothing; a matching one drops only an older epoch's tail", () => {
+  it("a truncation whose kept entry does not match is refused and drops nothing; a matching one drops only an older epoch's tail", () => {
     const node = openNode(dir('follower'), 3n);
     logs.push(node.log);
     const plain = (shardId: number): LogEntry => ({ shardId, amount: 1n, idempotencyKey: Buffer.alloc(0), fenceShardCount: 0 });

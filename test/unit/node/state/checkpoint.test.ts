@@ -37,7 +37,7 @@ describe('checkpoint', () => {
     dir = undefined;
   });
 
-  it('checkpoint: recovery from checkpoint + tail equals a full replay, wherever the fold stops, across reopen', () => {
+  it('recovery from checkpoint + tail equals a full replay, wherever the fold stops, across reopen', () => {
     dir = makeTempDir('checkpoint');
     let log = ShardLog.open(dir);
     const random = seededRandom(0xc4ec);
@@ -74,7 +74,7 @@ describe('checkpoint', () => {
     log.close();
   });
 
-  it('checkpoint: folded rows leave the log except keys the window still needs, which go once they expire', () => {
+  it('folded rows leave the log except keys the window still needs, which go once they expire', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir);
     for (let index = 0; index < 100; index++) {
@@ -98,7 +98,7 @@ describe('checkpoint', () => {
     log.close();
   });
 
-  it('checkpoint: folded entries cannot be read for replication or truncated away', () => {
+  it('folded entries cannot be read for replication or truncated away', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir);
     for (let index = 0; index < 10; index++)
@@ -112,7 +112,7 @@ describe('checkpoint', () => {
     log.close();
   });
 
-  it('checkpoint: with member flips, sketch registers and window buckets, checkpoint + tail equals a full replay wherever the fold stops', () => {
+  it('with member flips, sketch registers and window buckets, checkpoint + tail equals a full replay wherever the fold stops', () => {
     dir = makeTempDir('checkpoint');
     let log = ShardLog.open(dir, checkpointFolder);
     const random = seededRandom(0x51de);
@@ -214,7 +214,7 @@ describe('checkpoint', () => {
     bare.close();
   });
 
-  it('checkpoint: window buckets past retention are dropped from the checkpoint when it folds', () => {
+  it('window buckets past retention are dropped from the checkpoint when it folds', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir, checkpointFolder);
     const setting = {
@@ -235,7 +235,7 @@ describe('checkpoint', () => {
     log.close();
   });
 
-  it('checkpoint: a longer retention revives no bucket that had expired when it was set, however sweeps and folds ran', () => {
+  it('a longer retention revives no bucket that had expired when it was set, however sweeps and folds ran', () => {
     dir = makeTempDir('checkpoint');
     const log = ShardLog.open(dir, checkpointFolder);
     const setting = (retentionMs: number) => ({

@@ -13,7 +13,7 @@ import { randomInt, seededRandom } from '../../../helpers/seeded-random.ts';
 const key = (text: string): Buffer => Buffer.from(text);
 
 describe('dedup index', () => {
-  it('dedup: a key is seen within the window and forgotten after it, per shard', () => {
+  it('a key is seen within the window and forgotten after it, per shard', () => {
     const index = new DedupIndex(1_000);
     index.add(1, key('a'), 7n, 0, 0);
     expect(index.get(1, key('a'), 999)?.lsn).toBe(7n);
@@ -21,7 +21,7 @@ describe('dedup index', () => {
     expect(index.get(1, key('a'), 1_000)).toBeUndefined();
   });
 
-  it('dedup: keys that differ only in bytes past ASCII stay distinct', () => {
+  it('keys that differ only in bytes past ASCII stay distinct', () => {
     const index = new DedupIndex(1_000);
     index.add(1, Buffer.from([0xff, 0x00]), 1n, 0, 0);
     expect(index.get(1, Buffer.from([0xff, 0x01]), 0)).toBeUndefined();
@@ -29,7 +29,7 @@ describe('dedup index', () => {
     expect(index.get(12, Buffer.from([0xff, 0x00]), 0)).toBeUndefined();
   });
 
-  it('dedup: prune drops only expired keys, oldest first, at most `limit` per call', () => {
+  it('prune drops only expired keys, oldest first, at most `limit` per call', () => {
     const index = new DedupIndex(1_000);
     for (let at = 0; at < 10; at++) index.add(1, key(`k${at}`), BigInt(at + 1), at * 100, 0);
     expect(index.prune(1_450, 2)).toBe(2);
@@ -38,7 +38,7 @@ describe('dedup index', () => {
     expect(index.get(1, key('k5'), 1_450)?.lsn).toBe(6n);
   });
 
-  it('dedup: without a disk behind it, past keysInMemoryMax the oldest keys are forgotten and the shortened window is reported', () => {
+  it('without a disk behind it, past keysInMemoryMax the oldest keys are forgotten and the shortened window is reported', () => {
     const index = new DedupIndex(60_000, 3);
     for (let at = 0; at < 5; at++) index.add(1, key(`k${at}`), BigInt(at + 1), at * 1_000, 0);
     expect(index.size).toBe(3);
@@ -83,7 +83,7 @@ describe('dedup index: memory in front of the log on disk', () => {
     return lsn;
   }
 
-  it('dedup: eviction and pruning take the oldest key in memory, re-added keys counting as new, through any mix of adds, prunes and clears (seeded, against a model)', () => {
+  it('eviction and pruning take the oldest key in memory, re-added keys counting as new, through any mix of adds, prunes and clears (seeded, against a model)', () => {
     const random = seededRandom(0xe71c);
     const windowMs = 500;
     const keysMax = 64;
@@ -125,7 +125,7 @@ describe('dedup index: memory in front of the log on disk', () => {
       expect(index.get(1, key(entry.id), nowMs)?.atMs, entry.id).toBe(nowMs - entry.atMs < windowMs ? entry.atMs : undefined);
   });
 
-  it('dedup: with more keys than memory holds, the oldest is still found, from disk, with its lsn and time', () => {
+  it('with more keys than memory holds, the oldest is still found, from disk, with its lsn and time', () => {
     const index = new DedupIndex(windowMs, 500, disk);
     for (let n = 0; n < 2_000; n++) commit(index, 1 + (n % 7), `key-${n}`, 1_000 + n);
     expect(index.size).toBe(500);
@@ -141,7 +141,7 @@ describe('dedup index: memory in front of the log on disk', () => {
     expect(index.coveredMs(5_000)).toBe(windowMs);
   });
 
-  it("dedup: a key's state on disk is its newest row: a fence, then the increment that applied", () => {
+  it("a key's state on disk is its newest row: a fence, then the increment that applied", () => {
     const index = new DedupIndex(windowMs, 2, disk);
     commit(index, 3, 'fenced', 1_000, 4);
     commit(index, 3, 'fenced-then-applied', 1_001, 4);
@@ -155,7 +155,7 @@ describe('dedup index: memory in front of the log on disk', () => {
     expect(disk.lookups).toBe(2);
   });
 
-  it('dedup: a key past the window is found neither in memory nor on disk', () => {
+  it('a key past the window is found neither in memory nor on disk', () => {
     const index = new DedupIndex(windowMs, 1, disk);
     commit(index, 1, 'old', 1_000);
     commit(index, 1, 'young', 30_000);
@@ -168,7 +168,7 @@ describe('dedup index: memory in front of the log on disk', () => {
     expect(disk.lookups).toBe(lookups);
   });
 
-  it('dedup: the disk is never asked while memory covers the window, and is asked again only until the evicted keys age out', () => {
+  it('the disk is never asked while memory covers the window, and is asked again only until the evicted keys age out', () => {
     const index = new DedupIndex(windowMs, 100, disk);
     for (let n = 0; n < 100; n++) commit(index, 1, `k${n}`, 1_000 + n);
     // Memory holds every key: misses (new keys) are answered without the disk.
@@ -189,7 +189,7 @@ describe('dedup index: memory in front of the log on disk', () => {
     expect(disk.lookups).toBe(2);
   });
 
-  it('dedup: a rebuild loads only the newest keys into memory; the older ones are found on disk', () => {
+  it('a rebuild loads only the newest keys into memory; the older ones are found on disk', () => {
     for (let n = 0; n < 1_000; n++)
       log.append([{ shardId: 1, amount: 1n, idempotencyKey: key(`r${n}`), fenceShardCount: 0 }], epoch, 1_000 + n);
     // An unkeyed tail, and a checkpoint that folded part of the log (keyed rows stay for the window).
@@ -217,7 +217,7 @@ describe('dedup index: memory in front of the log on disk', () => {
     expect(disk.lookups).toBe(2);
   });
 
-  it('dedup: memory bounded in front of the disk answers exactly as unbounded memory does (random keys, fences, times)', () => {
+  it('memory bounded in front of the disk answers exactly as unbounded memory does (random keys, fences, times)', () => {
     for (const seed of [1, 2, 3]) {
       const random = seededRandom(0xdd_0000 + seed);
       const unbounded = new DedupIndex(windowMs, Number.MAX_SAFE_INTEGER);

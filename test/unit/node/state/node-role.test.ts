@@ -52,7 +52,7 @@ describe('node role orders', () => {
     },
   ];
   for (const testCase of cases) {
-    it(`node role: ${testCase.name}`, () => {
+    it(`${testCase.name}`, () => {
       const refusal = refusalOf(testCase.current ?? obeyed, testCase.order);
       if (testCase.refused === undefined) expect(refusal).toBeUndefined();
       else expect(refusal).toMatch(testCase.refused);

@@ -19,12 +19,12 @@ function bearer(token: string | undefined): Metadata {
 }
 
 describe('auth', () => {
-  it('auth: without tokens everything is open', () => {
+  it('without tokens everything is open', () => {
     const tokens = tokensOf(undefined, undefined);
     for (const path of [increment, describeCounter, health, reflection]) expect(refusalOf(tokens, path, bearer(undefined))).toBeUndefined();
   });
 
-  it('auth: with both tokens, CounterService takes either, AdminService only the admin one; health stays open', () => {
+  it('with both tokens, CounterService takes either, AdminService only the admin one; health stays open', () => {
     const tokens = tokensOf(admin, client);
     expect(refusalOf(tokens, increment, bearer(undefined))?.code).toBe(status.UNAUTHENTICATED);
     expect(refusalOf(tokens, increment, bearer('a-wrong-token-of-length'))?.code).toBe(status.UNAUTHENTICATED);
@@ -37,13 +37,13 @@ describe('auth', () => {
     expect(refusalOf(tokens, health, bearer(undefined))).toBeUndefined();
   });
 
-  it('auth: with only the admin token set, CounterService is not open: it needs the admin token', () => {
+  it('with only the admin token set, CounterService is not open: it needs the admin token', () => {
     const tokens = tokensOf(admin, undefined);
     expect(refusalOf(tokens, increment, bearer(undefined))?.code).toBe(status.UNAUTHENTICATED);
     expect(refusalOf(tokens, increment, bearer(admin))).toBeUndefined();
   });
 
-  it('auth: a header that is not "Bearer <token>" is no credential', () => {
+  it('a header that is not "Bearer <token>" is no credential', () => {
     const tokens = tokensOf(admin, client);
     const metadata = new Metadata();
     metadata.set('authorization', client);

@@ -67,7 +67,7 @@ function harness(settings: Partial<ExpirySettings> = {}) {
 }
 
 describe('counter expiry', () => {
-  it('expiry: the TTL in force is the counter’s own, else the router default; 0 of its own exempts it', () => {
+  it('the TTL in force is the counter’s own, else the router default; 0 of its own exempts it', () => {
     expect(ttlInForce(null, 0)).toEqual({ ttlMs: 0, from: 'none' });
     expect(ttlInForce(null, 60_000)).toEqual({ ttlMs: 60_000, from: 'default' });
     expect(ttlInForce(5_000, 60_000)).toEqual({ ttlMs: 5_000, from: 'counter' });
@@ -75,7 +75,7 @@ describe('counter expiry', () => {
     expect(ttlInForce(0, 60_000)).toEqual({ ttlMs: 0, from: 'never' });
   });
 
-  it('expiry: only counters idle for their whole TTL are handed to the deleter; never early', async () => {
+  it('only counters idle for their whole TTL are handed to the deleter; never early', async () => {
     const h = harness({ defaultTtlMs: 10_000 });
     const startMs = h.now();
     h.add(counterOf('default-ttl', startMs));
@@ -103,7 +103,7 @@ describe('counter expiry', () => {
     expect(h.expiredCount()).toBe(3);
   });
 
-  it('expiry: no router default and no TTL of its own: nothing ever expires', async () => {
+  it('no router default and no TTL of its own: nothing ever expires', async () => {
     const h = harness();
     for (let index = 0; index < 100; index++) h.add(counterOf(`c${index}`, 0));
     h.advance(1e12);
@@ -112,7 +112,7 @@ describe('counter expiry', () => {
     expect(h.counters.size).toBe(100);
   });
 
-  it('expiry: 10,000 idle counters go at most deletesPerSweep a slice; a counter written all along stays', async () => {
+  it('10,000 idle counters go at most deletesPerSweep a slice; a counter written all along stays', async () => {
     const h = harness({ defaultTtlMs: 5_000, deletesPerSweep: 50 });
     for (let index = 0; index < 10_000; index++) h.add(counterOf(`idle:${index}`, h.now()));
     const hot = counterOf('hot', h.now());
@@ -135,7 +135,7 @@ describe('counter expiry', () => {
     expect(h.expiredCount()).toBe(10_000);
   });
 
-  it('expiry: a write between the slice and the deleter’s cut keeps its counter', async () => {
+  it('a write between the slice and the deleter’s cut keeps its counter', async () => {
     const h = harness({ defaultTtlMs: 1_000 });
     h.add(counterOf('a', h.now()));
     h.add(counterOf('b', h.now()));
@@ -150,7 +150,7 @@ describe('counter expiry', () => {
     expect(h.expiredCount()).toBe(1);
   });
 
-  it('expiry: a slice checks at most checksPerSweep counters; a pass is timed, and the next starts over', async () => {
+  it('a slice checks at most checksPerSweep counters; a pass is timed, and the next starts over', async () => {
     const h = harness({ defaultTtlMs: 60_000, checksPerSweep: 100 });
     for (let index = 0; index < 1_000; index++) h.add(counterOf(`c${index}`, h.now()));
     for (let sweep = 0; sweep < 10; sweep++) {
@@ -174,7 +174,7 @@ describe('counter expiry', () => {
     expect(h.expiry.passDurationMs()).toBe(0);
   });
 
-  it('expiry: a counter created in the middle of a pass is checked in that pass', async () => {
+  it('a counter created in the middle of a pass is checked in that pass', async () => {
     const h = harness({ defaultTtlMs: 1_000, checksPerSweep: 10 });
     for (let index = 0; index < 30; index++) h.add(counterOf(`c${index}`, h.now()));
     await h.expiry.sweep();
@@ -188,7 +188,7 @@ describe('counter expiry', () => {
     expect(h.expiry.passDurationMs()).toBe(0);
   });
 
-  it('expiry: a failed batch is tried again on the next pass, with counters created since', async () => {
+  it('a failed batch is tried again on the next pass, with counters created since', async () => {
     const h = harness({ defaultTtlMs: 1_000, checksPerSweep: 10 });
     for (let index = 0; index < 5; index++) h.add(counterOf(`c${index}`, h.now()));
     h.advance(1_000);

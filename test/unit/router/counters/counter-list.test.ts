@@ -8,7 +8,7 @@ import { codeOf } from '../../../helpers/rejection.ts';
 const byteCompare = (left: string, right: string): number => Buffer.compare(Buffer.from(left), Buffer.from(right));
 
 describe('counter list', () => {
-  it('list: a page token round-trips any valid name, multi-byte and astral included', () => {
+  it('a page token round-trips any valid name, multi-byte and astral included', () => {
     for (const name of ['a', 'post:100:likes', 'é'.repeat(100), 'x:😀', 'n'.repeat(200)]) {
       const token = encodePageToken(name);
       expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
@@ -17,7 +17,7 @@ describe('counter list', () => {
     expect(decodePageToken(encodePageToken('post:1'), 'post:')).toBe('post:1');
   });
 
-  it('list: a garbled, truncated, foreign or oversized page token is invalid_argument', () => {
+  it('a garbled, truncated, foreign or oversized page token is invalid_argument', () => {
     const token = encodePageToken('post:100:likes');
     const bad = [
       'not a token',
@@ -40,7 +40,7 @@ describe('counter list', () => {
     expect(codeOf(() => decodePageToken(token, 'user:'))).toBe('invalid_argument');
   });
 
-  it('list: the end of a prefix is the least string after every name it starts', () => {
+  it('the end of a prefix is the least string after every name it starts', () => {
     expect(prefixEnd('')).toBeUndefined();
     expect(prefixEnd('post:')).toBe('post;');
     expect(prefixEnd('a\u{10ffff}')).toBe('b');
@@ -56,7 +56,7 @@ describe('counter list', () => {
     }
   });
 
-  it('list: page size 0 is the default, 1..max is itself, anything else invalid_argument', () => {
+  it('page size 0 is the default, 1..max is itself, anything else invalid_argument', () => {
     expect(validatePageSize(0)).toBe(listPageSizeDefault);
     expect(validatePageSize(1)).toBe(1);
     expect(validatePageSize(listPageSizeMax)).toBe(listPageSizeMax);

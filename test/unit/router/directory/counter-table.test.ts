@@ -44,7 +44,7 @@ function factsOf(table: CounterTable, name: string, slot: number): Plain {
 }
 
 describe('counter table', () => {
-  it('counter table: any run of changes leaves the columns equal to a Map of records, in the same order', () => {
+  it('any run of changes leaves the columns equal to a Map of records, in the same order', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
         let nowMs = 0;
@@ -126,7 +126,7 @@ describe('counter table', () => {
     );
   });
 
-  it('counter table: a freed slot is reused only after slotReuseDelayMs; until then its handle reads the deleted counter, after it refuses', () => {
+  it('a freed slot is reused only after slotReuseDelayMs; until then its handle reads the deleted counter, after it refuses', () => {
     let nowMs = 0;
     const table = new CounterTable(() => nowMs);
     const row = {
@@ -159,7 +159,7 @@ describe('counter table', () => {
     expect(table.slotsUsed).toBe(2);
   });
 
-  it('counter table: columns grow by doubling and keep every counter through each growth', () => {
+  it('columns grow by doubling and keep every counter through each growth', () => {
     const table = new CounterTable(() => 0);
     const count = 2_500;
     for (let index = 0; index < count; index++) {
@@ -193,7 +193,7 @@ describe('counter table', () => {
     expect(table.windowOf(1)).toBe(table.windowOf(3));
   });
 
-  it('counter table: a shard out of order, a pair index or generation past its column, and a name added twice are programmer errors', () => {
+  it('a shard out of order, a pair index or generation past its column, and a name added twice are programmer errors', () => {
     const table = new CounterTable(() => 0);
     const row = {
       kind: 'total' as const,
@@ -215,7 +215,7 @@ describe('counter table', () => {
 });
 
 describe('directory model walks', () => {
-  it('directory: liveCounters with reuseHandle points one handle at each counter in order, deletions skipped, creations visited', () => {
+  it('liveCounters with reuseHandle points one handle at each counter in order, deletions skipped, creations visited', () => {
     const model = new DirectoryModel(defaultDirectoryLimits, () => 0);
     const add = (name: string): void => {
       model.addCounter({

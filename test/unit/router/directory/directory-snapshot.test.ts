@@ -50,7 +50,7 @@ describe('directory export and import', () => {
     await directory.close();
   }
 
-  it('directory: an export imported into an empty directory exports the same, and ids continue past every id ever used', async () => {
+  it('an export imported into an empty directory exports the same, and ids continue past every id ever used', async () => {
     const source = path.join(root, 'source');
     await populated(source);
     const exported = await exportFromSqlite(source);
@@ -69,7 +69,7 @@ describe('directory export and import', () => {
     await reopened.close();
   });
 
-  it('directory: import refuses a directory already holding one, and a router holding the file refuses export', async () => {
+  it('import refuses a directory already holding one, and a router holding the file refuses export', async () => {
     const source = path.join(root, 'source');
     await populated(source);
     const exported = await exportFromSqlite(source);
@@ -80,7 +80,7 @@ describe('directory export and import', () => {
     expect(await codeOfAsync(() => exportFromSqlite(path.join(root, 'nothing-here')))).toBe('not_found');
   });
 
-  it('directory: an export that does not hold together is invalid_argument and imports nothing', async () => {
+  it('an export that does not hold together is invalid_argument and imports nothing', async () => {
     const source = path.join(root, 'source');
     await populated(source);
     const good = await exportFromSqlite(source);

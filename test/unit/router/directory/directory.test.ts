@@ -38,7 +38,7 @@ describe('directory', () => {
     removeTempDir(dataDir);
   });
 
-  it('directory: its data directory is 0700 and its files 0600', async () => {
+  it('its data directory is 0700 and its files 0600', async () => {
     const directory = open();
     await directory.getOrCreate('private');
     expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
@@ -47,7 +47,7 @@ describe('directory', () => {
     for (const file of files) expect(fs.statSync(path.join(dataDir, file)).mode & 0o777, file).toBe(0o600);
   });
 
-  it('directory: a second opener of the same file is refused while the first holds it, and admitted once it closes', async () => {
+  it('a second opener of the same file is refused while the first holds it, and admitted once it closes', async () => {
     const first = open();
     await first.getOrCreate('a');
     const error = await codeOfAsync(() => open());
@@ -59,7 +59,7 @@ describe('directory', () => {
     expect(open().get('b')).toBeDefined();
   });
 
-  it('directory: a shard id is not reused even when the rows holding the highest ids are gone', async () => {
+  it('a shard id is not reused even when the rows holding the highest ids are gone', async () => {
     // Nodes' logs still hold entries under old shard ids, so an id must never
     // come back, even if the newest counter's rows were removed by hand.
     const directory = open();
@@ -78,12 +78,12 @@ describe('directory', () => {
     expect((await reopened.getOrCreate('new')).shards[0]!.shardId).toBeGreaterThan(highestId);
   });
 
-  it('directory: the embedded store is always fresh and names no routers (one router owns the file)', () => {
+  it('the embedded store is always fresh and names no routers (one router owns the file)', () => {
     const directory = open();
     expect([directory.fresh, directory.liveRouterIds()]).toEqual([true, []]);
   });
 
-  it('directory: reopening with fewer pairs than stored throws failed_precondition', async () => {
+  it('reopening with fewer pairs than stored throws failed_precondition', async () => {
     open().close();
     expect(await codeOfAsync(() => open(threePairs.slice(0, 2)))).toBe('failed_precondition');
   });

@@ -7,34 +7,34 @@ import { randomInt, seededRandom } from '../../../helpers/seeded-random.ts';
 const spread = (counts: readonly number[]): number => Math.max(...counts) - Math.min(...counts);
 
 describe('placement (choosePairs)', () => {
-  it('placement: a counter with as many shards as pairs gets one shard on every pair', () => {
+  it('a counter with as many shards as pairs gets one shard on every pair', () => {
     const chosen = choosePairs([0, 0, 0, 0], [7, 3, 9, 1], 4);
     expect([...chosen].sort()).toEqual([0, 1, 2, 3]);
   });
 
-  it('placement: a new shard goes to a pair without this counter even if that pair is the busiest', () => {
+  it('a new shard goes to a pair without this counter even if that pair is the busiest', () => {
     // Pair 1 carries far more shards overall, but it is the only pair without this counter.
     expect(choosePairs([1, 0, 1], [2, 50, 2], 1)).toEqual([1]);
   });
 
-  it('placement: among pairs with equally few of the counter, the least loaded pair wins', () => {
+  it('among pairs with equally few of the counter, the least loaded pair wins', () => {
     expect(choosePairs([0, 0, 0], [5, 2, 4], 1)).toEqual([1]);
     expect(choosePairs([0, 0, 0], [5, 2, 4], 3)).toEqual([1, 2, 0]);
   });
 
-  it('placement: a draining pair takes no new shard, even when it is the emptiest; all draining is an error', () => {
+  it('a draining pair takes no new shard, even when it is the emptiest; all draining is an error', () => {
     const draining = (pair: number): boolean => pair === 0;
     expect(choosePairs([0, 0, 0], [0, 9, 9], 4, draining).every((pair) => pair !== 0)).toBe(true);
     expect(choosePairs([0, 1], [0, 1], 1, draining)).toEqual([1]);
     expect(() => choosePairs([0, 0], [0, 0], 1, () => true)).toThrow(/no node pairs/);
   });
 
-  it('placement: returns one pair per requested shard and none for addCount 0', () => {
+  it('returns one pair per requested shard and none for addCount 0', () => {
     expect(choosePairs([0, 0], [0, 0], 0)).toEqual([]);
     expect(choosePairs([0, 0], [0, 0], 5)).toHaveLength(5);
   });
 
-  it('placement: does not modify the counts it is given', () => {
+  it('does not modify the counts it is given', () => {
     const mine = [1, 0, 2];
     const total = [4, 4, 4];
     choosePairs(mine, total, 6);
@@ -42,11 +42,11 @@ describe('placement (choosePairs)', () => {
     expect(total).toEqual([4, 4, 4]);
   });
 
-  it('placement: refuses to place shards when there are no pairs', () => {
+  it('refuses to place shards when there are no pairs', () => {
     expect(() => choosePairs([], [], 1)).toThrow(/no node pairs/);
   });
 
-  it('placement: every choice takes a pair with the fewest of this counter, then the fewest overall (random inputs)', () => {
+  it('every choice takes a pair with the fewest of this counter, then the fewest overall (random inputs)', () => {
     const random = seededRandom(0x5eed_0001);
     const violations: string[] = [];
     for (let trial = 0; trial < 2_000; trial++) {
@@ -72,7 +72,7 @@ describe('placement (choosePairs)', () => {
     expect(violations).toEqual([]);
   });
 
-  it('placement: a counter whose shards were spread stays spread, within one shard per pair, after growth (random inputs)', () => {
+  it('a counter whose shards were spread stays spread, within one shard per pair, after growth (random inputs)', () => {
     const random = seededRandom(0x5eed_0002);
     const violations: string[] = [];
     for (let trial = 0; trial < 2_000; trial++) {
@@ -89,7 +89,7 @@ describe('placement (choosePairs)', () => {
     expect(violations).toEqual([]);
   });
 
-  it('placement: counters placed one after another keep total shards per pair within one of each other (random inputs)', () => {
+  it('counters placed one after another keep total shards per pair within one of each other (random inputs)', () => {
     const random = seededRandom(0x5eed_0003);
     const violations: string[] = [];
     for (let trial = 0; trial < 200; trial++) {

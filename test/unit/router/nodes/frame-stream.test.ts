@@ -66,7 +66,7 @@ describe('router: frame stream to a node', () => {
     vi.useRealTimers();
   });
 
-  it('frame stream: one call opened lazily and reused; answers out of order reach their own callers', async () => {
+  it('one call opened lazily and reused; answers out of order reach their own callers', async () => {
     const { stream, calls } = harness();
     const first = stream.send('a', 10, 1_000);
     const second = stream.send('b', 10, 1_000);
@@ -82,7 +82,7 @@ describe('router: frame stream to a node', () => {
     await expect(third).resolves.toBe('answer c');
   });
 
-  it('frame stream: a frame answered twice settles once; the second answer is ignored and counted, never given to another caller', async () => {
+  it('a frame answered twice settles once; the second answer is ignored and counted, never given to another caller', async () => {
     const { stream, calls, events } = harness();
     const first = stream.send('a', 10, 1_000);
     const seqA = calls[0]!.written[0]!.seq;
@@ -100,7 +100,7 @@ describe('router: frame stream to a node', () => {
     expect(stream.framesInFlight).toBe(0);
   });
 
-  it('frame stream: a frame past its deadline fails as DEADLINE_EXCEEDED (unknown outcome); the stalled stream is abandoned, its other frames fail unknown, and the next frame opens a new stream', async () => {
+  it('a frame past its deadline fails as DEADLINE_EXCEEDED (unknown outcome); the stalled stream is abandoned, its other frames fail unknown, and the next frame opens a new stream', async () => {
     const { stream, calls, events } = harness();
     const late = stream.send('a', 10, 500);
     const other = stream.send('b', 10, 2_000);
@@ -126,7 +126,7 @@ describe('router: frame stream to a node', () => {
     await expect(next).resolves.toBe('answer c');
   });
 
-  it('frame stream: a stream that breaks fails every frame in flight as unknown outcome, never not-applied, whatever status it ends with', async () => {
+  it('a stream that breaks fails every frame in flight as unknown outcome, never not-applied, whatever status it ends with', async () => {
     for (const code of [
       status.UNAVAILABLE,
       status.CANCELLED,
@@ -146,7 +146,7 @@ describe('router: frame stream to a node', () => {
     }
   });
 
-  it('frame stream: a stream grpc-js never found a connection for (UNAVAILABLE "No connection established") fails its frames as not applied, as a unary call', async () => {
+  it('a stream grpc-js never found a connection for (UNAVAILABLE "No connection established") fails its frames as not applied, as a unary call', async () => {
     const { stream, calls } = harness();
     const pending = [stream.send('a', 10, 1_000), stream.send('b', 10, 1_000)].map((frame) => frame.catch((error: unknown) => error));
     calls[0]!.handlers.onEnd({ code: status.UNAVAILABLE, details: 'No connection established. Last error: connect ECONNREFUSED' });
@@ -157,7 +157,7 @@ describe('router: frame stream to a node', () => {
     }
   });
 
-  it('frame stream: a frame the node refused by epoch or role is NOT_APPLIED, as a unary refusal', async () => {
+  it('a frame the node refused by epoch or role is NOT_APPLIED, as a unary refusal', async () => {
     const { stream, calls } = harness();
     const frame = stream.send('a', 10, 1_000).catch((error: unknown) => error);
     calls[0]!.handlers.onAnswer({
@@ -170,7 +170,7 @@ describe('router: frame stream to a node', () => {
     expect(error.message).toMatch(/stale epoch/);
   });
 
-  it('frame stream: a node without streams (UNIMPLEMENTED) fails frames with StreamUnsupportedError so callers go unary', async () => {
+  it('a node without streams (UNIMPLEMENTED) fails frames with StreamUnsupportedError so callers go unary', async () => {
     const { stream, calls } = harness();
     const frame = stream.send('a', 10, 1_000).catch((error: unknown) => error);
     calls[0]!.handlers.onEnd({ code: status.UNIMPLEMENTED, details: 'unknown method' });
@@ -179,7 +179,7 @@ describe('router: frame stream to a node', () => {
     await expect(stream.send('b', 10, 1_000)).rejects.toBeInstanceOf(StreamUnsupportedError);
   });
 
-  it('frame stream: frames wait for room by count and by bytes in flight, and leave as answers free it', async () => {
+  it('frames wait for room by count and by bytes in flight, and leave as answers free it', async () => {
     const { stream, calls } = harness({ framesInFlightMax: 2, bytesInFlightMax: 100, queuedFramesMax: 3 });
     const frames = [stream.send('a', 10, 1_000), stream.send('b', 10, 1_000), stream.send('c', 90, 1_000), stream.send('d', 10, 1_000)];
     expect(calls[0]!.written.map((frame) => frame.request)).toEqual(['a', 'b']);

@@ -40,7 +40,7 @@ const item = (shardId: number) => ({ shardId, amount: 1, idempotencyKey: Buffer.
 
 describe('node sender', () => {
   it(
-    'node sender: a flood of nodeQueueItemsMax one-item callers queues them all, refuses the next with RESOURCE_EXHAUSTED, and answers every one in order',
+    'a flood of nodeQueueItemsMax one-item callers queues them all, refuses the next with RESOURCE_EXHAUSTED, and answers every one in order',
     { timeout: 60_000 },
     async () => {
       const node = heldNode();
@@ -111,7 +111,7 @@ describe('node sender over a stream', () => {
     return { node, frames, sender, answer, endWith: (code: number) => handlers!.onEnd({ code, details: 'ended' }), opened: () => opened };
   }
 
-  it('node sender: over a stream, at most nodeCallsInFlightMax frames leave; callers queued meanwhile leave together in the next frame', async () => {
+  it('over a stream, at most nodeCallsInFlightMax frames leave; callers queued meanwhile leave together in the next frame', async () => {
     const { node, frames, sender, answer, opened } = streamedNode();
     const pending = Array.from({ length: 10 }, (_, index) => sender.send([item(index)]));
     expect(frames).toHaveLength(nodeCallsInFlightMax);
@@ -127,7 +127,7 @@ describe('node sender over a stream', () => {
     expect(opened()).toBe(1);
   });
 
-  it('node sender: a node that serves no stream (UNIMPLEMENTED) gets the frame as a unary Apply, and every later call unary', async () => {
+  it('a node that serves no stream (UNIMPLEMENTED) gets the frame as a unary Apply, and every later call unary', async () => {
     const { node, frames, sender, endWith } = streamedNode();
     const first = sender.send([item(1)]);
     expect(frames).toHaveLength(1);
@@ -143,7 +143,7 @@ describe('node sender over a stream', () => {
     expect(frames).toHaveLength(1);
   });
 
-  it('node sender: a stream that breaks with frames in flight fails their callers UNAVAILABLE with an unknown outcome, never not-applied', async () => {
+  it('a stream that breaks with frames in flight fails their callers UNAVAILABLE with an unknown outcome, never not-applied', async () => {
     const { sender, endWith } = streamedNode();
     const callers = [sender.send([item(1)]), sender.send([item(2)]), sender.send([item(3)])].map((call) => rejection(call));
     endWith(status.UNAVAILABLE);

@@ -16,40 +16,40 @@ function total(value: bigint, asOfMs: number, shardCount = 1): CachedTotal {
 }
 
 describe('read cache', () => {
-  it('read cache: serves a total up to exactly maxStalenessMs old', () => {
+  it('serves a total up to exactly maxStalenessMs old', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('c', total(42n, 10_000), 10_000);
     expect(cache.get('c', 10_000)?.total).toBe(42n);
     expect(cache.get('c', 10_000 + maxStalenessMs)).toMatchObject({ total: 42n, asOfMs: 10_000, shardCount: 1 });
   });
 
-  it('read cache: never serves a total older than maxStalenessMs', () => {
+  it('never serves a total older than maxStalenessMs', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('c', total(42n, 10_000), 10_000);
     expect(cache.get('c', 10_000 + maxStalenessMs + 1)).toBeUndefined();
     expect(cache.get('c', 10_000 + 10 * maxStalenessMs)).toBeUndefined();
   });
 
-  it('read cache: a total stored late (after a slow summing) is judged by its asOf, not by when it was stored', () => {
+  it('a total stored late (after a slow summing) is judged by its asOf, not by when it was stored', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     // The summing began at 10 000 but finished long after: already too old to serve.
     cache.put('c', total(7n, 10_000), 10_000 + maxStalenessMs + 500);
     expect(cache.get('c', 10_000 + maxStalenessMs + 500)).toBeUndefined();
   });
 
-  it('read cache: an unknown counter is a miss', () => {
+  it('an unknown counter is a miss', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     expect(cache.get('never-put', 0)).toBeUndefined();
   });
 
-  it('read cache: a newer asOf replaces the cached total', () => {
+  it('a newer asOf replaces the cached total', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('c', total(1n, 1_000), 1_000);
     cache.put('c', total(5n, 1_500, 3), 1_600);
     expect(cache.get('c', 1_700)).toMatchObject({ total: 5n, asOfMs: 1_500, shardCount: 3 });
   });
 
-  it('read cache: an older asOf never replaces a newer one', () => {
+  it('an older asOf never replaces a newer one', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('c', total(5n, 2_000), 2_000);
     // A slower refresh that started earlier finishes after the newer one.
@@ -57,7 +57,7 @@ describe('read cache', () => {
     expect(cache.get('c', 2_200)).toMatchObject({ total: 5n, asOfMs: 2_000 });
   });
 
-  it('read cache: namesToRefresh lists counters read within idleMs', () => {
+  it('namesToRefresh lists counters read within idleMs', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('a', total(1n, 0), 0);
     cache.put('b', total(2n, 0), 0);
@@ -65,7 +65,7 @@ describe('read cache', () => {
     expect(cache.size).toBe(2);
   });
 
-  it('read cache: namesToRefresh drops a counter not read for more than idleMs', () => {
+  it('namesToRefresh drops a counter not read for more than idleMs', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('idle', total(1n, 0), 0);
     cache.put('busy', total(2n, 0), 0);
@@ -76,7 +76,7 @@ describe('read cache', () => {
     expect(cache.get('idle', idleMs + 1)).toBeUndefined();
   });
 
-  it('read cache: refreshing a counter does not keep it alive; only reads do', () => {
+  it('refreshing a counter does not keep it alive; only reads do', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('c', total(1n, 0), 0);
     // The refresher stores newer totals, but nobody reads the counter.
@@ -84,14 +84,14 @@ describe('read cache', () => {
     expect(cache.namesToRefresh(idleMs + 1)).toEqual([]);
   });
 
-  it('read cache: a read that finds the total too old still keeps the counter refreshing', () => {
+  it('a read that finds the total too old still keeps the counter refreshing', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 10);
     cache.put('c', total(1n, 0), 0);
     expect(cache.get('c', idleMs)).toBeUndefined();
     expect(cache.namesToRefresh(idleMs + 1)).toEqual(['c']);
   });
 
-  it('read cache: when full, storing a new counter first drops idle counters', () => {
+  it('when full, storing a new counter first drops idle counters', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 3);
     cache.put('old', total(1n, 0), 0);
     cache.put('b', total(1n, 50_000), 50_000);
@@ -101,7 +101,7 @@ describe('read cache', () => {
     expect(cache.namesToRefresh(70_000).sort()).toEqual(['b', 'c', 'd']);
   });
 
-  it('read cache: when full and nothing is idle, storing a new counter drops the least recently read one', () => {
+  it('when full and nothing is idle, storing a new counter drops the least recently read one', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 3);
     cache.put('a', total(1n, 0), 0);
     cache.put('b', total(1n, 1), 1);
@@ -112,7 +112,7 @@ describe('read cache', () => {
     expect(cache.namesToRefresh(5).sort()).toEqual(['a', 'c', 'd']);
   });
 
-  it('read cache: updating a counter already cached never evicts another one', () => {
+  it('updating a counter already cached never evicts another one', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 2);
     cache.put('a', total(1n, 0), 0);
     cache.put('b', total(1n, 0), 0);
@@ -120,7 +120,7 @@ describe('read cache', () => {
     expect(cache.namesToRefresh(10).sort()).toEqual(['a', 'b']);
   });
 
-  it('read cache: size never exceeds entriesMax and nothing served is too old or made up (random operations)', () => {
+  it('size never exceeds entriesMax and nothing served is too old or made up (random operations)', () => {
     const random = seededRandom(0xcace_0001);
     const violations: string[] = [];
     let servedCount = 0;
@@ -159,7 +159,7 @@ describe('read cache', () => {
     expect(servedCount).toBeGreaterThan(1_000);
   });
 
-  it('read cache: while a counter stays cached, successive reads never go back in time (random operations)', () => {
+  it('while a counter stays cached, successive reads never go back in time (random operations)', () => {
     const random = seededRandom(0xcace_0002);
     // Large bounds: nothing is evicted, so the newest-wins rule is all that is exercised.
     const cache = new ReadCache(1_000_000_000, 1_000_000_000, 1_000);
@@ -181,7 +181,7 @@ describe('read cache', () => {
     expect(lastServedAsOf.size).toBe(6);
   });
 
-  it('read cache: a flood of new counters into a full cache evicts in order of last read, and a counter read meanwhile stays', () => {
+  it('a flood of new counters into a full cache evicts in order of last read, and a counter read meanwhile stays', () => {
     const entriesMax = 1_000;
     const cache = new ReadCache(maxStalenessMs, idleMs, entriesMax);
     for (let index = 0; index < entriesMax; index++) cache.put(`old:${index}`, total(1n, 0), 0);
@@ -198,7 +198,7 @@ describe('read cache', () => {
     expect(cache.size).toBe(entriesMax);
   });
 
-  it('read cache: a refresh that finishes after its counter was evicted does not bring it back', () => {
+  it('a refresh that finishes after its counter was evicted does not bring it back', () => {
     const cache = new ReadCache(maxStalenessMs, idleMs, 2);
     cache.put('a', total(1n, 0), 0);
     cache.put('b', total(1n, 0), 0);
@@ -211,7 +211,7 @@ describe('read cache', () => {
     expect(cache.fullEvictedCount).toBe(1);
   });
 
-  it('read cache: a flood of 100,000 new counters into a full cache of 10,000 stays at its bound and never walks the entries on a read or store', () => {
+  it('a flood of 100,000 new counters into a full cache of 10,000 stays at its bound and never walks the entries on a read or store', () => {
     const entriesMax = 10_000;
     const cache = new ReadCache(maxStalenessMs, idleMs, entriesMax);
     for (let index = 0; index < entriesMax; index++) cache.put(`old:${index}`, total(1n, 0), 0);

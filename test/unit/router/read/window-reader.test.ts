@@ -35,7 +35,7 @@ function fakeCluster(windowedNames: string[]) {
 }
 
 describe('window reader', () => {
-  it('window reader: a flood of 10,000 CACHED reads with distinct lastMs keeps at most cacheEntriesMax sums; lastMs in one bucket share a sum', async () => {
+  it('a flood of 10,000 CACHED reads with distinct lastMs keeps at most cacheEntriesMax sums; lastMs in one bucket share a sum', async () => {
     const cluster = fakeCluster(['hits', 'other']);
     const nowMs = 1_000_000;
     const reader = new WindowReader(
@@ -59,7 +59,7 @@ describe('window reader', () => {
     expect(cluster.nodeReads()).toBe(1 + 3_599);
   });
 
-  it('window reader: reads of a counter that does not exist or has no window fail and cache nothing', async () => {
+  it('reads of a counter that does not exist or has no window fail and cache nothing', async () => {
     const cluster = fakeCluster(['hits']);
     const reader = new WindowReader(cluster.directory, cluster.pool, {
       readTimeoutMs: 1_000,

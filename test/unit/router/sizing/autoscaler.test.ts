@@ -22,7 +22,7 @@ describe('autoscaler', () => {
     removeTempDir(dataDir);
   });
 
-  it('autoscaler: a growth refused by --shards-total-max is logged and skipped; the tick goes on', async () => {
+  it('a growth refused by --shards-total-max is logged and skipped; the tick goes on', async () => {
     let clockMs = 1_700_000_000_000;
     const now = () => clockMs;
     directory = Directory.open(dataDir, [{ primary: 'p:1', follower: 'f:1' }], now, { countersMax: 10, shardsTotalMax: 3 });
@@ -50,7 +50,7 @@ describe('autoscaler', () => {
     expect(autoscaler.hot(5).counters.map((counter) => counter.counter)).toEqual(['hot', 'warm']);
   });
 
-  it('autoscaler: with counter labels off (--metrics-counter-labels off) no series names a counter; with them on the top K do', async () => {
+  it('with counter labels off (--metrics-counter-labels off) no series names a counter; with them on the top K do', async () => {
     let clockMs = 1_700_000_000_000;
     const now = () => clockMs;
     directory = Directory.open(dataDir, [{ primary: 'p:1', follower: 'f:1' }], now);

@@ -24,7 +24,7 @@ function feed(heat: HeatTracker, clock: FakeClock, name: string, perSec: number,
 }
 
 describe('heat', () => {
-  it('heat: a counter never incremented has rate 0', () => {
+  it('a counter never incremented has rate 0', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now);
     expect(heat.ratePerSec('unknown')).toBe(0);
@@ -32,14 +32,14 @@ describe('heat', () => {
     expect(heat.ratePerSec('unknown')).toBe(0);
   });
 
-  it('heat: the rate converges to a steady input rate', () => {
+  it('the rate converges to a steady input rate', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now);
     feed(heat, clock, 'hot', 500, 100, 20 * halfLifeMs);
     expect(heat.ratePerSec('hot')).toBeCloseTo(500, 0);
   });
 
-  it('heat: the rate converges when increments arrive more often than the 100 ms fold', () => {
+  it('the rate converges when increments arrive more often than the 100 ms fold', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now);
     // 3 increments every 30 ms is 100/s, folded in uneven windows.
@@ -47,7 +47,7 @@ describe('heat', () => {
     expect(heat.ratePerSec('hot')).toBeCloseTo(100, 0);
   });
 
-  it('heat: the rate follows a change of input rate', () => {
+  it('the rate follows a change of input rate', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now);
     feed(heat, clock, 'c', 1_000, 100, 20 * halfLifeMs);
@@ -55,7 +55,7 @@ describe('heat', () => {
     expect(heat.ratePerSec('c')).toBeCloseTo(10, 0);
   });
 
-  it('heat: an idle counter loses half its rate per half-life and decays toward 0', () => {
+  it('an idle counter loses half its rate per half-life and decays toward 0', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now);
     feed(heat, clock, 'c', 800, 100, 20 * halfLifeMs);
@@ -69,7 +69,7 @@ describe('heat', () => {
     expect(heat.ratePerSec('c')).toBeGreaterThanOrEqual(0);
   });
 
-  it('heat: a burst within one instant is not read as an infinite rate', () => {
+  it('a burst within one instant is not read as an infinite rate', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now);
     heat.record('burst', 1_000_000);
@@ -83,7 +83,7 @@ describe('heat', () => {
     expect(rate).toBeLessThanOrEqual(2e7);
   });
 
-  it('heat: counters are tracked independently', () => {
+  it('counters are tracked independently', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now);
     for (let step = 0; step < 200; step++) {
@@ -96,7 +96,7 @@ describe('heat', () => {
     expect(heat.ratePerSec('other')).toBe(0);
   });
 
-  it('heat: a flood of 100,000 counters incremented once each stays within countersMax, evicts nothing once full (cold touches are refused), keeps the hot one, and never walks its entries on an increment', () => {
+  it('a flood of 100,000 counters incremented once each stays within countersMax, evicts nothing once full (cold touches are refused), keeps the hot one, and never walks its entries on an increment', () => {
     const clock = new FakeClock();
     const countersMax = 1_000;
     const heat = new HeatTracker(halfLifeMs, clock.now, 60_000, countersMax);
@@ -125,7 +125,7 @@ describe('heat', () => {
     expect(samples.find((sample) => sample.counter === 'hot')?.shardCounts).toHaveLength(4);
   });
 
-  it('heat: a full table takes a counter once it has gathered heatAdmitIncrements lately, evicting the least recently incremented; what it gathered fades at every sample', () => {
+  it('a full table takes a counter once it has gathered heatAdmitIncrements lately, evicting the least recently incremented; what it gathered fades at every sample', () => {
     const clock = new FakeClock();
     const heat = new HeatTracker(halfLifeMs, clock.now, 60_000, 3);
     for (const name of ['a', 'b', 'c']) heat.record(name, 1);

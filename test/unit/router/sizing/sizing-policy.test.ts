@@ -7,7 +7,7 @@ import { HeatTracker, skewOf } from '../../../../src/router/sizing/heat.ts';
 const settings = { ...defaultSizing, shardCeilingPerSec: 1_000, shardsMax: 64 };
 
 describe('sizing policy', () => {
-  it('sizing: target is ceil(peak / ceiling) clamped to [1, shardsMax]; 100,000/s at 1,000 needs 100 (clamped to 64)', () => {
+  it('target is ceil(peak / ceiling) clamped to [1, shardsMax]; 100,000/s at 1,000 needs 100 (clamped to 64)', () => {
     expect(targetShards(0, settings)).toBe(1);
     expect(targetShards(999, settings)).toBe(1);
     expect(targetShards(1_001, settings)).toBe(2);
@@ -15,14 +15,14 @@ describe('sizing policy', () => {
     expect(targetShards(100_000, settings)).toBe(64);
   });
 
-  it('sizing: a counter over capacity grows only after sustainMs, to the target with headroom', () => {
+  it('a counter over capacity grows only after sustainMs, to the target with headroom', () => {
     const policy = new SizingPolicy(settings);
     expect(policy.decide('hot', 1, 5_000, 5_000, 0, true)).toBeUndefined();
     expect(policy.decide('hot', 1, 5_000, 5_000, settings.sustainMs - 1, true)).toBeUndefined();
     expect(policy.decide('hot', 1, 5_000, 5_000, settings.sustainMs, true)).toBe(Math.ceil((5_000 * settings.headroom) / 1_000));
   });
 
-  it('sizing: a dip below capacity restarts the sustain clock (a spike does not grow)', () => {
+  it('a dip below capacity restarts the sustain clock (a spike does not grow)', () => {
     const policy = new SizingPolicy(settings);
     expect(policy.decide('spiky', 2, 3_000, 3_000, 0, true)).toBeUndefined();
     expect(policy.decide('spiky', 2, 1_500, 1_500, 2_000, true)).toBeUndefined();
@@ -31,7 +31,7 @@ describe('sizing policy', () => {
     expect(policy.decide('spiky', 2, 3_000, 3_000, 2_500 + settings.sustainMs, true)).toBe(4);
   });
 
-  it('sizing: near a boundary (within the 10% threshold) it never grows; a cold counter never grows', () => {
+  it('near a boundary (within the 10% threshold) it never grows; a cold counter never grows', () => {
     const policy = new SizingPolicy(settings);
     for (let nowMs = 0; nowMs < 60_000; nowMs += 500) {
       expect(policy.decide('edge', 4, 4_300, 4_300, nowMs, true)).toBeUndefined();
@@ -39,7 +39,7 @@ describe('sizing policy', () => {
     }
   });
 
-  it('sizing: autoscale off, or already at shardsMax, never grows', () => {
+  it('autoscale off, or already at shardsMax, never grows', () => {
     const policy = new SizingPolicy(settings);
     for (let nowMs = 0; nowMs < 10_000; nowMs += 500) {
       expect(policy.decide('pinned', 2, 50_000, 50_000, nowMs, false)).toBeUndefined();
@@ -47,12 +47,12 @@ describe('sizing policy', () => {
     }
   });
 
-  it('sizing: a remembered peak alone never grows a counter that has cooled', () => {
+  it('a remembered peak alone never grows a counter that has cooled', () => {
     const policy = new SizingPolicy(settings);
     for (let nowMs = 0; nowMs < 30_000; nowMs += 500) expect(policy.decide('cooled', 2, 150, 9_000, nowMs, true)).toBeUndefined();
   });
 
-  it('sizing: after a growth the new capacity covers the peak, so it does not grow again at once', () => {
+  it('after a growth the new capacity covers the peak, so it does not grow again at once', () => {
     const policy = new SizingPolicy(settings);
     policy.decide('hot', 1, 8_000, 8_000, 0, true);
     const grown = policy.decide('hot', 1, 8_000, 8_000, settings.sustainMs, true)!;
@@ -63,7 +63,7 @@ describe('sizing policy', () => {
 });
 
 describe('heat peak and skew', () => {
-  it('heat: the peak follows a burst up at once and decays slowly after it', () => {
+  it('the peak follows a burst up at once and decays slowly after it', () => {
     let nowMs = 0;
     const heat = new HeatTracker(1_000, () => nowMs, 10_000);
     for (let step = 0; step < 100; step++) {
@@ -78,7 +78,7 @@ describe('heat peak and skew', () => {
     expect(heat.peakPerSec('burst')).toBeCloseTo(peak / 2, -2);
   });
 
-  it('heat: sample() reports per-shard counts and drops counters that cooled to nothing', () => {
+  it('sample() reports per-shard counts and drops counters that cooled to nothing', () => {
     let nowMs = 0;
     const heat = new HeatTracker(1_000, () => nowMs, 1_000);
     nowMs += 1_000;

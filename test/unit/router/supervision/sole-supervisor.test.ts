@@ -5,14 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { SoleSupervisor } from '../../../../src/router/supervision/supervisor-election.ts';
 
 describe('sole supervisor', () => {
-  it('sole supervisor: leads from construction and names itself, before and after start()', async () => {
+  it('leads from construction and names itself, before and after start()', async () => {
     const election = new SoleSupervisor('127.0.0.1:50051#7');
     expect({ leader: election.isLeader, leaderId: election.leaderId }).toEqual({ leader: true, leaderId: '127.0.0.1:50051#7' });
     await election.start();
     expect({ leader: election.isLeader, leaderId: election.leaderId }).toEqual({ leader: true, leaderId: '127.0.0.1:50051#7' });
   });
 
-  it('sole supervisor: stop() ends supervision and tells every listener once', async () => {
+  it('stop() ends supervision and tells every listener once', async () => {
     const election = new SoleSupervisor('router');
     const heard: boolean[][] = [[], []];
     election.onChange((leader) => heard[0]!.push(leader));

@@ -14,13 +14,13 @@ function chiSquare(counts: readonly number[]): number {
 const chiSquare7DfP001 = 24.32;
 
 describe('hashKey', () => {
-  it('hashKey: pins the published FNV-1a 32-bit values, so key-to-shard mapping never changes', () => {
+  it('pins the published FNV-1a 32-bit values, so key-to-shard mapping never changes', () => {
     expect(hashKey(Buffer.alloc(0))).toBe(0x811c9dc5);
     expect(hashKey(Buffer.from('a'))).toBe(0xe40c292c);
     expect(hashKey(Buffer.from('foobar'))).toBe(0xbf9cf968);
   });
 
-  it('hashKey: is an unsigned 32-bit integer and the same for equal bytes', () => {
+  it('is an unsigned 32-bit integer and the same for equal bytes', () => {
     const random = seededRandom(0x4a54_0001);
     const violations: string[] = [];
     for (let trial = 0; trial < 1_000; trial++) {
@@ -32,7 +32,7 @@ describe('hashKey', () => {
     expect(violations).toEqual([]);
   });
 
-  it('hashKey: 10 000 random keys spread roughly uniformly over 8 shards', () => {
+  it('10 000 random keys spread roughly uniformly over 8 shards', () => {
     const random = seededRandom(0x4a54_0002);
     const counts = new Array<number>(8).fill(0);
     for (let index = 0; index < 10_000; index++) {
@@ -43,7 +43,7 @@ describe('hashKey', () => {
     for (const count of counts) expect(Math.abs(count - 1_250)).toBeLessThan(1_250 * 0.1);
   });
 
-  it('hashKey: 10 000 sequential text keys spread roughly uniformly over 8 shards', () => {
+  it('10 000 sequential text keys spread roughly uniformly over 8 shards', () => {
     const counts = new Array<number>(8).fill(0);
     for (let index = 0; index < 10_000; index++) counts[hashKey(Buffer.from(`order-${index}`)) % 8]!++;
     expect(chiSquare(counts)).toBeLessThan(chiSquare7DfP001);

@@ -67,14 +67,14 @@ describe('etcd directory currency', () => {
     for (const client of clients.splice(0)) client.close();
   });
 
-  it('etcd directory: an idle router stays fresh on its own proofs of currency (no change needed to move its watch)', async () => {
+  it('an idle router stays fresh on its own proofs of currency (no change needed to move its watch)', async () => {
     const prefix = `/etcd-currency-${++tests}/`;
     const a = await openRouter(prefix, 'a');
     const b = await openRouter(prefix, 'b');
     await staysTrue(() => a.fresh && b.fresh, 3 * leaseTtlMs);
   });
 
-  it('etcd directory: a router whose watch lags while its lease renews refuses exact reads and writes by the time another router’s acknowledgement wait gives up on it, and serves again once caught up', async () => {
+  it('a router whose watch lags while its lease renews refuses exact reads and writes by the time another router’s acknowledgement wait gives up on it, and serves again once caught up', async () => {
     const prefix = `/etcd-currency-${++tests}/`;
     const a = await openRouter(prefix, 'a');
     const b = await openRouter(prefix, 'b');

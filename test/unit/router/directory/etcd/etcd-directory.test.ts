@@ -89,7 +89,7 @@ describe('etcd directory', () => {
     prefix = `/etcd-directory-${++tests}/`;
   };
 
-  it('etcd directory: a counter created through one router is seen by the other, the same in both', async () => {
+  it('a counter created through one router is seen by the other, the same in both', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -106,7 +106,7 @@ describe('etcd directory', () => {
     expect(a.pendingShardTasks().map((task) => [task.shardId, task.kind])).toEqual([[created.shards[0]!.shardId, 'drop']]);
   });
 
-  it('etcd directory: 2 × 300 concurrent creations of overlapping names make one counter per name and never one shard id twice, not after deletes either', async () => {
+  it('2 × 300 concurrent creations of overlapping names make one counter per name and never one shard id twice, not after deletes either', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -149,7 +149,7 @@ describe('etcd directory', () => {
     await waitFor(() => b.pendingShardTaskCount === 200, { timeoutMs: 5_000, what: 'b to hold every drop' });
   });
 
-  it('etcd directory: concurrent growth of one counter from both routers ends the same everywhere', async () => {
+  it('concurrent growth of one counter from both routers ends the same everywhere', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -169,7 +169,7 @@ describe('etcd directory', () => {
     expect(counter.growths.map((growth) => growth.previousShardCount)).toEqual(counter.growths.length === 1 ? [1] : [1, 4]);
   });
 
-  it('etcd directory: a growth is announced to every router first and writable only once each has acknowledged it', async () => {
+  it('a growth is announced to every router first and writable only once each has acknowledged it', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -203,7 +203,7 @@ describe('etcd directory', () => {
     expect(b.get('c')!.growths).toEqual(counter.growths);
   });
 
-  it('etcd directory: a clear, a delete and a pair going out of sync resolve only once every live router has acknowledged them', async () => {
+  it('a clear, a delete and a pair going out of sync resolve only once every live router has acknowledged them', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -238,7 +238,7 @@ describe('etcd directory', () => {
     expect((await outOfSync).inSync).toBe(false);
   });
 
-  it('etcd directory: a router gone without a word (its lease left to expire) holds a growth back at most about the lease TTL', async () => {
+  it('a router gone without a word (its lease left to expire) holds a growth back at most about the lease TTL', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -255,7 +255,7 @@ describe('etcd directory', () => {
     expect(waitedMs).toBeLessThan(activationWaitMs);
   });
 
-  it('etcd directory: a growth left announced (its grower gave up: a router never acknowledged) is finished by the next setShards or by the periodic pass', async () => {
+  it('a growth left announced (its grower gave up: a router never acknowledged) is finished by the next setShards or by the periodic pass', async () => {
     begin();
     // A router that registered and then never follows the directory: it never acknowledges.
     const fakeClient = newClient();
@@ -285,7 +285,7 @@ describe('etcd directory', () => {
     expect(a.get('by-pass')!.growths).toHaveLength(1);
   });
 
-  it('etcd directory: concurrent pair updates through two routers: exactly one wins, the other is failed_precondition and sees the winner', async () => {
+  it('concurrent pair updates through two routers: exactly one wins, the other is failed_precondition and sees the winner', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -309,7 +309,7 @@ describe('etcd directory', () => {
     await waitFor(() => a.pair(0).inSync && b.pair(0).inSync, { timeoutMs: 5_000, what: 'both to see in sync' });
   });
 
-  it('etcd directory: a pair update fails failed_precondition once the fence compare fails (no longer the supervisor)', async () => {
+  it('a pair update fails failed_precondition once the fence compare fails (no longer the supervisor)', async () => {
     begin();
     const client = newClient();
     await client.put(`${prefix}supervisor`).value('a');
@@ -323,7 +323,7 @@ describe('etcd directory', () => {
     expect(a.pair(1).inSync).toBe(true);
   });
 
-  it('etcd directory: --pairs are registered by the first router; a later one uses etcd’s (none given), refuses different members, warns about fewer; a pair added later reaches every router', async () => {
+  it('--pairs are registered by the first router; a later one uses etcd’s (none given), refuses different members, warns about fewer; a pair added later reaches every router', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b', { pairs: [] });
@@ -357,14 +357,14 @@ describe('etcd directory', () => {
     ).toEqual([0, 1, 2, 3]);
   });
 
-  it('etcd directory: with no pairs in etcd and none configured it opens with a warning and creates nothing', async () => {
+  it('with no pairs in etcd and none configured it opens with a warning and creates nothing', async () => {
     begin();
     const a = await openRouter('a', { pairs: [] });
     expect(a.warnings.join('\n')).toMatch(/no node pairs/);
     expect(await codeOfAsync(() => a.getOrCreate('c'))).toBe('failed_precondition');
   });
 
-  it('etcd directory: a shard id is not reused even when the counter holding the highest ids is removed from etcd by hand', async () => {
+  it('a shard id is not reused even when the counter holding the highest ids is removed from etcd by hand', async () => {
     begin();
     const a = await openRouter('a');
     await a.getOrCreate('kept');
@@ -377,7 +377,7 @@ describe('etcd directory', () => {
     expect((await a.getOrCreate('new')).shards[0]!.shardId).toBeGreaterThan(highestId);
   });
 
-  it('etcd directory: a call of 1000 new counters is one etcd transaction (etcd runs with --max-txn-ops to take it), after one reservation of shard ids', async () => {
+  it('a call of 1000 new counters is one etcd transaction (etcd runs with --max-txn-ops to take it), after one reservation of shard ids', async () => {
     begin();
     const a = await openRouter('a');
     const txn = vi.spyOn(KVClient.prototype, 'txn');
@@ -388,7 +388,7 @@ describe('etcd directory', () => {
     expect(a.counterCount).toBe(1_000);
   });
 
-  it('etcd directory: a router id held by a live router is refused (after waiting out a lease) with failed_precondition', async () => {
+  it('a router id held by a live router is refused (after waiting out a lease) with failed_precondition', async () => {
     begin();
     await openRouter('same');
     const error = await openRouter('same').catch((caught: TallyError) => caught);
@@ -397,7 +397,7 @@ describe('etcd directory', () => {
     expect((error as TallyError).message).toMatch(/router id same is held by a live router/);
   });
 
-  it('etcd directory: a router whose lease was lost registers again and is fresh once it has caught up', async () => {
+  it('a router whose lease was lost registers again and is fresh once it has caught up', async () => {
     begin();
     const a = await openRouter('a');
     const before = (await read('routers/a'))!;
@@ -409,7 +409,7 @@ describe('etcd directory', () => {
     await a.getOrCreate('after');
   });
 
-  it('etcd directory: a router whose keepalives fail stops vouching for its copy within half the TTL though its watch is up, lets its presence expire, and registers again once they pass', async () => {
+  it('a router whose keepalives fail stops vouching for its copy within half the TTL though its watch is up, lets its presence expire, and registers again once they pass', async () => {
     begin();
     const a = await openRouter('a');
     const before = (await read('routers/a'))!;
@@ -426,7 +426,7 @@ describe('etcd directory', () => {
     await a.getOrCreate('after');
   });
 
-  it('etcd directory: with etcd SIGKILLed changes fail unavailable, fresh goes false within the TTL and reads still answer; once back, a change made while one router’s watch was down still reaches it', async () => {
+  it('with etcd SIGKILLed changes fail unavailable, fresh goes false within the TTL and reads still answer; once back, a change made while one router’s watch was down still reaches it', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
@@ -456,7 +456,7 @@ describe('etcd directory', () => {
     await b.getOrCreate('b-after');
   });
 
-  it('etcd directory: a router whose watch fell behind a compaction reads the directory again, deletes included', async () => {
+  it('a router whose watch fell behind a compaction reads the directory again, deletes included', async () => {
     begin();
     const a = await openRouter('a');
     const b = await openRouter('b');
