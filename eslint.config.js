@@ -57,7 +57,7 @@ export default tseslint.config(
     rules: forbidImports(['node', 'router', 'client', 'cli', 'cluster'], 'common is shared by every process and imports none of them'),
   },
   {
-    // G11: no safety or liveness decision rests on the wall clock (STYLE.md, "Time").
+    // G11: no safety or liveness decision rests on the wall clock (docs/guarantees.md, G11; the clocks are src/common/clock.ts).
     files: ['src/**/*.ts'],
     rules: {
       'no-restricted-properties': [

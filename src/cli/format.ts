@@ -36,7 +36,7 @@ export function print(json: boolean, value: unknown, text: string): void {
   );
 }
 
-/** "c: autoscale on, 1 shard" as before, with the kind and window when there is something to say. */
+/** "c: autoscale on, 1 shard", with the kind and window when there is something to say. */
 export function configureLine(description: CounterDescription, options: ConfigureOptions): string {
   const kind = description.kind === 'total' ? '' : `${description.kind} counter, `;
   const shards = plural(description.shards, description.kind === 'membership' ? 'partition' : 'shard');

@@ -32,7 +32,7 @@ export const shardsPerCounterMax = 1_024;
  * New counters one call may create. They are created in one directory
  * transaction (one fsync) that holds the router's event loop while it
  * runs: 1,000 one-shard counters take 6-65 ms on a loaded 2-core machine
- * (10,000: 130-240 ms; one transaction per counter as before: 3 s for
+ * (10,000: 130-240 ms; a transaction per counter would take 3 s for
  * 1,000). A batch that needs more splits into calls.
  */
 export const newCountersPerCallMax = 1_000;

@@ -42,7 +42,7 @@ export class IntervalTask {
       await this.task();
     } catch (error) {
       if (error instanceof AssertionError) {
-        // Outside this promise, so it is an uncaught exception, as it was before the loop caught errors.
+        // Thrown outside this promise, so it is an uncaught exception: a broken assertion stops the process rather than being logged and retried.
         setImmediate(() => {
           throw error;
         });

@@ -87,7 +87,7 @@ export function nextPairState(pair: PairInfo, update: PairUpdate): PairInfo {
  * Only the members' entries, and only those that say something: a node
  * replaced at another address leaves nothing behind, and a node that names
  * neither a zone nor a replication address has no entry (the pair's value
- * stays what it was before zones existed).
+ * stays the value of a pair without zones).
  */
 export function advertisedOfMembers(
   advertised: Readonly<Record<string, AdvertisedNode>>,

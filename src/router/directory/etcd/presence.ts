@@ -32,7 +32,7 @@
 // difference; nothing here compares clocks of two machines. Writes rather
 // than linearizable reads with watch progress requests: etcd before 3.4.25
 // and 3.5.8 can send a requested progress notification ahead of events
-// still queued on the stream (etcd-io/etcd#15220, upstream), which would prove a lagging
+// still queued on the stream (https://github.com/etcd-io/etcd/issues/15220), which would prove a lagging
 // watch current; a write's own event cannot overtake the events before it.
 // The cost: each router writes its presence key about every lease TTL / 3
 // (about 0.6 writes/s at the default 5 s), so etcd's history grows by that

@@ -166,7 +166,7 @@ export function parseId(text: string): number | undefined {
 /**
  * A pair's value: the export's JSON shape (snapshot.ts) without its index,
  * `advertised` left out when empty (a pair whose nodes advertise nothing is
- * stored as before zones).
+ * stored as a pair without zones is).
  */
 export function storedPairOf(pair: PairInfo): StoredPair {
   const { pairIndex: _pairIndex, advertised, ...stored } = snapshotPairOf(pair);
