@@ -61,66 +61,17 @@ export function nodeCertName(pairIndex: number, role: 'primary' | 'follower'): N
 }
 
 /**
- * One node of the cluster. A node asked for port 0 has its address once it
- * first reports ready, and every restart asks for that port again: the
- * router's directory records nodes by address.
+ * One process of the cluster, node or router. A process asked for port 0 has
+ * its address once it first reports ready, and every restart asks for the
+ * ports the first start reported: the router's directory records nodes by
+ * address, and clients hold the router's.
  */
-export class NodeProcess {
+abstract class ClusterMember {
   process: ManagedProcess;
 
   constructor(
-    readonly pairIndex: number,
-    readonly role: 'primary' | 'follower',
-    readonly dataDir: string,
-    private readonly host: string,
-    private readonly askedPort: number,
-    private readonly askedMetricsPort: MetricsPort,
-    nodeArgs: string[],
-    onLine: LocalClusterOptions['onLine'],
-    env: NodeJS.ProcessEnv = {},
-  ) {
-    const name = `node-${pairIndex}-${role}`;
-    const argsNow = (): string[] => {
-      const metricsPort = this.process.ports === undefined ? this.askedMetricsPort : this.metricsPort;
-      return ['--listen', this.address, '--data-dir', dataDir, '--metrics-port', String(metricsPort), '--node-name', name, ...nodeArgs];
-    };
-    this.process = new ManagedProcess({
-      name,
-      script: nodeMainPath,
-      // Read at every start, so a restart asks for the ports the first start reported.
-      get args() {
-        return argsNow();
-      },
-      env,
-      onLine,
-    });
-  }
-
-  /** host:port; the port asked for until the node reports the one it bound. */
-  get address(): string {
-    return `${this.host}:${this.process.ports?.port ?? this.askedPort}`;
-  }
-
-  /** The /metrics port; 0 when off, or when 'any' was asked and the node has not reported yet. */
-  get metricsPort(): number {
-    const ports = this.process.ports;
-    if (ports !== undefined) return ports.metricsPort ?? 0;
-    return this.askedMetricsPort === 'any' ? 0 : this.askedMetricsPort;
-  }
-}
-
-/**
- * One router of the cluster: `router` with the embedded directory (data in
- * <dataDir>/router), `router-<n>` (n from 1) on etcd, with that router id and
- * data in <dataDir>/router-<n>. Ports as for NodeProcess: asked for once,
- * then the ones the first start reported, at every restart.
- */
-export class RouterProcess {
-  readonly process: ManagedProcess;
-
-  constructor(
-    readonly routerIndex: number,
-    readonly name: string,
+    name: string,
+    script: string,
     readonly dataDir: string,
     private readonly host: string,
     private readonly askedPort: number,
@@ -136,7 +87,8 @@ export class RouterProcess {
     };
     this.process = new ManagedProcess({
       name,
-      script: routerMainPath,
+      script,
+      // Read at every start, so a restart asks for the ports the first start reported.
       get args() {
         return argsNow();
       },
@@ -145,16 +97,55 @@ export class RouterProcess {
     });
   }
 
-  /** host:port; the port asked for until the router reports the one it bound. */
+  /** host:port; the port asked for until the process reports the one it bound. */
   get address(): string {
     return `${this.host}:${this.process.ports?.port ?? this.askedPort}`;
   }
 
-  /** The /metrics port; 0 when off, or when 'any' was asked and the router has not reported yet. */
+  /** The /metrics port; 0 when off, or when 'any' was asked and the process has not reported yet. */
   get metricsPort(): number {
     const ports = this.process.ports;
     if (ports !== undefined) return ports.metricsPort ?? 0;
     return this.askedMetricsPort === 'any' ? 0 : this.askedMetricsPort;
+  }
+}
+
+/** One node of the cluster, `node-<pair>-<role>`, data in its own directory. */
+export class NodeProcess extends ClusterMember {
+  constructor(
+    readonly pairIndex: number,
+    readonly role: 'primary' | 'follower',
+    dataDir: string,
+    host: string,
+    askedPort: number,
+    askedMetricsPort: MetricsPort,
+    nodeArgs: string[],
+    onLine: LocalClusterOptions['onLine'],
+    env: NodeJS.ProcessEnv = {},
+  ) {
+    const name = `node-${pairIndex}-${role}`;
+    super(name, nodeMainPath, dataDir, host, askedPort, askedMetricsPort, () => ['--node-name', name, ...nodeArgs], env, onLine);
+  }
+}
+
+/**
+ * One router of the cluster: `router` with the embedded directory (data in
+ * <dataDir>/router), `router-<n>` (n from 1) on etcd, with that router id and
+ * data in <dataDir>/router-<n>.
+ */
+export class RouterProcess extends ClusterMember {
+  constructor(
+    readonly routerIndex: number,
+    readonly name: string,
+    dataDir: string,
+    host: string,
+    askedPort: number,
+    askedMetricsPort: MetricsPort,
+    argsAfter: () => string[],
+    env: NodeJS.ProcessEnv,
+    onLine: LocalClusterOptions['onLine'],
+  ) {
+    super(name, routerMainPath, dataDir, host, askedPort, askedMetricsPort, argsAfter, env, onLine);
   }
 }
 
