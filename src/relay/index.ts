@@ -12,7 +12,7 @@ export {
   type PostgresSettings,
 } from './config.ts';
 export { outboxTableDdl } from './outbox-schema.ts';
-export { rowKey, rowProblem, resendLimitMs, isBeyondWindow, capOf, type OutboxRow } from './row-check.ts';
+export { rowKey, rowProblem, splitSendable, resendLimitMs, isBeyondWindow, capOf, type OutboxRow } from './row-check.ts';
 export { sendRows, type IncrementSender, type SendOutcome } from './send-rows.ts';
 export { repairKey, type RecountReport } from './recount.ts';
 export { RelayError, RelayErrorCode } from './relay-error.ts';

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { ReadResult } from '../client/index.ts';
 import { readManyCountersMax } from '../common/index.ts';
-import type { DeadRow, Outbox } from './outbox.ts';
-import { isBeyondWindow, rowProblem, type OutboxRow } from './row-check.ts';
+import type { Outbox } from './outbox.ts';
+import { isBeyondWindow, splitSendable, type OutboxRow } from './row-check.ts';
 import { sendRows, type IncrementSender } from './send-rows.ts';
 
 /** What a recount reads besides sending: a role interface over the client. */
@@ -58,13 +58,7 @@ export function repairKey(keyNamespace: string, counter: string, repairNumber: b
 
 /** Sends unfinished rows again and takes them out (inside the caller's transaction). */
 async function finishUnfinished(outbox: Outbox, client: IncrementSender, rows: readonly OutboxRow[]): Promise<number> {
-  const dead: DeadRow[] = [];
-  const sendable: OutboxRow[] = [];
-  for (const row of rows) {
-    const problem = rowProblem(row);
-    if (problem === undefined) sendable.push(row);
-    else dead.push({ id: row.id, reason: problem });
-  }
+  const { sendable, dead } = splitSendable(rows);
   const outcome = await sendRows(client, outbox.keyNamespace, sendable);
   await outbox.takeOut([...outcome.applied, ...outcome.duplicates], [...dead, ...outcome.dead]);
   return rows.length;

@@ -9,7 +9,7 @@ import { idReuseMessage, identityChange } from './outbox-identity.ts';
 import { RelayError, RelayErrorCode, oneLine } from './relay-error.ts';
 import { RelayMetrics } from './relay-metrics.ts';
 import { reconcile, type RecountClient } from './recount.ts';
-import { isBeyondWindow, resendLimitMs, rowProblem, type OutboxRow } from './row-check.ts';
+import { isBeyondWindow, resendLimitMs, splitSendable, type OutboxRow } from './row-check.ts';
 import { sendRows } from './send-rows.ts';
 import { testHook } from './test-hook.ts';
 
@@ -255,13 +255,7 @@ export class Relay {
       return this.halt(beyond);
     }
     this.clearHalt();
-    const dead: DeadRow[] = [];
-    const sendable: OutboxRow[] = [];
-    for (const row of rows) {
-      const problem = rowProblem(row);
-      if (problem === undefined) sendable.push(row);
-      else dead.push({ id: row.id, reason: problem });
-    }
+    const { sendable, dead } = splitSendable(rows);
     // Durable before the send: were this relay to die after it, the row's first send is on record for the window check.
     await this.stamper!.recordFirstSends(sendable.filter((row) => row.attemptAgeMs === null).map((row) => row.id));
     await testHook('before-send', sendable.length);

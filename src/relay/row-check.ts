@@ -41,6 +41,20 @@ export function rowProblem(row: Pick<OutboxRow, 'counter' | 'amount'>): string |
   return undefined;
 }
 
+/** Rows split into those Tally may take and the dead letters (with Tally's reason) it would refuse. */
+export function splitSendable<Row extends Pick<OutboxRow, 'id' | 'counter' | 'amount'>>(
+  rows: readonly Row[],
+): { sendable: Row[]; dead: { id: bigint; reason: string }[] } {
+  const sendable: Row[] = [];
+  const dead: { id: bigint; reason: string }[] = [];
+  for (const row of rows) {
+    const problem = rowProblem(row);
+    if (problem === undefined) sendable.push(row);
+    else dead.push({ id: row.id, reason: problem });
+  }
+  return { sendable, dead };
+}
+
 /**
  * How long after its first send a row may still be sent again: nine tenths
  * of the dedup window. The attempt is stamped before the send, on

@@ -19,6 +19,7 @@ import {
   rowKey,
   rowProblem,
   sendRows,
+  splitSendable,
   capOf,
   identityChange,
   windowRefusal,
@@ -49,6 +50,18 @@ describe('relay rules', () => {
     expect(rowProblem({ counter: 'c', amount: 0n })).toBe('invalid_argument: amount is 0');
     expect(rowProblem({ counter: null, amount: 1n })).toMatch(/null/);
     expect(rowProblem({ counter: 'c', amount: null })).toMatch(/null/);
+  });
+
+  it('splitSendable: the rows Tally would refuse become dead letters with their reason, the rest are sent, each in its order', () => {
+    const rows = [row(1, 'a', 1n), row(2, '', 1n), row(3, 'b', 0n), row(4, 'c', -2n), row(5, null, 1n)];
+    const { sendable, dead } = splitSendable(rows);
+    expect(sendable.map((sent) => sent.id)).toEqual([1n, 4n]);
+    expect(dead).toEqual([
+      { id: 2n, reason: 'invalid_argument: counter name is empty' },
+      { id: 3n, reason: 'invalid_argument: amount is 0' },
+      { id: 5n, reason: 'invalid_argument: counter is null' },
+    ]);
+    expect(splitSendable([])).toEqual({ sendable: [], dead: [] });
   });
 
   it('isBeyondWindow: a row is sent again only within nine tenths of the dedup window of its first send', () => {
