@@ -13,6 +13,7 @@ import {
   type AdvertisedNode,
   type CounterInfo,
   type CounterKind,
+  type Growth,
   type PairInfo,
   type ShardTask,
 } from './contract.ts';
@@ -40,18 +41,22 @@ export interface SnapshotPair {
   advertised?: Record<string, AdvertisedNode>;
 }
 
-export interface SnapshotCounter {
-  name: string;
+/** A counter as the export and the etcd store both write it. */
+export interface CounterRecord {
   kind: CounterKind;
   window: WindowSetting;
   createdMs: number;
   autoscale: boolean;
   generation: number;
   ttlMs: number | null;
-  /** [shardId, pairIndex] by shard index. */
+  /** [shardId, pairIndex] per shard, in shard index order. */
   shards: [number, number][];
   writableShardCount: number;
-  growths: { previousShardCount: number; grownMs: number }[];
+  growths: Growth[];
+}
+
+export interface SnapshotCounter extends CounterRecord {
+  name: string;
 }
 
 export interface DirectorySnapshot {

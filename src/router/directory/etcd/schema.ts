@@ -10,18 +10,17 @@
 //   routers/<routerId>       presence, bound to the router's lease: JSON { seenRevision }
 // Other keys under the prefix (the supervisor election's) are not the directory's.
 //
-import { ErrorCode, TallyError, shardsPerCounterMax, type WindowSetting } from '../../../common/index.ts';
+import { ErrorCode, TallyError, shardsPerCounterMax } from '../../../common/index.ts';
 import {
   advertisedProblem,
   counterKinds,
   type AdvertisedNode,
   type CounterInfo,
   type CounterKind,
-  type Growth,
   type PairInfo,
   type ShardTask,
 } from '../contract.ts';
-import { pairInfoOf, snapshotPairOf } from '../snapshot.ts';
+import { pairInfoOf, snapshotPairOf, type CounterRecord } from '../snapshot.ts';
 
 export const counterKeyPrefix = 'counters/';
 export const pairKeyPrefix = 'pairs/';
@@ -42,17 +41,8 @@ export function prefixEnd(prefix: Buffer): Buffer {
   return Buffer.from([0]);
 }
 
-export interface StoredCounter {
-  kind: CounterKind;
-  window: WindowSetting;
-  createdMs: number;
-  autoscale: boolean;
-  generation: number;
-  ttlMs: number | null;
-  /** [shardId, pairIndex] per shard, in shard index order. */
-  shards: [number, number][];
-  writableShardCount: number;
-  growths: Growth[];
+/** A counter's value in etcd: the exported record and its recent keyed clears. */
+export interface StoredCounter extends CounterRecord {
   /** Recent keyed clears: [base64 key, generation, clearedMs], oldest first. */
   clearKeys: [string, number, number][];
 }
