@@ -48,6 +48,57 @@ export function reportedPortsOf(line: string): ReportedPorts {
   return { port: fields.port, metricsPort: fields.metricsPort };
 }
 
+/**
+ * Resolves once a line the child writes (stdout or stderr) passes isReady;
+ * rejects if isReady throws, if the child exits first, or after
+ * readyTimeoutMs (onTimeout then runs, to kill it say). Every line goes to
+ * onLine and into lastLines (the newest keptLines of them), which name the
+ * failure.
+ */
+export function untilReady(
+  child: ChildProcess,
+  options: {
+    name: string;
+    readyTimeoutMs: number;
+    isReady: (line: string) => boolean;
+    onLine?: (line: string) => void;
+    lastLines?: string[];
+    keptLines?: number;
+    onTimeout?: () => void;
+  },
+): Promise<void> {
+  const lastLines = options.lastLines ?? [];
+  const keptLines = options.keptLines ?? 5;
+  const recent = (): string => lastLines.slice(-5).join(' | ');
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (error?: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve();
+    };
+    const timer = setTimeout(() => {
+      settle(new Error(`${options.name} was not ready within ${options.readyTimeoutMs} ms: ${recent()}`));
+      options.onTimeout?.();
+    }, options.readyTimeoutMs);
+    for (const stream of [child.stdout!, child.stderr!]) {
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        options.onLine?.(line);
+        lastLines.push(line);
+        if (lastLines.length > keptLines) lastLines.shift();
+        try {
+          if (options.isReady(line)) settle();
+        } catch (error) {
+          settle(error as Error);
+        }
+      });
+    }
+    child.once('exit', (code, signal) => settle(new Error(`${options.name} exited (${signal ?? code}) before it was ready: ${recent()}`)));
+  });
+}
+
 export class ManagedProcess {
   private child: ChildProcess | undefined;
   private exitPromise: Promise<number | null> | undefined;
@@ -91,36 +142,15 @@ export class ManagedProcess {
     });
     this.child = child;
     this.exitPromise = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const settle = (error?: Error): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (error) reject(error);
-        else resolve();
-      };
-      const timer = setTimeout(() => settle(new Error(`${this.name} was not ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
-      const lastLines: string[] = [];
-      const watch = (stream: NodeJS.ReadableStream): void => {
-        readline.createInterface({ input: stream }).on('line', (line) => {
-          this.options.onLine?.(this.name, line);
-          lastLines.push(line);
-          if (lastLines.length > 5) lastLines.shift();
-          if (!line.includes('"msg":"ready"')) return;
-          try {
-            this.reportedPorts = reportedPortsOf(line);
-            settle();
-          } catch (error) {
-            settle(error as Error);
-          }
-        });
-      };
-      watch(child.stdout!);
-      watch(child.stderr!);
-      child.once('exit', (code, signal) =>
-        settle(new Error(`${this.name} exited (${signal ?? code}) before it was ready: ${lastLines.join(' | ')}`)),
-      );
+    return untilReady(child, {
+      name: this.name,
+      readyTimeoutMs,
+      isReady: (line) => {
+        if (!line.includes('"msg":"ready"')) return false;
+        this.reportedPorts = reportedPortsOf(line);
+        return true;
+      },
+      onLine: (line) => this.options.onLine?.(this.name, line),
     });
   }
 

@@ -4,7 +4,7 @@
 // ready; keeps its last lines for an error message.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import readline from 'node:readline';
+import { untilReady } from '../../../../src/cluster/managed-process.ts';
 import type { Host } from './network.ts';
 
 export interface HostProcessOptions {
@@ -61,30 +61,14 @@ export class HostProcess {
     });
     this.child = child;
     this.exitPromise = new Promise((resolve) => child.once('exit', () => resolve()));
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const settle = (error?: Error): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const timer = setTimeout(() => {
-        settle(new Error(`${this.name} was not ready within ${readyTimeoutMs} ms: ${this.lastLines.slice(-3).join(' | ')}`));
-        child.kill('SIGKILL');
-      }, readyTimeoutMs);
-      for (const stream of [child.stdout!, child.stderr!]) {
-        readline.createInterface({ input: stream }).on('line', (line) => {
-          this.options.onLine?.(this.name, line);
-          this.lastLines.push(line);
-          if (this.lastLines.length > 20) this.lastLines.shift();
-          if (this.options.isReady(line)) settle();
-        });
-      }
-      child.once('exit', (code, signal) =>
-        settle(new Error(`${this.name} exited (${signal ?? code}) before it was ready: ${this.lastLines.slice(-3).join(' | ')}`)),
-      );
+    return untilReady(child, {
+      name: this.name,
+      readyTimeoutMs,
+      isReady: this.options.isReady,
+      onLine: (line) => this.options.onLine?.(this.name, line),
+      lastLines: this.lastLines,
+      keptLines: 20,
+      onTimeout: () => child.kill('SIGKILL'),
     });
   }
 
