@@ -27,7 +27,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { LatencyHistogram } from '../src/cli/bench-histogram.ts';
-import { CheckSample, CounterNames, SampleTallies, indexPicker, processSeed, type Workload } from '../src/cli/bench-workload.ts';
+import { CheckSample, CounterNames, SampleTallies, indexPicker, processSeed, untilDue, type Workload } from '../src/cli/bench-workload.ts';
 import { SeededRandom } from '../src/cli/bench-zipf.ts';
 import { monotonicNowMs } from '../src/common/clock.ts';
 
@@ -319,12 +319,7 @@ async function runProcess(options: Options, processIndex: number): Promise<Proce
   await Promise.all(
     connections.map(async (connection, loop) => {
       for (let sent = 0; ; sent++) {
-        let callStartMs = monotonicNowMs();
-        if (loopIntervalMs > 0) {
-          const dueMs = startedMs + (sent + loop / options.concurrency) * loopIntervalMs;
-          if (dueMs > callStartMs) await new Promise((resolve) => setTimeout(resolve, dueMs - callStartMs));
-          callStartMs = Math.min(dueMs, monotonicNowMs()); // from when it was due (or left, when a timer fired early), as tally bench does
-        }
+        let callStartMs = await untilDue({ startedMs, loopIntervalMs, concurrency: options.concurrency }, loop, sent);
         if (monotonicNowMs() >= endMs) return;
         const indexes = Array.from({ length: itemsPerCall }, pick);
         const counters = indexes.map((index) => names.name(index));

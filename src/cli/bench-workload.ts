@@ -195,3 +195,23 @@ export async function readTotals(client: ManyReader, counters: readonly string[]
   }
   return totals;
 }
+
+/**
+ * When a paced load's call is due, and waits for it: loop `loop` of
+ * `concurrency` sends its `sent`-th call at startedMs + (sent + loop /
+ * concurrency) * loopIntervalMs, the loops staggered so the calls spread
+ * evenly. Returns the time to measure the call's latency from: when it was
+ * due, or when it left if a timer fired a little early. Unpaced
+ * (loopIntervalMs 0), it waits for nothing and returns now.
+ */
+export async function untilDue(
+  pacing: { startedMs: number; loopIntervalMs: number; concurrency: number },
+  loop: number,
+  sent: number,
+): Promise<number> {
+  const nowMs = monotonicNowMs();
+  if (pacing.loopIntervalMs <= 0) return nowMs;
+  const dueMs = pacing.startedMs + (sent + loop / pacing.concurrency) * pacing.loopIntervalMs;
+  if (dueMs > nowMs) await new Promise((resolve) => setTimeout(resolve, dueMs - nowMs));
+  return Math.min(dueMs, monotonicNowMs());
+}

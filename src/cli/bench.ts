@@ -18,6 +18,7 @@ import {
   createPopulation,
   indexPicker,
   processSeed,
+  untilDue,
   readTotals,
   usesPopulation,
   type PopulationCreation,
@@ -185,14 +186,7 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
   await Promise.all(
     Array.from({ length: options.concurrency }, async (_, loop) => {
       for (let sent = 0; ; sent++) {
-        let callStartMs = monotonicNowMs();
-        if (loopIntervalMs > 0) {
-          const dueMs = startedMs + (sent + loop / options.concurrency) * loopIntervalMs;
-          const waitMs = dueMs - callStartMs;
-          if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-          // From when it was due; a timer may fire a little early, and then from when it left.
-          callStartMs = Math.min(dueMs, monotonicNowMs());
-        }
+        let callStartMs = await untilDue({ startedMs, loopIntervalMs, concurrency: options.concurrency }, loop, sent);
         if (monotonicNowMs() >= endMs) return;
         const indexes = Array.from({ length: itemsPerCall }, pick);
         const counters = indexes.map((index) => names.name(index));
