@@ -69,7 +69,7 @@ describe('outbox relay', () => {
     await pg.query(
       'CREATE TABLE wrong_outbox (id bigint PRIMARY KEY, counter text NOT NULL, amount integer NOT NULL, created_at timestamptz NOT NULL)',
     );
-    // Independent refusals, each its own relay process: started together, as each only waits on its own exit.
+    // Independent refusals, each its own relay process, started together.
     const [badUrl, httpUrl, unreachable, missingTable, wrongColumns, badName] = await Promise.all([
       run('relay', ['--postgres', 'not a url', '--once']),
       run('relay', ['--postgres', 'http://example.com/x', '--once']),
@@ -90,7 +90,7 @@ describe('outbox relay', () => {
     await pg.query(`INSERT INTO token_outbox (counter, amount) VALUES ('token:a', 1)`);
     const untokened = await tally(['relay', '--table', 'token_outbox', '--once', ...tallyArgs.slice(0, 4)], { TALLY_POSTGRES: pg.url });
     expectOneLineFailure(untokened, 'unauthenticated');
-  }, 60_000);
+  }, 30_000);
 
   it('every committed row counts exactly once and a rolled-back row never does', async () => {
     const created = await run('relay', ['--create-table', '--table', 'basic_outbox', '--archive-table', 'basic_archive']);
@@ -121,7 +121,7 @@ describe('outbox relay', () => {
     // A second pass finds nothing to do and counts nothing again.
     expect((await run('relay', ['--table', 'basic_outbox', '--archive-table', 'basic_archive', '--once'])).code).toBe(0);
     for (const [counter, total] of expected) expect((await tc.client.read(counter)).total, counter).toBe(total);
-  }, 60_000);
+  }, 30_000);
 
   it('bad rows go to the dead-letter table with their reason, counted in a metric; the good rows around them count', async () => {
     expect((await run('relay', ['--create-table', '--table', 'bad_outbox'])).code).toBe(0);
@@ -154,16 +154,16 @@ describe('outbox relay', () => {
       expect(dead.map((row) => row.reason)).toContain('invalid_argument: counter name is empty');
       expect((await tc.client.read('bad:good')).total).toBe(10n);
       expect((await tc.client.read('bad:near-max')).total).toBe(9_223_372_036_854_775_007n);
-      await waitFor(() => relay.metricsPort, { timeoutMs: 20_000, what: 'the relay metrics port' });
+      await waitFor(() => relay.metricsPort, { timeoutMs: 5_000, what: 'the relay metrics port' });
       expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_dead_letters_total')).toBe(5);
       expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_dead_letters_total', { reason: 'out_of_range' })).toBe(1);
       expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_relayed_total', { outcome: 'applied' })).toBe(5);
-      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_pending')) === 0, { timeoutMs: 20_000 });
+      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_pending')) === 0, { timeoutMs: 5_000 });
     } finally {
       relay.child.kill('SIGTERM');
       expect(await relay.exited).toBe(0);
     }
-  }, 60_000);
+  }, 40_000);
 
   it('a row refused for the counters cap goes alone to the dead letters (cap_exceeded, counted by cap); the rest of its batch counts', async () => {
     const window = ['--dedup-window-ms', String(dedupWindowMs)];
@@ -187,7 +187,7 @@ describe('outbox relay', () => {
         expect(dead[0]!.counter).toBe('cap:d');
         expect(dead[0]!.reason).toMatch(/^cap_exceeded: the directory holds 3 counters; 1 new ones would pass the limit of 3 counters/);
         expect((await capped.client.readMany(['cap:a', 'cap:b', 'cap:c'])).map((read) => read.total)).toEqual([10n, 2n, 4n]);
-        await waitFor(() => relay.metricsPort, { timeoutMs: 20_000, what: 'the relay metrics port' });
+        await waitFor(() => relay.metricsPort, { timeoutMs: 5_000, what: 'the relay metrics port' });
         expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_cap_refusals_total', { cap: 'counters_max' })).toBe(1);
         expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_dead_letters_total', { reason: 'cap_exceeded' })).toBe(1);
       } finally {
@@ -196,7 +196,7 @@ describe('outbox relay', () => {
     } finally {
       await capped.stop();
     }
-  }, 60_000);
+  }, 40_000);
 
   it('a batch that would create more than 1,000 new counters in one call is halved until it passes; nothing is dead-lettered', async () => {
     expect((await run('relay', ['--create-table', '--table', 'many_outbox'])).code).toBe(0);
@@ -209,140 +209,79 @@ describe('outbox relay', () => {
     expect(reads.map((read) => read.total)).toEqual([1n, 750n, 751n, 1500n]);
   }, 60_000);
 
-  // The next two on their own tables and counters (the second on a cluster of its own), at
-  // once: the first mostly waits out the dedup window, the second on a row of relay runs.
-  it.concurrent(
-    'a row whose first send is older than the dedup window is never sent again; the relay halts, names it, and --resolve decides',
-    async () => {
-      expect((await run('relay', ['--create-table', '--table', 'edge_outbox', '--archive-table', 'edge_archive'])).code).toBe(0);
-      const args = ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--once'];
-      // Row 1 reaches Tally and the relay dies before its commit; row 2's relay dies before sending
-      // (row 1 held by the test meanwhile, so that relay skips it however long this takes).
-      await pg.query(`INSERT INTO edge_outbox (counter, amount) VALUES ('edge:sent', 5), ('edge:unsent', 3)`);
-      const crashed = await run('relay', [...args, '--batch', '1'], { TALLY_RELAY_TEST_HOOK: 'exit-after-ack' });
-      expect(crashed.code, crashed.stderr).toBeNull();
-      expect((await tc.client.read('edge:sent')).total).toBe(5n);
-      const holder = await pg.connect();
-      try {
-        await holder.query('BEGIN');
-        await holder.query('SELECT id FROM edge_outbox WHERE id = 1 FOR UPDATE');
-        const unsent = await run('relay', args, { TALLY_RELAY_TEST_HOOK: 'exit-before-send' });
-        expect(unsent.code, unsent.stderr).toBeNull();
-      } finally {
-        await holder.end();
-      }
-      expect((await tc.client.read('edge:unsent')).total).toBe(0n);
-      expect(await pg.query('SELECT id::int FROM edge_outbox_attempts ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
-      // Past the window Tally has forgotten row 1's key: a re-send would count it twice.
-      await pause(dedupWindowMs);
-      const halted = await run('relay', args);
-      expectOneLineFailure(halted, 'rows 1, 2 of edge_outbox were first sent');
-      expect(halted.stderr).toContain('tally relay --resolve');
-      expect((await tc.client.read('edge:sent')).total).toBe(5n);
-      const relay = spawnRelay(
-        [
-          '--table',
-          'edge_outbox',
-          '--archive-table',
-          'edge_archive',
-          '--metrics-port',
-          'any',
-          ...tallyArgs,
-          '--dedup-window-ms',
-          String(dedupWindowMs),
-        ],
-        {
-          TALLY_POSTGRES: pg.url,
-        },
-      );
-      try {
-        await waitFor(async () => relay.metricsPort !== undefined && (await scrapeMetric(relay.metricsPort, 'tally_relay_halted')) === 1, {
-          timeoutMs: 20_000,
-        });
-        expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_beyond_window')).toBe(2);
-        expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_row_beyond_window_id')).toBe(1);
-        // recount tells the two apart: edge:sent's drift is its row's amount (it counted), edge:unsent's is 0.
-        const sent = await run('recount', ['edge:sent', '--table', 'edge_outbox', '--archive-table', 'edge_archive']);
-        expect(sent.code).toBe(3);
-        expect(sent.stdout).toContain('drift +5; rows 1 (summing 5) are beyond the dedup window');
-        const list = await run('relay', ['--table', 'edge_outbox', '--resolve', 'list']);
-        expect(list.stdout).toContain('row 1: edge:sent +5');
-        expect(list.stdout).toContain('--resolve counted');
-        expect(
-          (await run('relay', ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--resolve', 'counted', '--rows', '1'])).stdout,
-        ).toContain('resolved 1 row (1)');
-        expect((await run('relay', ['--table', 'edge_outbox', '--resolve', 'resend', '--rows', '2'])).stdout).toContain(
-          'resolved 1 row (2)',
-        );
-        const refused = await run('relay', ['--table', 'edge_outbox', '--resolve', 'counted', '--rows', '99']);
-        expectOneLineFailure(refused, 'row 99 is not in the outbox');
-        // The running relay sees the rows resolved and goes on.
-        await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_halted')) === 0, { timeoutMs: 20_000 });
-        await waitFor(async () => (await tc.client.read('edge:unsent')).total === 3n, { timeoutMs: 20_000 });
-      } finally {
-        await relay.kill('SIGTERM');
-      }
-      expect((await tc.client.read('edge:sent')).total).toBe(5n);
-      expect(await pg.query('SELECT id::int, counter FROM edge_archive ORDER BY id')).toEqual([
-        { id: 1, counter: 'edge:sent' },
-        { id: 2, counter: 'edge:unsent' },
-      ]);
-    },
-    60_000,
-  );
-
-  it.concurrent(
-    'ids reused after an identity reset or a recreated outbox are detected and the relay halts naming the rows, never dropping them as duplicates',
-    async () => {
-      // A cluster of its own with the default (24 h) window: Tally remembers every key this test sends.
-      const own = await startCluster({ pairs: 1 });
-      const run = (command: string, args: string[]): Promise<CliResult> =>
-        tally([command, ...args, '--router', own.cluster.routerAddress], { TALLY_POSTGRES: pg.url });
-      const tc = { client: own.client };
-      try {
-        // No archive: relayed rows are deleted, and nothing but the relay's checks remembers their ids.
-        const tables = ['--table', 'reuse_outbox'];
-        expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
-        // A restart before any row was sent repeats no id: the relay records the new sequence and goes on.
-        expect((await run('relay', [...tables, '--once'])).code).toBe(0);
-        await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
-        await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 1), ('reuse:a', 2), ('reuse:a', 3)`);
-        expect((await run('relay', [...tables, '--once'])).code).toBe(0);
-        expect((await tc.client.read('reuse:a')).total).toBe(6n);
-        // The identity restarts: new rows take ids 1 and 2, whose keys Tally still holds.
-        await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
-        await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 10), ('reuse:a', 20)`);
-        const reset = await run('relay', [...tables, '--once']);
-        expectOneLineFailure(reset, 'rows 1, 2 of reuse_outbox');
-        expect(reset.stderr).toContain('--key-namespace');
-        expect((await tc.client.read('reuse:a')).total).toBe(6n);
-        expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox')).toEqual([{ n: 2 }]);
-        // Reset again while no relay runs, and the service inserts past the highest id sent before one
-        // looks: the sequence is no longer behind, but it is a new one (a restart gives it a new relfilenode).
-        await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
-        await pg.query(`INSERT INTO reuse_outbox (counter, amount) SELECT 'reuse:a', 100 * g FROM generate_series(1, 5) AS g`);
-        const past = await run('relay', [...tables, '--once']);
-        expectOneLineFailure(past, 'rows 1, 2, 3 of reuse_outbox');
-        expect(past.stderr).toContain('was restarted');
-        expect((await tc.client.read('reuse:a')).total).toBe(6n);
-        expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox')).toEqual([{ n: 5 }]);
-        // A new key namespace gives the rows new keys: they count.
-        const fresh = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
-        expect(fresh.code, fresh.stderr).toBe(0);
-        expect((await tc.client.read('reuse:a')).total).toBe(1506n);
-        // A dropped and recreated outbox (its relay tables kept) is another table: the relay halts.
-        await pg.query('DROP TABLE reuse_outbox');
-        expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
-        await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 7)`);
-        const recreated = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
-        expectOneLineFailure(recreated, 'reuse_outbox is not the table the relay sent rows of');
-        expect((await tc.client.read('reuse:a')).total).toBe(1506n);
-      } finally {
-        await own.stop();
-      }
-    },
-    60_000,
-  );
+  it('a row whose first send is older than the dedup window is never sent again; the relay halts, names it, and --resolve decides', async () => {
+    expect((await run('relay', ['--create-table', '--table', 'edge_outbox', '--archive-table', 'edge_archive'])).code).toBe(0);
+    const args = ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--once'];
+    // Row 1 reaches Tally and the relay dies before its commit; row 2's relay dies before sending
+    // (row 1 held by the test meanwhile, so that relay skips it however long this takes).
+    await pg.query(`INSERT INTO edge_outbox (counter, amount) VALUES ('edge:sent', 5), ('edge:unsent', 3)`);
+    const crashed = await run('relay', [...args, '--batch', '1'], { TALLY_RELAY_TEST_HOOK: 'exit-after-ack' });
+    expect(crashed.code, crashed.stderr).toBeNull();
+    expect((await tc.client.read('edge:sent')).total).toBe(5n);
+    const holder = await pg.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM edge_outbox WHERE id = 1 FOR UPDATE');
+      const unsent = await run('relay', args, { TALLY_RELAY_TEST_HOOK: 'exit-before-send' });
+      expect(unsent.code, unsent.stderr).toBeNull();
+    } finally {
+      await holder.end();
+    }
+    expect((await tc.client.read('edge:unsent')).total).toBe(0n);
+    expect(await pg.query('SELECT id::int FROM edge_outbox_attempts ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+    // Past the window Tally has forgotten row 1's key: a re-send would count it twice.
+    await pause(dedupWindowMs);
+    const halted = await run('relay', args);
+    expectOneLineFailure(halted, 'rows 1, 2 of edge_outbox were first sent');
+    expect(halted.stderr).toContain('tally relay --resolve');
+    expect((await tc.client.read('edge:sent')).total).toBe(5n);
+    const relay = spawnRelay(
+      [
+        '--table',
+        'edge_outbox',
+        '--archive-table',
+        'edge_archive',
+        '--metrics-port',
+        'any',
+        ...tallyArgs,
+        '--dedup-window-ms',
+        String(dedupWindowMs),
+      ],
+      {
+        TALLY_POSTGRES: pg.url,
+      },
+    );
+    try {
+      await waitFor(async () => relay.metricsPort !== undefined && (await scrapeMetric(relay.metricsPort, 'tally_relay_halted')) === 1, {
+        timeoutMs: 10_000,
+      });
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_rows_beyond_window')).toBe(2);
+      expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_row_beyond_window_id')).toBe(1);
+      // recount tells the two apart: edge:sent's drift is its row's amount (it counted), edge:unsent's is 0.
+      const sent = await run('recount', ['edge:sent', '--table', 'edge_outbox', '--archive-table', 'edge_archive']);
+      expect(sent.code).toBe(3);
+      expect(sent.stdout).toContain('drift +5; rows 1 (summing 5) are beyond the dedup window');
+      const list = await run('relay', ['--table', 'edge_outbox', '--resolve', 'list']);
+      expect(list.stdout).toContain('row 1: edge:sent +5');
+      expect(list.stdout).toContain('--resolve counted');
+      expect(
+        (await run('relay', ['--table', 'edge_outbox', '--archive-table', 'edge_archive', '--resolve', 'counted', '--rows', '1'])).stdout,
+      ).toContain('resolved 1 row (1)');
+      expect((await run('relay', ['--table', 'edge_outbox', '--resolve', 'resend', '--rows', '2'])).stdout).toContain('resolved 1 row (2)');
+      const refused = await run('relay', ['--table', 'edge_outbox', '--resolve', 'counted', '--rows', '99']);
+      expectOneLineFailure(refused, 'row 99 is not in the outbox');
+      // The running relay sees the rows resolved and goes on.
+      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_halted')) === 0, { timeoutMs: 10_000 });
+      await waitFor(async () => (await tc.client.read('edge:unsent')).total === 3n, { timeoutMs: 10_000 });
+    } finally {
+      await relay.kill('SIGTERM');
+    }
+    expect((await tc.client.read('edge:sent')).total).toBe(5n);
+    expect(await pg.query('SELECT id::int, counter FROM edge_archive ORDER BY id')).toEqual([
+      { id: 1, counter: 'edge:sent' },
+      { id: 2, counter: 'edge:unsent' },
+    ]);
+  }, 40_000);
 
   it('recount: finds drift a direct Increment put on an outbox-only counter; --repair run twice corrects it once', async () => {
     expect((await run('relay', ['--create-table', '--table', 'pool_outbox', '--archive-table', 'pool_archive'])).code).toBe(0);
@@ -368,7 +307,7 @@ describe('outbox relay', () => {
     await pg.query(`INSERT INTO pool_outbox (counter, amount) VALUES ('pool:1', 25)`);
     expect((await run('relay', relayArgs)).code).toBe(0);
     expect((await run('recount', recountArgs)).stdout).toContain('summing 1300, exact total 1300, drift 0');
-  }, 60_000);
+  }, 40_000);
 
   it('refuses to start with a --dedup-window-ms longer than the cluster advertises (ClusterStatus), naming both', async () => {
     expect((await run('relay', ['--create-table', '--table', 'window_outbox'])).code).toBe(0);
@@ -383,7 +322,7 @@ describe('outbox relay', () => {
     const equal = await run('relay', ['--table', 'window_outbox', '--once']);
     expect(equal.code, equal.stderr).toBe(0);
     expect((await tc.client.read('window:a')).total).toBe(1n);
-  }, 60_000);
+  }, 30_000);
 
   it('recount --repair: a repair that timed out and lands after a second repair is deduplicated, not applied twice', async () => {
     expect((await run('relay', ['--create-table', '--table', 'late_outbox', '--archive-table', 'late_archive'])).code).toBe(0);
@@ -433,6 +372,55 @@ describe('outbox relay', () => {
     expect((await tc.client.read('late:1')).total).toBe(155n);
     const check = await run('recount', ['late:1', '--table', 'late_outbox', '--archive-table', 'late_archive']);
     expect(check.stdout).toContain('drift 0: in agreement');
+  }, 40_000);
+
+  it('ids reused after an identity reset or a recreated outbox are detected and the relay halts naming the rows, never dropping them as duplicates', async () => {
+    // A cluster of its own with the default (24 h) window: Tally remembers every key this test sends.
+    const own = await startCluster({ pairs: 1 });
+    const run = (command: string, args: string[]): Promise<CliResult> =>
+      tally([command, ...args, '--router', own.cluster.routerAddress], { TALLY_POSTGRES: pg.url });
+    const tc = { client: own.client };
+    try {
+      // No archive: relayed rows are deleted, and nothing but the relay's checks remembers their ids.
+      const tables = ['--table', 'reuse_outbox'];
+      expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
+      // A restart before any row was sent repeats no id: the relay records the new sequence and goes on.
+      expect((await run('relay', [...tables, '--once'])).code).toBe(0);
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 1), ('reuse:a', 2), ('reuse:a', 3)`);
+      expect((await run('relay', [...tables, '--once'])).code).toBe(0);
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      // The identity restarts: new rows take ids 1 and 2, whose keys Tally still holds.
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 10), ('reuse:a', 20)`);
+      const reset = await run('relay', [...tables, '--once']);
+      expectOneLineFailure(reset, 'rows 1, 2 of reuse_outbox');
+      expect(reset.stderr).toContain('--key-namespace');
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox')).toEqual([{ n: 2 }]);
+      // Reset again while no relay runs, and the service inserts past the highest id sent before one
+      // looks: the sequence is no longer behind, but it is a new one (a restart gives it a new relfilenode).
+      await pg.query('TRUNCATE reuse_outbox RESTART IDENTITY');
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) SELECT 'reuse:a', 100 * g FROM generate_series(1, 5) AS g`);
+      const past = await run('relay', [...tables, '--once']);
+      expectOneLineFailure(past, 'rows 1, 2, 3 of reuse_outbox');
+      expect(past.stderr).toContain('was restarted');
+      expect((await tc.client.read('reuse:a')).total).toBe(6n);
+      expect(await pg.query('SELECT count(*)::int AS n FROM reuse_outbox')).toEqual([{ n: 5 }]);
+      // A new key namespace gives the rows new keys: they count.
+      const fresh = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
+      expect(fresh.code, fresh.stderr).toBe(0);
+      expect((await tc.client.read('reuse:a')).total).toBe(1506n);
+      // A dropped and recreated outbox (its relay tables kept) is another table: the relay halts.
+      await pg.query('DROP TABLE reuse_outbox');
+      expect((await run('relay', ['--create-table', ...tables])).code).toBe(0);
+      await pg.query(`INSERT INTO reuse_outbox (counter, amount) VALUES ('reuse:a', 7)`);
+      const recreated = await run('relay', [...tables, '--once', '--key-namespace', 'shop.reuse.2']);
+      expectOneLineFailure(recreated, 'reuse_outbox is not the table the relay sent rows of');
+      expect((await tc.client.read('reuse:a')).total).toBe(1506n);
+    } finally {
+      await own.stop();
+    }
   }, 60_000);
 
   it('relay --reconcile-every: recounts the counters it relayed in the background and exports the drift a direct Increment made', async () => {
@@ -463,12 +451,12 @@ describe('outbox relay', () => {
       );
       expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_counters_drifting')).toBe(0);
       await tc.client.increment('watch:b', -2n);
-      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_counters_drifting')) === 1, { timeoutMs: 20_000 });
+      await waitFor(async () => (await scrapeMetric(relay.metricsPort!, 'tally_relay_counters_drifting')) === 1, { timeoutMs: 10_000 });
       expect(await scrapeMetric(relay.metricsPort!, 'tally_relay_drift', { counter: 'watch:b' })).toBe(-2);
     } finally {
       await relay.kill('SIGTERM');
     }
-  }, 60_000);
+  }, 30_000);
 
   it('compose: the relay service starts with settings tally relay accepts, and Prometheus scrapes its metrics port', () => {
     const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), 'config'], {
