@@ -12,6 +12,8 @@ import type {
   LeanIncrementStreamResponse,
   LeanReadManyRequest,
   LeanReadManyResponse,
+  LeanReadStreamRequest,
+  LeanReadStreamResponse,
   LeanReadResponse,
 } from './counter-codec.ts';
 
@@ -482,6 +484,56 @@ function readReadManyResponse(end: number, depth: number): LeanReadManyResponse 
   return { values: readRepeatedFirstField(end, depth, readReadResponse) };
 }
 
+// ReadStream: a ReadMany's fields (1, 2) with a sequence number (15) and, in a response, an error (14).
+
+function readReadStreamRequest(end: number, depth: number): LeanReadStreamRequest {
+  const counters: string[] = [];
+  let consistency: string | number = consistencyNames[0]!;
+  let sequence: number | bigint = 0;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        counters.push(readString());
+        break;
+      case 2: {
+        const value = readUint32() | 0;
+        consistency = consistencyNames[value] ?? value;
+        break;
+      }
+      case 15:
+        sequence = readUint64();
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { counters, consistency, sequence };
+}
+
+function readReadStreamResponse(end: number, depth: number): LeanReadStreamResponse {
+  const values: LeanReadResponse[] = [];
+  let sequence: number | bigint = 0;
+  let error: LeanIncrementStreamError | null = null;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        values.push(readEmbedded(readUint32(), depth + 1, readReadResponse));
+        break;
+      case 15:
+        sequence = readUint64();
+        break;
+      case 14:
+        error = readEmbedded(readUint32(), depth + 1, readIncrementStreamError);
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { values, sequence, error };
+}
+
 function decodeWith<T>(bytes: Uint8Array, read: (end: number, depth: number) => T): T {
   startReading(bytes);
   try {
@@ -521,4 +573,12 @@ export function decodeReadManyRequest(bytes: Uint8Array): LeanReadManyRequest {
 
 export function decodeReadManyResponse(bytes: Uint8Array): LeanReadManyResponse {
   return decodeWith(bytes, readReadManyResponse);
+}
+
+export function decodeReadStreamRequest(bytes: Uint8Array): LeanReadStreamRequest {
+  return decodeWith(bytes, readReadStreamRequest);
+}
+
+export function decodeReadStreamResponse(bytes: Uint8Array): LeanReadStreamResponse {
+  return decodeWith(bytes, readReadStreamResponse);
 }
