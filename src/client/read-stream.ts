@@ -14,7 +14,7 @@ import type {
   LeanReadStreamResponse,
   ReadStreamRequestInput,
 } from '../common/counter-codec.ts';
-import { incrementStreamLifetimeMs, readStreamPagesInFlightMax } from '../common/client-limits.ts';
+import { readStreamLifetimeMs, readStreamPagesInFlightMax } from '../common/client-limits.ts';
 
 export type ReadStreamCall = ClientDuplexStream<ReadStreamRequestInput, LeanReadStreamResponse>;
 
@@ -142,7 +142,7 @@ interface Waiting {
 
 /**
  * The ReadStream to one router: opened on first use, replaced after
- * incrementStreamLifetimeMs (the old one finishes its pages and closes) and
+ * readStreamLifetimeMs (the old one finishes its pages and closes) and
  * when it fails. Pages go on the current stream, at most
  * readStreamPagesInFlightMax at once (the router refuses more); the rest
  * wait here, in order, until a slot frees or their deadline passes.
@@ -209,12 +209,12 @@ export class ReadStreamSender {
     if (
       current !== undefined &&
       !current.retired &&
-      nowMs - current.openedAt < incrementStreamLifetimeMs &&
+      nowMs - current.openedAt < readStreamLifetimeMs &&
       deadline + streamDeadlineMarginMs <= current.deadline
     )
       return current;
     current?.retire();
-    const streamDeadline = Math.max(nowMs + incrementStreamLifetimeMs, deadline) + streamDeadlineMarginMs;
+    const streamDeadline = Math.max(nowMs + readStreamLifetimeMs, deadline) + streamDeadlineMarginMs;
     const opened = new OpenStream(this.open(streamDeadline), nowMs, streamDeadline, (stream) => {
       if (this.current === stream) this.current = undefined;
     });

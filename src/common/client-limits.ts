@@ -108,3 +108,6 @@ export const incrementStreamLifetimeMs = 30_000;
  * TypeScript client keeps within it: its further pages wait for a slot.
  */
 export const readStreamPagesInFlightMax = 32;
+
+/** How long a client keeps sending on one ReadStream before it opens the next: as incrementStreamLifetimeMs, inside the server's ceiling on any call. */
+export const readStreamLifetimeMs = 30_000;
