@@ -40,6 +40,7 @@
 #   bench/compare.sh [seconds=10] [concurrency=64]
 #   SECTIONS=platform COUNTERS=1000000 ZIPF_S=0.99 BATCH=100 PAGE_RATE=2000 bench/compare.sh 8
 #   SECTIONS=page COUNTERS=100000 PAGE_RATE=2000 PAGE_PROCS=1 bench/compare.sh 8
+#   PAGE_STREAM=0 ...: Tally's pages as unary ReadMany calls (default: on a ReadStream)
 #   SECTIONS=platform PACED_RATE=20000 bench/compare.sh 8   (a fixed paced rate)
 #   SECTIONS=platform PACED_PERCENT=0 bench/compare.sh 8    (no latency-under-load rows)
 # Redis 7.0 has no WAITAOF: WAIT 1 0 answers once the replica acknowledged the
@@ -61,6 +62,10 @@ seed="${SEED:-1}"
 page_rate="${PAGE_RATE:-2000}"
 page_size="${PAGE_SIZE:-50}"
 page_procs="${PAGE_PROCS:-2}"
+# Tally's pages on one ReadStream per load process (the client's way for overlapping readMany calls); PAGE_STREAM=0: unary ReadMany calls.
+page_stream=()
+page_how="ReadMany"
+[ "${PAGE_STREAM:-1}" = 0 ] || { page_stream=(--stream); page_how="ReadMany pages on a ReadStream"; }
 paced_percent="${PACED_PERCENT:-50}"
 paced_rate_fixed="${PACED_RATE:-}"
 work="$(mktemp -d /tmp/tally-compare-XXXXXX)"
@@ -238,7 +243,7 @@ if has platform; then
   rows=()
   # Tally: a 1-pair cluster (router, primary, follower; fsync on both before the acknowledgement).
   OUT="$work/tally-split" bash bench/cpu-split.sh --workload zipf "${draws[@]}" --zipf-s "$zipf_s" "${zipf_load[@]}" \
-    --then --workload page "${draws[@]}" "${page_load[@]}" > "$work/tally-split.txt" 2>&1 || notes+=("tally: cpu-split.sh failed, see its output")
+    --then --workload page "${draws[@]}" "${page_load[@]}" "${page_stream[@]}" > "$work/tally-split.txt" 2>&1 || notes+=("tally: cpu-split.sh failed, see its output")
   tally_rows="$(tally_split_rows "$work/tally-split")" || tally_rows=""
   if [ -n "$tally_rows" ]; then
     IFS=$'\t' read -r t_rate t_p50 t_p99 t_cpu t_zipf t_created <<<"$(sed -n 1p <<<"$tally_rows")"
@@ -295,7 +300,7 @@ if has platform; then
       row "PostgreSQL" "upsert of $batch per statement paced at $paced_text, 16 x 2" "$rate" "$p_paced_p50" "$p_paced_p99" "$cpu" ""
     fi
   fi
-  [ -n "${tp_rate:-}" ] && row "Tally" "ReadMany of $page_size cold counters at $page_rate pages/s, 32 x $page_procs" "$tp_rate" "$tp_p50" "$tp_p99" "$tp_cpu" ""
+  [ -n "${tp_rate:-}" ] && row "Tally" "$page_how of $page_size cold counters at $page_rate pages/s, 32 x $page_procs" "$tp_rate" "$tp_p50" "$tp_p99" "$tp_cpu" ""
   if [ -n "$redis_pid" ]; then
     IFS=$'\t' read -r rate p50 p99 cpu _ <<<"$(load redis page --target "127.0.0.1:$redis_port" "${page_load[@]}" --server-pid "$redis_pid" | load_row)"
     row "Redis" "MGET of $page_size at $page_rate pages/s, 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
@@ -335,7 +340,7 @@ if has page; then
   rows=()
   page_load=(--rate "$page_rate" --page-size "$page_size" --concurrency 32 --procs "$page_procs" --seconds "$seconds")
   # Tally: a 1-pair cluster (router, primary, follower), the population created before the measured window.
-  OUT="$work/tally-page" bash bench/cpu-split.sh --workload page "${draws[@]}" "${page_load[@]}" > "$work/tally-page.txt" 2>&1 || notes+=("tally: cpu-split.sh failed, see its output")
+  OUT="$work/tally-page" bash bench/cpu-split.sh --workload page "${draws[@]}" "${page_load[@]}" "${page_stream[@]}" > "$work/tally-page.txt" 2>&1 || notes+=("tally: cpu-split.sh failed, see its output")
   tally_page="$(python3 - "$work/tally-page" <<'PY'
 import json, sys
 out = sys.argv[1]
@@ -350,7 +355,7 @@ PY
 )" || tally_page=""
   if [ -n "$tally_page" ]; then
     IFS=$'\t' read -r rate p50 p99 cpu t_pages <<<"$tally_page"
-    row "Tally" "ReadMany of $page_size cold counters, 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
+    row "Tally" "$page_how of $page_size cold counters, 32 x $page_procs" "$rate" "$p50" "$p99" "$cpu" ""
   fi
   if [ -n "$redis_pid" ]; then
     load redis create --target "127.0.0.1:$redis_port" >/dev/null

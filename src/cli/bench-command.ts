@@ -28,7 +28,6 @@ export function benchOptions(flags: Map<string, string>, router: string): BenchO
   if (unaryBatches && !coalesce) throw new UsageError('--unary-batches goes with --coalesce');
   if (stream && coalesce)
     throw new UsageError('--stream sends batches on an IncrementStream itself; the coalescing client (--coalesce) does too');
-  if (stream && workload === 'page') throw new UsageError('--stream drives increments; the page workload reads');
   // --cold-counters is the older name of --counters (the population cold and mix draw from).
   if (flags.has('counters') && flags.has('cold-counters')) throw new UsageError('give --counters or --cold-counters, not both');
   const counters = flags.has('cold-counters')
@@ -118,7 +117,7 @@ function summaryLines(summary: BenchSummary, creationOnly: boolean): string[] {
       ? ''
       : ` over ${summary.counters.toLocaleString('en-US')} counters${summary.workload === 'zipf' ? ` (s = ${summary.zipfExponent})` : ''}, seed ${summary.seed}`;
   const shape = page
-    ? `ReadMany of ${summary.pageSize}`
+    ? `ReadMany of ${summary.pageSize}${summary.stream ? ' on ReadStream' : ''}`
     : summary.coalesce
       ? `unary through the coalescing client (batches ${summary.unaryBatches ? 'as IncrementBatch calls' : 'on IncrementStream'})`
       : summary.stream

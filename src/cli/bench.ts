@@ -50,7 +50,7 @@ export interface BenchOptions {
   batch: number;
   /** Unary increments through the coalescing client (concurrent calls share batches on its IncrementStream); batch is 1. */
   coalesce: boolean;
-  /** Every call a batch of `batch` items on one IncrementStream per router (the client's incrementBatchOnStream), not a unary call. */
+  /** Every call a batch of `batch` items on one IncrementStream per router (the client's incrementBatchOnStream), not a unary call; the page workload's pages on one ReadStream per router. */
   stream: boolean;
   /** With coalesce: the coalescing client's batches as unary IncrementBatch calls (its incrementStream: false). */
   unaryBatches: boolean;
@@ -153,6 +153,8 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
     coalesce: options.coalesce,
     incrementBatchOnStream: options.stream,
     incrementStream: !options.unaryBatches,
+    // The page workload's pages on one ReadStream per router only with --stream: unary ReadMany calls otherwise.
+    readStream: options.stream,
     ...options.security,
   });
   const names = new CounterNames(options.runId);

@@ -49,7 +49,9 @@ export const toolCommands: CommandSpec[] = [
       'no-prefill': { help: 'do not create the population of zipf or page first' },
       'prefill-only': { help: 'create the population and stop' },
       coalesce: { help: 'unary increment calls through the coalescing client (no --batch)' },
-      stream: { help: 'each call a batch of --batch items on one IncrementStream per router' },
+      stream: {
+        help: 'each call a batch of --batch items on one IncrementStream per router; --workload page: each page on one ReadStream per router',
+      },
       'unary-batches': { help: 'with --coalesce: its batches as unary IncrementBatch calls, not on a stream' },
       'phase-file': { value: 'FILE', help: 'write the phase (prefill, run, check) to FILE as it changes' },
       // Set by a bench for the worker processes it starts.

@@ -12,6 +12,7 @@ import { validateAmount, validateCounterName, validateCounterPrefix, validateIde
 import type { LeanReadManyResponse } from '../common/counter-codec.ts';
 import type { counterV1 } from './counter-proto.ts';
 import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
+import type { ReadPageRequest } from './read-stream.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { refuseTokenInTheClear, routerAddressesOf } from './router-addresses.ts';
 import { RouterSet, aborted, adminMethods, counterMethods, throwIfAborted, type Rpc } from './router-set.ts';
@@ -86,6 +87,9 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   private readonly coalescer: IncrementCoalescer | undefined;
   /** incrementBatch() sends each call as a batch on the router's IncrementStream (incrementBatchOnStream). */
   private readonly batchesOnStream: boolean;
+  /** readMany() sends a call made while another is in flight as a page on the router's ReadStream (readStream). */
+  private readonly pagesOnStream: boolean;
+  private readManyInFlight = 0;
   private closed = false;
 
   constructor(options: TallyClientOptions = {}) {
@@ -111,6 +115,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
     this.attemptsMax = options.attemptsMax ?? 12;
     this.batchesOnStream = options.incrementBatchOnStream === true;
+    this.pagesOnStream = options.readStream !== false;
     this.coalescer =
       options.coalesce !== true
         ? undefined
@@ -141,6 +146,21 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     settings?: CallSettings,
   ): Promise<Response> {
     return this.untilAnswered('read', { service: 'counter', method }, request, settings);
+  }
+
+  /** readCall's loop for a page on a ReadStream: the same resend rule as a unary ReadMany. */
+  private async untilStreamRead(page: ReadPageRequest, settings?: CallSettings): Promise<LeanReadManyResponse> {
+    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
+    const tried = new Set<number>();
+    for (;;) {
+      try {
+        return await this.routers.attemptStreamRead(page, deadline, tried, settings?.signal);
+      } catch (error) {
+        const failure = error as TallyError;
+        const resend = resendAfter('read', { sent: true, grpcCode: failure.grpcCode });
+        if (resend !== 'anotherRouter' || !this.routers.untried(tried) || monotonicNowMs() >= deadline) throw error;
+      }
+    }
   }
 
   /** An AdminService call: moves to another router only when it was not sent at all. */
@@ -298,13 +318,22 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   }
 
   async readMany(counters: readonly string[], options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult[]> {
-    const request: counterV1.ReadManyRequest = {
+    const request = {
       counters: [...counters],
-      consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
+      consistency: options?.consistency === 'cached' ? ('CACHED' as const) : ('EXACT' as const),
     };
-    // Decoded by the lean codec (counter-proto.ts): int64s as numbers or bigints, not the generated type's strings.
-    const response = (await this.readCall(counterMethods.ReadMany, request, options)) as unknown as LeanReadManyResponse;
-    return response.values.map(fromReadResponse);
+    this.readManyInFlight++;
+    try {
+      // Overlapping pages share one stream: a message on it costs both sides far less than a unary call.
+      const response =
+        this.pagesOnStream && this.readManyInFlight > 1
+          ? await this.untilStreamRead(request, options)
+          : // Decoded by the lean codec (counter-proto.ts): int64s as numbers or bigints, not the generated type's strings.
+            ((await this.readCall(counterMethods.ReadMany, request, options)) as unknown as LeanReadManyResponse);
+      return response.values.map(fromReadResponse);
+    } finally {
+      this.readManyInFlight--;
+    }
   }
 
   async describe(counter: string, settings?: CallSettings): Promise<CounterDescription> {

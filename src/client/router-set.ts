@@ -21,6 +21,8 @@ import { routerConnectWaitMsMax } from '../common/client-limits.ts';
 import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from './counter-proto.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 import { IncrementStreamSender, StreamUnsupported, type IncrementStreamCall } from './increment-stream.ts';
+import { ReadStreamSender, ReadStreamUnsupported, type ReadPageRequest, type ReadStreamCall } from './read-stream.ts';
+import type { LeanReadManyResponse } from '../common/counter-codec.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { RouterRotation } from './router-rotation.ts';
 import { connectionFailure } from './connection-failure.ts';
@@ -78,6 +80,8 @@ export class RouterSet {
   private readonly rotation: RouterRotation;
   /** Per router: its IncrementStream, or undefined once it answered UNIMPLEMENTED. */
   private readonly streamSenders: (IncrementStreamSender | undefined)[];
+  /** Per router: its ReadStream, or undefined once it answered UNIMPLEMENTED. */
+  private readonly readSenders: (ReadStreamSender | undefined)[];
   private closed = false;
 
   constructor(
@@ -104,6 +108,15 @@ export class RouterSet {
             withoutCallerStack(() =>
               router.counter.IncrementStream(this.auth.current, { deadline: deadlineIn(streamDeadline - monotonicNowMs()) }),
             ) as unknown as IncrementStreamCall,
+        ),
+    );
+    this.readSenders = this.routers.map(
+      (router) =>
+        new ReadStreamSender(
+          (streamDeadline) =>
+            withoutCallerStack(() =>
+              router.counter.ReadStream(this.auth.current, { deadline: deadlineIn(streamDeadline - monotonicNowMs()) }),
+            ) as unknown as ReadStreamCall,
         ),
     );
   }
@@ -160,6 +173,33 @@ export class RouterSet {
     });
   }
 
+  /**
+   * One attempt of a ReadMany, as attempt() chooses its router, sent as a
+   * page of that router's ReadStream; to a router that does not serve
+   * ReadStream (UNIMPLEMENTED: it read nothing), as the unary ReadMany from
+   * then on.
+   */
+  async attemptStreamRead(
+    page: ReadPageRequest,
+    deadline: number,
+    tried: Set<number>,
+    signal?: AbortSignal,
+  ): Promise<LeanReadManyResponse> {
+    return this.attemptWith('read', deadline, tried, signal, async (router, index, metadata) => {
+      const sender = this.readSenders[index];
+      if (sender !== undefined)
+        try {
+          return { values: await sender.send(page, deadline) };
+        } catch (error) {
+          if (!(error instanceof ReadStreamUnsupported)) throw error;
+          sender.close();
+          this.readSenders[index] = undefined;
+        }
+      const readMany = { service: 'counter', method: counterMethods.ReadMany } as const;
+      return (await this.send(router, readMany, page, deadline, signal, metadata)) as unknown as LeanReadManyResponse;
+    });
+  }
+
   private async attemptWith<Response>(
     callClass: CallClass,
     deadline: number,
@@ -211,6 +251,7 @@ export class RouterSet {
   close(): void {
     this.closed = true;
     for (const sender of this.streamSenders) sender?.close();
+    for (const sender of this.readSenders) sender?.close();
     for (const router of this.routers) {
       router.admin.close();
       router.counter.close();

@@ -72,6 +72,13 @@ export interface TallyClientOptions {
    * keys and retries are the same.
    */
   incrementBatchOnStream?: boolean;
+  /**
+   * readMany() calls made while another is in flight travel as pages on one
+   * ReadStream per router instead of unary ReadMany calls (default true):
+   * cheaper per page for a service that reads pages continuously; the
+   * answers and retries are the same. A lone call stays a unary ReadMany.
+   */
+  readStream?: boolean;
 }
 
 export type Int64Input = bigint | number | string;

@@ -99,3 +99,15 @@ export const streamBatchesInFlightMax = 8;
  * its batches in flight.
  */
 export const incrementStreamLifetimeMs = 30_000;
+
+/**
+ * Pages of one ReadStream a router works on at once; a page beyond it is
+ * answered RESOURCE_EXHAUSTED (NOT_APPLIED, with a retry delay) by its
+ * sequence number. More than a stream's increment batches: a page is small
+ * (readManyCountersMax names at most) and a feed keeps many in flight. The
+ * TypeScript client keeps within it: its further pages wait for a slot.
+ */
+export const readStreamPagesInFlightMax = 32;
+
+/** How long a client keeps sending on one ReadStream before it opens the next: as incrementStreamLifetimeMs, inside the server's ceiling on any call. */
+export const readStreamLifetimeMs = 30_000;

@@ -12,6 +12,8 @@ import type {
   LeanIncrementStreamResponse,
   LeanReadManyRequest,
   LeanReadManyResponse,
+  LeanReadStreamRequest,
+  LeanReadStreamResponse,
   LeanReadResponse,
 } from './counter-codec.ts';
 
@@ -482,6 +484,151 @@ function readReadManyResponse(end: number, depth: number): LeanReadManyResponse 
   return { values: readRepeatedFirstField(end, depth, readReadResponse) };
 }
 
+// ReadStream: a ReadMany's fields (1, 2) with a sequence number (15) and, in a response, an error (14).
+
+function readReadStreamRequest(end: number, depth: number): LeanReadStreamRequest {
+  const counters: string[] = [];
+  let consistency: string | number = consistencyNames[0]!;
+  let sequence: number | bigint = 0;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        counters.push(readString());
+        break;
+      case 2: {
+        const value = readUint32() | 0;
+        consistency = consistencyNames[value] ?? value;
+        break;
+      }
+      case 15:
+        sequence = readUint64();
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { counters, consistency, sequence };
+}
+
+function readReadStreamResponse(end: number, depth: number): LeanReadStreamResponse {
+  const values: LeanReadResponse[] = [];
+  let sequence: number | bigint = 0;
+  let error: LeanIncrementStreamError | null = null;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        values.push(readEmbedded(readUint32(), depth + 1, readReadResponse));
+        break;
+      case 15:
+        sequence = readUint64();
+        break;
+      case 14:
+        error = readEmbedded(readUint32(), depth + 1, readIncrementStreamError);
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { values, sequence, error };
+}
+
+// ReadShards (shard.proto), what a router asks a node for a page: shard ids
+// and generations as numbers (a bigint past 2^53), not a decimal string
+// made by Long arithmetic per id. Packed or not, as protobufjs accepts.
+
+/** A tally.shard.v1.ReadShardsRequest as the node reads it. */
+export interface LeanReadShardsRequest {
+  shardIds: (number | bigint)[];
+  /** Parallel to shardIds, or empty (all 0). */
+  generations: (number | bigint)[];
+  /** The sender's wire version; null when absent (proto-loader's default). */
+  protocol: { current: number; oldest: number } | null;
+}
+
+/** A ReadShardsStream frame as the node reads it: request null when absent. */
+export interface LeanReadShardsFrame {
+  seq: number;
+  request: LeanReadShardsRequest | null;
+}
+
+function readRepeatedUint64(into: (number | bigint)[], wireType: number): void {
+  if (wireType !== 2) {
+    into.push(readUint64());
+    return;
+  }
+  // Packed: read within its own length, which it must fill exactly (protobufjs 7.6's generated decoder).
+  const end = readUint32() + pos;
+  if (end > len) throw new RangeError('index out of range');
+  const outerLen = len;
+  len = end;
+  while (pos < end) into.push(readUint64());
+  if (pos !== end) throw new RangeError('index out of range');
+  len = outerLen;
+}
+
+function readProtocolVersion(end: number, depth: number): { current: number; oldest: number } {
+  let current = 0;
+  let oldest = 0;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        current = readUint32();
+        break;
+      case 2:
+        oldest = readUint32();
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { current, oldest };
+}
+
+function readReadShardsRequest(end: number, depth: number): LeanReadShardsRequest {
+  const shardIds: (number | bigint)[] = [];
+  const generations: (number | bigint)[] = [];
+  let protocol: LeanReadShardsRequest['protocol'] = null;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        readRepeatedUint64(shardIds, tag & 7);
+        break;
+      case 2:
+        readRepeatedUint64(generations, tag & 7);
+        break;
+      case 100:
+        protocol = readEmbedded(readUint32(), depth + 1, readProtocolVersion);
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { shardIds, generations, protocol };
+}
+
+function readReadShardsFrame(end: number, depth: number): LeanReadShardsFrame {
+  let seq = 0;
+  let request: LeanReadShardsRequest | null = null;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        seq = readUint32();
+        break;
+      case 2:
+        request = readEmbedded(readUint32(), depth + 1, readReadShardsRequest);
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { seq, request };
+}
+
 function decodeWith<T>(bytes: Uint8Array, read: (end: number, depth: number) => T): T {
   startReading(bytes);
   try {
@@ -521,4 +668,20 @@ export function decodeReadManyRequest(bytes: Uint8Array): LeanReadManyRequest {
 
 export function decodeReadManyResponse(bytes: Uint8Array): LeanReadManyResponse {
   return decodeWith(bytes, readReadManyResponse);
+}
+
+export function decodeReadStreamRequest(bytes: Uint8Array): LeanReadStreamRequest {
+  return decodeWith(bytes, readReadStreamRequest);
+}
+
+export function decodeReadStreamResponse(bytes: Uint8Array): LeanReadStreamResponse {
+  return decodeWith(bytes, readReadStreamResponse);
+}
+
+export function decodeReadShardsRequest(bytes: Uint8Array): LeanReadShardsRequest {
+  return decodeWith(bytes, readReadShardsRequest);
+}
+
+export function decodeReadShardsFrame(bytes: Uint8Array): LeanReadShardsFrame {
+  return decodeWith(bytes, readReadShardsFrame);
 }

@@ -15,6 +15,8 @@ import type {
   Uint64Value,
   ReadManyRequestInput,
   ReadManyResponseInput,
+  ReadStreamRequestInput,
+  ReadStreamResponseInput,
   ReadResponseInput,
 } from './counter-codec.ts';
 
@@ -439,6 +441,24 @@ function writeReadResponse(value: ReadResponseInput, index: number): void {
 }
 
 export function encodeReadManyResponse(response: ReadManyResponseInput): Buffer {
+  return encodeValues(response, undefined, undefined);
+}
+
+/** A ReadManyResponse's bytes followed by field 15, the sequence number, and field 14, the error. */
+export function encodeReadStreamResponse(response: ReadStreamResponseInput): Buffer {
+  return encodeValues(response, response.sequence, response.error);
+}
+
+/** Field 15 (a ReadStream's sequence number), varint: its tag takes one byte. */
+const readStreamSequenceTag = 0x78;
+/** Field 14 (a ReadStream page's error), length-delimited. */
+const readStreamErrorTag = 0x72;
+
+function encodeValues(
+  response: ReadManyResponseInput,
+  sequence: Uint64Value | null | undefined,
+  error: IncrementStreamErrorInput | null | undefined,
+): Buffer {
   const values = response.values ?? [];
   const count = values.length;
   reserveValues(count);
@@ -448,12 +468,33 @@ export function encodeReadManyResponse(response: ReadManyResponseInput): Buffer 
     valueSizes[index] = valueBytes;
     sizeBytes += 1 + varint32Size(valueBytes) + valueBytes;
   }
+  const sequenceBytes = sequenceFieldSize(sequence);
+  sizeBytes += sequenceBytes;
+  let errorBytes = 0;
+  let messageBytes = 0;
+  let reasonBytes = 0;
+  if (error !== undefined && error !== null) {
+    messageBytes = Buffer.byteLength(error.message, 'utf8');
+    reasonBytes = Buffer.byteLength(error.reason, 'utf8');
+    errorBytes = streamErrorSize(error, messageBytes, reasonBytes);
+    sizeBytes += 1 + varint32Size(errorBytes) + errorBytes;
+  }
   out = Buffer.allocUnsafe(sizeBytes);
   outPos = 0;
   for (let index = 0; index < count; index++) {
     out[outPos++] = 0x0a; // field 1, length-delimited
     writeVarint32(valueSizes[index]!);
     writeReadResponse(values[index]!, index);
+  }
+  if (sequenceBytes > 0) {
+    sequenceFieldSize(sequence);
+    out[outPos++] = readStreamSequenceTag;
+    writeVarint64(varintLow, varintHigh);
+  }
+  if (error !== undefined && error !== null) {
+    out[outPos++] = readStreamErrorTag;
+    writeVarint32(errorBytes);
+    writeStreamError(error, messageBytes, reasonBytes);
   }
   return finishWriting(sizeBytes);
 }
@@ -469,6 +510,15 @@ function consistencyNumberOf(consistency: ReadManyRequestInput['consistency']): 
 }
 
 export function encodeReadManyRequest(request: ReadManyRequestInput): Buffer {
+  return encodeNames(request, undefined);
+}
+
+/** A ReadManyRequest's bytes followed by field 15, the sequence number. */
+export function encodeReadStreamRequest(request: ReadStreamRequestInput): Buffer {
+  return encodeNames(request, request.sequence);
+}
+
+function encodeNames(request: ReadManyRequestInput, sequence: Uint64Value | null | undefined): Buffer {
   const counters = request.counters ?? [];
   const count = counters.length;
   reserveValues(count);
@@ -482,6 +532,8 @@ export function encodeReadManyRequest(request: ReadManyRequestInput): Buffer {
   const consistency = consistencyNumberOf(request.consistency);
   // An int32 below 0 goes on the wire as a ten-byte varint (sign-extended to 64 bits).
   if (consistency !== 0) sizeBytes += 1 + (consistency < 0 ? 10 : varint32Size(consistency));
+  const sequenceBytes = sequenceFieldSize(sequence);
+  sizeBytes += sequenceBytes;
   out = Buffer.allocUnsafe(sizeBytes);
   outPos = 0;
   for (let index = 0; index < count; index++) {
@@ -494,6 +546,12 @@ export function encodeReadManyRequest(request: ReadManyRequestInput): Buffer {
     out[outPos++] = 0x10; // field 2, varint
     if (consistency < 0) writeVarint64(consistency >>> 0, 0xffffffff);
     else writeVarint32(consistency);
+  }
+  if (sequenceBytes > 0) {
+    // Its halves again: a negative consistency's varint reused them.
+    sequenceFieldSize(sequence);
+    out[outPos++] = readStreamSequenceTag;
+    writeVarint64(varintLow, varintHigh);
   }
   return finishWriting(sizeBytes);
 }

@@ -1,4 +1,4 @@
-// Lean codecs for the public hot path: Increment, IncrementBatch and ReadMany
+// Lean codecs for the public hot path: Increment, IncrementBatch, ReadMany and their streams
 // requests and responses, wire bytes straight to and from plain objects, with an int64
 // as a number when exact as one (a bigint past 2^53) instead of a decimal
 // string, and one shared empty Buffer for every absent key. Reading follows
@@ -17,6 +17,8 @@ import {
   decodeIncrementStreamResponse,
   decodeReadManyRequest,
   decodeReadManyResponse,
+  decodeReadStreamRequest,
+  decodeReadStreamResponse,
 } from './counter-codec-read.ts';
 import {
   encodeIncrementBatchRequest,
@@ -27,6 +29,8 @@ import {
   encodeIncrementStreamResponse,
   encodeReadManyRequest,
   encodeReadManyResponse,
+  encodeReadStreamRequest,
+  encodeReadStreamResponse,
 } from './counter-codec-write.ts';
 
 export {
@@ -46,6 +50,10 @@ export {
   encodeIncrementStreamResponse,
   encodeReadManyRequest,
   encodeReadManyResponse,
+  decodeReadStreamRequest,
+  decodeReadStreamResponse,
+  encodeReadStreamRequest,
+  encodeReadStreamResponse,
 };
 
 /** An IncrementRequest as the router reads it. */
@@ -122,6 +130,18 @@ export interface LeanReadManyResponse {
   values: LeanReadResponse[];
 }
 
+/** A ReadStreamRequest as the router reads it: a ReadManyRequest's fields and the client's sequence number. */
+export interface LeanReadStreamRequest extends LeanReadManyRequest {
+  sequence: Uint64Value;
+}
+
+/** A ReadStreamResponse: a page's values, or its error (null when it succeeded). */
+export interface LeanReadStreamResponse {
+  values: LeanReadResponse[];
+  sequence: Uint64Value;
+  error: LeanIncrementStreamError | null;
+}
+
 /** A protobufjs Long or anything with its two halves. */
 interface Int64Halves {
   low: number;
@@ -193,6 +213,15 @@ export interface ReadManyResponseInput {
   values?: readonly ReadResponseInput[] | null;
 }
 
+export interface ReadStreamRequestInput extends ReadManyRequestInput {
+  sequence?: Uint64Value | null;
+}
+
+export interface ReadStreamResponseInput extends ReadManyResponseInput {
+  sequence?: Uint64Value | null;
+  error?: IncrementStreamErrorInput | null;
+}
+
 /** The four functions of each method, in grpc-js's names for them. */
 export const leanCounterCodecs = {
   Increment: {
@@ -221,11 +250,18 @@ export const leanCounterCodecs = {
     responseSerialize: encodeReadManyResponse,
     responseDeserialize: decodeReadManyResponse,
   },
+  // A ReadMany's names and totals each way, with a sequence number.
+  ReadStream: {
+    requestSerialize: encodeReadStreamRequest,
+    requestDeserialize: decodeReadStreamRequest,
+    responseSerialize: encodeReadStreamResponse,
+    responseDeserialize: decodeReadStreamResponse,
+  },
 } as const;
 
 /**
  * A copy of counter.v1.CounterService's definition (proto-loader's or
- * grpc-js's) whose Increment, IncrementBatch, IncrementStream and ReadMany carry the lean
+ * grpc-js's) whose Increment, IncrementBatch, IncrementStream, ReadMany and ReadStream carry the lean
  * codecs; every other method keeps proto-loader's. For a server's addService
  * and for a client constructor alike.
  */

@@ -332,6 +332,14 @@ export const listRequestBytesMax: Readonly<Record<string, number>> = {
 export const routerStreamBatchesInFlightMax = 128;
 /** The largest message of an IncrementStream: an IncrementBatch's bound and its sequence number. */
 export const incrementStreamMessageBytesMax = (listRequestBytesMax.IncrementBatch ?? messageBytesMax) + 16;
+/**
+ * ReadStream pages one router works on at once over all its streams (as
+ * routerLargeCallsInFlightMax bounds unary ReadMany calls); beyond it a page
+ * is answered RESOURCE_EXHAUSTED by its sequence number.
+ */
+export const routerReadStreamPagesInFlightMax = 128;
+/** The largest message of a ReadStream: a ReadMany's bound and its sequence number. */
+export const readStreamMessageBytesMax = (listRequestBytesMax.ReadMany ?? messageBytesMax) + 16;
 
 // --- Counter lifecycle: delete and clear ---
 /**

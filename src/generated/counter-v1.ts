@@ -50,6 +50,8 @@ export type * from './counter/v1/ReadManyRequest.ts';
 export type * from './counter/v1/ReadManyResponse.ts';
 export type * from './counter/v1/ReadRequest.ts';
 export type * from './counter/v1/ReadResponse.ts';
+export type * from './counter/v1/ReadStreamRequest.ts';
+export type * from './counter/v1/ReadStreamResponse.ts';
 export type * from './counter/v1/ReadWindowRequest.ts';
 export type * from './counter/v1/ReadWindowResponse.ts';
 export type * from './counter/v1/RebuildRequest.ts';

@@ -47,6 +47,8 @@ import type { ReadManyRequest as _counter_v1_ReadManyRequest, ReadManyRequest__O
 import type { ReadManyResponse as _counter_v1_ReadManyResponse, ReadManyResponse__Output as _counter_v1_ReadManyResponse__Output } from './counter/v1/ReadManyResponse.ts';
 import type { ReadRequest as _counter_v1_ReadRequest, ReadRequest__Output as _counter_v1_ReadRequest__Output } from './counter/v1/ReadRequest.ts';
 import type { ReadResponse as _counter_v1_ReadResponse, ReadResponse__Output as _counter_v1_ReadResponse__Output } from './counter/v1/ReadResponse.ts';
+import type { ReadStreamRequest as _counter_v1_ReadStreamRequest, ReadStreamRequest__Output as _counter_v1_ReadStreamRequest__Output } from './counter/v1/ReadStreamRequest.ts';
+import type { ReadStreamResponse as _counter_v1_ReadStreamResponse, ReadStreamResponse__Output as _counter_v1_ReadStreamResponse__Output } from './counter/v1/ReadStreamResponse.ts';
 import type { ReadWindowRequest as _counter_v1_ReadWindowRequest, ReadWindowRequest__Output as _counter_v1_ReadWindowRequest__Output } from './counter/v1/ReadWindowRequest.ts';
 import type { ReadWindowResponse as _counter_v1_ReadWindowResponse, ReadWindowResponse__Output as _counter_v1_ReadWindowResponse__Output } from './counter/v1/ReadWindowResponse.ts';
 import type { RebuildRequest as _counter_v1_RebuildRequest, RebuildRequest__Output as _counter_v1_RebuildRequest__Output } from './counter/v1/RebuildRequest.ts';
@@ -119,6 +121,8 @@ export interface ProtoGrpcType {
       ReadManyResponse: MessageTypeDefinition<_counter_v1_ReadManyResponse, _counter_v1_ReadManyResponse__Output>
       ReadRequest: MessageTypeDefinition<_counter_v1_ReadRequest, _counter_v1_ReadRequest__Output>
       ReadResponse: MessageTypeDefinition<_counter_v1_ReadResponse, _counter_v1_ReadResponse__Output>
+      ReadStreamRequest: MessageTypeDefinition<_counter_v1_ReadStreamRequest, _counter_v1_ReadStreamRequest__Output>
+      ReadStreamResponse: MessageTypeDefinition<_counter_v1_ReadStreamResponse, _counter_v1_ReadStreamResponse__Output>
       ReadWindowRequest: MessageTypeDefinition<_counter_v1_ReadWindowRequest, _counter_v1_ReadWindowRequest__Output>
       ReadWindowResponse: MessageTypeDefinition<_counter_v1_ReadWindowResponse, _counter_v1_ReadWindowResponse__Output>
       RebuildRequest: MessageTypeDefinition<_counter_v1_RebuildRequest, _counter_v1_RebuildRequest__Output>

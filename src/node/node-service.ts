@@ -35,7 +35,7 @@ import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { type Replicator, createFollower } from './replication/index.ts';
 import { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';
-import type { ReadShardsAnswer } from './read-shards-codec.ts';
+import type { LeanReadShardsRequest, ReadShardsAnswer } from './read-shards-codec.ts';
 import { serveFrames, type FrameStreams } from './frame-streams.ts';
 import { createSnapshotExport } from './snapshot-export.ts';
 
@@ -114,7 +114,7 @@ export function createNodeService(deps: {
    */
   const generationsOf = (
     ids: readonly number[],
-    tagged: readonly string[],
+    tagged: readonly (string | number | bigint)[],
   ): { visible: (index: number) => boolean; newerGenerationIndexes: number[] } => {
     if (tagged.length !== 0 && tagged.length !== ids.length)
       throw new TallyError(ErrorCode.invalidArgument, `${tagged.length} generations for ${ids.length} shards`);
@@ -218,7 +218,8 @@ export function createNodeService(deps: {
   };
 
   /** ReadShards' body, for the unary call and for each ReadShardsStream frame alike. */
-  const readShards = (request: shardV1.ReadShardsRequest__Output): Promise<ReadShardsAnswer> => {
+  // Ids and generations as numbers (read-shards-codec.ts), not decimal strings.
+  const readShards = (request: LeanReadShardsRequest): Promise<ReadShardsAnswer> => {
     requireWholeLog();
     const ids = request.shardIds.map(parseShardId);
     const { visible, newerGenerationIndexes } = generationsOf(ids, request.generations);
@@ -248,8 +249,8 @@ export function createNodeService(deps: {
   const unaryHandlers = checkProtocol({
     Apply: unary<shardV1.ApplyRequest__Output, shardV1.ApplyResponse__Output>(apply),
 
-    // Answered through the lean encoder (read-shards-codec.ts, wired in main.ts): totals as bigints, no string each.
-    ReadShards: unary<shardV1.ReadShardsRequest__Output, ReadShardsAnswer>(readShards),
+    // Read and answered through the lean codecs (read-shards-codec.ts, wired in main.ts): no string per id or total.
+    ReadShards: unary<LeanReadShardsRequest, ReadShardsAnswer>(readShards),
 
     ReadSketches: unary<shardV1.ReadSketchesRequest__Output, shardV1.ReadSketchesResponse__Output>((request) => {
       requireWholeLog();

@@ -1,21 +1,25 @@
-// The node's answer to ReadShards written straight to bytes: a page of cold
-// counters asks one pair for ~50 shard totals, and proto-loader would turn
-// each bigint total into a decimal string, then a Long, then a varint. The
-// encoder lives with the other lean codecs (common/counter-codec-write.ts,
-// the same varint writer); this wires it in. Only the response: the request
-// is still decoded by proto-loader, and every reader of the bytes (the
-// router, any older one) decodes them as before.
+// ReadShards on the node, read and answered without proto-loader: a page of
+// cold counters asks one pair for ~50 shard totals, and proto-loader would
+// turn each uint64 shard id into a Long and then a decimal string (Long
+// division: the node's largest cost per page), and each bigint total into a
+// string, a Long and a varint. The codecs live with the other lean codecs
+// (common/counter-codec-read.ts and -write.ts, the same varint reader and
+// writer, held equal to protobufjs); this wires them in. Same bytes on the
+// wire: any router reads the answers and writes the requests as before.
 import assert from 'node:assert';
 import { encodeReadShardsResponse } from '../common/counter-codec-write.ts';
+import { decodeReadShardsFrame, decodeReadShardsRequest } from '../common/counter-codec-read.ts';
 import { encodeReadShardsAnswerFrame, type ReadShardsAnswerFrame } from '../common/shard-frames.ts';
 
 export { encodeReadShardsResponse, type ReadShardsAnswer } from '../common/counter-codec-write.ts';
+export type { LeanReadShardsFrame, LeanReadShardsRequest } from '../common/counter-codec-read.ts';
 
 /**
- * A copy of tally.shard.v1.ShardNode's definition whose ReadShards answers
- * through encodeReadShardsResponse, and whose ReadShardsStream answers
- * carrying a response through encodeReadShardsAnswerFrame (errors through
- * the ordinary serializer).
+ * A copy of tally.shard.v1.ShardNode's definition whose ReadShards reads
+ * through decodeReadShardsRequest and answers through
+ * encodeReadShardsResponse, and whose ReadShardsStream reads frames through
+ * decodeReadShardsFrame and answers carrying a response through
+ * encodeReadShardsAnswerFrame (errors through the ordinary serializer).
  */
 export function withLeanReadShardsResponse<Definition extends object>(service: Definition): Definition {
   const method = (service as Record<string, unknown>).ReadShards;
@@ -27,7 +31,7 @@ export function withLeanReadShardsResponse<Definition extends object>(service: D
     frame.response !== undefined ? encodeReadShardsAnswerFrame(frame.seq, frame.response) : serializeOrdinary(frame);
   return {
     ...service,
-    ReadShards: { ...method, responseSerialize: encodeReadShardsResponse },
-    ReadShardsStream: { ...stream, responseSerialize: serializeFrame },
+    ReadShards: { ...method, requestDeserialize: decodeReadShardsRequest, responseSerialize: encodeReadShardsResponse },
+    ReadShardsStream: { ...stream, requestDeserialize: decodeReadShardsFrame, responseSerialize: serializeFrame },
   };
 }

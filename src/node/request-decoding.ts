@@ -8,7 +8,7 @@ import type { GroupOutcome, ApplyEntry } from './group-commit.ts';
 import { unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
 
-export function parseShardId(value: string): number {
+export function parseShardId(value: string | number | bigint): number {
   const id = Number(value);
   if (!Number.isSafeInteger(id) || id <= 0) throw new TallyError(ErrorCode.invalidArgument, `shard id ${value} is invalid`);
   return id;

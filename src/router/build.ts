@@ -19,6 +19,7 @@ import {
   guardCalls,
   guardMalformed,
   incrementStreamMessageBytesMax,
+  readStreamMessageBytesMax,
   listRequestBytesMax,
   loadTls,
   monotonicNowMs,
@@ -285,6 +286,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
 function requestBytesMaxOf(method: string): number {
   // A stream's message is a batch: bounded as one, but the stream is no large call (it holds its own bounded batches).
   if (method === 'IncrementStream') return incrementStreamMessageBytesMax;
+  if (method === 'ReadStream') return readStreamMessageBytesMax;
   return listRequestBytesMax[method] ?? singleRequestBytesMax;
 }
 

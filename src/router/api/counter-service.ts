@@ -6,6 +6,8 @@ import {
   TallyError,
   batchItemsMax,
   readManyCountersMax,
+  readStreamPagesInFlightMax,
+  routerReadStreamPagesInFlightMax,
   routerStreamBatchesInFlightMax,
   streamBatchesInFlightMax,
   validateCounterName,
@@ -28,6 +30,7 @@ import { type HeatTracker } from '../sizing/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
 import { createIncrementStreamHandler } from './increment-stream.ts';
+import { createReadStreamHandler } from './read-stream.ts';
 import { grpcMethodsOf, handler, type UnaryHandlers } from './handler.ts';
 
 /** What CounterService hands its calls to. */
@@ -216,6 +219,13 @@ export function createCounterService(deps: CounterServiceDeps) {
     return applyCounted(items, rpc, call, totalsWanted(request.items));
   };
 
+  // ReadMany's whole body, shared with each page of a ReadStream.
+  const readPage = async (request: LeanReadManyRequest): Promise<ReadManyResponseInput> => {
+    const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
+    const values = await readTotals(names, validateConsistency(request.consistency));
+    return { values: values.map(toLeanReadResponse) };
+  };
+
   // Reads change nothing: any failure of theirs is NOT_APPLIED.
   const changesNothing = true;
 
@@ -238,11 +248,7 @@ export function createCounterService(deps: CounterServiceDeps) {
     }, changesNothing),
 
     // Lean codec both ways (common/counter-codec.ts, wired in build.ts): a page's totals go out without a string per int64.
-    ReadMany: handler<LeanReadManyRequest, ReadManyResponseInput>(async (request) => {
-      const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
-      const values = await readTotals(names, validateConsistency(request.consistency));
-      return { values: values.map(toLeanReadResponse) };
-    }, changesNothing),
+    ReadMany: handler<LeanReadManyRequest, ReadManyResponseInput>(readPage, changesNothing),
 
     AddDistinct: handler<counterV1.AddDistinctRequest__Output, counterV1.AddDistinctResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
@@ -321,7 +327,7 @@ export function createCounterService(deps: CounterServiceDeps) {
 
   return {
     handlers,
-    /** The gRPC service: every unary handler, and IncrementStream (gRPC only: a bidi stream). */
+    /** The gRPC service: every unary handler, IncrementStream and ReadStream (gRPC only: bidi streams). */
     grpc: {
       ...grpcMethodsOf(handlers),
       // Each batch as IncrementBatch, answered by its sequence number (increment-stream.ts); lean codec as IncrementBatch.
@@ -333,6 +339,11 @@ export function createCounterService(deps: CounterServiceDeps) {
           onInFlight: (batches) => metrics.streamBatchesInFlight.set(batches),
         },
       ),
+      // Each page as ReadMany, answered by its sequence number (read-stream.ts); lean codec as ReadMany.
+      ReadStream: createReadStreamHandler(readPage, {
+        pagesInFlightMax: readStreamPagesInFlightMax,
+        routerPagesInFlightMax: routerReadStreamPagesInFlightMax,
+      }),
     },
   };
 }

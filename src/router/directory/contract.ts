@@ -281,6 +281,12 @@ export interface Directory {
 
   get(name: string): CounterInfo | undefined;
   /**
+   * Counters removed from memory since the store opened (deleted through
+   * any router), never going back: unchanged across a read means no
+   * counter the read resolved was deleted while it was out.
+   */
+  readonly removedCount: number;
+  /**
    * Resolves once memory may be trusted for an exact read of `names`: this
    * router is in touch with the store (UNAVAILABLE when it may have missed
    * changes), and names unknown to memory were looked up in the store, so

@@ -51,6 +51,12 @@ export interface NewCounter {
 export class DirectoryModel {
   /** Counters as columns by slot; callers get CounterView handles on them. */
   private readonly counters: CounterTable;
+  /**
+   * Counters removed since this model was made, never going back: a reader
+   * that saw it unchanged across an await knows no handle it holds was
+   * deleted meanwhile, without looking each name up again.
+   */
+  removedCount = 0;
   private readonly pairs: PairInfo[] = [];
   private readonly shardsPerPair: number[] = [];
   /** Sum of shardsPerPair: what shardsTotalMax bounds. */
@@ -395,6 +401,7 @@ export class DirectoryModel {
     const removed = plainCounter(counter);
     for (const shard of removed.shards) this.countShard(shard.pairIndex, -1);
     this.counters.remove(name);
+    this.removedCount++;
     return removed;
   }
 

@@ -4,13 +4,13 @@
 import type { Directory } from './contract.ts';
 
 /** Exact reads: the counter, its pairs, and the barrier that makes memory trustworthy for them. */
-export type ExactReadDirectory = Pick<Directory, 'get' | 'pair' | 'readBarrier'>;
+export type ExactReadDirectory = Pick<Directory, 'get' | 'pair' | 'readBarrier' | 'removedCount'>;
 /** Cached reads. */
 export type CounterLookup = Pick<Directory, 'get'>;
 /** Increments: counters resolved (created on first use) and their pairs. */
 export type IncrementDirectory = Pick<Directory, 'resolveSlots' | 'counterColumns' | 'pair'>;
 /** Distinct and membership paths: they write and read one counter at a time. */
-export type KindPathDirectory = Pick<Directory, 'get' | 'getOrCreate' | 'pair' | 'readBarrier'>;
+export type KindPathDirectory = Pick<Directory, 'get' | 'getOrCreate' | 'pair' | 'readBarrier' | 'removedCount'>;
 /** Configure: a counter's own settings. */
 export type CounterSettingsDirectory = Pick<Directory, 'get' | 'getOrCreate' | 'setWindow' | 'setTtl' | 'setAutoscale'>;
 /** TTL expiry: walks every counter. */

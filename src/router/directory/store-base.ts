@@ -8,6 +8,7 @@ import type { CounterColumns } from './counter-table.ts';
 export abstract class ModelBackedDirectory implements Pick<
   Directory,
   | 'get'
+  | 'removedCount'
   | 'liveCounters'
   | 'pendingShardTasks'
   | 'shardTasksForRound'
@@ -30,6 +31,11 @@ export abstract class ModelBackedDirectory implements Pick<
 
   get(name: string): CounterInfo | undefined {
     return this.model.get(name);
+  }
+
+  /** See Directory.removedCount. */
+  get removedCount(): number {
+    return this.model.removedCount;
   }
 
   liveCounters(options?: { reuseHandle?: boolean }): IterableIterator<CounterInfo> {

@@ -198,6 +198,8 @@ async function readExactOnce(
 ): Promise<{ result: ExactReadResult; overtaken: Set<string> }> {
   // By pair index: a cluster has few pairs, a page of cold counters many shards on each.
   const plans: PairPlan[] = [];
+  // Before any name is resolved: a deletion after this point changes it.
+  const removedCountBefore = directory.removedCount;
   const totals = new Map<string, ExactTotal>();
   for (let nameIndex = 0; nameIndex < names.length; nameIndex++) {
     const name = names[nameIndex]!;
@@ -255,11 +257,15 @@ async function readExactOnce(
     const newer = response.newerGenerationIndexes;
     if (newer !== undefined && newer.length > 0) for (const name of overtakenCounters(plan.counterOf, newer)) overtaken.add(name);
   }
+  // A name lookup costs more than anything else the router does per counter
+  // of a page (hashing a fresh string, a probe of a table of millions): only
+  // when some counter was deleted while the read was out is each looked up again.
+  const someDeleted = directory.removedCount !== removedCountBefore;
   for (const [name, entry] of totals) {
     // Deleted while this read was out: some shards may have been dropped
     // (answering 0) before it reached them, others not. Overtaken like a
     // clear: read again, it is a counter never written.
-    if (entry.source !== undefined && !sameCounter(directory.get(name), entry.source)) overtaken.add(name);
+    if (someDeleted && entry.source !== undefined && !sameCounter(directory.get(name), entry.source)) overtaken.add(name);
     if (!overtaken.has(name) && !isInt64(entry.total)) throw new TallyError(ErrorCode.outOfRange, `the total of ${name} is beyond int64`);
   }
   return { result: { totals, nodeCalls, followerReads }, overtaken };

@@ -4,7 +4,7 @@
 // summing now (G4).
 import { IntervalTask, steadyWallClock, type Logger } from '../../common/index.ts';
 import { readExact, refuseDistinctRead } from './exact-reader.ts';
-import { ReadCache, type CachedTotal } from './read-cache.ts';
+import { ReadCache } from './read-cache.ts';
 import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';
 import { sameCounter } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
@@ -58,15 +58,29 @@ export class ReadPath {
 
   /** Totals from the cache, misses summed now. A distinct counter among names is FAILED_PRECONDITION, hit or miss. */
   async readCached(names: readonly string[]): Promise<TotalRead[]> {
-    const served = new Map<string, Pick<CachedTotal, 'total' | 'shardCount' | 'asOfMs'>>();
     const nowMs = this.now();
-    const misses = new Set<string>();
+    // One directory lookup per name (the dearest step per counter): the same handle serves every check below.
+    const sources = names.map((name) => this.directory.get(name));
     // Before anything is served: a distinct counter is never cached, but the whole read is refused, not only its misses.
-    for (const name of names) refuseDistinctRead(name, this.directory.get(name));
-    for (const name of names) {
+    for (let index = 0; index < names.length; index++) refuseDistinctRead(names[index]!, sources[index]);
+    const served = new Map<
+      string,
+      { total: bigint; shardCount: number; asOfMs: number; source: CounterInfo | undefined; generation: number }
+    >();
+    const misses = new Set<string>();
+    for (let index = 0; index < names.length; index++) {
+      const name = names[index]!;
+      if (served.has(name)) continue;
       const cached = this.cache.get(name, nowMs);
-      if (cached !== undefined && this.isCurrent(name, cached)) {
-        served.set(name, cached);
+      const source = sources[index];
+      if (cached !== undefined && this.isCurrent(source, cached)) {
+        served.set(name, {
+          total: cached.total,
+          shardCount: cached.shardCount,
+          asOfMs: cached.asOfMs,
+          source,
+          generation: cached.generation,
+        });
         continue;
       }
       // Cleared or deleted since it was summed (through this router or another): its total is another counter's.
@@ -75,29 +89,23 @@ export class ReadPath {
     }
     if (misses.size > 0) {
       for (const read of await this.readExact([...misses])) {
-        const value = { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs };
         // A counter that does not exist (no shards) is answered but not cached: names nobody
         // writes must not fill the cache and push out the ones in use.
         if (read.shardCount > 0 && this.stillCurrent(read))
-          this.cache.put(read.counter, { ...value, source: read.source!, generation: read.generation }, this.now());
-        served.set(read.counter, value);
+          this.cache.put(
+            read.counter,
+            { total: read.total, shardCount: read.shardCount, asOfMs: read.asOfMs, source: read.source!, generation: read.generation },
+            this.now(),
+          );
+        served.set(read.counter, read);
       }
     }
     const servedMs = this.now();
     return names.map((counter) => {
-      const cached = served.get(counter)!;
-      const stalenessMs = Math.max(0, servedMs - cached.asOfMs);
+      const { total, shardCount, asOfMs, source, generation } = served.get(counter)!;
+      const stalenessMs = Math.max(0, servedMs - asOfMs);
       this.metrics.cacheAgeSeconds.observe(stalenessMs / 1000);
-      return {
-        counter,
-        total: cached.total,
-        exact: false,
-        asOfMs: cached.asOfMs,
-        stalenessMs,
-        shardCount: cached.shardCount,
-        source: this.directory.get(counter),
-        generation: this.directory.get(counter)?.generation ?? 0,
-      };
+      return { counter, total, exact: false, asOfMs, stalenessMs, shardCount, source, generation };
     });
   }
 
@@ -145,14 +153,12 @@ export class ReadPath {
    * its name).
    */
   private stillCurrent(read: TotalRead): boolean {
-    return read.source !== undefined && this.isCurrent(read.counter, read);
+    return read.source !== undefined && this.isCurrent(this.directory.get(read.counter), read);
   }
 
-  /** True when the directory holds `source` for the name, at `generation`. */
-  private isCurrent(name: string, summed: { source: CounterInfo | undefined; generation: number }): boolean {
-    return (
-      summed.source !== undefined && sameCounter(this.directory.get(name), summed.source) && summed.source.generation === summed.generation
-    );
+  /** True when `held` (the directory's counter for the name now) is `summed.source`, at `summed.generation`. */
+  private isCurrent(held: CounterInfo | undefined, summed: { source: CounterInfo | undefined; generation: number }): boolean {
+    return summed.source !== undefined && sameCounter(held, summed.source) && summed.source.generation === summed.generation;
   }
 
   private store(reads: readonly TotalRead[]): void {

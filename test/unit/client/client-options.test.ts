@@ -148,10 +148,11 @@ describe('client options', () => {
         .filter((config) => (config.retryPolicy !== undefined) === withRetry)
         .flatMap((config) => config.name.filter((name) => name.service === 'counter.v1.CounterService').map((name) => name.method!));
     // Writes whose repeat could count twice unless keyed: the caller retries them with the key, never gRPC.
-    // IncrementStream: no retry and no timeout (a stream outlives any one batch; each batch has the client's own deadline).
-    expect(named(false).sort()).toEqual(['Clear', 'Increment', 'IncrementBatch', 'IncrementStream']);
+    // IncrementStream and ReadStream: no retry and no timeout (a stream outlives any one batch or page; each has the client's own deadline).
+    expect(named(false).sort()).toEqual(['Clear', 'Increment', 'IncrementBatch', 'IncrementStream', 'ReadStream']);
     const streamConfig = serviceConfig.methodConfig.find((config) => config.name.some((name) => name.method === 'IncrementStream'));
     expect(streamConfig?.timeout).toBeUndefined();
+    expect(streamConfig?.name.some((name) => name.method === 'ReadStream')).toBe(true);
     expect([...named(true), ...named(false)].sort()).toEqual([...methods].sort());
     for (const config of serviceConfig.methodConfig.filter((one) => one.retryPolicy !== undefined))
       expect(config.retryPolicy!.retryableStatusCodes).toEqual(['UNAVAILABLE']);

@@ -32,6 +32,8 @@ const applyStream = guarded.ApplyStream!;
 const readStream = guarded.ReadShardsStream!;
 const unaryApply = shardNodeServiceDefinition.Apply!;
 const unaryRead = shardNodeServiceDefinition.ReadShards!;
+/** The unary ReadShards as the node reads it: ids and generations as numbers (bigints past 2^53). */
+const leanUnaryRead = guarded.ReadShards!;
 
 const seq = fc.integer({ min: 1, max: frameSeqMax });
 const uint64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
@@ -95,7 +97,7 @@ describe('node stream frames: round trips', () => {
     fc.assert(
       fc.property(seq, readRequest, (frameSeq, request) => {
         const decoded = decodeFrame(readStream, readStream.requestSerialize({ seq: frameSeq, request }));
-        expect(decoded).toEqual({ seq: frameSeq, request: unaryRead.requestDeserialize(unaryRead.requestSerialize(request)) });
+        expect(decoded).toEqual({ seq: frameSeq, request: leanUnaryRead.requestDeserialize(unaryRead.requestSerialize(request)) });
       }),
       { numRuns: 500 },
     );

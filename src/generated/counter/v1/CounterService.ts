@@ -20,6 +20,8 @@ import type { ReadManyRequest as _counter_v1_ReadManyRequest, ReadManyRequest__O
 import type { ReadManyResponse as _counter_v1_ReadManyResponse, ReadManyResponse__Output as _counter_v1_ReadManyResponse__Output } from '../../counter/v1/ReadManyResponse.ts';
 import type { ReadRequest as _counter_v1_ReadRequest, ReadRequest__Output as _counter_v1_ReadRequest__Output } from '../../counter/v1/ReadRequest.ts';
 import type { ReadResponse as _counter_v1_ReadResponse, ReadResponse__Output as _counter_v1_ReadResponse__Output } from '../../counter/v1/ReadResponse.ts';
+import type { ReadStreamRequest as _counter_v1_ReadStreamRequest, ReadStreamRequest__Output as _counter_v1_ReadStreamRequest__Output } from '../../counter/v1/ReadStreamRequest.ts';
+import type { ReadStreamResponse as _counter_v1_ReadStreamResponse, ReadStreamResponse__Output as _counter_v1_ReadStreamResponse__Output } from '../../counter/v1/ReadStreamResponse.ts';
 import type { ReadWindowRequest as _counter_v1_ReadWindowRequest, ReadWindowRequest__Output as _counter_v1_ReadWindowRequest__Output } from '../../counter/v1/ReadWindowRequest.ts';
 import type { ReadWindowResponse as _counter_v1_ReadWindowResponse, ReadWindowResponse__Output as _counter_v1_ReadWindowResponse__Output } from '../../counter/v1/ReadWindowResponse.ts';
 import type { SetMemberRequest as _counter_v1_SetMemberRequest, SetMemberRequest__Output as _counter_v1_SetMemberRequest__Output } from '../../counter/v1/SetMemberRequest.ts';
@@ -178,6 +180,33 @@ export interface CounterServiceClient extends grpc.Client {
   readMany(argument: _counter_v1_ReadManyRequest, callback: grpc.requestCallback<_counter_v1_ReadManyResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * Pages of reads on one long-lived stream, for clients that read
+   * continuously (docs/clients.md, "ReadStream"). Each request is a
+   * ReadMany with a sequence number the client chooses; each response
+   * answers one page by that number, in any order: its values, as ReadMany
+   * gives them, or its error, as ReadMany would have failed. A failed page
+   * fails alone; the stream goes on. The stream itself ends with a status
+   * only for a malformed message, a sequence number reused while its page
+   * is in flight, credentials, or the server going away. A read changes
+   * nothing: any page left unanswered may be sent again, anywhere.
+   */
+  ReadStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_ReadStreamRequest, _counter_v1_ReadStreamResponse__Output>;
+  ReadStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_ReadStreamRequest, _counter_v1_ReadStreamResponse__Output>;
+  /**
+   * Pages of reads on one long-lived stream, for clients that read
+   * continuously (docs/clients.md, "ReadStream"). Each request is a
+   * ReadMany with a sequence number the client chooses; each response
+   * answers one page by that number, in any order: its values, as ReadMany
+   * gives them, or its error, as ReadMany would have failed. A failed page
+   * fails alone; the stream goes on. The stream itself ends with a status
+   * only for a malformed message, a sequence number reused while its page
+   * is in flight, credentials, or the server going away. A read changes
+   * nothing: any page left unanswered may be sent again, anywhere.
+   */
+  readStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_ReadStreamRequest, _counter_v1_ReadStreamResponse__Output>;
+  readStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_counter_v1_ReadStreamRequest, _counter_v1_ReadStreamResponse__Output>;
+  
+  /**
    * The sum of a windowed counter's increments over the last last_ms.
    */
   ReadWindow(argument: _counter_v1_ReadWindowRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_counter_v1_ReadWindowResponse__Output>): grpc.ClientUnaryCall;
@@ -268,6 +297,19 @@ export interface CounterServiceHandlers extends grpc.UntypedServiceImplementatio
   ReadMany: grpc.handleUnaryCall<_counter_v1_ReadManyRequest__Output, _counter_v1_ReadManyResponse>;
   
   /**
+   * Pages of reads on one long-lived stream, for clients that read
+   * continuously (docs/clients.md, "ReadStream"). Each request is a
+   * ReadMany with a sequence number the client chooses; each response
+   * answers one page by that number, in any order: its values, as ReadMany
+   * gives them, or its error, as ReadMany would have failed. A failed page
+   * fails alone; the stream goes on. The stream itself ends with a status
+   * only for a malformed message, a sequence number reused while its page
+   * is in flight, credentials, or the server going away. A read changes
+   * nothing: any page left unanswered may be sent again, anywhere.
+   */
+  ReadStream: grpc.handleBidiStreamingCall<_counter_v1_ReadStreamRequest__Output, _counter_v1_ReadStreamResponse>;
+  
+  /**
    * The sum of a windowed counter's increments over the last last_ms.
    */
   ReadWindow: grpc.handleUnaryCall<_counter_v1_ReadWindowRequest__Output, _counter_v1_ReadWindowResponse>;
@@ -290,6 +332,7 @@ export interface CounterServiceDefinition extends grpc.ServiceDefinition {
   IsMember: MethodDefinition<_counter_v1_IsMemberRequest, _counter_v1_IsMemberResponse, _counter_v1_IsMemberRequest__Output, _counter_v1_IsMemberResponse__Output>
   Read: MethodDefinition<_counter_v1_ReadRequest, _counter_v1_ReadResponse, _counter_v1_ReadRequest__Output, _counter_v1_ReadResponse__Output>
   ReadMany: MethodDefinition<_counter_v1_ReadManyRequest, _counter_v1_ReadManyResponse, _counter_v1_ReadManyRequest__Output, _counter_v1_ReadManyResponse__Output>
+  ReadStream: MethodDefinition<_counter_v1_ReadStreamRequest, _counter_v1_ReadStreamResponse, _counter_v1_ReadStreamRequest__Output, _counter_v1_ReadStreamResponse__Output>
   ReadWindow: MethodDefinition<_counter_v1_ReadWindowRequest, _counter_v1_ReadWindowResponse, _counter_v1_ReadWindowRequest__Output, _counter_v1_ReadWindowResponse__Output>
   SetMember: MethodDefinition<_counter_v1_SetMemberRequest, _counter_v1_SetMemberResponse, _counter_v1_SetMemberRequest__Output, _counter_v1_SetMemberResponse__Output>
 }
