@@ -34,3 +34,4 @@ export * from './shard-protocol.ts';
 export * from './shard-frames.ts';
 export * from './region-config.ts';
 export * from './region-component.ts';
+export * from './region-part-codec.ts';
