@@ -77,9 +77,8 @@ export async function startRegions(
   options: { pairs?: number; publishIntervalMs?: number; extraPeers?: Record<string, string> } = {},
 ): Promise<TestRegion[]> {
   const proxies = await Promise.all(names.map(() => startRegionProxy()));
-  const regions: TestRegion[] = [];
-  try {
-    for (const [index, name] of names.entries()) {
+  const started = await Promise.allSettled(
+    names.map(async (name, index) => {
       const peers = names
         .map((peer, peerIndex) => (peer === name ? undefined : `${peer}=${proxies[peerIndex]!.address}`))
         .filter((peer) => peer !== undefined);
@@ -99,12 +98,15 @@ export async function startRegions(
       });
       proxies[index]!.target = tc.cluster.routerAddress;
       const raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as RawCounterClient;
-      regions.push({ name, tc, proxy: proxies[index]!, raw });
-    }
-  } catch (error) {
+      return { name, tc, proxy: proxies[index]!, raw };
+    }),
+  );
+  const regions = started.filter((result) => result.status === 'fulfilled').map((result) => result.value);
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure !== undefined) {
     await stopRegions(regions);
     await Promise.all(proxies.map((proxy) => proxy.close()));
-    throw error;
+    throw failure.reason;
   }
   return regions;
 }

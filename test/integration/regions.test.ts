@@ -3,8 +3,35 @@
 // [acknowledged before shipping, acknowledged + unknown], and once load
 // stops every region's global read equals everything acknowledged anywhere.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { performance } from 'node:perf_hooks';
 import { waitFor } from '../helpers/cluster.ts';
 import { globalRead, rawRead, rawReadMany, startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
+
+/** What one region's writers know: acknowledged and unknown sums (positive amounts only, so totals only rise). */
+interface Tally {
+  acked: bigint;
+  unknown: bigint;
+}
+
+/** Keyed and unkeyed increments of `counter` through `region` for durationMs; the sums by outcome. */
+async function load(region: TestRegion, counter: string, durationMs: number, tally: Tally): Promise<void> {
+  const endMs = performance.now() + durationMs;
+  let sequence = 0;
+  const writer = async (keyed: boolean): Promise<void> => {
+    while (performance.now() < endMs) {
+      const amount = BigInt(1 + (sequence++ % 5));
+      tally.unknown += amount;
+      try {
+        await region.tc.client.increment(counter, amount, keyed ? {} : { idempotencyKey: null });
+        tally.acked += amount;
+        tally.unknown -= amount;
+      } catch {
+        // Unknown outcome: stays counted in `unknown`.
+      }
+    }
+  };
+  await Promise.all([writer(true), writer(true), writer(false), writer(false)]);
+}
 
 describe('regions', () => {
   let regions: TestRegion[];
@@ -39,5 +66,54 @@ describe('regions', () => {
     const many = await rawReadMany(us!, { counters: ['likes', 'nothing'], scope: 'SCOPE_GLOBAL' });
     expect(many.values.map((value) => value.total)).toEqual(['12', '0']);
     expect(many.values[0]!.regions.map((part) => part.region)).toEqual(['us', 'eu']);
+  });
+
+  it('regions: under keyed and unkeyed load in both, every global read lies within [home acknowledged, all acknowledged + unknown], never goes back, and converges exactly', async () => {
+    const [eu, us] = regions;
+    const tallies = new Map<string, Tally>([
+      ['eu', { acked: 0n, unknown: 0n }],
+      ['us', { acked: 0n, unknown: 0n }],
+    ]);
+    const counter = 'load:views';
+    let loading = true;
+    const checks: string[] = [];
+    const reader = async (region: TestRegion): Promise<number> => {
+      let reads = 0;
+      let previous = 0n;
+      while (loading) {
+        const homeBefore = tallies.get(region.name)!.acked;
+        const read = await globalRead(region, counter);
+        const all = [...tallies.values()].reduce((sum, tally) => sum + tally.acked + tally.unknown, 0n);
+        const home = read.parts.get(region.name) ?? 0n;
+        if (home < homeBefore) checks.push(`${region.name}: home part ${home} < acknowledged before the read ${homeBefore}`);
+        if (read.total > all) checks.push(`${region.name}: total ${read.total} > acknowledged + unknown ${all}`);
+        if (read.total < previous) checks.push(`${region.name}: total went back from ${previous} to ${read.total}`);
+        previous = read.total;
+        reads++;
+      }
+      return reads;
+    };
+    const readers = Promise.all([reader(eu!), reader(us!)]);
+    await Promise.all([load(eu!, counter, 2_000, tallies.get('eu')!), load(us!, counter, 2_000, tallies.get('us')!)]);
+    loading = false;
+    const readCounts = await readers;
+    expect(checks).toEqual([]);
+    expect(Math.min(...readCounts)).toBeGreaterThan(5);
+    for (const [name, tally] of tallies) expect(tally.acked, name).toBeGreaterThan(0n);
+    // Converged: each region's part equals that region's own exact total, and the sum is within the outcomes.
+    const exact = new Map<string, bigint>();
+    for (const region of regions) exact.set(region.name, BigInt((await rawRead(region, { counter })).total));
+    const sum = [...exact.values()].reduce((total, part) => total + part, 0n);
+    for (const [name, tally] of tallies) {
+      expect(exact.get(name)! >= tally.acked && exact.get(name)! <= tally.acked + tally.unknown, name).toBe(true);
+    }
+    await waitFor(
+      async () => {
+        for (const region of regions) if ((await globalRead(region, counter)).total !== sum) return false;
+        return true;
+      },
+      { timeoutMs: 10_000 },
+    );
+    for (const region of regions) expect((await globalRead(region, counter)).parts).toEqual(exact);
   });
 });
