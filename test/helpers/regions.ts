@@ -82,7 +82,12 @@ export async function startRegions(
       const peers = names
         .map((peer, peerIndex) => (peer === name ? undefined : `${peer}=${proxies[peerIndex]!.address}`))
         .filter((peer) => peer !== undefined);
-      if (options.extraPeers?.[name] !== undefined) peers.push(options.extraPeers[name]!);
+      // "{region}" in an extra peer stands for that region's proxy address.
+      const extra = options.extraPeers?.[name]?.replace(
+        /\{([a-z0-9-]+)\}/g,
+        (_, region: string) => proxies[names.indexOf(region)]!.address,
+      );
+      if (extra !== undefined) peers.push(extra);
       const tc = await startCluster({
         pairs: options.pairs ?? 1,
         metrics: true,

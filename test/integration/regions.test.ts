@@ -4,6 +4,7 @@
 // stops every region's global read equals everything acknowledged anywhere.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
+import { status } from '@grpc/grpc-js';
 import { waitFor } from '../helpers/cluster.ts';
 import { globalRead, rawRead, rawReadMany, startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
 
@@ -37,7 +38,8 @@ describe('regions', () => {
   let regions: TestRegion[];
 
   beforeAll(async () => {
-    regions = await startRegions(['eu', 'us']);
+    // eu also names a region "ap" at us's address: a peer that answers with another name.
+    regions = await startRegions(['eu', 'us'], { extraPeers: { eu: 'ap={us}' } });
   }, 60_000);
   afterAll(async () => {
     await stopRegions(regions ?? []);
@@ -115,5 +117,40 @@ describe('regions', () => {
       { timeoutMs: 10_000 },
     );
     for (const region of regions) expect((await globalRead(region, counter)).parts).toEqual(exact);
+  });
+
+  it('regions: bad input — an unknown scope, a global read of a window or membership counter, a peer that is another region — gets a clear status and changes nothing', async () => {
+    const [eu, us] = regions;
+    await eu!.tc.client.configure('windowed', { window: { bucketMs: 1_000, retentionMs: 60_000 } });
+    await eu!.tc.client.increment('windowed', 3);
+    await eu!.tc.client.setMember('members', 7n, true);
+    const before = (await eu!.tc.client.clusterStatus()).nodes.map((node) => node.lastLsn);
+    await expect(rawRead(eu!, { counter: 'likes', scope: 7 as unknown as 'SCOPE_GLOBAL' })).rejects.toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      details: expect.stringContaining('scope must be SCOPE_REGION or SCOPE_GLOBAL'),
+    });
+    for (const counter of ['windowed', 'members'])
+      await expect(rawRead(eu!, { counter, scope: 'SCOPE_GLOBAL' })).rejects.toMatchObject({
+        code: status.FAILED_PRECONDITION,
+        details: expect.stringContaining('region-local, read them with SCOPE_REGION'),
+      });
+    await expect(rawReadMany(eu!, { counters: ['likes', 'windowed'], scope: 'SCOPE_GLOBAL' })).rejects.toMatchObject({
+      code: status.FAILED_PRECONDITION,
+    });
+    expect((await eu!.tc.client.clusterStatus()).nodes.map((node) => node.lastLsn)).toEqual(before);
+    // A window counter's total stays home: us never hears of it.
+    expect((await rawRead(us!, { counter: 'windowed' })).shards).toBe(0);
+    // "ap" answers as us: refused, said in the status, and us stored nothing under the wrong name.
+    await waitFor(
+      async () => {
+        const status = await eu!.tc.client.clusterStatus();
+        return status.peerRegions?.find((peer) => peer.region === 'ap')?.link === 'refused';
+      },
+      { timeoutMs: 10_000, what: 'the link to "ap" refused' },
+    );
+    const peers = (await eu!.tc.client.clusterStatus()).peerRegions!;
+    expect(peers.find((peer) => peer.region === 'ap')!.error).toContain('serves region "us", not "ap"');
+    expect(peers.find((peer) => peer.region === 'us')!.link).toBe('up');
+    expect((await globalRead(us!, 'likes')).parts.has('ap')).toBe(false);
   });
 });
