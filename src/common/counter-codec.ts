@@ -183,6 +183,8 @@ export interface ReadManyRequestInput {
   counters?: readonly string[] | null;
   /** A name of counter.v1.Consistency or a number; anything else is EXACT (0), as protobufjs's fromObject takes it. */
   consistency?: string | number | null;
+  /** A name of counter.v1.Scope or a number; anything else is SCOPE_REGION (0). */
+  scope?: string | number | null;
 }
 
 export interface ReadResponseInput {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { status } from '@grpc/grpc-js';
 import { waitFor } from '../helpers/cluster.ts';
+import { tally } from '../helpers/cli.ts';
 import { globalRead, rawRead, rawReadMany, startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
 
 /** What one region's writers know: acknowledged and unknown sums (positive amounts only, so totals only rise). */
@@ -68,6 +69,22 @@ describe('regions', () => {
     const many = await rawReadMany(us!, { counters: ['likes', 'nothing'], scope: 'SCOPE_GLOBAL' });
     expect(many.values.map((value) => value.total)).toEqual(['12', '0']);
     expect(many.values[0]!.regions.map((part) => part.region)).toEqual(['us', 'eu']);
+    // The TypeScript client and the CLI ask for the same thing.
+    const viaClient = await eu!.tc.client.read('likes', { scope: 'global' });
+    expect(viaClient.total).toBe(12n);
+    expect(viaClient.exact).toBe(false);
+    expect(viaClient.regions!.map((part) => [part.region, part.total, part.home])).toEqual([
+      ['eu', 5n, true],
+      ['us', 7n, false],
+    ]);
+    expect((await eu!.tc.client.readMany(['likes'], { scope: 'global', consistency: 'cached' }))[0]!.total).toBe(12n);
+    expect((await eu!.tc.client.read('likes')).regions).toBeUndefined();
+    const cli = await tally(['get', 'likes', '--global', '--router', us!.tc.cluster.routerAddress]);
+    expect(cli.stdout).toContain('likes = 12 (global over 2 regions');
+    expect(cli.stdout).toMatch(/us \(home\) = 7/);
+    const status = await tally(['status', '--router', us!.tc.cluster.routerAddress]);
+    expect(status.stdout).toContain('region us');
+    expect(status.stdout).toMatch(/peer region eu: link (up|connecting)/);
   });
 
   it('regions: under keyed and unkeyed load in both, every global read lies within [home acknowledged, all acknowledged + unknown], never goes back, and converges exactly', async () => {
