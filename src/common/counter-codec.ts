@@ -107,8 +107,8 @@ export interface LeanReadManyRequest {
   counters: string[];
   /** counter.v1.Consistency by name ('EXACT', 'CACHED'); a number the enum does not name stays a number (as proto-loader gives it). */
   consistency: string | number;
-  /** counter.v1.Scope by name ('SCOPE_REGION', 'SCOPE_GLOBAL'); a number the enum does not name stays a number. */
-  scope: string | number;
+  /** counter.v1.Scope by name ('SCOPE_REGION', 'SCOPE_GLOBAL'); a number the enum does not name stays a number; absent: SCOPE_REGION. */
+  scope?: string | number;
 }
 
 /** A ReadResponse as the client reads it: int64s as numbers when exact as one, else bigints. */
