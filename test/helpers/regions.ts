@@ -74,7 +74,14 @@ export interface RawCounterClient {
  */
 export async function startRegions(
   names: readonly string[],
-  options: { pairs?: number; publishIntervalMs?: number; extraPeers?: Record<string, string> } = {},
+  options: {
+    pairs?: number;
+    publishIntervalMs?: number;
+    extraPeers?: Record<string, string>;
+    /** TLS and tokens everywhere (startCluster secure); beforeStartOf may replace a region's certificates and tokens. */
+    secure?: boolean;
+    beforeStartOf?: (name: string, dataDir: string) => void;
+  } = {},
 ): Promise<TestRegion[]> {
   const proxies = await Promise.all(names.map(() => startRegionProxy()));
   const started = await Promise.allSettled(
@@ -100,6 +107,8 @@ export async function startRegions(
           String(options.publishIntervalMs ?? 100),
         ],
         nodeArgs: ['--region', name],
+        ...(options.secure === true ? { secure: true } : {}),
+        ...(options.beforeStartOf === undefined ? {} : { beforeStart: (dataDir: string) => options.beforeStartOf!(name, dataDir) }),
       });
       proxies[index]!.target = tc.cluster.routerAddress;
       const raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as RawCounterClient;
