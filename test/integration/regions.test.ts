@@ -170,4 +170,39 @@ describe('regions', () => {
     expect(peers.find((peer) => peer.region === 'us')!.link).toBe('up');
     expect((await globalRead(us!, 'likes')).parts.has('ap')).toBe(false);
   });
+
+  it('regions: a clear in one region takes effect in every region at its own cut; increments after it count everywhere', async () => {
+    const [eu, us] = regions;
+    const counter = 'cut:likes';
+    await eu!.tc.client.increment(counter, 10);
+    await us!.tc.client.increment(counter, 20);
+    const converged = async (total: bigint): Promise<void> =>
+      waitFor(
+        async () => {
+          for (const region of regions) if ((await globalRead(region, counter)).total !== total) return false;
+          return true;
+        },
+        { timeoutMs: 10_000, what: `global ${total} in every region` },
+      );
+    await converged(30n);
+    const cleared = await eu!.tc.client.clear(counter);
+    expect(cleared.generation).toBe(1);
+    // At once in eu: us's part, taken before the clear, counts 0 (us clears it when it learns).
+    expect((await globalRead(eu!, counter)).total).toBe(0n);
+    // us clears its own counter when eu's component of generation 1 arrives.
+    await waitFor(async () => (await rawRead(us!, { counter })).total === '0', { timeoutMs: 10_000, what: 'us cleared' });
+    await converged(0n);
+    // Acknowledged after each region applied the clear: counted everywhere, and the clear is not made again.
+    await eu!.tc.client.increment(counter, 3);
+    await us!.tc.client.increment(counter, 4);
+    await converged(7n);
+    for (const region of regions)
+      expect((await globalRead(region, counter)).parts).toEqual(
+        new Map([
+          ['eu', 3n],
+          ['us', 4n],
+        ]),
+      );
+    expect((await us!.tc.client.clear(counter, { idempotencyKey: 'probe-generation' })).generation).toBe(2);
+  });
 });
