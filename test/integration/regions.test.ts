@@ -176,14 +176,15 @@ describe('regions', () => {
     const counter = 'cut:likes';
     await eu!.tc.client.increment(counter, 10);
     await us!.tc.client.increment(counter, 20);
-    const converged = async (total: bigint): Promise<void> =>
-      waitFor(
+    const converged = async (total: bigint): Promise<void> => {
+      await waitFor(
         async () => {
           for (const region of regions) if ((await globalRead(region, counter)).total !== total) return false;
           return true;
         },
         { timeoutMs: 10_000, what: `global ${total} in every region` },
       );
+    };
     await converged(30n);
     const cleared = await eu!.tc.client.clear(counter);
     expect(cleared.generation).toBe(1);
