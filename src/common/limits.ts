@@ -407,3 +407,9 @@ export const regionReconnectMaxMs = 5_000;
 export const regionFloorCountersMax = 100_000;
 /** Clears a region makes in one go to catch up with a peer's clears of one counter; past it the component is refused. */
 export const regionClearStepsMax = 64;
+/**
+ * Every this many rounds the region publisher reads every total counter,
+ * not only those written through its own router: a write through another
+ * router of the region (etcd) reaches the peers within this many rounds.
+ */
+export const regionFullSweepRounds = 20;

@@ -191,7 +191,15 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       tls,
       adminToken: config.adminToken,
     },
-    { directory, pool, reads, registry, logger, termSource, clearUpTo: clearUpToOf(directory, lifecycle) },
+    {
+      directory,
+      pool,
+      reads,
+      registry,
+      logger,
+      termSource,
+      clearUpTo: clearUpToOf(directory, lifecycle, (name) => regions.publisher.markWritten(name)),
+    },
   );
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const duties = new SupervisorDuties(
@@ -218,6 +226,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
     heat,
     metrics,
     globalReads: regions.globalReader,
+    onWritten: (counter) => regions.publisher.markWritten(counter),
   });
   const counterDefinition = guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf);
   server.server.addService(counterDefinition, counterService.grpc);
@@ -324,12 +333,13 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
  * makes (and the counter's creation), so receivers racing on one counter
  * clear it once per generation, never twice.
  */
-function clearUpToOf(directory: Directory, lifecycle: CounterLifecycle): ClearUpTo {
+function clearUpToOf(directory: Directory, lifecycle: CounterLifecycle, onCleared: (name: string) => void): ClearUpTo {
   return async (name, generation) => {
     for (let step = 0; step < regionClearStepsMax; step++) {
       const counter = directory.get(name);
       if (counter === undefined || counter.generation >= generation) return;
       await lifecycle.clear(name, Buffer.from(`region-clear:${counter.createdMs}:${counter.generation + 1}`));
+      onCleared(name);
     }
     throw new TallyError(
       ErrorCode.failedPrecondition,

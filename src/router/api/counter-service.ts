@@ -44,6 +44,8 @@ export interface CounterServiceDeps {
   metrics: RouterMetrics;
   /** SCOPE_GLOBAL reads (docs/regions.md). */
   globalReads: Pick<GlobalReader, 'read'>;
+  /** Told the counters a write or clear went to once its outcome is known (the region publisher reads them next). */
+  onWritten?: (counter: string) => void;
 }
 
 function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
@@ -111,6 +113,18 @@ export function createCounterService(deps: CounterServiceDeps) {
     increment_stream: metrics.incrementLatency.labels({ rpc: 'increment_stream' }),
   };
 
+  // Once per run of one counter's items: a batch names few counters, many times each.
+  const markWritten = (items: readonly ValidIncrement[]): void => {
+    const onWritten = deps.onWritten;
+    if (onWritten === undefined) return;
+    let last = '';
+    for (const item of items) {
+      if (item.counter === last) continue;
+      last = item.counter;
+      onWritten(last);
+    }
+  };
+
   const applyCounted = async (
     items: ValidIncrement[],
     rpc: keyof typeof latencyByRpc,
@@ -119,7 +133,7 @@ export function createCounterService(deps: CounterServiceDeps) {
   ): Promise<IncrementOutcome[]> => {
     const timer = latencyByRpc[rpc].startTimer();
     try {
-      const outcomes = await increments.apply(items, call);
+      const outcomes = await increments.apply(items, call).finally(() => markWritten(items));
       if (totalWanted !== undefined) return withTotals(items, outcomes, totalWanted);
       // One metric update per call and one heat update per (counter, shard), not per item.
       let applied = 0;
@@ -327,7 +341,7 @@ export function createCounterService(deps: CounterServiceDeps) {
     Clear: handler<counterV1.ClearRequest__Output, counterV1.ClearResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const key = validateIdempotencyKey(request.idempotencyKey);
-      const result = await deps.lifecycle.clear(name, key);
+      const result = await deps.lifecycle.clear(name, key).finally(() => deps.onWritten?.(name));
       return {
         counter: name,
         generation: String(result.generation),

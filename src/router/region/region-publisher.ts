@@ -5,7 +5,14 @@
 // acknowledged before they began and never go backwards), rounds never
 // overlap, and the term is higher for every tenure: so a later version
 // never holds an older total. It never writes to this region's counters.
-import { IntervalTask, monotonicNowMs, type ComponentVersion, type Logger, type RegionComponent } from '../../common/index.ts';
+import {
+  IntervalTask,
+  monotonicNowMs,
+  regionFullSweepRounds,
+  type ComponentVersion,
+  type Logger,
+  type RegionComponent,
+} from '../../common/index.ts';
 import type { CounterInfo } from '../directory/index.ts';
 import type { TotalRead } from '../read/index.ts';
 import type { PeerLink, PublishedTable } from './peer-link.ts';
@@ -16,6 +23,7 @@ const roundReadBatchMax = 256;
 
 export interface PublisherDirectory {
   liveCounters(options?: { reuseHandle?: boolean }): IterableIterator<CounterInfo>;
+  get(name: string): CounterInfo | undefined;
 }
 
 export interface PublisherReads {
@@ -29,6 +37,8 @@ export function isPublishable(counter: CounterInfo): boolean {
 
 export class RegionPublisher implements PublishedTable {
   private readonly table = new Map<string, RegionComponent>();
+  /** Counters written through this router since the last round drained them. */
+  private dirty = new Set<string>();
   private term = 0n;
   private round = 0n;
   private readonly task: IntervalTask;
@@ -45,6 +55,15 @@ export class RegionPublisher implements PublishedTable {
     publishIntervalMs: number,
   ) {
     this.task = new IntervalTask({ name: 'region publisher round', intervalMs: publishIntervalMs, logger }, () => this.runRound());
+  }
+
+  /**
+   * A write or clear through this router reached the counter: the next round
+   * reads it. Writes through other routers (etcd) are caught by the full
+   * sweep every regionFullSweepRounds rounds.
+   */
+  markWritten(counter: string): void {
+    if (this.active) this.dirty.add(counter);
   }
 
   /** True while this router publishes (it is the supervisor). */
@@ -67,8 +86,8 @@ export class RegionPublisher implements PublishedTable {
     this.round = 0n;
     this.table.clear();
     for (const link of this.links) link.start();
+    // The first round one interval from now: rounds run only from this task, one at a time.
     this.task.start();
-    void this.task.runNow();
   }
 
   stop(): void {
@@ -83,7 +102,7 @@ export class RegionPublisher implements PublishedTable {
     return this.lastRoundMs === 0 ? Infinity : monotonicNowMs() - this.lastRoundMs;
   }
 
-  /** One round: every publishable counter read exactly, the changed ones offered to every link. */
+  /** One round: the counters to read read exactly, the changed ones offered to every link. Never two at once (the task's runs, or a test's calls). */
   async runRound(): Promise<void> {
     if (!this.active) return;
     if (this.term === 0n) {
@@ -94,8 +113,19 @@ export class RegionPublisher implements PublishedTable {
     // eslint-disable-next-line no-restricted-properties -- a timestamp shown to readers (as_of_unix_ms), never a duration
     const roundAsOfUnixMs = Date.now();
     const version: ComponentVersion = { term: this.term, round: this.round };
+    // The first round of a term and every regionFullSweepRounds-th read every counter; the others what was written here.
+    const sweep = this.round % BigInt(regionFullSweepRounds) === 1n;
+    const written = this.dirty;
+    this.dirty = new Set();
     const names: string[] = [];
-    for (const counter of this.directory.liveCounters()) if (isPublishable(counter)) names.push(counter.name);
+    if (sweep) {
+      for (const counter of this.directory.liveCounters()) if (isPublishable(counter)) names.push(counter.name);
+    } else {
+      for (const name of written) {
+        const counter = this.directory.get(name);
+        if (counter !== undefined && isPublishable(counter)) names.push(name);
+      }
+    }
     const changed: string[] = [];
     for (let start = 0; start < names.length; start += roundReadBatchMax) {
       let reads: TotalRead[];
@@ -104,6 +134,7 @@ export class RegionPublisher implements PublishedTable {
       } catch (error) {
         // A pair that cannot be read now: its counters wait for a later round (a higher version).
         this.logger.debug('region publisher read failed', { error: (error as Error).message });
+        for (const name of names.slice(start, start + roundReadBatchMax)) this.dirty.add(name);
         continue;
       }
       if (!this.active) return;
