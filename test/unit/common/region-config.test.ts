@@ -11,6 +11,7 @@ import {
   parsePeerRegions,
 } from '../../../src/common/index.ts';
 import { parseRouterConfig } from '../../../src/router/config.ts';
+import { parseLauncherConfig } from '../../../src/cluster/launcher-config.ts';
 
 describe('region config', () => {
   it('config: --peer-regions parses NAME=HOST:PORT[,HOST:PORT][;NAME=...]', () => {
@@ -48,6 +49,13 @@ describe('region config', () => {
     expect(() =>
       parseRouterConfig(['--pairs', '127.0.0.1:1,127.0.0.1:2', '--region', 'eu', '--peer-regions', 'eu=127.0.0.1:1'], {}),
     ).toThrow('its own peer');
+  });
+
+  it('config: npm start takes --region and --peer-regions for its children, and refuses a bad list before any child starts', () => {
+    const config = parseLauncherConfig(['--region', 'eu', '--peer-regions', 'us=127.0.0.1:51051'], {});
+    expect([config.region, config.peerRegions]).toEqual(['eu', 'us=127.0.0.1:51051']);
+    expect(() => parseLauncherConfig(['--peer-regions', 'us=127.0.0.1:51051'], {})).toThrow('--peer-regions needs --region');
+    expect(() => parseLauncherConfig(['--region', 'EU'], {})).toThrow('--region must be');
   });
 
   it('codec: a region part and a component read back as written, negative totals included', () => {
