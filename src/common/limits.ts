@@ -413,3 +413,5 @@ export const regionClearStepsMax = 64;
  * router of the region (etcd) reaches the peers within this many rounds.
  */
 export const regionFullSweepRounds = 20;
+/** A peer region that holds a batch unanswered this long is treated as a dead link (the stream is opened again and resumes). */
+export const regionAnswerTimeoutMs = 30_000;

@@ -11,6 +11,7 @@ import {
   compareVersions,
   maxVersion,
   monotonicNowMs,
+  regionAnswerTimeoutMs,
   regionBatchComponentsMax,
   regionReconnectMaxMs,
   regionReconnectMinMs,
@@ -73,7 +74,9 @@ export class PeerLink {
   private sentWatermark: ComponentVersion = zeroVersion;
   /** The peer holds every component up to this version (as it said on this tenure's streams). */
   private durable: ComponentVersion = zeroVersion;
-  private inFlight: { seq: bigint; sent: Map<string, ComponentVersion> } | undefined;
+  private inFlight: { seq: bigint; sent: Map<string, ComponentVersion>; sentMs: number } | undefined;
+  /** Fails a stream whose peer holds a batch unanswered past regionAnswerTimeoutMs (a stuck peer on a live connection). */
+  private watchdog: NodeJS.Timeout | undefined;
   private nextSeq = 1n;
   private lastAnswerMs = 0;
 
@@ -93,11 +96,18 @@ export class PeerLink {
 
   start(): void {
     this.stopped = false;
+    clearInterval(this.watchdog);
+    this.watchdog = setInterval(() => {
+      if (this.inFlight !== undefined && monotonicNowMs() - this.inFlight.sentMs > regionAnswerTimeoutMs)
+        this.failed({ code: status.DEADLINE_EXCEEDED, details: `no answer to a batch within ${regionAnswerTimeoutMs} ms` });
+    }, 1_000);
+    this.watchdog.unref();
     this.connect();
   }
 
   stop(): void {
     this.stopped = true;
+    clearInterval(this.watchdog);
     clearTimeout(this.reconnectTimer);
     this.closeStream();
     this.pending.clear();
@@ -233,7 +243,7 @@ export class PeerLink {
 
   private send(batch: readonly { counter: string; component: RegionComponent }[], watermark: ComponentVersion, asOfUnixMs: number): void {
     const seq = this.nextSeq++;
-    this.inFlight = { seq, sent: new Map(batch.map(({ counter, component }) => [counter, component.version])) };
+    this.inFlight = { seq, sent: new Map(batch.map(({ counter, component }) => [counter, component.version])), sentMs: monotonicNowMs() };
     this.sentWatermark = watermark;
     let bytes = 0;
     const components = batch.map(({ counter, component }) => {
