@@ -189,7 +189,7 @@ export const routerDefaults = {
   etcdPrefix: '/tally/',
   routerLeaseTtlMs: 5_000,
   region: '',
-  peerRegions: '',
+  peerRegions: [] as PeerRegion[],
   regionPublishIntervalMs: regionPublishIntervalMsDefault,
   // routerId has no fixed default: it is <host name>:<listen port> (defaultRouterId).
 };
@@ -411,7 +411,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
       max: routerLeaseTtlMsMax,
     }),
     region,
-    peerRegions: parsePeerRegions(reader.string('peer-regions', routerDefaults.peerRegions), region),
+    peerRegions: parsePeerRegions(reader.string('peer-regions', ''), region),
     regionPublishIntervalMs: reader.int('region-publish-interval-ms', routerDefaults.regionPublishIntervalMs, { min: 10, max: 60_000 }),
   };
   reader.rejectUnknownFlags();
