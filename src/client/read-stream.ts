@@ -25,6 +25,7 @@ export type OpenReadStream = (deadline: number) => ReadStreamCall;
 export interface ReadPageRequest {
   counters: string[];
   consistency: 'EXACT' | 'CACHED';
+  scope?: 'SCOPE_GLOBAL';
 }
 
 /** A stream is opened to outlive its pages' deadlines by this much: a page times out on its own timer, not with the stream. */

@@ -16,6 +16,7 @@ import type {
   LeanReadStreamResponse,
   LeanReadResponse,
 } from './counter-codec.ts';
+import type { RegionPartValue } from './region-part-codec.ts';
 
 /** Every absent or empty key: zero bytes, so sharing it cannot leak a write. */
 const emptyKey: Buffer = Buffer.alloc(0);
@@ -423,9 +424,13 @@ function readIncrementStreamResponse(end: number, depth: number): LeanIncrementS
 /** counter.v1.Consistency's names by number (proto-loader `enums: String`); a number it does not name stays a number. */
 const consistencyNames: readonly string[] = ['EXACT', 'CACHED'];
 
+/** counter.v1.Scope's names by number. */
+const scopeNames: readonly string[] = ['SCOPE_REGION', 'SCOPE_GLOBAL'];
+
 function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
   const counters: string[] = [];
   let consistency: string | number = consistencyNames[0]!;
+  let scope: string | number = scopeNames[0]!;
   while (pos < end) {
     const tag = readUint32();
     switch (tag >>> 3) {
@@ -438,11 +443,47 @@ function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
         consistency = consistencyNames[value] ?? value;
         break;
       }
+      case 3: {
+        const value = readUint32() | 0;
+        scope = scopeNames[value] ?? value;
+        break;
+      }
       default:
         skipType(tag & 7, depth);
     }
   }
-  return { counters, consistency };
+  return { counters, consistency, scope };
+}
+
+function readRegionPart(end: number, depth: number): RegionPartValue {
+  let region = '';
+  let total: number | bigint = 0;
+  let asOfUnixMs: number | bigint = 0;
+  let stalenessMs: number | bigint = 0;
+  let home = false;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        region = readString();
+        break;
+      case 2:
+        total = readInt64();
+        break;
+      case 3:
+        asOfUnixMs = readInt64();
+        break;
+      case 4:
+        stalenessMs = readInt64();
+        break;
+      case 5:
+        home = readUint32() !== 0;
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { region, total: BigInt(total), asOfUnixMs, stalenessMs, home };
 }
 
 function readReadResponse(end: number, depth: number): LeanReadResponse {
@@ -452,6 +493,7 @@ function readReadResponse(end: number, depth: number): LeanReadResponse {
   let asOfUnixMs: number | bigint = 0;
   let stalenessMs: number | bigint = 0;
   let shards = 0;
+  let regions: RegionPartValue[] | undefined;
   while (pos < end) {
     const tag = readUint32();
     switch (tag >>> 3) {
@@ -460,6 +502,9 @@ function readReadResponse(end: number, depth: number): LeanReadResponse {
         break;
       case 2:
         total = readInt64();
+        break;
+      case 7:
+        (regions ??= []).push(readEmbedded(readUint32(), depth + 1, readRegionPart));
         break;
       case 3:
         exact = readUint32() !== 0;
@@ -477,18 +522,21 @@ function readReadResponse(end: number, depth: number): LeanReadResponse {
         skipType(tag & 7, depth);
     }
   }
-  return { counter, total, exact, asOfUnixMs, stalenessMs, shards };
+  return regions === undefined
+    ? { counter, total, exact, asOfUnixMs, stalenessMs, shards }
+    : { counter, total, exact, asOfUnixMs, stalenessMs, shards, regions };
 }
 
 function readReadManyResponse(end: number, depth: number): LeanReadManyResponse {
   return { values: readRepeatedFirstField(end, depth, readReadResponse) };
 }
 
-// ReadStream: a ReadMany's fields (1, 2) with a sequence number (15) and, in a response, an error (14).
+// ReadStream: a ReadMany's fields (1, 2, 3) with a sequence number (15) and, in a response, an error (14).
 
 function readReadStreamRequest(end: number, depth: number): LeanReadStreamRequest {
   const counters: string[] = [];
   let consistency: string | number = consistencyNames[0]!;
+  let scope: string | number = scopeNames[0]!;
   let sequence: number | bigint = 0;
   while (pos < end) {
     const tag = readUint32();
@@ -501,6 +549,11 @@ function readReadStreamRequest(end: number, depth: number): LeanReadStreamReques
         consistency = consistencyNames[value] ?? value;
         break;
       }
+      case 3: {
+        const value = readUint32() | 0;
+        scope = scopeNames[value] ?? value;
+        break;
+      }
       case 15:
         sequence = readUint64();
         break;
@@ -508,7 +561,7 @@ function readReadStreamRequest(end: number, depth: number): LeanReadStreamReques
         skipType(tag & 7, depth);
     }
   }
-  return { counters, consistency, sequence };
+  return { counters, consistency, scope, sequence };
 }
 
 function readReadStreamResponse(end: number, depth: number): LeanReadStreamResponse {

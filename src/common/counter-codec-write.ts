@@ -408,6 +408,7 @@ function readResponseSize(value: ReadResponseInput, index: number): number {
   sizeBytes += int64FieldSize(value.stalenessMs, index * 3 + 2);
   const shards = (value.shards ?? 0) >>> 0;
   if (shards !== 0) sizeBytes += 1 + varint32Size(shards);
+  for (const part of value.regionParts ?? []) sizeBytes += 1 + varint32Size(part.length) + part.length;
   return sizeBytes;
 }
 
@@ -437,6 +438,12 @@ function writeReadResponse(value: ReadResponseInput, index: number): void {
   if (shards !== 0) {
     out[outPos++] = 0x30; // field 6, varint
     writeVarint32(shards);
+  }
+  for (const part of value.regionParts ?? []) {
+    out[outPos++] = 0x3a; // field 7, length-delimited
+    writeVarint32(part.length);
+    out.set(part, outPos);
+    outPos += part.length;
   }
 }
 
@@ -532,6 +539,8 @@ function encodeNames(request: ReadManyRequestInput, sequence: Uint64Value | null
   const consistency = consistencyNumberOf(request.consistency);
   // An int32 below 0 goes on the wire as a ten-byte varint (sign-extended to 64 bits).
   if (consistency !== 0) sizeBytes += 1 + (consistency < 0 ? 10 : varint32Size(consistency));
+  const scope = request.scope === 'SCOPE_GLOBAL' ? 1 : typeof request.scope === 'number' ? request.scope | 0 : 0;
+  if (scope !== 0) sizeBytes += 1 + (scope < 0 ? 10 : varint32Size(scope));
   const sequenceBytes = sequenceFieldSize(sequence);
   sizeBytes += sequenceBytes;
   out = Buffer.allocUnsafe(sizeBytes);
@@ -547,8 +556,13 @@ function encodeNames(request: ReadManyRequestInput, sequence: Uint64Value | null
     if (consistency < 0) writeVarint64(consistency >>> 0, 0xffffffff);
     else writeVarint32(consistency);
   }
+  if (scope !== 0) {
+    out[outPos++] = 0x18; // field 3, varint
+    if (scope < 0) writeVarint64(scope >>> 0, 0xffffffff);
+    else writeVarint32(scope);
+  }
   if (sequenceBytes > 0) {
-    // Its halves again: a negative consistency's varint reused them.
+    // Its halves again: a negative consistency's or scope's varint reused them.
     sequenceFieldSize(sequence);
     out[outPos++] = readStreamSequenceTag;
     writeVarint64(varintLow, varintHigh);

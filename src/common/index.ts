@@ -32,3 +32,6 @@ export * from './peer-role.ts';
 export * from './clock.ts';
 export * from './shard-protocol.ts';
 export * from './shard-frames.ts';
+export * from './region-config.ts';
+export * from './region-component.ts';
+export * from './region-part-codec.ts';

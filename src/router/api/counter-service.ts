@@ -22,11 +22,13 @@ import {
   countDistinctCountersMax,
   parseInt64,
   parseMemberId,
+  encodeRegionPart,
 } from '../../common/index.ts';
 import { type DistinctPath, type MembershipPath, type IncrementPath, type ValidIncrement } from '../write/index.ts';
 import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.ts';
 import { type CounterLifecycle } from '../counters/index.ts';
 import { type HeatTracker } from '../sizing/index.ts';
+import type { GlobalRead, GlobalReader, RegionPartRead } from '../region/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
 import { createIncrementStreamHandler } from './increment-stream.ts';
@@ -43,6 +45,10 @@ export interface CounterServiceDeps {
   lifecycle: CounterLifecycle;
   heat: HeatTracker;
   metrics: RouterMetrics;
+  /** SCOPE_GLOBAL reads (docs/regions.md). */
+  globalReads: Pick<GlobalReader, 'read'>;
+  /** Told the counters a write or clear went to once its outcome is known (the region publisher reads them next). */
+  onWritten?: (counter: string) => void;
 }
 
 function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
@@ -53,6 +59,17 @@ function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
     asOfUnixMs: String(read.asOfMs),
     stalenessMs: String(read.stalenessMs),
     shards: read.shardCount,
+    regions: (read as Partial<GlobalRead>).regions?.map(toRegionPart) ?? [],
+  };
+}
+
+function toRegionPart(part: RegionPartRead): counterV1.RegionPart__Output {
+  return {
+    region: part.region,
+    total: part.total.toString(),
+    asOfUnixMs: String(part.asOfUnixMs),
+    stalenessMs: String(part.stalenessMs),
+    home: part.home,
   };
 }
 
@@ -65,6 +82,9 @@ function toLeanReadResponse(read: TotalRead): ReadResponseInput {
     asOfUnixMs: read.asOfMs,
     stalenessMs: read.stalenessMs,
     shards: read.shardCount,
+    ...((read as Partial<GlobalRead>).regions === undefined
+      ? {}
+      : { regionParts: (read as GlobalRead).regions.map((part) => encodeRegionPart(part)) }),
   };
 }
 
@@ -96,6 +116,18 @@ export function createCounterService(deps: CounterServiceDeps) {
     increment_stream: metrics.incrementLatency.labels({ rpc: 'increment_stream' }),
   };
 
+  // Once per run of one counter's items: a batch names few counters, many times each.
+  const markWritten = (items: readonly ValidIncrement[]): void => {
+    const onWritten = deps.onWritten;
+    if (onWritten === undefined) return;
+    let last = '';
+    for (const item of items) {
+      if (item.counter === last) continue;
+      last = item.counter;
+      onWritten(last);
+    }
+  };
+
   const applyCounted = async (
     items: ValidIncrement[],
     rpc: keyof typeof latencyByRpc,
@@ -104,7 +136,7 @@ export function createCounterService(deps: CounterServiceDeps) {
   ): Promise<IncrementOutcome[]> => {
     const timer = latencyByRpc[rpc].startTimer();
     try {
-      const outcomes = await increments.apply(items, call);
+      const outcomes = await increments.apply(items, call).finally(() => markWritten(items));
       if (totalWanted !== undefined) return withTotals(items, outcomes, totalWanted);
       // One metric update per call and one heat update per (counter, shard), not per item.
       let applied = 0;
@@ -184,8 +216,15 @@ export function createCounterService(deps: CounterServiceDeps) {
   };
 
   // A distinct counter among names is refused by the read path, where each name is resolved once.
-  const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> => {
+  const readTotals = (names: string[], consistency: string, scope: string = 'SCOPE_REGION'): Promise<TotalRead[]> => {
+    if (scope === 'SCOPE_GLOBAL')
+      return timedRead(`global_${consistency}`, () => deps.globalReads.read(names, consistency as 'EXACT' | 'CACHED'));
     return timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
+  };
+
+  const validateScope = (scope: string | number | undefined): string => {
+    if (scope === undefined || scope === 'SCOPE_REGION' || scope === 'SCOPE_GLOBAL') return scope ?? 'SCOPE_REGION';
+    throw new TallyError(ErrorCode.invalidArgument, `scope must be SCOPE_REGION or SCOPE_GLOBAL, got ${scope}`);
   };
 
   // A number: a value the enum does not name (proto-loader's and the lean decoder's way of passing it on).
@@ -222,7 +261,7 @@ export function createCounterService(deps: CounterServiceDeps) {
   // ReadMany's whole body, shared with each page of a ReadStream.
   const readPage = async (request: LeanReadManyRequest): Promise<ReadManyResponseInput> => {
     const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
-    const values = await readTotals(names, validateConsistency(request.consistency));
+    const values = await readTotals(names, validateConsistency(request.consistency), validateScope(request.scope));
     return { values: values.map(toLeanReadResponse) };
   };
 
@@ -243,7 +282,7 @@ export function createCounterService(deps: CounterServiceDeps) {
 
     Read: handler<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
-      const [read] = await readTotals([name], validateConsistency(request.consistency));
+      const [read] = await readTotals([name], validateConsistency(request.consistency), validateScope(request.scope));
       return toReadResponse(read!);
     }, changesNothing),
 
@@ -308,7 +347,7 @@ export function createCounterService(deps: CounterServiceDeps) {
     Clear: handler<counterV1.ClearRequest__Output, counterV1.ClearResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
       const key = validateIdempotencyKey(request.idempotencyKey);
-      const result = await deps.lifecycle.clear(name, key);
+      const result = await deps.lifecycle.clear(name, key).finally(() => deps.onWritten?.(name));
       return {
         counter: name,
         generation: String(result.generation),

@@ -19,9 +19,10 @@ import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-s
 
 const reference = counterServiceDefinition.ReadStream!;
 
-const plainRequest = (request: { counters: string[]; consistency: unknown; sequence: unknown }) => ({
+const plainRequest = (request: { counters: string[]; consistency: unknown; scope?: unknown; sequence: unknown }) => ({
   counters: request.counters,
   consistency: request.consistency,
+  scope: request.scope,
   sequence: String(request.sequence),
 });
 interface AnyValue {
@@ -76,20 +77,21 @@ const pageError = fc
 const wireSequence = (seq: bigint): number | bigint => (seq <= 2n ** 53n - 1n ? Number(seq) : seq);
 
 describe('ReadStream codec', () => {
-  it('read stream codec: a page (0..60 names, either consistency, any uint64 sequence) reads the same in protobufjs and in the lean codec, both ways', () => {
+  it('read stream codec: a page (0..60 names, either consistency and scope, any uint64 sequence) reads the same in protobufjs and in the lean codec, both ways', () => {
     fc.assert(
       fc.property(
         fc.array(fc.string({ maxLength: 30 }), { maxLength: 60 }),
         fc.constantFrom('EXACT', 'CACHED'),
+        fc.constantFrom('SCOPE_REGION', 'SCOPE_GLOBAL'),
         sequence,
-        (counters, consistency, seq) => {
-          const expected = { counters, consistency, sequence: seq.toString() };
-          const leanBytes = encodeReadStreamRequest({ counters, consistency, sequence: wireSequence(seq) });
+        (counters, consistency, scope, seq) => {
+          const expected = { counters, consistency, scope, sequence: seq.toString() };
+          const leanBytes = encodeReadStreamRequest({ counters, consistency, scope, sequence: wireSequence(seq) });
           expect(plainRequest(reference.requestDeserialize(leanBytes) as never)).toEqual(expected);
           const lean = decodeReadStreamRequest(leanBytes);
           expect(plainRequest(lean)).toEqual(expected);
           expect(typeof lean.sequence).toBe(seq <= 2n ** 53n - 1n ? 'number' : 'bigint');
-          const referenceBytes = reference.requestSerialize({ counters, consistency, sequence: seq.toString() });
+          const referenceBytes = reference.requestSerialize({ counters, consistency, scope, sequence: seq.toString() });
           expect(plainRequest(decodeReadStreamRequest(referenceBytes))).toEqual(expected);
         },
       ),
@@ -99,11 +101,18 @@ describe('ReadStream codec', () => {
 
   it('read stream codec: a ReadManyRequest is a page with sequence 0; a consistency the enum does not name stays a number', () => {
     const bytes = encodeReadManyRequest({ counters: ['a', 'b'], consistency: 'CACHED' });
-    expect(plainRequest(decodeReadStreamRequest(bytes))).toEqual({ counters: ['a', 'b'], consistency: 'CACHED', sequence: '0' });
+    expect(plainRequest(decodeReadStreamRequest(bytes))).toEqual({
+      counters: ['a', 'b'],
+      consistency: 'CACHED',
+      scope: 'SCOPE_REGION',
+      sequence: '0',
+    });
+    const global = encodeReadManyRequest({ counters: ['a'], consistency: 'EXACT', scope: 'SCOPE_GLOBAL' });
+    expect(decodeReadStreamRequest(global).scope).toBe('SCOPE_GLOBAL');
     const unknown = decodeReadStreamRequest(encodeReadStreamRequest({ counters: ['a'], consistency: 7, sequence: 3 }));
-    expect(unknown).toEqual({ counters: ['a'], consistency: 7, sequence: 3 });
+    expect(unknown).toEqual({ counters: ['a'], consistency: 7, scope: 'SCOPE_REGION', sequence: 3 });
     const negative = decodeReadStreamRequest(encodeReadStreamRequest({ counters: ['a'], consistency: -1, sequence: 2n ** 64n - 1n }));
-    expect(negative).toEqual({ counters: ['a'], consistency: -1, sequence: 2n ** 64n - 1n });
+    expect(negative).toEqual({ counters: ['a'], consistency: -1, scope: 'SCOPE_REGION', sequence: 2n ** 64n - 1n });
   });
 
   it('read stream codec: an answer (values or an error with its details) reads the same in protobufjs and in the lean codec, both ways', () => {

@@ -1,6 +1,7 @@
 // Original file: proto/counter.proto
 
 import type { Consistency as _counter_v1_Consistency, Consistency__Output as _counter_v1_Consistency__Output } from '../../counter/v1/Consistency.ts';
+import type { Scope as _counter_v1_Scope, Scope__Output as _counter_v1_Scope__Output } from '../../counter/v1/Scope.ts';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -13,6 +14,10 @@ export interface ReadStreamRequest {
    */
   'counters'?: (string)[];
   'consistency'?: (_counter_v1_Consistency);
+  /**
+   * As ReadManyRequest.scope.
+   */
+  'scope'?: (_counter_v1_Scope);
   /**
    * Chosen by the client and echoed in the answer; distinct among the
    * stream's pages in flight (a counter from 1 is the simplest choice).
@@ -30,6 +35,10 @@ export interface ReadStreamRequest__Output {
    */
   'counters': (string)[];
   'consistency': (_counter_v1_Consistency__Output);
+  /**
+   * As ReadManyRequest.scope.
+   */
+  'scope': (_counter_v1_Scope__Output);
   /**
    * Chosen by the client and echoed in the answer; distinct among the
    * stream's pages in flight (a counter from 1 is the simplest choice).
