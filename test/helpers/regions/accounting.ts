@@ -37,7 +37,8 @@ export function acknowledgedBefore(history: History, counter: string, beforeMs: 
   const seenKeys = new Set<string>();
   let sum = 0n;
   for (const operation of history.operations) {
-    if (operation.kind !== 'increment' || operation.counter !== counter || operation.outcome !== 'ok' || operation.endMs >= beforeMs) continue;
+    if (operation.kind !== 'increment' || operation.counter !== counter || operation.outcome !== 'ok' || operation.endMs >= beforeMs)
+      continue;
     if (operation.key !== undefined) {
       if (seenKeys.has(operation.key)) continue;
       seenKeys.add(operation.key);
@@ -48,7 +49,11 @@ export function acknowledgedBefore(history: History, counter: string, beforeMs: 
 }
 
 /** The share of increments started in [fromMs, toMs) that were acknowledged (1 when none started). */
-export function acknowledgedShare(history: History, fromMs: number, toMs: number): { share: number; started: number; acknowledged: number } {
+export function acknowledgedShare(
+  history: History,
+  fromMs: number,
+  toMs: number,
+): { share: number; started: number; acknowledged: number } {
   const started = history.startedWithin(fromMs, toMs).filter((operation) => operation.kind === 'increment');
   const acknowledged = started.filter((operation) => operation.outcome === 'ok').length;
   return { share: started.length === 0 ? 1 : acknowledged / started.length, started: started.length, acknowledged };

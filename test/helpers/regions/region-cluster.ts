@@ -145,7 +145,8 @@ export class RegionCluster {
   static async start(options: RegionsOptions): Promise<RegionCluster> {
     requireNemesisTools();
     for (const name of options.regions) {
-      if (!/^[a-z][a-z0-9]{0,7}$/.test(name)) throw new Error(`region name ${JSON.stringify(name)}: a lower-case word of at most 8 characters`);
+      if (!/^[a-z][a-z0-9]{0,7}$/.test(name))
+        throw new Error(`region name ${JSON.stringify(name)}: a lower-case word of at most 8 characters`);
     }
     const pairCount = options.pairCount ?? 1;
     const hostNames = options.regions.flatMap((region) => [
