@@ -22,9 +22,10 @@ generate() {
     --keepCase=false --longs=String --enums=String --defaults --oneofs \
     --grpcLib=@grpc/grpc-js --includeComments \
     --targetFileExtension=.ts --importFileExtension=.ts \
-    -I proto -O "$out" counter.proto shard.proto
+    -I proto -O "$out" counter.proto shard.proto region.proto
   barrel "$out" counter/v1 counter-v1.ts counter.v1 proto/counter.proto
   barrel "$out" tally/shard/v1 tally-shard-v1.ts tally.shard.v1 proto/shard.proto
+  barrel "$out" tally/region/v1 tally-region-v1.ts tally.region.v1 proto/region.proto
   # @bufbuild/protobuf descriptors and types of the public contract, for the
   # router's Connect port (src/router/http): protoc-gen-es through buf.
   node_modules/.bin/buf generate \

@@ -3,7 +3,7 @@
 // holds its directory. Pure: nothing here starts a process.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, ConfigReader, launcherRoutersMax, parseFlags } from '../common/index.ts';
+import { ConfigError, ConfigReader, checkRegionName, launcherRoutersMax, parseFlags, parsePeerRegions } from '../common/index.ts';
 import { routerMetricsPortOf, routerPortOf } from './local-cluster.ts';
 
 /** Where the routers keep the directory: the embedded SQLite file (one router) or a local etcd (one or more). */
@@ -25,6 +25,10 @@ export interface LauncherConfig {
   httpPort: number;
   nodeBasePort: number;
   verbose: boolean;
+  /** This cluster's region, passed to every child (docs/regions.md); '' when it runs alone. */
+  region: string;
+  /** --peer-regions as given, passed to the routers. */
+  peerRegions: string;
 }
 
 export function parseLauncherConfig(argv: readonly string[], env: NodeJS.ProcessEnv): LauncherConfig {
@@ -46,8 +50,12 @@ export function parseLauncherConfig(argv: readonly string[], env: NodeJS.Process
     httpPort: reader.int('http-port', 8080, { min: 0, max: 65535 }),
     nodeBasePort: reader.int('node-base-port', 50061, { min: 0, max: 65000 }),
     verbose: reader.bool('verbose', false),
+    region: checkRegionName(reader.string('region', '')),
+    peerRegions: reader.string('peer-regions', ''),
   };
   reader.rejectUnknownFlags();
+  // Checked here so a bad list is one line before any child starts.
+  parsePeerRegions(config.peerRegions, config.region);
   if (config.store === 'embedded' && config.routerCount > 1)
     throw new ConfigError(`--routers ${config.routerCount} needs --store etcd: routers cannot share an embedded directory`);
   portLayout(config);

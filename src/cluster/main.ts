@@ -24,6 +24,11 @@ runMain(async () => {
     routerMetricsPort: config.metricsPort,
     nodeMetricsPorts: ports.nodeMetricsPorts,
     routerArgsOf: (routerIndex) => ['--http-port', String(ports.routerHttpPorts[routerIndex] ?? 0)],
+    routerArgs: [
+      ...(config.region === '' ? [] : ['--region', config.region]),
+      ...(config.peerRegions === '' ? [] : ['--peer-regions', config.peerRegions]),
+    ],
+    nodeArgs: config.region === '' ? [] : ['--region', config.region],
     onLine: (name, line) => {
       // Lifecycle lines always; everything else with --verbose. etcd warns at
       // every start that its auth tokens are unsigned: it has no auth (it listens on loopback only).

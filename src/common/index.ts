@@ -32,3 +32,4 @@ export * from './peer-role.ts';
 export * from './clock.ts';
 export * from './shard-protocol.ts';
 export * from './shard-frames.ts';
+export * from './region-config.ts';

@@ -387,3 +387,21 @@ export const supervisorKeepalivesPerTtl = 6;
 
 /** How long a router relays one pair's snapshot to a backup: inside a node's callDeadlineMaxMs. */
 export const backupPairStreamTimeoutMs = 55_000;
+
+// Regions (docs/regions.md)
+
+/** Bytes of a region name (--region): a metric label value and a log record field. */
+export const regionNameBytesMax = 32;
+/** Peer regions one cluster exchanges components with: every publisher keeps a stream to each. */
+export const peerRegionsMax = 16;
+/** Router addresses --peer-regions may give one peer region. */
+export const peerRegionAddressesMax = 8;
+/** Components in one batch between regions: a batch is one message and one durable write per shard group. */
+export const regionBatchComponentsMax = 512;
+/** Default interval between a publisher's rounds of reading changed counters. */
+export const regionPublishIntervalMsDefault = 500;
+/** Wait before a dead link to a peer region is tried again (doubled up to regionReconnectMaxMs). */
+export const regionReconnectMinMs = 200;
+export const regionReconnectMaxMs = 5_000;
+/** Global totals a router remembers to keep a peer's part from going backwards; the least recently read is forgotten. */
+export const regionFloorCountersMax = 100_000;

@@ -43,6 +43,7 @@ import type { PairReconcile as _counter_v1_PairReconcile, PairReconcile__Output 
 import type { PairResponse as _counter_v1_PairResponse, PairResponse__Output as _counter_v1_PairResponse__Output } from './counter/v1/PairResponse.ts';
 import type { PairStatus as _counter_v1_PairStatus, PairStatus__Output as _counter_v1_PairStatus__Output } from './counter/v1/PairStatus.ts';
 import type { PartitionCheck as _counter_v1_PartitionCheck, PartitionCheck__Output as _counter_v1_PartitionCheck__Output } from './counter/v1/PartitionCheck.ts';
+import type { PeerRegionStatus as _counter_v1_PeerRegionStatus, PeerRegionStatus__Output as _counter_v1_PeerRegionStatus__Output } from './counter/v1/PeerRegionStatus.ts';
 import type { ReadManyRequest as _counter_v1_ReadManyRequest, ReadManyRequest__Output as _counter_v1_ReadManyRequest__Output } from './counter/v1/ReadManyRequest.ts';
 import type { ReadManyResponse as _counter_v1_ReadManyResponse, ReadManyResponse__Output as _counter_v1_ReadManyResponse__Output } from './counter/v1/ReadManyResponse.ts';
 import type { ReadRequest as _counter_v1_ReadRequest, ReadRequest__Output as _counter_v1_ReadRequest__Output } from './counter/v1/ReadRequest.ts';
@@ -53,6 +54,7 @@ import type { RebuildRequest as _counter_v1_RebuildRequest, RebuildRequest__Outp
 import type { RebuildResponse as _counter_v1_RebuildResponse, RebuildResponse__Output as _counter_v1_RebuildResponse__Output } from './counter/v1/RebuildResponse.ts';
 import type { ReconcileRequest as _counter_v1_ReconcileRequest, ReconcileRequest__Output as _counter_v1_ReconcileRequest__Output } from './counter/v1/ReconcileRequest.ts';
 import type { ReconcileResponse as _counter_v1_ReconcileResponse, ReconcileResponse__Output as _counter_v1_ReconcileResponse__Output } from './counter/v1/ReconcileResponse.ts';
+import type { RegionPart as _counter_v1_RegionPart, RegionPart__Output as _counter_v1_RegionPart__Output } from './counter/v1/RegionPart.ts';
 import type { ReplaceNodeRequest as _counter_v1_ReplaceNodeRequest, ReplaceNodeRequest__Output as _counter_v1_ReplaceNodeRequest__Output } from './counter/v1/ReplaceNodeRequest.ts';
 import type { ReplaceNodeResponse as _counter_v1_ReplaceNodeResponse, ReplaceNodeResponse__Output as _counter_v1_ReplaceNodeResponse__Output } from './counter/v1/ReplaceNodeResponse.ts';
 import type { SetMemberRequest as _counter_v1_SetMemberRequest, SetMemberRequest__Output as _counter_v1_SetMemberRequest__Output } from './counter/v1/SetMemberRequest.ts';
@@ -115,6 +117,7 @@ export interface ProtoGrpcType {
       PairResponse: MessageTypeDefinition<_counter_v1_PairResponse, _counter_v1_PairResponse__Output>
       PairStatus: MessageTypeDefinition<_counter_v1_PairStatus, _counter_v1_PairStatus__Output>
       PartitionCheck: MessageTypeDefinition<_counter_v1_PartitionCheck, _counter_v1_PartitionCheck__Output>
+      PeerRegionStatus: MessageTypeDefinition<_counter_v1_PeerRegionStatus, _counter_v1_PeerRegionStatus__Output>
       ReadManyRequest: MessageTypeDefinition<_counter_v1_ReadManyRequest, _counter_v1_ReadManyRequest__Output>
       ReadManyResponse: MessageTypeDefinition<_counter_v1_ReadManyResponse, _counter_v1_ReadManyResponse__Output>
       ReadRequest: MessageTypeDefinition<_counter_v1_ReadRequest, _counter_v1_ReadRequest__Output>
@@ -125,8 +128,10 @@ export interface ProtoGrpcType {
       RebuildResponse: MessageTypeDefinition<_counter_v1_RebuildResponse, _counter_v1_RebuildResponse__Output>
       ReconcileRequest: MessageTypeDefinition<_counter_v1_ReconcileRequest, _counter_v1_ReconcileRequest__Output>
       ReconcileResponse: MessageTypeDefinition<_counter_v1_ReconcileResponse, _counter_v1_ReconcileResponse__Output>
+      RegionPart: MessageTypeDefinition<_counter_v1_RegionPart, _counter_v1_RegionPart__Output>
       ReplaceNodeRequest: MessageTypeDefinition<_counter_v1_ReplaceNodeRequest, _counter_v1_ReplaceNodeRequest__Output>
       ReplaceNodeResponse: MessageTypeDefinition<_counter_v1_ReplaceNodeResponse, _counter_v1_ReplaceNodeResponse__Output>
+      Scope: EnumTypeDefinition
       SetMemberRequest: MessageTypeDefinition<_counter_v1_SetMemberRequest, _counter_v1_SetMemberRequest__Output>
       SetMemberResponse: MessageTypeDefinition<_counter_v1_SetMemberResponse, _counter_v1_SetMemberResponse__Output>
       SetShardsRequest: MessageTypeDefinition<_counter_v1_SetShardsRequest, _counter_v1_SetShardsRequest__Output>

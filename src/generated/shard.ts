@@ -18,6 +18,7 @@ import type { LogEntryMsg as _tally_shard_v1_LogEntryMsg, LogEntryMsg__Output as
 import type { MemberCountsResponse as _tally_shard_v1_MemberCountsResponse, MemberCountsResponse__Output as _tally_shard_v1_MemberCountsResponse__Output } from './tally/shard/v1/MemberCountsResponse.ts';
 import type { PackedIncrements as _tally_shard_v1_PackedIncrements, PackedIncrements__Output as _tally_shard_v1_PackedIncrements__Output } from './tally/shard/v1/PackedIncrements.ts';
 import type { ProtocolVersion as _tally_shard_v1_ProtocolVersion, ProtocolVersion__Output as _tally_shard_v1_ProtocolVersion__Output } from './tally/shard/v1/ProtocolVersion.ts';
+import type { ReadComponentsResponse as _tally_shard_v1_ReadComponentsResponse, ReadComponentsResponse__Output as _tally_shard_v1_ReadComponentsResponse__Output } from './tally/shard/v1/ReadComponentsResponse.ts';
 import type { ReadShardsAnswer as _tally_shard_v1_ReadShardsAnswer, ReadShardsAnswer__Output as _tally_shard_v1_ReadShardsAnswer__Output } from './tally/shard/v1/ReadShardsAnswer.ts';
 import type { ReadShardsFrame as _tally_shard_v1_ReadShardsFrame, ReadShardsFrame__Output as _tally_shard_v1_ReadShardsFrame__Output } from './tally/shard/v1/ReadShardsFrame.ts';
 import type { ReadShardsRequest as _tally_shard_v1_ReadShardsRequest, ReadShardsRequest__Output as _tally_shard_v1_ReadShardsRequest__Output } from './tally/shard/v1/ReadShardsRequest.ts';
@@ -65,6 +66,7 @@ export interface ProtoGrpcType {
         MemberCountsResponse: MessageTypeDefinition<_tally_shard_v1_MemberCountsResponse, _tally_shard_v1_MemberCountsResponse__Output>
         PackedIncrements: MessageTypeDefinition<_tally_shard_v1_PackedIncrements, _tally_shard_v1_PackedIncrements__Output>
         ProtocolVersion: MessageTypeDefinition<_tally_shard_v1_ProtocolVersion, _tally_shard_v1_ProtocolVersion__Output>
+        ReadComponentsResponse: MessageTypeDefinition<_tally_shard_v1_ReadComponentsResponse, _tally_shard_v1_ReadComponentsResponse__Output>
         ReadShardsAnswer: MessageTypeDefinition<_tally_shard_v1_ReadShardsAnswer, _tally_shard_v1_ReadShardsAnswer__Output>
         ReadShardsFrame: MessageTypeDefinition<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsFrame__Output>
         ReadShardsRequest: MessageTypeDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_ReadShardsRequest__Output>

@@ -20,6 +20,7 @@ export type * from './tally/shard/v1/LogEntryMsg.ts';
 export type * from './tally/shard/v1/MemberCountsResponse.ts';
 export type * from './tally/shard/v1/PackedIncrements.ts';
 export type * from './tally/shard/v1/ProtocolVersion.ts';
+export type * from './tally/shard/v1/ReadComponentsResponse.ts';
 export type * from './tally/shard/v1/ReadShardsAnswer.ts';
 export type * from './tally/shard/v1/ReadShardsFrame.ts';
 export type * from './tally/shard/v1/ReadShardsRequest.ts';

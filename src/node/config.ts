@@ -11,6 +11,7 @@ import {
   dedupKeysInMemoryMax,
   callDeadlineMaxMs,
   checkZone,
+  checkRegionName,
   type LogLevel,
   type MetricsPort,
   type TlsFiles,
@@ -55,6 +56,8 @@ export interface NodeConfig {
   callDeadlineMaxMs: number;
   /** The failure domain (zone, rack) this node runs in, reported to the routers; '' when not given. */
   zone: string;
+  /** The region (docs/regions.md) this node's cluster serves, shown in its logs; '' when it runs alone. */
+  region: string;
   /**
    * host:port its partner dials to replicate to it, when that is not the
    * address routers dial (a separate replication network, NAT); '' = the same.
@@ -81,6 +84,7 @@ export const nodeDefaults = {
   insecure: false,
   callDeadlineMaxMs,
   zone: '',
+  region: '',
   advertiseReplicationAddress: '',
 };
 
@@ -110,6 +114,7 @@ export function parseNodeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     insecure: reader.bool('insecure', nodeDefaults.insecure),
     callDeadlineMaxMs: reader.int('call-deadline-max-ms', nodeDefaults.callDeadlineMaxMs, { min: 100, max: 3_600_000 }),
     zone: checkZone(reader.string('zone', nodeDefaults.zone)),
+    region: checkRegionName(reader.string('region', nodeDefaults.region)),
     advertiseReplicationAddress: reader.string('advertise-replication-address', nodeDefaults.advertiseReplicationAddress),
   };
   if (config.advertiseReplicationAddress !== '') {

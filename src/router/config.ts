@@ -25,6 +25,10 @@ import {
   routerIdBytesMax,
   etcdPrefixBytesMax,
   etcdEndpointsMax,
+  checkRegionName,
+  parsePeerRegions,
+  regionPublishIntervalMsDefault,
+  type PeerRegion,
   type LogLevel,
   type MetricsPort,
   type TlsFiles,
@@ -129,6 +133,12 @@ export interface RouterConfig {
   routerId: string;
   /** TTL of this router's etcd leases (presence and supervisor): a dead router is noticed, and replaced as supervisor, within it. */
   routerLeaseTtlMs: number;
+  /** This cluster's region (docs/regions.md); '' when it runs alone. */
+  region: string;
+  /** The other regions' routers this one publishes components to. */
+  peerRegions: PeerRegion[];
+  /** Interval between the region publisher's rounds of exact reads of changed counters. */
+  regionPublishIntervalMs: number;
 }
 
 export const routerDefaults = {
@@ -178,6 +188,9 @@ export const routerDefaults = {
   etcdTls: undefined as RouterConfig['etcdTls'],
   etcdPrefix: '/tally/',
   routerLeaseTtlMs: 5_000,
+  region: '',
+  peerRegions: '',
+  regionPublishIntervalMs: regionPublishIntervalMsDefault,
   // routerId has no fixed default: it is <host name>:<listen port> (defaultRouterId).
 };
 
@@ -345,6 +358,7 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
   parseAddress(listenAddress, '--listen');
   const logLevel = reader.string('log-level', routerDefaults.logLevel);
   if (!isLogLevel(logLevel)) throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
+  const region = checkRegionName(reader.string('region', routerDefaults.region));
   const config: RouterConfig = {
     listenAddress,
     pairs: pairsUnlessHelp(reader),
@@ -396,6 +410,9 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
       min: routerLeaseTtlMsMin,
       max: routerLeaseTtlMsMax,
     }),
+    region,
+    peerRegions: parsePeerRegions(reader.string('peer-regions', routerDefaults.peerRegions), region),
+    regionPublishIntervalMs: reader.int('region-publish-interval-ms', routerDefaults.regionPublishIntervalMs, { min: 10, max: 60_000 }),
   };
   reader.rejectUnknownFlags();
   const listenHost = parseAddress(listenAddress, '--listen').host;

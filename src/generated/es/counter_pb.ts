@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file counter.proto.
  */
 export const file_counter: GenFile = /*@__PURE__*/
-  fileDesc("Cg1jb3VudGVyLnByb3RvEgpjb3VudGVyLnYxImIKEEluY3JlbWVudFJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIOCgZhbW91bnQYAiABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgMEhQKDHJldHVybl90b3RhbBgEIAEoCCJWChFJbmNyZW1lbnRSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIEg0KBXNoYXJkGAIgASgNEg8KBXRvdGFsGAMgASgDSABCEAoOcmV0dXJuZWRfdG90YWwiRAoVSW5jcmVtZW50QmF0Y2hSZXF1ZXN0EisKBWl0ZW1zGAEgAygLMhwuY291bnRlci52MS5JbmNyZW1lbnRSZXF1ZXN0IkgKFkluY3JlbWVudEJhdGNoUmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmNvdW50ZXIudjEuSW5jcmVtZW50UmVzcG9uc2UiVwoWSW5jcmVtZW50U3RyZWFtUmVxdWVzdBIrCgVpdGVtcxgBIAMoCzIcLmNvdW50ZXIudjEuSW5jcmVtZW50UmVxdWVzdBIQCghzZXF1ZW5jZRgCIAEoBCKMAQoXSW5jcmVtZW50U3RyZWFtUmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmNvdW50ZXIudjEuSW5jcmVtZW50UmVzcG9uc2USEAoIc2VxdWVuY2UYAiABKAQSLwoFZXJyb3IYAyABKAsyIC5jb3VudGVyLnYxLkluY3JlbWVudFN0cmVhbUVycm9yIl0KFEluY3JlbWVudFN0cmVhbUVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSFgoOc3RhdHVzX2RldGFpbHMYBCABKAwiTAoLUmVhZFJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIsCgtjb25zaXN0ZW5jeRgCIAEoDjIXLmNvdW50ZXIudjEuQ29uc2lzdGVuY3kiegoMUmVhZFJlc3BvbnNlEg8KB2NvdW50ZXIYASABKAkSDQoFdG90YWwYAiABKAMSDQoFZXhhY3QYAyABKAgSFQoNYXNfb2ZfdW5peF9tcxgEIAEoAxIUCgxzdGFsZW5lc3NfbXMYBSABKAMSDgoGc2hhcmRzGAYgASgNIlEKD1JlYWRNYW55UmVxdWVzdBIQCghjb3VudGVycxgBIAMoCRIsCgtjb25zaXN0ZW5jeRgCIAEoDjIXLmNvdW50ZXIudjEuQ29uc2lzdGVuY3kiPAoQUmVhZE1hbnlSZXNwb25zZRIoCgZ2YWx1ZXMYASADKAsyGC5jb3VudGVyLnYxLlJlYWRSZXNwb25zZSIiCg9EZXNjcmliZVJlcXVlc3QSDwoHY291bnRlchgBIAEoCSJxCg5TaGFyZFBsYWNlbWVudBINCgVzaGFyZBgBIAEoDRIQCghzaGFyZF9pZBgCIAEoBBIMCgRwYWlyGAMgASgNEg8KB3ByaW1hcnkYBCABKAkSEAoIZm9sbG93ZXIYBSABKAkSDQoFZXBvY2gYBiABKAQiswEKDUNvdW50ZXJDb25maWcSFwoPY3JlYXRlZF91bml4X21zGAEgASgEEhEKCWF1dG9zY2FsZRgCIAEoCBIMCgRraW5kGAMgASgJEhgKEHdpbmRvd19idWNrZXRfbXMYBCABKAQSGwoTd2luZG93X3JldGVudGlvbl9tcxgFIAEoBBIOCgZ0dGxfbXMYBiABKAQSEAoIdHRsX2Zyb20YByABKAkSDwoHaWRsZV9tcxgIIAEoBCLdAQoQRGVzY3JpYmVSZXNwb25zZRIPCgdjb3VudGVyGAEgASgJEg4KBnNoYXJkcxgCIAEoDRIuCgpwbGFjZW1lbnRzGAMgAygLMhouY291bnRlci52MS5TaGFyZFBsYWNlbWVudBIUCgxoZWF0X3Blcl9zZWMYBCABKAESKQoGY29uZmlnGAUgASgLMhkuY291bnRlci52MS5Db3VudGVyQ29uZmlnEhQKDHBlYWtfcGVyX3NlYxgGIAEoARITCgtzaGFyZF9yYXRlcxgHIAMoARIMCgRza2V3GAggASgBIjMKEFNldFNoYXJkc1JlcXVlc3QSDwoHY291bnRlchgBIAEoCRIOCgZzaGFyZHMYAiABKA0iTQoRU2V0U2hhcmRzUmVzcG9uc2USDwoHY291bnRlchgBIAEoCRIXCg9wcmV2aW91c19zaGFyZHMYAiABKA0SDgoGc2hhcmRzGAMgASgNIhYKFENsdXN0ZXJTdGF0dXNSZXF1ZXN0ItECCghOb2RlSW5mbxIPCgdhZGRyZXNzGAEgASgJEgwKBHJvbGUYAiABKAkSDAoEcGFpchgDIAEoDRIOCgZoZWFsdGgYBCABKAkSEAoIbGFzdF9sc24YBSABKAQSCwoDcGlkGAYgASgNEhMKC3NoYXJkX2NvdW50GAcgASgEEh8KF3JlcGxpY2F0aW9uX2xhZ19lbnRyaWVzGAggASgEEg0KBWVycm9yGAkgASgJEg0KBWVwb2NoGAogASgEEg8KB2luX3N5bmMYCyABKAgSGgoScmVwbGljYXRpb25fbGFnX21zGAwgASgEEg8KB25vZGVfaWQYDSABKAkSEgoKaW5zdGFsbGluZxgOIAEoCBIMCgR6b25lGA8gASgJEhgKEHByb3RvY29sX3ZlcnNpb24YECABKA0SGwoTcmVwbGljYXRpb25fYWRkcmVzcxgRIAEoCSI6ChJSZXBsYWNlTm9kZVJlcXVlc3QSDwoHYWRkcmVzcxgBIAEoCRITCgtuZXdfYWRkcmVzcxgCIAEoCSJVChNSZXBsYWNlTm9kZVJlc3BvbnNlEgwKBHBhaXIYASABKA0SDwoHcHJpbWFyeRgCIAEoCRIQCghmb2xsb3dlchgDIAEoCRINCgVlcG9jaBgEIAEoBCLcAQoVQ2x1c3RlclN0YXR1c1Jlc3BvbnNlEiMKBW5vZGVzGAEgAygLMhQuY291bnRlci52MS5Ob2RlSW5mbxIQCghjb3VudGVycxgCIAEoBBIlCgVwYWlycxgDIAMoCzIWLmNvdW50ZXIudjEuUGFpclN0YXR1cxIXCg9kaXJlY3Rvcnlfc3RvcmUYBCABKAkSDwoHcm91dGVycxgFIAMoCRISCgpzdXBlcnZpc29yGAYgASgJEg4KBnJvdXRlchgHIAEoCRIXCg9kZWR1cF93aW5kb3dfbXMYCCABKAQimgEKClBhaXJTdGF0dXMSDAoEcGFpchgBIAEoDRIPCgdwcmltYXJ5GAIgASgJEhAKCGZvbGxvd2VyGAMgASgJEg0KBWVwb2NoGAQgASgEEg8KB2luX3N5bmMYBSABKAgSEAoIZHJhaW5pbmcYBiABKAgSEwoLc2hhcmRfY291bnQYByABKAQSFAoMem9uZV93YXJuaW5nGAggASgJIjMKDkFkZFBhaXJSZXF1ZXN0Eg8KB3ByaW1hcnkYASABKAkSEAoIZm9sbG93ZXIYAiABKAkiMQoQRHJhaW5QYWlyUmVxdWVzdBIMCgRwYWlyGAEgASgNEg8KB3VuZHJhaW4YAiABKAgiNAoMUGFpclJlc3BvbnNlEiQKBHBhaXIYASABKAsyFi5jb3VudGVyLnYxLlBhaXJTdGF0dXMiIwoQUmVjb25jaWxlUmVxdWVzdBIPCgdjb3VudGVyGAEgASgJIt8BCgpTaGFyZERyaWZ0EgwKBHBhaXIYASABKA0SEAoIc2hhcmRfaWQYAiABKAQSDwoHY291bnRlchgDIAEoCRIWCg5wcmltYXJ5X21lbW9yeRgEIAEoEhITCgtwcmltYXJ5X2xvZxgFIAEoEhIXCg9mb2xsb3dlcl9tZW1vcnkYBiABKBISFAoMZm9sbG93ZXJfbG9nGAcgASgSEhUKDXByaW1hcnlfZHJpZnQYCCABKBISFgoOZm9sbG93ZXJfZHJpZnQYCSABKBISFQoNcmVwbGljYV9kcmlmdBgKIAEoEiJwCg1QYWlyUmVjb25jaWxlEgwKBHBhaXIYASABKA0SEwoLcHJpbWFyeV9sc24YAiABKAQSFAoMZm9sbG93ZXJfbHNuGAMgASgEEhgKEGZvbGxvd2VyX2NoZWNrZWQYBCABKAgSDAoEbm90ZRgFIAEoCSKWAQoRUmVjb25jaWxlUmVzcG9uc2USKAoFcGFpcnMYASADKAsyGS5jb3VudGVyLnYxLlBhaXJSZWNvbmNpbGUSJgoGc2hhcmRzGAIgAygLMhYuY291bnRlci52MS5TaGFyZERyaWZ0EhYKDnNoYXJkc19jaGVja2VkGAMgASgEEhcKD3NoYXJkc19kcmlmdGluZxgEIAEoBCI5Cg5XaW5kb3dTZXR0aW5ncxIRCglidWNrZXRfbXMYASABKAQSFAoMcmV0ZW50aW9uX21zGAIgASgEIsEBChBDb25maWd1cmVSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkSLAoJYXV0b3NjYWxlGAIgASgOMhkuY291bnRlci52MS5BdXRvc2NhbGVNb2RlEioKBndpbmRvdxgDIAEoCzIaLmNvdW50ZXIudjEuV2luZG93U2V0dGluZ3MSHQoVbWVtYmVyc2hpcF9wYXJ0aXRpb25zGAQgASgNEiMKA3R0bBgFIAEoCzIWLmNvdW50ZXIudjEuVHRsU2V0dGluZyIbCgpIb3RSZXF1ZXN0Eg0KBWxpbWl0GAEgASgNIo8BCgpIb3RDb3VudGVyEg8KB2NvdW50ZXIYASABKAkSFAoMcmF0ZV9wZXJfc2VjGAIgASgBEhQKDHBlYWtfcGVyX3NlYxgDIAEoARIOCgZzaGFyZHMYBCABKA0SDAoEc2tldxgFIAEoARITCgtzaGFyZF9yYXRlcxgGIAMoARIRCglhdXRvc2NhbGUYByABKAgiSAoLSG90UmVzcG9uc2USKAoIY291bnRlcnMYASADKAsyFi5jb3VudGVyLnYxLkhvdENvdW50ZXISDwoHdHJhY2tlZBgCIAEoBCI2ChJBZGREaXN0aW5jdFJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIPCgdtZW1iZXJzGAIgAygMIjAKE0FkZERpc3RpbmN0UmVzcG9uc2USGQoRcmVnaXN0ZXJzX2NoYW5nZWQYASABKA0iKAoUQ291bnREaXN0aW5jdFJlcXVlc3QSEAoIY291bnRlcnMYASADKAkiUQoVQ291bnREaXN0aW5jdFJlc3BvbnNlEhAKCGVzdGltYXRlGAEgASgEEhYKDnN0YW5kYXJkX2Vycm9yGAIgASgBEg4KBnNoYXJkcxgDIAEoDSJjChFSZWFkV2luZG93UmVxdWVzdBIPCgdjb3VudGVyGAEgASgJEg8KB2xhc3RfbXMYAiABKAMSLAoLY29uc2lzdGVuY3kYAyABKA4yFy5jb3VudGVyLnYxLkNvbnNpc3RlbmN5Ir4BChJSZWFkV2luZG93UmVzcG9uc2USDwoHY291bnRlchgBIAEoCRINCgV0b3RhbBgCIAEoAxINCgVleGFjdBgDIAEoCBIUCgxmcm9tX3VuaXhfbXMYBCABKAMSEgoKdG9fdW5peF9tcxgFIAEoAxIRCglidWNrZXRfbXMYBiABKAMSDwoHYnVja2V0cxgHIAEoDRIVCg1hc19vZl91bml4X21zGAggASgDEhQKDHN0YWxlbmVzc19tcxgJIAEoAyJEChBTZXRNZW1iZXJSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkSDgoGbWVtYmVyGAIgASgEEg8KB3ByZXNlbnQYAyABKAgiTgoRU2V0TWVtYmVyUmVzcG9uc2USDwoHY2hhbmdlZBgBIAEoCBINCgVjb3VudBgCIAEoAxIZChFjb3VudF91bmF2YWlsYWJsZRgDIAEoCCIzCg9Jc01lbWJlclJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIPCgdtZW1iZXJzGAIgAygEIiMKEElzTWVtYmVyUmVzcG9uc2USDwoHcHJlc2VudBgBIAMoCCIxCg5SZWJ1aWxkUmVxdWVzdBIPCgdjb3VudGVyGAEgASgJEg4KBnJlcGFpchgCIAEoCCK9AQoOUGFydGl0aW9uQ2hlY2sSEQoJcGFydGl0aW9uGAEgASgNEhAKCHNoYXJkX2lkGAIgASgEEgwKBHBhaXIYAyABKA0SDwoHbWVtYmVycxgEIAEoBBIUCgxzdG9yZWRfY291bnQYBSABKAMSDQoFZHJpZnQYBiABKAMSEAoIcmVwYWlyZWQYByABKAMSGAoQZm9sbG93ZXJfY2hlY2tlZBgIIAEoCBIWCg5mb2xsb3dlcl9kcmlmdBgJIAEoAyKaAQoPUmVidWlsZFJlc3BvbnNlEg8KB2NvdW50ZXIYASABKAkSDwoHbWVtYmVycxgCIAEoBBIUCgxzdG9yZWRfY291bnQYAyABKAMSDQoFZHJpZnQYBCABKAMSEAoIcmVwYWlyZWQYBSABKAgSLgoKcGFydGl0aW9ucxgGIAMoCzIaLmNvdW50ZXIudjEuUGFydGl0aW9uQ2hlY2siJwoURGVsZXRlQ291bnRlclJlcXVlc3QSDwoHY291bnRlchgBIAEoCSJQChVEZWxldGVDb3VudGVyUmVzcG9uc2USDwoHY291bnRlchgBIAEoCRIOCgZzaGFyZHMYAiABKA0SFgoOc2hhcmRzX3BlbmRpbmcYAyABKA0iOAoMQ2xlYXJSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgMIm0KDUNsZWFyUmVzcG9uc2USDwoHY291bnRlchgBIAEoCRISCgpnZW5lcmF0aW9uGAIgASgEEg8KB2FwcGxpZWQYAyABKAgSDgoGc2hhcmRzGAQgASgNEhYKDnNoYXJkc19wZW5kaW5nGAUgASgNIkwKE0xpc3RDb3VudGVyc1JlcXVlc3QSDgoGcHJlZml4GAEgASgJEhIKCnBhZ2VfdG9rZW4YAiABKAkSEQoJcGFnZV9zaXplGAMgASgNIksKDUxpc3RlZENvdW50ZXISDAoEbmFtZRgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnNoYXJkcxgDIAEoDRIOCgZ0dGxfbXMYBCABKAQiXAoUTGlzdENvdW50ZXJzUmVzcG9uc2USKwoIY291bnRlcnMYASADKAsyGS5jb3VudGVyLnYxLkxpc3RlZENvdW50ZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIisKClR0bFNldHRpbmcSDgoGdHRsX21zGAEgASgEEg0KBW5ldmVyGAIgASgIIiEKEUJhY2t1cFBhaXJSZXF1ZXN0EgwKBHBhaXIYASABKA0iRAoLQmFja3VwQ2h1bmsSFgoOc25hcHNob3RfY2h1bmsYASABKAwSDAoEbm9kZRgCIAEoCRIPCgdub2RlX2lkGAMgASgJIhgKFkV4cG9ydERpcmVjdG9yeVJlcXVlc3QiMQoXRXhwb3J0RGlyZWN0b3J5UmVzcG9uc2USFgoOZGlyZWN0b3J5X2pzb24YASABKAwqJAoLQ29uc2lzdGVuY3kSCQoFRVhBQ1QQABIKCgZDQUNIRUQQASpNCg1BdXRvc2NhbGVNb2RlEhcKE0FVVE9TQ0FMRV9VTkNIQU5HRUQQABIQCgxBVVRPU0NBTEVfT04QARIRCg1BVVRPU0NBTEVfT0ZGEAIy1wYKDkNvdW50ZXJTZXJ2aWNlEkgKCUluY3JlbWVudBIcLmNvdW50ZXIudjEuSW5jcmVtZW50UmVxdWVzdBodLmNvdW50ZXIudjEuSW5jcmVtZW50UmVzcG9uc2USVwoOSW5jcmVtZW50QmF0Y2gSIS5jb3VudGVyLnYxLkluY3JlbWVudEJhdGNoUmVxdWVzdBoiLmNvdW50ZXIudjEuSW5jcmVtZW50QmF0Y2hSZXNwb25zZRI5CgRSZWFkEhcuY291bnRlci52MS5SZWFkUmVxdWVzdBoYLmNvdW50ZXIudjEuUmVhZFJlc3BvbnNlEkUKCFJlYWRNYW55EhsuY291bnRlci52MS5SZWFkTWFueVJlcXVlc3QaHC5jb3VudGVyLnYxLlJlYWRNYW55UmVzcG9uc2USTgoLQWRkRGlzdGluY3QSHi5jb3VudGVyLnYxLkFkZERpc3RpbmN0UmVxdWVzdBofLmNvdW50ZXIudjEuQWRkRGlzdGluY3RSZXNwb25zZRJUCg1Db3VudERpc3RpbmN0EiAuY291bnRlci52MS5Db3VudERpc3RpbmN0UmVxdWVzdBohLmNvdW50ZXIudjEuQ291bnREaXN0aW5jdFJlc3BvbnNlEksKClJlYWRXaW5kb3cSHS5jb3VudGVyLnYxLlJlYWRXaW5kb3dSZXF1ZXN0Gh4uY291bnRlci52MS5SZWFkV2luZG93UmVzcG9uc2USSAoJU2V0TWVtYmVyEhwuY291bnRlci52MS5TZXRNZW1iZXJSZXF1ZXN0Gh0uY291bnRlci52MS5TZXRNZW1iZXJSZXNwb25zZRJFCghJc01lbWJlchIbLmNvdW50ZXIudjEuSXNNZW1iZXJSZXF1ZXN0GhwuY291bnRlci52MS5Jc01lbWJlclJlc3BvbnNlEjwKBUNsZWFyEhguY291bnRlci52MS5DbGVhclJlcXVlc3QaGS5jb3VudGVyLnYxLkNsZWFyUmVzcG9uc2USXgoPSW5jcmVtZW50U3RyZWFtEiIuY291bnRlci52MS5JbmNyZW1lbnRTdHJlYW1SZXF1ZXN0GiMuY291bnRlci52MS5JbmNyZW1lbnRTdHJlYW1SZXNwb25zZSgBMAEyqQgKDEFkbWluU2VydmljZRJFCghEZXNjcmliZRIbLmNvdW50ZXIudjEuRGVzY3JpYmVSZXF1ZXN0GhwuY291bnRlci52MS5EZXNjcmliZVJlc3BvbnNlEkgKCVNldFNoYXJkcxIcLmNvdW50ZXIudjEuU2V0U2hhcmRzUmVxdWVzdBodLmNvdW50ZXIudjEuU2V0U2hhcmRzUmVzcG9uc2USVAoNQ2x1c3RlclN0YXR1cxIgLmNvdW50ZXIudjEuQ2x1c3RlclN0YXR1c1JlcXVlc3QaIS5jb3VudGVyLnYxLkNsdXN0ZXJTdGF0dXNSZXNwb25zZRJICglSZWNvbmNpbGUSHC5jb3VudGVyLnYxLlJlY29uY2lsZVJlcXVlc3QaHS5jb3VudGVyLnYxLlJlY29uY2lsZVJlc3BvbnNlEkcKCUNvbmZpZ3VyZRIcLmNvdW50ZXIudjEuQ29uZmlndXJlUmVxdWVzdBocLmNvdW50ZXIudjEuRGVzY3JpYmVSZXNwb25zZRI2CgNIb3QSFi5jb3VudGVyLnYxLkhvdFJlcXVlc3QaFy5jb3VudGVyLnYxLkhvdFJlc3BvbnNlEkIKB1JlYnVpbGQSGi5jb3VudGVyLnYxLlJlYnVpbGRSZXF1ZXN0GhsuY291bnRlci52MS5SZWJ1aWxkUmVzcG9uc2USTgoLUmVwbGFjZU5vZGUSHi5jb3VudGVyLnYxLlJlcGxhY2VOb2RlUmVxdWVzdBofLmNvdW50ZXIudjEuUmVwbGFjZU5vZGVSZXNwb25zZRJUCg1EZWxldGVDb3VudGVyEiAuY291bnRlci52MS5EZWxldGVDb3VudGVyUmVxdWVzdBohLmNvdW50ZXIudjEuRGVsZXRlQ291bnRlclJlc3BvbnNlElEKDExpc3RDb3VudGVycxIfLmNvdW50ZXIudjEuTGlzdENvdW50ZXJzUmVxdWVzdBogLmNvdW50ZXIudjEuTGlzdENvdW50ZXJzUmVzcG9uc2USPwoHQWRkUGFpchIaLmNvdW50ZXIudjEuQWRkUGFpclJlcXVlc3QaGC5jb3VudGVyLnYxLlBhaXJSZXNwb25zZRJDCglEcmFpblBhaXISHC5jb3VudGVyLnYxLkRyYWluUGFpclJlcXVlc3QaGC5jb3VudGVyLnYxLlBhaXJSZXNwb25zZRJGCgpCYWNrdXBQYWlyEh0uY291bnRlci52MS5CYWNrdXBQYWlyUmVxdWVzdBoXLmNvdW50ZXIudjEuQmFja3VwQ2h1bmswARJcCg9FeHBvcnREaXJlY3RvcnkSIi5jb3VudGVyLnYxLkV4cG9ydERpcmVjdG9yeVJlcXVlc3QaIy5jb3VudGVyLnYxLkV4cG9ydERpcmVjdG9yeVJlc3BvbnNlMAFCSgoUZGV2LnRhbGx5LmNvdW50ZXIudjFCDENvdW50ZXJQcm90b1ABWiJ0YWxseS5kZXYvYXBpL2NvdW50ZXIvdjE7Y291bnRlcnYxYgZwcm90bzM");
+  fileDesc("Cg1jb3VudGVyLnByb3RvEgpjb3VudGVyLnYxImIKEEluY3JlbWVudFJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIOCgZhbW91bnQYAiABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgMEhQKDHJldHVybl90b3RhbBgEIAEoCCJWChFJbmNyZW1lbnRSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIEg0KBXNoYXJkGAIgASgNEg8KBXRvdGFsGAMgASgDSABCEAoOcmV0dXJuZWRfdG90YWwiRAoVSW5jcmVtZW50QmF0Y2hSZXF1ZXN0EisKBWl0ZW1zGAEgAygLMhwuY291bnRlci52MS5JbmNyZW1lbnRSZXF1ZXN0IkgKFkluY3JlbWVudEJhdGNoUmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmNvdW50ZXIudjEuSW5jcmVtZW50UmVzcG9uc2UiVwoWSW5jcmVtZW50U3RyZWFtUmVxdWVzdBIrCgVpdGVtcxgBIAMoCzIcLmNvdW50ZXIudjEuSW5jcmVtZW50UmVxdWVzdBIQCghzZXF1ZW5jZRgCIAEoBCKMAQoXSW5jcmVtZW50U3RyZWFtUmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmNvdW50ZXIudjEuSW5jcmVtZW50UmVzcG9uc2USEAoIc2VxdWVuY2UYAiABKAQSLwoFZXJyb3IYAyABKAsyIC5jb3VudGVyLnYxLkluY3JlbWVudFN0cmVhbUVycm9yIl0KFEluY3JlbWVudFN0cmVhbUVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSFgoOc3RhdHVzX2RldGFpbHMYBCABKAwibgoLUmVhZFJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIsCgtjb25zaXN0ZW5jeRgCIAEoDjIXLmNvdW50ZXIudjEuQ29uc2lzdGVuY3kSIAoFc2NvcGUYAyABKA4yES5jb3VudGVyLnYxLlNjb3BlImYKClJlZ2lvblBhcnQSDgoGcmVnaW9uGAEgASgJEg0KBXRvdGFsGAIgASgDEhUKDWFzX29mX3VuaXhfbXMYAyABKAMSFAoMc3RhbGVuZXNzX21zGAQgASgDEgwKBGhvbWUYBSABKAgiowEKDFJlYWRSZXNwb25zZRIPCgdjb3VudGVyGAEgASgJEg0KBXRvdGFsGAIgASgDEg0KBWV4YWN0GAMgASgIEhUKDWFzX29mX3VuaXhfbXMYBCABKAMSFAoMc3RhbGVuZXNzX21zGAUgASgDEg4KBnNoYXJkcxgGIAEoDRInCgdyZWdpb25zGAcgAygLMhYuY291bnRlci52MS5SZWdpb25QYXJ0InMKD1JlYWRNYW55UmVxdWVzdBIQCghjb3VudGVycxgBIAMoCRIsCgtjb25zaXN0ZW5jeRgCIAEoDjIXLmNvdW50ZXIudjEuQ29uc2lzdGVuY3kSIAoFc2NvcGUYAyABKA4yES5jb3VudGVyLnYxLlNjb3BlIjwKEFJlYWRNYW55UmVzcG9uc2USKAoGdmFsdWVzGAEgAygLMhguY291bnRlci52MS5SZWFkUmVzcG9uc2UiIgoPRGVzY3JpYmVSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkicQoOU2hhcmRQbGFjZW1lbnQSDQoFc2hhcmQYASABKA0SEAoIc2hhcmRfaWQYAiABKAQSDAoEcGFpchgDIAEoDRIPCgdwcmltYXJ5GAQgASgJEhAKCGZvbGxvd2VyGAUgASgJEg0KBWVwb2NoGAYgASgEIrMBCg1Db3VudGVyQ29uZmlnEhcKD2NyZWF0ZWRfdW5peF9tcxgBIAEoBBIRCglhdXRvc2NhbGUYAiABKAgSDAoEa2luZBgDIAEoCRIYChB3aW5kb3dfYnVja2V0X21zGAQgASgEEhsKE3dpbmRvd19yZXRlbnRpb25fbXMYBSABKAQSDgoGdHRsX21zGAYgASgEEhAKCHR0bF9mcm9tGAcgASgJEg8KB2lkbGVfbXMYCCABKAQi3QEKEERlc2NyaWJlUmVzcG9uc2USDwoHY291bnRlchgBIAEoCRIOCgZzaGFyZHMYAiABKA0SLgoKcGxhY2VtZW50cxgDIAMoCzIaLmNvdW50ZXIudjEuU2hhcmRQbGFjZW1lbnQSFAoMaGVhdF9wZXJfc2VjGAQgASgBEikKBmNvbmZpZxgFIAEoCzIZLmNvdW50ZXIudjEuQ291bnRlckNvbmZpZxIUCgxwZWFrX3Blcl9zZWMYBiABKAESEwoLc2hhcmRfcmF0ZXMYByADKAESDAoEc2tldxgIIAEoASIzChBTZXRTaGFyZHNSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkSDgoGc2hhcmRzGAIgASgNIk0KEVNldFNoYXJkc1Jlc3BvbnNlEg8KB2NvdW50ZXIYASABKAkSFwoPcHJldmlvdXNfc2hhcmRzGAIgASgNEg4KBnNoYXJkcxgDIAEoDSIWChRDbHVzdGVyU3RhdHVzUmVxdWVzdCLRAgoITm9kZUluZm8SDwoHYWRkcmVzcxgBIAEoCRIMCgRyb2xlGAIgASgJEgwKBHBhaXIYAyABKA0SDgoGaGVhbHRoGAQgASgJEhAKCGxhc3RfbHNuGAUgASgEEgsKA3BpZBgGIAEoDRITCgtzaGFyZF9jb3VudBgHIAEoBBIfChdyZXBsaWNhdGlvbl9sYWdfZW50cmllcxgIIAEoBBINCgVlcnJvchgJIAEoCRINCgVlcG9jaBgKIAEoBBIPCgdpbl9zeW5jGAsgASgIEhoKEnJlcGxpY2F0aW9uX2xhZ19tcxgMIAEoBBIPCgdub2RlX2lkGA0gASgJEhIKCmluc3RhbGxpbmcYDiABKAgSDAoEem9uZRgPIAEoCRIYChBwcm90b2NvbF92ZXJzaW9uGBAgASgNEhsKE3JlcGxpY2F0aW9uX2FkZHJlc3MYESABKAkiOgoSUmVwbGFjZU5vZGVSZXF1ZXN0Eg8KB2FkZHJlc3MYASABKAkSEwoLbmV3X2FkZHJlc3MYAiABKAkiVQoTUmVwbGFjZU5vZGVSZXNwb25zZRIMCgRwYWlyGAEgASgNEg8KB3ByaW1hcnkYAiABKAkSEAoIZm9sbG93ZXIYAyABKAkSDQoFZXBvY2gYBCABKAQioAIKFUNsdXN0ZXJTdGF0dXNSZXNwb25zZRIjCgVub2RlcxgBIAMoCzIULmNvdW50ZXIudjEuTm9kZUluZm8SEAoIY291bnRlcnMYAiABKAQSJQoFcGFpcnMYAyADKAsyFi5jb3VudGVyLnYxLlBhaXJTdGF0dXMSFwoPZGlyZWN0b3J5X3N0b3JlGAQgASgJEg8KB3JvdXRlcnMYBSADKAkSEgoKc3VwZXJ2aXNvchgGIAEoCRIOCgZyb3V0ZXIYByABKAkSFwoPZGVkdXBfd2luZG93X21zGAggASgEEg4KBnJlZ2lvbhgJIAEoCRIyCgxwZWVyX3JlZ2lvbnMYCiADKAsyHC5jb3VudGVyLnYxLlBlZXJSZWdpb25TdGF0dXMigQEKEFBlZXJSZWdpb25TdGF0dXMSDgoGcmVnaW9uGAEgASgJEgwKBGxpbmsYAiABKAkSDwoHYWRkcmVzcxgDIAEoCRIaChJjb21wb25lbnRzX3BlbmRpbmcYBCABKAQSEwoLbGFnX3NlY29uZHMYBSABKAESDQoFZXJyb3IYBiABKAkimgEKClBhaXJTdGF0dXMSDAoEcGFpchgBIAEoDRIPCgdwcmltYXJ5GAIgASgJEhAKCGZvbGxvd2VyGAMgASgJEg0KBWVwb2NoGAQgASgEEg8KB2luX3N5bmMYBSABKAgSEAoIZHJhaW5pbmcYBiABKAgSEwoLc2hhcmRfY291bnQYByABKAQSFAoMem9uZV93YXJuaW5nGAggASgJIjMKDkFkZFBhaXJSZXF1ZXN0Eg8KB3ByaW1hcnkYASABKAkSEAoIZm9sbG93ZXIYAiABKAkiMQoQRHJhaW5QYWlyUmVxdWVzdBIMCgRwYWlyGAEgASgNEg8KB3VuZHJhaW4YAiABKAgiNAoMUGFpclJlc3BvbnNlEiQKBHBhaXIYASABKAsyFi5jb3VudGVyLnYxLlBhaXJTdGF0dXMiIwoQUmVjb25jaWxlUmVxdWVzdBIPCgdjb3VudGVyGAEgASgJIt8BCgpTaGFyZERyaWZ0EgwKBHBhaXIYASABKA0SEAoIc2hhcmRfaWQYAiABKAQSDwoHY291bnRlchgDIAEoCRIWCg5wcmltYXJ5X21lbW9yeRgEIAEoEhITCgtwcmltYXJ5X2xvZxgFIAEoEhIXCg9mb2xsb3dlcl9tZW1vcnkYBiABKBISFAoMZm9sbG93ZXJfbG9nGAcgASgSEhUKDXByaW1hcnlfZHJpZnQYCCABKBISFgoOZm9sbG93ZXJfZHJpZnQYCSABKBISFQoNcmVwbGljYV9kcmlmdBgKIAEoEiJwCg1QYWlyUmVjb25jaWxlEgwKBHBhaXIYASABKA0SEwoLcHJpbWFyeV9sc24YAiABKAQSFAoMZm9sbG93ZXJfbHNuGAMgASgEEhgKEGZvbGxvd2VyX2NoZWNrZWQYBCABKAgSDAoEbm90ZRgFIAEoCSKWAQoRUmVjb25jaWxlUmVzcG9uc2USKAoFcGFpcnMYASADKAsyGS5jb3VudGVyLnYxLlBhaXJSZWNvbmNpbGUSJgoGc2hhcmRzGAIgAygLMhYuY291bnRlci52MS5TaGFyZERyaWZ0EhYKDnNoYXJkc19jaGVja2VkGAMgASgEEhcKD3NoYXJkc19kcmlmdGluZxgEIAEoBCI5Cg5XaW5kb3dTZXR0aW5ncxIRCglidWNrZXRfbXMYASABKAQSFAoMcmV0ZW50aW9uX21zGAIgASgEIsEBChBDb25maWd1cmVSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkSLAoJYXV0b3NjYWxlGAIgASgOMhkuY291bnRlci52MS5BdXRvc2NhbGVNb2RlEioKBndpbmRvdxgDIAEoCzIaLmNvdW50ZXIudjEuV2luZG93U2V0dGluZ3MSHQoVbWVtYmVyc2hpcF9wYXJ0aXRpb25zGAQgASgNEiMKA3R0bBgFIAEoCzIWLmNvdW50ZXIudjEuVHRsU2V0dGluZyIbCgpIb3RSZXF1ZXN0Eg0KBWxpbWl0GAEgASgNIo8BCgpIb3RDb3VudGVyEg8KB2NvdW50ZXIYASABKAkSFAoMcmF0ZV9wZXJfc2VjGAIgASgBEhQKDHBlYWtfcGVyX3NlYxgDIAEoARIOCgZzaGFyZHMYBCABKA0SDAoEc2tldxgFIAEoARITCgtzaGFyZF9yYXRlcxgGIAMoARIRCglhdXRvc2NhbGUYByABKAgiSAoLSG90UmVzcG9uc2USKAoIY291bnRlcnMYASADKAsyFi5jb3VudGVyLnYxLkhvdENvdW50ZXISDwoHdHJhY2tlZBgCIAEoBCI2ChJBZGREaXN0aW5jdFJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIPCgdtZW1iZXJzGAIgAygMIjAKE0FkZERpc3RpbmN0UmVzcG9uc2USGQoRcmVnaXN0ZXJzX2NoYW5nZWQYASABKA0iKAoUQ291bnREaXN0aW5jdFJlcXVlc3QSEAoIY291bnRlcnMYASADKAkiUQoVQ291bnREaXN0aW5jdFJlc3BvbnNlEhAKCGVzdGltYXRlGAEgASgEEhYKDnN0YW5kYXJkX2Vycm9yGAIgASgBEg4KBnNoYXJkcxgDIAEoDSJjChFSZWFkV2luZG93UmVxdWVzdBIPCgdjb3VudGVyGAEgASgJEg8KB2xhc3RfbXMYAiABKAMSLAoLY29uc2lzdGVuY3kYAyABKA4yFy5jb3VudGVyLnYxLkNvbnNpc3RlbmN5Ir4BChJSZWFkV2luZG93UmVzcG9uc2USDwoHY291bnRlchgBIAEoCRINCgV0b3RhbBgCIAEoAxINCgVleGFjdBgDIAEoCBIUCgxmcm9tX3VuaXhfbXMYBCABKAMSEgoKdG9fdW5peF9tcxgFIAEoAxIRCglidWNrZXRfbXMYBiABKAMSDwoHYnVja2V0cxgHIAEoDRIVCg1hc19vZl91bml4X21zGAggASgDEhQKDHN0YWxlbmVzc19tcxgJIAEoAyJEChBTZXRNZW1iZXJSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkSDgoGbWVtYmVyGAIgASgEEg8KB3ByZXNlbnQYAyABKAgiTgoRU2V0TWVtYmVyUmVzcG9uc2USDwoHY2hhbmdlZBgBIAEoCBINCgVjb3VudBgCIAEoAxIZChFjb3VudF91bmF2YWlsYWJsZRgDIAEoCCIzCg9Jc01lbWJlclJlcXVlc3QSDwoHY291bnRlchgBIAEoCRIPCgdtZW1iZXJzGAIgAygEIiMKEElzTWVtYmVyUmVzcG9uc2USDwoHcHJlc2VudBgBIAMoCCIxCg5SZWJ1aWxkUmVxdWVzdBIPCgdjb3VudGVyGAEgASgJEg4KBnJlcGFpchgCIAEoCCK9AQoOUGFydGl0aW9uQ2hlY2sSEQoJcGFydGl0aW9uGAEgASgNEhAKCHNoYXJkX2lkGAIgASgEEgwKBHBhaXIYAyABKA0SDwoHbWVtYmVycxgEIAEoBBIUCgxzdG9yZWRfY291bnQYBSABKAMSDQoFZHJpZnQYBiABKAMSEAoIcmVwYWlyZWQYByABKAMSGAoQZm9sbG93ZXJfY2hlY2tlZBgIIAEoCBIWCg5mb2xsb3dlcl9kcmlmdBgJIAEoAyKaAQoPUmVidWlsZFJlc3BvbnNlEg8KB2NvdW50ZXIYASABKAkSDwoHbWVtYmVycxgCIAEoBBIUCgxzdG9yZWRfY291bnQYAyABKAMSDQoFZHJpZnQYBCABKAMSEAoIcmVwYWlyZWQYBSABKAgSLgoKcGFydGl0aW9ucxgGIAMoCzIaLmNvdW50ZXIudjEuUGFydGl0aW9uQ2hlY2siJwoURGVsZXRlQ291bnRlclJlcXVlc3QSDwoHY291bnRlchgBIAEoCSJQChVEZWxldGVDb3VudGVyUmVzcG9uc2USDwoHY291bnRlchgBIAEoCRIOCgZzaGFyZHMYAiABKA0SFgoOc2hhcmRzX3BlbmRpbmcYAyABKA0iOAoMQ2xlYXJSZXF1ZXN0Eg8KB2NvdW50ZXIYASABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgMIm0KDUNsZWFyUmVzcG9uc2USDwoHY291bnRlchgBIAEoCRISCgpnZW5lcmF0aW9uGAIgASgEEg8KB2FwcGxpZWQYAyABKAgSDgoGc2hhcmRzGAQgASgNEhYKDnNoYXJkc19wZW5kaW5nGAUgASgNIkwKE0xpc3RDb3VudGVyc1JlcXVlc3QSDgoGcHJlZml4GAEgASgJEhIKCnBhZ2VfdG9rZW4YAiABKAkSEQoJcGFnZV9zaXplGAMgASgNIksKDUxpc3RlZENvdW50ZXISDAoEbmFtZRgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnNoYXJkcxgDIAEoDRIOCgZ0dGxfbXMYBCABKAQiXAoUTGlzdENvdW50ZXJzUmVzcG9uc2USKwoIY291bnRlcnMYASADKAsyGS5jb3VudGVyLnYxLkxpc3RlZENvdW50ZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIisKClR0bFNldHRpbmcSDgoGdHRsX21zGAEgASgEEg0KBW5ldmVyGAIgASgIIiEKEUJhY2t1cFBhaXJSZXF1ZXN0EgwKBHBhaXIYASABKA0iRAoLQmFja3VwQ2h1bmsSFgoOc25hcHNob3RfY2h1bmsYASABKAwSDAoEbm9kZRgCIAEoCRIPCgdub2RlX2lkGAMgASgJIhgKFkV4cG9ydERpcmVjdG9yeVJlcXVlc3QiMQoXRXhwb3J0RGlyZWN0b3J5UmVzcG9uc2USFgoOZGlyZWN0b3J5X2pzb24YASABKAwqJAoLQ29uc2lzdGVuY3kSCQoFRVhBQ1QQABIKCgZDQUNIRUQQASorCgVTY29wZRIQCgxTQ09QRV9SRUdJT04QABIQCgxTQ09QRV9HTE9CQUwQASpNCg1BdXRvc2NhbGVNb2RlEhcKE0FVVE9TQ0FMRV9VTkNIQU5HRUQQABIQCgxBVVRPU0NBTEVfT04QARIRCg1BVVRPU0NBTEVfT0ZGEAIy1wYKDkNvdW50ZXJTZXJ2aWNlEkgKCUluY3JlbWVudBIcLmNvdW50ZXIudjEuSW5jcmVtZW50UmVxdWVzdBodLmNvdW50ZXIudjEuSW5jcmVtZW50UmVzcG9uc2USVwoOSW5jcmVtZW50QmF0Y2gSIS5jb3VudGVyLnYxLkluY3JlbWVudEJhdGNoUmVxdWVzdBoiLmNvdW50ZXIudjEuSW5jcmVtZW50QmF0Y2hSZXNwb25zZRI5CgRSZWFkEhcuY291bnRlci52MS5SZWFkUmVxdWVzdBoYLmNvdW50ZXIudjEuUmVhZFJlc3BvbnNlEkUKCFJlYWRNYW55EhsuY291bnRlci52MS5SZWFkTWFueVJlcXVlc3QaHC5jb3VudGVyLnYxLlJlYWRNYW55UmVzcG9uc2USTgoLQWRkRGlzdGluY3QSHi5jb3VudGVyLnYxLkFkZERpc3RpbmN0UmVxdWVzdBofLmNvdW50ZXIudjEuQWRkRGlzdGluY3RSZXNwb25zZRJUCg1Db3VudERpc3RpbmN0EiAuY291bnRlci52MS5Db3VudERpc3RpbmN0UmVxdWVzdBohLmNvdW50ZXIudjEuQ291bnREaXN0aW5jdFJlc3BvbnNlEksKClJlYWRXaW5kb3cSHS5jb3VudGVyLnYxLlJlYWRXaW5kb3dSZXF1ZXN0Gh4uY291bnRlci52MS5SZWFkV2luZG93UmVzcG9uc2USSAoJU2V0TWVtYmVyEhwuY291bnRlci52MS5TZXRNZW1iZXJSZXF1ZXN0Gh0uY291bnRlci52MS5TZXRNZW1iZXJSZXNwb25zZRJFCghJc01lbWJlchIbLmNvdW50ZXIudjEuSXNNZW1iZXJSZXF1ZXN0GhwuY291bnRlci52MS5Jc01lbWJlclJlc3BvbnNlEjwKBUNsZWFyEhguY291bnRlci52MS5DbGVhclJlcXVlc3QaGS5jb3VudGVyLnYxLkNsZWFyUmVzcG9uc2USXgoPSW5jcmVtZW50U3RyZWFtEiIuY291bnRlci52MS5JbmNyZW1lbnRTdHJlYW1SZXF1ZXN0GiMuY291bnRlci52MS5JbmNyZW1lbnRTdHJlYW1SZXNwb25zZSgBMAEyqQgKDEFkbWluU2VydmljZRJFCghEZXNjcmliZRIbLmNvdW50ZXIudjEuRGVzY3JpYmVSZXF1ZXN0GhwuY291bnRlci52MS5EZXNjcmliZVJlc3BvbnNlEkgKCVNldFNoYXJkcxIcLmNvdW50ZXIudjEuU2V0U2hhcmRzUmVxdWVzdBodLmNvdW50ZXIudjEuU2V0U2hhcmRzUmVzcG9uc2USVAoNQ2x1c3RlclN0YXR1cxIgLmNvdW50ZXIudjEuQ2x1c3RlclN0YXR1c1JlcXVlc3QaIS5jb3VudGVyLnYxLkNsdXN0ZXJTdGF0dXNSZXNwb25zZRJICglSZWNvbmNpbGUSHC5jb3VudGVyLnYxLlJlY29uY2lsZVJlcXVlc3QaHS5jb3VudGVyLnYxLlJlY29uY2lsZVJlc3BvbnNlEkcKCUNvbmZpZ3VyZRIcLmNvdW50ZXIudjEuQ29uZmlndXJlUmVxdWVzdBocLmNvdW50ZXIudjEuRGVzY3JpYmVSZXNwb25zZRI2CgNIb3QSFi5jb3VudGVyLnYxLkhvdFJlcXVlc3QaFy5jb3VudGVyLnYxLkhvdFJlc3BvbnNlEkIKB1JlYnVpbGQSGi5jb3VudGVyLnYxLlJlYnVpbGRSZXF1ZXN0GhsuY291bnRlci52MS5SZWJ1aWxkUmVzcG9uc2USTgoLUmVwbGFjZU5vZGUSHi5jb3VudGVyLnYxLlJlcGxhY2VOb2RlUmVxdWVzdBofLmNvdW50ZXIudjEuUmVwbGFjZU5vZGVSZXNwb25zZRJUCg1EZWxldGVDb3VudGVyEiAuY291bnRlci52MS5EZWxldGVDb3VudGVyUmVxdWVzdBohLmNvdW50ZXIudjEuRGVsZXRlQ291bnRlclJlc3BvbnNlElEKDExpc3RDb3VudGVycxIfLmNvdW50ZXIudjEuTGlzdENvdW50ZXJzUmVxdWVzdBogLmNvdW50ZXIudjEuTGlzdENvdW50ZXJzUmVzcG9uc2USPwoHQWRkUGFpchIaLmNvdW50ZXIudjEuQWRkUGFpclJlcXVlc3QaGC5jb3VudGVyLnYxLlBhaXJSZXNwb25zZRJDCglEcmFpblBhaXISHC5jb3VudGVyLnYxLkRyYWluUGFpclJlcXVlc3QaGC5jb3VudGVyLnYxLlBhaXJSZXNwb25zZRJGCgpCYWNrdXBQYWlyEh0uY291bnRlci52MS5CYWNrdXBQYWlyUmVxdWVzdBoXLmNvdW50ZXIudjEuQmFja3VwQ2h1bmswARJcCg9FeHBvcnREaXJlY3RvcnkSIi5jb3VudGVyLnYxLkV4cG9ydERpcmVjdG9yeVJlcXVlc3QaIy5jb3VudGVyLnYxLkV4cG9ydERpcmVjdG9yeVJlc3BvbnNlMAFCSgoUZGV2LnRhbGx5LmNvdW50ZXIudjFCDENvdW50ZXJQcm90b1ABWiJ0YWxseS5kZXYvYXBpL2NvdW50ZXIvdjE7Y291bnRlcnYxYgZwcm90bzM");
 
 /**
  * @generated from message counter.v1.IncrementRequest
@@ -253,6 +253,11 @@ export type ReadRequest = Message<"counter.v1.ReadRequest"> & {
    * @generated from field: counter.v1.Consistency consistency = 2;
    */
   consistency: Consistency;
+
+  /**
+   * @generated from field: counter.v1.Scope scope = 3;
+   */
+  scope: Scope;
 };
 
 /**
@@ -261,6 +266,53 @@ export type ReadRequest = Message<"counter.v1.ReadRequest"> & {
  */
 export const ReadRequestSchema: GenMessage<ReadRequest> = /*@__PURE__*/
   messageDesc(file_counter, 7);
+
+/**
+ * One region's part of a SCOPE_GLOBAL read.
+ *
+ * @generated from message counter.v1.RegionPart
+ */
+export type RegionPart = Message<"counter.v1.RegionPart"> & {
+  /**
+   * @generated from field: string region = 1;
+   */
+  region: string;
+
+  /**
+   * That region's own total (its increments only).
+   *
+   * @generated from field: int64 total = 2;
+   */
+  total: bigint;
+
+  /**
+   * The instant the region's total was taken, on that region's clock.
+   *
+   * @generated from field: int64 as_of_unix_ms = 3;
+   */
+  asOfUnixMs: bigint;
+
+  /**
+   * Now minus as_of_unix_ms on this router's clock (0 when negative).
+   *
+   * @generated from field: int64 staleness_ms = 4;
+   */
+  stalenessMs: bigint;
+
+  /**
+   * True for the region that served the read.
+   *
+   * @generated from field: bool home = 5;
+   */
+  home: boolean;
+};
+
+/**
+ * Describes the message counter.v1.RegionPart.
+ * Use `create(RegionPartSchema)` to create a new message.
+ */
+export const RegionPartSchema: GenMessage<RegionPart> = /*@__PURE__*/
+  messageDesc(file_counter, 8);
 
 /**
  * @generated from message counter.v1.ReadResponse
@@ -299,6 +351,13 @@ export type ReadResponse = Message<"counter.v1.ReadResponse"> & {
    * @generated from field: uint32 shards = 6;
    */
   shards: number;
+
+  /**
+   * SCOPE_GLOBAL only: the home region first, then each peer by name.
+   *
+   * @generated from field: repeated counter.v1.RegionPart regions = 7;
+   */
+  regions: RegionPart[];
 };
 
 /**
@@ -306,7 +365,7 @@ export type ReadResponse = Message<"counter.v1.ReadResponse"> & {
  * Use `create(ReadResponseSchema)` to create a new message.
  */
 export const ReadResponseSchema: GenMessage<ReadResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 8);
+  messageDesc(file_counter, 9);
 
 /**
  * @generated from message counter.v1.ReadManyRequest
@@ -321,6 +380,11 @@ export type ReadManyRequest = Message<"counter.v1.ReadManyRequest"> & {
    * @generated from field: counter.v1.Consistency consistency = 2;
    */
   consistency: Consistency;
+
+  /**
+   * @generated from field: counter.v1.Scope scope = 3;
+   */
+  scope: Scope;
 };
 
 /**
@@ -328,7 +392,7 @@ export type ReadManyRequest = Message<"counter.v1.ReadManyRequest"> & {
  * Use `create(ReadManyRequestSchema)` to create a new message.
  */
 export const ReadManyRequestSchema: GenMessage<ReadManyRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 9);
+  messageDesc(file_counter, 10);
 
 /**
  * @generated from message counter.v1.ReadManyResponse
@@ -345,7 +409,7 @@ export type ReadManyResponse = Message<"counter.v1.ReadManyResponse"> & {
  * Use `create(ReadManyResponseSchema)` to create a new message.
  */
 export const ReadManyResponseSchema: GenMessage<ReadManyResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 10);
+  messageDesc(file_counter, 11);
 
 /**
  * @generated from message counter.v1.DescribeRequest
@@ -362,7 +426,7 @@ export type DescribeRequest = Message<"counter.v1.DescribeRequest"> & {
  * Use `create(DescribeRequestSchema)` to create a new message.
  */
 export const DescribeRequestSchema: GenMessage<DescribeRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 11);
+  messageDesc(file_counter, 12);
 
 /**
  * @generated from message counter.v1.ShardPlacement
@@ -404,7 +468,7 @@ export type ShardPlacement = Message<"counter.v1.ShardPlacement"> & {
  * Use `create(ShardPlacementSchema)` to create a new message.
  */
 export const ShardPlacementSchema: GenMessage<ShardPlacement> = /*@__PURE__*/
-  messageDesc(file_counter, 12);
+  messageDesc(file_counter, 13);
 
 /**
  * @generated from message counter.v1.CounterConfig
@@ -471,7 +535,7 @@ export type CounterConfig = Message<"counter.v1.CounterConfig"> & {
  * Use `create(CounterConfigSchema)` to create a new message.
  */
 export const CounterConfigSchema: GenMessage<CounterConfig> = /*@__PURE__*/
-  messageDesc(file_counter, 13);
+  messageDesc(file_counter, 14);
 
 /**
  * @generated from message counter.v1.DescribeResponse
@@ -531,7 +595,7 @@ export type DescribeResponse = Message<"counter.v1.DescribeResponse"> & {
  * Use `create(DescribeResponseSchema)` to create a new message.
  */
 export const DescribeResponseSchema: GenMessage<DescribeResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 14);
+  messageDesc(file_counter, 15);
 
 /**
  * @generated from message counter.v1.SetShardsRequest
@@ -553,7 +617,7 @@ export type SetShardsRequest = Message<"counter.v1.SetShardsRequest"> & {
  * Use `create(SetShardsRequestSchema)` to create a new message.
  */
 export const SetShardsRequestSchema: GenMessage<SetShardsRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 15);
+  messageDesc(file_counter, 16);
 
 /**
  * @generated from message counter.v1.SetShardsResponse
@@ -580,7 +644,7 @@ export type SetShardsResponse = Message<"counter.v1.SetShardsResponse"> & {
  * Use `create(SetShardsResponseSchema)` to create a new message.
  */
 export const SetShardsResponseSchema: GenMessage<SetShardsResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 16);
+  messageDesc(file_counter, 17);
 
 /**
  * @generated from message counter.v1.ClusterStatusRequest
@@ -593,7 +657,7 @@ export type ClusterStatusRequest = Message<"counter.v1.ClusterStatusRequest"> & 
  * Use `create(ClusterStatusRequestSchema)` to create a new message.
  */
 export const ClusterStatusRequestSchema: GenMessage<ClusterStatusRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 17);
+  messageDesc(file_counter, 18);
 
 /**
  * @generated from message counter.v1.NodeInfo
@@ -708,7 +772,7 @@ export type NodeInfo = Message<"counter.v1.NodeInfo"> & {
  * Use `create(NodeInfoSchema)` to create a new message.
  */
 export const NodeInfoSchema: GenMessage<NodeInfo> = /*@__PURE__*/
-  messageDesc(file_counter, 18);
+  messageDesc(file_counter, 19);
 
 /**
  * @generated from message counter.v1.ReplaceNodeRequest
@@ -732,7 +796,7 @@ export type ReplaceNodeRequest = Message<"counter.v1.ReplaceNodeRequest"> & {
  * Use `create(ReplaceNodeRequestSchema)` to create a new message.
  */
 export const ReplaceNodeRequestSchema: GenMessage<ReplaceNodeRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 19);
+  messageDesc(file_counter, 20);
 
 /**
  * @generated from message counter.v1.ReplaceNodeResponse
@@ -764,7 +828,7 @@ export type ReplaceNodeResponse = Message<"counter.v1.ReplaceNodeResponse"> & {
  * Use `create(ReplaceNodeResponseSchema)` to create a new message.
  */
 export const ReplaceNodeResponseSchema: GenMessage<ReplaceNodeResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 20);
+  messageDesc(file_counter, 21);
 
 /**
  * @generated from message counter.v1.ClusterStatusResponse
@@ -821,6 +885,20 @@ export type ClusterStatusResponse = Message<"counter.v1.ClusterStatusResponse"> 
    * @generated from field: uint64 dedup_window_ms = 8;
    */
   dedupWindowMs: bigint;
+
+  /**
+   * This cluster's region (--region); '' when it runs alone.
+   *
+   * @generated from field: string region = 9;
+   */
+  region: string;
+
+  /**
+   * Each peer region this router exchanges components with.
+   *
+   * @generated from field: repeated counter.v1.PeerRegionStatus peer_regions = 10;
+   */
+  peerRegions: PeerRegionStatus[];
 };
 
 /**
@@ -828,7 +906,62 @@ export type ClusterStatusResponse = Message<"counter.v1.ClusterStatusResponse"> 
  * Use `create(ClusterStatusResponseSchema)` to create a new message.
  */
 export const ClusterStatusResponseSchema: GenMessage<ClusterStatusResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 21);
+  messageDesc(file_counter, 22);
+
+/**
+ * One peer region as the answering router sees it (docs/regions.md).
+ *
+ * @generated from message counter.v1.PeerRegionStatus
+ */
+export type PeerRegionStatus = Message<"counter.v1.PeerRegionStatus"> & {
+  /**
+   * @generated from field: string region = 1;
+   */
+  region: string;
+
+  /**
+   * "up" (stream open and acknowledged), "connecting", "down" or "refused"
+   * (the peer named another region or rejected our credentials).
+   *
+   * @generated from field: string link = 2;
+   */
+  link: string;
+
+  /**
+   * The peer router the outgoing stream is connected to ('' when none).
+   *
+   * @generated from field: string address = 3;
+   */
+  address: string;
+
+  /**
+   * This region's components changed but not yet acknowledged by the peer.
+   *
+   * @generated from field: uint64 components_pending = 4;
+   */
+  componentsPending: bigint;
+
+  /**
+   * Seconds since the newest component from that peer was applied here (-1: none yet).
+   *
+   * @generated from field: double lag_seconds = 5;
+   */
+  lagSeconds: number;
+
+  /**
+   * Why the link is not up ('' when it is).
+   *
+   * @generated from field: string error = 6;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message counter.v1.PeerRegionStatus.
+ * Use `create(PeerRegionStatusSchema)` to create a new message.
+ */
+export const PeerRegionStatusSchema: GenMessage<PeerRegionStatus> = /*@__PURE__*/
+  messageDesc(file_counter, 23);
 
 /**
  * @generated from message counter.v1.PairStatus
@@ -887,7 +1020,7 @@ export type PairStatus = Message<"counter.v1.PairStatus"> & {
  * Use `create(PairStatusSchema)` to create a new message.
  */
 export const PairStatusSchema: GenMessage<PairStatus> = /*@__PURE__*/
-  messageDesc(file_counter, 22);
+  messageDesc(file_counter, 24);
 
 /**
  * @generated from message counter.v1.AddPairRequest
@@ -911,7 +1044,7 @@ export type AddPairRequest = Message<"counter.v1.AddPairRequest"> & {
  * Use `create(AddPairRequestSchema)` to create a new message.
  */
 export const AddPairRequestSchema: GenMessage<AddPairRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 23);
+  messageDesc(file_counter, 25);
 
 /**
  * @generated from message counter.v1.DrainPairRequest
@@ -935,7 +1068,7 @@ export type DrainPairRequest = Message<"counter.v1.DrainPairRequest"> & {
  * Use `create(DrainPairRequestSchema)` to create a new message.
  */
 export const DrainPairRequestSchema: GenMessage<DrainPairRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 24);
+  messageDesc(file_counter, 26);
 
 /**
  * @generated from message counter.v1.PairResponse
@@ -952,7 +1085,7 @@ export type PairResponse = Message<"counter.v1.PairResponse"> & {
  * Use `create(PairResponseSchema)` to create a new message.
  */
 export const PairResponseSchema: GenMessage<PairResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 25);
+  messageDesc(file_counter, 27);
 
 /**
  * @generated from message counter.v1.ReconcileRequest
@@ -971,7 +1104,7 @@ export type ReconcileRequest = Message<"counter.v1.ReconcileRequest"> & {
  * Use `create(ReconcileRequestSchema)` to create a new message.
  */
 export const ReconcileRequestSchema: GenMessage<ReconcileRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 26);
+  messageDesc(file_counter, 28);
 
 /**
  * @generated from message counter.v1.ShardDrift
@@ -1038,7 +1171,7 @@ export type ShardDrift = Message<"counter.v1.ShardDrift"> & {
  * Use `create(ShardDriftSchema)` to create a new message.
  */
 export const ShardDriftSchema: GenMessage<ShardDrift> = /*@__PURE__*/
-  messageDesc(file_counter, 27);
+  messageDesc(file_counter, 29);
 
 /**
  * @generated from message counter.v1.PairReconcile
@@ -1077,7 +1210,7 @@ export type PairReconcile = Message<"counter.v1.PairReconcile"> & {
  * Use `create(PairReconcileSchema)` to create a new message.
  */
 export const PairReconcileSchema: GenMessage<PairReconcile> = /*@__PURE__*/
-  messageDesc(file_counter, 28);
+  messageDesc(file_counter, 30);
 
 /**
  * @generated from message counter.v1.ReconcileResponse
@@ -1111,7 +1244,7 @@ export type ReconcileResponse = Message<"counter.v1.ReconcileResponse"> & {
  * Use `create(ReconcileResponseSchema)` to create a new message.
  */
 export const ReconcileResponseSchema: GenMessage<ReconcileResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 29);
+  messageDesc(file_counter, 31);
 
 /**
  * @generated from message counter.v1.WindowSettings
@@ -1137,7 +1270,7 @@ export type WindowSettings = Message<"counter.v1.WindowSettings"> & {
  * Use `create(WindowSettingsSchema)` to create a new message.
  */
 export const WindowSettingsSchema: GenMessage<WindowSettings> = /*@__PURE__*/
-  messageDesc(file_counter, 30);
+  messageDesc(file_counter, 32);
 
 /**
  * @generated from message counter.v1.ConfigureRequest
@@ -1181,7 +1314,7 @@ export type ConfigureRequest = Message<"counter.v1.ConfigureRequest"> & {
  * Use `create(ConfigureRequestSchema)` to create a new message.
  */
 export const ConfigureRequestSchema: GenMessage<ConfigureRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 31);
+  messageDesc(file_counter, 33);
 
 /**
  * @generated from message counter.v1.HotRequest
@@ -1200,7 +1333,7 @@ export type HotRequest = Message<"counter.v1.HotRequest"> & {
  * Use `create(HotRequestSchema)` to create a new message.
  */
 export const HotRequestSchema: GenMessage<HotRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 32);
+  messageDesc(file_counter, 34);
 
 /**
  * @generated from message counter.v1.HotCounter
@@ -1247,7 +1380,7 @@ export type HotCounter = Message<"counter.v1.HotCounter"> & {
  * Use `create(HotCounterSchema)` to create a new message.
  */
 export const HotCounterSchema: GenMessage<HotCounter> = /*@__PURE__*/
-  messageDesc(file_counter, 33);
+  messageDesc(file_counter, 35);
 
 /**
  * @generated from message counter.v1.HotResponse
@@ -1271,7 +1404,7 @@ export type HotResponse = Message<"counter.v1.HotResponse"> & {
  * Use `create(HotResponseSchema)` to create a new message.
  */
 export const HotResponseSchema: GenMessage<HotResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 34);
+  messageDesc(file_counter, 36);
 
 /**
  * @generated from message counter.v1.AddDistinctRequest
@@ -1295,7 +1428,7 @@ export type AddDistinctRequest = Message<"counter.v1.AddDistinctRequest"> & {
  * Use `create(AddDistinctRequestSchema)` to create a new message.
  */
 export const AddDistinctRequestSchema: GenMessage<AddDistinctRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 35);
+  messageDesc(file_counter, 37);
 
 /**
  * @generated from message counter.v1.AddDistinctResponse
@@ -1314,7 +1447,7 @@ export type AddDistinctResponse = Message<"counter.v1.AddDistinctResponse"> & {
  * Use `create(AddDistinctResponseSchema)` to create a new message.
  */
 export const AddDistinctResponseSchema: GenMessage<AddDistinctResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 36);
+  messageDesc(file_counter, 38);
 
 /**
  * @generated from message counter.v1.CountDistinctRequest
@@ -1333,7 +1466,7 @@ export type CountDistinctRequest = Message<"counter.v1.CountDistinctRequest"> & 
  * Use `create(CountDistinctRequestSchema)` to create a new message.
  */
 export const CountDistinctRequestSchema: GenMessage<CountDistinctRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 37);
+  messageDesc(file_counter, 39);
 
 /**
  * @generated from message counter.v1.CountDistinctResponse
@@ -1364,7 +1497,7 @@ export type CountDistinctResponse = Message<"counter.v1.CountDistinctResponse"> 
  * Use `create(CountDistinctResponseSchema)` to create a new message.
  */
 export const CountDistinctResponseSchema: GenMessage<CountDistinctResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 38);
+  messageDesc(file_counter, 40);
 
 /**
  * @generated from message counter.v1.ReadWindowRequest
@@ -1393,7 +1526,7 @@ export type ReadWindowRequest = Message<"counter.v1.ReadWindowRequest"> & {
  * Use `create(ReadWindowRequestSchema)` to create a new message.
  */
 export const ReadWindowRequestSchema: GenMessage<ReadWindowRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 39);
+  messageDesc(file_counter, 41);
 
 /**
  * @generated from message counter.v1.ReadWindowResponse
@@ -1453,7 +1586,7 @@ export type ReadWindowResponse = Message<"counter.v1.ReadWindowResponse"> & {
  * Use `create(ReadWindowResponseSchema)` to create a new message.
  */
 export const ReadWindowResponseSchema: GenMessage<ReadWindowResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 40);
+  messageDesc(file_counter, 42);
 
 /**
  * @generated from message counter.v1.SetMemberRequest
@@ -1482,7 +1615,7 @@ export type SetMemberRequest = Message<"counter.v1.SetMemberRequest"> & {
  * Use `create(SetMemberRequestSchema)` to create a new message.
  */
 export const SetMemberRequestSchema: GenMessage<SetMemberRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 41);
+  messageDesc(file_counter, 43);
 
 /**
  * @generated from message counter.v1.SetMemberResponse
@@ -1516,7 +1649,7 @@ export type SetMemberResponse = Message<"counter.v1.SetMemberResponse"> & {
  * Use `create(SetMemberResponseSchema)` to create a new message.
  */
 export const SetMemberResponseSchema: GenMessage<SetMemberResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 42);
+  messageDesc(file_counter, 44);
 
 /**
  * @generated from message counter.v1.IsMemberRequest
@@ -1540,7 +1673,7 @@ export type IsMemberRequest = Message<"counter.v1.IsMemberRequest"> & {
  * Use `create(IsMemberRequestSchema)` to create a new message.
  */
 export const IsMemberRequestSchema: GenMessage<IsMemberRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 43);
+  messageDesc(file_counter, 45);
 
 /**
  * @generated from message counter.v1.IsMemberResponse
@@ -1557,7 +1690,7 @@ export type IsMemberResponse = Message<"counter.v1.IsMemberResponse"> & {
  * Use `create(IsMemberResponseSchema)` to create a new message.
  */
 export const IsMemberResponseSchema: GenMessage<IsMemberResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 44);
+  messageDesc(file_counter, 46);
 
 /**
  * @generated from message counter.v1.RebuildRequest
@@ -1579,7 +1712,7 @@ export type RebuildRequest = Message<"counter.v1.RebuildRequest"> & {
  * Use `create(RebuildRequestSchema)` to create a new message.
  */
 export const RebuildRequestSchema: GenMessage<RebuildRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 45);
+  messageDesc(file_counter, 47);
 
 /**
  * @generated from message counter.v1.PartitionCheck
@@ -1645,7 +1778,7 @@ export type PartitionCheck = Message<"counter.v1.PartitionCheck"> & {
  * Use `create(PartitionCheckSchema)` to create a new message.
  */
 export const PartitionCheckSchema: GenMessage<PartitionCheck> = /*@__PURE__*/
-  messageDesc(file_counter, 46);
+  messageDesc(file_counter, 48);
 
 /**
  * @generated from message counter.v1.RebuildResponse
@@ -1687,7 +1820,7 @@ export type RebuildResponse = Message<"counter.v1.RebuildResponse"> & {
  * Use `create(RebuildResponseSchema)` to create a new message.
  */
 export const RebuildResponseSchema: GenMessage<RebuildResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 47);
+  messageDesc(file_counter, 49);
 
 /**
  * @generated from message counter.v1.DeleteCounterRequest
@@ -1704,7 +1837,7 @@ export type DeleteCounterRequest = Message<"counter.v1.DeleteCounterRequest"> & 
  * Use `create(DeleteCounterRequestSchema)` to create a new message.
  */
 export const DeleteCounterRequestSchema: GenMessage<DeleteCounterRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 48);
+  messageDesc(file_counter, 50);
 
 /**
  * @generated from message counter.v1.DeleteCounterResponse
@@ -1737,7 +1870,7 @@ export type DeleteCounterResponse = Message<"counter.v1.DeleteCounterResponse"> 
  * Use `create(DeleteCounterResponseSchema)` to create a new message.
  */
 export const DeleteCounterResponseSchema: GenMessage<DeleteCounterResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 49);
+  messageDesc(file_counter, 51);
 
 /**
  * @generated from message counter.v1.ClearRequest
@@ -1761,7 +1894,7 @@ export type ClearRequest = Message<"counter.v1.ClearRequest"> & {
  * Use `create(ClearRequestSchema)` to create a new message.
  */
 export const ClearRequestSchema: GenMessage<ClearRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 50);
+  messageDesc(file_counter, 52);
 
 /**
  * @generated from message counter.v1.ClearResponse
@@ -1807,7 +1940,7 @@ export type ClearResponse = Message<"counter.v1.ClearResponse"> & {
  * Use `create(ClearResponseSchema)` to create a new message.
  */
 export const ClearResponseSchema: GenMessage<ClearResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 51);
+  messageDesc(file_counter, 53);
 
 /**
  * @generated from message counter.v1.ListCountersRequest
@@ -1842,7 +1975,7 @@ export type ListCountersRequest = Message<"counter.v1.ListCountersRequest"> & {
  * Use `create(ListCountersRequestSchema)` to create a new message.
  */
 export const ListCountersRequestSchema: GenMessage<ListCountersRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 52);
+  messageDesc(file_counter, 54);
 
 /**
  * @generated from message counter.v1.ListedCounter
@@ -1878,7 +2011,7 @@ export type ListedCounter = Message<"counter.v1.ListedCounter"> & {
  * Use `create(ListedCounterSchema)` to create a new message.
  */
 export const ListedCounterSchema: GenMessage<ListedCounter> = /*@__PURE__*/
-  messageDesc(file_counter, 53);
+  messageDesc(file_counter, 55);
 
 /**
  * @generated from message counter.v1.ListCountersResponse
@@ -1902,7 +2035,7 @@ export type ListCountersResponse = Message<"counter.v1.ListCountersResponse"> & 
  * Use `create(ListCountersResponseSchema)` to create a new message.
  */
 export const ListCountersResponseSchema: GenMessage<ListCountersResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 54);
+  messageDesc(file_counter, 56);
 
 /**
  * A counter's time to live, as Configure sets it. Setting one restarts the
@@ -1933,7 +2066,7 @@ export type TtlSetting = Message<"counter.v1.TtlSetting"> & {
  * Use `create(TtlSettingSchema)` to create a new message.
  */
 export const TtlSettingSchema: GenMessage<TtlSetting> = /*@__PURE__*/
-  messageDesc(file_counter, 55);
+  messageDesc(file_counter, 57);
 
 /**
  * @generated from message counter.v1.BackupPairRequest
@@ -1950,7 +2083,7 @@ export type BackupPairRequest = Message<"counter.v1.BackupPairRequest"> & {
  * Use `create(BackupPairRequestSchema)` to create a new message.
  */
 export const BackupPairRequestSchema: GenMessage<BackupPairRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 56);
+  messageDesc(file_counter, 58);
 
 /**
  * @generated from message counter.v1.BackupChunk
@@ -1981,7 +2114,7 @@ export type BackupChunk = Message<"counter.v1.BackupChunk"> & {
  * Use `create(BackupChunkSchema)` to create a new message.
  */
 export const BackupChunkSchema: GenMessage<BackupChunk> = /*@__PURE__*/
-  messageDesc(file_counter, 57);
+  messageDesc(file_counter, 59);
 
 /**
  * @generated from message counter.v1.ExportDirectoryRequest
@@ -1994,7 +2127,7 @@ export type ExportDirectoryRequest = Message<"counter.v1.ExportDirectoryRequest"
  * Use `create(ExportDirectoryRequestSchema)` to create a new message.
  */
 export const ExportDirectoryRequestSchema: GenMessage<ExportDirectoryRequest> = /*@__PURE__*/
-  messageDesc(file_counter, 58);
+  messageDesc(file_counter, 60);
 
 /**
  * @generated from message counter.v1.ExportDirectoryResponse
@@ -2014,7 +2147,7 @@ export type ExportDirectoryResponse = Message<"counter.v1.ExportDirectoryRespons
  * Use `create(ExportDirectoryResponseSchema)` to create a new message.
  */
 export const ExportDirectoryResponseSchema: GenMessage<ExportDirectoryResponse> = /*@__PURE__*/
-  messageDesc(file_counter, 59);
+  messageDesc(file_counter, 61);
 
 /**
  * @generated from enum counter.v1.Consistency
@@ -2042,6 +2175,34 @@ export const ConsistencySchema: GenEnum<Consistency> = /*@__PURE__*/
   enumDesc(file_counter, 0);
 
 /**
+ * Which regions a read adds up (docs/regions.md).
+ *
+ * @generated from enum counter.v1.Scope
+ */
+export enum Scope {
+  /**
+   * This region's own total, with today's consistency rules. The default.
+   *
+   * @generated from enum value: SCOPE_REGION = 0;
+   */
+  REGION = 0,
+
+  /**
+   * This region's total plus every peer region's last received component:
+   * never exact, each part listed in ReadResponse.regions with its age.
+   *
+   * @generated from enum value: SCOPE_GLOBAL = 1;
+   */
+  GLOBAL = 1,
+}
+
+/**
+ * Describes the enum counter.v1.Scope.
+ */
+export const ScopeSchema: GenEnum<Scope> = /*@__PURE__*/
+  enumDesc(file_counter, 1);
+
+/**
  * @generated from enum counter.v1.AutoscaleMode
  */
 export enum AutoscaleMode {
@@ -2065,7 +2226,7 @@ export enum AutoscaleMode {
  * Describes the enum counter.v1.AutoscaleMode.
  */
 export const AutoscaleModeSchema: GenEnum<AutoscaleMode> = /*@__PURE__*/
-  enumDesc(file_counter, 1);
+  enumDesc(file_counter, 2);
 
 /**
  * @generated from service counter.v1.CounterService

@@ -50,6 +50,7 @@ function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
     asOfUnixMs: String(read.asOfMs),
     stalenessMs: String(read.stalenessMs),
     shards: read.shardCount,
+    regions: [],
   };
 }
 

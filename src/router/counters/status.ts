@@ -15,6 +15,9 @@ export interface RouterView {
   supervisor(): string;
   /** This router's --dedup-window-ms, advertised for the outbox relay's check (G12). */
   dedupWindowMs: number;
+  /** This cluster's region ('' alone) and how each peer region's link stands (docs/regions.md). */
+  region?: string;
+  peerRegions?(): counterV1.PeerRegionStatus__Output[];
 }
 
 export function pairStatusOf(directory: StatusDirectory, pair: PairInfo): counterV1.PairStatus__Output {
@@ -115,5 +118,7 @@ export async function clusterStatus(
     supervisor: view.supervisor(),
     router: view.routerId,
     dedupWindowMs: String(view.dedupWindowMs),
+    region: view.region ?? '',
+    peerRegions: view.peerRegions?.() ?? [],
   };
 }

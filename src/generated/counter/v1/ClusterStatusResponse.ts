@@ -2,6 +2,7 @@
 
 import type { NodeInfo as _counter_v1_NodeInfo, NodeInfo__Output as _counter_v1_NodeInfo__Output } from '../../counter/v1/NodeInfo.ts';
 import type { PairStatus as _counter_v1_PairStatus, PairStatus__Output as _counter_v1_PairStatus__Output } from '../../counter/v1/PairStatus.ts';
+import type { PeerRegionStatus as _counter_v1_PeerRegionStatus, PeerRegionStatus__Output as _counter_v1_PeerRegionStatus__Output } from '../../counter/v1/PeerRegionStatus.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ClusterStatusResponse {
@@ -30,6 +31,14 @@ export interface ClusterStatusResponse {
    * longer window of its own (G12). 0 from a router too old to say.
    */
   'dedupWindowMs'?: (number | string | Long);
+  /**
+   * This cluster's region (--region); '' when it runs alone.
+   */
+  'region'?: (string);
+  /**
+   * Each peer region this router exchanges components with.
+   */
+  'peerRegions'?: (_counter_v1_PeerRegionStatus)[];
 }
 
 export interface ClusterStatusResponse__Output {
@@ -58,4 +67,12 @@ export interface ClusterStatusResponse__Output {
    * longer window of its own (G12). 0 from a router too old to say.
    */
   'dedupWindowMs': (string);
+  /**
+   * This cluster's region (--region); '' when it runs alone.
+   */
+  'region': (string);
+  /**
+   * Each peer region this router exchanges components with.
+   */
+  'peerRegions': (_counter_v1_PeerRegionStatus__Output)[];
 }

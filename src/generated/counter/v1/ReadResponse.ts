@@ -1,5 +1,6 @@
 // Original file: proto/counter.proto
 
+import type { RegionPart as _counter_v1_RegionPart, RegionPart__Output as _counter_v1_RegionPart__Output } from '../../counter/v1/RegionPart.ts';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ReadResponse {
@@ -15,6 +16,10 @@ export interface ReadResponse {
   'asOfUnixMs'?: (number | string | Long);
   'stalenessMs'?: (number | string | Long);
   'shards'?: (number);
+  /**
+   * SCOPE_GLOBAL only: the home region first, then each peer by name.
+   */
+  'regions'?: (_counter_v1_RegionPart)[];
 }
 
 export interface ReadResponse__Output {
@@ -30,4 +35,8 @@ export interface ReadResponse__Output {
   'asOfUnixMs': (string);
   'stalenessMs': (string);
   'shards': (number);
+  /**
+   * SCOPE_GLOBAL only: the home region first, then each peer by name.
+   */
+  'regions': (_counter_v1_RegionPart__Output)[];
 }

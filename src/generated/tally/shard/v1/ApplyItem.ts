@@ -40,6 +40,10 @@ export interface ApplyItem {
    * it first. CLEAR: the generation to clear to.
    */
   'generation'?: (number | string | Long);
+  /**
+   * REGION_COMPONENT: the encoded component.
+   */
+  'component'?: (Buffer | Uint8Array | string);
 }
 
 export interface ApplyItem__Output {
@@ -79,4 +83,8 @@ export interface ApplyItem__Output {
    * it first. CLEAR: the generation to clear to.
    */
   'generation': (string);
+  /**
+   * REGION_COMPONENT: the encoded component.
+   */
+  'component': (Buffer);
 }

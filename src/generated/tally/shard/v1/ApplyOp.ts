@@ -28,6 +28,13 @@ export const ApplyOp = {
    * counter was cleared); applied=false when it already was there or past it.
    */
   CLEAR: 'CLEAR',
+  /**
+   * a peer region's component of the shard's counter (payload: the
+   * region-component record of src/common/region-component.ts) kept as a
+   * max-register per origin region; logged only when its version is newer
+   * than the one held, applied=false otherwise.
+   */
+  REGION_COMPONENT: 'REGION_COMPONENT',
 } as const;
 
 export type ApplyOp =
@@ -64,5 +71,13 @@ export type ApplyOp =
    */
   | 'CLEAR'
   | 5
+  /**
+   * a peer region's component of the shard's counter (payload: the
+   * region-component record of src/common/region-component.ts) kept as a
+   * max-register per origin region; logged only when its version is newer
+   * than the one held, applied=false otherwise.
+   */
+  | 'REGION_COMPONENT'
+  | 6
 
 export type ApplyOp__Output = typeof ApplyOp[keyof typeof ApplyOp]

@@ -12,6 +12,7 @@ import type { CheckMembersRequest as _tally_shard_v1_CheckMembersRequest, CheckM
 import type { CheckMembersResponse as _tally_shard_v1_CheckMembersResponse, CheckMembersResponse__Output as _tally_shard_v1_CheckMembersResponse__Output } from '../../../tally/shard/v1/CheckMembersResponse.ts';
 import type { InstallSnapshotRequest as _tally_shard_v1_InstallSnapshotRequest, InstallSnapshotRequest__Output as _tally_shard_v1_InstallSnapshotRequest__Output } from '../../../tally/shard/v1/InstallSnapshotRequest.ts';
 import type { MemberCountsResponse as _tally_shard_v1_MemberCountsResponse, MemberCountsResponse__Output as _tally_shard_v1_MemberCountsResponse__Output } from '../../../tally/shard/v1/MemberCountsResponse.ts';
+import type { ReadComponentsResponse as _tally_shard_v1_ReadComponentsResponse, ReadComponentsResponse__Output as _tally_shard_v1_ReadComponentsResponse__Output } from '../../../tally/shard/v1/ReadComponentsResponse.ts';
 import type { ReadShardsAnswer as _tally_shard_v1_ReadShardsAnswer, ReadShardsAnswer__Output as _tally_shard_v1_ReadShardsAnswer__Output } from '../../../tally/shard/v1/ReadShardsAnswer.ts';
 import type { ReadShardsFrame as _tally_shard_v1_ReadShardsFrame, ReadShardsFrame__Output as _tally_shard_v1_ReadShardsFrame__Output } from '../../../tally/shard/v1/ReadShardsFrame.ts';
 import type { ReadShardsRequest as _tally_shard_v1_ReadShardsRequest, ReadShardsRequest__Output as _tally_shard_v1_ReadShardsRequest__Output } from '../../../tally/shard/v1/ReadShardsRequest.ts';
@@ -133,6 +134,21 @@ export interface ShardNodeClient extends grpc.Client {
   memberCounts(argument: _tally_shard_v1_ReadShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_MemberCountsResponse__Output>): grpc.ClientUnaryCall;
   memberCounts(argument: _tally_shard_v1_ReadShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_MemberCountsResponse__Output>): grpc.ClientUnaryCall;
   memberCounts(argument: _tally_shard_v1_ReadShardsRequest, callback: grpc.requestCallback<_tally_shard_v1_MemberCountsResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Each named shard's peer-region components (docs/regions.md).
+   */
+  ReadComponents(argument: _tally_shard_v1_ReadShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
+  ReadComponents(argument: _tally_shard_v1_ReadShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
+  ReadComponents(argument: _tally_shard_v1_ReadShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
+  ReadComponents(argument: _tally_shard_v1_ReadShardsRequest, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Each named shard's peer-region components (docs/regions.md).
+   */
+  readComponents(argument: _tally_shard_v1_ReadShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
+  readComponents(argument: _tally_shard_v1_ReadShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
+  readComponents(argument: _tally_shard_v1_ReadShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
+  readComponents(argument: _tally_shard_v1_ReadShardsRequest, callback: grpc.requestCallback<_tally_shard_v1_ReadComponentsResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Current totals of the named shards (unknown shards are 0).
@@ -326,6 +342,11 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
   MemberCounts: grpc.handleUnaryCall<_tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_MemberCountsResponse>;
   
   /**
+   * Each named shard's peer-region components (docs/regions.md).
+   */
+  ReadComponents: grpc.handleUnaryCall<_tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_ReadComponentsResponse>;
+  
+  /**
    * Current totals of the named shards (unknown shards are 0).
    */
   ReadShards: grpc.handleUnaryCall<_tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_ReadShardsResponse>;
@@ -392,6 +413,7 @@ export interface ShardNodeDefinition extends grpc.ServiceDefinition {
   CheckMembers: MethodDefinition<_tally_shard_v1_CheckMembersRequest, _tally_shard_v1_CheckMembersResponse, _tally_shard_v1_CheckMembersRequest__Output, _tally_shard_v1_CheckMembersResponse__Output>
   InstallSnapshot: MethodDefinition<_tally_shard_v1_InstallSnapshotRequest, _tally_shard_v1_AppendEntriesResponse, _tally_shard_v1_InstallSnapshotRequest__Output, _tally_shard_v1_AppendEntriesResponse__Output>
   MemberCounts: MethodDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_MemberCountsResponse, _tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_MemberCountsResponse__Output>
+  ReadComponents: MethodDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_ReadComponentsResponse, _tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_ReadComponentsResponse__Output>
   ReadShards: MethodDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_ReadShardsResponse, _tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_ReadShardsResponse__Output>
   ReadShardsStream: MethodDefinition<_tally_shard_v1_ReadShardsFrame, _tally_shard_v1_ReadShardsAnswer, _tally_shard_v1_ReadShardsFrame__Output, _tally_shard_v1_ReadShardsAnswer__Output>
   ReadSketches: MethodDefinition<_tally_shard_v1_ReadSketchesRequest, _tally_shard_v1_ReadSketchesResponse, _tally_shard_v1_ReadSketchesRequest__Output, _tally_shard_v1_ReadSketchesResponse__Output>

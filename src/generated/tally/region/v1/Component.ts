@@ -1,0 +1,30 @@
+// Original file: proto/region.proto
+
+import type { ComponentVersion as _tally_region_v1_ComponentVersion, ComponentVersion__Output as _tally_region_v1_ComponentVersion__Output } from '../../../tally/region/v1/ComponentVersion.ts';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * One counter's total in its origin region (its own increments only).
+ */
+export interface Component {
+  'counter'?: (string);
+  'total'?: (number | string | Long);
+  'version'?: (_tally_region_v1_ComponentVersion | null);
+  /**
+   * When the origin took the total, on the origin's clock.
+   */
+  'asOfUnixMs'?: (number | string | Long);
+}
+
+/**
+ * One counter's total in its origin region (its own increments only).
+ */
+export interface Component__Output {
+  'counter': (string);
+  'total': (string);
+  'version': (_tally_region_v1_ComponentVersion__Output | null);
+  /**
+   * When the origin took the total, on the origin's clock.
+   */
+  'asOfUnixMs': (string);
+}
