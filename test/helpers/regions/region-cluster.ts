@@ -43,9 +43,9 @@ function scriptArgs(script: string): string[] {
   return /\.[cm]?ts$/.test(script) ? ['--import', 'tsx', script] : [script];
 }
 
-/** The flags that make a router (and its nodes) one region with the others as peers: `--region NAME --peer-regions a=HOST:PORT,b=HOST:PORT`. */
+/** The flags that make a router one region with the others as peers: `--region NAME --peer-regions a=HOST:PORT;b=HOST:PORT` (docs/regions.md). */
 export function regionArgs(region: string, peers: ReadonlyMap<string, string>): string[] {
-  const peerList = [...peers].map(([name, address]) => `${name}=${address}`).join(',');
+  const peerList = [...peers].map(([name, address]) => `${name}=${address}`).join(';');
   return ['--region', region, ...(peerList === '' ? [] : ['--peer-regions', peerList])];
 }
 
@@ -90,9 +90,10 @@ export class RegionCluster {
                 name,
                 '--metrics-port',
                 '0',
+                ...(options.linked === false ? [] : ['--region', regionName]),
                 ...(options.nodeArgs ?? []),
               ],
-              env: { TALLY_STOP_WITH_PARENT: '1', TALLY_REGION: regionName },
+              env: { TALLY_STOP_WITH_PARENT: '1' },
               cwd: program.root,
               isReady: isReadyLine,
               onLine,
