@@ -8,15 +8,17 @@ import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 
 interface ComposeService {
+  command?: string[];
   profiles?: string[];
   environment?: Record<string, string | null>;
   ports?: (string | { published?: string | number; target?: number; host_ip?: string })[];
   depends_on?: Record<string, unknown> | string[];
 }
 
-function composeServices(env: Record<string, string>): Record<string, ComposeService> {
+function composeServices(env: Record<string, string>, files = ['docker-compose.yml']): Record<string, ComposeService> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TALLY_')));
-  const normalized = execFileSync('docker-compose', ['-f', path.join(repoRoot, 'docker-compose.yml'), '--profile', 'regions', 'config'], {
+  const fileArgs = files.flatMap((file) => ['-f', path.join(repoRoot, file)]);
+  const normalized = execFileSync('docker-compose', [...fileArgs, '--profile', 'regions', 'config'], {
     cwd: repoRoot,
     encoding: 'utf8',
     env: { ...clean, ...env },
@@ -40,33 +42,33 @@ function peersOf(service: ComposeService): Map<string, string[]> {
 
 const euRouters = ['router', 'router-2'];
 const euNodes = ['node-0a', 'node-0b', 'node-1a', 'node-1b'];
-const usServices = ['node-us-a', 'node-us-b', 'router-us'];
+const usServices = ['us-node-a', 'us-node-b', 'us-router'];
 
 describe('compose: two regions', () => {
   it('the regions profile adds region us: its pair and a router on 127.0.0.1:51051, started only with the profile', () => {
     const services = composeServices({});
     for (const name of usServices) expect(services[name]?.profiles, name).toEqual(['regions']);
     for (const name of [...euRouters, ...euNodes]) expect(services[name]?.profiles, name).toBeUndefined();
-    const us = services['router-us']!;
+    const us = services['us-router']!;
     expect(us.environment?.TALLY_REGION).toBe('us');
-    expect(us.environment?.TALLY_PAIRS).toBe('node-us-a:50061,node-us-b:50061');
+    expect(us.environment?.TALLY_PAIRS).toBe('us-node-a:50061,us-node-b:50061');
     // Its directory is its own (embedded), not region eu's etcd.
     expect(us.environment?.TALLY_ETCD ?? undefined).toBeUndefined();
-    expect(Object.keys(us.depends_on ?? {}).sort()).toEqual(['node-us-a', 'node-us-b']);
-    for (const name of ['node-us-a', 'node-us-b']) expect(services[name]!.environment?.TALLY_REGION, name).toBe('us');
+    expect(Object.keys(us.depends_on ?? {}).sort()).toEqual(['us-node-a', 'us-node-b']);
+    for (const name of ['us-node-a', 'us-node-b']) expect(services[name]!.environment?.TALLY_REGION, name).toBe('us');
     const published = (us.ports ?? []).map((port) =>
       typeof port === 'string' ? port : `${port.host_ip}:${port.published}:${port.target}`,
     );
     expect(published.map((port) => port.replace(/\/tcp$/, ''))).toEqual(['127.0.0.1:51051:50051']);
   });
 
-  it('region us names every router of region eu as its peer, and each of them names router-us when the shell sets the region', () => {
-    const services = composeServices({ TALLY_REGION: 'eu', TALLY_PEER_REGIONS: 'us=router-us:50051' });
-    expect([...peersOf(services['router-us']!)]).toEqual([['eu', euRouters]]);
+  it('region us names every router of region eu as its peer, and each of them names us-router when the shell sets the region', () => {
+    const services = composeServices({ TALLY_REGION: 'eu', TALLY_PEER_REGIONS: 'us=us-router:50051' });
+    expect([...peersOf(services['us-router']!)]).toEqual([['eu', euRouters]]);
     for (const name of euRouters) {
       expect(services[name]!.environment?.TALLY_REGION, name).toBe('eu');
       const peers = peersOf(services[name]!);
-      expect([...peers], name).toEqual([['us', ['router-us']]]);
+      expect([...peers], name).toEqual([['us', ['us-router']]]);
       for (const host of peers.get('us')!) expect(services[host], `${name}'s peer ${host} is a service`).toBeDefined();
     }
     for (const name of euNodes) expect(services[name]!.environment?.TALLY_REGION, name).toBe('eu');
@@ -78,5 +80,21 @@ describe('compose: two regions', () => {
       expect(services[name]!.environment?.TALLY_REGION ?? '', name).toBe('');
       expect(services[name]!.environment?.TALLY_PEER_REGIONS ?? '', name).toBe('');
     }
+  });
+
+  it('with docker-compose.tls.yml region us runs TLS and tokens too: no --insecure, the router identity and the admin token the peers share', () => {
+    const services = composeServices({ TALLY_REGION: 'eu', TALLY_PEER_REGIONS: 'us=us-router:50051' }, [
+      'docker-compose.yml',
+      'docker-compose.tls.yml',
+    ]);
+    for (const name of usServices) expect(services[name]!.command, name).toEqual([name === 'us-router' ? 'router' : 'node']);
+    for (const name of ['us-router', ...euRouters])
+      expect(services[name]!.environment, name).toMatchObject({
+        TALLY_TLS_CERT: '/certs/router.crt',
+        TALLY_TLS_CA: '/certs/ca.crt',
+        TALLY_ADMIN_TOKEN_FILE: '/certs/admin.token',
+      });
+    expect(services['us-node-a']!.environment?.TALLY_TLS_CERT).toBe('/certs/node-0a.crt');
+    expect(services['us-node-b']!.environment?.TALLY_TLS_CERT).toBe('/certs/node-0b.crt');
   });
 });
