@@ -4,7 +4,8 @@
 // root, iproute2, iptables). eu takes the Zipf platform load of `tally bench
 // --workload zipf` (run in eu's client host); us is idle.
 //   sudo node --import tsx bench/regions.mts [--runs 3] [--seconds 15] [--counters 100000]
-//     [--concurrency 16] [--procs 2] [--batch 100] [--cut-seconds 60] [--cut-runs 1] [--json]
+//     [--concurrency 16] [--procs 2] [--batch 100] [--cut-seconds 60] [--cut-runs 1]
+//     [--modes alone,linked] [--json]
 // Runs alternate: A = both regions up with no region flags (no link); B = the
 // same regions linked. For each: eu's processes' CPU (router and both nodes,
 // from /proc, over the bench's measured window alone) per acknowledged
@@ -33,6 +34,8 @@ interface Options {
   batch: number;
   cutSeconds: number;
   cutRuns: number;
+  /** Which of the alternating runs to make: alone, linked or both. */
+  modes: boolean[];
   json: boolean;
 }
 
@@ -57,6 +60,10 @@ function parseOptions(argv: string[]): Options {
     batch: whole('batch', 100),
     cutSeconds: whole('cut-seconds', 60),
     cutRuns: whole('cut-runs', 1),
+    modes: (flags.get('modes') ?? 'alone,linked').split(',').map((mode) => {
+      assert(mode === 'alone' || mode === 'linked', `--modes: alone, linked or both, got ${mode}`);
+      return mode === 'linked';
+    }),
     json: flags.has('json'),
   };
 }
@@ -286,7 +293,7 @@ log(
 );
 const runs: RunResult[] = [];
 for (let index = 0; index < options.runs; index++) {
-  for (const linked of [false, true]) {
+  for (const linked of options.modes) {
     const run = await measuredRun(options, linked, runs.length);
     runs.push(run);
     log(
