@@ -22,7 +22,9 @@ export const routerLayers = {
   sizing: ['directory', 'nodes', 'metrics'],
   supervision: ['directory', 'nodes', 'metrics'],
   counters: ['directory', 'nodes', 'metrics', 'read', 'sizing'],
-  api: ['directory', 'nodes', 'metrics', 'read', 'write', 'sizing', 'supervision', 'counters'],
+  // Regions: publishing components, receiving them, global reads.
+  region: ['directory', 'nodes', 'metrics', 'read'],
+  api: ['directory', 'nodes', 'metrics', 'read', 'write', 'sizing', 'supervision', 'counters', 'region'],
   // The Connect port: the api's handlers over HTTP.
   http: ['api', 'metrics'],
 };

@@ -14,6 +14,7 @@ import type {
   LeanReadManyResponse,
   LeanReadResponse,
 } from './counter-codec.ts';
+import { decodeRegionPart, type RegionPartValue } from './region-part-codec.ts';
 
 /** Every absent or empty key: zero bytes, so sharing it cannot leak a write. */
 const emptyKey: Buffer = Buffer.alloc(0);
@@ -421,9 +422,13 @@ function readIncrementStreamResponse(end: number, depth: number): LeanIncrementS
 /** counter.v1.Consistency's names by number (proto-loader `enums: String`); a number it does not name stays a number. */
 const consistencyNames: readonly string[] = ['EXACT', 'CACHED'];
 
+/** counter.v1.Scope's names by number. */
+const scopeNames: readonly string[] = ['SCOPE_REGION', 'SCOPE_GLOBAL'];
+
 function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
   const counters: string[] = [];
   let consistency: string | number = consistencyNames[0]!;
+  let scope: string | number = scopeNames[0]!;
   while (pos < end) {
     const tag = readUint32();
     switch (tag >>> 3) {
@@ -436,11 +441,16 @@ function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
         consistency = consistencyNames[value] ?? value;
         break;
       }
+      case 3: {
+        const value = readUint32() | 0;
+        scope = scopeNames[value] ?? value;
+        break;
+      }
       default:
         skipType(tag & 7, depth);
     }
   }
-  return { counters, consistency };
+  return { counters, consistency, scope };
 }
 
 function readReadResponse(end: number, depth: number): LeanReadResponse {
@@ -450,6 +460,7 @@ function readReadResponse(end: number, depth: number): LeanReadResponse {
   let asOfUnixMs: number | bigint = 0;
   let stalenessMs: number | bigint = 0;
   let shards = 0;
+  let regions: RegionPartValue[] | undefined;
   while (pos < end) {
     const tag = readUint32();
     switch (tag >>> 3) {
@@ -458,6 +469,9 @@ function readReadResponse(end: number, depth: number): LeanReadResponse {
         break;
       case 2:
         total = readInt64();
+        break;
+      case 7:
+        (regions ??= []).push(decodeRegionPart(readBytes()));
         break;
       case 3:
         exact = readUint32() !== 0;
@@ -475,7 +489,9 @@ function readReadResponse(end: number, depth: number): LeanReadResponse {
         skipType(tag & 7, depth);
     }
   }
-  return { counter, total, exact, asOfUnixMs, stalenessMs, shards };
+  return regions === undefined
+    ? { counter, total, exact, asOfUnixMs, stalenessMs, shards }
+    : { counter, total, exact, asOfUnixMs, stalenessMs, shards, regions };
 }
 
 function readReadManyResponse(end: number, depth: number): LeanReadManyResponse {

@@ -406,6 +406,7 @@ function readResponseSize(value: ReadResponseInput, index: number): number {
   sizeBytes += int64FieldSize(value.stalenessMs, index * 3 + 2);
   const shards = (value.shards ?? 0) >>> 0;
   if (shards !== 0) sizeBytes += 1 + varint32Size(shards);
+  for (const part of value.regionParts ?? []) sizeBytes += 1 + varint32Size(part.length) + part.length;
   return sizeBytes;
 }
 
@@ -435,6 +436,12 @@ function writeReadResponse(value: ReadResponseInput, index: number): void {
   if (shards !== 0) {
     out[outPos++] = 0x30; // field 6, varint
     writeVarint32(shards);
+  }
+  for (const part of value.regionParts ?? []) {
+    out[outPos++] = 0x3a; // field 7, length-delimited
+    writeVarint32(part.length);
+    out.set(part, outPos);
+    outPos += part.length;
   }
 }
 

@@ -8,6 +8,7 @@
 // Reading and writing live in counter-codec-read.ts and counter-codec-write.ts.
 // Must not import grpc-js or any server code: @tally/client ships this file.
 import assert from 'node:assert';
+import type { RegionPartValue } from './region-part-codec.ts';
 import {
   decodeIncrementBatchRequest,
   decodeIncrementBatchResponse,
@@ -106,6 +107,8 @@ export interface LeanReadManyRequest {
   counters: string[];
   /** counter.v1.Consistency by name ('EXACT', 'CACHED'); a number the enum does not name stays a number (as proto-loader gives it). */
   consistency: string | number;
+  /** counter.v1.Scope by name ('SCOPE_REGION', 'SCOPE_GLOBAL'); a number the enum does not name stays a number. */
+  scope: string | number;
 }
 
 /** A ReadResponse as the client reads it: int64s as numbers when exact as one, else bigints. */
@@ -116,6 +119,8 @@ export interface LeanReadResponse {
   asOfUnixMs: number | bigint;
   stalenessMs: number | bigint;
   shards: number;
+  /** SCOPE_GLOBAL only: each region's part (docs/regions.md). */
+  regions?: RegionPartValue[];
 }
 
 export interface LeanReadManyResponse {
@@ -187,6 +192,8 @@ export interface ReadResponseInput {
   asOfUnixMs?: Int64Input | null;
   stalenessMs?: Int64Input | null;
   shards?: number | null;
+  /** SCOPE_GLOBAL only: each RegionPart message already encoded (region-part-codec.ts). */
+  regionParts?: readonly Uint8Array[] | null;
 }
 
 export interface ReadManyResponseInput {

@@ -33,3 +33,5 @@ export * from './clock.ts';
 export * from './shard-protocol.ts';
 export * from './shard-frames.ts';
 export * from './region-config.ts';
+export * from './region-component.ts';
+export * from './region-part-codec.ts';

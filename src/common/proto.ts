@@ -1,4 +1,4 @@
-// Loads proto/counter.proto and proto/shard.proto: service constructors and
+// Loads proto/counter.proto, proto/shard.proto and proto/region.proto: service constructors and
 // definitions. Message types are generated (src/generated), never written
 // here. int64 is decoded as a decimal string (proto-loader `longs: String`)
 // and encoded from a string or an exact number, so no amount ever passes
@@ -9,6 +9,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { loadPackageDefinition, type GrpcObject, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ProtoGrpcType as CounterProto } from '../generated/counter.ts';
 import type { ProtoGrpcType as ShardProto } from '../generated/shard.ts';
+import type { ProtoGrpcType as RegionProto } from '../generated/region.ts';
 
 const protoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
 
@@ -25,9 +26,11 @@ export const protoLoaderOptions: protoLoader.Options = {
 /** The generated message types, one namespace per package (src/generated: npm run proto:gen). */
 export type * as counterV1 from '../generated/counter-v1.ts';
 export type * as shardV1 from '../generated/tally-shard-v1.ts';
+export type * as regionV1 from '../generated/tally-region-v1.ts';
 
 export const counterPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), protoLoaderOptions);
 export const shardPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'shard.proto'), protoLoaderOptions);
+export const regionPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'region.proto'), protoLoaderOptions);
 
 /**
  * The client constructor of the service at dottedPath, typed as the generated
@@ -58,3 +61,8 @@ export const ShardNodeClient = serviceAt<ShardProto['tally']['shard']['v1']['Sha
 export const counterServiceDefinition: ServiceDefinition = CounterServiceClient.service;
 export const adminServiceDefinition: ServiceDefinition = AdminServiceClient.service;
 export const shardNodeServiceDefinition: ServiceDefinition = ShardNodeClient.service;
+export const RegionLinkClient = serviceAt<RegionProto['tally']['region']['v1']['RegionLink']>(
+  regionPackageDefinition,
+  'tally.region.v1.RegionLink',
+);
+export const regionLinkServiceDefinition: ServiceDefinition = RegionLinkClient.service;

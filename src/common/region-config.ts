@@ -32,7 +32,7 @@ export interface PeerRegion {
  */
 export function parsePeerRegions(value: string, ownRegion: string): PeerRegion[] {
   if (value.trim() === '') return [];
-  if (ownRegion === '') throw new ConfigError('--peer-regions needs --region (this cluster\'s own region name)');
+  if (ownRegion === '') throw new ConfigError("--peer-regions needs --region (this cluster's own region name)");
   const peers: PeerRegion[] = [];
   for (const entry of value.split(';')) {
     const equals = entry.indexOf('=');

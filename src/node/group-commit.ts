@@ -7,7 +7,15 @@
 // brings to one shard share one log row (see RowMerger): rows track hot shards.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, isInt64, steadyWallClock, type WindowSetting } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  encodeComponent,
+  isInt64,
+  steadyWallClock,
+  type RegionComponent,
+  type WindowSetting,
+} from '../common/index.ts';
 import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from './log/index.ts';
 import { type RoleState, DedupIndex, encodeWindowSetting, type NodeMemory } from './state/index.ts';
 import { packRegisterChanges } from '../sketch/index.ts';
@@ -20,8 +28,9 @@ import { packRegisterChanges } from '../sketch/index.ts';
  *   memberRepair  set the total to the member set's size (an operator's repair)
  *   drop          free the shard's state and keep its tombstone (its counter was deleted)
  *   clear         empty the shard and move it to `generation` (its counter was cleared)
+ *   regionComponent  hold a peer region's component; logged only when its version is newer
  */
-export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair' | 'drop' | 'clear';
+export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair' | 'drop' | 'clear' | 'regionComponent';
 
 export interface ApplyEntry extends LogEntry {
   op: ApplyOp;
@@ -32,6 +41,8 @@ export interface ApplyEntry extends LogEntry {
   present?: boolean;
   /** distinct: (register index, rank) pairs to observe. */
   registers?: [number, number][];
+  /** regionComponent: the peer region's component. */
+  component?: RegionComponent;
   /** increment: the counter's window setting ({0, 0}: none). */
   window?: WindowSetting;
   /**
@@ -349,6 +360,23 @@ export class GroupCommitter {
           });
         applied.push(rises.length > 0);
         changed.push(String(rises.length));
+        continue;
+      }
+      if (item.op === 'regionComponent') {
+        // Max-register: an older or equal version changes nothing and is not logged.
+        // Two newer ones in one flush are both logged; applying keeps the newest.
+        const advances = this.memory.advancesComponent(item.shardId, item.component!);
+        if (advances)
+          groupRows.push({
+            shardId: item.shardId,
+            amount: 0n,
+            idempotencyKey: emptyKey,
+            fenceShardCount: 0,
+            kind: EntryKind.regionComponent,
+            payload: encodeComponent(item.component!),
+          });
+        applied.push(advances);
+        changed.push(advances ? '1' : '0');
         continue;
       }
       if (item.op === 'memberRepair') {

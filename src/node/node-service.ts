@@ -17,6 +17,7 @@ import {
   toServiceError,
   type Logger,
   type shardV1,
+  packComponents,
 } from '../common/index.ts';
 import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
 import {
@@ -306,6 +307,15 @@ export function createNodeService(deps: {
       return confirmed({
         memberCounts: ids.map((id) => String(memory.memberCount(id))),
         totals: ids.map((id) => totals.get(id).toString()),
+        ...readMeta(),
+      });
+    }),
+
+    ReadComponents: unary<shardV1.ReadShardsRequest__Output, shardV1.ReadComponentsResponse__Output>((request) => {
+      requireWholeLog();
+      const ids = request.shardIds.map(parseShardId);
+      return confirmed({
+        components: ids.map((id) => packComponents(memory.componentsOf(id)?.values() ?? [])),
         ...readMeta(),
       });
     }),

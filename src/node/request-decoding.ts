@@ -3,7 +3,17 @@
 // checked (a bad item fails its group with INVALID_ARGUMENT). Pure: never
 // touches memory, the log or the role.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, idempotencyKeyBytesMax, type shardV1, type WindowSetting } from '../common/index.ts';
+import {
+  ErrorCode,
+  TallyError,
+  INT64_MAX,
+  INT64_MIN,
+  decodeComponent,
+  idempotencyKeyBytesMax,
+  type RegionComponent,
+  type shardV1,
+  type WindowSetting,
+} from '../common/index.ts';
 import type { GroupOutcome, ApplyEntry } from './group-commit.ts';
 import { unpackRegisterChanges } from '../sketch/index.ts';
 import { validateWindowConfig } from '../window/index.ts';
@@ -54,6 +64,15 @@ function decodeItem(item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome 
       }
       if (registers.length === 0) return badItem(`distinct item for shard ${id} has no registers`);
       return { ...base, op: 'distinct', registers };
+    }
+    case 'REGION_COMPONENT': {
+      let component: RegionComponent;
+      try {
+        component = decodeComponent(item.component ?? emptyKey);
+      } catch (error) {
+        return badItem(`bad region component for shard ${id}: ${(error as Error).message}`);
+      }
+      return { ...base, op: 'regionComponent', component };
     }
     default:
       return badItem(`unknown op ${item.op}`);

@@ -33,6 +33,7 @@ import {
   type InFlightLimits,
   type Logger,
   parseAddress,
+  regionLinkServiceDefinition,
   withLeanCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
@@ -47,6 +48,7 @@ import { ReadPath, WindowReader } from './read/index.ts';
 import { Autoscaler, HeatTracker, SizingPolicy, defaultSizing } from './sizing/index.ts';
 import { EtcdSupervisorElection, PairSupervisor, SoleSupervisor, SupervisorDuties, type SupervisorElection } from './supervision/index.ts';
 import { DistinctPath, IncrementPath, MembershipPath } from './write/index.ts';
+import { createRegions, fileTermSource, revisionTermSource, type TermSource } from './region/index.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
@@ -172,11 +174,27 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   // With several routers each knows only the writes made through it, so none
   // can tell a counter is idle: TTL (set and swept) only on the embedded store.
   const ttlSupported = etcd === undefined;
+  // Regions: the publisher is a supervisor duty, so one router per region publishes.
+  const termSource: TermSource =
+    election instanceof EtcdSupervisorElection
+      ? revisionTermSource(() => election.leaderFence()?.createRevision)
+      : fileTermSource(config.dataDir);
+  const regions = createRegions(
+    {
+      region: config.region,
+      peerRegions: config.peerRegions,
+      regionPublishIntervalMs: config.regionPublishIntervalMs,
+      readTimeoutMs: config.readTimeoutMs,
+      tls,
+      adminToken: config.adminToken,
+    },
+    { directory, pool, reads, registry, logger, termSource },
+  );
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const duties = new SupervisorDuties(
     election,
     supervisor,
-    ttlSupported ? [lifecycle, expiry] : [lifecycle],
+    [...(ttlSupported ? [lifecycle, expiry] : [lifecycle]), ...(config.peerRegions.length > 0 ? [regions.publisher] : [])],
     metrics,
     logger,
     config.routerId,
@@ -187,7 +205,17 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   // The caps on calls in flight bound the gRPC and HTTP ports together.
   const inFlight = inFlightLimitsOf(config, metrics);
   const server = createServer(config, metrics, tokens, inFlight);
-  const counterService = createCounterService({ increments, reads, distinct, windows, membership, lifecycle, heat, metrics });
+  const counterService = createCounterService({
+    increments,
+    reads,
+    distinct,
+    windows,
+    membership,
+    lifecycle,
+    heat,
+    metrics,
+    globalReads: regions.globalReader,
+  });
   const counterDefinition = guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf);
   server.server.addService(counterDefinition, counterService.grpc);
   const adminService = createAdminService({
@@ -210,12 +238,15 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
       supervisor: () => election.leaderId ?? '',
       dedupWindowMs: config.dedupWindowMs,
+      region: config.region,
+      peerRegions: () => regions.peerStatus(),
     },
     ttlSupported,
     onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),
   });
   const adminDefinition = guardMalformed(adminServiceDefinition, requestBytesMaxOf);
   server.server.addService(adminDefinition, adminService.grpc);
+  server.server.addService(regionLinkServiceDefinition, { Exchange: regions.receiver.exchange.bind(regions.receiver) });
   const httpMetrics = createHttpMetrics(registry, { rpcStatus: metrics.rpcStatus, callsRefused: metrics.callsRefused });
   let httpPort: ConnectPort | undefined;
   const setGauges = (): void => {
@@ -261,6 +292,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       // A series from the start: a rate over it needs no first deletion.
       metrics.countersDeleted.inc({ cause: 'ttl' }, 0);
       await duties.start();
+      regions.start();
       gauges.start();
       setGauges();
       setServing(server, serviceNames, true);
@@ -272,6 +304,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       await Promise.all([shutdownServer(server.server, config.shutdownTimeoutMs), httpPort?.close(config.shutdownTimeoutMs)]);
       reads.stopRefresher();
       await duties.stop();
+      regions.stop();
       autoscaler.stop();
       gauges.stop();
       pool.close();

@@ -2,7 +2,7 @@
 // again after a read) and how it maps to and from a row of the log table.
 // Pure: it opens no database and keeps no state; the store runs the SQL.
 import assert from 'node:assert/strict';
-import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../../common/index.ts';
+import { INT64_MAX, INT64_MIN, UINT64_MAX, decodeComponent } from '../../common/index.ts';
 import { unpackRegisterChanges } from '../../sketch/index.ts';
 import { validateWindowConfig } from '../../window/index.ts';
 import { rowChecksum, verifyChecksum } from './checksums.ts';
@@ -35,6 +35,12 @@ export const EntryKind = {
    * applied, so a retry across the clear counts at most once.
    */
   clearedKey: 6,
+  /**
+   * A peer region's component of the shard's counter (payload: one
+   * region-component record): a max-register per origin region, so it
+   * applies only when its version is newer than the one held.
+   */
+  regionComponent: 7,
 } as const;
 export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind];
 
@@ -109,6 +115,15 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
     case EntryKind.clearedKey:
       if (entry.amount !== 0n || !keyed || entry.fenceShardCount !== 0 || entry.member !== undefined || (entry.payload?.length ?? 0) > 0)
         return 'a cleared-away key carries a key and nothing else';
+      return undefined;
+    case EntryKind.regionComponent:
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0 || entry.member !== undefined)
+        return 'a region component carries no amount, key or member';
+      try {
+        decodeComponent(entry.payload ?? Buffer.alloc(0));
+      } catch (error) {
+        return `bad region component: ${(error as Error).message}`;
+      }
       return undefined;
     case EntryKind.windowConfig: {
       if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a window setting has no amount or key';

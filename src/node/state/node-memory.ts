@@ -7,7 +7,15 @@
 import assert from 'node:assert/strict';
 import { HllSketch, unpackRegisterChanges } from '../../sketch/index.ts';
 import { MemberSet } from '../../membership/index.ts';
-import type { WindowSetting } from '../../common/index.ts';
+import {
+  compareVersions,
+  decodeComponent,
+  mergeComponent,
+  packComponents,
+  unpackComponents,
+  type RegionComponent,
+  type WindowSetting,
+} from '../../common/index.ts';
 import { WindowBuckets } from '../../window/index.ts';
 import { ShardTotals } from './shard-totals.ts';
 import {
@@ -42,6 +50,8 @@ const sketchPart = 'sketch';
 const membersPart = 'members';
 /** A cleared shard's generation (8 bytes, big-endian); a shard never cleared has none (generation 0). */
 const generationPart = 'generation';
+/** Peer regions' components of the shard's counter: region-component records. */
+const regionsPart = 'regions';
 function encodeWindowPart(setting: WindowSetting, buckets: readonly [number, bigint][]): Buffer {
   const data = Buffer.alloc(20 + 16 * buckets.length);
   encodeWindowSetting(setting).copy(data, 0);
@@ -76,6 +86,8 @@ export class NodeMemory {
   private tombstoneCursor: Iterator<[number, number]> | undefined;
   /** Shards cleared at least once, to their generation; every other shard is at 0. */
   private readonly generations = new Map<number, number>();
+  /** Per shard, per origin region: the newest component held (docs/regions.md). */
+  private readonly components = new Map<number, Map<string, RegionComponent>>();
 
   /** Applies one committed entry, accepted at atMs. */
   apply(entry: LogEntry, atMs: number): void {
@@ -121,6 +133,8 @@ export class NodeMemory {
       }
       case EntryKind.drop:
         this.empty(shardId);
+        // Peer regions' parts go with the counter; a local clear keeps them (they are other regions' totals).
+        this.components.delete(shardId);
         this.windows.configure(shardId, 0, 0);
         this.generations.delete(shardId);
         this.tombstones.set(shardId, atMs);
@@ -131,6 +145,13 @@ export class NodeMemory {
         const setting = this.windows.configOf(shardId);
         if (setting !== undefined) this.windows.load(shardId, setting, []);
         this.generations.set(shardId, decodeGeneration(entry.payload!));
+        return;
+      }
+      case EntryKind.regionComponent: {
+        const component = decodeComponent(entry.payload!);
+        let held = this.components.get(shardId);
+        if (held === undefined) this.components.set(shardId, (held = new Map()));
+        held.set(component.origin, mergeComponent(held.get(component.origin), component));
         return;
       }
       case EntryKind.clearedKey:
@@ -222,6 +243,17 @@ export class NodeMemory {
     return this.memberSets.get(shardId)?.size ?? 0;
   }
 
+  /** The peer regions' components held for a shard, by origin. */
+  componentsOf(shardId: number): ReadonlyMap<string, RegionComponent> | undefined {
+    return this.components.get(shardId);
+  }
+
+  /** True when `component` is newer than the one held from its origin (so it is worth logging). */
+  advancesComponent(shardId: number, component: RegionComponent): boolean {
+    const held = this.components.get(shardId)?.get(component.origin);
+    return held === undefined || compareVersions(component.version, held.version) > 0;
+  }
+
   register(shardId: number, index: number): number {
     return this.sketches.get(shardId)?.get(index) ?? 0;
   }
@@ -251,6 +283,7 @@ export class NodeMemory {
     this.tombstones.clear();
     this.tombstoneCursor = undefined;
     this.generations.clear();
+    this.components.clear();
   }
 
   /** Loads a checkpoint (into empty memory). */
@@ -267,6 +300,8 @@ export class NodeMemory {
           this.memberSets.set(shardId, MemberSet.deserialize(data));
         } else if (part === droppedPart) {
           this.tombstones.set(shardId, decodeDroppedAt(data));
+        } else if (part === regionsPart) {
+          this.components.set(shardId, new Map(unpackComponents(data).map((component) => [component.origin, component])));
         } else if (part === generationPart) {
           const generation = decodeGeneration(data);
           assert.ok(generation >= 1, `shard ${shardId} has a malformed generation part`);
@@ -299,6 +334,8 @@ export class NodeMemory {
       if (members !== undefined) shardParts.set(membersPart, members.serialize());
       const generation = this.generations.get(shardId);
       if (generation !== undefined) shardParts.set(generationPart, encodeGeneration(generation));
+      const components = this.components.get(shardId);
+      if (components !== undefined && components.size > 0) shardParts.set(regionsPart, packComponents(components.values()));
       if (shardParts.size > 0) parts.set(shardId, shardParts);
     }
     return { totals, parts };

@@ -34,6 +34,8 @@ function matches(token: Buffer | undefined, expected: Buffer | undefined): boole
 
 const adminServicePrefix = '/counter.v1.AdminService/';
 const healthServicePrefix = '/grpc.health.v1.Health/';
+/** The routers of peer regions (docs/regions.md): admin credentials, as AdminService. */
+const regionLinkPrefix = '/tally.region.v1.RegionLink/';
 
 /** UNAUTHENTICATED (no or unknown credential) or PERMISSION_DENIED (a credential of the wrong role); undefined when allowed. */
 export function refusalOf(tokens: Tokens, path: string, metadata: Metadata): Refusal | undefined {
@@ -46,10 +48,11 @@ export function refusalOfAuthorization(tokens: Tokens, path: string, authorizati
   if (path.startsWith(healthServicePrefix)) return undefined;
   const token = presented(authorization);
   const isAdmin = matches(token, tokens.admin);
-  if (path.startsWith(adminServicePrefix)) {
+  if (path.startsWith(adminServicePrefix) || path.startsWith(regionLinkPrefix)) {
+    const service = path.startsWith(adminServicePrefix) ? 'AdminService' : 'RegionLink';
     if (isAdmin) return undefined;
-    if (matches(token, tokens.client)) return { code: status.PERMISSION_DENIED, details: 'this credential may not call AdminService' };
-    return { code: status.UNAUTHENTICATED, details: 'AdminService needs the admin token (authorization: Bearer ...)' };
+    if (matches(token, tokens.client)) return { code: status.PERMISSION_DENIED, details: `this credential may not call ${service}` };
+    return { code: status.UNAUTHENTICATED, details: `${service} needs the admin token (authorization: Bearer ...)` };
   }
   if (isAdmin || matches(token, tokens.client)) return undefined;
   return { code: status.UNAUTHENTICATED, details: 'this service needs a token (authorization: Bearer ...)' };

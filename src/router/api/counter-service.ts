@@ -20,11 +20,13 @@ import {
   countDistinctCountersMax,
   parseInt64,
   parseMemberId,
+  encodeRegionPart,
 } from '../../common/index.ts';
 import { type DistinctPath, type MembershipPath, type IncrementPath, type ValidIncrement } from '../write/index.ts';
 import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.ts';
 import { type CounterLifecycle } from '../counters/index.ts';
 import { type HeatTracker } from '../sizing/index.ts';
+import type { GlobalRead, GlobalReader, RegionPartRead } from '../region/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
 import { createIncrementStreamHandler } from './increment-stream.ts';
@@ -40,6 +42,8 @@ export interface CounterServiceDeps {
   lifecycle: CounterLifecycle;
   heat: HeatTracker;
   metrics: RouterMetrics;
+  /** SCOPE_GLOBAL reads (docs/regions.md). */
+  globalReads: Pick<GlobalReader, 'read'>;
 }
 
 function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
@@ -50,7 +54,17 @@ function toReadResponse(read: TotalRead): counterV1.ReadResponse__Output {
     asOfUnixMs: String(read.asOfMs),
     stalenessMs: String(read.stalenessMs),
     shards: read.shardCount,
-    regions: [],
+    regions: (read as Partial<GlobalRead>).regions?.map(toRegionPart) ?? [],
+  };
+}
+
+function toRegionPart(part: RegionPartRead): counterV1.RegionPart__Output {
+  return {
+    region: part.region,
+    total: part.total.toString(),
+    asOfUnixMs: String(part.asOfUnixMs),
+    stalenessMs: String(part.stalenessMs),
+    home: part.home,
   };
 }
 
@@ -63,6 +77,9 @@ function toLeanReadResponse(read: TotalRead): ReadResponseInput {
     asOfUnixMs: read.asOfMs,
     stalenessMs: read.stalenessMs,
     shards: read.shardCount,
+    ...((read as Partial<GlobalRead>).regions === undefined
+      ? {}
+      : { regionParts: (read as GlobalRead).regions.map((part) => encodeRegionPart(part)) }),
   };
 }
 
@@ -182,8 +199,15 @@ export function createCounterService(deps: CounterServiceDeps) {
   };
 
   // A distinct counter among names is refused by the read path, where each name is resolved once.
-  const readTotals = (names: string[], consistency: string): Promise<TotalRead[]> => {
+  const readTotals = (names: string[], consistency: string, scope: string = 'SCOPE_REGION'): Promise<TotalRead[]> => {
+    if (scope === 'SCOPE_GLOBAL')
+      return timedRead(`global_${consistency}`, () => deps.globalReads.read(names, consistency as 'EXACT' | 'CACHED'));
     return timedRead(consistency, () => (consistency === 'CACHED' ? reads.readCached(names) : reads.readExact(names)));
+  };
+
+  const validateScope = (scope: string | number | undefined): string => {
+    if (scope === undefined || scope === 'SCOPE_REGION' || scope === 'SCOPE_GLOBAL') return scope ?? 'SCOPE_REGION';
+    throw new TallyError(ErrorCode.invalidArgument, `scope must be SCOPE_REGION or SCOPE_GLOBAL, got ${scope}`);
   };
 
   // A number: a value the enum does not name (proto-loader's and the lean decoder's way of passing it on).
@@ -234,14 +258,14 @@ export function createCounterService(deps: CounterServiceDeps) {
 
     Read: handler<counterV1.ReadRequest__Output, counterV1.ReadResponse__Output>(async (request) => {
       const name = validateCounterName(request.counter);
-      const [read] = await readTotals([name], validateConsistency(request.consistency));
+      const [read] = await readTotals([name], validateConsistency(request.consistency), validateScope(request.scope));
       return toReadResponse(read!);
     }, changesNothing),
 
     // Lean codec both ways (common/counter-codec.ts, wired in build.ts): a page's totals go out without a string per int64.
     ReadMany: handler<LeanReadManyRequest, ReadManyResponseInput>(async (request) => {
       const names = validateCounterNames(request.counters, readManyCountersMax, 'ReadMany');
-      const values = await readTotals(names, validateConsistency(request.consistency));
+      const values = await readTotals(names, validateConsistency(request.consistency), validateScope(request.scope));
       return { values: values.map(toLeanReadResponse) };
     }, changesNothing),
 

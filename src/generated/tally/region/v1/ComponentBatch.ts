@@ -11,9 +11,17 @@ export interface ComponentBatch {
   'seq'?: (number | string | Long);
   'components'?: (_tally_region_v1_Component)[];
   /**
-   * The newest version among the components (and every earlier batch).
+   * The watermark: every component of the origin up to this version is in
+   * this batch or an earlier one of the stream. A batch may carry no
+   * components: it then only moves the watermark (once per round).
    */
   'version'?: (_tally_region_v1_ComponentVersion | null);
+  /**
+   * When the origin began the round of the watermark, on its clock; 0 when
+   * the watermark is not a whole round. Every component up to the
+   * watermark was the origin's total at that instant.
+   */
+  'asOfUnixMs'?: (number | string | Long);
 }
 
 export interface ComponentBatch__Output {
@@ -23,7 +31,15 @@ export interface ComponentBatch__Output {
   'seq': (string);
   'components': (_tally_region_v1_Component__Output)[];
   /**
-   * The newest version among the components (and every earlier batch).
+   * The watermark: every component of the origin up to this version is in
+   * this batch or an earlier one of the stream. A batch may carry no
+   * components: it then only moves the watermark (once per round).
    */
   'version': (_tally_region_v1_ComponentVersion__Output | null);
+  /**
+   * When the origin began the round of the watermark, on its clock; 0 when
+   * the watermark is not a whole round. Every component up to the
+   * watermark was the origin's total at that instant.
+   */
+  'asOfUnixMs': (string);
 }

@@ -1,0 +1,141 @@
+// Several regions on loopback for tests: one cluster per region (startCluster),
+// each router told its peers' addresses through a TCP proxy whose target is
+// set once the peer's router has bound (routers take port 0). The proxies
+// also let a test cut a link (stop forwarding) without touching a process.
+import net from 'node:net';
+import { credentials, type ServiceError } from '@grpc/grpc-js';
+import { CounterServiceClient, type counterV1 } from '../../src/common/index.ts';
+import { startCluster, type TestCluster } from './cluster.ts';
+
+export interface RegionProxy {
+  address: string;
+  target: string | undefined;
+  /** While false, new connections are refused and open ones dropped. */
+  forwarding: boolean;
+  dropConnections(): void;
+  close(): Promise<void>;
+}
+
+export async function startRegionProxy(): Promise<RegionProxy> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    if (proxy.target === undefined || !proxy.forwarding) return client.destroy();
+    const colon = proxy.target.lastIndexOf(':');
+    const upstream = net.connect(Number(proxy.target.slice(colon + 1)), proxy.target.slice(0, colon));
+    sockets.add(client).add(upstream);
+    client.pipe(upstream).pipe(client);
+    const close = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', close).on('error', close);
+    upstream.on('close', close).on('error', close);
+  });
+  const proxy: RegionProxy = {
+    address: '',
+    target: undefined,
+    forwarding: true,
+    dropConnections() {
+      for (const socket of sockets) socket.destroy();
+    },
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      proxy.dropConnections();
+      await closed;
+    },
+  };
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.address = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return proxy;
+}
+
+export interface TestRegion {
+  name: string;
+  tc: TestCluster;
+  /** The proxy the other regions reach this region's router through. */
+  proxy: RegionProxy;
+  raw: RawCounterClient;
+}
+
+export interface RawCounterClient {
+  Read(request: counterV1.ReadRequest, callback: (error: ServiceError | null, response?: counterV1.ReadResponse__Output) => void): void;
+  ReadMany(
+    request: counterV1.ReadManyRequest,
+    callback: (error: ServiceError | null, response?: counterV1.ReadManyResponse__Output) => void,
+  ): void;
+  close(): void;
+}
+
+/**
+ * One cluster per name, each peered with all the others. `extraPeers`
+ * adds peers by name to a region's --peer-regions (a misconfiguration test).
+ */
+export async function startRegions(
+  names: readonly string[],
+  options: { pairs?: number; publishIntervalMs?: number; extraPeers?: Record<string, string> } = {},
+): Promise<TestRegion[]> {
+  const proxies = await Promise.all(names.map(() => startRegionProxy()));
+  const regions: TestRegion[] = [];
+  try {
+    for (const [index, name] of names.entries()) {
+      const peers = names
+        .map((peer, peerIndex) => (peer === name ? undefined : `${peer}=${proxies[peerIndex]!.address}`))
+        .filter((peer) => peer !== undefined);
+      if (options.extraPeers?.[name] !== undefined) peers.push(options.extraPeers[name]!);
+      const tc = await startCluster({
+        pairs: options.pairs ?? 1,
+        metrics: true,
+        routerArgs: [
+          '--region',
+          name,
+          '--peer-regions',
+          peers.join(';'),
+          '--region-publish-interval-ms',
+          String(options.publishIntervalMs ?? 100),
+        ],
+        nodeArgs: ['--region', name],
+      });
+      proxies[index]!.target = tc.cluster.routerAddress;
+      const raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as RawCounterClient;
+      regions.push({ name, tc, proxy: proxies[index]!, raw });
+    }
+  } catch (error) {
+    await stopRegions(regions);
+    await Promise.all(proxies.map((proxy) => proxy.close()));
+    throw error;
+  }
+  return regions;
+}
+
+export async function stopRegions(regions: readonly TestRegion[]): Promise<void> {
+  await Promise.all(
+    regions.map(async (region) => {
+      region.raw.close();
+      await region.proxy.close();
+      await region.tc.stop();
+    }),
+  );
+}
+
+export function rawRead(region: TestRegion, request: counterV1.ReadRequest): Promise<counterV1.ReadResponse__Output> {
+  return new Promise((resolve, reject) => region.raw.Read(request, (error, response) => (error ? reject(error) : resolve(response!))));
+}
+
+export function rawReadMany(region: TestRegion, request: counterV1.ReadManyRequest): Promise<counterV1.ReadManyResponse__Output> {
+  return new Promise((resolve, reject) => region.raw.ReadMany(request, (error, response) => (error ? reject(error) : resolve(response!))));
+}
+
+/** A SCOPE_GLOBAL exact read: the total and each region's part. */
+export async function globalRead(
+  region: TestRegion,
+  counter: string,
+): Promise<{ total: bigint; parts: Map<string, bigint>; response: counterV1.ReadResponse__Output }> {
+  const response = await rawRead(region, { counter, scope: 'SCOPE_GLOBAL' });
+  return {
+    total: BigInt(response.total),
+    parts: new Map(response.regions.map((part) => [part.region, BigInt(part.total)])),
+    response,
+  };
+}
