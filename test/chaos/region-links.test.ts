@@ -146,7 +146,15 @@ describe('chaos: links between regions', () => {
   }
 
   /** Load in every region, a fault held `holdMs` in its middle, then the heal: each region acknowledged >= 99% throughout, and everything converges. */
-  async function loadThroughFault(phase: string, seed: number, fault: () => void, heal: () => void, holdMs: number): Promise<void> {
+  async function loadThroughFault(
+    phase: string,
+    seed: number,
+    fault: () => void,
+    heal: () => void,
+    holdMs: number,
+    /** [reader, origin]: the reader's view of the origin must go stale during the cut (the cut reached the link). */
+    staleViews: [RegionName, RegionName][],
+  ): Promise<void> {
     const counters = [0, 1, 2].map((index) => `${phase}-${index}`);
     for (const region of regionNames) client(region).resetHistory();
     await Promise.all(
@@ -181,6 +189,15 @@ describe('chaos: links between regions', () => {
       'global reads answered during the cut',
     ).toBeGreaterThan(5);
     checkSampledReads(reads);
+    for (const [reader, origin] of staleViews) {
+      const stalenessDuringCut = reads
+        .filter((sample) => sample.region === reader && sample.startMs > cutFromMs && sample.endMs < healedMs)
+        .map((sample) => sample.read.regions.find((part) => part.region === origin)?.stalenessMs ?? 0);
+      expect(
+        Math.max(...stalenessDuringCut),
+        `${reader}'s view of ${origin} went stale during the cut (${stalenessDuringCut.length} reads)`,
+      ).toBeGreaterThan(holdMs - 3_000);
+    }
     await expectConverged(counters);
   }
 
@@ -191,6 +208,10 @@ describe('chaos: links between regions', () => {
       () => regions!.cut('eu-us', 'eu', 'us'),
       () => regions!.heal('eu-us'),
       10_000,
+      [
+        ['eu', 'us'],
+        ['us', 'eu'],
+      ],
     );
   }, 60_000);
 
@@ -201,6 +222,7 @@ describe('chaos: links between regions', () => {
       () => regions!.cut('eu-to-us', 'eu', 'us', { oneWay: true }),
       () => regions!.heal('eu-to-us'),
       6_000,
+      [['us', 'eu']],
     );
   }, 60_000);
 
