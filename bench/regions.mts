@@ -191,7 +191,10 @@ async function prefill(options: Options, regions: RegionCluster, runId: string):
   const namespace = regions.region('eu').client.process.host.namespace;
   await tallyBench(namespace, [...benchArgs(options, regions, runId, 1), '--prefill-only']).done;
   // us reads the head counter globally: it must exist in us too (us's own part, 1, is constant).
-  const created = await regions.region('us').client.increment(0, new CounterNames(runId).name(0), 1n);
+  const created = await regions.region('us').client.increment(0, new CounterNames(runId).name(0), 1n, {
+    key: `${runId}-head`,
+    deadlineMs: 20_000,
+  });
   assert.equal(created.outcome, 'ok', `us could not create the head counter: ${created.error}`);
   // The follower and (linked) the peer take in the creation before the window.
   await pause(3_000);
