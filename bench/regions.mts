@@ -6,6 +6,9 @@
 //   sudo node --import tsx bench/regions.mts [--runs 3] [--seconds 15] [--counters 100000]
 //     [--concurrency 16] [--procs 2] [--batch 100] [--cut-seconds 60] [--cut-runs 1]
 //     [--modes alone,linked] [--json]
+//   sudo node --import tsx bench/regions.mts --idle-lag-counters 100000
+// The second form, without load: regions holding that many counters, the
+// time from one increment acknowledged in eu until us's global read shows it.
 // Runs alternate: A = both regions up with no region flags (no link); B = the
 // same regions linked. For each: eu's processes' CPU (router and both nodes,
 // from /proc, over the bench's measured window alone) per acknowledged
@@ -36,6 +39,8 @@ interface Options {
   cutRuns: number;
   /** Which of the alternating runs to make: alone, linked or both. */
   modes: boolean[];
+  /** Instead of the load runs: idle regions with this many counters, the time one increment in eu takes to show in us's global read (4 tries). */
+  idleLagCounters: number | undefined;
   json: boolean;
 }
 
@@ -64,6 +69,7 @@ function parseOptions(argv: string[]): Options {
       assert(mode === 'alone' || mode === 'linked', `--modes: alone, linked or both, got ${mode}`);
       return mode === 'linked';
     }),
+    idleLagCounters: flags.has('idle-lag-counters') ? whole('idle-lag-counters', 0) : undefined,
     json: flags.has('json'),
   };
 }
@@ -286,7 +292,45 @@ async function cutRun(options: Options, index: number): Promise<CutResult> {
   });
 }
 
+/** Idle linked regions holding `counters` counters: from an increment acknowledged in eu until us's global read shows it, 4 times. */
+async function idleLag(options: Options, counters: number): Promise<number[]> {
+  return withRegions(true, async (regions) => {
+    const runId = `regionsidle${process.pid}`;
+    if (counters > 0) await prefill({ ...options, counters }, regions, runId);
+    const counter = new CounterNames(runId).name(0);
+    const eu = regions.region('eu');
+    const us = regions.region('us');
+    await us.client.increment(0, counter, 1n, { key: `${runId}-us`, deadlineMs: 20_000 });
+    let euTotal = (await eu.client.read(0, counter, { deadlineMs: 20_000 })).total ?? 0n;
+    const seenAfterMs: number[] = [];
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const increment = await eu.client.increment(0, counter, 1n, { key: `${runId}-eu-${attempt}`, deadlineMs: 20_000 });
+      assert.equal(increment.outcome, 'ok');
+      euTotal += 1n;
+      const startMs = performance.now();
+      let seenMs = Number.NaN;
+      while (performance.now() - startMs < 120_000) {
+        const read = await us.client.globalRead(0, counter, { deadlineMs: 10_000 }).catch(() => undefined);
+        if (read?.regions.find((part) => part.region === 'eu')?.total === euTotal) {
+          seenMs = performance.now() - startMs;
+          break;
+        }
+        await pause(50);
+      }
+      seenAfterMs.push(seenMs);
+    }
+    return seenAfterMs;
+  });
+}
+
 const options = parseOptions(process.argv.slice(2));
+if (options.idleLagCounters !== undefined) {
+  const seen = await idleLag(options, options.idleLagCounters);
+  console.log(
+    `idle, ${options.idleLagCounters.toLocaleString('en-US')} counters: an increment in eu shows in us's global read after ${seen.map((ms) => (Number.isNaN(ms) ? '> 120 s' : `${ms.toFixed(0)} ms`)).join(', ')}`,
+  );
+  process.exit(0);
+}
 const log = (line: string): void => {
   if (!options.json) console.log(line);
 };
