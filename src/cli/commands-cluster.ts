@@ -28,6 +28,11 @@ export const clusterCommands: CommandSpec[] = [
       const lines = [
         `${status.counters} counter${status.counters === 1 ? '' : 's'} in the directory (${status.directoryStore}); router ${status.router}; supervisor ${status.supervisor || 'none (no router holds the lease)'}`,
         ...(status.routers.length > 1 ? [`routers: ${status.routers.join(', ')}`] : []),
+        ...(status.region === '' ? [] : [`region ${status.region}`]),
+        ...status.peerRegions.map(
+          (peer) =>
+            `  peer region ${peer.region}: link ${peer.link}${peer.address ? ` (${peer.address})` : ''}, ${peer.componentsPending} pending, lag ${peer.lagSeconds < 0 ? 'none received yet' : `${peer.lagSeconds.toFixed(1)} s`}${peer.error ? `; ${peer.error}` : ''}`,
+        ),
         ...status.pairs.map(
           (pair) =>
             `pair ${pair.pair}: ${plural(pair.shardCount, 'shard')}, epoch ${pair.epoch}${pair.draining ? ', DRAINING (no new shards)' : ''}${pair.zoneWarning ? `; WARNING: ${pair.zoneWarning}` : ''}`,

@@ -1,7 +1,7 @@
 // The CLI's counter commands: increments, reads, listing, sizing, clearing,
 // deleting and per-counter settings, each one spec (command-spec.ts) with its
 // flags and its run. Output goes through print (readable, or --json).
-import type { ConfigureOptions, TallyClient } from '../client/index.ts';
+import type { ConfigureOptions, ReadResult, TallyClient } from '../client/index.ts';
 import { listPageSizeMax, memberPartitionsMax } from '../common/limits.ts';
 import { UsageError, expectArgs, parseAmount, parseDurationMs, parseMember, parseWholeNumber } from './args.ts';
 import type { CommandContext, CommandSpec } from './command-spec.ts';
@@ -16,6 +16,17 @@ export function clientOf(context: CommandContext): TallyClient {
 const cached = { help: 'read the cached total (refreshed every second) instead of summing every shard now' };
 
 const consistencyOf = (flags: Map<string, string>): 'cached' | 'exact' => (flags.has('cached') ? 'cached' : 'exact');
+
+const global = { help: "add every peer region's last received total (docs/regions.md): never exact; each region's part and age shown" };
+
+const scopeOf = (flags: Map<string, string>): 'global' | 'region' => (flags.has('global') ? 'global' : 'region');
+
+/** A global read's parts: one line each, the answering region first. */
+function regionLines(read: ReadResult): string[] {
+  return (read.regions ?? []).map(
+    (part) => `  ${part.region || '(this region)'}${part.home ? ' (home)' : ''} = ${part.total}, ${part.stalenessMs} ms old`,
+  );
+}
 
 export const counterCommands: CommandSpec[] = [
   {
@@ -42,6 +53,7 @@ export const counterCommands: CommandSpec[] = [
     summary: "read a counter's total; with --last D, a windowed total over the last D",
     flags: {
       cached,
+      global,
       last: { value: 'D', help: 'sum the window buckets of the last D (90000, 1500ms, 30s, 15m, 1h, 7d)' },
     },
     async run(context) {
@@ -50,6 +62,8 @@ export const counterCommands: CommandSpec[] = [
       expectArgs(args, 1, 'get <counter> [--last D]');
       const consistency = consistencyOf(flags);
       const lastText = flags.get('last');
+      if (lastText !== undefined && flags.has('global'))
+        throw new UsageError('--last reads a window, and windows are region-local: drop --global');
       if (lastText !== undefined) {
         const lastMs = parseDurationMs(lastText, '--last');
         const window = await client.readWindow(args[0]!, lastMs, { consistency });
@@ -61,7 +75,19 @@ export const counterCommands: CommandSpec[] = [
         );
         return;
       }
-      const read = await client.read(args[0]!, { consistency });
+      const scope = scopeOf(flags);
+      const read = await client.read(args[0]!, { consistency, scope });
+      if (scope === 'global') {
+        print(
+          json,
+          read,
+          [
+            `${read.counter} = ${read.total} (global over ${plural(read.regions?.length ?? 1, 'region')}, up to ${read.stalenessMs} ms old)`,
+            ...regionLines(read),
+          ].join('\n'),
+        );
+        return;
+      }
       print(
         json,
         read,
@@ -73,11 +99,11 @@ export const counterCommands: CommandSpec[] = [
     name: 'get-many',
     synopsis: '<counter>...',
     summary: 'read several totals in one call',
-    flags: { cached },
+    flags: { cached, global },
     async run(context) {
       const { args, flags, json } = context;
       if (args.length === 0) throw new UsageError('expected: tally get-many <counter>...');
-      const reads = await clientOf(context).readMany(args, { consistency: consistencyOf(flags) });
+      const reads = await clientOf(context).readMany(args, { consistency: consistencyOf(flags), scope: scopeOf(flags) });
       const width = Math.max(...reads.map((read) => read.counter.length));
       print(json, reads, reads.map((read) => `${read.counter.padEnd(width)}  ${read.total}`).join('\n'));
     },

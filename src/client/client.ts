@@ -36,6 +36,7 @@ import type {
   IncrementOptions,
   IncrementResult,
   Consistency,
+  ReadOptions,
   ReadResult,
   CounterDescription,
   WindowReadResult,
@@ -292,15 +293,20 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
   }
 
-  async read(counter: string, options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult> {
-    const request: counterV1.ReadRequest = { counter, consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT' };
+  async read(counter: string, options?: ReadOptions): Promise<ReadResult> {
+    const request: counterV1.ReadRequest = {
+      counter,
+      consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
+      ...(options?.scope === 'global' ? { scope: 'SCOPE_GLOBAL' as const } : {}),
+    };
     return fromReadResponse(await this.readCall(counterMethods.Read, request, options));
   }
 
-  async readMany(counters: readonly string[], options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult[]> {
+  async readMany(counters: readonly string[], options?: ReadOptions): Promise<ReadResult[]> {
     const request: counterV1.ReadManyRequest = {
       counters: [...counters],
       consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
+      ...(options?.scope === 'global' ? { scope: 'SCOPE_GLOBAL' as const } : {}),
     };
     // Decoded by the lean codec (counter-proto.ts): int64s as numbers or bigints, not the generated type's strings.
     const response = (await this.readCall(counterMethods.ReadMany, request, options)) as unknown as LeanReadManyResponse;
@@ -509,6 +515,15 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       supervisor: response.supervisor,
       router: response.router,
       dedupWindowMs: Number(response.dedupWindowMs ?? 0),
+      region: response.region ?? '',
+      peerRegions: (response.peerRegions ?? []).map((peer) => ({
+        region: peer.region,
+        link: peer.link,
+        address: peer.address,
+        componentsPending: Number(peer.componentsPending),
+        lagSeconds: peer.lagSeconds,
+        error: peer.error,
+      })),
     };
   }
 

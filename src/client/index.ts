@@ -25,6 +25,10 @@ export type {
   ReadResult,
   /** 'exact' (sum every shard now) or 'cached' (the refreshed total). */
   Consistency,
+  ReadOptions,
+  ReadScope,
+  RegionPart,
+  PeerRegionStatus,
   /** Shard count, placements and heat of one counter. */
   CounterDescription,
   /** One entry of hot(): a hot counter's rate, peak, shards and skew. */

@@ -14,6 +14,8 @@ import type {
   CallSettings,
   ClearResult,
   Consistency,
+  ReadOptions,
+  ReadScope,
   CounterDeletion,
   CounterDescription,
   CounterPage,
@@ -114,21 +116,22 @@ export class FakeTallyClient extends EventEmitter<TallyClientEvents> implements 
     return this.applyAll(items, 0, settings);
   }
 
-  async read(counter: string, options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult> {
+  async read(counter: string, options?: ReadOptions): Promise<ReadResult> {
     this.before(options);
     return this.readOne(
       validated(() => validateCounterName(counter)),
       options?.consistency,
+      options?.scope,
     );
   }
 
-  async readMany(counters: readonly string[], options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult[]> {
+  async readMany(counters: readonly string[], options?: ReadOptions): Promise<ReadResult[]> {
     this.before(options);
     if (counters.length === 0) throw fail(ErrorCode.invalidArgument, 'no counters named');
     if (counters.length > readManyCountersMax)
       throw fail(ErrorCode.resourceExhausted, `ReadMany of ${counters.length} counters; the limit is ${readManyCountersMax}`);
     const names = counters.map((name, index) => validated(() => validateCounterName(name), `counter ${index}: `));
-    return names.map((name) => this.readOne(name, options?.consistency));
+    return names.map((name) => this.readOne(name, options?.consistency, options?.scope));
   }
 
   async describe(counter: string, settings?: CallSettings): Promise<CounterDescription> {
@@ -258,15 +261,19 @@ export class FakeTallyClient extends EventEmitter<TallyClientEvents> implements 
     });
   }
 
-  private readOne(name: string, consistency: Consistency | undefined): ReadResult {
+  /** The fake is one region alone (named ''): a global read is its own total, never exact, in one part. */
+  private readOne(name: string, consistency: Consistency | undefined, scope?: ReadScope): ReadResult {
     const found = this.counters.get(name);
+    const asOfUnixMs = this.nowUnixMs();
+    const total = found?.total ?? 0n;
     return {
       counter: name,
-      total: found?.total ?? 0n,
-      exact: consistency !== 'cached',
-      asOfUnixMs: this.nowUnixMs(),
+      total,
+      exact: consistency !== 'cached' && scope !== 'global',
+      asOfUnixMs,
       stalenessMs: 0,
       shards: found?.shards ?? 0,
+      ...(scope === 'global' ? { regions: [{ region: '', total, asOfUnixMs, stalenessMs: 0, home: true }] } : {}),
     };
   }
 

@@ -123,6 +123,31 @@ export interface IncrementResult {
 
 export type Consistency = 'exact' | 'cached';
 
+/**
+ * Which regions a read adds up: 'region' (the default) is the answering
+ * region's own total; 'global' adds every peer region's last received total
+ * (never exact; each part listed in `regions`). docs/regions.md.
+ */
+export type ReadScope = 'region' | 'global';
+
+/** What read() and readMany() take besides call settings. */
+export interface ReadOptions extends CallSettings {
+  consistency?: Consistency;
+  scope?: ReadScope;
+}
+
+/** One region's part of a global read. */
+export interface RegionPart {
+  region: string;
+  /** That region's own total. */
+  total: bigint;
+  /** When that region's total was taken, on its clock. */
+  asOfUnixMs: number;
+  stalenessMs: number;
+  /** True for the region that answered. */
+  home: boolean;
+}
+
 export interface ReadResult {
   counter: string;
   total: bigint;
@@ -130,6 +155,8 @@ export interface ReadResult {
   asOfUnixMs: number;
   stalenessMs: number;
   shards: number;
+  /** scope 'global' only: the answering region first, then each peer by name. */
+  regions?: RegionPart[];
 }
 
 export interface ShardPlacement {
@@ -375,4 +402,22 @@ export interface ClusterStatus {
   router: string;
   /** The answering router's dedup window (--dedup-window-ms); 0 from a router too old to say. */
   dedupWindowMs: number;
+  /** This cluster's region ('' when it runs alone). */
+  region: string;
+  /** Each peer region as the answering router's link to it stands. */
+  peerRegions: PeerRegionStatus[];
+}
+
+/** A link to a peer region (docs/regions.md). */
+export interface PeerRegionStatus {
+  region: string;
+  /** 'up', 'connecting', 'down' or 'refused'. */
+  link: string;
+  address: string;
+  /** This region's changed components the peer has not yet acknowledged. */
+  componentsPending: number;
+  /** Seconds since the last component from that peer was applied here; -1: none yet. */
+  lagSeconds: number;
+  /** Why the link is not up ('' when it is). */
+  error: string;
 }

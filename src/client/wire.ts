@@ -78,6 +78,17 @@ export function fromReadResponse(response: counterV1.ReadResponse__Output | Lean
     asOfUnixMs: Number(response.asOfUnixMs),
     stalenessMs: Number(response.stalenessMs),
     shards: response.shards,
+    ...(response.regions === undefined || response.regions.length === 0
+      ? {}
+      : {
+          regions: response.regions.map((part) => ({
+            region: part.region,
+            total: BigInt(part.total),
+            asOfUnixMs: Number(part.asOfUnixMs),
+            stalenessMs: Number(part.stalenessMs),
+            home: part.home,
+          })),
+        }),
   };
 }
 

@@ -14,7 +14,7 @@ import type {
   LeanReadManyResponse,
   LeanReadResponse,
 } from './counter-codec.ts';
-import { decodeRegionPart, type RegionPartValue } from './region-part-codec.ts';
+import type { RegionPartValue } from './region-part-codec.ts';
 
 /** Every absent or empty key: zero bytes, so sharing it cannot leak a write. */
 const emptyKey: Buffer = Buffer.alloc(0);
@@ -453,6 +453,37 @@ function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
   return { counters, consistency, scope };
 }
 
+function readRegionPart(end: number, depth: number): RegionPartValue {
+  let region = '';
+  let total: number | bigint = 0;
+  let asOfUnixMs: number | bigint = 0;
+  let stalenessMs: number | bigint = 0;
+  let home = false;
+  while (pos < end) {
+    const tag = readUint32();
+    switch (tag >>> 3) {
+      case 1:
+        region = readString();
+        break;
+      case 2:
+        total = readInt64();
+        break;
+      case 3:
+        asOfUnixMs = readInt64();
+        break;
+      case 4:
+        stalenessMs = readInt64();
+        break;
+      case 5:
+        home = readUint32() !== 0;
+        break;
+      default:
+        skipType(tag & 7, depth);
+    }
+  }
+  return { region, total: BigInt(total), asOfUnixMs, stalenessMs, home };
+}
+
 function readReadResponse(end: number, depth: number): LeanReadResponse {
   let counter = '';
   let total: number | bigint = 0;
@@ -471,7 +502,7 @@ function readReadResponse(end: number, depth: number): LeanReadResponse {
         total = readInt64();
         break;
       case 7:
-        (regions ??= []).push(decodeRegionPart(readBytes()));
+        (regions ??= []).push(readEmbedded(readUint32(), depth + 1, readRegionPart));
         break;
       case 3:
         exact = readUint32() !== 0;

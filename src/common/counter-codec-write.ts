@@ -489,6 +489,8 @@ export function encodeReadManyRequest(request: ReadManyRequestInput): Buffer {
   const consistency = consistencyNumberOf(request.consistency);
   // An int32 below 0 goes on the wire as a ten-byte varint (sign-extended to 64 bits).
   if (consistency !== 0) sizeBytes += 1 + (consistency < 0 ? 10 : varint32Size(consistency));
+  const scope = request.scope === 'SCOPE_GLOBAL' ? 1 : typeof request.scope === 'number' ? request.scope | 0 : 0;
+  if (scope !== 0) sizeBytes += 1 + (scope < 0 ? 10 : varint32Size(scope));
   out = Buffer.allocUnsafe(sizeBytes);
   outPos = 0;
   for (let index = 0; index < count; index++) {
@@ -501,6 +503,11 @@ export function encodeReadManyRequest(request: ReadManyRequestInput): Buffer {
     out[outPos++] = 0x10; // field 2, varint
     if (consistency < 0) writeVarint64(consistency >>> 0, 0xffffffff);
     else writeVarint32(consistency);
+  }
+  if (scope !== 0) {
+    out[outPos++] = 0x18; // field 3, varint
+    if (scope < 0) writeVarint64(scope >>> 0, 0xffffffff);
+    else writeVarint32(scope);
   }
   return finishWriting(sizeBytes);
 }

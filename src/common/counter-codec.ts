@@ -107,8 +107,8 @@ export interface LeanReadManyRequest {
   counters: string[];
   /** counter.v1.Consistency by name ('EXACT', 'CACHED'); a number the enum does not name stays a number (as proto-loader gives it). */
   consistency: string | number;
-  /** counter.v1.Scope by name ('SCOPE_REGION', 'SCOPE_GLOBAL'); a number the enum does not name stays a number. */
-  scope: string | number;
+  /** counter.v1.Scope by name ('SCOPE_REGION', 'SCOPE_GLOBAL'); a number the enum does not name stays a number; absent: SCOPE_REGION. */
+  scope?: string | number;
 }
 
 /** A ReadResponse as the client reads it: int64s as numbers when exact as one, else bigints. */
@@ -183,6 +183,8 @@ export interface ReadManyRequestInput {
   counters?: readonly string[] | null;
   /** A name of counter.v1.Consistency or a number; anything else is EXACT (0), as protobufjs's fromObject takes it. */
   consistency?: string | number | null;
+  /** A name of counter.v1.Scope or a number; anything else is SCOPE_REGION (0). */
+  scope?: string | number | null;
 }
 
 export interface ReadResponseInput {

@@ -405,3 +405,5 @@ export const regionReconnectMinMs = 200;
 export const regionReconnectMaxMs = 5_000;
 /** Global totals a router remembers to keep a peer's part from going backwards; the least recently read is forgotten. */
 export const regionFloorCountersMax = 100_000;
+/** Clears a region makes in one go to catch up with a peer's clears of one counter; past it the component is refused. */
+export const regionClearStepsMax = 64;

@@ -30,6 +30,7 @@ export const shardNodeCallerRoles: Readonly<Record<string, readonly PeerRole[]>>
   ReadWindows: ['router'],
   CheckMembers: ['router'],
   MemberCounts: ['router'],
+  ReadComponents: ['router'],
   AppendEntries: ['node'],
   InstallSnapshot: ['node'],
   ApplyStream: ['router'],

@@ -23,6 +23,12 @@ export interface RegionComponent {
   total: bigint;
   /** When the origin took the total, on its clock. */
   asOfUnixMs: number;
+  /**
+   * The counter's clear generation in the origin when the total was taken:
+   * a higher one than a region's own tells it to clear its counter up to it
+   * (docs/regions.md, clear across regions).
+   */
+  generation: number;
 }
 
 export const zeroVersion: ComponentVersion = { term: 0n, round: 0n };
@@ -55,11 +61,12 @@ export function componentProblem(component: RegionComponent): string | undefined
   if (term < 1n || term > UINT64_MAX || round < 0n || round > UINT64_MAX) return 'version out of range';
   if (component.total > INT64_MAX || component.total < INT64_MIN) return 'total out of range';
   if (!Number.isSafeInteger(component.asOfUnixMs) || component.asOfUnixMs < 0) return 'as-of time invalid';
+  if (!Number.isSafeInteger(component.generation) || component.generation < 0) return 'generation invalid';
   return undefined;
 }
 
-// Record layout: u8 origin length, origin (ASCII), u64 term, u64 round, i64 total, u64 as-of ms.
-const fixedBytes = 1 + 8 + 8 + 8 + 8;
+// Record layout: u8 origin length, origin (ASCII), u64 term, u64 round, i64 total, u64 as-of ms, u64 generation.
+const fixedBytes = 1 + 8 + 8 + 8 + 8 + 8;
 
 function recordBytes(component: RegionComponent): number {
   return fixedBytes + component.origin.length;
@@ -75,7 +82,8 @@ function writeRecord(component: RegionComponent, target: Buffer, offset: number)
   target.writeBigUInt64BE(component.version.round, at + 8);
   target.writeBigInt64BE(component.total, at + 16);
   target.writeBigUInt64BE(BigInt(component.asOfUnixMs), at + 24);
-  return at + 32;
+  target.writeBigUInt64BE(BigInt(component.generation), at + 32);
+  return at + 40;
 }
 
 /** One component as a record (a log entry's payload). */
@@ -100,7 +108,7 @@ export function unpackComponents(data: Buffer): RegionComponent[] {
   let offset = 0;
   while (offset < data.length) {
     const originBytes = data.readUInt8(offset);
-    const end = offset + 1 + originBytes + 32;
+    const end = offset + 1 + originBytes + 40;
     if (end > data.length) throw new Error(`region component record at byte ${offset} is cut short`);
     const origin = data.toString('latin1', offset + 1, offset + 1 + originBytes);
     const at = offset + 1 + originBytes;
@@ -109,6 +117,7 @@ export function unpackComponents(data: Buffer): RegionComponent[] {
       version: { term: data.readBigUInt64BE(at), round: data.readBigUInt64BE(at + 8) },
       total: data.readBigInt64BE(at + 16),
       asOfUnixMs: Number(data.readBigUInt64BE(at + 24)),
+      generation: Number(data.readBigUInt64BE(at + 32)),
     };
     const problem = componentProblem(component);
     if (problem !== undefined) throw new Error(`region component record at byte ${offset}: ${problem}`);

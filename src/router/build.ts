@@ -34,6 +34,9 @@ import {
   type Logger,
   parseAddress,
   regionLinkServiceDefinition,
+  regionClearStepsMax,
+  ErrorCode,
+  TallyError,
   withLeanCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
@@ -48,7 +51,7 @@ import { ReadPath, WindowReader } from './read/index.ts';
 import { Autoscaler, HeatTracker, SizingPolicy, defaultSizing } from './sizing/index.ts';
 import { EtcdSupervisorElection, PairSupervisor, SoleSupervisor, SupervisorDuties, type SupervisorElection } from './supervision/index.ts';
 import { DistinctPath, IncrementPath, MembershipPath } from './write/index.ts';
-import { createRegions, fileTermSource, revisionTermSource, type TermSource } from './region/index.ts';
+import { createRegions, fileTermSource, revisionTermSource, type ClearUpTo, type TermSource } from './region/index.ts';
 
 const serviceNames = ['counter.v1.CounterService', 'counter.v1.AdminService'];
 
@@ -188,7 +191,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       tls,
       adminToken: config.adminToken,
     },
-    { directory, pool, reads, registry, logger, termSource },
+    { directory, pool, reads, registry, logger, termSource, clearUpTo: clearUpToOf(directory, lifecycle) },
   );
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const duties = new SupervisorDuties(
@@ -312,6 +315,26 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       etcd?.close();
       await metricsServer?.close();
     },
+  };
+}
+
+/**
+ * A peer region cleared a counter to `generation`: this region clears its own
+ * counter, one generation at a time, each clear keyed by the generation it
+ * makes (and the counter's creation), so receivers racing on one counter
+ * clear it once per generation, never twice.
+ */
+function clearUpToOf(directory: Directory, lifecycle: CounterLifecycle): ClearUpTo {
+  return async (name, generation) => {
+    for (let step = 0; step < regionClearStepsMax; step++) {
+      const counter = directory.get(name);
+      if (counter === undefined || counter.generation >= generation) return;
+      await lifecycle.clear(name, Buffer.from(`region-clear:${counter.createdMs}:${counter.generation + 1}`));
+    }
+    throw new TallyError(
+      ErrorCode.failedPrecondition,
+      `counter "${name}" is more than ${regionClearStepsMax} clears behind its peer region`,
+    );
   };
 }
 

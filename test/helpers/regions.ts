@@ -74,16 +74,27 @@ export interface RawCounterClient {
  */
 export async function startRegions(
   names: readonly string[],
-  options: { pairs?: number; publishIntervalMs?: number; extraPeers?: Record<string, string> } = {},
+  options: {
+    pairs?: number;
+    publishIntervalMs?: number;
+    extraPeers?: Record<string, string>;
+    /** TLS and tokens everywhere (startCluster secure); beforeStartOf may replace a region's certificates and tokens. */
+    secure?: boolean;
+    beforeStartOf?: (name: string, dataDir: string) => void;
+  } = {},
 ): Promise<TestRegion[]> {
   const proxies = await Promise.all(names.map(() => startRegionProxy()));
-  const regions: TestRegion[] = [];
-  try {
-    for (const [index, name] of names.entries()) {
+  const started = await Promise.allSettled(
+    names.map(async (name, index) => {
       const peers = names
         .map((peer, peerIndex) => (peer === name ? undefined : `${peer}=${proxies[peerIndex]!.address}`))
         .filter((peer) => peer !== undefined);
-      if (options.extraPeers?.[name] !== undefined) peers.push(options.extraPeers[name]!);
+      // "{region}" in an extra peer stands for that region's proxy address.
+      const extra = options.extraPeers?.[name]?.replace(
+        /\{([a-z0-9-]+)\}/g,
+        (_, region: string) => proxies[names.indexOf(region)]!.address,
+      );
+      if (extra !== undefined) peers.push(extra);
       const tc = await startCluster({
         pairs: options.pairs ?? 1,
         metrics: true,
@@ -96,15 +107,20 @@ export async function startRegions(
           String(options.publishIntervalMs ?? 100),
         ],
         nodeArgs: ['--region', name],
+        ...(options.secure === true ? { secure: true } : {}),
+        ...(options.beforeStartOf === undefined ? {} : { beforeStart: (dataDir: string) => options.beforeStartOf!(name, dataDir) }),
       });
       proxies[index]!.target = tc.cluster.routerAddress;
       const raw = new CounterServiceClient(tc.cluster.routerAddress, credentials.createInsecure()) as unknown as RawCounterClient;
-      regions.push({ name, tc, proxy: proxies[index]!, raw });
-    }
-  } catch (error) {
+      return { name, tc, proxy: proxies[index]!, raw };
+    }),
+  );
+  const regions = started.filter((result) => result.status === 'fulfilled').map((result) => result.value);
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure !== undefined) {
     await stopRegions(regions);
     await Promise.all(proxies.map((proxy) => proxy.close()));
-    throw error;
+    throw failure.reason;
   }
   return regions;
 }

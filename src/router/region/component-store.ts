@@ -26,11 +26,15 @@ export function componentRefusal(counter: CounterInfo): string | undefined {
   return undefined;
 }
 
+/** Clears this region's counter until its generation reaches `generation` (a peer region cleared it). */
+export type ClearUpTo = (name: string, generation: number) => Promise<void>;
+
 export class ComponentStore {
   constructor(
     private readonly directory: KindPathDirectory,
     private readonly pool: NodePool,
     private readonly readTimeoutMs: number,
+    private readonly clearUpTo: ClearUpTo,
   ) {}
 
   /**
@@ -44,19 +48,19 @@ export class ComponentStore {
     const counter = await this.directory.getOrCreate(counterName);
     const refusal = componentRefusal(counter);
     if (refusal !== undefined) throw new TallyError(ErrorCode.failedPrecondition, refusal);
+    // The origin cleared the counter: this region clears its own at its own cut, before it answers.
+    if (component.generation > counter.generation) await this.clearUpTo(counterName, component.generation);
     const shard = counter.shards[0]!;
     const address = this.directory.pair(shard.pairIndex).primary;
-    const result = await this.pool
-      .get(address)
-      .sender.send([
-        {
-          shardId: String(shard.shardId),
-          amount: '0',
-          idempotencyKey: emptyKey,
-          op: 'REGION_COMPONENT',
-          component: encodeComponent(component),
-        },
-      ]);
+    const result = await this.pool.get(address).sender.send([
+      {
+        shardId: String(shard.shardId),
+        amount: '0',
+        idempotencyKey: emptyKey,
+        op: 'REGION_COMPONENT',
+        component: encodeComponent(component),
+      },
+    ]);
     if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
     return result.applied?.[0] === true;
   }

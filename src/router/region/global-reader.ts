@@ -78,30 +78,25 @@ export class GlobalReader {
     const held = await this.store.read(counters);
     const nowMs = this.wallNowMs();
     return home.map((read, index) => {
-      const parts = this.withFloor(read.counter, counters[index], held[index]!);
+      const parts = [...this.withFloor(read.counter, counters[index], held[index]!).values()].sort((a, b) =>
+        a.origin < b.origin ? -1 : 1,
+      );
+      // A part taken before the newest clear any region has made of the counter is cleared away
+      // (its region clears it when it learns of the clear): it counts 0, as it will.
+      const newestGeneration = parts.reduce((newest, part) => Math.max(newest, part.generation), read.generation);
+      const homeTotal = read.generation < newestGeneration ? 0n : read.total;
       const regions: RegionPartRead[] = [
-        {
-          region: this.region,
-          total: read.total,
-          asOfUnixMs: read.asOfMs,
-          stalenessMs: read.stalenessMs,
-          home: true,
-        },
+        { region: this.region, total: homeTotal, asOfUnixMs: read.asOfMs, stalenessMs: read.stalenessMs, home: true },
       ];
-      let total = read.total;
+      let total = homeTotal;
       let asOfMs = read.asOfMs;
       let stalenessMs = read.stalenessMs;
-      for (const component of [...parts.values()].sort((a, b) => (a.origin < b.origin ? -1 : 1))) {
+      for (const component of parts) {
         const partAsOfMs = this.asOfOf(component);
         const partStalenessMs = Math.max(0, nowMs - partAsOfMs);
-        regions.push({
-          region: component.origin,
-          total: component.total,
-          asOfUnixMs: partAsOfMs,
-          stalenessMs: partStalenessMs,
-          home: false,
-        });
-        total += component.total;
+        const partTotal = component.generation < newestGeneration ? 0n : component.total;
+        regions.push({ region: component.origin, total: partTotal, asOfUnixMs: partAsOfMs, stalenessMs: partStalenessMs, home: false });
+        total += partTotal;
         asOfMs = Math.min(asOfMs, partAsOfMs);
         stalenessMs = Math.max(stalenessMs, partStalenessMs);
       }

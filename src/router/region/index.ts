@@ -5,5 +5,5 @@ export { fileTermSource, revisionTermSource, type TermSource } from './publish-t
 export { GlobalReader, refuseGlobalRead, type GlobalRead, type RegionPartRead } from './global-reader.ts';
 export { RegionPublisher, isPublishable } from './region-publisher.ts';
 export { RegionReceiver } from './region-receiver.ts';
-export { ComponentStore } from './component-store.ts';
+export { ComponentStore, type ClearUpTo } from './component-store.ts';
 export { PeerLink } from './peer-link.ts';

@@ -243,6 +243,7 @@ export class PeerLink {
         total: component.total.toString(),
         version: wireOfVersion(component.version),
         asOfUnixMs: String(component.asOfUnixMs),
+        generation: String(component.generation),
       };
     });
     this.metrics.bytes.inc({ peer: this.peerName, direction: 'sent' }, bytes);

@@ -105,8 +105,15 @@ export class RegionPublisher implements PublishedTable {
       for (const read of reads) {
         if (read.source === undefined) continue;
         const held = this.table.get(read.counter);
-        if (held !== undefined && held.total === read.total) continue;
-        this.table.set(read.counter, { origin: this.region, version, total: read.total, asOfUnixMs: read.asOfMs });
+        // A clear with no increment since still ships: the generation tells the peers to clear.
+        if (held !== undefined && held.total === read.total && held.generation === read.generation) continue;
+        this.table.set(read.counter, {
+          origin: this.region,
+          version,
+          total: read.total,
+          asOfUnixMs: read.asOfMs,
+          generation: read.generation,
+        });
         changed.push(read.counter);
       }
     }

@@ -133,6 +133,7 @@ export class RegionReceiver {
         version: versionOf(each.version),
         total: BigInt(each.total),
         asOfUnixMs: Number(each.asOfUnixMs),
+        generation: Number(each.generation),
       };
       const problem = componentProblem(component);
       if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `component of "${each.counter}": ${problem}`);

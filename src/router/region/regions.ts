@@ -7,7 +7,7 @@ import { IntervalTask, type Logger, type PeerRegion, type TlsMaterial, type coun
 import type { Directory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import type { ReadPath } from '../read/index.ts';
-import { ComponentStore } from './component-store.ts';
+import { ComponentStore, type ClearUpTo } from './component-store.ts';
 import { GlobalReader } from './global-reader.ts';
 import { PeerLink } from './peer-link.ts';
 import type { TermSource } from './publish-term.ts';
@@ -38,10 +38,18 @@ export interface Regions {
 
 export function createRegions(
   settings: RegionSettings,
-  parts: { directory: Directory; pool: NodePool; reads: ReadPath; registry: Registry; logger: Logger; termSource: TermSource },
+  parts: {
+    directory: Directory;
+    pool: NodePool;
+    reads: ReadPath;
+    registry: Registry;
+    logger: Logger;
+    termSource: TermSource;
+    clearUpTo: ClearUpTo;
+  },
 ): Regions {
   const metrics = createRegionMetrics(parts.registry);
-  const store = new ComponentStore(parts.directory, parts.pool, settings.readTimeoutMs);
+  const store = new ComponentStore(parts.directory, parts.pool, settings.readTimeoutMs, parts.clearUpTo);
   const links: PeerLink[] = [];
   const publisher = new RegionPublisher(
     settings.region,

@@ -53,7 +53,7 @@ describe('region config', () => {
   it('codec: a region part and a component read back as written, negative totals included', () => {
     const part = { region: 'us', total: -42n, asOfUnixMs: 1_700_000_000_000n, stalenessMs: 250n, home: false };
     expect(decodeRegionPart(encodeRegionPart(part))).toEqual(part);
-    const component = { origin: 'ap', version: { term: 7n, round: 3n }, total: -5n, asOfUnixMs: 12 };
+    const component = { origin: 'ap', version: { term: 7n, round: 3n }, total: -5n, asOfUnixMs: 12, generation: 3 };
     expect(decodeComponent(encodeComponent(component))).toEqual(component);
     expect(() => decodeComponent(encodeComponent(component).subarray(0, 10))).toThrow('cut short');
   });

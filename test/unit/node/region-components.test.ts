@@ -40,7 +40,7 @@ function publishedHistory(origin: string, random: () => number, count: number): 
     }
     round += BigInt(1 + Math.floor(random() * 3));
     total += BigInt(Math.floor(random() * 40) - 10);
-    history.push({ origin, version: { term, round }, total, asOfUnixMs: 1_000 + index });
+    history.push({ origin, version: { term, round }, total, asOfUnixMs: 1_000 + index, generation: 0 });
   }
   return history;
 }
@@ -89,8 +89,8 @@ describe('region components', () => {
 
   it('merge: a component never moves back (an older version after a newer one changes nothing), and ties keep the held one', () => {
     const memory = new NodeMemory();
-    const newer: RegionComponent = { origin: 'us', version: { term: 2n, round: 1n }, total: 10n, asOfUnixMs: 5 };
-    const older: RegionComponent = { origin: 'us', version: { term: 1n, round: 900n }, total: 99n, asOfUnixMs: 9 };
+    const newer: RegionComponent = { origin: 'us', version: { term: 2n, round: 1n }, total: 10n, asOfUnixMs: 5, generation: 0 };
+    const older: RegionComponent = { origin: 'us', version: { term: 1n, round: 900n }, total: 99n, asOfUnixMs: 9, generation: 0 };
     memory.apply(componentEntry(1, newer), 0);
     expect(memory.advancesComponent(1, older)).toBe(false);
     memory.apply(componentEntry(1, older), 0);

@@ -14,6 +14,12 @@ export interface Component {
    * When the origin took the total, on the origin's clock.
    */
   'asOfUnixMs'?: (number | string | Long);
+  /**
+   * How many clears the counter has had in the origin when the total was
+   * taken. A region whose own counter is at a lower generation clears it up
+   * to this one (docs/regions.md: clear across regions).
+   */
+  'generation'?: (number | string | Long);
 }
 
 /**
@@ -27,4 +33,10 @@ export interface Component__Output {
    * When the origin took the total, on the origin's clock.
    */
   'asOfUnixMs': (string);
+  /**
+   * How many clears the counter has had in the origin when the total was
+   * taken. A region whose own counter is at a lower generation clears it up
+   * to this one (docs/regions.md: clear across regions).
+   */
+  'generation': (string);
 }

@@ -13,7 +13,8 @@
  * versions: version 1, oldest 1. History: 1 = before versions; 2 = the
  * version itself, StatusResponse.zone and replication_address; 3 =
  * ApplyStream and ReadShardsStream; 4 = ReplicateStream and
- * AppendEntriesRequest.records.
+ * AppendEntriesRequest.records; 5 = REGION_COMPONENT, ApplyItem.component
+ * and ReadComponents (regions).
  */
 export interface ProtocolVersion {
   'current'?: (number);
@@ -32,7 +33,8 @@ export interface ProtocolVersion {
  * versions: version 1, oldest 1. History: 1 = before versions; 2 = the
  * version itself, StatusResponse.zone and replication_address; 3 =
  * ApplyStream and ReadShardsStream; 4 = ReplicateStream and
- * AppendEntriesRequest.records.
+ * AppendEntriesRequest.records; 5 = REGION_COMPONENT, ApplyItem.component
+ * and ReadComponents (regions).
  */
 export interface ProtocolVersion__Output {
   'current': (number);
