@@ -6,6 +6,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { parseNodeConfig } from '../../src/node/config.ts';
+import { parseRouterConfig } from '../../src/router/config.ts';
 
 interface ComposeService {
   command?: string[];
@@ -72,6 +74,19 @@ describe('compose: two regions', () => {
       for (const host of peers.get('us')!) expect(services[host], `${name}'s peer ${host} is a service`).toBeDefined();
     }
     for (const name of euNodes) expect(services[name]!.environment?.TALLY_REGION, name).toBe('eu');
+    // The processes accept what compose gives them (a container would die of a config error at start).
+    const environmentOf = (name: string): NodeJS.ProcessEnv =>
+      Object.fromEntries(Object.entries(services[name]!.environment ?? {}).map(([key, value]) => [key, value ?? '']));
+    for (const name of ['us-router', ...euRouters]) {
+      const config = parseRouterConfig(services[name]!.command!.slice(1), environmentOf(name));
+      expect(config.region, name).toBe(name === 'us-router' ? 'us' : 'eu');
+      expect(
+        config.peerRegions.map((peer) => peer.name),
+        name,
+      ).toEqual([name === 'us-router' ? 'eu' : 'us']);
+    }
+    for (const name of ['us-node-a', ...euNodes])
+      expect(() => parseNodeConfig(services[name]!.command!.slice(1), environmentOf(name)), name).not.toThrow();
   });
 
   it('without region settings in the shell the default cluster runs alone: its region and peers empty', () => {
