@@ -411,7 +411,7 @@ export interface ClusterStatus {
 /** A link to a peer region (docs/regions.md). */
 export interface PeerRegionStatus {
   region: string;
-  /** 'up', 'connecting', 'down' or 'refused'. */
+  /** 'up', 'connecting', 'down', 'refused', or 'standby' (the answering router does not publish). */
   link: string;
   address: string;
   /** This region's changed components the peer has not yet acknowledged. */

@@ -81,6 +81,8 @@ export async function startRegions(
     /** TLS and tokens everywhere (startCluster secure); beforeStartOf may replace a region's certificates and tokens. */
     secure?: boolean;
     beforeStartOf?: (name: string, dataDir: string) => void;
+    /** Several routers on the region's own etcd. */
+    routersOf?: (name: string) => number;
   } = {},
 ): Promise<TestRegion[]> {
   const proxies = await Promise.all(names.map(() => startRegionProxy()));
@@ -108,6 +110,7 @@ export async function startRegions(
         ],
         nodeArgs: ['--region', name],
         ...(options.secure === true ? { secure: true } : {}),
+        ...((options.routersOf?.(name) ?? 1) > 1 ? { routers: options.routersOf!(name), etcd: 'own' as const } : {}),
         ...(options.beforeStartOf === undefined ? {} : { beforeStart: (dataDir: string) => options.beforeStartOf!(name, dataDir) }),
       });
       proxies[index]!.target = tc.cluster.routerAddress;

@@ -98,7 +98,11 @@ describe('counter codec, ReadMany: requests equal to the reference', () => {
   });
 
   it('counter codec: consistency reads as the enum name when it has one, as the number when not (what the service reports)', () => {
-    expect(decodeReadManyRequest(encodeReadManyRequest({ counters: ['a'] }))).toEqual({ counters: ['a'], consistency: 'EXACT', scope: 'SCOPE_REGION' });
+    expect(decodeReadManyRequest(encodeReadManyRequest({ counters: ['a'] }))).toEqual({
+      counters: ['a'],
+      consistency: 'EXACT',
+      scope: 'SCOPE_REGION',
+    });
     expect(decodeReadManyRequest(encodeReadManyRequest({ counters: ['a'], consistency: 'CACHED' })).consistency).toBe('CACHED');
     expect(decodeReadManyRequest(encodeReadManyRequest({ counters: [], consistency: 7 })).consistency).toBe(7);
     expect(decodeReadManyRequest(encodeReadManyRequest({ counters: [], consistency: -1 })).consistency).toBe(-1);

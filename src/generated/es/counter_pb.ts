@@ -920,8 +920,9 @@ export type PeerRegionStatus = Message<"counter.v1.PeerRegionStatus"> & {
   region: string;
 
   /**
-   * "up" (stream open and acknowledged), "connecting", "down" or "refused"
-   * (the peer named another region or rejected our credentials).
+   * "up" (stream open and acknowledged), "connecting", "down", "refused"
+   * (the peer named another region or rejected our credentials), or
+   * "standby" (this router does not publish: another one supervises).
    *
    * @generated from field: string link = 2;
    */

@@ -62,7 +62,7 @@ export class GlobalReader {
     private readonly region: string,
     private readonly directory: GlobalReadDirectory,
     private readonly reads: GlobalReadPaths,
-    private readonly store: ComponentStore,
+    private readonly store: Pick<ComponentStore, 'read'>,
     private readonly progressOf: (origin: string) => OriginProgress | undefined,
     private readonly wallNowMs: () => number,
     floorCountersMax = regionFloorCountersMax,

@@ -47,6 +47,11 @@ export class RegionPublisher implements PublishedTable {
     this.task = new IntervalTask({ name: 'region publisher round', intervalMs: publishIntervalMs, logger }, () => this.runRound());
   }
 
+  /** True while this router publishes (it is the supervisor). */
+  get isActive(): boolean {
+    return this.active;
+  }
+
   get(counter: string): RegionComponent | undefined {
     return this.table.get(counter);
   }

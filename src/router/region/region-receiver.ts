@@ -98,8 +98,12 @@ export class RegionReceiver {
         .catch(fail);
     });
     call.on('end', () => {
-      closed = true;
-      call.end();
+      // The sender is done: answer what is under way, then close.
+      void chain.then(() => {
+        if (closed) return;
+        closed = true;
+        call.end();
+      });
     });
     call.on('error', () => {
       closed = true;

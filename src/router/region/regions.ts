@@ -25,7 +25,7 @@ export interface RegionSettings {
 }
 
 export interface Regions {
-  /** Undefined when the cluster runs alone (no --region). */
+  /** '' when the cluster runs alone (no --region). */
   readonly region: string;
   readonly publisher: RegionPublisher;
   readonly receiver: RegionReceiver;
@@ -93,7 +93,12 @@ export function createRegions(
     receiver,
     globalReader,
     peerStatus() {
-      return links.map((link) => ({ ...link.status(), lagSeconds: receiver.lagSeconds(link.peerName) }));
+      // Only the supervising router publishes: the others' links are on standby.
+      return links.map((link) => ({
+        ...link.status(),
+        ...(publisher.isActive ? {} : { link: 'standby' }),
+        lagSeconds: receiver.lagSeconds(link.peerName),
+      }));
     },
     start() {
       gauges.start();

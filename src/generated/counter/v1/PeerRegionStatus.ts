@@ -8,8 +8,9 @@ import type { Long } from '@grpc/proto-loader';
 export interface PeerRegionStatus {
   'region'?: (string);
   /**
-   * "up" (stream open and acknowledged), "connecting", "down" or "refused"
-   * (the peer named another region or rejected our credentials).
+   * "up" (stream open and acknowledged), "connecting", "down", "refused"
+   * (the peer named another region or rejected our credentials), or
+   * "standby" (this router does not publish: another one supervises).
    */
   'link'?: (string);
   /**
@@ -36,8 +37,9 @@ export interface PeerRegionStatus {
 export interface PeerRegionStatus__Output {
   'region': (string);
   /**
-   * "up" (stream open and acknowledged), "connecting", "down" or "refused"
-   * (the peer named another region or rejected our credentials).
+   * "up" (stream open and acknowledged), "connecting", "down", "refused"
+   * (the peer named another region or rejected our credentials), or
+   * "standby" (this router does not publish: another one supervises).
    */
   'link': (string);
   /**
