@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CounterNames } from '../src/cli/bench-workload.ts';
 import { repoRoot } from '../src/cluster/managed-process.ts';
-import { RegionCluster } from '../test/helpers/regions/index.ts';
+import { RegionCluster } from '../test/helpers/region-hosts/index.ts';
 import { pause } from '../test/helpers/pause.ts';
 
 interface Options {

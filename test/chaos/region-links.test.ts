@@ -9,7 +9,7 @@
 // every phase; each phase its own counters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { machineMonotonicMs, type GlobalRead, type LoadOptions } from '../helpers/nemesis/index.ts';
-import { RegionCluster, acknowledgedBefore, acknowledgedShare, countIncrements } from '../helpers/regions/index.ts';
+import { RegionCluster, acknowledgedBefore, acknowledgedShare, countIncrements } from '../helpers/region-hosts/index.ts';
 import { pause } from '../helpers/pause.ts';
 import { waitFor } from '../helpers/cluster.ts';
 
