@@ -79,6 +79,14 @@ rows = [
             q('sum by (node, source) (rate(tally_replication_entries_shipped_total{%s}[$__rate_interval]))' % SEL, "{{node}} {{source}}"),
         ], "ops"),
         ("Reconcile drift", [q('tally_reconcile_drift{%s}' % PAIR, "pair {{pair}} {{kind}}")], "none"),
+        # Regions (docs/regions.md): empty on a cluster that runs alone.
+        ("Peer regions: time since the last component applied", [
+            q('tally_region_lag_seconds{%s} >= 0' % SEL, "{{instance}} from {{peer}}"),
+        ], "s"),
+        ("Peer regions: components pending and link up", [
+            q('tally_region_components_pending{%s}' % SEL, "pending {{instance}} to {{peer}}"),
+            q('tally_region_link_up{%s}' % SEL, "link up {{instance}} to {{peer}}"),
+        ], "none"),
     ]),
     ("Disk and log", [
         ("Data directory free", [q('tally_data_dir_free_bytes{%s}' % SEL, "{{instance}}")], "bytes"),

@@ -65,9 +65,9 @@ function alertTableConditions(): string[] {
     .map((line) => line.split(' | ')[0]!.slice(2));
 }
 
-/** Every metric the metric tables of docs/operations.md and docs/outbox.md (the relay's) list; a test elsewhere checks them against the processes. */
+/** Every metric the metric tables of docs/operations.md, docs/outbox.md (the relay's) and docs/regions.md (the links') list; a test elsewhere checks them against the processes. */
 function documentedMetrics(): Set<string> {
-  const rows = ['docs/operations.md', 'docs/outbox.md']
+  const rows = ['docs/operations.md', 'docs/outbox.md', 'docs/regions.md']
     .flatMap((file) => fs.readFileSync(path.join(repoRoot, file), 'utf8').split('\n'))
     .filter((line) => line.startsWith('| `tally_'));
   const names = rows.flatMap((row) => [...row.matchAll(/`(tally_[a-z0-9_]+)/g)].map((match) => match[1]!));
@@ -123,7 +123,9 @@ describe('prometheus rules and dashboard', () => {
     }
     const documented = documentedMetrics();
     for (const metric of [...ruled].filter((name) => name.startsWith('tally_')))
-      expect(documented.has(metric), `${metric} is in rules.yml but not in docs/operations.md or docs/outbox.md`).toBe(true);
+      expect(documented.has(metric), `${metric} is in rules.yml but not in docs/operations.md, docs/outbox.md or docs/regions.md`).toBe(
+        true,
+      );
   });
 
   it('rules: every alert has a severity of page or ticket, a summary and a description; names are unique', () => {
@@ -173,6 +175,30 @@ describe('prometheus rules and dashboard', () => {
       'etcd_server_has_leader',
     ])
       expect(exprs).toContain(metric);
+  });
+
+  it('rules: region link alerts (silent, lagging, down, refused) exist, and promtool tests make each of them fire', () => {
+    const group = ruleGroups().find((one) => one.name === 'tally.regions');
+    expect(group?.rules.map((rule) => rule.alert).sort()).toEqual([
+      'TallyRegionLinkDown',
+      'TallyRegionLinkRefused',
+      'TallyRegionPeerLagging',
+      'TallyRegionPeerSilent',
+    ]);
+    const tests = parseYaml(fs.readFileSync(path.join(path.dirname(rulesFile), 'rules.test.yml'), 'utf8')) as {
+      tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+    };
+    const checks = tests.tests.flatMap((test) => test.alert_rule_test ?? []);
+    for (const rule of group!.rules) {
+      expect(
+        checks.some((one) => one.alertname === rule.alert && one.exp_alerts.length > 0),
+        `${rule.alert} fires in a test`,
+      ).toBe(true);
+      expect(
+        checks.some((one) => one.alertname === rule.alert && one.exp_alerts.length === 0),
+        `${rule.alert} stays quiet in a test`,
+      ).toBe(true);
+    }
   });
 
   it("rules: the kit's copies (the ConfigMap file and the PrometheusRule) are what make-kit-rules.py writes from rules.yml", () => {

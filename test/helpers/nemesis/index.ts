@@ -10,7 +10,7 @@ export {
   type ClusterProcess,
   type NemesisClusterOptions,
 } from './cluster.ts';
-export { ClientHost, type RelayedStatus, type LoadOptions } from './client/index.ts';
+export { ClientHost, type RelayedStatus, type LoadOptions, type GlobalRead } from './client/index.ts';
 export { applyFault, describeFault, faultKinds, type FaultSpec, type FaultKind, type ActiveFault } from './faults.ts';
 export {
   History,

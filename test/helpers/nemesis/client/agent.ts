@@ -3,7 +3,8 @@
 // router. Takes JSON-line commands on stdin, answers on stdout, and streams
 // every operation the load makes as a history record. It never judges results.
 // Usage: client-agent.ts <router address>...
-import { status } from '@grpc/grpc-js';
+import { credentials, status, type ServiceError } from '@grpc/grpc-js';
+import { CounterServiceClient, type counterV1 } from '../../../../src/common/index.ts';
 import { createTallyClient, TallyError, type TallyClient } from '../../../../src/client/index.ts';
 import { seededRandom } from '../../seeded-random.ts';
 import {
@@ -32,6 +33,16 @@ function errorText(error: unknown): string {
 const addresses = process.argv.slice(2);
 // One attempt per call: every attempt is in the history, and a keyed retry is the load's own.
 const clients: TallyClient[] = addresses.map((address) => createTallyClient({ address, deadlineMs: 3_000, attemptsMax: 1 }));
+// SCOPE_GLOBAL reads through the generated client: the request as the wire has it.
+interface RawReadClient {
+  Read(
+    request: counterV1.ReadRequest,
+    options: { deadline: number },
+    callback: (error: ServiceError | null, response?: counterV1.ReadResponse__Output) => void,
+  ): void;
+  close(): void;
+}
+const rawClients = addresses.map((address) => new CounterServiceClient(address, credentials.createInsecure()) as unknown as RawReadClient);
 let nextId = 1;
 
 function emit(message: unknown): void {
@@ -69,6 +80,27 @@ async function read(router: number, counter: string, deadlineMs: number, final: 
   } catch (error) {
     return record({ ...base, endMs: machineMonotonicMs(), outcome: outcomeOf(error), error: errorText(error) }) as ReadOperation;
   }
+}
+
+/** int64 fields as decimal strings (bigints do not survive JSON), times as numbers. */
+function globalRead(router: number, counter: string, deadlineMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) =>
+    rawClients[router]!.Read({ counter, scope: 'SCOPE_GLOBAL' }, { deadline: Date.now() + deadlineMs }, (error, response) => {
+      if (error !== null || response === undefined) return reject(error ?? new Error('no response'));
+      resolve({
+        counter: response.counter,
+        total: String(response.total),
+        exact: response.exact,
+        regions: response.regions.map((part) => ({
+          region: part.region,
+          total: String(part.total),
+          asOfUnixMs: Number(part.asOfUnixMs),
+          stalenessMs: Number(part.stalenessMs),
+          home: part.home,
+        })),
+      });
+    }),
+  );
 }
 
 interface RunningLoad {
@@ -134,6 +166,9 @@ async function handle(command: AgentCommand): Promise<unknown> {
       return increment(command.router, command.counter, BigInt(command.amount), command.key, command.deadlineMs);
     case 'read':
       return read(command.router, command.counter, command.deadlineMs, command.final ?? false);
+    case 'globalRead':
+      // Not in the history: the checker's rules are for exact reads; a test judges global reads itself.
+      return globalRead(command.router, command.counter, command.deadlineMs);
     case 'startLoad':
       if (load !== undefined) throw new Error('a load is already running');
       load = startLoad(command.options);
@@ -165,6 +200,7 @@ process.stdin.on('data', (chunk: string) => {
 // The harness's end of stdin closed: it is gone, so are we.
 process.stdin.on('end', () => {
   for (const client of clients) client.close();
+  for (const client of rawClients) client.close();
   process.exit(0);
 });
 emit({ ready: true });

@@ -27,6 +27,19 @@ export interface RelayedStatus {
   router: string;
 }
 
+/** A SCOPE_GLOBAL read's result: the sum, and each region's part with its age. */
+export interface GlobalRead {
+  counter: string;
+  total: bigint;
+  exact: boolean;
+  regions: { region: string; total: bigint; asOfUnixMs: number; stalenessMs: number; home: boolean }[];
+}
+
+type RelayedGlobalRead = Omit<GlobalRead, 'total' | 'regions'> & {
+  total: string;
+  regions: (Omit<GlobalRead['regions'][number], 'total'> & { total: string })[];
+};
+
 export class ClientHost {
   readonly process: HostProcess;
   /** Every operation the agent made, in the order reported. */
@@ -102,6 +115,16 @@ export class ClientHost {
     return operationFromJson(
       await this.send({ cmd: 'read', router, counter, deadlineMs: options.deadlineMs ?? 3_000, final: options.final ?? false }),
     ) as ReadOperation;
+  }
+
+  /** One SCOPE_GLOBAL read (not recorded in the history); rejects with the call's error. */
+  async globalRead(router: number, counter: string, options: { deadlineMs?: number } = {}): Promise<GlobalRead> {
+    const relayed = await this.send<RelayedGlobalRead>({ cmd: 'globalRead', router, counter, deadlineMs: options.deadlineMs ?? 3_000 });
+    return {
+      ...relayed,
+      total: BigInt(relayed.total),
+      regions: relayed.regions.map((part) => ({ ...part, total: BigInt(part.total) })),
+    };
   }
 
   startLoad(options: LoadOptions): Promise<void> {

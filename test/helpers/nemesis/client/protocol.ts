@@ -22,5 +22,6 @@ export type AgentCommand =
   | { cmd: 'status'; router: number; deadlineMs: number }
   | { cmd: 'increment'; router: number; counter: string; amount: string; key?: string; deadlineMs: number }
   | { cmd: 'read'; router: number; counter: string; deadlineMs: number; final?: boolean }
+  | { cmd: 'globalRead'; router: number; counter: string; deadlineMs: number }
   | { cmd: 'startLoad'; options: LoadOptions }
   | { cmd: 'stopLoad' };
