@@ -18,6 +18,7 @@ import {
   replicationMemoryBytesMax,
   checkpointRoundRowsMax,
   checkpointSliceRows,
+  checkpointStepMs,
   scrubStepsPerSecond,
   runMain,
   onShutdown,
@@ -236,6 +237,7 @@ runMain(async () => {
     {
       intervalMs: config.checkpointIntervalMs,
       sliceRows: checkpointSliceRows,
+      stepMs: checkpointStepMs,
       roundRowsMax: checkpointRoundRowsMax,
       dedupWindowMs: config.dedupWindowMs,
       retainEntries: config.checkpointRetainEntries,
