@@ -13,7 +13,7 @@
 // Reads and merges run in small units and hand the event loop back once a
 // step has held it for stepMs: a commit arriving meanwhile waits at most
 // about one step, not a whole fold (hundreds of ms at a million shards).
-import { IntervalTask, checkpointMergeBlocksMax, monotonicNowMs, steadyWallClock, type Logger } from '../common/index.ts';
+import { IntervalTask, monotonicNowMs, steadyWallClock, type Logger } from '../common/index.ts';
 import type { FoldRound, ShardLog } from './log/index.ts';
 import type { NodeState } from './state/index.ts';
 import type { Replicator } from './replication/index.ts';
@@ -27,6 +27,8 @@ export interface CheckpointSettings {
   sliceRows: number;
   /** Event-loop time one step of a fold may hold before it yields (a step is at least one slice or merge). */
   stepMs: number;
+  /** Checkpoint blocks merged per call before a round commits: the other unit a step is made of. */
+  mergeBlocks: number;
   /** Log rows one checkpoint write folds at most (one transaction): a fold of more writes several rounds. */
   roundRowsMax: number;
   dedupWindowMs: number;
@@ -105,7 +107,7 @@ export class Checkpointer {
     const stepsMax = round.touched.size + 1;
     for (let step = 0; step < stepsMax; step++) {
       const startedNs = process.hrtime.bigint();
-      const left = this.log.foldPrepare(round, checkpointMergeBlocksMax);
+      const left = this.log.foldPrepare(round, this.settings.mergeBlocks);
       this.observer.onFoldRead(Number(process.hrtime.bigint() - startedNs) / 1e9);
       if (left === 0) break;
       await this.yieldWhenSpent();

@@ -136,7 +136,7 @@ describe('checkpoint round', () => {
       log,
       state as unknown as NodeState,
       {} as Replicator,
-      { intervalMs: 3_600_000, sliceRows: 300, stepMs: 0, roundRowsMax: 2_000, dedupWindowMs: 0, retainEntries: 0, tombstoneMs: 0 },
+      { intervalMs: 3_600_000, sliceRows: 300, stepMs: 0, mergeBlocks: 256, roundRowsMax: 2_000, dedupWindowMs: 0, retainEntries: 0, tombstoneMs: 0 },
       { onFold: (rows) => folds.push(rows), onFoldRead: () => reads++ },
       silent,
       () => 1_000,
