@@ -44,8 +44,10 @@ describe('checkpoint block check', () => {
       const damaged = Buffer.from(data);
       const roll = random();
       let bytes: Buffer = damaged;
-      if (roll < 0.3) damaged[Math.floor(random() * damaged.length)] ^= 1 << Math.floor(random() * 8);
-      else if (roll < 0.5) bytes = damaged.subarray(0, Math.floor(random() * damaged.length));
+      if (roll < 0.3) {
+        const at = Math.floor(random() * damaged.length);
+        damaged[at] = damaged[at]! ^ (1 << Math.floor(random() * 8));
+      } else if (roll < 0.5) bytes = damaged.subarray(0, Math.floor(random() * damaged.length));
       else if (roll < 0.7) bytes = Buffer.concat([damaged, Buffer.from([Math.floor(random() * 256), Math.floor(random() * 256)])]);
       const decodeRefuses = refuses(() => decodeBlock(firstShard, bytes));
       expect(refuses(() => checkBlock(firstShard, bytes))).toBe(decodeRefuses);
