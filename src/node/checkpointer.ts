@@ -49,6 +49,8 @@ export interface CheckpointObserver {
 
 export class Checkpointer {
   private readonly task: IntervalTask;
+  /** When the current step of a fold began holding the event loop (monotonicMs). */
+  private stepStartedMs = 0;
 
   constructor(
     private readonly log: ShardLog,
@@ -156,9 +158,6 @@ export class Checkpointer {
       await this.yieldWhenSpent();
     }
   }
-
-  /** When the current step began holding the event loop (monotonicMs). */
-  private stepStartedMs = 0;
 
   /** Yields to the event loop once the current step has held it for stepMs. */
   private async yieldWhenSpent(): Promise<void> {
