@@ -257,8 +257,15 @@ export const hotCountersListedMax = 1_000;
  */
 export const replicationUnconfirmedCommitsMax = 100_000;
 
-/** Log entries a checkpoint fold reads per slice; the event loop runs between slices. */
-export const checkpointSliceRows = 5_000;
+/** Log entries a checkpoint fold reads per slice: the unit its steps are made of. */
+export const checkpointSliceRows = 1_000;
+/**
+ * Event-loop time one step of a checkpoint fold holds before it yields to
+ * the commits queued behind it. A fold at a million shards is hundreds of
+ * ms of work: in steps of 5,000 rows and 256 blocks, each held the loop for
+ * tens of ms and a commit arriving during a fold waited for one.
+ */
+export const checkpointStepMs = 3;
 /** Steps a second the log scrubber takes its rate in: each reads a tenth of --scrub-entries-per-second, the event loop free between. */
 export const scrubStepsPerSecond = 10;
 /**
@@ -270,11 +277,11 @@ export const scrubStepsPerSecond = 10;
 export const checkpointRoundRowsMax = 100_000;
 /**
  * Checkpoint blocks (256 shard ids each) a round merges its totals into per
- * step before it commits, the event loop free between steps: at a million
- * shards a round touches all ~3,900, and merging them inside the commit held
- * the event loop for most of its time.
+ * call before it commits (a step is several calls, checkpointStepMs): at a
+ * million shards a round touches all ~3,900, and merging them inside the
+ * commit held the event loop for most of its time.
  */
-export const checkpointMergeBlocksMax = 256;
+export const checkpointMergeBlocksMax = 32;
 /** Concurrent calls one client connection may have open on a server (HTTP/2 streams). */
 export const streamsPerConnectionMax = 1_000;
 /** Window shards the background expiry visits per second on a node. */

@@ -18,6 +18,8 @@ import {
   replicationMemoryBytesMax,
   checkpointRoundRowsMax,
   checkpointSliceRows,
+  checkpointStepMs,
+  checkpointMergeBlocksMax,
   scrubStepsPerSecond,
   runMain,
   onShutdown,
@@ -236,6 +238,8 @@ runMain(async () => {
     {
       intervalMs: config.checkpointIntervalMs,
       sliceRows: checkpointSliceRows,
+      stepMs: checkpointStepMs,
+      mergeBlocks: checkpointMergeBlocksMax,
       roundRowsMax: checkpointRoundRowsMax,
       dedupWindowMs: config.dedupWindowMs,
       retainEntries: config.checkpointRetainEntries,

@@ -103,6 +103,9 @@ function readSigned(firstLsn: bigint, data: Uint8Array, at: number): [number | b
   return [(big & 1n) === 0n ? big >> 1n : -((big + 1n) >> 1n), end];
 }
 
+/** The key of every decoded entry: none. Shared: an empty buffer has no byte to change, and a fold decodes thousands of entries. */
+const noKey = Buffer.alloc(0);
+
 /**
  * A record's entries, checked: exactly lastLsn - firstLsn + 1 of them, each
  * an entry append could have written (the read side of the paired check),
@@ -130,7 +133,7 @@ export function decodeRecord(record: RawRecord): StoredEntry[] {
       epoch,
       shardId,
       amount: BigInt(amount),
-      idempotencyKey: Buffer.alloc(0),
+      idempotencyKey: noKey,
       fenceShardCount: 0,
       atMs,
     };

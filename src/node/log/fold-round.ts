@@ -26,8 +26,10 @@ export class FoldRound {
    * total). Made by the first foldPrepare, after the last read.
    */
   blockChanges: Map<number, Map<number, bigint | undefined>> | undefined;
-  /** Changed blocks' bytes merged so far (foldPrepare); the commit merges the rest. */
-  readonly merged = new Map<number, Buffer>();
+  /** Changed blocks' bytes merged so far (foldPrepare), with their checksums; the commit merges the rest. */
+  readonly merged = new Map<number, { data: Buffer; crc: number }>();
+  /** Where foldPrepare goes on in blockChanges: each call takes the next blocks, not a walk past those merged. */
+  mergeCursor: Iterator<[number, Map<number, bigint | undefined>]> | undefined;
   /** Every shard the round touched (the keys of before, totals and parts alike). */
   readonly touched = new Set<number>();
   /** Dropped shards, each with the last lsn of the slice that dropped it: their keyed rows up to it go at commit. */
