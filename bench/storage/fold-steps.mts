@@ -9,18 +9,18 @@
 // the fold held the loop for (the stall on an idle machine: wall times on a
 // shared one add preemption), and the fold's CPU.
 // The step settings are flags, so two designs run alternately on one machine:
-//   node --import tsx bench/fold-steps.mts --step-ms 0 --slice-rows 5000 --merge-blocks 256
-//   node --import tsx bench/fold-steps.mts --step-ms 3 --slice-rows 1000 --merge-blocks 32
+//   node --import tsx bench/storage/fold-steps.mts --step-ms 0 --slice-rows 5000 --merge-blocks 256
+//   node --import tsx bench/storage/fold-steps.mts --step-ms 3 --slice-rows 1000 --merge-blocks 32
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { ShardLog, type LogEntry } from '../src/node/log/index.ts';
-import { checkpointFolder, type NodeState } from '../src/node/state/index.ts';
-import { Checkpointer } from '../src/node/checkpointer.ts';
-import type { Replicator } from '../src/node/replication/index.ts';
-import { checkpointMergeBlocksMax, checkpointSliceRows, checkpointStepMs } from '../src/common/limits.ts';
-import { SeededRandom, ZipfSampler } from '../src/cli/bench-zipf.ts';
+import { ShardLog, type LogEntry } from '../../src/node/log/index.ts';
+import { checkpointFolder, type NodeState } from '../../src/node/state/index.ts';
+import { Checkpointer } from '../../src/node/checkpointer.ts';
+import type { Replicator } from '../../src/node/replication/index.ts';
+import { checkpointMergeBlocksMax, checkpointSliceRows, checkpointStepMs } from '../../src/common/limits.ts';
+import { SeededRandom, ZipfSampler } from '../../src/cli/bench-zipf.ts';
 
 const args = new Map<string, string>();
 for (let index = 2; index < process.argv.length; index += 2) args.set(process.argv[index]!.replace(/^--/, ''), process.argv[index + 1]!);

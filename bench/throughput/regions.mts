@@ -3,10 +3,10 @@
 // pair, every process a host in a network namespace (test/helpers/regions:
 // root, iproute2, iptables). eu takes the Zipf platform load of `tally bench
 // --workload zipf` (run in eu's client host); us is idle.
-//   sudo node --import tsx bench/regions.mts [--runs 3] [--seconds 15] [--counters 100000]
+//   sudo node --import tsx bench/throughput/regions.mts [--runs 3] [--seconds 15] [--counters 100000]
 //     [--concurrency 16] [--procs 2] [--batch 100] [--cut-seconds 60] [--cut-runs 1]
 //     [--modes alone,linked] [--json]
-//   sudo node --import tsx bench/regions.mts --idle-lag-counters 100000
+//   sudo node --import tsx bench/throughput/regions.mts --idle-lag-counters 100000
 // The second form, without load: regions holding that many counters, the
 // time from one increment acknowledged in eu until us's global read shows it.
 // Runs alternate: A = both regions up with no region flags (no link); B = the
@@ -23,10 +23,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CounterNames } from '../src/cli/bench-workload.ts';
-import { repoRoot } from '../src/cluster/managed-process.ts';
-import { RegionCluster } from '../test/helpers/region-hosts/index.ts';
-import { pause } from '../test/helpers/pause.ts';
+import { CounterNames } from '../../src/cli/bench-workload.ts';
+import { repoRoot } from '../../src/cluster/managed-process.ts';
+import { RegionCluster } from '../../test/helpers/region-hosts/index.ts';
+import { pause } from '../../test/helpers/pause.ts';
 
 interface Options {
   runs: number;
