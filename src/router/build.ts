@@ -33,6 +33,7 @@ import {
   type InFlightLimits,
   type Logger,
   parseAddress,
+  withColumnDecoders,
   withLeanCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
@@ -188,7 +189,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   const inFlight = inFlightLimitsOf(config, metrics);
   const server = createServer(config, metrics, tokens, inFlight);
   const counterService = createCounterService({ increments, reads, distinct, windows, membership, lifecycle, heat, metrics });
-  const counterDefinition = guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf);
+  const counterDefinition = guardMalformed(withColumnDecoders(withLeanCodecs(counterServiceDefinition)), requestBytesMaxOf);
   server.server.addService(counterDefinition, counterService.grpc);
   const adminService = createAdminService({
     directory,
