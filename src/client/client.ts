@@ -278,18 +278,15 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    * a batch on the router's IncrementStream (the same answers and retries).
    */
   async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {
-    const wireItems = items.map((item) => ({
-      counter: item.counter,
-      amount: toWireAmount(item.amount),
-      idempotencyKey: toWireKey(item.idempotencyKey),
-    }));
-    const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
+    const unkeyed = unkeyedWireItems(items);
+    const wireItems = unkeyed ?? items.map(wireItemOf);
+    const keyed = unkeyed === undefined && wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
     const response = this.batchesOnStream
       ? await this.untilWritten(keyed, settings, (attemptDeadline) =>
           this.routers.attemptStreamBatch(classOfWrite(keyed), wireItems, attemptDeadline, new Set()),
         )
       : await this.writeCall(counterMethods.IncrementBatch, { items: wireItems }, keyed, settings);
-    return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
+    return resultsOf(response.results);
   }
 
   async read(counter: string, options?: CallSettings & { consistency?: Consistency }): Promise<ReadResult> {
@@ -659,6 +656,35 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     this.routers.close();
     this.connection.close();
   }
+}
+
+function wireItemOf(item: IncrementItem): CoalescedItem {
+  return { counter: item.counter, amount: toWireAmount(item.amount), idempotencyKey: toWireKey(item.idempotencyKey) };
+}
+
+/**
+ * Unkeyed items (idempotencyKey: null) with safe-integer amounts are already
+ * what the encoder takes (a null key is encoded as none, and nothing else on
+ * the way reads it): sent as they are, not copied item by item (a load
+ * generator's batches). Undefined when any item needs converting.
+ */
+function unkeyedWireItems(items: readonly IncrementItem[]): CoalescedItem[] | undefined {
+  for (let index = 0; index < items.length; index++) {
+    const { amount, idempotencyKey } = items[index]!;
+    if (idempotencyKey !== null || typeof amount !== 'number' || !Number.isSafeInteger(amount)) return undefined;
+  }
+  return items as CoalescedItem[];
+}
+
+/**
+ * A batch's answers as the client returns them: the decoded results are
+ * already { applied, shard } (the lean codec's objects, this call's own),
+ * so they are returned as they are unless one carries more.
+ */
+function resultsOf(results: readonly { applied: boolean; shard: number; total?: unknown }[]): IncrementResult[] {
+  for (const result of results)
+    if (result.total !== undefined) return results.map((one) => ({ applied: one.applied, shard: one.shard }));
+  return results as IncrementResult[];
 }
 
 function closedError(): TallyError {
