@@ -174,13 +174,18 @@ console.log(
 );
 const all: Run[] = [];
 for (let index = 0; index < runs; index++) all.push(await run());
-const pick = (key: Exclude<keyof Run, 'byFunction' | 'byStage'>, digits: number): string => median(all.map((one) => one[key])).toFixed(digits);
+const pick = (key: Exclude<keyof Run, 'byFunction' | 'byStage'>, digits: number): string =>
+  median(all.map((one) => one[key])).toFixed(digits);
 console.log(
   `router per increment: ${pick('bytesPerIncrement', 1)} bytes allocated, ${pick('perCallBytesPerIncrement', 1)} without interval tasks`,
 );
 console.log('  by stage (without interval tasks):');
 for (const name of [...stages.map(([stage]) => stage), otherStage])
-  console.log(`  ${median(all.map((one) => one.byStage.get(name) ?? 0)).toFixed(1).padStart(7)} B  ${name}`);
+  console.log(
+    `  ${median(all.map((one) => one.byStage.get(name) ?? 0))
+      .toFixed(1)
+      .padStart(7)} B  ${name}`,
+  );
 const functions = new Set(all.flatMap((one) => [...one.byFunction.keys()]));
 const rows = [...functions].map((where) => [where, median(all.map((one) => one.byFunction.get(where) ?? 0))] as const);
 rows.sort((a, b) => b[1] - a[1]);

@@ -190,7 +190,11 @@ export async function runWorker(options: BenchOptions, onProgress?: Progress): P
       // Each loop's call reuses its arrays and item objects: the client is done with them once the call settles.
       const indexes = new Int32Array(itemsPerCall);
       const counters: string[] = new Array<string>(itemsPerCall).fill('');
-      const items: IncrementItem[] = Array.from({ length: page ? 0 : itemsPerCall }, () => ({ counter: '', amount: 1, idempotencyKey: key }));
+      const items: IncrementItem[] = Array.from({ length: page ? 0 : itemsPerCall }, () => ({
+        counter: '',
+        amount: 1,
+        idempotencyKey: key,
+      }));
       for (let sent = 0; ; sent++) {
         let callStartMs = monotonicNowMs();
         if (loopIntervalMs > 0) {

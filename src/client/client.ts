@@ -682,8 +682,7 @@ function unkeyedWireItems(items: readonly IncrementItem[]): CoalescedItem[] | un
  * so they are returned as they are unless one carries more.
  */
 function resultsOf(results: readonly { applied: boolean; shard: number; total?: unknown }[]): IncrementResult[] {
-  for (const result of results)
-    if (result.total !== undefined) return results.map((one) => ({ applied: one.applied, shard: one.shard }));
+  for (const result of results) if (result.total !== undefined) return results.map((one) => ({ applied: one.applied, shard: one.shard }));
   return results as IncrementResult[];
 }
 

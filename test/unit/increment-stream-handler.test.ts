@@ -130,8 +130,7 @@ describe('IncrementStream handler', () => {
   it('stream handler: a failed batch is answered with its status, message and reason; the stream goes on', async () => {
     const { open } = handlerWith(
       async (request) => {
-        if (request.counters[0] === 'bad')
-          throw Object.assign(new Error('no'), { code: status.INVALID_ARGUMENT, details: 'item 0: bad' });
+        if (request.counters[0] === 'bad') throw Object.assign(new Error('no'), { code: status.INVALID_ARGUMENT, details: 'item 0: bad' });
         return [{ applied: true, shard: 2 }];
       },
       8,

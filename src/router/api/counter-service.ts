@@ -131,7 +131,8 @@ export function createCounterService(deps: CounterServiceDeps) {
     }
     if (applied > 0) metrics.incrementsAccepted.inc(applied);
     if (applied < outcomes.length) metrics.incrementsDeduplicated.inc(outcomes.length - applied);
-    for (let place = 0; place < names.length; place++) if (shards[place] !== mixedShards) heat.record(names[place]!, counts[place]!, shards[place]);
+    for (let place = 0; place < names.length; place++)
+      if (shards[place] !== mixedShards) heat.record(names[place]!, counts[place]!, shards[place]);
     if (mixed) recordMixedShards(outcomes, names, places, shards);
   };
 

@@ -19,10 +19,7 @@ import {
 } from '../../common/index.ts';
 
 /** IncrementBatch's handler body: validates, applies, counts; throws the error the unary call fails with. */
-export type ApplyBatch = (
-  request: IncrementColumns,
-  call: { readonly cancelled: boolean },
-) => Promise<readonly IncrementResponseInput[]>;
+export type ApplyBatch = (request: IncrementColumns, call: { readonly cancelled: boolean }) => Promise<readonly IncrementResponseInput[]>;
 
 export interface IncrementStreamLimits {
   /** Batches of one stream worked on at once (streamBatchesInFlightMax). */
