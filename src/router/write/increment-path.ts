@@ -110,10 +110,26 @@ export class NodeGroup {
   /** The open record of each shard id (a record closed because it would have left int64 stays behind). */
   private readonly openSumOf = new Map<number, number>();
 
-  addPlain(index: number, shardIndex: number, shardId: number, amount: number | bigint, window: WindowSetting, generation = 0): void {
+  /**
+   * `openSums`, when given: the open record of each of the call's counters
+   * that has one shard, by its place among the call's names (-1: none yet),
+   * shared by the round's groups; such a counter's increments all go to one
+   * group, and an array by place costs no map entry per counter.
+   */
+  addPlain(
+    index: number,
+    shardIndex: number,
+    shardId: number,
+    amount: number | bigint,
+    window: WindowSetting,
+    generation = 0,
+    openSums?: { positions: Int32Array; place: number },
+  ): void {
     this.plainIndexes.push(index);
     this.plainShardIndexes.push(shardIndex);
-    const position = this.openSumOf.get(shardId);
+    let position: number | undefined;
+    if (openSums === undefined) position = this.openSumOf.get(shardId);
+    else if (openSums.positions[openSums.place]! >= 0) position = openSums.positions[openSums.place];
     if (position !== undefined) {
       const next = addInt64(this.sumAmounts[position]!, amount);
       if (next !== undefined) {
@@ -123,7 +139,8 @@ export class NodeGroup {
       }
       // Never in practice. The node checks the total after each record: two records reach the same total as one would.
     }
-    this.openSumOf.set(shardId, this.sumShardIds.length);
+    if (openSums === undefined) this.openSumOf.set(shardId, this.sumShardIds.length);
+    else openSums.positions[openSums.place] = this.sumShardIds.length;
     this.sumShardIds.push(shardId);
     this.sumAmounts.push(amount);
     this.sumCounts.push(1);
@@ -504,7 +521,7 @@ export class IncrementPath {
    */
   private route(
     { counters, amounts, keys }: IncrementColumns,
-    { slots, routedShardCounts }: Resolved,
+    { slots, routedShardCounts, names, places }: Resolved,
     pending: readonly number[] | undefined,
     avoid: ReadonlySet<string>,
     downByAddress: Map<string, boolean>,
@@ -512,6 +529,8 @@ export class IncrementPath {
     const columns = this.columns;
     const byNode = new Map<string, NodeGroup>();
     const routes = new Map<number, Route>();
+    // One object for the round, its place set per item: not one per increment.
+    const openSums = { positions: new Int32Array(names.length).fill(-1), place: 0 };
     let lastAddress = '';
     let lastGroup: NodeGroup | undefined;
     const count = pending === undefined ? counters.length : pending.length;
@@ -548,7 +567,12 @@ export class IncrementPath {
       lastAddress = address;
       lastGroup = group;
       if (key.length === 0) {
-        group.addPlain(index, shardIndex, shardId, amount, window, generation);
+        if (columns.writableShardCountOf(slot) === 1) {
+          openSums.place = places === undefined ? 0 : places[index]!;
+          group.addPlain(index, shardIndex, shardId, amount, window, generation, openSums);
+        } else {
+          group.addPlain(index, shardIndex, shardId, amount, window, generation);
+        }
         continue;
       }
       const applyItem: ApplyItem = {
