@@ -278,9 +278,9 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    * a batch on the router's IncrementStream (the same answers and retries).
    */
   async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {
-    const unkeyed = unkeyedWireItems(items);
-    const wireItems = unkeyed ?? items.map(wireItemOf);
-    const keyed = unkeyed === undefined && wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
+    // Copied now: the caller may change its items once this returns, before the call is sent.
+    const wireItems = items.map(wireItemOf);
+    const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
     const response = this.batchesOnStream
       ? await this.untilWritten(keyed, settings, (attemptDeadline) =>
           this.routers.attemptStreamBatch(classOfWrite(keyed), wireItems, attemptDeadline, new Set()),
@@ -660,20 +660,6 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
 
 function wireItemOf(item: IncrementItem): CoalescedItem {
   return { counter: item.counter, amount: toWireAmount(item.amount), idempotencyKey: toWireKey(item.idempotencyKey) };
-}
-
-/**
- * Unkeyed items (idempotencyKey: null) with safe-integer amounts are already
- * what the encoder takes (a null key is encoded as none, and nothing else on
- * the way reads it): sent as they are, not copied item by item (a load
- * generator's batches). Undefined when any item needs converting.
- */
-function unkeyedWireItems(items: readonly IncrementItem[]): CoalescedItem[] | undefined {
-  for (let index = 0; index < items.length; index++) {
-    const { amount, idempotencyKey } = items[index]!;
-    if (idempotencyKey !== null || typeof amount !== 'number' || !Number.isSafeInteger(amount)) return undefined;
-  }
-  return items as CoalescedItem[];
 }
 
 /**
