@@ -6,8 +6,13 @@
 // counters, run `--in-flight` at once through the public client. Prints bytes
 // allocated (the sampler's estimate) per acknowledged increment, all of
 // them and those outside the router's interval tasks (expiry sweep, heat
-// tick, cache refresh: they run by the clock, not per increment), and the
-// functions that allocate most.
+// tick, cache refresh: they run by the clock, not per increment), the same
+// per stage of the write path (each allocation charged to the innermost
+// stage on its stack: the request decoder, the API handlers, the write path,
+// heat, the node sender, grpc-js, the rest), and the functions that
+// allocate most. Run it at two batch sizes (--batch 100, --batch 1000): what
+// a stage allocates per call falls tenfold per increment, what it allocates
+// per increment stays.
 //   node --import tsx bench/cpu/router-allocations.mts [--counters 100000] [--batches 2000] [--batch 100] [--in-flight 8] [--runs 3]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -62,11 +67,29 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** The write path's stages, by where their code lives; the first that matches a frame's URL names it. */
+const stages: readonly (readonly [string, RegExp])[] = [
+  ['decoder', /src\/common\/counter-codec-read\.ts$/],
+  ['API handlers', /src\/router\/api\//],
+  ['write path', /src\/router\/write\//],
+  ['heat', /src\/router\/sizing\/heat(-admission)?\.ts$/],
+  ['node sender', /src\/router\/nodes\/|src\/generated\//],
+  ['grpc-js', /node_modules\/@grpc\//],
+];
+const otherStage = 'other';
+
+function stageOf(url: string): string | undefined {
+  for (const [name, pattern] of stages) if (pattern.test(url)) return name;
+  return undefined;
+}
+
 interface Run {
   bytesPerIncrement: number;
   /** The same, less what the interval tasks allocated. */
   perCallBytesPerIncrement: number;
   byFunction: Map<string, number>;
+  /** Bytes per increment outside interval tasks, by the innermost write-path stage on the stack. */
+  byStage: Map<string, number>;
 }
 
 async function run(): Promise<Run> {
@@ -108,25 +131,29 @@ async function run(): Promise<Run> {
     await waitFor(() => fs.existsSync(sampleFile) && fs.statSync(sampleFile).size > 0, { timeoutMs: 60_000 });
     const { profile } = JSON.parse(fs.readFileSync(sampleFile, 'utf8')) as { profile: Profile };
     const byFunction = new Map<string, number>();
+    const byStage = new Map<string, number>();
     let bytes = 0;
     let backgroundBytes = 0;
-    const walk = (node: ProfileNode, background: boolean): void => {
+    const walk = (node: ProfileNode, background: boolean, outerStage: string): void => {
       const { functionName, url } = node.callFrame;
       const inBackground = background || (functionName === 'runNow' && url.endsWith('interval-task.ts'));
+      const stage = stageOf(url) ?? outerStage;
       if (inBackground) backgroundBytes += node.selfSize;
+      else if (node.selfSize > 0) byStage.set(stage, (byStage.get(stage) ?? 0) + node.selfSize / acknowledged);
       bytes += node.selfSize;
       if (node.selfSize > 0) {
         const { lineNumber } = node.callFrame;
         const where = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(src|node_modules)\//, '$1/')}:${lineNumber + 1}`;
         byFunction.set(where, (byFunction.get(where) ?? 0) + node.selfSize / acknowledged);
       }
-      for (const child of node.children) walk(child, inBackground);
+      for (const child of node.children) walk(child, inBackground, stage);
     };
-    walk(profile.head, false);
+    walk(profile.head, false, otherStage);
     const result = {
       bytesPerIncrement: bytes / acknowledged,
       perCallBytesPerIncrement: (bytes - backgroundBytes) / acknowledged,
       byFunction,
+      byStage,
     };
     console.error(
       `run: ${acknowledged} increments; ${result.bytesPerIncrement.toFixed(1)} B allocated per increment, ${result.perCallBytesPerIncrement.toFixed(1)} B without interval tasks`,
@@ -147,10 +174,18 @@ console.log(
 );
 const all: Run[] = [];
 for (let index = 0; index < runs; index++) all.push(await run());
-const pick = (key: Exclude<keyof Run, 'byFunction'>, digits: number): string => median(all.map((one) => one[key])).toFixed(digits);
+const pick = (key: Exclude<keyof Run, 'byFunction' | 'byStage'>, digits: number): string =>
+  median(all.map((one) => one[key])).toFixed(digits);
 console.log(
   `router per increment: ${pick('bytesPerIncrement', 1)} bytes allocated, ${pick('perCallBytesPerIncrement', 1)} without interval tasks`,
 );
+console.log('  by stage (without interval tasks):');
+for (const name of [...stages.map(([stage]) => stage), otherStage])
+  console.log(
+    `  ${median(all.map((one) => one.byStage.get(name) ?? 0))
+      .toFixed(1)
+      .padStart(7)} B  ${name}`,
+  );
 const functions = new Set(all.flatMap((one) => [...one.byFunction.keys()]));
 const rows = [...functions].map((where) => [where, median(all.map((one) => one.byFunction.get(where) ?? 0))] as const);
 rows.sort((a, b) => b[1] - a[1]);

@@ -1,8 +1,11 @@
 // The router's own work per call, in-process and without gRPC, so a change
 // to it can be measured on a shared machine: IncrementPath.apply on Zipf
-// batches of 100 over 200,000 counters, readExact of pages of 50 cold
-// counters, and one autoscale tick over 10,000 tracked counters. The node
-// pool is a stand-in that answers at once. CPU microseconds per call (process.cpuUsage).
+// batches of 100 over 200,000 counters; CounterService's IncrementBatch (the
+// request's bytes decoded as the server decodes them, validated, applied,
+// heat and metrics counted) on the same batches, and its unary Increment;
+// readExact of pages of 50 cold counters, and one autoscale tick over 10,000
+// tracked counters. The node pool is a stand-in that answers at once. CPU
+// microseconds per call (process.cpuUsage).
 //   node --import tsx bench/cpu/router-per-call.mts [rounds=3]
 import { Registry } from 'prom-client';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +19,9 @@ import { HeatTracker } from '../../src/router/sizing/heat.ts';
 import { SizingPolicy } from '../../src/router/sizing/sizing-policy.ts';
 import { createRouterMetrics } from '../../src/router/metrics/router-metrics.ts';
 import type { NodePool } from '../../src/router/nodes/node-pool.ts';
+import { createCounterService, type CounterServiceDeps } from '../../src/router/api/counter-service.ts';
+import * as codecs from '../../src/common/counter-codec.ts';
+import { counterServiceDefinition } from '../../src/common/proto.ts';
 
 const rounds = Number(process.argv[2] ?? 3);
 const counterCount = 200_000;
@@ -95,9 +101,34 @@ const autoscaler = new Autoscaler(
   logger,
   { intervalMs: 1_000, topK: 20, skewMinIncrements: 100 },
 );
+// The server's decoders: the router's own where it has them (withColumnDecoders), else the lean codec's.
+const leanDefinition = codecs.withLeanCodecs(counterServiceDefinition);
+const withColumns = (codecs as { withColumnDecoders?: <T extends object>(definition: T) => T }).withColumnDecoders;
+const serverDefinition = withColumns === undefined ? leanDefinition : withColumns(leanDefinition);
+const decodeBatch = serverDefinition.IncrementBatch!.requestDeserialize as (bytes: Buffer) => unknown;
+const decodeUnary = serverDefinition.Increment!.requestDeserialize as (bytes: Buffer) => unknown;
+const service = createCounterService({
+  increments: path,
+  heat: new HeatTracker(10_000),
+  metrics: createRouterMetrics(new Registry()),
+} as unknown as CounterServiceDeps);
+const batchBytes = batches.map((items) =>
+  codecs.encodeIncrementBatchRequest({ items: items.map((item) => ({ ...item, idempotencyKey: null })) }),
+);
+const unaryBytes = batches.map((items) => codecs.encodeIncrementRequest({ counter: items[0]!.counter, amount: 1 }));
+const call = { cancelled: false, getDeadline: () => Infinity };
+
 for (let round = 0; round < rounds; round++) {
   let batch = 0;
   await measure('IncrementPath.apply, Zipf batch of 100 over 200k', 5_000, () => path.apply(batches[batch++ % batches.length]!));
+  batch = 0;
+  await measure('CounterService IncrementBatch from its bytes, Zipf batch of 100 over 200k', 5_000, () =>
+    service.handlers.IncrementBatch.handle(decodeBatch(batchBytes[batch++ % batchBytes.length]!) as never, call),
+  );
+  batch = 0;
+  await measure('CounterService Increment (unary) from its bytes', 20_000, () =>
+    service.handlers.Increment.handle(decodeUnary(unaryBytes[batch++ % unaryBytes.length]!) as never, call),
+  );
   let page = 0;
   await measure('readExact, page of 50 cold counters of 100k', 5_000, () =>
     readExact(pages[page++ % pages.length]!, directory, pool, 1_000),

@@ -299,18 +299,15 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    * a batch on the router's IncrementStream (the same answers and retries).
    */
   async incrementBatch(items: readonly IncrementItem[], settings?: CallSettings): Promise<IncrementResult[]> {
-    const wireItems = items.map((item) => ({
-      counter: item.counter,
-      amount: toWireAmount(item.amount),
-      idempotencyKey: toWireKey(item.idempotencyKey),
-    }));
+    // Copied now: the caller may change its items once this returns, before the call is sent.
+    const wireItems = items.map(wireItemOf);
     const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
     const response = this.batchesOnStream
       ? await this.untilWritten(keyed, settings, (attemptDeadline) =>
           this.routers.attemptStreamBatch(classOfWrite(keyed), wireItems, attemptDeadline, new Set()),
         )
       : await this.writeCall(counterMethods.IncrementBatch, { items: wireItems }, keyed, settings);
-    return response.results.map((result) => ({ applied: result.applied, shard: result.shard }));
+    return resultsOf(response.results);
   }
 
   async read(counter: string, options?: ReadOptions): Promise<ReadResult> {
@@ -703,6 +700,20 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     this.routers.close();
     this.connection.close();
   }
+}
+
+function wireItemOf(item: IncrementItem): CoalescedItem {
+  return { counter: item.counter, amount: toWireAmount(item.amount), idempotencyKey: toWireKey(item.idempotencyKey) };
+}
+
+/**
+ * A batch's answers as the client returns them: the decoded results are
+ * already { applied, shard } (the lean codec's objects, this call's own),
+ * so they are returned as they are unless one carries more.
+ */
+function resultsOf(results: readonly { applied: boolean; shard: number; total?: unknown }[]): IncrementResult[] {
+  for (const result of results) if (result.total !== undefined) return results.map((one) => ({ applied: one.applied, shard: one.shard }));
+  return results as IncrementResult[];
 }
 
 function closedError(): TallyError {

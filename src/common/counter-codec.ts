@@ -10,10 +10,12 @@
 import assert from 'node:assert';
 import type { RegionPartValue } from './region-part-codec.ts';
 import {
+  decodeIncrementBatchColumns,
   decodeIncrementBatchRequest,
   decodeIncrementBatchResponse,
   decodeIncrementRequest,
   decodeIncrementResponse,
+  decodeIncrementStreamColumns,
   decodeIncrementStreamRequest,
   decodeIncrementStreamResponse,
   decodeReadManyRequest,
@@ -35,10 +37,12 @@ import {
 } from './counter-codec-write.ts';
 
 export {
+  decodeIncrementBatchColumns,
   decodeIncrementBatchRequest,
   decodeIncrementBatchResponse,
   decodeIncrementRequest,
   decodeIncrementResponse,
+  decodeIncrementStreamColumns,
   decodeIncrementStreamRequest,
   decodeIncrementStreamResponse,
   decodeReadManyRequest,
@@ -66,6 +70,24 @@ export interface LeanIncrementRequest {
   idempotencyKey: Buffer;
   /** IncrementRequest.return_total: answer with the counter's exact total after the increment. The decoder always sets it. */
   returnTotal?: boolean;
+}
+
+/**
+ * An IncrementBatchRequest or IncrementStreamRequest as the router reads it:
+ * one column per field, an entry per item in each, so the write path routes
+ * a batch without an object per increment.
+ */
+export interface IncrementColumns {
+  /** A run of one name is one string (the decoder reuses it). */
+  counters: string[];
+  /** int64: a number when exact as one (|amount| <= 2^53 - 1), else a bigint. Absent: 0. */
+  amounts: (number | bigint)[];
+  /** Views into the request's bytes; an absent or empty key is the one shared empty Buffer. */
+  keys: Buffer[];
+  /** return_total per item; undefined when no item asked it. */
+  returnTotals: boolean[] | undefined;
+  /** IncrementStreamRequest.sequence; 0 in an IncrementBatchRequest. */
+  sequence: Uint64Value;
 }
 
 export interface LeanIncrementBatchRequest {
@@ -267,6 +289,23 @@ export const leanCounterCodecs = {
     responseDeserialize: decodeReadStreamResponse,
   },
 } as const;
+
+/**
+ * A lean definition (withLeanCodecs) whose IncrementBatch and IncrementStream
+ * requests decode into IncrementColumns: the router's, which routes columns.
+ */
+export function withColumnDecoders<Definition extends object>(service: Definition): Definition {
+  const patched = { ...service } as Record<string, unknown>;
+  for (const [name, requestDeserialize] of [
+    ['IncrementBatch', decodeIncrementBatchColumns],
+    ['IncrementStream', decodeIncrementStreamColumns],
+  ] as const) {
+    const method = patched[name];
+    assert(typeof method === 'object' && method !== null, `counter codec: the service has no method ${name}`);
+    patched[name] = { ...method, requestDeserialize };
+  }
+  return patched as Definition;
+}
 
 /**
  * A copy of counter.v1.CounterService's definition (proto-loader's or

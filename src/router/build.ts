@@ -38,6 +38,7 @@ import {
   regionClearStepsMax,
   ErrorCode,
   TallyError,
+  withColumnDecoders,
   withLeanCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
@@ -229,7 +230,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
     globalReads: regions.globalReader,
     onWritten: (counter) => regions.publisher.markWritten(counter),
   });
-  const counterDefinition = guardMalformed(withLeanCodecs(counterServiceDefinition), requestBytesMaxOf);
+  const counterDefinition = guardMalformed(withColumnDecoders(withLeanCodecs(counterServiceDefinition)), requestBytesMaxOf);
   server.server.addService(counterDefinition, counterService.grpc);
   const adminService = createAdminService({
     directory,

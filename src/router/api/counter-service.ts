@@ -13,7 +13,7 @@ import {
   validateCounterName,
   validateIdempotencyKey,
   type counterV1,
-  type LeanIncrementBatchRequest,
+  type IncrementColumns,
   type LeanIncrementRequest,
   type LeanReadManyRequest,
   type ReadManyResponseInput,
@@ -24,13 +24,13 @@ import {
   parseMemberId,
   encodeRegionPart,
 } from '../../common/index.ts';
-import { type DistinctPath, type MembershipPath, type IncrementPath, type ValidIncrement } from '../write/index.ts';
+import { type AppliedBatch, type DistinctPath, type MembershipPath, type IncrementPath, columnsOf } from '../write/index.ts';
 import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.ts';
 import { type CounterLifecycle } from '../counters/index.ts';
 import { type HeatTracker } from '../sizing/index.ts';
 import type { GlobalRead, GlobalReader, RegionPartRead } from '../region/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
-import { rejectReason, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
+import { rejectReason, validateColumns, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
 import { createIncrementStreamHandler } from './increment-stream.ts';
 import { createReadStreamHandler } from './read-stream.ts';
 import { grpcMethodsOf, handler, type UnaryHandlers } from './handler.ts';
@@ -95,16 +95,9 @@ interface IncrementOutcome {
   total?: bigint;
 }
 
-/** Which items asked return_total; undefined when none did (the common case costs one pass and no array). */
-function totalsWanted(items: readonly LeanIncrementRequest[]): boolean[] | undefined {
-  let wanted: boolean[] | undefined;
-  for (let index = 0; index < items.length; index++) {
-    if (items[index]!.returnTotal !== true) continue;
-    wanted ??= new Array<boolean>(items.length).fill(false);
-    wanted[index] = true;
-  }
-  return wanted;
-}
+/** Heat's marks of a name's shard while a call's outcomes are counted: none yet, or several. */
+const noShard = -1;
+const mixedShards = -2;
 
 export function createCounterService(deps: CounterServiceDeps) {
   const { increments, reads, heat, metrics } = deps;
@@ -117,59 +110,88 @@ export function createCounterService(deps: CounterServiceDeps) {
   };
 
   // Once per run of one counter's items: a batch names few counters, many times each.
-  const markWritten = (items: readonly ValidIncrement[]): void => {
+  const markWritten = (counters: readonly string[]): void => {
     const onWritten = deps.onWritten;
     if (onWritten === undefined) return;
     let last = '';
-    for (const item of items) {
-      if (item.counter === last) continue;
-      last = item.counter;
+    for (const counter of counters) {
+      if (counter === last) continue;
+      last = counter;
       onWritten(last);
     }
   };
 
   const applyCounted = async (
-    items: ValidIncrement[],
+    batch: IncrementColumns,
     rpc: keyof typeof latencyByRpc,
     call: { readonly cancelled: boolean },
-    totalWanted?: readonly boolean[],
   ): Promise<IncrementOutcome[]> => {
     const timer = latencyByRpc[rpc].startTimer();
     try {
-      const outcomes = await increments.apply(items, call).finally(() => markWritten(items));
-      if (totalWanted !== undefined) return withTotals(items, outcomes, totalWanted);
-      // One metric update per call and one heat update per (counter, shard), not per item.
-      let applied = 0;
-      let lastCounter = '';
-      let lastCounts: number[] = [];
-      const countsByCounter = new Map<string, number[]>();
-      for (let index = 0; index < outcomes.length; index++) {
-        const outcome = outcomes[index]!;
-        if (outcome.applied) applied++;
-        const counter = items[index]!.counter;
-        if (counter !== lastCounter) {
-          let counts = countsByCounter.get(counter);
-          if (counts === undefined) countsByCounter.set(counter, (counts = []));
-          lastCounter = counter;
-          lastCounts = counts;
-        }
-        lastCounts[outcome.shard] = (lastCounts[outcome.shard] ?? 0) + 1;
-      }
-      if (applied > 0) metrics.incrementsAccepted.inc(applied);
-      if (applied < outcomes.length) metrics.incrementsDeduplicated.inc(outcomes.length - applied);
-      for (const [counter, counts] of countsByCounter)
-        for (let shardIndex = 0; shardIndex < counts.length; shardIndex++) {
-          const count = counts[shardIndex];
-          if (count !== undefined) heat.record(counter, count, shardIndex);
-        }
+      const applied = await increments.applyColumns(batch, call).finally(() => markWritten(batch.counters));
+      if (batch.returnTotals !== undefined) return withTotals(batch, applied.outcomes, batch.returnTotals);
+      recordApplied(applied);
       // The outcomes have the response's shape: sent as they are.
-      return outcomes;
+      return applied.outcomes;
     } catch (error) {
-      metrics.incrementsRejected.inc({ reason: rejectReason(error) }, items.length);
+      metrics.incrementsRejected.inc({ reason: rejectReason(error) }, batch.counters.length);
       throw error;
     } finally {
       timer();
     }
+  };
+
+  /**
+   * One metric update per call, and heat once per counter of the call (per
+   * shard only for a counter whose increments went to several): typed
+   * arrays by the call's distinct names, no object per item.
+   */
+  const recordApplied = ({ outcomes, names, places }: AppliedBatch): void => {
+    let applied = 0;
+    const counts = new Int32Array(names.length);
+    // Per name: the one shard its increments went to, or mixedShards.
+    const shards = new Int32Array(names.length).fill(noShard);
+    let mixed = false;
+    for (let index = 0; index < outcomes.length; index++) {
+      const outcome = outcomes[index]!;
+      if (outcome.applied) applied++;
+      const place = places === undefined ? 0 : places[index]!;
+      counts[place]!++;
+      const shard = shards[place]!;
+      if (shard === noShard) shards[place] = outcome.shard;
+      else if (shard !== outcome.shard && shard !== mixedShards) {
+        shards[place] = mixedShards;
+        mixed = true;
+      }
+    }
+    if (applied > 0) metrics.incrementsAccepted.inc(applied);
+    if (applied < outcomes.length) metrics.incrementsDeduplicated.inc(outcomes.length - applied);
+    for (let place = 0; place < names.length; place++)
+      if (shards[place] !== mixedShards) heat.record(names[place]!, counts[place]!, shards[place]);
+    if (mixed) recordMixedShards(outcomes, names, places, shards);
+  };
+
+  // A counter with several shards, its increments spread over them: heat per shard, for skew.
+  const recordMixedShards = (
+    outcomes: readonly IncrementOutcome[],
+    names: readonly string[],
+    places: readonly number[] | undefined,
+    shards: Int32Array,
+  ): void => {
+    const countsByPlace = new Map<number, number[]>();
+    for (let index = 0; index < outcomes.length; index++) {
+      const place = places === undefined ? 0 : places[index]!;
+      if (shards[place] !== mixedShards) continue;
+      let counts = countsByPlace.get(place);
+      if (counts === undefined) countsByPlace.set(place, (counts = []));
+      const shard = outcomes[index]!.shard;
+      counts[shard] = (counts[shard] ?? 0) + 1;
+    }
+    for (const [place, counts] of countsByPlace)
+      for (let shardIndex = 0; shardIndex < counts.length; shardIndex++) {
+        const count = counts[shardIndex];
+        if (count !== undefined) heat.record(names[place]!, count, shardIndex);
+      }
   };
 
   /**
@@ -179,11 +201,11 @@ export function createCounterService(deps: CounterServiceDeps) {
    * retry without a key would count them twice.
    */
   const withTotals = async (
-    items: readonly ValidIncrement[],
+    batch: IncrementColumns,
     outcomes: IncrementOutcome[],
     totalWanted: readonly boolean[],
   ): Promise<IncrementOutcome[]> => {
-    const names = [...new Set(items.filter((_, index) => totalWanted[index] === true).map((item) => item.counter))];
+    const names = [...new Set(batch.counters.filter((_, index) => totalWanted[index] === true))];
     let totals: Map<string, bigint>;
     try {
       const read = await readTotals(names, 'EXACT');
@@ -192,7 +214,7 @@ export function createCounterService(deps: CounterServiceDeps) {
       return outcomes;
     }
     return outcomes.map((outcome, index) => {
-      const total = totalWanted[index] === true ? totals.get(items[index]!.counter) : undefined;
+      const total = totalWanted[index] === true ? totals.get(batch.counters[index]!) : undefined;
       return total === undefined ? outcome : { applied: outcome.applied, shard: outcome.shard, total };
     });
   };
@@ -237,25 +259,18 @@ export function createCounterService(deps: CounterServiceDeps) {
 
   // IncrementBatch's whole body, shared with each batch of an IncrementStream.
   const incrementBatch = async (
-    request: LeanIncrementBatchRequest,
+    batch: IncrementColumns,
     call: { readonly cancelled: boolean },
     rpc: 'increment_batch' | 'increment_stream',
   ): Promise<IncrementOutcome[]> => {
-    const count = request.items.length;
-    const items = validated(count, () => {
+    const count = batch.counters.length;
+    validated(count, () => {
       if (count === 0) throw new TallyError(ErrorCode.invalidArgument, 'batch has no items');
       if (count > batchItemsMax)
         throw new TallyError(ErrorCode.resourceExhausted, `batch has ${count} items; the limit is ${batchItemsMax}`);
-      const items: ValidIncrement[] = new Array(count);
-      let validName = '';
-      for (let index = 0; index < count; index++) {
-        const item = validateIncrement(request.items[index]!, index, validName);
-        validName = item.counter;
-        items[index] = item;
-      }
-      return items;
+      validateColumns(batch);
     });
-    return applyCounted(items, rpc, call, totalsWanted(request.items));
+    return applyCounted(batch, rpc, call);
   };
 
   // ReadMany's whole body, shared with each page of a ReadStream.
@@ -271,12 +286,14 @@ export function createCounterService(deps: CounterServiceDeps) {
   const handlers = {
     // Decoded by the lean codec (common/counter-codec.ts, wired in build.ts): amounts as numbers or bigints.
     Increment: handler<LeanIncrementRequest, IncrementOutcome>(async (request, call) => {
-      const item = validated(1, () => validateIncrement(request));
-      const [response] = await applyCounted([item], 'increment', call, request.returnTotal === true ? [true] : undefined);
+      const batch = columnsOf([validated(1, () => validateIncrement(request))]);
+      if (request.returnTotal === true) batch.returnTotals = [true];
+      const [response] = await applyCounted(batch, 'increment', call);
       return response!;
     }),
 
-    IncrementBatch: handler<LeanIncrementBatchRequest, { results: IncrementOutcome[] }>(async (request, call) => ({
+    // Decoded into columns (withColumnDecoders, wired in build.ts).
+    IncrementBatch: handler<IncrementColumns, { results: IncrementOutcome[] }>(async (request, call) => ({
       results: await incrementBatch(request, call, 'increment_batch'),
     })),
 

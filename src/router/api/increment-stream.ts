@@ -12,18 +12,14 @@ import {
   toServiceError,
   toStatusParts,
   withReason,
+  type IncrementColumns,
   type IncrementResponseInput,
   type IncrementStreamResponseInput,
-  type LeanIncrementBatchRequest,
-  type LeanIncrementStreamRequest,
   type Uint64Value,
 } from '../../common/index.ts';
 
 /** IncrementBatch's handler body: validates, applies, counts; throws the error the unary call fails with. */
-export type ApplyBatch = (
-  request: LeanIncrementBatchRequest,
-  call: { readonly cancelled: boolean },
-) => Promise<readonly IncrementResponseInput[]>;
+export type ApplyBatch = (request: IncrementColumns, call: { readonly cancelled: boolean }) => Promise<readonly IncrementResponseInput[]>;
 
 export interface IncrementStreamLimits {
   /** Batches of one stream worked on at once (streamBatchesInFlightMax). */
@@ -38,7 +34,8 @@ export interface IncrementStreamHooks {
   onInFlight(batches: number): void;
 }
 
-type StreamCall = ServerDuplexStream<LeanIncrementStreamRequest, IncrementStreamResponseInput>;
+/** Each request decoded into columns with its sequence number (withColumnDecoders). */
+type StreamCall = ServerDuplexStream<IncrementColumns, IncrementStreamResponseInput>;
 
 /** The batches in flight over every stream of one router. */
 interface RouterCount {
@@ -72,7 +69,7 @@ class StreamSession {
   ) {}
 
   start(): void {
-    this.call.on('data', (request: LeanIncrementStreamRequest) => this.received(request));
+    this.call.on('data', (request: IncrementColumns) => this.received(request));
     this.call.on('end', () => {
       this.inputEnded = true;
       this.finishIfDone();
@@ -84,7 +81,7 @@ class StreamSession {
     this.call.on('close', closed);
   }
 
-  private received(request: LeanIncrementStreamRequest): void {
+  private received(request: IncrementColumns): void {
     if (this.finished) return;
     const refusal = malformedRefusalOf(request);
     if (refusal !== undefined) {
@@ -99,7 +96,7 @@ class StreamSession {
     }
     const busy = this.busy();
     if (busy !== undefined) {
-      this.hooks.onRefused(request.items.length);
+      this.hooks.onRefused(request.counters.length);
       // Not counted in flight: nothing is held for it but its answer.
       if (!this.call.cancelled) this.send({ sequence, error: streamErrorOf(busy) });
       return;

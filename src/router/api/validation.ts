@@ -7,6 +7,7 @@ import {
   validateCounterName,
   validateIdempotencyKey,
   type counterV1,
+  type IncrementColumns,
   type LeanIncrementRequest,
   distinctMembersMax,
 } from '../../common/index.ts';
@@ -32,6 +33,31 @@ export function validateIncrement(
   } catch (error) {
     if (error instanceof TallyError && itemIndex >= 0) throw new TallyError(error.code, `item ${itemIndex}: ${error.message}`);
     throw error;
+  }
+}
+
+/**
+ * A batch's columns checked in place, as validateIncrement checks each item
+ * (the same words, the item named by its place): names, amounts and keys
+ * made valid where the wire's form differs, nothing allocated per item. A
+ * run of one name is checked once.
+ */
+export function validateColumns(columns: IncrementColumns): void {
+  const { counters, amounts, keys } = columns;
+  let validName = '';
+  for (let index = 0; index < counters.length; index++) {
+    try {
+      const name = counters[index]!;
+      if (name !== validName || validName === '') validName = validateCounterName(name);
+      const amount = amounts[index]!;
+      // A nonzero safe integer is what validateAmountNumber returns unchanged: the common case skips the call.
+      if (typeof amount !== 'number' || amount === 0 || !Number.isSafeInteger(amount)) amounts[index] = validateAmountNumber(amount);
+      const key = keys[index]!;
+      if (key.length > 0) keys[index] = validateIdempotencyKey(key);
+    } catch (error) {
+      if (error instanceof TallyError) throw new TallyError(error.code, `item ${index}: ${error.message}`);
+      throw error;
+    }
   }
 }
 

@@ -2,9 +2,11 @@
 // as one atomic group through that node's coalescing sender. Unkeyed items go
 // to a uniformly random shard (never chosen by writer, G6) and are summed per
 // shard within the group; keyed items to the shard their key hashes to, so a
-// retry lands where its first attempt did. Routing reads the directory's
-// columns by counter slot: no promise, closure, handle or shard object per
-// item (a keyed item alone becomes an ApplyItem, which the wire carries).
+// retry lands where its first attempt did. A call arrives as columns
+// (IncrementColumns: a name, an amount and a key per item) and routing reads
+// the directory's columns by counter slot: no object per item from the
+// decoder to the node frame (a keyed item alone becomes an ApplyItem, which
+// the wire carries).
 import { status } from '@grpc/grpc-js';
 import {
   ErrorCode,
@@ -16,6 +18,7 @@ import {
   INT64_MAX,
   INT64_MIN,
   steadyWallClock,
+  type IncrementColumns,
   type WindowSetting,
   type shardV1,
 } from '../../common/index.ts';
@@ -27,6 +30,26 @@ export interface ValidIncrement {
   /** int64: a number when exact as one (|amount| < 2^53), else a bigint. */
   amount: number | bigint;
   idempotencyKey: Buffer;
+}
+
+/** Increments given one object each (a unary call, tests) as the columns the path routes. */
+export function columnsOf(items: readonly ValidIncrement[]): IncrementColumns {
+  const columns: IncrementColumns = { counters: [], amounts: [], keys: [], returnTotals: undefined, sequence: 0 };
+  for (const item of items) {
+    columns.counters.push(item.counter);
+    columns.amounts.push(item.amount);
+    columns.keys.push(item.idempotencyKey);
+  }
+  return columns;
+}
+
+/** What a call applied: each item's outcome, and its counters (for heat: once per counter, not per item). */
+export interface AppliedBatch {
+  outcomes: IncrementOutcome[];
+  /** The call's distinct counter names, in order of first appearance. */
+  names: readonly string[];
+  /** Each item's place in names; undefined when every item names names[0]. */
+  places: readonly number[] | undefined;
 }
 
 /** One increment's answer, in the shape of the wire's IncrementResponse. */
@@ -60,17 +83,6 @@ export function addInt64(a: number | bigint, b: number | bigint): number | bigin
   return sum <= safeIntegerMax && sum >= -safeIntegerMax ? Number(sum) : sum;
 }
 
-/** The plain increments a group carries to one shard, summed. */
-interface ShardSum {
-  shardId: number;
-  amount: number | bigint;
-  window: WindowSetting;
-  /** The counter's generation when routed (shard.proto, PackedIncrements.generation). */
-  generation: number;
-  /** Increments summed. */
-  count: number;
-}
-
 const twoTo32 = 2 ** 32;
 
 /**
@@ -78,7 +90,8 @@ const twoTo32 = 2 ** 32;
  * to one shard are summed into one packed record; keyed increments stay one
  * item each (the node records each key). Only this call's increments are
  * summed: the node answers per group, and a group must fail alone (an
- * overflow, say) whatever else the node call carries.
+ * overflow, say) whatever else the node call carries. The sums are columns,
+ * one entry per record: no object per shard or per increment.
  */
 export class NodeGroup {
   /** Call item indexes (and their shard indexes) of the plain increments. */
@@ -88,27 +101,51 @@ export class NodeGroup {
   readonly keyedIndexes: number[] = [];
   readonly keyedShardIndexes: number[] = [];
   readonly items: ApplyItem[] = [];
-  private readonly sums = new Map<number, ShardSum>();
-  /** Sums closed because adding more would have left int64 (never in practice). */
-  private readonly fullSums: ShardSum[] = [];
+  /** One entry per packed record: its shard, summed amount, increments summed, window setting and generation. */
+  private readonly sumShardIds: number[] = [];
+  private readonly sumAmounts: (number | bigint)[] = [];
+  private readonly sumCounts: number[] = [];
+  private readonly sumWindows: WindowSetting[] = [];
+  private readonly sumGenerations: number[] = [];
+  /** The open record of each shard id (a record closed because it would have left int64 stays behind). */
+  private readonly openSumOf = new Map<number, number>();
 
-  addPlain(index: number, shardIndex: number, shardId: number, amount: number | bigint, window: WindowSetting, generation = 0): void {
+  /**
+   * `openSums`, when given: the open record of each of the call's counters
+   * that has one shard, by its place among the call's names (-1: none yet),
+   * shared by the round's groups; such a counter's increments all go to one
+   * group, and an array by place costs no map entry per counter.
+   */
+  addPlain(
+    index: number,
+    shardIndex: number,
+    shardId: number,
+    amount: number | bigint,
+    window: WindowSetting,
+    generation = 0,
+    openSums?: { positions: Int32Array; place: number },
+  ): void {
     this.plainIndexes.push(index);
     this.plainShardIndexes.push(shardIndex);
-    const sum = this.sums.get(shardId);
-    if (sum === undefined) {
-      this.sums.set(shardId, { shardId, amount, window, generation, count: 1 });
-      return;
+    let position: number | undefined;
+    if (openSums === undefined) position = this.openSumOf.get(shardId);
+    else if (openSums.positions[openSums.place]! >= 0) position = openSums.positions[openSums.place];
+    if (position !== undefined) {
+      const next = addInt64(this.sumAmounts[position]!, amount);
+      if (next !== undefined) {
+        this.sumAmounts[position] = next;
+        this.sumCounts[position]!++;
+        return;
+      }
+      // Never in practice. The node checks the total after each record: two records reach the same total as one would.
     }
-    const next = addInt64(sum.amount, amount);
-    if (next !== undefined) {
-      sum.amount = next;
-      sum.count++;
-      return;
-    }
-    // The node checks the total after each record: two records reach the same total as one would.
-    this.fullSums.push(sum);
-    this.sums.set(shardId, { shardId, amount, window, generation, count: 1 });
+    if (openSums === undefined) this.openSumOf.set(shardId, this.sumShardIds.length);
+    else openSums.positions[openSums.place] = this.sumShardIds.length;
+    this.sumShardIds.push(shardId);
+    this.sumAmounts.push(amount);
+    this.sumCounts.push(1);
+    this.sumWindows.push(window);
+    this.sumGenerations.push(generation);
   }
 
   addKeyed(index: number, shardIndex: number, item: ApplyItem): void {
@@ -119,19 +156,38 @@ export class NodeGroup {
 
   /** The group as the wire carries it: one run of packed records per window setting and generation. */
   encode(): OutgoingGroup {
+    // A call names few window settings and generations (nearly always one): a scan of the runs beats a map.
     const runs: Run[] = [];
     let records = 0;
-    for (const sum of this.fullSums) records += collect(runs, sum);
-    for (const sum of this.sums.values()) records += collect(runs, sum);
+    for (let position = 0; position < this.sumShardIds.length; position++) {
+      const amount = this.sumAmounts[position]!;
+      // Cancelled out: nothing to send.
+      if (amount === 0 || amount === 0n) continue;
+      records++;
+      const window = this.sumWindows[position]!;
+      const generation = this.sumGenerations[position]!;
+      let run: Run | undefined;
+      for (const candidate of runs)
+        if (
+          candidate.window.bucketMs === window.bucketMs &&
+          candidate.window.retentionMs === window.retentionMs &&
+          candidate.generation === generation
+        )
+          run = candidate;
+      if (run === undefined) runs.push((run = { window, generation, positions: [] }));
+      run.positions.push(position);
+    }
     const increments: shardV1.PackedIncrements[] = new Array(runs.length);
     for (let runIndex = 0; runIndex < runs.length; runIndex++) {
-      const { window, generation, sums } = runs[runIndex]!;
-      const buffer = Buffer.allocUnsafe(sums.length * 16);
+      const { window, generation, positions } = runs[runIndex]!;
+      const buffer = Buffer.allocUnsafe(positions.length * 16);
       let incrementCount = 0;
-      for (let index = 0; index < sums.length; index++) {
-        const { shardId, amount, count } = sums[index]!;
+      for (let index = 0; index < positions.length; index++) {
+        const position = positions[index]!;
+        const shardId = this.sumShardIds[position]!;
+        const amount = this.sumAmounts[position]!;
         const offset = index * 16;
-        incrementCount += count;
+        incrementCount += this.sumCounts[position]!;
         buffer.writeUInt32LE(shardId % twoTo32, offset);
         buffer.writeUInt32LE(Math.floor(shardId / twoTo32), offset + 4);
         if (typeof amount === 'number') {
@@ -161,29 +217,12 @@ export class NodeGroup {
   }
 }
 
-/** Sums sharing one window setting and generation (the same counter's, or equal ones): one PackedIncrements. */
+/** The records sharing one window setting and generation (the same counter's, or equal ones): one PackedIncrements. */
 interface Run {
   window: WindowSetting;
   generation: number;
-  sums: ShardSum[];
-}
-
-/** Adds a sum to the run of its window setting; returns the records it adds (0: it cancelled out, nothing to send). */
-function collect(runs: Run[], sum: ShardSum): number {
-  if (sum.amount === 0 || sum.amount === 0n) return 0;
-  // A call names few counters: a scan beats a map.
-  for (const run of runs) {
-    if (
-      run.window.bucketMs === sum.window.bucketMs &&
-      run.window.retentionMs === sum.window.retentionMs &&
-      run.generation === sum.generation
-    ) {
-      run.sums.push(sum);
-      return 1;
-    }
-  }
-  runs.push({ window: sum.window, generation: sum.generation, sums: [sum] });
-  return 1;
+  /** Record positions in the group's sum columns. */
+  positions: number[];
 }
 
 /** What one round's sends report back to apply(). */
@@ -210,6 +249,8 @@ interface Route {
 interface Resolved {
   slots: Int32Array;
   routedShardCounts: Int32Array;
+  names: string[];
+  places: number[] | undefined;
 }
 
 export class IncrementPath {
@@ -251,10 +292,10 @@ export class IncrementPath {
   }
 
   /** True when some keyed item's counter grew within the dedup window: only then are there earlier homes to fence. */
-  private needsFences(items: readonly ValidIncrement[], slots: Int32Array): boolean {
+  private needsFences({ keys }: IncrementColumns, slots: Int32Array): boolean {
     const nowMs = this.now();
-    for (let index = 0; index < items.length; index++) {
-      if (items[index]!.idempotencyKey.length === 0) continue;
+    for (let index = 0; index < keys.length; index++) {
+      if (keys[index]!.length === 0) continue;
       const growths = this.columns.growthsOf(slots[index]!);
       if (growths.length > 0 && nowMs - growths[growths.length - 1]!.grownMs < this.dedupWindowMs) return true;
     }
@@ -268,15 +309,15 @@ export class IncrementPath {
    * its retry reaches the old home first wins, so they never both apply.
    * Returns, per item index, the shard of the original when it is a duplicate.
    */
-  private async fenceEarlierHomes(items: readonly ValidIncrement[], { slots, routedShardCounts }: Resolved): Promise<Map<number, number>> {
+  private async fenceEarlierHomes({ keys }: IncrementColumns, { slots, routedShardCounts }: Resolved): Promise<Map<number, number>> {
     const duplicates = new Map<number, number>();
     const byNode = new Map<string, { itemIndexes: number[]; shardIndexes: number[]; items: ApplyItem[] }>();
-    for (let index = 0; index < items.length; index++) {
-      const item = items[index]!;
-      if (item.idempotencyKey.length === 0) continue;
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index]!;
+      if (key.length === 0) continue;
       const routedShardCount = routedShardCounts[index]!;
       const slot = slots[index]!;
-      for (const earlier of this.earlierHomes(slot, item.idempotencyKey, routedShardCount)) {
+      for (const earlier of this.earlierHomes(slot, key, routedShardCount)) {
         const address = this.primaryOf(slot, earlier);
         let group = byNode.get(address);
         if (group === undefined) byNode.set(address, (group = { itemIndexes: [], shardIndexes: [], items: [] }));
@@ -285,7 +326,7 @@ export class IncrementPath {
         group.items.push({
           shardId: this.columns.shardIdOf(slot, earlier),
           amount: 0,
-          idempotencyKey: item.idempotencyKey,
+          idempotencyKey: key,
           fence: true,
           routedShardCount,
         });
@@ -348,9 +389,9 @@ export class IncrementPath {
    * sent. Routing is decided here, once per call: a growth during the call
    * must not move a keyed item past the homes it fenced.
    */
-  private async countersOf(items: readonly ValidIncrement[]): Promise<Resolved> {
-    const count = items.length;
-    const { names, slots: places } = distinctNames(items);
+  private async countersOf(batch: IncrementColumns): Promise<Resolved> {
+    const count = batch.counters.length;
+    const { names, slots: places } = distinctNamesOf(batch.counters);
     const distinct = new Int32Array(names.length);
     await this.directory.resolveSlots(names, 'total', distinct);
     const slots = new Int32Array(count);
@@ -360,7 +401,7 @@ export class IncrementPath {
       slots[index] = slot;
       routedShardCounts[index] = this.columns.writableShardCountOf(slot);
     }
-    return { slots, routedShardCounts };
+    return { slots, routedShardCounts, names, places };
   }
 
   /**
@@ -372,39 +413,45 @@ export class IncrementPath {
    * epoch) is tried again on another node's shards when it has no keys.
    */
   async apply(items: readonly ValidIncrement[], call: { readonly cancelled: boolean } = { cancelled: false }): Promise<IncrementOutcome[]> {
+    return (await this.applyColumns(columnsOf(items), call)).outcomes;
+  }
+
+  /** apply() for a call decoded into columns (IncrementBatch, IncrementStream); the batch is not changed. */
+  async applyColumns(batch: IncrementColumns, call: { readonly cancelled: boolean } = { cancelled: false }): Promise<AppliedBatch> {
     const progress = { mayHaveApplied: false };
     try {
-      return await this.applyRounds(items, call, progress);
+      return await this.applyRounds(batch, call, progress);
     } catch (error) {
       throw failureOf(error, progress.mayHaveApplied);
     }
   }
 
   private async applyRounds(
-    items: readonly ValidIncrement[],
+    batch: IncrementColumns,
     call: { readonly cancelled: boolean },
     progress: { mayHaveApplied: boolean },
-  ): Promise<IncrementOutcome[]> {
-    const outcomes: IncrementOutcome[] = new Array(items.length);
+  ): Promise<AppliedBatch> {
+    const count = batch.counters.length;
+    const outcomes: IncrementOutcome[] = new Array(count);
     const avoid = new Set<string>();
     const downByAddress = new Map<string, boolean>();
-    const resolved = await this.countersOf(items);
+    const resolved = await this.countersOf(batch);
     let pending: number[] | undefined;
-    if (this.needsFences(items, resolved.slots)) {
-      const duplicates = await this.fenceEarlierHomes(items, resolved);
+    if (this.needsFences(batch, resolved.slots)) {
+      const duplicates = await this.fenceEarlierHomes(batch, resolved);
       for (const [itemIndex, shardIndex] of duplicates) outcomes[itemIndex] = { applied: false, shard: shardIndex };
       if (duplicates.size > 0) pending = [];
-      for (let index = 0; index < items.length && pending !== undefined; index++) if (outcomes[index] === undefined) pending.push(index);
+      for (let index = 0; index < count && pending !== undefined; index++) if (outcomes[index] === undefined) pending.push(index);
     }
     const waitUntilMs = this.now() + this.failoverWaitMs;
     // Bounded: every round either sends (and a node that refused is avoided
     // next) or waits a step; both end at waitUntilMs.
     for (let round = 0; pending === undefined || pending.length > 0; round++) {
-      const byNode = this.route(items, resolved, pending, avoid, downByAddress);
+      const byNode = this.route(batch, resolved, pending, avoid, downByAddress);
       if (typeof byNode === 'number') {
         // Nothing of this call was sent where it failed: wait for the failover, then try the new primaries.
         if (this.now() >= waitUntilMs)
-          throw new TallyError(ErrorCode.unavailable, `no live shard of ${items[byNode]!.counter} can take the increment now`);
+          throw new TallyError(ErrorCode.unavailable, `no live shard of ${batch.counters[byNode]!} can take the increment now`);
         await new Promise((resolve) => setTimeout(resolve, failoverWaitStepMs));
         // The caller is gone (or past the server's deadline ceiling): what was not sent is not sent now.
         if (call.cancelled) throw new TallyError(ErrorCode.deadlineExceeded, 'the call ended while it waited for a failover');
@@ -427,7 +474,7 @@ export class IncrementPath {
       }
       pending = retry;
     }
-    return outcomes;
+    return { outcomes, names: resolved.names, places: resolved.places };
   }
 
   /** Sends one group and records its items' outcomes, or what the round must do about its failure. */
@@ -473,8 +520,8 @@ export class IncrementPath {
    * keyed its home — or, when some item has none, that item's index.
    */
   private route(
-    items: readonly ValidIncrement[],
-    { slots, routedShardCounts }: Resolved,
+    { counters, amounts, keys }: IncrementColumns,
+    { slots, routedShardCounts, names, places }: Resolved,
     pending: readonly number[] | undefined,
     avoid: ReadonlySet<string>,
     downByAddress: Map<string, boolean>,
@@ -482,18 +529,21 @@ export class IncrementPath {
     const columns = this.columns;
     const byNode = new Map<string, NodeGroup>();
     const routes = new Map<number, Route>();
+    // One object for the round, its place set per item: not one per increment.
+    const openSums = { positions: new Int32Array(names.length).fill(-1), place: 0 };
     let lastAddress = '';
     let lastGroup: NodeGroup | undefined;
-    const count = pending === undefined ? items.length : pending.length;
+    const count = pending === undefined ? counters.length : pending.length;
     for (let position = 0; position < count; position++) {
       const index = pending === undefined ? position : pending[position]!;
-      const item = items[index]!;
+      const key = keys[index]!;
+      const amount = amounts[index]!;
       const slot = slots[index]!;
       let shardIndex: number;
       let address: string;
-      if (item.idempotencyKey.length > 0) {
+      if (key.length > 0) {
         // A keyed increment has exactly one home; it waits for failover rather than moving.
-        shardIndex = hashKey(item.idempotencyKey) % routedShardCounts[index]!;
+        shardIndex = hashKey(key) % routedShardCounts[index]!;
         address = this.primaryOf(slot, shardIndex);
         if (avoid.has(address)) return index;
       } else if (columns.writableShardCountOf(slot) === 1) {
@@ -516,15 +566,20 @@ export class IncrementPath {
       if (group === undefined) byNode.set(address, (group = new NodeGroup()));
       lastAddress = address;
       lastGroup = group;
-      if (item.idempotencyKey.length === 0) {
-        group.addPlain(index, shardIndex, shardId, item.amount, window, generation);
+      if (key.length === 0) {
+        if (columns.writableShardCountOf(slot) === 1) {
+          openSums.place = places === undefined ? 0 : places[index]!;
+          group.addPlain(index, shardIndex, shardId, amount, window, generation, openSums);
+        } else {
+          group.addPlain(index, shardIndex, shardId, amount, window, generation);
+        }
         continue;
       }
       const applyItem: ApplyItem = {
         shardId,
         // A number when exact: protobufjs then skips parsing a decimal string.
-        amount: typeof item.amount === 'number' ? item.amount : item.amount.toString(),
-        idempotencyKey: item.idempotencyKey,
+        amount: typeof amount === 'number' ? amount : amount.toString(),
+        idempotencyKey: key,
         routedShardCount: routedShardCounts[index]!,
       };
       // Every increment carries its counter's window setting; absent means
@@ -550,17 +605,22 @@ export class IncrementPath {
  * names, not in the directory.
  */
 export function distinctNames(items: readonly { counter: string }[]): { names: string[]; slots: number[] | undefined } {
-  const first = items[0]!.counter;
+  return distinctNamesOf(items.map((item) => item.counter));
+}
+
+/** distinctNames of a column of names. */
+export function distinctNamesOf(counters: readonly string[]): { names: string[]; slots: number[] | undefined } {
+  const first = counters[0]!;
   let index = 1;
-  while (index < items.length && items[index]!.counter === first) index++;
-  if (index === items.length) return { names: [first], slots: undefined };
+  while (index < counters.length && counters[index] === first) index++;
+  if (index === counters.length) return { names: [first], slots: undefined };
   const names = [first];
-  const slots: number[] = new Array(items.length).fill(0, 0, index);
+  const slots: number[] = new Array(counters.length).fill(0, 0, index);
   const slotOf = new Map<string, number>([[first, 0]]);
   let previous = first;
   let previousSlot = 0;
-  for (; index < items.length; index++) {
-    const name = items[index]!.counter;
+  for (; index < counters.length; index++) {
+    const name = counters[index]!;
     if (name !== previous) {
       let slot = slotOf.get(name);
       if (slot === undefined) {

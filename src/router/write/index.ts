@@ -2,5 +2,5 @@
 // adds and membership changes, each resolving its counters in the directory
 // and sending through the node pool.
 export { DistinctPath } from './distinct-path.ts';
-export { IncrementPath, type ValidIncrement } from './increment-path.ts';
+export { IncrementPath, columnsOf, type AppliedBatch, type ValidIncrement } from './increment-path.ts';
 export { MembershipPath } from './membership-path.ts';

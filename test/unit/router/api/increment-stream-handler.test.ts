@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { status, type Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { createIncrementStreamHandler, type ApplyBatch } from '../../../../src/router/api/increment-stream.ts';
 import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../../src/common/index.ts';
-import type { IncrementStreamResponseInput, LeanIncrementStreamRequest } from '../../../../src/common/index.ts';
+import type { IncrementStreamResponseInput, IncrementColumns } from '../../../../src/common/index.ts';
 
 class ScriptedStream extends EventEmitter {
   cancelled = false;
@@ -31,9 +31,12 @@ class ScriptedStream extends EventEmitter {
   pause(): void {}
   resume(): void {}
   send(sequence: number, counters: string[] = ['a']): void {
-    const request: LeanIncrementStreamRequest = {
+    const request: IncrementColumns = {
       sequence,
-      items: counters.map((counter) => ({ counter, amount: 1, idempotencyKey: Buffer.alloc(0) })),
+      counters,
+      amounts: counters.map(() => 1),
+      keys: counters.map(() => Buffer.alloc(0)),
+      returnTotals: undefined,
     };
     this.emit('data', request);
   }
@@ -46,7 +49,7 @@ class ScriptedStream extends EventEmitter {
 function scriptedBatches() {
   const waiting: (() => void)[] = [];
   const applyBatch: ApplyBatch = (request) =>
-    new Promise((resolve) => waiting.push(() => resolve(request.items.map(() => ({ applied: true, shard: 0 })))));
+    new Promise((resolve) => waiting.push(() => resolve(request.counters.map(() => ({ applied: true, shard: 0 })))));
   return {
     applyBatch,
     completeNext: () => waiting.shift()!(),
@@ -66,7 +69,7 @@ function handlerWith(applyBatch: ApplyBatch, batchesInFlightMax: number, routerB
   );
   const open = (): ScriptedStream => {
     const stream = new ScriptedStream();
-    handler(stream as unknown as ServerDuplexStream<LeanIncrementStreamRequest, IncrementStreamResponseInput>);
+    handler(stream as unknown as ServerDuplexStream<IncrementColumns, IncrementStreamResponseInput>);
     return stream;
   };
   return { open, refused: () => refused };
@@ -127,8 +130,7 @@ describe('IncrementStream handler', () => {
   it('stream handler: a failed batch is answered with its status, message and reason; the stream goes on', async () => {
     const { open } = handlerWith(
       async (request) => {
-        if (request.items[0]!.counter === 'bad')
-          throw Object.assign(new Error('no'), { code: status.INVALID_ARGUMENT, details: 'item 0: bad' });
+        if (request.counters[0] === 'bad') throw Object.assign(new Error('no'), { code: status.INVALID_ARGUMENT, details: 'item 0: bad' });
         return [{ applied: true, shard: 2 }];
       },
       8,
