@@ -82,8 +82,9 @@ export async function rereadOvertaken<Result>(
 /**
  * One read of a pair's shards: from the primary, or — only while the pair is
  * in sync, and only from a node that still answers as its follower at the
- * same epoch, or as the same log promoted at a later one — from the
- * follower. Anything else fails UNAVAILABLE.
+ * same epoch — from the follower. Anything else fails UNAVAILABLE (a read
+ * during a failover fails and is retried, never served from a node whose
+ * history the directory cannot vouch for).
  */
 export async function readPairWithFallback<Response extends NodeReadMeta>(
   pair: PairInfo,
@@ -127,11 +128,11 @@ export async function readPairWithFallback<Response extends NodeReadMeta>(
         `shards on pair ${pair.pairIndex} cannot be read from primary (${(primaryError as Error).message}) or follower (${(followerError as Error).message})`,
       );
     }
-    // The follower holds every acknowledged increment as the in-sync follower
-    // of this epoch, or as that same log promoted since (a supervisor only
-    // promotes an in-sync follower): the directory has not seen the failover yet.
-    const promotedSince = response.role === 'primary' && BigInt(response.epoch) > epoch;
-    if (!promotedSince && (response.role !== 'follower' || BigInt(response.epoch) !== epoch)) {
+    // The follower holds every acknowledged increment only as the in-sync
+    // follower of this epoch. Not as a primary of a later one: a node deposed
+    // since (a later failover it has not heard of) still answers as that
+    // primary, without what its successor acknowledged.
+    if (response.role !== 'follower' || BigInt(response.epoch) !== epoch) {
       throw new TallyError(
         ErrorCode.unavailable,
         `shards on pair ${pair.pairIndex}: primary unreachable and follower is ${response.role} at epoch ${response.epoch}, not follower at ${epoch}`,

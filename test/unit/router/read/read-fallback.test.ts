@@ -1,7 +1,9 @@
 // A pair's shards are read from its primary, or from its follower only while
 // the directory knows the pair in sync and the follower answers as that same
-// log: as the follower of the recorded epoch, or promoted since (the
-// directory has not seen the failover yet). Anything else fails UNAVAILABLE.
+// log, as the follower of the recorded epoch. Anything else fails
+// UNAVAILABLE: a node answering as primary of a later epoch may have been
+// deposed since by a failover it has not heard of, without what its
+// successor acknowledged (a nemesis soak read such a node 288 short).
 import { describe, expect, it } from 'vitest';
 import { readPairWithFallback, type NodeReadMeta } from '../../../../src/router/read/exact-reader.ts';
 import type { PairInfo } from '../../../../src/router/directory/index.ts';
@@ -40,8 +42,8 @@ describe('read fallback', () => {
     expect(await outcome({}, { role: 'follower', epoch: '1', nodeId: 'log-f', lsn: '5' })).toBe('follower');
   });
 
-  it('the same log promoted at a later epoch stands in too: a read during a failover does not fail', async () => {
-    expect(await outcome({}, { role: 'primary', epoch: '2', nodeId: 'log-f', lsn: '5' })).toBe('follower');
+  it('the same log answering as primary of a later epoch is refused: it may be deposed since, behind its successor', async () => {
+    expect(await outcome({}, { role: 'primary', epoch: '2', nodeId: 'log-f', lsn: '5' })).toBe('unavailable');
   });
 
   it('a follower not known in sync, another log at the address, or an older or unchanged epoch as primary is refused', async () => {
