@@ -19,6 +19,7 @@ import {
   TallyError,
   busyRefusal,
   decodeStatusDetails,
+  deadlineIn,
   malformedRefusalOf,
   messageBytesMax,
   toStatusParts,
@@ -190,8 +191,8 @@ function codeOfResponse(record: CallRecord, response: http.ServerResponse | http
  */
 function callStateOf(context: HandlerContext, deadlineMaxMs: number, ceiling: { passed: boolean }): CallState {
   const timeoutMs = Math.min(context.timeoutMs() ?? Infinity, deadlineMaxMs);
-  // eslint-disable-next-line no-restricted-properties -- a call's deadline is a wall-clock time (the handlers' gRPC shape): taken once, at the call's start
-  const deadline = Date.now() + timeoutMs;
+  // Taken once, at the call's start: the handlers' gRPC shape wants a wall-clock deadline.
+  const deadline = deadlineIn(timeoutMs);
   return {
     get cancelled() {
       return context.signal.aborted || ceiling.passed;
