@@ -12,6 +12,7 @@ import {
   maxVersion,
   monotonicNowMs,
   regionAnswerTimeoutMs,
+  regionBatchBytesMax,
   regionBatchComponentsMax,
   regionReconnectMaxMs,
   regionReconnectMinMs,
@@ -53,7 +54,18 @@ function wireOfVersion(version: ComponentVersion): regionV1.ComponentVersion {
 
 /** Bytes a component takes on the wire, for the bytes metric (close enough: name plus fixed fields). */
 export function componentWireBytes(counter: string, component: RegionComponent): number {
-  return Buffer.byteLength(counter) + component.origin.length + 40;
+  return Buffer.byteLength(counter) + component.origin.length + 40 + (component.sketch?.length ?? 0);
+}
+
+/** How many of `ordered` fit in one batch: regionBatchComponentsMax, and regionBatchBytesMax once sketches ride along (at least one). */
+export function batchLength(ordered: readonly { counter: string; component: RegionComponent }[]): number {
+  let bytes = 0;
+  const most = Math.min(ordered.length, regionBatchComponentsMax);
+  for (let length = 0; length < most; length++) {
+    bytes += componentWireBytes(ordered[length]!.counter, ordered[length]!.component);
+    if (bytes > regionBatchBytesMax && length > 0) return length;
+  }
+  return most;
 }
 
 export class PeerLink {
@@ -228,7 +240,7 @@ export class PeerLink {
       this.pump();
       return;
     }
-    const batch = ordered.slice(0, regionBatchComponentsMax);
+    const batch = ordered.slice(0, batchLength(ordered));
     // Every pending component up to the watermark is in this batch: all of them when it holds every
     // pending one; otherwise everything older than the first left out.
     const next = ordered[batch.length]?.component.version;
@@ -254,6 +266,7 @@ export class PeerLink {
         version: wireOfVersion(component.version),
         asOfUnixMs: String(component.asOfUnixMs),
         generation: String(component.generation),
+        ...(component.sketch === undefined ? {} : { sketch: component.sketch }),
       };
     });
     this.metrics.bytes.inc({ peer: this.peerName, direction: 'sent' }, bytes);
