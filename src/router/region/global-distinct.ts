@@ -43,7 +43,10 @@ export class GlobalDistinctReader {
     const counters = distinctNames.map((name) => this.directory.get(name));
     for (const counter of counters)
       if (counter !== undefined && (counter.kind !== 'distinct' || counter.window.bucketMs > 0))
-        throw new TallyError(ErrorCode.failedPrecondition, `counter "${counter.name}" is a ${counter.kind} counter, not a distinct counter`);
+        throw new TallyError(
+          ErrorCode.failedPrecondition,
+          `counter "${counter.name}" is a ${counter.kind} counter, not a distinct counter`,
+        );
     const held = await this.store.read(counters);
     // Per counter, a part taken before the newest clear any region made of it is cleared away (as for totals): it counts empty.
     const union = new HllSketch();

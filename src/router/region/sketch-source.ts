@@ -55,7 +55,12 @@ export async function readSketches(
       continue;
     }
     // An empty sketch has nothing to merge: it ships only to carry a clear's generation.
-    sketches.push({ counter: name, sketch: union.serialize(), estimate: BigInt(Math.round(union.estimate())), generation: before.generation });
+    sketches.push({
+      counter: name,
+      sketch: union.serialize(),
+      estimate: BigInt(Math.round(union.estimate())),
+      generation: before.generation,
+    });
   }
   return { sketches, retry, ...(firstError === undefined ? {} : { firstError }) };
 }
