@@ -68,6 +68,16 @@ export function batchLength(ordered: readonly { counter: string; component: Regi
   return most;
 }
 
+/**
+ * A TLS handshake that failed over a certificate (another CA, another role):
+ * its cause is configuration, as a wrong token's is, so the link says
+ * `refused` rather than `down` and retries at the longest backoff.
+ */
+export function isCertificateRefusal(error: Partial<ServiceError>): boolean {
+  if (error.code !== status.UNAVAILABLE) return false;
+  return /certificate|CERT_|SSL routines|alert (bad|unknown|handshake)/i.test(`${error.details ?? error.message ?? ''}`);
+}
+
 export class PeerLink {
   private state: LinkState = 'down';
   private error = '';
@@ -275,7 +285,10 @@ export class PeerLink {
 
   private failed(error: Partial<ServiceError>): void {
     const refused =
-      error.code === status.FAILED_PRECONDITION || error.code === status.UNAUTHENTICATED || error.code === status.PERMISSION_DENIED;
+      error.code === status.FAILED_PRECONDITION ||
+      error.code === status.UNAUTHENTICATED ||
+      error.code === status.PERMISSION_DENIED ||
+      isCertificateRefusal(error);
     const wasUp = this.state === 'up';
     this.metrics.errors.inc({ peer: this.peerName, reason: refused ? 'refused' : wasUp ? 'stream' : 'connect' });
     this.closeStream();
