@@ -201,6 +201,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       logger,
       termSource,
       clearUpTo: clearUpToOf(directory, lifecycle, (name) => regions.publisher.markWritten(name)),
+      sketches: distinct,
     },
   );
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
@@ -228,6 +229,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
     heat,
     metrics,
     globalReads: regions.globalReader,
+    ...(regions.globalDistinct === undefined ? {} : { globalDistinct: regions.globalDistinct }),
     onWritten: (counter) => regions.publisher.markWritten(counter),
   });
   const counterDefinition = guardMalformed(withColumnDecoders(withLeanCodecs(counterServiceDefinition)), requestBytesMaxOf);

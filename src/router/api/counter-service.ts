@@ -28,7 +28,7 @@ import { type AppliedBatch, type DistinctPath, type MembershipPath, type Increme
 import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.ts';
 import { type CounterLifecycle } from '../counters/index.ts';
 import { type HeatTracker } from '../sizing/index.ts';
-import type { GlobalRead, GlobalReader, RegionPartRead } from '../region/index.ts';
+import type { GlobalDistinctReader, GlobalRead, GlobalReader, RegionPartRead } from '../region/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';
 import { rejectReason, validateColumns, validateCounterNames, validateIncrement, validateMemberList } from './validation.ts';
 import { createIncrementStreamHandler } from './increment-stream.ts';
@@ -47,6 +47,8 @@ export interface CounterServiceDeps {
   metrics: RouterMetrics;
   /** SCOPE_GLOBAL reads (docs/regions.md). */
   globalReads: Pick<GlobalReader, 'read'>;
+  /** CountDistinct with SCOPE_GLOBAL (docs/regions.md); absent: refused. */
+  globalDistinct?: Pick<GlobalDistinctReader, 'count'>;
   /** Told the counters a write or clear went to once its outcome is known (the region publisher reads them next). */
   onWritten?: (counter: string) => void;
 }
@@ -317,7 +319,7 @@ export function createCounterService(deps: CounterServiceDeps) {
             `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`,
           );
       });
-      const { registersChanged, shardIndex } = await deps.distinct.add(name, members);
+      const { registersChanged, shardIndex } = await deps.distinct.add(name, members).finally(() => deps.onWritten?.(name));
       metrics.distinctMembersAdded.inc(members.length);
       // One write to one shard: heat sizes distinct counters like totals.
       heat.record(name, 1, shardIndex);
@@ -326,7 +328,13 @@ export function createCounterService(deps: CounterServiceDeps) {
 
     CountDistinct: handler<counterV1.CountDistinctRequest__Output, counterV1.CountDistinctResponse__Output>(async (request) => {
       const names = validateCounterNames(request.counters, countDistinctCountersMax, 'CountDistinct');
-      const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
+      const global = validateScope(request.scope) === 'SCOPE_GLOBAL';
+      const globalDistinct = deps.globalDistinct;
+      if (global && globalDistinct === undefined)
+        throw new TallyError(ErrorCode.failedPrecondition, 'this router cannot read distinct counters with SCOPE_GLOBAL');
+      const { estimate, standardError, shardCount } = global
+        ? await timedRead('global_distinct', () => globalDistinct!.count(names))
+        : await timedRead('distinct', () => deps.distinct.count(names));
       return { estimate: String(estimate), standardError, shards: shardCount };
     }, changesNothing),
 
