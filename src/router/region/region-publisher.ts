@@ -17,6 +17,7 @@ import type { CounterInfo } from '../directory/index.ts';
 import type { TotalRead } from '../read/index.ts';
 import type { PeerLink, PublishedTable } from './peer-link.ts';
 import type { TermSource } from './publish-term.ts';
+import type { ShardFeed } from './shard-feed.ts';
 
 /** Counters read per exact ReadMany of a round. */
 const roundReadBatchMax = 256;
@@ -53,6 +54,8 @@ export class RegionPublisher implements PublishedTable {
     private readonly termSource: TermSource,
     private readonly logger: Logger,
     publishIntervalMs: number,
+    /** Where totals come from: the nodes' feeds of changed shards; without one, exact reads of what was written here and a sweep every regionFullSweepRounds. */
+    private readonly feed?: ShardFeed,
   ) {
     this.task = new IntervalTask({ name: 'region publisher round', intervalMs: publishIntervalMs, logger }, () => this.runRound());
   }
@@ -85,6 +88,7 @@ export class RegionPublisher implements PublishedTable {
     this.term = 0n;
     this.round = 0n;
     this.table.clear();
+    this.feed?.reset();
     for (const link of this.links) link.start();
     // The first round one interval from now: rounds run only from this task, one at a time.
     this.task.start();
@@ -102,7 +106,7 @@ export class RegionPublisher implements PublishedTable {
     return this.lastRoundMs === 0 ? Infinity : monotonicNowMs() - this.lastRoundMs;
   }
 
-  /** One round: the counters to read read exactly, the changed ones offered to every link. Never two at once (the task's runs, or a test's calls). */
+  /** One round: the changed totals taken (from the feed, or by exact reads), the changed ones offered to every link. Never two at once (the task's runs, or a test's calls). */
   async runRound(): Promise<void> {
     if (!this.active) return;
     if (this.term === 0n) {
@@ -113,10 +117,52 @@ export class RegionPublisher implements PublishedTable {
     // eslint-disable-next-line no-restricted-properties -- a timestamp shown to readers (as_of_unix_ms), never a duration
     const roundAsOfUnixMs = Date.now();
     const version: ComponentVersion = { term: this.term, round: this.round };
-    // The first round of a term and every regionFullSweepRounds-th read every counter; the others what was written here.
-    const sweep = this.round % BigInt(regionFullSweepRounds) === 1n;
     const written = this.dirty;
     this.dirty = new Set();
+    const changed: string[] = [];
+    let names: Iterable<string>;
+    let complete = true;
+    if (this.feed !== undefined) {
+      const fed = await this.feed.collect(written, (name) => this.table.get(name)?.generation);
+      if (!this.active) return;
+      for (const { counter, total, generation } of fed.totals)
+        if (this.take(counter, total, generation, roundAsOfUnixMs, version)) changed.push(counter);
+      names = fed.exactNames;
+      complete = fed.complete;
+    } else names = this.sweepNames(written);
+    const batch: string[] = [];
+    const readBatch = async (): Promise<boolean> => {
+      let reads: TotalRead[];
+      try {
+        reads = await this.reads.readExact(batch);
+      } catch (error) {
+        // A pair that cannot be read now: its counters wait for a later round (a higher version).
+        this.logger.debug('region publisher read failed', { error: (error as Error).message });
+        for (const name of batch) this.dirty.add(name);
+        complete = false;
+        return this.active;
+      }
+      if (!this.active) return false;
+      for (const read of reads)
+        if (read.source !== undefined && this.take(read.counter, read.total, read.generation, read.asOfMs, version)) changed.push(read.counter);
+      return true;
+    };
+    for (const name of names) {
+      batch.push(name);
+      if (batch.length < roundReadBatchMax) continue;
+      if (!(await readBatch())) return;
+      batch.length = 0;
+    }
+    if (batch.length > 0 && !(await readBatch())) return;
+    // Offered even when empty: the round is whole, so the links' watermark may pass it. It vouches for
+    // freshness (as_of) only when it saw every change: a pair it could not read leaves it 0.
+    for (const link of this.links) link.offer(changed, version, complete ? roundAsOfUnixMs : 0);
+    this.lastRoundMs = monotonicNowMs();
+  }
+
+  /** Without a feed: the first round of a term and every regionFullSweepRounds-th read every counter; the others what was written here. */
+  private sweepNames(written: ReadonlySet<string>): string[] {
+    const sweep = this.round % BigInt(regionFullSweepRounds) === 1n;
     const names: string[] = [];
     if (sweep) {
       for (const counter of this.directory.liveCounters()) if (isPublishable(counter)) names.push(counter.name);
@@ -126,35 +172,15 @@ export class RegionPublisher implements PublishedTable {
         if (counter !== undefined && isPublishable(counter)) names.push(name);
       }
     }
-    const changed: string[] = [];
-    for (let start = 0; start < names.length; start += roundReadBatchMax) {
-      let reads: TotalRead[];
-      try {
-        reads = await this.reads.readExact(names.slice(start, start + roundReadBatchMax));
-      } catch (error) {
-        // A pair that cannot be read now: its counters wait for a later round (a higher version).
-        this.logger.debug('region publisher read failed', { error: (error as Error).message });
-        for (const name of names.slice(start, start + roundReadBatchMax)) this.dirty.add(name);
-        continue;
-      }
-      if (!this.active) return;
-      for (const read of reads) {
-        if (read.source === undefined) continue;
-        const held = this.table.get(read.counter);
-        // A clear with no increment since still ships: the generation tells the peers to clear.
-        if (held !== undefined && held.total === read.total && held.generation === read.generation) continue;
-        this.table.set(read.counter, {
-          origin: this.region,
-          version,
-          total: read.total,
-          asOfUnixMs: read.asOfMs,
-          generation: read.generation,
-        });
-        changed.push(read.counter);
-      }
-    }
-    // Offered even when empty: the round is whole, so the links' watermark may pass it.
-    for (const link of this.links) link.offer(changed, version, roundAsOfUnixMs);
-    this.lastRoundMs = monotonicNowMs();
+    return names;
+  }
+
+  /** Holds a counter's total read at version; true when it changed since it was last published. */
+  private take(counter: string, total: bigint, generation: number, asOfUnixMs: number, version: ComponentVersion): boolean {
+    const held = this.table.get(counter);
+    // A clear with no increment since still ships: the generation tells the peers to clear.
+    if (held !== undefined && held.total === total && held.generation === generation) return false;
+    this.table.set(counter, { origin: this.region, version, total, asOfUnixMs, generation });
+    return true;
   }
 }

@@ -12,7 +12,8 @@ import { GlobalReader } from './global-reader.ts';
 import { PeerLink } from './peer-link.ts';
 import type { TermSource } from './publish-term.ts';
 import { createRegionMetrics } from './region-metrics.ts';
-import { RegionPublisher } from './region-publisher.ts';
+import { RegionPublisher, isPublishable } from './region-publisher.ts';
+import { ShardFeed } from './shard-feed.ts';
 import { RegionReceiver } from './region-receiver.ts';
 
 export interface RegionSettings {
@@ -59,6 +60,7 @@ export function createRegions(
     parts.termSource,
     parts.logger,
     settings.regionPublishIntervalMs,
+    new ShardFeed(parts.directory, parts.pool, settings.readTimeoutMs, isPublishable, parts.logger),
   );
   for (const peer of settings.peerRegions)
     links.push(
