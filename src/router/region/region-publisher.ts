@@ -144,7 +144,8 @@ export class RegionPublisher implements PublishedTable {
       }
       if (!this.active) return false;
       for (const read of reads)
-        if (read.source !== undefined && this.take(read.counter, read.total, read.generation, read.asOfMs, version)) changed.push(read.counter);
+        if (read.source !== undefined && this.take(read.counter, read.total, read.generation, read.asOfMs, version))
+          changed.push(read.counter);
       return true;
     };
     for (const name of names) {

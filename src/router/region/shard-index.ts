@@ -19,7 +19,8 @@ export class ShardIndex {
   }
 
   nameOf(shardId: number): string | undefined {
-    const slot = shardId < columnShardIdMax ? (shardId < this.slots.length ? this.slots[shardId]! - 1 : -1) : (this.largeIds.get(shardId) ?? -1);
+    const slot =
+      shardId < columnShardIdMax ? (shardId < this.slots.length ? this.slots[shardId]! - 1 : -1) : (this.largeIds.get(shardId) ?? -1);
     return slot < 0 ? undefined : this.names[slot];
   }
 
