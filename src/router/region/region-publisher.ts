@@ -1,10 +1,11 @@
 // This region's publisher: on the supervising router only (one per region),
-// it reads the exact total of every total counter each round and hands the
-// ones that changed, as components at version (term, round), to a link per
-// peer region. Reads are exact (G3: they include every increment
-// acknowledged before they began and never go backwards), rounds never
-// overlap, and the term is higher for every tenure: so a later version
-// never holds an older total. It never writes to this region's counters.
+// it takes each round the totals that changed (from the nodes' feeds of
+// changed shards, or exact reads) and hands them, as components at version
+// (term, round), to a link per peer region. Every total it takes counts only
+// what a failover can no longer drop and is taken after the last round's
+// (G3), rounds never overlap, and the term is higher for every tenure: so a
+// later version never holds an older total. It never writes to this region's
+// counters.
 import {
   IntervalTask,
   monotonicNowMs,
@@ -62,8 +63,9 @@ export class RegionPublisher implements PublishedTable {
 
   /**
    * A write or clear through this router reached the counter: the next round
-   * reads it. Writes through other routers (etcd) are caught by the full
-   * sweep every regionFullSweepRounds rounds.
+   * indexes its shards for the feed (and reads a clear the shards have not
+   * applied yet). Without a feed, the next round reads it, and writes through
+   * other routers (etcd) are caught by the sweep every regionFullSweepRounds rounds.
    */
   markWritten(counter: string): void {
     if (this.active) this.dirty.add(counter);
