@@ -41,6 +41,8 @@ export class RegionPublisher implements PublishedTable {
   private readonly table = new Map<string, RegionComponent>();
   /** Counters written through this router since the last round drained them. */
   private dirty = new Set<string>();
+  /** With a feed: counters whose exact read failed, read again next round (the feed has moved past their change). */
+  private retryExact = new Set<string>();
   private term = 0n;
   private round = 0n;
   private readonly task: IntervalTask;
@@ -90,6 +92,7 @@ export class RegionPublisher implements PublishedTable {
     this.term = 0n;
     this.round = 0n;
     this.table.clear();
+    this.retryExact.clear();
     this.feed?.reset();
     for (const link of this.links) link.start();
     // The first round one interval from now: rounds run only from this task, one at a time.
@@ -129,6 +132,8 @@ export class RegionPublisher implements PublishedTable {
       if (!this.active) return;
       for (const { counter, total, generation } of fed.totals)
         if (this.take(counter, total, generation, roundAsOfUnixMs, version)) changed.push(counter);
+      for (const name of this.retryExact) fed.exactNames.add(name);
+      this.retryExact = new Set();
       names = fed.exactNames;
       complete = fed.complete;
     } else names = this.sweepNames(written);
@@ -140,7 +145,7 @@ export class RegionPublisher implements PublishedTable {
       } catch (error) {
         // A pair that cannot be read now: its counters wait for a later round (a higher version).
         this.logger.debug('region publisher read failed', { error: (error as Error).message });
-        for (const name of batch) this.dirty.add(name);
+        for (const name of batch) (this.feed === undefined ? this.dirty : this.retryExact).add(name);
         complete = false;
         return this.active;
       }
