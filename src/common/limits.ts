@@ -442,3 +442,5 @@ export const regionFeedShardsMax = 100_000;
 export const regionFeedCallsPerRoundMax = 8;
 /** Batches a link to a peer region keeps unanswered at once: a link catching up is not one round trip per batch. */
 export const regionLinkBatchesInFlightMax = 8;
+/** Batches one RegionLink stream may have being stored at once on the receiver (a sender keeps at most regionLinkBatchesInFlightMax). */
+export const regionReceiverBatchesStoringMax = 4 * regionLinkBatchesInFlightMax;

@@ -14,7 +14,7 @@ import {
   type RegionComponent,
   type shardV1,
 } from '../../common/index.ts';
-import type { CounterInfo, KindPathDirectory } from '../directory/index.ts';
+import type { CounterInfo, Directory, KindPathDirectory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import { readPairWithFallback } from '../read/index.ts';
 
@@ -31,11 +31,27 @@ export type ClearUpTo = (name: string, generation: number) => Promise<void>;
 
 export class ComponentStore {
   constructor(
-    private readonly directory: KindPathDirectory,
+    private readonly directory: KindPathDirectory & Pick<Directory, 'getOrCreateMany'>,
     private readonly pool: NodePool,
     private readonly readTimeoutMs: number,
     private readonly clearUpTo: ClearUpTo,
   ) {}
+
+  /**
+   * Creates, in one directory transaction, the counters of a batch that are
+   * new here (one fsync for the batch rather than one per counter). Best
+   * effort: a name it cannot create is left to store(), which says why.
+   */
+  async prepare(counterNames: readonly string[]): Promise<void> {
+    const missing = [...new Set(counterNames)].filter((name) => this.directory.get(name) === undefined);
+    if (missing.length === 0) return;
+    try {
+      for (const name of missing) validateCounterName(name);
+      await this.directory.getOrCreateMany(missing);
+    } catch {
+      // store() creates them one at a time and refuses the ones it must.
+    }
+  }
 
   /**
    * Makes the component durable in this region (the counter is created if

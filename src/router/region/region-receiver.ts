@@ -14,6 +14,7 @@ import {
   maxVersion,
   monotonicNowMs,
   regionBatchComponentsMax,
+  regionReceiverBatchesStoringMax,
   toServiceError,
   zeroVersion,
   type ComponentVersion,
@@ -68,34 +69,65 @@ export class RegionReceiver {
     for (const peer of this.peerNames) this.metrics.lagSeconds.set({ peer }, this.lagSeconds(peer));
   }
 
-  /** The Exchange handler: frames are handled one at a time, in order. */
+  /**
+   * The Exchange handler. Batches are stored as they arrive, several at once
+   * (the node keeps the newest version whatever order they land in), and
+   * answered in order: a batch's answer, and the durable watermark it moves,
+   * wait until every earlier batch of the stream is durable too.
+   */
   exchange(call: ExchangeCall): void {
     let origin: string | undefined;
     let chain = Promise.resolve();
     let closed = false;
+    let storing = 0;
+    /** Settles once the hello is checked: batches start storing from then on, without waiting for earlier answers. */
+    let helloChecked = Promise.resolve();
     const fail = (error: unknown): void => {
       if (closed) return;
       closed = true;
-      if (origin !== undefined) this.metrics.errors.inc({ peer: origin, reason: 'apply' });
+      if (origin) this.metrics.errors.inc({ peer: origin, reason: 'apply' });
       call.emit('error', toServiceError(error));
     };
     call.on('data', (frame: regionV1.RegionFrame__Output) => {
-      chain = chain
-        .then(async () => {
-          if (closed) return;
-          if (origin === undefined) {
+      if (closed) return;
+      if (origin === undefined) {
+        chain = chain
+          .then(() => {
+            if (closed) return;
             origin = this.hello(frame);
             const progress = this.progress.get(origin);
             call.write({ seq: '0', durable: wire(progress?.durable ?? zeroVersion), region: this.region, refused: 0 });
-            return;
-          }
-          if (frame.batch === null || frame.batch === undefined)
-            throw new TallyError(ErrorCode.invalidArgument, 'after the hello every frame is a batch');
-          const refused = await this.apply(origin, frame.batch);
-          const progress = this.progress.get(origin)!;
-          call.write({ seq: frame.batch.seq, durable: wire(progress.durable), region: this.region, refused });
+          })
+          .catch(fail);
+        helloChecked = chain;
+        // Frames after the hello wait for it to be checked: origin is set in the same turn as the check.
+        origin = '';
+        return;
+      }
+      const batch = frame.batch;
+      if (batch === null || batch === undefined) {
+        fail(new TallyError(ErrorCode.invalidArgument, 'after the hello every frame is a batch'));
+        return;
+      }
+      if (storing >= regionReceiverBatchesStoringMax) {
+        fail(new TallyError(ErrorCode.resourceExhausted, `more than ${regionReceiverBatchesStoringMax} batches unanswered on one stream`));
+        return;
+      }
+      storing++;
+      const stored = helloChecked.then(() => (closed ? 0 : this.storeBatch(origin!, batch)));
+      // Handled below, in order; this only keeps an early failure from going unhandled meanwhile.
+      stored.catch(() => undefined);
+      chain = chain
+        .then(async () => {
+          const refused = await stored;
+          if (closed) return;
+          this.advance(origin!, batch);
+          call.write({ seq: batch.seq, durable: wire(this.progress.get(origin!)!.durable), region: this.region, refused });
         })
-        .catch(fail);
+        .catch(fail)
+        .finally(() => {
+          storing--;
+        });
     });
     call.on('end', () => {
       // The sender is done: answer what is under way, then close.
@@ -128,7 +160,7 @@ export class RegionReceiver {
   }
 
   /** Makes a batch durable; returns how many components were refused (a counter that cannot hold one). */
-  private async apply(origin: string, batch: regionV1.ComponentBatch__Output): Promise<number> {
+  private async storeBatch(origin: string, batch: regionV1.ComponentBatch__Output): Promise<number> {
     if (batch.components.length > regionBatchComponentsMax)
       throw new TallyError(ErrorCode.invalidArgument, `a batch holds at most ${regionBatchComponentsMax} components`);
     const components: { counter: string; component: RegionComponent }[] = batch.components.map((each) => {
@@ -145,6 +177,7 @@ export class RegionReceiver {
     });
     let refused = 0;
     let bytes = 0;
+    await this.store.prepare(components.map(({ counter }) => counter));
     const outcomes = await Promise.all(
       components.map(async ({ counter, component }) => {
         bytes += componentWireBytes(counter, component);
@@ -163,6 +196,11 @@ export class RegionReceiver {
     );
     this.metrics.bytes.inc({ peer: origin, direction: 'received' }, bytes);
     this.metrics.componentsApplied.inc({ peer: origin }, outcomes.filter(Boolean).length);
+    return refused;
+  }
+
+  /** Every batch of the stream up to this one is durable: what the origin is known to hold moves to its watermark. */
+  private advance(origin: string, batch: regionV1.ComponentBatch__Output): void {
     const watermark = versionOf(batch.version);
     const previous = this.progress.get(origin);
     const asOfUnixMs = Number(batch.asOfUnixMs);
@@ -176,7 +214,6 @@ export class RegionReceiver {
       lastBatchMs: monotonicNowMs(),
     });
     this.metrics.lagSeconds.set({ peer: origin }, 0);
-    return refused;
   }
 }
 
