@@ -21,6 +21,13 @@ const inFlightMax = flag('in-flight', 8);
 const runs = flag('runs', 3);
 const batchMax = 512;
 
+/** CPU seconds a process has used (user + system), from /proc. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -80,10 +87,13 @@ await cluster.start();
 try {
   const rates: number[] = [];
   for (let run = 0; run < runs; run++) {
+    const pids = [cluster.routers[0]!.process.pid, ...cluster.nodes.map((node) => node.process.pid)];
+    const before = pids.map(cpuSeconds);
     const rate = await stream(cluster.routerAddress, run);
+    const used = pids.map((pid, index) => (cpuSeconds(pid) - before[index]!).toFixed(2));
     rates.push(rate);
     console.log(
-      `  run ${run + 1}: ${componentCount.toLocaleString('en-US')} components of new counters in ${(componentCount / rate).toFixed(1)} s = ${Math.round(rate).toLocaleString('en-US')}/s`,
+      `  run ${run + 1}: ${componentCount.toLocaleString('en-US')} components of new counters in ${(componentCount / rate).toFixed(1)} s = ${Math.round(rate).toLocaleString('en-US')}/s; CPU s router ${used[0]}, primary ${used[1]}, follower ${used[2]}`,
     );
   }
   console.log(
