@@ -178,22 +178,19 @@ export class RegionReceiver {
     let refused = 0;
     let bytes = 0;
     await this.store.prepare(components.map(({ counter }) => counter));
-    const outcomes = await Promise.all(
-      components.map(async ({ counter, component }) => {
-        bytes += componentWireBytes(counter, component);
-        try {
-          return await this.store.store(counter, component);
-        } catch (error) {
-          const code = error instanceof TallyError ? error.code : undefined;
-          if (code === ErrorCode.failedPrecondition || code === ErrorCode.invalidArgument || code === ErrorCode.notFound) {
-            refused++;
-            this.logger.warn('region component refused', { origin, counter, error: (error as Error).message });
-            return false;
-          }
-          throw error;
-        }
-      }),
-    );
+    for (const { counter, component } of components) bytes += componentWireBytes(counter, component);
+    const settled = await this.store.storeMany(components);
+    const outcomes = settled.map((outcome, index) => {
+      if (outcome.status === 'fulfilled') return outcome.value;
+      const error: unknown = outcome.reason;
+      const code = error instanceof TallyError ? error.code : undefined;
+      if (code === ErrorCode.failedPrecondition || code === ErrorCode.invalidArgument || code === ErrorCode.notFound) {
+        refused++;
+        this.logger.warn('region component refused', { origin, counter: components[index]!.counter, error: (error as Error).message });
+        return false;
+      }
+      throw error;
+    });
     this.metrics.bytes.inc({ peer: origin, direction: 'received' }, bytes);
     this.metrics.componentsApplied.inc({ peer: origin }, outcomes.filter(Boolean).length);
     return refused;
