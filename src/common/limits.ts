@@ -444,3 +444,5 @@ export const regionFeedCallsPerRoundMax = 8;
 export const regionLinkBatchesInFlightMax = 8;
 /** Batches one RegionLink stream may have being stored at once on the receiver (a sender keeps at most regionLinkBatchesInFlightMax). */
 export const regionReceiverBatchesStoringMax = 4 * regionLinkBatchesInFlightMax;
+/** Batches of one RegionLink stream a receiver stores at once (the rest wait their turn, answered in order). */
+export const regionReceiverBatchesStoringAtOnce = 2;

@@ -14,6 +14,7 @@ import {
   maxVersion,
   monotonicNowMs,
   regionBatchComponentsMax,
+  regionReceiverBatchesStoringAtOnce,
   regionReceiverBatchesStoringMax,
   toServiceError,
   zeroVersion,
@@ -82,6 +83,11 @@ export class RegionReceiver {
     let storing = 0;
     /** Settles once the hello is checked: batches start storing from then on, without waiting for earlier answers. */
     let helloChecked = Promise.resolve();
+    /**
+     * The last regionReceiverBatchesStoringAtOnce batches' stores: a batch starts once the one that many
+     * before it is stored, so a link catching up keeps the nodes busy without crowding out this region's own writes.
+     */
+    const recentStores: Promise<unknown>[] = [];
     const fail = (error: unknown): void => {
       if (closed) return;
       closed = true;
@@ -114,7 +120,12 @@ export class RegionReceiver {
         return;
       }
       storing++;
-      const stored = helloChecked.then(() => (closed ? 0 : this.storeBatch(origin!, batch)));
+      const turn = recentStores.length < regionReceiverBatchesStoringAtOnce ? helloChecked : recentStores.shift()!;
+      const stored = turn.then(
+        () => (closed ? 0 : this.storeBatch(origin!, batch)),
+        () => 0,
+      );
+      recentStores.push(stored.catch(() => undefined));
       // Handled below, in order; this only keeps an early failure from going unhandled meanwhile.
       stored.catch(() => undefined);
       chain = chain
