@@ -35,3 +35,4 @@ export * from './shard-frames.ts';
 export * from './region-config.ts';
 export * from './region-component.ts';
 export * from './region-part-codec.ts';
+export * from './shard-columns.ts';

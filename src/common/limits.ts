@@ -434,3 +434,19 @@ export const regionClearStepsMax = 64;
 export const regionFullSweepRounds = 20;
 /** A peer region that holds a batch unanswered this long is treated as a dead link (the stream is opened again and resumes). */
 export const regionAnswerTimeoutMs = 30_000;
+/**
+ * Shard changes a node remembers for the region feed (ChangedShards): a ring
+ * of shard ids, 8 bytes each, allocated on the feed's first call. A
+ * publisher whose position fell out of it gets a full answer instead.
+ */
+export const regionFeedRingEntries = 1 << 19;
+/** Shards in one ChangedShards answer: 20 bytes each on the wire, well under messageBytesMax. */
+export const regionFeedShardsMax = 100_000;
+/** ChangedShards calls a publisher makes to one pair in one round (more=true continues next round). */
+export const regionFeedCallsPerRoundMax = 8;
+/** Batches a link to a peer region keeps unanswered at once: a link catching up is not one round trip per batch. */
+export const regionLinkBatchesInFlightMax = 8;
+/** Batches one RegionLink stream may have being stored at once on the receiver (a sender keeps at most regionLinkBatchesInFlightMax). */
+export const regionReceiverBatchesStoringMax = 4 * regionLinkBatchesInFlightMax;
+/** Batches of one RegionLink stream a receiver stores at once (the rest wait their turn, answered in order). */
+export const regionReceiverBatchesStoringAtOnce = 2;

@@ -31,6 +31,7 @@ export const shardNodeCallerRoles: Readonly<Record<string, readonly PeerRole[]>>
   CheckMembers: ['router'],
   MemberCounts: ['router'],
   ReadComponents: ['router'],
+  ChangedShards: ['router'],
   AppendEntries: ['node'],
   InstallSnapshot: ['node'],
   ApplyStream: ['router'],

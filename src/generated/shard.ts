@@ -9,6 +9,8 @@ import type { ApplyGroup as _tally_shard_v1_ApplyGroup, ApplyGroup__Output as _t
 import type { ApplyItem as _tally_shard_v1_ApplyItem, ApplyItem__Output as _tally_shard_v1_ApplyItem__Output } from './tally/shard/v1/ApplyItem.ts';
 import type { ApplyRequest as _tally_shard_v1_ApplyRequest, ApplyRequest__Output as _tally_shard_v1_ApplyRequest__Output } from './tally/shard/v1/ApplyRequest.ts';
 import type { ApplyResponse as _tally_shard_v1_ApplyResponse, ApplyResponse__Output as _tally_shard_v1_ApplyResponse__Output } from './tally/shard/v1/ApplyResponse.ts';
+import type { ChangedShardsRequest as _tally_shard_v1_ChangedShardsRequest, ChangedShardsRequest__Output as _tally_shard_v1_ChangedShardsRequest__Output } from './tally/shard/v1/ChangedShardsRequest.ts';
+import type { ChangedShardsResponse as _tally_shard_v1_ChangedShardsResponse, ChangedShardsResponse__Output as _tally_shard_v1_ChangedShardsResponse__Output } from './tally/shard/v1/ChangedShardsResponse.ts';
 import type { CheckMembersRequest as _tally_shard_v1_CheckMembersRequest, CheckMembersRequest__Output as _tally_shard_v1_CheckMembersRequest__Output } from './tally/shard/v1/CheckMembersRequest.ts';
 import type { CheckMembersResponse as _tally_shard_v1_CheckMembersResponse, CheckMembersResponse__Output as _tally_shard_v1_CheckMembersResponse__Output } from './tally/shard/v1/CheckMembersResponse.ts';
 import type { FrameError as _tally_shard_v1_FrameError, FrameError__Output as _tally_shard_v1_FrameError__Output } from './tally/shard/v1/FrameError.ts';
@@ -57,6 +59,8 @@ export interface ProtoGrpcType {
         ApplyOp: EnumTypeDefinition
         ApplyRequest: MessageTypeDefinition<_tally_shard_v1_ApplyRequest, _tally_shard_v1_ApplyRequest__Output>
         ApplyResponse: MessageTypeDefinition<_tally_shard_v1_ApplyResponse, _tally_shard_v1_ApplyResponse__Output>
+        ChangedShardsRequest: MessageTypeDefinition<_tally_shard_v1_ChangedShardsRequest, _tally_shard_v1_ChangedShardsRequest__Output>
+        ChangedShardsResponse: MessageTypeDefinition<_tally_shard_v1_ChangedShardsResponse, _tally_shard_v1_ChangedShardsResponse__Output>
         CheckMembersRequest: MessageTypeDefinition<_tally_shard_v1_CheckMembersRequest, _tally_shard_v1_CheckMembersRequest__Output>
         CheckMembersResponse: MessageTypeDefinition<_tally_shard_v1_CheckMembersResponse, _tally_shard_v1_CheckMembersResponse__Output>
         FrameError: MessageTypeDefinition<_tally_shard_v1_FrameError, _tally_shard_v1_FrameError__Output>

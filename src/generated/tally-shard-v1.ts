@@ -11,6 +11,8 @@ export type * from './tally/shard/v1/ApplyItem.ts';
 export type * from './tally/shard/v1/ApplyOp.ts';
 export type * from './tally/shard/v1/ApplyRequest.ts';
 export type * from './tally/shard/v1/ApplyResponse.ts';
+export type * from './tally/shard/v1/ChangedShardsRequest.ts';
+export type * from './tally/shard/v1/ChangedShardsResponse.ts';
 export type * from './tally/shard/v1/CheckMembersRequest.ts';
 export type * from './tally/shard/v1/CheckMembersResponse.ts';
 export type * from './tally/shard/v1/FrameError.ts';

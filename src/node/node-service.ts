@@ -39,6 +39,7 @@ import { decodeGroup, packedIncrementCount, parseShardId } from './request-decod
 import type { LeanReadShardsRequest, ReadShardsAnswer } from './read-shards-codec.ts';
 import { serveFrames, type FrameStreams } from './frame-streams.ts';
 import { createSnapshotExport } from './snapshot-export.ts';
+import { createChangedShards } from './changed-shards.ts';
 
 const emptyKey = Buffer.alloc(0);
 
@@ -320,6 +321,8 @@ export function createNodeService(deps: {
         ...readMeta(),
       });
     }),
+
+    ChangedShards: unary(createChangedShards({ memory, log, state, requireWholeLog, confirmed })),
 
     Status: unary<shardV1.StatusRequest__Output, shardV1.StatusResponse__Output>(() => statusOf()),
 

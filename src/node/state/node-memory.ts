@@ -18,6 +18,7 @@ import {
 } from '../../common/index.ts';
 import { WindowBuckets } from '../../window/index.ts';
 import { ShardTotals } from './shard-totals.ts';
+import { ChangeFeed } from './change-feed.ts';
 import {
   EntryKind,
   droppedPart,
@@ -88,11 +89,31 @@ export class NodeMemory {
   private readonly generations = new Map<number, number>();
   /** Per shard, per origin region: the newest component held (docs/regions.md). */
   private readonly components = new Map<number, Map<string, RegionComponent>>();
+  /** The region feed's change ring: made on the feed's first call (startChangeFeed), gone with a clear. */
+  private changes: ChangeFeed | undefined;
+
+  /** The feed of changed shards from now on (ChangedShards); the one under way when there is one. */
+  changeFeed(ringEntries: number): { feed: ChangeFeed; started: boolean } {
+    if (this.changes !== undefined) return { feed: this.changes, started: false };
+    this.changes = new ChangeFeed(ringEntries);
+    return { feed: this.changes, started: true };
+  }
+
+  /** Shards cleared at least once (they may hold no total). */
+  clearedShardIds(): IterableIterator<number> {
+    return this.generations.keys();
+  }
 
   /** Applies one committed entry, accepted at atMs. */
   apply(entry: LogEntry, atMs: number): void {
     const { shardId, amount } = entry;
     const kind = entry.kind ?? EntryKind.increment;
+    // Only what moves a total or a generation is news for the region feed.
+    if (
+      this.changes !== undefined &&
+      (kind === EntryKind.increment ? amount !== 0n : kind === EntryKind.memberFlip || kind === EntryKind.drop || kind === EntryKind.clear)
+    )
+      this.changes.note(shardId);
     // The primary refuses writes to a dropped shard; one it accepted (the
     // tombstone had expired there) brings the shard back wherever it replays,
     // whether or not this copy still held the tombstone.
@@ -284,6 +305,8 @@ export class NodeMemory {
     this.tombstoneCursor = undefined;
     this.generations.clear();
     this.components.clear();
+    // A rebuilt memory is another lifetime: a position in the old feed means nothing in it.
+    this.changes = undefined;
   }
 
   /** Loads a checkpoint (into empty memory). */

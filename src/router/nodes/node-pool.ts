@@ -23,7 +23,7 @@ import {
 import { NodeSender, nodeCallError, type ApplyStream, type SenderObserver } from './node-sender.ts';
 import { FrameStream, StreamUnsupportedError, frameCallOf } from './frame-stream.ts';
 
-export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts' | 'ReadComponents';
+export type NodeReadMethod = 'ReadSketches' | 'ReadWindows' | 'CheckMembers' | 'MemberCounts' | 'ReadComponents' | 'ChangedShards';
 
 const streamChannelOptions = { ...clientChannelOptions, 'grpc.use_local_subchannel_pool': 1 };
 

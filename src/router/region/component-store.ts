@@ -14,8 +14,8 @@ import {
   type RegionComponent,
   type shardV1,
 } from '../../common/index.ts';
-import type { CounterInfo, KindPathDirectory } from '../directory/index.ts';
-import type { NodePool } from '../nodes/index.ts';
+import type { CounterInfo, Directory, KindPathDirectory } from '../directory/index.ts';
+import type { ApplyItem, NodePool } from '../nodes/index.ts';
 import { readPairWithFallback } from '../read/index.ts';
 
 const emptyKey = Buffer.alloc(0);
@@ -33,11 +33,27 @@ export type ClearUpTo = (name: string, generation: number) => Promise<void>;
 
 export class ComponentStore {
   constructor(
-    private readonly directory: KindPathDirectory,
+    private readonly directory: KindPathDirectory & Pick<Directory, 'getOrCreateMany'>,
     private readonly pool: NodePool,
     private readonly readTimeoutMs: number,
     private readonly clearUpTo: ClearUpTo,
   ) {}
+
+  /**
+   * Creates, in one directory transaction, the counters of a batch that are
+   * new here (one fsync for the batch rather than one per counter). Best
+   * effort: a name it cannot create is left to store(), which says why.
+   */
+  async prepare(counterNames: readonly string[]): Promise<void> {
+    const missing = [...new Set(counterNames)].filter((name) => this.directory.get(name) === undefined);
+    if (missing.length === 0) return;
+    try {
+      for (const name of missing) validateCounterName(name);
+      await this.directory.getOrCreateMany(missing);
+    } catch {
+      // store() creates them one at a time and refuses the ones it must.
+    }
+  }
 
   /**
    * Makes the component durable in this region (the counter is created if
@@ -46,6 +62,52 @@ export class ComponentStore {
    * stored now (the caller keeps it and the link resends it).
    */
   async store(counterName: string, component: RegionComponent): Promise<boolean> {
+    const { address, item } = await this.itemFor(counterName, component);
+    const result = await this.pool.get(address).sender.send([item]);
+    if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
+    return result.applied?.[0] === true;
+  }
+
+  /**
+   * store() for many components (one per counter), as one node group per
+   * pair rather than one per component. A group its node refuses is stored
+   * again one component at a time, so a refusal is only its own component's.
+   * Settles per component as store() would.
+   */
+  async storeMany(components: readonly { counter: string; component: RegionComponent }[]): Promise<PromiseSettledResult<boolean>[]> {
+    const items = await Promise.allSettled(components.map(({ counter, component }) => this.itemFor(counter, component)));
+    const outcomes: PromiseSettledResult<boolean>[] = items.map((item) =>
+      item.status === 'rejected' ? item : { status: 'fulfilled', value: false },
+    );
+    const byAddress = new Map<string, number[]>();
+    items.forEach((item, index) => {
+      if (item.status !== 'fulfilled') return;
+      let indexes = byAddress.get(item.value.address);
+      if (indexes === undefined) byAddress.set(item.value.address, (indexes = []));
+      indexes.push(index);
+    });
+    await Promise.all(
+      [...byAddress].map(async ([address, indexes]) => {
+        const group = indexes.map((index) => (items[index] as PromiseFulfilledResult<{ item: ApplyItem }>).value.item);
+        const result = await this.pool
+          .get(address)
+          .sender.send(group)
+          .catch((error: unknown) => ({ code: -1, message: (error as Error).message, applied: [] as boolean[], error }));
+        if (result.code === status.OK) {
+          indexes.forEach((index, position) => (outcomes[index] = { status: 'fulfilled', value: result.applied?.[position] === true }));
+          return;
+        }
+        const settled = await Promise.allSettled(
+          indexes.map((index) => this.store(components[index]!.counter, components[index]!.component)),
+        );
+        indexes.forEach((index, position) => (outcomes[index] = settled[position]!));
+      }),
+    );
+    return outcomes;
+  }
+
+  /** The node item that stores the component, and the primary it goes to (clearing this region's counter first if the origin cleared it). */
+  private async itemFor(counterName: string, component: RegionComponent): Promise<{ address: string; item: ApplyItem }> {
     validateCounterName(counterName);
     const counter = await this.directory.getOrCreate(counterName, component.sketch === undefined ? 'total' : 'distinct');
     const refusal = componentRefusal(counter, component);
@@ -53,18 +115,16 @@ export class ComponentStore {
     // The origin cleared the counter: this region clears its own at its own cut, before it answers.
     if (component.generation > counter.generation) await this.clearUpTo(counterName, component.generation);
     const shard = counter.shards[0]!;
-    const address = this.directory.pair(shard.pairIndex).primary;
-    const result = await this.pool.get(address).sender.send([
-      {
+    return {
+      address: this.directory.pair(shard.pairIndex).primary,
+      item: {
         shardId: String(shard.shardId),
         amount: '0',
         idempotencyKey: emptyKey,
         op: 'REGION_COMPONENT',
         component: encodeComponent(component),
       },
-    ]);
-    if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
-    return result.applied?.[0] === true;
+    };
   }
 
   /** The components held for each counter (by origin), as of a read that counts only what a failover keeps. */

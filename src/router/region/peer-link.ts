@@ -1,7 +1,8 @@
 // The outgoing link to one peer region: a RegionLink/Exchange stream to one
 // of its routers, shipping this region's changed components in batches,
-// one batch in flight. A component stays pending until the peer says it is
-// durable; a stream that dies is opened again (the next address, backing
+// several in flight. A component stays pending until the peer says it is
+// durable, and a counter changed again meanwhile ships once, at its newest
+// version; a stream that dies is opened again (the next address, backing
 // off) and resumes from the version the peer says it holds.
 import { Metadata, credentials, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import {
@@ -14,6 +15,7 @@ import {
   regionAnswerTimeoutMs,
   regionBatchBytesMax,
   regionBatchComponentsMax,
+  regionLinkBatchesInFlightMax,
   regionReconnectMaxMs,
   regionReconnectMinMs,
   zeroVersion,
@@ -57,15 +59,20 @@ export function componentWireBytes(counter: string, component: RegionComponent):
   return Buffer.byteLength(counter) + component.origin.length + 40 + (component.sketch?.length ?? 0);
 }
 
-/** How many of `ordered` fit in one batch: regionBatchComponentsMax, and regionBatchBytesMax once sketches ride along (at least one). */
+/** Whether a batch of `length` components and `bytes` is full before one of `nextBytes`: regionBatchComponentsMax, and regionBatchBytesMax once sketches ride along (at least one). */
+export function batchIsFull(length: number, bytes: number, nextBytes: number): boolean {
+  return length === regionBatchComponentsMax || (length > 0 && bytes + nextBytes > regionBatchBytesMax);
+}
+
+/** How many of `ordered` fit in one batch (batchIsFull). */
 export function batchLength(ordered: readonly { counter: string; component: RegionComponent }[]): number {
   let bytes = 0;
-  const most = Math.min(ordered.length, regionBatchComponentsMax);
-  for (let length = 0; length < most; length++) {
-    bytes += componentWireBytes(ordered[length]!.counter, ordered[length]!.component);
-    if (bytes > regionBatchBytesMax && length > 0) return length;
+  for (let length = 0; length < ordered.length; length++) {
+    const next = componentWireBytes(ordered[length]!.counter, ordered[length]!.component);
+    if (batchIsFull(length, bytes, next)) return length;
+    bytes += next;
   }
-  return most;
+  return ordered.length;
 }
 
 /**
@@ -87,8 +94,14 @@ export class PeerLink {
   private call: ClientDuplexStream<regionV1.RegionFrame, regionV1.RegionAnswer__Output> | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private stopped = true;
-  /** Counters whose newest component the peer has not yet said is durable. */
-  private readonly pending = new Set<string>();
+  /**
+   * Counters whose newest component the peer has not yet said is durable, to
+   * that component's version, oldest version first (a counter offered again
+   * moves to the end), so a batch is the map's head and no round sorts.
+   */
+  private pending = new Map<string, ComponentVersion>();
+  /** Pending counters in a batch in flight, to the version sent: not sent again unless a newer one is offered. */
+  private readonly sentVersions = new Map<string, ComponentVersion>();
   /** Every component up to this version has been offered to pending (a round is offered whole), and when that round began. */
   private offeredThrough: ComponentVersion = zeroVersion;
   private offeredAsOfUnixMs = 0;
@@ -96,7 +109,8 @@ export class PeerLink {
   private sentWatermark: ComponentVersion = zeroVersion;
   /** The peer holds every component up to this version (as it said on this tenure's streams). */
   private durable: ComponentVersion = zeroVersion;
-  private inFlight: { seq: bigint; sent: Map<string, ComponentVersion>; sentMs: number } | undefined;
+  /** Batches sent and not yet answered, in seq order (the peer answers them in that order). */
+  private readonly inFlight = new Map<bigint, { sent: Map<string, ComponentVersion>; sentMs: number }>();
   /** Fails a stream whose peer holds a batch unanswered past regionAnswerTimeoutMs (a stuck peer on a live connection). */
   private watchdog: NodeJS.Timeout | undefined;
   private nextSeq = 1n;
@@ -120,7 +134,8 @@ export class PeerLink {
     this.stopped = false;
     clearInterval(this.watchdog);
     this.watchdog = setInterval(() => {
-      if (this.inFlight !== undefined && monotonicNowMs() - this.inFlight.sentMs > regionAnswerTimeoutMs)
+      const oldest = this.inFlight.values().next().value;
+      if (oldest !== undefined && monotonicNowMs() - oldest.sentMs > regionAnswerTimeoutMs)
         this.failed({ code: status.DEADLINE_EXCEEDED, details: `no answer to a batch within ${regionAnswerTimeoutMs} ms` });
     }, 1_000);
     this.watchdog.unref();
@@ -141,7 +156,10 @@ export class PeerLink {
 
   /** A round published these counters at `version`: they are pending until the peer holds them. */
   offer(changed: readonly string[], version: ComponentVersion, asOfUnixMs: number): void {
-    for (const counter of changed) this.pending.add(counter);
+    for (const counter of changed) {
+      this.pending.delete(counter);
+      this.pending.set(counter, version);
+    }
     this.offeredThrough = maxVersion(this.offeredThrough, version);
     this.offeredAsOfUnixMs = asOfUnixMs;
     this.metrics.componentsPending.set({ peer: this.peerName }, this.pending.size);
@@ -192,7 +210,8 @@ export class PeerLink {
     if (this.settings.adminToken !== undefined) metadata.set('authorization', `Bearer ${this.settings.adminToken}`);
     const call = this.client.Exchange(metadata);
     this.call = call;
-    this.inFlight = undefined;
+    this.inFlight.clear();
+    this.sentVersions.clear();
     this.lastAnswerMs = 0;
     this.sentWatermark = zeroVersion;
     call.on('data', (answer: regionV1.RegionAnswer__Output) => {
@@ -217,56 +236,78 @@ export class PeerLink {
       return;
     }
     this.durable = maxVersion(this.durable, versionOfWire(answer.durable));
+    const batch = answer.seq === '0' ? undefined : this.inFlight.get(BigInt(answer.seq));
     if (answer.seq === '0') {
-      // The hello's answer: everything newer than what the peer holds is pending again.
+      // The hello's answer: everything newer than what the peer holds is pending again, oldest first.
+      const again: [string, ComponentVersion][] = [];
       for (const [counter, component] of this.table.entries())
-        if (compareVersions(component.version, this.durable) > 0) this.pending.add(counter);
+        if (compareVersions(component.version, this.durable) > 0) again.push([counter, component.version]);
+      again.sort((a, b) => compareVersions(a[1], b[1]));
+      this.pending = new Map(again);
       this.backoffMs = regionReconnectMinMs;
       this.setState('up', '');
-    } else if (this.inFlight !== undefined && BigInt(answer.seq) === this.inFlight.seq) {
-      for (const [counter, version] of this.inFlight.sent) {
+    } else if (batch !== undefined) {
+      this.inFlight.delete(BigInt(answer.seq));
+      for (const [counter, version] of batch.sent) {
+        const sent = this.sentVersions.get(counter);
+        if (sent !== undefined && compareVersions(sent, version) === 0) this.sentVersions.delete(counter);
         const newest = this.table.get(counter);
         if (newest === undefined || compareVersions(newest.version, version) <= 0) this.pending.delete(counter);
       }
-      this.inFlight = undefined;
     }
     this.metrics.componentsPending.set({ peer: this.peerName }, this.pending.size);
     this.pump();
   }
 
-  /** Sends the next batch: pending counters oldest version first, so the batch's version is a true watermark. */
+  /** Sends batches while fewer than regionLinkBatchesInFlightMax are unanswered: pending counters not in flight, oldest version first. */
   private pump(): void {
-    if (this.state !== 'up' || this.inFlight !== undefined || this.call === undefined) return;
-    if (this.pending.size === 0) {
-      if (compareVersions(this.offeredThrough, this.sentWatermark) > 0) this.send([], this.offeredThrough, this.offeredAsOfUnixMs);
-      return;
+    while (this.state === 'up' && this.call !== undefined && this.inFlight.size < regionLinkBatchesInFlightMax) {
+      const batch: { counter: string; component: RegionComponent }[] = [];
+      const gone: string[] = [];
+      // Every pending component up to the watermark is in this batch or an earlier one of the stream: all
+      // of them when nothing pending is left out; otherwise everything older than the first left out.
+      let next: ComponentVersion | undefined;
+      let batchBytes = 0;
+      for (const [counter, version] of this.pending) {
+        const sent = this.sentVersions.get(counter);
+        if (sent !== undefined && compareVersions(sent, version) >= 0) continue;
+        const component = this.table.get(counter);
+        if (component === undefined) {
+          gone.push(counter);
+          continue;
+        }
+        // A batch is one gRPC message: bounded by count and by bytes (a dense sketch is 12 KiB).
+        const bytes = componentWireBytes(counter, component);
+        if (batchIsFull(batch.length, batchBytes, bytes)) {
+          next = version;
+          break;
+        }
+        batchBytes += bytes;
+        batch.push({ counter, component });
+      }
+      for (const counter of gone) this.pending.delete(counter);
+      if (batch.length === 0) {
+        if (compareVersions(this.offeredThrough, this.sentWatermark) > 0) this.send([], this.offeredThrough, this.offeredAsOfUnixMs);
+        return;
+      }
+      const watermark =
+        next === undefined
+          ? this.offeredThrough
+          : next.round > 0n
+            ? { term: next.term, round: next.round - 1n }
+            : { term: next.term, round: 0n };
+      this.send(batch, watermark, next === undefined ? this.offeredAsOfUnixMs : 0);
     }
-    const ordered = [...this.pending]
-      .map((counter) => ({ counter, component: this.table.get(counter) }))
-      .filter((entry): entry is { counter: string; component: RegionComponent } => entry.component !== undefined)
-      .sort((a, b) => compareVersions(a.component.version, b.component.version));
-    if (ordered.length === 0) {
-      this.pending.clear();
-      this.pump();
-      return;
-    }
-    const batch = ordered.slice(0, batchLength(ordered));
-    // Every pending component up to the watermark is in this batch: all of them when it holds every
-    // pending one; otherwise everything older than the first left out.
-    const next = ordered[batch.length]?.component.version;
-    const watermark =
-      next === undefined
-        ? this.offeredThrough
-        : next.round > 0n
-          ? { term: next.term, round: next.round - 1n }
-          : { term: next.term, round: 0n };
-    this.send(batch, watermark, next === undefined ? this.offeredAsOfUnixMs : 0);
   }
 
   private send(batch: readonly { counter: string; component: RegionComponent }[], watermark: ComponentVersion, asOfUnixMs: number): void {
     const seq = this.nextSeq++;
-    this.inFlight = { seq, sent: new Map(batch.map(({ counter, component }) => [counter, component.version])), sentMs: monotonicNowMs() };
-    this.sentWatermark = watermark;
+    this.inFlight.set(seq, {
+      sent: new Map(batch.map(({ counter, component }) => [counter, component.version])),
+      sentMs: monotonicNowMs(),
+    });
+    for (const { counter, component } of batch) this.sentVersions.set(counter, component.version);
+    this.sentWatermark = maxVersion(this.sentWatermark, watermark);
     let bytes = 0;
     const components = batch.map(({ counter, component }) => {
       bytes += componentWireBytes(counter, component);
@@ -306,7 +347,8 @@ export class PeerLink {
   private closeStream(): void {
     const call = this.call;
     this.call = undefined;
-    this.inFlight = undefined;
+    this.inFlight.clear();
+    this.sentVersions.clear();
     call?.cancel();
     this.client?.close();
     this.client = undefined;

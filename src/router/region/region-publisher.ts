@@ -1,10 +1,11 @@
 // This region's publisher: on the supervising router only (one per region),
-// it reads the exact total of every total counter each round and hands the
-// ones that changed, as components at version (term, round), to a link per
-// peer region. Reads are exact (G3: they include every increment
-// acknowledged before they began and never go backwards), rounds never
-// overlap, and the term is higher for every tenure: so a later version
-// never holds an older total. It never writes to this region's counters.
+// it takes each round the totals that changed (from the nodes' feeds of
+// changed shards, or exact reads) and hands them, as components at version
+// (term, round), to a link per peer region. Every total it takes counts only
+// what a failover can no longer drop and is taken after the last round's
+// (G3), rounds never overlap, and the term is higher for every tenure: so a
+// later version never holds an older total. It never writes to this region's
+// counters.
 import {
   IntervalTask,
   monotonicNowMs,
@@ -17,6 +18,7 @@ import type { CounterInfo } from '../directory/index.ts';
 import type { TotalRead } from '../read/index.ts';
 import type { PeerLink, PublishedTable } from './peer-link.ts';
 import type { TermSource } from './publish-term.ts';
+import type { ShardFeed } from './shard-feed.ts';
 import { publishesSketch, readSketches, type SketchReads } from './sketch-source.ts';
 
 /** Counters read per exact ReadMany of a round. */
@@ -40,6 +42,8 @@ export class RegionPublisher implements PublishedTable {
   private readonly table = new Map<string, RegionComponent>();
   /** Counters written through this router since the last round drained them. */
   private dirty = new Set<string>();
+  /** With a feed: counters whose exact read failed, read again next round (the feed has moved past their change). */
+  private retryExact = new Set<string>();
   private term = 0n;
   private round = 0n;
   private readonly task: IntervalTask;
@@ -54,6 +58,8 @@ export class RegionPublisher implements PublishedTable {
     private readonly termSource: TermSource,
     private readonly logger: Logger,
     publishIntervalMs: number,
+    /** Where totals come from: the nodes' feeds of changed shards; without one, exact reads of what was written here and a sweep every regionFullSweepRounds. */
+    private readonly feed?: ShardFeed,
     /** Distinct counters' sketches; without it they stay in their region. */
     private readonly sketches?: SketchReads,
   ) {
@@ -62,8 +68,9 @@ export class RegionPublisher implements PublishedTable {
 
   /**
    * A write or clear through this router reached the counter: the next round
-   * reads it. Writes through other routers (etcd) are caught by the full
-   * sweep every regionFullSweepRounds rounds.
+   * indexes its shards for the feed (and reads a clear the shards have not
+   * applied yet). Without a feed, the next round reads it, and writes through
+   * other routers (etcd) are caught by the sweep every regionFullSweepRounds rounds.
    */
   markWritten(counter: string): void {
     if (this.active) this.dirty.add(counter);
@@ -88,6 +95,8 @@ export class RegionPublisher implements PublishedTable {
     this.term = 0n;
     this.round = 0n;
     this.table.clear();
+    this.retryExact.clear();
+    this.feed?.reset();
     for (const link of this.links) link.start();
     // The first round one interval from now: rounds run only from this task, one at a time.
     this.task.start();
@@ -105,7 +114,7 @@ export class RegionPublisher implements PublishedTable {
     return this.lastRoundMs === 0 ? Infinity : monotonicNowMs() - this.lastRoundMs;
   }
 
-  /** One round: the counters to read read exactly, the changed ones offered to every link. Never two at once (the task's runs, or a test's calls). */
+  /** One round: the changed totals taken (from the feed, or by exact reads), the changed ones offered to every link. Never two at once (the task's runs, or a test's calls). */
   async runRound(): Promise<void> {
     if (!this.active) return;
     if (this.term === 0n) {
@@ -116,55 +125,85 @@ export class RegionPublisher implements PublishedTable {
     // eslint-disable-next-line no-restricted-properties -- a timestamp shown to readers (as_of_unix_ms), never a duration
     const roundAsOfUnixMs = Date.now();
     const version: ComponentVersion = { term: this.term, round: this.round };
-    // The first round of a term and every regionFullSweepRounds-th read every counter; the others what was written here.
-    const sweep = this.round % BigInt(regionFullSweepRounds) === 1n;
     const written = this.dirty;
     this.dirty = new Set();
-    const names: string[] = [];
-    const sketchNames: string[] = [];
-    if (sweep) {
-      for (const counter of this.directory.liveCounters()) {
-        if (isPublishable(counter)) names.push(counter.name);
-        else if (publishesSketch(counter)) sketchNames.push(counter.name);
+    const changed: string[] = [];
+    if (!(await this.publishSketches(this.sketchNames(written), version, roundAsOfUnixMs, changed))) return;
+    let names: Iterable<string>;
+    let complete = true;
+    if (this.feed !== undefined) {
+      const fed = await this.feed.collect(written, (name) => this.table.get(name)?.generation);
+      if (!this.active) return;
+      for (const { counter, total, generation } of fed.totals)
+        if (this.take(counter, total, generation, roundAsOfUnixMs, version)) changed.push(counter);
+      for (const name of this.retryExact) fed.exactNames.add(name);
+      this.retryExact = new Set();
+      names = fed.exactNames;
+      complete = fed.complete;
+    } else names = this.sweepNames(written);
+    const batch: string[] = [];
+    const readBatch = async (): Promise<boolean> => {
+      let reads: TotalRead[];
+      try {
+        reads = await this.reads.readExact(batch);
+      } catch (error) {
+        // A pair that cannot be read now: its counters wait for a later round (a higher version).
+        this.logger.debug('region publisher read failed', { error: (error as Error).message });
+        for (const name of batch) (this.feed === undefined ? this.dirty : this.retryExact).add(name);
+        complete = false;
+        return this.active;
       }
+      if (!this.active) return false;
+      for (const read of reads)
+        if (read.source !== undefined && this.take(read.counter, read.total, read.generation, read.asOfMs, version))
+          changed.push(read.counter);
+      return true;
+    };
+    for (const name of names) {
+      batch.push(name);
+      if (batch.length < roundReadBatchMax) continue;
+      if (!(await readBatch())) return;
+      batch.length = 0;
+    }
+    if (batch.length > 0 && !(await readBatch())) return;
+    // Offered even when empty: the round is whole, so the links' watermark may pass it. It vouches for
+    // freshness (as_of) only when it saw every change: a pair it could not read leaves it 0.
+    for (const link of this.links) link.offer(changed, version, complete ? roundAsOfUnixMs : 0);
+    this.lastRoundMs = monotonicNowMs();
+  }
+
+  /** Without a feed: the first round of a term and every regionFullSweepRounds-th read every counter; the others what was written here. */
+  private sweepNames(written: ReadonlySet<string>): string[] {
+    const sweep = this.round % BigInt(regionFullSweepRounds) === 1n;
+    const names: string[] = [];
+    if (sweep) {
+      for (const counter of this.directory.liveCounters()) if (isPublishable(counter)) names.push(counter.name);
     } else {
       for (const name of written) {
         const counter = this.directory.get(name);
         if (counter !== undefined && isPublishable(counter)) names.push(name);
-        else if (counter !== undefined && publishesSketch(counter)) sketchNames.push(name);
       }
     }
-    const changed: string[] = [];
-    if (!(await this.publishSketches(sketchNames, version, roundAsOfUnixMs, changed))) return;
-    for (let start = 0; start < names.length; start += roundReadBatchMax) {
-      let reads: TotalRead[];
-      try {
-        reads = await this.reads.readExact(names.slice(start, start + roundReadBatchMax));
-      } catch (error) {
-        // A pair that cannot be read now: its counters wait for a later round (a higher version).
-        this.logger.debug('region publisher read failed', { error: (error as Error).message });
-        for (const name of names.slice(start, start + roundReadBatchMax)) this.dirty.add(name);
-        continue;
-      }
-      if (!this.active) return;
-      for (const read of reads) {
-        if (read.source === undefined) continue;
-        const held = this.table.get(read.counter);
-        // A clear with no increment since still ships: the generation tells the peers to clear.
-        if (held !== undefined && held.total === read.total && held.generation === read.generation) continue;
-        this.table.set(read.counter, {
-          origin: this.region,
-          version,
-          total: read.total,
-          asOfUnixMs: read.asOfMs,
-          generation: read.generation,
-        });
-        changed.push(read.counter);
+    return names;
+  }
+
+  /**
+   * Distinct counters to read this round: those written through this router,
+   * and every one on the first round of a term and each regionFullSweepRounds-th
+   * (the feed carries totals only: a sketch written through another router waits for a sweep).
+   */
+  private sketchNames(written: ReadonlySet<string>): string[] {
+    if (this.sketches === undefined) return [];
+    const names: string[] = [];
+    if (this.round % BigInt(regionFullSweepRounds) === 1n) {
+      for (const counter of this.directory.liveCounters()) if (publishesSketch(counter)) names.push(counter.name);
+    } else {
+      for (const name of written) {
+        const counter = this.directory.get(name);
+        if (counter !== undefined && publishesSketch(counter)) names.push(name);
       }
     }
-    // Offered even when empty: the round is whole, so the links' watermark may pass it.
-    for (const link of this.links) link.offer(changed, version, roundAsOfUnixMs);
-    this.lastRoundMs = monotonicNowMs();
+    return names;
   }
 
   /** The round's distinct counters: each sketch that changed becomes a component. False when publishing stopped meanwhile. */
@@ -192,6 +231,15 @@ export class RegionPublisher implements PublishedTable {
       });
       changed.push(read.counter);
     }
+    return true;
+  }
+
+  /** Holds a counter's total read at version; true when it changed since it was last published. */
+  private take(counter: string, total: bigint, generation: number, asOfUnixMs: number, version: ComponentVersion): boolean {
+    const held = this.table.get(counter);
+    // A clear with no increment since still ships: the generation tells the peers to clear.
+    if (held !== undefined && held.total === total && held.generation === generation) return false;
+    this.table.set(counter, { origin: this.region, version, total, asOfUnixMs, generation });
     return true;
   }
 }

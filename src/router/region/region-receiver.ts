@@ -14,6 +14,8 @@ import {
   maxVersion,
   monotonicNowMs,
   regionBatchComponentsMax,
+  regionReceiverBatchesStoringAtOnce,
+  regionReceiverBatchesStoringMax,
   toServiceError,
   zeroVersion,
   type ComponentVersion,
@@ -69,34 +71,75 @@ export class RegionReceiver {
     for (const peer of this.peerNames) this.metrics.lagSeconds.set({ peer }, this.lagSeconds(peer));
   }
 
-  /** The Exchange handler: frames are handled one at a time, in order. */
+  /**
+   * The Exchange handler. Batches are stored as they arrive, several at once
+   * (the node keeps the newest version whatever order they land in), and
+   * answered in order: a batch's answer, and the durable watermark it moves,
+   * wait until every earlier batch of the stream is durable too.
+   */
   exchange(call: ExchangeCall): void {
     let origin: string | undefined;
     let chain = Promise.resolve();
     let closed = false;
+    let storing = 0;
+    /** Settles once the hello is checked: batches start storing from then on, without waiting for earlier answers. */
+    let helloChecked = Promise.resolve();
+    /**
+     * The last regionReceiverBatchesStoringAtOnce batches' stores: a batch starts once the one that many
+     * before it is stored, so a link catching up keeps the nodes busy without crowding out this region's own writes.
+     */
+    const recentStores: Promise<unknown>[] = [];
     const fail = (error: unknown): void => {
       if (closed) return;
       closed = true;
-      if (origin !== undefined) this.metrics.errors.inc({ peer: origin, reason: 'apply' });
+      if (origin) this.metrics.errors.inc({ peer: origin, reason: 'apply' });
       call.emit('error', toServiceError(error));
     };
     call.on('data', (frame: regionV1.RegionFrame__Output) => {
-      chain = chain
-        .then(async () => {
-          if (closed) return;
-          if (origin === undefined) {
+      if (closed) return;
+      if (origin === undefined) {
+        chain = chain
+          .then(() => {
+            if (closed) return;
             origin = this.hello(frame);
             const progress = this.progress.get(origin);
             call.write({ seq: '0', durable: wire(progress?.durable ?? zeroVersion), region: this.region, refused: 0 });
-            return;
-          }
-          if (frame.batch === null || frame.batch === undefined)
-            throw new TallyError(ErrorCode.invalidArgument, 'after the hello every frame is a batch');
-          const refused = await this.apply(origin, frame.batch);
-          const progress = this.progress.get(origin)!;
-          call.write({ seq: frame.batch.seq, durable: wire(progress.durable), region: this.region, refused });
+          })
+          .catch(fail);
+        helloChecked = chain;
+        // Frames after the hello wait for it to be checked: origin is set in the same turn as the check.
+        origin = '';
+        return;
+      }
+      const batch = frame.batch;
+      if (batch === null || batch === undefined) {
+        fail(new TallyError(ErrorCode.invalidArgument, 'after the hello every frame is a batch'));
+        return;
+      }
+      if (storing >= regionReceiverBatchesStoringMax) {
+        fail(new TallyError(ErrorCode.resourceExhausted, `more than ${regionReceiverBatchesStoringMax} batches unanswered on one stream`));
+        return;
+      }
+      storing++;
+      const turn = recentStores.length < regionReceiverBatchesStoringAtOnce ? helloChecked : recentStores.shift()!;
+      const stored = turn.then(
+        () => (closed ? 0 : this.storeBatch(origin!, batch)),
+        () => 0,
+      );
+      recentStores.push(stored.catch(() => undefined));
+      // Handled below, in order; this only keeps an early failure from going unhandled meanwhile.
+      stored.catch(() => undefined);
+      chain = chain
+        .then(async () => {
+          const refused = await stored;
+          if (closed) return;
+          this.advance(origin!, batch);
+          call.write({ seq: batch.seq, durable: wire(this.progress.get(origin!)!.durable), region: this.region, refused });
         })
-        .catch(fail);
+        .catch(fail)
+        .finally(() => {
+          storing--;
+        });
     });
     call.on('end', () => {
       // The sender is done: answer what is under way, then close.
@@ -129,7 +172,7 @@ export class RegionReceiver {
   }
 
   /** Makes a batch durable; returns how many components were refused (a counter that cannot hold one). */
-  private async apply(origin: string, batch: regionV1.ComponentBatch__Output): Promise<number> {
+  private async storeBatch(origin: string, batch: regionV1.ComponentBatch__Output): Promise<number> {
     if (batch.components.length > regionBatchComponentsMax)
       throw new TallyError(ErrorCode.invalidArgument, `a batch holds at most ${regionBatchComponentsMax} components`);
     const components: { counter: string; component: RegionComponent }[] = batch.components.map((each) => {
@@ -147,24 +190,27 @@ export class RegionReceiver {
     });
     let refused = 0;
     let bytes = 0;
-    const outcomes = await Promise.all(
-      components.map(async ({ counter, component }) => {
-        bytes += componentWireBytes(counter, component);
-        try {
-          return await this.store.store(counter, component);
-        } catch (error) {
-          const code = error instanceof TallyError ? error.code : undefined;
-          if (code === ErrorCode.failedPrecondition || code === ErrorCode.invalidArgument || code === ErrorCode.notFound) {
-            refused++;
-            this.logger.warn('region component refused', { origin, counter, error: (error as Error).message });
-            return false;
-          }
-          throw error;
-        }
-      }),
-    );
+    await this.store.prepare(components.map(({ counter }) => counter));
+    for (const { counter, component } of components) bytes += componentWireBytes(counter, component);
+    const settled = await this.store.storeMany(components);
+    const outcomes = settled.map((outcome, index) => {
+      if (outcome.status === 'fulfilled') return outcome.value;
+      const error: unknown = outcome.reason;
+      const code = error instanceof TallyError ? error.code : undefined;
+      if (code === ErrorCode.failedPrecondition || code === ErrorCode.invalidArgument || code === ErrorCode.notFound) {
+        refused++;
+        this.logger.warn('region component refused', { origin, counter: components[index]!.counter, error: (error as Error).message });
+        return false;
+      }
+      throw error;
+    });
     this.metrics.bytes.inc({ peer: origin, direction: 'received' }, bytes);
     this.metrics.componentsApplied.inc({ peer: origin }, outcomes.filter(Boolean).length);
+    return refused;
+  }
+
+  /** Every batch of the stream up to this one is durable: what the origin is known to hold moves to its watermark. */
+  private advance(origin: string, batch: regionV1.ComponentBatch__Output): void {
     const watermark = versionOf(batch.version);
     const previous = this.progress.get(origin);
     const asOfUnixMs = Number(batch.asOfUnixMs);
@@ -178,7 +224,6 @@ export class RegionReceiver {
       lastBatchMs: monotonicNowMs(),
     });
     this.metrics.lagSeconds.set({ peer: origin }, 0);
-    return refused;
   }
 }
 

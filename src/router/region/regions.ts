@@ -13,7 +13,8 @@ import { GlobalReader } from './global-reader.ts';
 import { PeerLink } from './peer-link.ts';
 import type { TermSource } from './publish-term.ts';
 import { createRegionMetrics } from './region-metrics.ts';
-import { RegionPublisher } from './region-publisher.ts';
+import { RegionPublisher, isPublishable } from './region-publisher.ts';
+import { ShardFeed } from './shard-feed.ts';
 import { RegionReceiver } from './region-receiver.ts';
 import type { SketchReads } from './sketch-source.ts';
 
@@ -65,6 +66,7 @@ export function createRegions(
     parts.termSource,
     parts.logger,
     settings.regionPublishIntervalMs,
+    new ShardFeed(parts.directory, parts.pool, settings.readTimeoutMs, isPublishable, parts.logger),
     parts.sketches,
   );
   for (const peer of settings.peerRegions)

@@ -54,6 +54,7 @@ function setup() {
     async () => 2n,
     createLogger('test', 'error'),
     3_600_000,
+    undefined,
     {
       union: async () => {
         duringRead();

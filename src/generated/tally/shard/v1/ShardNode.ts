@@ -8,6 +8,8 @@ import type { ApplyAnswer as _tally_shard_v1_ApplyAnswer, ApplyAnswer__Output as
 import type { ApplyFrame as _tally_shard_v1_ApplyFrame, ApplyFrame__Output as _tally_shard_v1_ApplyFrame__Output } from '../../../tally/shard/v1/ApplyFrame.ts';
 import type { ApplyRequest as _tally_shard_v1_ApplyRequest, ApplyRequest__Output as _tally_shard_v1_ApplyRequest__Output } from '../../../tally/shard/v1/ApplyRequest.ts';
 import type { ApplyResponse as _tally_shard_v1_ApplyResponse, ApplyResponse__Output as _tally_shard_v1_ApplyResponse__Output } from '../../../tally/shard/v1/ApplyResponse.ts';
+import type { ChangedShardsRequest as _tally_shard_v1_ChangedShardsRequest, ChangedShardsRequest__Output as _tally_shard_v1_ChangedShardsRequest__Output } from '../../../tally/shard/v1/ChangedShardsRequest.ts';
+import type { ChangedShardsResponse as _tally_shard_v1_ChangedShardsResponse, ChangedShardsResponse__Output as _tally_shard_v1_ChangedShardsResponse__Output } from '../../../tally/shard/v1/ChangedShardsResponse.ts';
 import type { CheckMembersRequest as _tally_shard_v1_CheckMembersRequest, CheckMembersRequest__Output as _tally_shard_v1_CheckMembersRequest__Output } from '../../../tally/shard/v1/CheckMembersRequest.ts';
 import type { CheckMembersResponse as _tally_shard_v1_CheckMembersResponse, CheckMembersResponse__Output as _tally_shard_v1_CheckMembersResponse__Output } from '../../../tally/shard/v1/CheckMembersResponse.ts';
 import type { InstallSnapshotRequest as _tally_shard_v1_InstallSnapshotRequest, InstallSnapshotRequest__Output as _tally_shard_v1_InstallSnapshotRequest__Output } from '../../../tally/shard/v1/InstallSnapshotRequest.ts';
@@ -85,6 +87,29 @@ export interface ShardNodeClient extends grpc.Client {
    */
   applyStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer__Output>;
   applyStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer__Output>;
+  
+  /**
+   * The region publisher's feed (docs/regions.md): the totals of the shards
+   * whose total or generation changed since a position this node gave, as
+   * columns, counting only what a failover can no longer drop (as ReadShards).
+   * A position the node does not know (another log, a restart, too old)
+   * answers every shard it holds, full=true.
+   */
+  ChangedShards(argument: _tally_shard_v1_ChangedShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
+  ChangedShards(argument: _tally_shard_v1_ChangedShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
+  ChangedShards(argument: _tally_shard_v1_ChangedShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
+  ChangedShards(argument: _tally_shard_v1_ChangedShardsRequest, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The region publisher's feed (docs/regions.md): the totals of the shards
+   * whose total or generation changed since a position this node gave, as
+   * columns, counting only what a failover can no longer drop (as ReadShards).
+   * A position the node does not know (another log, a restart, too old)
+   * answers every shard it holds, full=true.
+   */
+  changedShards(argument: _tally_shard_v1_ChangedShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
+  changedShards(argument: _tally_shard_v1_ChangedShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
+  changedShards(argument: _tally_shard_v1_ChangedShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
+  changedShards(argument: _tally_shard_v1_ChangedShardsRequest, callback: grpc.requestCallback<_tally_shard_v1_ChangedShardsResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Whether each member is in its shard's member set.
@@ -325,6 +350,15 @@ export interface ShardNodeHandlers extends grpc.UntypedServiceImplementation {
   ApplyStream: grpc.handleBidiStreamingCall<_tally_shard_v1_ApplyFrame__Output, _tally_shard_v1_ApplyAnswer>;
   
   /**
+   * The region publisher's feed (docs/regions.md): the totals of the shards
+   * whose total or generation changed since a position this node gave, as
+   * columns, counting only what a failover can no longer drop (as ReadShards).
+   * A position the node does not know (another log, a restart, too old)
+   * answers every shard it holds, full=true.
+   */
+  ChangedShards: grpc.handleUnaryCall<_tally_shard_v1_ChangedShardsRequest__Output, _tally_shard_v1_ChangedShardsResponse>;
+  
+  /**
    * Whether each member is in its shard's member set.
    */
   CheckMembers: grpc.handleUnaryCall<_tally_shard_v1_CheckMembersRequest__Output, _tally_shard_v1_CheckMembersResponse>;
@@ -410,6 +444,7 @@ export interface ShardNodeDefinition extends grpc.ServiceDefinition {
   AppendEntries: MethodDefinition<_tally_shard_v1_AppendEntriesRequest, _tally_shard_v1_AppendEntriesResponse, _tally_shard_v1_AppendEntriesRequest__Output, _tally_shard_v1_AppendEntriesResponse__Output>
   Apply: MethodDefinition<_tally_shard_v1_ApplyRequest, _tally_shard_v1_ApplyResponse, _tally_shard_v1_ApplyRequest__Output, _tally_shard_v1_ApplyResponse__Output>
   ApplyStream: MethodDefinition<_tally_shard_v1_ApplyFrame, _tally_shard_v1_ApplyAnswer, _tally_shard_v1_ApplyFrame__Output, _tally_shard_v1_ApplyAnswer__Output>
+  ChangedShards: MethodDefinition<_tally_shard_v1_ChangedShardsRequest, _tally_shard_v1_ChangedShardsResponse, _tally_shard_v1_ChangedShardsRequest__Output, _tally_shard_v1_ChangedShardsResponse__Output>
   CheckMembers: MethodDefinition<_tally_shard_v1_CheckMembersRequest, _tally_shard_v1_CheckMembersResponse, _tally_shard_v1_CheckMembersRequest__Output, _tally_shard_v1_CheckMembersResponse__Output>
   InstallSnapshot: MethodDefinition<_tally_shard_v1_InstallSnapshotRequest, _tally_shard_v1_AppendEntriesResponse, _tally_shard_v1_InstallSnapshotRequest__Output, _tally_shard_v1_AppendEntriesResponse__Output>
   MemberCounts: MethodDefinition<_tally_shard_v1_ReadShardsRequest, _tally_shard_v1_MemberCountsResponse, _tally_shard_v1_ReadShardsRequest__Output, _tally_shard_v1_MemberCountsResponse__Output>
