@@ -38,15 +38,13 @@ import {
 import { parseNodeConfig } from './config.ts';
 import { ShardLog, logFileOf, checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log/index.ts';
 import { NodeMemory, checkpointFolder, rebuildMemory, type NodeState, DedupIndex, loadRole } from './state/index.ts';
-import { GroupCommitter } from './group-commit.ts';
+import { Checkpointer, GroupCommitter } from './write/index.ts';
 import { createNodeMetrics } from './node-metrics.ts';
 import { createNodeService } from './node-service.ts';
 import { Replicator } from './replication/index.ts';
-import { Checkpointer } from './checkpointer.ts';
 import { LogScrubber } from './scrubber.ts';
 import { Housekeeping } from './housekeeping.ts';
-import { withLeanReadShardsResponse } from './read-shards-codec.ts';
-import { FrameStreams } from './frame-streams.ts';
+import { FrameStreams, withLeanReadShardsResponse } from './handlers/index.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 

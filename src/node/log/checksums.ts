@@ -7,7 +7,7 @@
 // scratch buffer (the process is single-threaded and nothing here yields).
 import zlib from 'node:zlib';
 import type Database from 'better-sqlite3';
-import { ShardLogError } from './log-entry.ts';
+import { ShardLogError } from './records/log-entry.ts';
 import { partChecksumFunction } from './log-statements.ts';
 
 /** Fixed-width fields of a row, each 8 bytes little-endian, then the two variable lengths. */

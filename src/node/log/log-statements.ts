@@ -1,7 +1,7 @@
 // The log's SQL: every statement of fixed SQL the store runs, prepared once
 // when it opens, and the helpers that read shard rows as bigints.
 import type Database from 'better-sqlite3';
-import { type extraColumns, type RawRow, rowColumns } from './log-entry.ts';
+import { type extraColumns, type RawRow, rowColumns } from './records/log-entry.ts';
 
 export const checkpointPartsSql = 'SELECT shard_id, part, data, crc FROM checkpoint_parts';
 

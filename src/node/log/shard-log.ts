@@ -13,9 +13,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
-import { isDamagedLog } from './log-check.ts';
-import { EntryKind, ShardLogError, checkEntry, encodeDroppedAt, extraColumns, type LogEntry, type StoredEntry } from './log-entry.ts';
-import { MergedReader, decodeRecord, encodeRecord, isPlainEntry, recordEntriesMin } from './commit-records.ts';
+import { isDamagedLog } from './check/log-check.ts';
+import { EntryKind, ShardLogError, checkEntry, encodeDroppedAt, extraColumns, type LogEntry, type StoredEntry } from './records/log-entry.ts';
+import { MergedReader, decodeRecord, encodeRecord, isPlainEntry, recordEntriesMin } from './records/commit-records.ts';
 import { CommitWireWriter, type CommitWire } from './commit-wire.ts';
 
 /** The log's file in a node's data directory. */
@@ -29,7 +29,7 @@ const installMetaKey = 'install';
 
 import { LogView } from './log-view.ts';
 import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
-import { FoldRound } from './fold-round.ts';
+import { FoldRound } from './checkpoint/fold-round.ts';
 import { checkpointPartsSql, prepareLogStatements, rowsOf, rowsOfShards } from './log-statements.ts';
 import {
   blockOf,
@@ -41,7 +41,7 @@ import {
   indexBlock,
   mergeBlockBytes,
   totalInBlock,
-} from './checkpoint-blocks.ts';
+} from './checkpoint/checkpoint-blocks.ts';
 import { blockChecksum, checkedPart, partChecksum, recordChecksum, registerChecksumFunctions, rowChecksum } from './checksums.ts';
 
 export { LogView } from './log-view.ts';

@@ -15,10 +15,10 @@ import {
   steadyWallClock,
   type RegionComponent,
   type WindowSetting,
-} from '../common/index.ts';
-import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from './log/index.ts';
-import { type RoleState, DedupIndex, encodeWindowSetting, type NodeMemory } from './state/index.ts';
-import { packRegisterChanges } from '../sketch/index.ts';
+} from '../../common/index.ts';
+import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from '../log/index.ts';
+import { type RoleState, DedupIndex, encodeWindowSetting, type NodeMemory } from '../state/index.ts';
+import { packRegisterChanges } from '../../sketch/index.ts';
 
 /**
  * What a router asks of one shard:
