@@ -55,8 +55,23 @@ export function createNodeService(deps: NodeServiceDeps) {
   const context = new NodeContext({ state, log, memory, replicator, replicationTimeoutMs: deps.replicationTimeoutMs });
   const apply = createApplyHandler({ context, committer, metrics });
   const reads = createReadHandlers(context);
-  const roles = createRoleHandlers({ state, log, memory, replicator, logger, zone: deps.zone, replicationAddress: deps.replicationAddress });
-  const replication = createReplicationHandlers({ context, dedup, dedupWindowMs: deps.dedupWindowMs, logClock: deps.logClock, metrics, logger });
+  const roles = createRoleHandlers({
+    state,
+    log,
+    memory,
+    replicator,
+    logger,
+    zone: deps.zone,
+    replicationAddress: deps.replicationAddress,
+  });
+  const replication = createReplicationHandlers({
+    context,
+    dedup,
+    dedupWindowMs: deps.dedupWindowMs,
+    logClock: deps.logClock,
+    metrics,
+    logger,
+  });
 
   const streamed = <Request extends { protocol?: shardV1.ProtocolVersion__Output | null }, Response>(
     method: string,

@@ -4,7 +4,14 @@
 // (and the follower's, while in sync), and never writes under a stale epoch.
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, applyItemsPerCallMax, type shardV1 } from '../../common/index.ts';
-import { decodeGroup, packedIncrementCount, type ApplyEntry, type CommitResult, type GroupCommitter, type GroupOutcome } from '../write/index.ts';
+import {
+  decodeGroup,
+  packedIncrementCount,
+  type ApplyEntry,
+  type CommitResult,
+  type GroupCommitter,
+  type GroupOutcome,
+} from '../write/index.ts';
 import type { NodeMetrics } from '../node-metrics.ts';
 import type { NodeContext } from './node-context.ts';
 

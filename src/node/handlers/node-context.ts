@@ -92,7 +92,8 @@ export class NodeContext {
     const { state, deps } = this;
     const refusal = state.role.role === 'primary' ? deps.replicator.refusal() : undefined;
     if (refusal !== undefined) throw new TallyError(ErrorCode.unavailable, refusal);
-    if (state.role.role === 'primary' && state.role.syncRequired) await deps.replicator.waitForAck(this.log.lastLsn, deps.replicationTimeoutMs);
+    if (state.role.role === 'primary' && state.role.syncRequired)
+      await deps.replicator.waitForAck(this.log.lastLsn, deps.replicationTimeoutMs);
     return values;
   }
 }

@@ -14,7 +14,15 @@ import Database from 'better-sqlite3';
 import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../../common/index.ts';
 import { createOrUpgradeSchema } from './log-schema.ts';
 import { isDamagedLog } from './check/log-check.ts';
-import { EntryKind, ShardLogError, checkEntry, encodeDroppedAt, extraColumns, type LogEntry, type StoredEntry } from './records/log-entry.ts';
+import {
+  EntryKind,
+  ShardLogError,
+  checkEntry,
+  encodeDroppedAt,
+  extraColumns,
+  type LogEntry,
+  type StoredEntry,
+} from './records/log-entry.ts';
 import { MergedReader, decodeRecord, encodeRecord, isPlainEntry, recordEntriesMin } from './records/commit-records.ts';
 import { CommitWireWriter, type CommitWire } from './commit-wire.ts';
 

@@ -14,7 +14,7 @@ import {
   type shardV1,
   type WindowSetting,
 } from '../../common/index.ts';
-import type { GroupOutcome, ApplyEntry } from './group-commit.ts';
+import type { GroupOutcome, ApplyEntry } from './apply-entry.ts';
 import { unpackRegisterChanges } from '../../sketch/index.ts';
 import { validateWindowConfig } from '../../window/index.ts';
 
