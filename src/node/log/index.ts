@@ -21,4 +21,5 @@ export {
 export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 export { LogView } from './log-view.ts';
 export { FoldRound } from './checkpoint/index.ts';
-export { ShardLog, logFileOf } from './shard-log.ts';
+export { ShardLog } from './shard-log.ts';
+export { logFileOf } from './log-file.ts';
