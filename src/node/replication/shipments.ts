@@ -67,7 +67,7 @@ export class Shipments {
   /** Up to about batchEntriesMax entries from fromLsn on, as stored: from memory when it holds fromLsn, else read from the log (catch-up). */
   private wireFrom(fromLsn: bigint, streams: boolean): { records: Buffer; entryCount: number; lastLsn: bigint; fromLog: boolean } {
     const bytesMax = this.frameBytesMax;
-    // A unary call (a follower before streams) carries what it always did; a frame, more: one fsync each on the follower.
+    // A unary call (a follower before streams) carries batchEntriesMax entries; a frame more: each costs the follower one fsync.
     const entriesMax = streams ? (this.settings.frameEntriesMax ?? replicationFrameEntriesMax) : this.settings.batchEntriesMax;
     const run = this.recent.from(fromLsn, entriesMax, bytesMax, this.log.lastLsn);
     if (run !== undefined && run.sizeBytes <= bytesMax) {
