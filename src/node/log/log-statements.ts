@@ -27,6 +27,11 @@ export function valueOf<Params extends unknown[], Value>(db: Database.Database, 
  * file could use, so the build leaves it out of them (stripInternal).
  */
 export function prepareLogStatements(db: Database.Database) {
+  return { ...entryStatements(db), ...keyStatements(db), ...checkpointStatements(db) };
+}
+
+/** Writing and finding entries: rows, records, epochs. */
+function entryStatements(db: Database.Database) {
   return {
     insert: db.prepare<
       [
@@ -77,6 +82,12 @@ export function prepareLogStatements(db: Database.Database) {
     selectLast: rowsOf<[], [lsn: bigint, epoch: bigint]>(db, 'SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1'),
     selectEpoch: valueOf<[lsn: bigint], bigint>(db, 'SELECT epoch FROM log WHERE lsn = ?'),
     selectMaxEpochAfter: valueOf<[lsn: bigint], bigint | null>(db, 'SELECT max(epoch) AS epoch FROM log WHERE lsn > ?'),
+  };
+}
+
+/** Keyed rows within the dedup window, and deleting rows the checkpoint folded. */
+function keyStatements(db: Database.Database) {
+  return {
     // A point lookup in log_keys (`idem_key = ?` implies the index's IS NOT NULL);
     // the run of one key is a few rows at most (fences, then one increment).
     selectKey: rowsOf<[shardId: number, key: Buffer, sinceMs: number], [lsn: bigint, atMs: bigint, fenceShardCount: bigint | null]>(
@@ -107,6 +118,12 @@ export function prepareLogStatements(db: Database.Database) {
     deleteFoldedKeys: db.prepare<[foldedLsn: bigint, rowsMax: number, keepKeysSinceMs: number]>(
       'DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?',
     ),
+  };
+}
+
+/** The checkpoint's blocks and parts, meta, and the file's size. */
+function checkpointStatements(db: Database.Database) {
+  return {
     selectBlock: rowsOf<[firstShard: number], [data: Buffer, crc: bigint | null]>(
       db,
       'SELECT data, crc FROM checkpoint_blocks WHERE first_shard = ?',
