@@ -1,12 +1,10 @@
 // The log's SQL: every statement of fixed SQL the store runs, prepared once
 // when it opens, and the helpers that read shard rows as bigints.
 import type Database from 'better-sqlite3';
+import { partChecksumFunction } from './checksums.ts';
 import { type extraColumns, type RawRow, rowColumns } from './records/log-entry.ts';
 
 export const checkpointPartsSql = 'SELECT shard_id, part, data, crc FROM checkpoint_parts';
-
-/** The SQL function the part statements compute a part's checksum with (registered on the store's connection). */
-export const partChecksumFunction = 'tally_part_crc';
 
 /** A statement whose rows come back as arrays, integers as bigint (a log lsn or total may pass 2^53). */
 export function rowsOf<Params extends unknown[], Row>(db: Database.Database, sql: string): Database.Statement<Params, Row> {

@@ -6,6 +6,7 @@ import { INT64_MAX, INT64_MIN, UINT64_MAX, decodeComponent } from '../../../comm
 import { unpackRegisterChanges } from '../../../sketch/index.ts';
 import { validateWindowConfig } from '../../../window/index.ts';
 import { rowChecksum, verifyChecksum } from '../checksums.ts';
+import { ShardLogError } from './log-error.ts';
 
 /** What a log row records. Every kind changes at most one shard. */
 export const EntryKind = {
@@ -71,10 +72,7 @@ export interface StoredEntry extends LogEntry {
   atMs: number;
 }
 
-/** The log cannot be trusted: a row that could not have been written, a gap, a schema this node does not read. */
-export class ShardLogError extends Error {
-  override name = 'ShardLogError';
-}
+export { ShardLogError };
 
 /** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
 export function entryProblem(entry: LogEntry & { atMs?: number }): string | undefined {
