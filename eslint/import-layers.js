@@ -29,11 +29,13 @@ export const routerLayers = {
   http: ['api', 'metrics'],
 };
 
-/** The node's rooms: the log is the bottom; state builds on it; replication on both. */
+/** The node's rooms: the log is the bottom; state builds on it; replication on both; the write path on all three; the service's handlers on everything. */
 export const nodeLayers = {
   log: [],
   state: ['log'],
   replication: ['log', 'state'],
+  write: ['log', 'state', 'replication'],
+  handlers: ['log', 'state', 'replication', 'write'],
 };
 
 /** Each process's folder and its layer table. */

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ShardLog, type LogEntry } from '../../src/node/log/index.ts';
 import { checkpointFolder, type NodeState } from '../../src/node/state/index.ts';
-import { Checkpointer } from '../../src/node/checkpointer.ts';
+import { Checkpointer } from '../../src/node/write/checkpointer.ts';
 import type { Replicator } from '../../src/node/replication/index.ts';
 import { checkpointMergeBlocksMax, checkpointSliceRows, checkpointStepMs } from '../../src/common/limits.ts';
 import { SeededRandom, ZipfSampler } from '../../src/cli/bench-zipf.ts';

@@ -3,8 +3,14 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { batchSizeBuckets, latencyBucketsSeconds, registerRpcCounter } from '../common/index.ts';
 
 export function createNodeMetrics(registry: Registry) {
+  // Registered in this order: /metrics lists them so.
+  return { ...callMetrics(registry), ...commitMetrics(registry), ...stateMetrics(registry) };
+}
+export type NodeMetrics = ReturnType<typeof createNodeMetrics>;
+
+/** Calls, increments and the dedup index's keys. */
+function callMetrics(registry: Registry) {
   return {
-    /** Counts a call's status in tally_rpc_total{service, method, code} (CallGuards.onStatus). */
     rpcStatus: registerRpcCounter(registry),
     streamFrames: new Counter({
       name: 'tally_node_stream_frames_total',
@@ -58,6 +64,12 @@ export function createNodeMetrics(registry: Registry) {
       help: 'Idempotency keys dropped after the dedup window',
       registers: [registry],
     }),
+  };
+}
+
+/** Commits, replication lag and the checkpoint. */
+function commitMetrics(registry: Registry) {
+  return {
     incrementsRejected: new Counter({
       name: 'tally_node_increments_rejected_total',
       help: 'Increment groups this node refused, by reason',
@@ -109,6 +121,12 @@ export function createNodeMetrics(registry: Registry) {
       buckets: latencyBucketsSeconds,
       registers: [registry],
     }),
+  };
+}
+
+/** Memory held by kinds, the log's checks and its size. */
+function stateMetrics(registry: Registry) {
+  return {
     sketchBytes: new Gauge({ name: 'tally_distinct_sketch_bytes', help: 'Memory held by distinct-count sketches', registers: [registry] }),
     memberSetBytes: new Gauge({
       name: 'tally_member_set_bytes',
@@ -161,4 +179,3 @@ export function createNodeMetrics(registry: Registry) {
     }),
   };
 }
-export type NodeMetrics = ReturnType<typeof createNodeMetrics>;

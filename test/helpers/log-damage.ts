@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { readWalLayout } from '../../src/node/log/wal-frames.ts';
+import { readWalLayout } from '../../src/node/log/check/wal-frames.ts';
 import { seededRandom } from './seeded-random.ts';
 
 /** The log database in a node's data directory. */

@@ -1,6 +1,6 @@
 // Log entries and group-commit items as the node tests build them, and the
 // random mixes their replay-equals-checkpoint tests generate: one copy here.
-import type { ApplyEntry } from '../../src/node/group-commit.ts';
+import type { ApplyEntry } from '../../src/node/write/group-commit.ts';
 import { EntryKind, type LogEntry } from '../../src/node/log/index.ts';
 import { encodeWindowSetting } from '../../src/node/state/index.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';

@@ -7,8 +7,10 @@
 // scratch buffer (the process is single-threaded and nothing here yields).
 import zlib from 'node:zlib';
 import type Database from 'better-sqlite3';
-import { ShardLogError } from './log-entry.ts';
-import { partChecksumFunction } from './log-statements.ts';
+import { ShardLogError } from './records/log-error.ts';
+
+/** The SQL function the part statements compute a part's checksum with (registered on the store's connection). */
+export const partChecksumFunction = 'tally_part_crc';
 
 /** Fixed-width fields of a row, each 8 bytes little-endian, then the two variable lengths. */
 const scratch = Buffer.alloc(8 * 10);

@@ -17,8 +17,8 @@
 // insertRow stores them).
 import zlib from 'node:zlib';
 import { ErrorCode, TallyError } from '../../common/index.ts';
-import { visitRecord, type RawRecord } from './commit-records.ts';
-import { ShardLogError, entryOfRowUnverified, type RawRow, type StoredEntry } from './log-entry.ts';
+import { visitRecord, type RawRecord } from './records/commit-records.ts';
+import { ShardLogError, entryOfRowUnverified, type RawRow, type StoredEntry } from './records/log-entry.ts';
 
 const recordTag = 1;
 const rowTag = 2;

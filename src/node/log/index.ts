@@ -1,10 +1,11 @@
 // The node's write-ahead log in SQLite: entries and their codecs, the
-// checkpoint, snapshot install, and the checks a log passes at start.
-export { decodeEntryColumns, encodeEntryColumns } from './entry-columns.ts';
-export { decodeRecord, visitRecord, type RawRecord } from './commit-records.ts';
+// checkpoint, snapshot install, and the checks a log passes at start. Its
+// sub-folders (records/, checkpoint/, check/) are reached through here.
+export { decodeEntryColumns, encodeEntryColumns } from './records/index.ts';
+export { decodeRecord, visitRecord, type RawRecord } from './records/index.ts';
 export { CommitWireWriter, decodeCommitWire, entriesOfWire, pieceOffsetOf, type CommitWire, type WirePiece } from './commit-wire.ts';
 export { bytesChecksum, chunkChecksum } from './checksums.ts';
-export { checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log-check.ts';
+export { checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './check/index.ts';
 export {
   EntryKind,
   ShardLogError,
@@ -16,8 +17,9 @@ export {
   entryProblem,
   type LogEntry,
   type StoredEntry,
-} from './log-entry.ts';
+} from './records/index.ts';
 export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 export { LogView } from './log-view.ts';
-export { FoldRound } from './fold-round.ts';
-export { ShardLog, logFileOf } from './shard-log.ts';
+export { FoldRound } from './checkpoint/index.ts';
+export { ShardLog } from './shard-log.ts';
+export { logFileOf } from './log-file.ts';

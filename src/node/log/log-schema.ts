@@ -2,8 +2,8 @@
 // one transaction. Runs once at open, before the store prepares a statement;
 // it never reads or writes entries, and refuses a version it does not know.
 import type Database from 'better-sqlite3';
-import { ShardLogError, rowColumns, type RawRow } from './log-entry.ts';
-import { blockOf, encodeBlock } from './checkpoint-blocks.ts';
+import { ShardLogError, rowColumns, type RawRow } from './records/log-entry.ts';
+import { blockOf, encodeBlock } from './checkpoint/checkpoint-blocks.ts';
 import { blockChecksum, partChecksum, recordChecksum, rowChecksum } from './checksums.ts';
 import { rowsOf } from './log-statements.ts';
 

@@ -1,12 +1,10 @@
 // The log's SQL: every statement of fixed SQL the store runs, prepared once
 // when it opens, and the helpers that read shard rows as bigints.
 import type Database from 'better-sqlite3';
-import { type extraColumns, type RawRow, rowColumns } from './log-entry.ts';
+import { partChecksumFunction } from './checksums.ts';
+import { type extraColumns, type RawRow, rowColumns } from './records/log-entry.ts';
 
 export const checkpointPartsSql = 'SELECT shard_id, part, data, crc FROM checkpoint_parts';
-
-/** The SQL function the part statements compute a part's checksum with (registered on the store's connection). */
-export const partChecksumFunction = 'tally_part_crc';
 
 /** A statement whose rows come back as arrays, integers as bigint (a log lsn or total may pass 2^53). */
 export function rowsOf<Params extends unknown[], Row>(db: Database.Database, sql: string): Database.Statement<Params, Row> {
@@ -27,6 +25,11 @@ export function valueOf<Params extends unknown[], Value>(db: Database.Database, 
  * file could use, so the build leaves it out of them (stripInternal).
  */
 export function prepareLogStatements(db: Database.Database) {
+  return { ...entryStatements(db), ...keyStatements(db), ...checkpointStatements(db) };
+}
+
+/** Writing and finding entries: rows, records, epochs. */
+function entryStatements(db: Database.Database) {
   return {
     insert: db.prepare<
       [
@@ -77,6 +80,12 @@ export function prepareLogStatements(db: Database.Database) {
     selectLast: rowsOf<[], [lsn: bigint, epoch: bigint]>(db, 'SELECT lsn, epoch FROM log ORDER BY lsn DESC LIMIT 1'),
     selectEpoch: valueOf<[lsn: bigint], bigint>(db, 'SELECT epoch FROM log WHERE lsn = ?'),
     selectMaxEpochAfter: valueOf<[lsn: bigint], bigint | null>(db, 'SELECT max(epoch) AS epoch FROM log WHERE lsn > ?'),
+  };
+}
+
+/** Keyed rows within the dedup window, and deleting rows the checkpoint folded. */
+function keyStatements(db: Database.Database) {
+  return {
     // A point lookup in log_keys (`idem_key = ?` implies the index's IS NOT NULL);
     // the run of one key is a few rows at most (fences, then one increment).
     selectKey: rowsOf<[shardId: number, key: Buffer, sinceMs: number], [lsn: bigint, atMs: bigint, fenceShardCount: bigint | null]>(
@@ -107,6 +116,12 @@ export function prepareLogStatements(db: Database.Database) {
     deleteFoldedKeys: db.prepare<[foldedLsn: bigint, rowsMax: number, keepKeysSinceMs: number]>(
       'DELETE FROM log WHERE lsn IN (SELECT lsn FROM log WHERE lsn <= ? ORDER BY lsn LIMIT ?) AND at_ms < ?',
     ),
+  };
+}
+
+/** The checkpoint's blocks and parts, meta, and the file's size. */
+function checkpointStatements(db: Database.Database) {
+  return {
     selectBlock: rowsOf<[firstShard: number], [data: Buffer, crc: bigint | null]>(
       db,
       'SELECT data, crc FROM checkpoint_blocks WHERE first_shard = ?',

@@ -1,5 +1,5 @@
 // The shapes the log hands out: snapshot chunks, key records and the checkpoint.
-import type { StoredEntry } from './log-entry.ts';
+import type { StoredEntry } from './records/log-entry.ts';
 
 /** A piece of a snapshot: checkpoint totals, part pieces and keyed entries. */
 export interface SnapshotChunk {

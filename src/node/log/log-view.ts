@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { replayBatchRows } from '../../common/index.ts';
-import { EntryKind, entryOfRow, rowColumns, type RawRow, type StoredEntry } from './log-entry.ts';
+import { EntryKind, entryOfRow, rowColumns, type RawRow, type StoredEntry } from './records/log-entry.ts';
 import { checkpointPartsSql, rowsOf } from './log-statements.ts';
 import { checkedPart } from './checksums.ts';
-import { MergedReader } from './commit-records.ts';
-import { blockRowsOf, checkpointTotalsOf, decodeBlock } from './checkpoint-blocks.ts';
+import { MergedReader } from './records/commit-records.ts';
+import { blockRowsOf, checkpointTotalsOf, decodeBlock } from './checkpoint/checkpoint-blocks.ts';
 import type { SnapshotChunk } from './log-types.ts';
 
 /**

@@ -3,79 +3,72 @@
 // not, a key fence, a member flip, raised sketch registers, window settings),
 // a log row, or one of a commit record's packed plain increments
 // (commit-records.ts), fsync'd before it is acknowledged and tagged with its
-// primary's epoch. It never holds
-// an entry that was not accepted, and a log that fails its checks is never served
-// (log-check.ts sets it aside at start; onDamage stops a running node).
+// primary's epoch. It never holds an entry that was not accepted, and a log
+// that fails its checks is never served (log-check.ts sets it aside at
+// start; onDamage stops a running node).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN, replayBatchRows, preparePrivateDir, preparePrivateFile, storageError } from '../../common/index.ts';
-import { createOrUpgradeSchema } from './log-schema.ts';
-import { isDamagedLog } from './log-check.ts';
-import { EntryKind, ShardLogError, checkEntry, encodeDroppedAt, extraColumns, type LogEntry, type StoredEntry } from './log-entry.ts';
-import { MergedReader, decodeRecord, encodeRecord, isPlainEntry, recordEntriesMin } from './commit-records.ts';
+import type Database from 'better-sqlite3';
+import { INT64_MAX, replayBatchRows, storageError } from '../../common/index.ts';
+import { isDamagedLog } from './check/log-check.ts';
+import { CheckpointStore } from './checkpoint/checkpoint-store.ts';
+import type { FoldRound } from './checkpoint/fold-round.ts';
 import { CommitWireWriter, type CommitWire } from './commit-wire.ts';
+import { EntryWriter } from './entry-writer.ts';
+import { openLogDatabase, walSizeBytesOf } from './log-file.ts';
+import { KeyRows, type KeyVisitor } from './key-rows.ts';
+import { prepareLogStatements } from './log-statements.ts';
+import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
+import { LogView } from './log-view.ts';
+import { MergedReader } from './records/commit-records.ts';
+import { ShardLogError, checkEntry, encodeDroppedAt, type LogEntry, type StoredEntry } from './records/log-entry.ts';
 
-/** The log's file in a node's data directory. */
-export function logFileOf(dataDir: string): string {
-  return path.join(dataDir, 'node.sqlite');
-}
+export { LogView } from './log-view.ts';
+export { logFileOf } from './log-file.ts';
+export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 
 const nodeIdMetaKey = 'node_id';
 /** Present while a snapshot install is under way (holds its id). */
 const installMetaKey = 'install';
-
-import { LogView } from './log-view.ts';
-import type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
-import { FoldRound } from './fold-round.ts';
-import { checkpointPartsSql, prepareLogStatements, rowsOf, rowsOfShards } from './log-statements.ts';
-import {
-  blockOf,
-  blockRowsOf,
-  checkBlocksAfter,
-  checkedBlock,
-  checkpointTotalsOf,
-  decodeBlock,
-  indexBlock,
-  mergeBlockBytes,
-  totalInBlock,
-} from './checkpoint-blocks.ts';
-import { blockChecksum, checkedPart, partChecksum, recordChecksum, registerChecksumFunctions, rowChecksum } from './checksums.ts';
-
-export { LogView } from './log-view.ts';
-
 const noBytes = Buffer.alloc(0);
-/** A block with no row yet: no shard in it has a total. */
-const noBlock = Buffer.alloc(0);
-export type { CheckpointFolder, CheckpointState, KeyRecord, SnapshotChunk } from './log-types.ts';
 
 export class ShardLog {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<typeof prepareLogStatements>;
   private readonly reader: MergedReader;
+  private readonly writer: EntryWriter;
+  private readonly keys: KeyRows;
   private readonly appendTransaction: (entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) => void;
   private nextLsn: bigint;
   private lastEntryEpoch: bigint;
   /** Where append writes what it stores in the replication wire's layout (takeCommitWire). */
   private readonly wire = new CommitWireWriter();
   private lastCommit: Buffer = noBytes;
-  private foldedLsn: bigint;
-  /** Changes whenever the checkpoint moves or entries it has not folded go: a fold round begun before is stale. */
-  private generation = 0;
+  /** The checkpoint this log folds into: its position, its blocks and parts, and the fold round. */
+  private readonly checkpoint: CheckpointStore;
 
   private constructor(
     db: Database.Database,
     readonly file: string,
-    private readonly folder: CheckpointFolder | undefined,
+    folder: CheckpointFolder | undefined,
     private readonly owner: string,
   ) {
     this.db = db;
     this.statements = prepareLogStatements(db);
     this.reader = new MergedReader(db);
+    this.writer = new EntryWriter(this.statements);
+    this.keys = new KeyRows(this.statements, (read) => this.checkedRead(read));
+    this.checkpoint = new CheckpointStore({
+      db,
+      statements: this.statements,
+      folder,
+      transact: (write) => this.transact(write),
+      checkedRead: (read) => this.checkedRead(read),
+      entriesAfter: (afterLsn, uptoLsn, rowsMax) => this.entriesAfter(afterLsn, uptoLsn, rowsMax),
+      setMeta: (key, value) => this.setMeta(key, value),
+    });
     this.appendTransaction = db.transaction((entries: readonly LogEntry[], firstLsn: bigint, epoch: bigint, atMs: number) =>
-      this.writeEntries(
+      this.writer.writeEntries(
         entries,
         firstLsn,
         () => true,
@@ -89,13 +82,12 @@ export class ShardLog {
     // nor the primary's: start again from empty (the install restarts).
     this.abandonedInstall = this.getMeta(installMetaKey) !== undefined;
     if (this.abandonedInstall) this.emptyAll(undefined);
-    this.foldedLsn = BigInt(this.getMeta('checkpoint_lsn') ?? '0');
-    this.foldedEpoch = BigInt(this.getMeta('checkpoint_epoch') ?? '0');
+    this.checkpoint.moveTo(BigInt(this.getMeta('checkpoint_lsn') ?? '0'), BigInt(this.getMeta('checkpoint_epoch') ?? '0'));
     // This node writes a block in the transaction that moves checkpoint_lsn past it: one ahead is not its file.
     const blocksFoldedLsn = this.statements.selectBlocksFoldedLsnMax.get() ?? 0n;
-    if (blocksFoldedLsn > this.foldedLsn)
+    if (blocksFoldedLsn > this.checkpoint.lsn)
       throw new ShardLogError(
-        `log ${file} has checkpoint blocks folded to lsn ${blocksFoldedLsn}, past its checkpoint at ${this.foldedLsn}`,
+        `log ${file} has checkpoint blocks folded to lsn ${blocksFoldedLsn}, past its checkpoint at ${this.checkpoint.lsn}`,
       );
     let nodeId = this.getMeta(nodeIdMetaKey);
     if (nodeId === undefined) this.setMeta(nodeIdMetaKey, (nodeId = randomUUID()));
@@ -119,8 +111,6 @@ export class ShardLog {
   onDamage: ((error: unknown) => void) | undefined;
   /** Mirrors meta: asked on every read and status, so kept in memory rather than queried. */
   private installUnderWay = false;
-  /** Epoch of the entry at foldedLsn (meta checkpoint_epoch). */
-  private foldedEpoch = 0n;
 
   /** Deletes every entry and the checkpoint, in one transaction; marks an install under way when given its id. */
   private emptyAll(installId: string | undefined): void {
@@ -132,9 +122,7 @@ export class ShardLog {
       else this.setMeta(installMetaKey, installId);
     });
     this.installUnderWay = installId !== undefined;
-    this.generation++;
-    this.foldedLsn = 0n;
-    this.foldedEpoch = 0n;
+    this.checkpoint.moveTo(0n, 0n);
     this.refreshTail();
   }
 
@@ -151,28 +139,12 @@ export class ShardLog {
   /** Follower side: one chunk of the snapshot, in one transaction. Parts in several pieces are concatenated. */
   installChunk(chunk: SnapshotChunk): void {
     assert.ok(this.installing, 'install chunk without an install under way');
-    const { appendPart, selectBlock } = this.statements;
     this.transact(() => {
-      const totals = new Map<number, bigint>();
-      for (const [shardId, total] of chunk.shards) {
-        assert.ok(
-          Number.isSafeInteger(shardId) && shardId > 0 && total <= INT64_MAX && total >= INT64_MIN,
-          `snapshot shard ${shardId} is invalid`,
-        );
-        totals.set(shardId, total);
-      }
-      // A block may span chunks: each chunk merges into what the last left. Not folded by this log: lsn 0.
-      const storedBlock = (firstShard: number): Buffer => {
-        const row = selectBlock.get(firstShard);
-        return row === undefined ? noBlock : checkedBlock(firstShard, row[0], row[1]);
-      };
-      this.writeBlocks(new Map([...totals].sort(([a], [b]) => a - b)), storedBlock, 0n);
-      for (const piece of chunk.parts)
-        appendPart.run(piece.shardId, piece.part, piece.data, partChecksum(piece.shardId, piece.part, piece.data));
+      this.checkpoint.installPieces(chunk);
       for (const entry of chunk.keys) {
         checkEntry(entry);
         assert.ok(entry.idempotencyKey.length > 0, 'a snapshot key entry carries a key');
-        this.insertRow(entry.lsn, entry.epoch, entry, entry.atMs);
+        this.writer.insertRow(entry.lsn, entry.epoch, entry, entry.atMs);
       }
     });
   }
@@ -188,9 +160,7 @@ export class ShardLog {
       this.statements.deleteMeta.run(installMetaKey);
     });
     this.installUnderWay = false;
-    this.generation++;
-    this.foldedLsn = lsn;
-    this.foldedEpoch = epoch;
+    this.checkpoint.moveTo(lsn, epoch);
     this.refreshTail();
   }
 
@@ -202,7 +172,7 @@ export class ShardLog {
   entryEpoch(lsn: bigint): bigint | undefined {
     if (lsn === 0n) return 0n;
     if (lsn > this.lastLsn) return undefined;
-    if (lsn === this.foldedLsn) return this.foldedEpoch;
+    if (lsn === this.checkpoint.lsn) return this.checkpoint.epoch;
     return this.epochAt(lsn);
   }
 
@@ -215,58 +185,12 @@ export class ShardLog {
     return new LogView(this.file);
   }
 
-  private insertRow(lsn: bigint, epoch: bigint, entry: LogEntry, atMs: number, wire?: CommitWireWriter): void {
-    const key = entry.idempotencyKey.length > 0 ? entry.idempotencyKey : null;
-    const fence = entry.fenceShardCount || null;
-    if (entry.kind === undefined && entry.member === undefined && entry.payload === undefined) {
-      const crc = rowChecksum(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, null, null, null);
-      this.statements.insertPlain.run(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, crc);
-      wire?.row(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, null, null, null, crc);
-    } else {
-      const extra = extraColumns(entry);
-      const crc = rowChecksum(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra);
-      this.statements.insert.run(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra, crc);
-      wire?.row(lsn, epoch, entry.shardId, entry.amount, key, fence, atMs, ...extra, crc);
-    }
-  }
-
-  /**
-   * Writes entries from firstLsn on (inside the caller's transaction): each
-   * maximal run of plain entries that `sameCommit` joins, of recordEntriesMin
-   * or more, as one record; every other entry as a log row.
-   */
-  private writeEntries(
-    entries: readonly LogEntry[],
-    firstLsn: bigint,
-    sameCommit: (previous: number, index: number) => boolean,
-    stampOf: (entry: LogEntry, index: number) => [epoch: bigint, atMs: number],
-    wire?: CommitWireWriter,
-  ): void {
-    let index = 0;
-    // Bounded: each pass writes at least one entry.
-    while (index < entries.length) {
-      let end = index;
-      while (end < entries.length && isPlainEntry(entries[end]!) && (end === index || sameCommit(end - 1, end))) end++;
-      const [epoch, atMs] = stampOf(entries[index]!, index);
-      if (end - index >= recordEntriesMin) {
-        const [recordFirst, recordLast, data] = [firstLsn + BigInt(index), firstLsn + BigInt(end - 1), encodeRecord(entries, index, end)];
-        const crc = recordChecksum(recordFirst, recordLast, epoch, atMs, data);
-        this.statements.insertRecord.run(recordFirst, recordLast, epoch, atMs, data, crc);
-        wire?.record(recordFirst, recordLast, epoch, atMs, data, crc);
-        index = end;
-      } else {
-        this.insertRow(firstLsn + BigInt(index), epoch, entries[index]!, atMs, wire);
-        index++;
-      }
-    }
-  }
-
   private refreshTail(): void {
     const last = this.reader.tail();
     // Every entry may have been folded into the checkpoint: the tail is then the checkpoint's.
-    if (last === undefined || last.lsn < this.foldedLsn) {
-      this.nextLsn = this.foldedLsn + 1n;
-      this.lastEntryEpoch = this.foldedEpoch;
+    if (last === undefined || last.lsn < this.checkpoint.lsn) {
+      this.nextLsn = this.checkpoint.lsn + 1n;
+      this.lastEntryEpoch = this.checkpoint.epoch;
     } else {
       this.nextLsn = last.lsn + 1n;
       this.lastEntryEpoch = last.epoch;
@@ -275,54 +199,33 @@ export class ShardLog {
 
   /** Every entry up to this lsn is folded into the checkpoint's shard totals. */
   get checkpointLsn(): bigint {
-    return this.foldedLsn;
+    return this.checkpoint.lsn;
   }
 
   /** The checkpoint's shard totals (the fold of every entry up to checkpointLsn). */
   checkpointTotals(shardIds?: readonly number[]): Map<number, bigint> {
-    return this.checkedRead(() => checkpointTotalsOf(this.db, shardIds));
+    return this.checkpoint.totals(shardIds);
   }
 
-  /**
-   * Visits every shard total of the checkpoint, one row at a time: a rebuild
-   * streams millions of them into memory without first holding them all in a
-   * Map (garbage several times the size of the totals, the node's peak memory).
-   */
+  /** Visits every shard total of the checkpoint, one row at a time (CheckpointStore.forEachTotal). */
   forEachCheckpointTotal(visit: (shardId: number, total: bigint) => void): void {
-    this.checkedRead(() => {
-      for (const [firstShard, data, crc] of this.statements.selectBlocks.iterate()) {
-        const block = decodeBlock(Number(firstShard), checkedBlock(Number(firstShard), data, crc));
-        for (let index = 0; index < block.ids.length; index++) visit(block.ids[index]!, block.totals[index]!);
-      }
-    });
+    this.checkpoint.forEachTotal(visit);
   }
 
   /** The checkpoint's parts (every kind's state but totals) for some shards (default: all). */
   checkpointParts(shardIds?: readonly number[]): CheckpointState['parts'] {
-    return this.checkedRead(() => {
-      const rows = rowsOfShards(this.db, checkpointPartsSql, shardIds, this.statements.selectParts);
-      const parts = new Map<number, Map<string, Buffer>>();
-      for (const [shardId, part, data, crc] of rows) {
-        let shardParts = parts.get(Number(shardId));
-        if (shardParts === undefined) parts.set(Number(shardId), (shardParts = new Map()));
-        shardParts.set(part, checkedPart(shardId, part, data, crc));
-      }
-      return parts;
-    });
+    return this.checkpoint.parts(shardIds);
   }
 
   /** The checkpoint's state for some shards (default: all): totals and the other kinds' parts. */
   checkpointState(shardIds?: readonly number[]): CheckpointState {
-    return { totals: this.checkpointTotals(shardIds), parts: this.checkpointParts(shardIds) };
+    return this.checkpoint.state(shardIds);
   }
 
   /**
-   * Folds entries after the checkpoint, up to uptoLsn and at most sliceRows
-   * of them, into the checkpoint (totals here, every other kind's state
-   * through the folder), then deletes them — except keyed rows younger than
-   * keepKeysSinceMs, which idempotency still needs. One transaction: a crash
-   * leaves either the old checkpoint with its rows or the new one without
-   * them. Returns the rows folded. A round of one slice (beginFold).
+   * Folds at most sliceRows entries up to uptoLsn into the checkpoint and
+   * deletes them (keyed rows younger than keepKeysSinceMs stay), in one
+   * transaction: a round of one slice. Returns the rows folded.
    */
   // eslint-disable-next-line no-restricted-properties -- tests' default: the node passes its log clock (steadyWallClock)
   foldSlice(uptoLsn: bigint, sliceRows: number, keepKeysSinceMs: number, nowMs: number = Date.now()): number {
@@ -331,206 +234,25 @@ export class ShardLog {
     return this.foldCommit(round, keepKeysSinceMs);
   }
 
-  /**
-   * Starts a checkpoint round: foldRead gathers entries into it a slice at a
-   * time (the event loop may run between), foldCommit writes the checkpoint
-   * once. The checkpoint ends exactly as if each slice had been folded in its
-   * own transaction; only the writes are fewer.
-   */
+  /** Starts a checkpoint round (CheckpointStore.beginFold): read by foldRead a slice at a time, written once by foldCommit. */
   beginFold(): FoldRound {
-    return new FoldRound(this.foldedLsn, this.generation);
+    return this.checkpoint.beginFold();
   }
 
-  /**
-   * Reads the next entries of the round, up to uptoLsn and at most sliceRows
-   * of them, and applies them to the round's state in memory (totals summed
-   * here, every other kind through the folder). Writes nothing. Returns the
-   * rows read (0 at uptoLsn, or when the round is stale).
-   */
+  /** Reads the round's next entries into its state in memory (CheckpointStore.foldRead); writes nothing. */
   // eslint-disable-next-line no-restricted-properties -- tests' default: the node passes its log clock (steadyWallClock)
   foldRead(round: FoldRound, uptoLsn: bigint, sliceRows: number, nowMs: number = Date.now()): number {
-    assert.ok(round.blockChanges === undefined, 'a fold round read after its commit was prepared');
-    if (this.isStale(round) || uptoLsn <= round.lastLsn) return 0;
-    const entries = this.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
-    if (entries.length === 0) return 0;
-    const last = entries[entries.length - 1]!;
-    const touched = [...new Set(entries.map((entry) => entry.shardId))];
-    // A shard's checkpoint state is read once per round, the first time it is touched.
-    const unseen = touched.filter((shardId) => !round.touched.has(shardId));
-    if (unseen.length > 0) {
-      // Totals from the round's indexed blocks, each block read and scanned once per round (its commit merges into its bytes).
-      const unread = [...new Set(unseen.map(blockOf))].filter((firstShard) => !round.blocks.has(firstShard));
-      this.checkedRead(() => {
-        const stored = new Map(blockRowsOf(this.db, unread));
-        for (const firstShard of unread) round.blocks.set(firstShard, indexBlock(firstShard, stored.get(firstShard) ?? noBlock));
-      });
-      const beforeParts = this.checkpointParts(unseen);
-      for (const shardId of unseen) {
-        round.touched.add(shardId);
-        // Only the unseen shards' totals are decoded; a block's others are skipped.
-        const total = this.checkedRead(() => totalInBlock(round.blocks.get(blockOf(shardId))!, shardId));
-        const parts = beforeParts.get(shardId);
-        if (total !== undefined) {
-          round.before.totals.set(shardId, total);
-          round.after.totals.set(shardId, total);
-        }
-        if (parts !== undefined) {
-          round.before.parts.set(shardId, parts);
-          round.after.parts.set(shardId, new Map(parts));
-        }
-      }
-    }
-    const withParts = entries.some((entry) => (entry.kind ?? EntryKind.increment) !== EntryKind.increment);
-    if (withParts && this.folder === undefined)
-      throw new ShardLogError('this log holds entries beyond increments but was opened without a checkpoint folder');
-    // Plain increments to shards with no other state (most folds) are summed
-    // here; anything else goes through the folder, which applies entries as
-    // memory does (a drop leaves no total row at all), from the round's state.
-    const viaFolder = withParts || touched.some((shardId) => round.after.parts.has(shardId));
-    if (!viaFolder) {
-      for (const entry of entries) round.after.totals.set(entry.shardId, (round.after.totals.get(entry.shardId) ?? 0n) + entry.amount);
-    } else {
-      const state: CheckpointState = { totals: new Map(), parts: new Map() };
-      for (const shardId of touched) {
-        const total = round.after.totals.get(shardId);
-        const parts = round.after.parts.get(shardId);
-        if (total !== undefined) state.totals.set(shardId, total);
-        if (parts !== undefined) state.parts.set(shardId, parts);
-      }
-      const after = this.folder!.fold(state, entries, nowMs);
-      for (const shardId of touched) {
-        const total = after.totals.get(shardId);
-        if (total === undefined) round.after.totals.delete(shardId);
-        else round.after.totals.set(shardId, total);
-        const parts = after.parts.get(shardId);
-        if (parts === undefined || parts.size === 0) round.after.parts.delete(shardId);
-        else round.after.parts.set(shardId, parts);
-      }
-      // A dropped shard's keyed rows are no use to idempotency (the tombstone refuses every write): they go at commit.
-      for (const entry of entries) if (entry.kind === EntryKind.drop) round.droppedUpto.set(entry.shardId, last.lsn);
-    }
-    for (const shardId of touched) {
-      const total = round.after.totals.get(shardId);
-      assert.ok(total === undefined || (total <= INT64_MAX && total >= INT64_MIN), 'a folded shard total left int64');
-    }
-    round.rows += entries.length;
-    round.lastLsn = last.lsn;
-    round.lastEpoch = last.epoch;
-    return entries.length;
+    return this.checkpoint.foldRead(round, uptoLsn, sliceRows, nowMs);
   }
 
-  /**
-   * Merges the round's new totals into the bytes of at most blocksMax of
-   * its changed blocks, in memory (no read or write of the file), so that
-   * the commit only writes them: the caller runs the event loop between
-   * calls. Returns the blocks left to merge. No foldRead after the first call.
-   */
+  /** Merges at most blocksMax of the round's changed blocks in memory (CheckpointStore.foldPrepare); returns the blocks left. */
   foldPrepare(round: FoldRound, blocksMax: number): number {
-    const changes = this.blockChangesOf(round);
-    round.mergeCursor ??= changes.entries();
-    // The checksum too: the commit, one transaction that holds the event loop, then only writes.
-    for (let mergedNow = 0; mergedNow < blocksMax; mergedNow++) {
-      const next = round.mergeCursor.next();
-      if (next.done === true) break;
-      const [firstShard, blockChanges] = next.value;
-      const data = mergeBlockBytes(firstShard, round.blocks.get(firstShard)!.data, blockChanges);
-      round.merged.set(firstShard, { data, crc: blockChecksum(firstShard, data) });
-    }
-    return changes.size - round.merged.size;
+    return this.checkpoint.foldPrepare(round, blocksMax);
   }
 
-  /** The round's changed totals by block, in shard order (made once, after the last read). */
-  private blockChangesOf(round: FoldRound): Map<number, Map<number, bigint | undefined>> {
-    if (round.blockChanges !== undefined) return round.blockChanges;
-    const changes = new Map<number, Map<number, bigint | undefined>>();
-    for (const shardId of Float64Array.from(round.touched).sort()) {
-      const total = round.after.totals.get(shardId);
-      if (total === round.before.totals.get(shardId)) continue;
-      const firstShard = blockOf(shardId);
-      let blockChanges = changes.get(firstShard);
-      if (blockChanges === undefined) changes.set(firstShard, (blockChanges = new Map()));
-      blockChanges.set(shardId, total);
-    }
-    round.blockChanges = changes;
-    return changes;
-  }
-
-  /**
-   * Writes what the round read into the checkpoint and deletes the folded
-   * rows (keeping keyed rows younger than keepKeysSinceMs) in one
-   * transaction, each touched shard's rows once, in shard order. Returns the
-   * rows folded: 0 for an empty round, and for a stale one (the log was
-   * emptied, installed, truncated or folded since it began), whose reads are
-   * dropped for the next round to make again.
-   */
+  /** Writes the round into the checkpoint in one transaction (CheckpointStore.foldCommit); returns the rows folded. */
   foldCommit(round: FoldRound, keepKeysSinceMs: number): number {
-    if (round.rows === 0 || this.isStale(round)) return 0;
-    // Shard order: neighbouring shards share B-tree pages, so each page is changed in one run.
-    // Only shards with parts before or after: a sort of every touched shard here held the event loop for nothing.
-    const shardIds = Float64Array.from(new Set([...round.before.parts.keys(), ...round.after.parts.keys()])).sort();
-    const { upsertPart, deletePart, deleteFolded, deleteShardKeys } = this.statements;
-    const changes = this.blockChangesOf(round);
-    this.transact(() => {
-      for (const shardId of shardIds) {
-        const beforeParts = round.before.parts.get(shardId);
-        const afterParts = round.after.parts.get(shardId);
-        if (beforeParts === undefined && afterParts === undefined) continue;
-        for (const [part, data] of afterParts ?? [])
-          if (!beforeParts?.get(part)?.equals(data)) upsertPart.run(shardId, part, data, partChecksum(shardId, part, data));
-        for (const part of beforeParts?.keys() ?? []) if (!afterParts?.has(part)) deletePart.run(shardId, part);
-      }
-      // Each block the round changed, rewritten once: merged by foldPrepare, or here.
-      for (const [firstShard, blockChanges] of changes) {
-        const merged = round.merged.get(firstShard);
-        if (merged !== undefined) this.putBlock(firstShard, merged.data, round.lastLsn, merged.crc);
-        else this.putBlock(firstShard, mergeBlockBytes(firstShard, round.blocks.get(firstShard)!.data, blockChanges), round.lastLsn);
-      }
-      for (const [shardId, uptoLsn] of round.droppedUpto) deleteShardKeys.run(shardId, uptoLsn);
-      deleteFolded.run(round.fromLsn, round.lastLsn, keepKeysSinceMs);
-      this.statements.deleteFoldedRecords.run(round.lastLsn, round.lastLsn);
-      this.setMeta('checkpoint_lsn', round.lastLsn.toString());
-      this.setMeta('checkpoint_epoch', round.lastEpoch.toString());
-    });
-    this.foldedLsn = round.lastLsn;
-    this.foldedEpoch = round.lastEpoch;
-    this.generation++;
-    return round.rows;
-  }
-
-  /**
-   * Writes changed totals (ascending shard ids; undefined: no total) into
-   * their blocks, each block once, merged into its state from `blockAt`;
-   * a block left with no shard goes. Inside the caller's transaction.
-   */
-  private writeBlocks(totals: ReadonlyMap<number, bigint | undefined>, blockAt: (firstShard: number) => Buffer, foldedLsn: bigint): void {
-    let firstShard = -1;
-    const changes = new Map<number, bigint | undefined>();
-    const flush = (): void => {
-      if (changes.size === 0) return;
-      const data = mergeBlockBytes(firstShard, blockAt(firstShard), changes);
-      this.putBlock(firstShard, data, foldedLsn);
-      changes.clear();
-    };
-    for (const [shardId, total] of totals) {
-      assert.ok(blockOf(shardId) >= firstShard, 'block writes in shard order');
-      if (blockOf(shardId) !== firstShard) {
-        flush();
-        firstShard = blockOf(shardId);
-      }
-      changes.set(shardId, total);
-    }
-    flush();
-  }
-
-  /** Stores a block's merged bytes; a block left with no shard goes. Inside the caller's transaction. */
-  private putBlock(firstShard: number, data: Buffer, foldedLsn: bigint, crc: number = blockChecksum(firstShard, data)): void {
-    if (data.length === 0) this.statements.deleteBlock.run(firstShard);
-    else this.statements.upsertBlock.run(firstShard, foldedLsn, data, crc);
-  }
-
-  /** True when the log changed under the round since it began: its reads no longer follow the checkpoint. */
-  private isStale(round: FoldRound): boolean {
-    return round.generation !== this.generation || round.fromLsn !== this.foldedLsn;
+    return this.checkpoint.foldCommit(round, keepKeysSinceMs);
   }
 
   /**
@@ -544,56 +266,17 @@ export class ShardLog {
 
   /** Deletes folded keyed rows older than the dedup window, oldest first, at most `limit`. */
   pruneFoldedKeys(keepKeysSinceMs: number, limit: number): number {
-    return this.guarded(() => this.statements.deleteFoldedKeys.run(this.foldedLsn, limit, keepKeysSinceMs).changes);
+    return this.guarded(() => this.statements.deleteFoldedKeys.run(this.checkpoint.lsn, limit, keepKeysSinceMs).changes);
   }
 
-  /**
-   * The newest row of `key` at `shardId` committed at or after sinceMs, or
-   * undefined: the key's state within the window, read from disk. Rows are
-   * kept for the window even after the checkpoint folds them.
-   */
+  /** The newest row of `key` at `shardId` committed at or after sinceMs, or undefined (KeyRows.findKey): kept for the window even once folded. */
   findKey(shardId: number, key: Buffer, sinceMs: number): KeyRecord | undefined {
-    return this.checkedRead(() => {
-      const row = this.statements.selectKey.get(shardId, key, sinceMs);
-      if (row === undefined) return undefined;
-      const [lsn, atMs, fenceShardCount] = row;
-      // The paired check: a keyed row read back is what append could have written.
-      if (
-        lsn <= 0n ||
-        atMs < BigInt(sinceMs) ||
-        atMs > BigInt(Number.MAX_SAFE_INTEGER) ||
-        (fenceShardCount ?? 0n) < 0n ||
-        (fenceShardCount ?? 0n) > BigInt(Number.MAX_SAFE_INTEGER)
-      ) {
-        throw new ShardLogError(`log entry ${lsn} is invalid (shard ${shardId}): bad key row (at ${atMs}, fence ${fenceShardCount})`);
-      }
-      return { lsn, atMs: Number(atMs), fenceShardCount: Number(fenceShardCount ?? 0n) };
-    });
+    return this.keys.findKey(shardId, key, sinceMs);
   }
 
-  /**
-   * The newest keyed rows written since sinceMs, at most rowsMax of them,
-   * folded or not, in lsn order: what the dedup index's memory is rebuilt
-   * from. Returns the commit time of the newest row in the window it left
-   * out (undefined when it left none out): keys up to then are on disk only.
-   * Reads about 2 x rowsMax rows whatever the window holds.
-   */
-  replayKeys(
-    sinceMs: number,
-    rowsMax: number,
-    onKey: (lsn: bigint, shardId: number, key: Buffer, atMs: number, fenceShardCount: number) => void,
-  ): number | undefined {
-    assert.ok(Number.isSafeInteger(rowsMax) && rowsMax >= 0, 'rowsMax must be a count');
-    const leftOut = this.statements.selectKeyLeftOut.get(sinceMs, rowsMax);
-    const rows = this.statements.selectKeysAfter.iterate(leftOut?.[0] ?? 0n, sinceMs);
-    for (const [lsn, shardId, key, atMs, fenceShardCount] of rows)
-      onKey(lsn, Number(shardId), key, Number(atMs), Number(fenceShardCount ?? 0n));
-    if (leftOut === undefined) return undefined;
-    // Commit times follow lsns only as far as the primaries' clocks agree (a
-    // failover between two machines): the newest of all rows left out, not
-    // the time of the last one, says until when the disk alone holds keys.
-    const newestAtMs = this.statements.selectKeysNewestAtMs.get(sinceMs, leftOut[0]);
-    return Number(newestAtMs ?? leftOut[1]);
+  /** The newest keyed rows since sinceMs, at most rowsMax, in lsn order (KeyRows.replayKeys); returns when the disk alone holds keys. */
+  replayKeys(sinceMs: number, rowsMax: number, onKey: KeyVisitor): number | undefined {
+    return this.keys.replayKeys(sinceMs, rowsMax, onKey);
   }
 
   /**
@@ -601,22 +284,11 @@ export class ShardLog {
    * cannot be trusted. owner names the node in errors that reach clients.
    */
   static open(dataDir: string, folder?: CheckpointFolder, owner = 'node'): ShardLog {
-    preparePrivateDir(dataDir);
-    const file = logFileOf(dataDir);
-    preparePrivateFile(file);
-    let db: Database.Database | undefined;
+    const { db, file } = openLogDatabase(dataDir);
     try {
-      db = new Database(file);
-      // WAL + FULL: every commit is fsync'd before better-sqlite3 returns.
-      // better-sqlite3 leaves WAL at synchronous=NORMAL, which can lose the
-      // last commits on power loss; we set what we mean.
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      registerChecksumFunctions(db);
-      createOrUpgradeSchema(db, file);
       return new ShardLog(db, file, folder, owner);
     } catch (error) {
-      db?.close();
+      db.close();
       if (error instanceof ShardLogError) throw error;
       throw new ShardLogError(`cannot open log ${file}: ${(error as Error).message}`);
     }
@@ -704,7 +376,7 @@ export class ShardLog {
     try {
       return this.transact(write);
     } catch (error) {
-      this.generation++;
+      this.checkpoint.invalidateRounds();
       this.refreshTail();
       throw error;
     }
@@ -721,8 +393,8 @@ export class ShardLog {
     entriesMax: number,
     bytesMax: number,
   ): { bytes: Buffer; entryCount: number; lastLsn: bigint; lastEpoch: bigint } {
-    if (fromLsn <= this.foldedLsn)
-      throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
+    if (fromLsn <= this.checkpoint.lsn)
+      throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.checkpoint.lsn}`);
     return this.checkedRead(() => {
       try {
         const read = this.reader.wireAfter(fromLsn - 1n, entriesMax, bytesMax, this.wire);
@@ -745,7 +417,7 @@ export class ShardLog {
     }
     // A record holds one epoch and one commit time: a run breaks where either changes.
     this.transact(() =>
-      this.writeEntries(
+      this.writer.writeEntries(
         entries,
         entries[0]!.lsn,
         (previous, index) => entries[previous]!.epoch === entries[index]!.epoch && entries[previous]!.atMs === entries[index]!.atMs,
@@ -770,18 +442,12 @@ export class ShardLog {
 
   /** The scrubber's read of checkpoint parts after (afterShardId, afterPart), in that order; damage throws, as scrubEntries. */
   scrubParts(afterShardId: number, afterPart: string, limit: number): { count: number; lastShardId: number; lastPart: string } {
-    const rows = rowsOf<[number, string, number], [bigint, string, Buffer, bigint | null]>(
-      this.db,
-      `${checkpointPartsSql} WHERE (shard_id, part) > (?, ?) ORDER BY shard_id, part LIMIT ?`,
-    ).all(afterShardId, afterPart, limit);
-    for (const [shardId, part, data, crc] of rows) checkedPart(shardId, part, data, crc);
-    const last = rows.at(-1);
-    return { count: rows.length, lastShardId: last === undefined ? afterShardId : Number(last[0]), lastPart: last?.[1] ?? afterPart };
+    return this.checkpoint.scrubParts(afterShardId, afterPart, limit);
   }
 
   /** The scrubber's read of checkpoint blocks after afterFirstShard (checkBlocksAfter); damage throws, as scrubEntries. */
   scrubBlocks(afterFirstShard: number, blocksMax: number): { count: number; lastFirstShard: number } {
-    return checkBlocksAfter(this.db, afterFirstShard, blocksMax);
+    return this.checkpoint.scrubBlocks(afterFirstShard, blocksMax);
   }
 
   /**
@@ -790,8 +456,8 @@ export class ShardLog {
    * behind needs the checkpoint, not the log.
    */
   readFrom(fromLsn: bigint, limit: number): StoredEntry[] {
-    if (fromLsn <= this.foldedLsn)
-      throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.foldedLsn}`);
+    if (fromLsn <= this.checkpoint.lsn)
+      throw new ShardLogError(`entries from lsn ${fromLsn} are folded into the checkpoint at ${this.checkpoint.lsn}`);
     return this.checkedRead(() => this.reader.entriesAfter(fromLsn - 1n, INT64_MAX, limit));
   }
 
@@ -809,28 +475,10 @@ export class ShardLog {
 
   /** Drops every entry after lsn: a tail that was never acknowledged (a deposed primary's). */
   truncateAfter(lsn: bigint): number {
-    if (lsn < this.foldedLsn)
-      throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.foldedLsn}`);
-    const dropped = this.transact(() => {
-      const { deleteAfter, selectRecordEntriesAfter, deleteRecordsAfter, updateRecord } = this.statements;
-      let entriesDropped = BigInt(deleteAfter.run(lsn).changes) + selectRecordEntriesAfter.get(lsn)!;
-      deleteRecordsAfter.run(lsn);
-      // A record straddling lsn keeps its prefix (never empty: it starts at or before lsn), unless
-      // the checkpoint holds all of that (lsn is the checkpoint's): then it goes, as a fold would take it.
-      const straddling = this.reader.recordAt(lsn);
-      if (straddling !== undefined && straddling[1] > lsn) {
-        if (lsn === this.foldedLsn) {
-          this.statements.deleteRecordsAfter.run(straddling[0] - 1n);
-        } else {
-          const kept = decodeRecord(straddling).filter((entry) => entry.lsn <= lsn);
-          const data = encodeRecord(kept, 0, kept.length);
-          updateRecord.run(lsn, data, recordChecksum(straddling[0], lsn, straddling[2], straddling[3], data), straddling[0]);
-        }
-        entriesDropped += straddling[1] - lsn;
-      }
-      return Number(entriesDropped);
-    });
-    if (dropped > 0) this.generation++;
+    if (lsn < this.checkpoint.lsn)
+      throw new ShardLogError(`cannot drop entries after lsn ${lsn}: the checkpoint already covers up to ${this.checkpoint.lsn}`);
+    const dropped = this.transact(() => this.writer.deleteAfter(lsn, this.reader.recordAt(lsn), lsn === this.checkpoint.lsn));
+    if (dropped > 0) this.checkpoint.invalidateRounds();
     this.refreshTail();
     return dropped;
   }
@@ -860,9 +508,9 @@ export class ShardLog {
   replay(onEntry: (entry: StoredEntry) => void, uptoLsn: bigint = this.lastLsn): bigint {
     const endLsn = uptoLsn < this.lastLsn ? uptoLsn : this.lastLsn;
     // Entries up to the checkpoint are in its state (checkpointState); the tail follows it.
-    let expectedLsn = this.foldedLsn + 1n;
-    if (endLsn < this.foldedLsn)
-      throw new ShardLogError(`cannot replay up to lsn ${endLsn}: the checkpoint already covers up to ${this.foldedLsn}`);
+    let expectedLsn = this.checkpoint.lsn + 1n;
+    if (endLsn < this.checkpoint.lsn)
+      throw new ShardLogError(`cannot replay up to lsn ${endLsn}: the checkpoint already covers up to ${this.checkpoint.lsn}`);
     // Bounded: each step advances by replayBatchRows until the end.
     const stepsMax = Number(endLsn / BigInt(replayBatchRows)) + 2;
     for (let step = 0; step < stepsMax && expectedLsn <= endLsn; step++) {
@@ -930,16 +578,9 @@ export class ShardLog {
     return this.statements.selectSizeBytes.get()!;
   }
 
-  /**
-   * Bytes in the write-ahead file beside the log. It resets only when no
-   * reader holds an older view: a long snapshot install lets it grow.
-   */
+  /** Bytes in the write-ahead file beside the log (walSizeBytesOf). */
   walSizeBytes(): number {
-    try {
-      return fs.statSync(`${this.file}-wal`).size;
-    } catch {
-      return 0;
-    }
+    return walSizeBytesOf(this.file);
   }
 
   close(): void {

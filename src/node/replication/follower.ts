@@ -76,32 +76,16 @@ export interface FollowerDeps {
 }
 
 export function createFollower(deps: FollowerDeps) {
+  const appendEntries = appendEntriesOf(deps);
+  return { appendEntries, appendQueued: frameQueueOf(deps, appendEntries), installSnapshot: installSnapshotOf(deps) };
+}
+
+/** AppendEntries: entries only where they continue this log (log matching), a deposed primary's tail dropped first. */
+function appendEntriesOf(deps: FollowerDeps): (request: AppendRequest) => shardV1.AppendEntriesResponse__Output {
   const { state, log, memory, dedup, metrics, logger } = deps;
-  /** The install under way: its id and the chunk expected next. */
-  let install: { snapshotId: string; nextChunk: number } | undefined;
-
-  const position = (ok: boolean): shardV1.AppendEntriesResponse__Output => ({
-    ok,
-    lastLsn: log.lastLsn.toString(),
-    lastEpoch: log.lastEpoch.toString(),
-    nodeId: log.nodeId,
-    checkpointLsn: log.checkpointLsn.toString(),
-  });
-
-  /** Only the primary of our current epoch may write here. */
-  const checkPrimary = (epoch: bigint): void => {
-    if (epoch < state.role.epoch) {
-      throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: this node is ${state.role.role} at ${state.role.epoch}`);
-    }
-    if (state.role.role !== 'follower' || epoch !== state.role.epoch) {
-      // Not (yet) told by the router that this primary is ours: try again later.
-      throw new TallyError(ErrorCode.unavailable, `not a follower at epoch ${epoch} (node is ${state.role.role} at ${state.role.epoch})`);
-    }
-  };
-
   const appendEntries = (request: AppendRequest): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
-    checkPrimary(epoch);
+    checkPrimary(state, epoch);
     const prevLsn = BigInt(request.prevLsn ?? '0');
     const prevEpoch = BigInt(request.prevEpoch ?? '0');
     // Checked and decoded first: a damaged or malformed request changes nothing.
@@ -111,11 +95,11 @@ export function createFollower(deps: FollowerDeps) {
       throw new TallyError(ErrorCode.invalidArgument, `replication block after lsn ${prevLsn} fails its checksum`);
     const entries = wire === undefined ? decodeEntryColumns(prevLsn + 1n, request.entryCount, request.columns) : undefined;
     // A probe, or a primary's append into an install it does not know about: say where we are.
-    if (log.installing) return position(false);
+    if (log.installing) return position(log, false);
     if (request.truncate) {
       const afterLsn = BigInt(request.truncateAfterLsn);
       // Log matching: the entry we keep must be the primary's.
-      if (afterLsn !== prevLsn || log.entryEpoch(afterLsn) !== prevEpoch) return position(false);
+      if (afterLsn !== prevLsn || log.entryEpoch(afterLsn) !== prevEpoch) return position(log, false);
       if (afterLsn < log.lastLsn) {
         // Only a deposed primary's tail is dropped: entries written under
         // this epoch (or a newer one) may have been acknowledged.
@@ -128,20 +112,20 @@ export function createFollower(deps: FollowerDeps) {
             `refusing to drop entries after lsn ${afterLsn}: they carry epoch ${newestEpoch}, not older than ${epoch}`,
           );
         }
-        if (afterLsn < log.checkpointLsn) return position(false);
+        if (afterLsn < log.checkpointLsn) return position(log, false);
         const dropped = log.truncateAfter(afterLsn);
         deps.rebuild();
         logger.warn('truncated unacknowledged tail', { afterLsn, dropped, epoch });
       }
     } else if (prevLsn !== log.lastLsn || prevEpoch !== log.lastEpoch) {
       // Not our log's end (a probe lands here too): nothing changes.
-      return position(false);
+      return position(log, false);
     }
     if (wire !== undefined) {
-      if (prevLsn !== log.lastLsn) return position(false);
-      appendWire(wire);
+      if (prevLsn !== log.lastLsn) return position(log, false);
+      appendWire(deps, wire);
     } else if (entries!.length > 0) {
-      if (entries![0]!.lsn !== log.lastLsn + 1n) return position(false);
+      if (entries![0]!.lsn !== log.lastLsn + 1n) return position(log, false);
       // Nothing is written that memory could not apply: the logs would have diverged.
       const problem = memory.flipProblem(entries!);
       if (problem !== undefined) {
@@ -160,49 +144,21 @@ export function createFollower(deps: FollowerDeps) {
     }
     // Our log now matches this epoch's primary up to its end.
     state.confirmedLsn = log.lastLsn;
-    return position(true);
+    return position(log, true);
   };
+  return appendEntries;
+}
 
-  /** Writes a checked run of records and rows as they came, then applies them: one transaction, one fsync. */
-  const appendWire = (wire: CommitWire): void => {
-    if (wire.entryCount === 0) return;
-    const rowEntries: LogEntry[] = [];
-    for (const piece of wire.pieces) if (piece.entry !== undefined) rowEntries.push(piece.entry);
-    // Nothing is written that memory could not apply: the logs would have diverged.
-    const problem = rowEntries.length > 0 ? memory.flipProblem(rowEntries) : undefined;
-    if (problem !== undefined) {
-      logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: log.lastLsn + 1n });
-      throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${log.lastLsn + 1n}: ${problem}`);
-    }
-    const startedNs = process.hrtime.bigint();
-    log.appendWire(wire);
-    for (const piece of wire.pieces) {
-      const entry = piece.entry;
-      if (entry !== undefined) {
-        memory.apply(entry, entry.atMs);
-        if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
-        continue;
-      }
-      const atMs = Number(piece.record[3]);
-      // One scratch entry for the whole record: a plain increment is a shard and an amount.
-      visitRecord(
-        piece.record,
-        (shardId, amount) => {
-          plainScratch.shardId = shardId;
-          plainScratch.amount = amount;
-          memory.apply(plainScratch, atMs);
-        },
-        false,
-      );
-    }
-    metrics.commitBatchRows.observe(wire.entryCount);
-    metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
-    metrics.lastLsn.set(Number(log.lastLsn));
-  };
-
+/** InstallSnapshot: the whole state replaced, chunk by chunk in order, by the primary of the current epoch. */
+function installSnapshotOf(
+  deps: FollowerDeps,
+): (request: Omit<shardV1.InstallSnapshotRequest__Output, 'protocol'>) => shardV1.AppendEntriesResponse__Output {
+  const { state, log, memory, dedup, metrics, logger } = deps;
+  /** The install under way: its id and the chunk expected next. */
+  let install: { snapshotId: string; nextChunk: number } | undefined;
   const installSnapshot = (request: Omit<shardV1.InstallSnapshotRequest__Output, 'protocol'>): shardV1.AppendEntriesResponse__Output => {
     const epoch = BigInt(request.epoch);
-    checkPrimary(epoch);
+    checkPrimary(state, epoch);
     const snapshotLsn = BigInt(request.snapshotLsn);
     const snapshotEpoch = BigInt(request.snapshotEpoch);
     if (snapshotEpoch > epoch)
@@ -281,9 +237,17 @@ export function createFollower(deps: FollowerDeps) {
         });
       }, rebuildDelayMs);
     }
-    return position(true);
+    return position(log, true);
   };
+  return installSnapshot;
+}
 
+/** ReplicateStream's frames, written together (see the queue below). */
+function frameQueueOf(
+  deps: FollowerDeps,
+  appendEntries: (request: AppendRequest) => shardV1.AppendEntriesResponse__Output,
+): (request: AppendRequest) => Promise<shardV1.AppendEntriesResponse__Output> {
+  const { state, log, logger } = deps;
   /**
    * Frames waiting to be written together (ReplicateStream): a frame that
    * says more follow waits for them, up to queuedBytesMax or
@@ -337,6 +301,65 @@ export function createFollower(deps: FollowerDeps) {
       if (request.moreFollows !== true || queuedBytes >= queuedBytesMax) flush();
       else flushTimer ??= setTimeout(flush, queuedDelayMaxMs);
     });
+  return appendQueued;
+}
 
-  return { appendEntries, appendQueued, installSnapshot };
+/** Where this follower's log ends, and whether the call was taken. */
+function position(log: ShardLog, ok: boolean): shardV1.AppendEntriesResponse__Output {
+  return {
+    ok,
+    lastLsn: log.lastLsn.toString(),
+    lastEpoch: log.lastEpoch.toString(),
+    nodeId: log.nodeId,
+    checkpointLsn: log.checkpointLsn.toString(),
+  };
+}
+
+/** Only the primary of our current epoch may write here. */
+function checkPrimary(state: NodeState, epoch: bigint): void {
+  if (epoch < state.role.epoch) {
+    throw new TallyError(ErrorCode.failedPrecondition, `stale epoch ${epoch}: this node is ${state.role.role} at ${state.role.epoch}`);
+  }
+  if (state.role.role !== 'follower' || epoch !== state.role.epoch) {
+    // Not (yet) told by the router that this primary is ours: try again later.
+    throw new TallyError(ErrorCode.unavailable, `not a follower at epoch ${epoch} (node is ${state.role.role} at ${state.role.epoch})`);
+  }
+}
+
+/** Writes a checked run of records and rows as they came, then applies them: one transaction, one fsync. */
+function appendWire(deps: FollowerDeps, wire: CommitWire): void {
+  const { log, memory, dedup, metrics, logger } = deps;
+  if (wire.entryCount === 0) return;
+  const rowEntries: LogEntry[] = [];
+  for (const piece of wire.pieces) if (piece.entry !== undefined) rowEntries.push(piece.entry);
+  // Nothing is written that memory could not apply: the logs would have diverged.
+  const problem = rowEntries.length > 0 ? memory.flipProblem(rowEntries) : undefined;
+  if (problem !== undefined) {
+    logger.error('refused replicated entries that do not follow this log', { problem, fromLsn: log.lastLsn + 1n });
+    throw new TallyError(ErrorCode.internal, `refusing entries from lsn ${log.lastLsn + 1n}: ${problem}`);
+  }
+  const startedNs = process.hrtime.bigint();
+  log.appendWire(wire);
+  for (const piece of wire.pieces) {
+    const entry = piece.entry;
+    if (entry !== undefined) {
+      memory.apply(entry, entry.atMs);
+      if (entry.idempotencyKey.length > 0) dedup.add(entry.shardId, entry.idempotencyKey, entry.lsn, entry.atMs, entry.fenceShardCount);
+      continue;
+    }
+    const atMs = Number(piece.record[3]);
+    // One scratch entry for the whole record: a plain increment is a shard and an amount.
+    visitRecord(
+      piece.record,
+      (shardId, amount) => {
+        plainScratch.shardId = shardId;
+        plainScratch.amount = amount;
+        memory.apply(plainScratch, atMs);
+      },
+      false,
+    );
+  }
+  metrics.commitBatchRows.observe(wire.entryCount);
+  metrics.commitSeconds.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+  metrics.lastLsn.set(Number(log.lastLsn));
 }

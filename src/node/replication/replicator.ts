@@ -6,32 +6,26 @@
 // commits just written are shipped from memory as those bytes (bounded); the
 // log is read back only for a follower further behind than memory reaches.
 // A frame unanswered within callTimeoutMs abandons its stream (and
-// connection); the next one starts by asking where the follower's log ends.
-// A follower of a wire version before streams gets unary AppendEntries with
-// entry columns, one call at a time. A follower is
+// connection; frame-deadline.ts); the next one starts by asking where the
+// follower's log ends. A follower of a wire version before streams gets
+// unary AppendEntries with entry columns, one call at a time. A follower is
 // known by its log's identity: a new identity is a new, empty log, and
 // nothing it confirmed before counts. Entries go only where the follower's
-// log matches ours (lsn and epoch of the previous entry); a deposed primary's
-// tail is dropped; a follower that is empty, diverged, or behind our
-// checkpoint is refilled by snapshot install. It never decides on its own to stop waiting for the
-// follower: only the router may (SetRole with syncRequired=false).
-import { randomUUID } from 'node:crypto';
-import { credentials, status, type ServiceError, type ChannelCredentials } from '@grpc/grpc-js';
+// log matches ours (lsn and epoch of the previous entry); a deposed
+// primary's tail is dropped; a follower that is empty, diverged, or behind
+// our checkpoint is refilled by snapshot install. It never decides on its
+// own to stop waiting for the follower: only the router may (SetRole with
+// syncRequired=false).
+import { status, type ServiceError } from '@grpc/grpc-js';
 import {
   ErrorCode,
   Fifo,
   TallyError,
-  ShardNodeClient,
-  shardProtocolStamp,
-  nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
-  replicationFrameBytesMax,
-  replicationFrameEntriesMax,
   replicationFramesInFlightMax,
   replicationBytesInFlightMax,
   catchUpTrailEntriesMax,
   catchUpPaceMaxMs,
-  clientChannelOptions,
   deadlineIn,
   monotonicNowMs,
   steadyWallClock,
@@ -39,115 +33,22 @@ import {
   type MonotonicClock,
   type shardV1,
 } from '../../common/index.ts';
-import {
-  type ShardLog,
-  type LogEntry,
-  type LogView,
-  type SnapshotChunk,
-  bytesChecksum,
-  chunkChecksum,
-  decodeCommitWire,
-  encodeEntryColumns,
-  entriesOfWire,
-} from '../log/index.ts';
+import type { LogEntry, LogView, ShardLog } from '../log/index.ts';
 import type { RoleState } from '../state/index.ts';
-import { entryToWire } from './entry-wire.ts';
-import { RecentEntries } from './recent-entries.ts';
+import { AckWaiters } from './ack-waiters.ts';
+import { withColumns } from './entry-wire.ts';
+import type { ReplicationStatus, ReplicatorClocks, ReplicatorSettings } from './replicator-types.ts';
+import { closeInstall, installCallTimeoutMinMs, installedHoldMs, nextChunkRequest, openInstall, type Install } from './snapshot-sender.ts';
+import { FollowerChannel } from './follower-channel.ts';
+import { FrameDeadline } from './frame-deadline.ts';
+import { Shipments, type Shipment } from './shipments.ts';
 import { ReplicationStream, type FrameInFlight } from './replicate-stream.ts';
 
-interface Waiter {
-  lsn: bigint;
-  resolve: () => void;
-  reject: (error: TallyError) => void;
-  timer: NodeJS.Timeout;
-}
-
-export interface ReplicatorSettings {
-  batchEntriesMax: number;
-  callTimeoutMs: number;
-  retryDelayMs: number;
-  /** Keys a snapshot carries: those written within the window. */
-  dedupWindowMs: number;
-  /** Bounds on the entries kept in memory for shipping (replicationMemoryEntriesMax, replicationMemoryBytesMax). */
-  memoryEntriesMax: number;
-  memoryBytesMax: number;
-  /** Mutual TLS to the follower when the cluster runs TLS. */
-  channelCredentials?: ChannelCredentials;
-  /** Pipelining bounds (defaults: replicationFrameEntriesMax, replicationFrameBytesMax, replicationFramesInFlightMax, replicationBytesInFlightMax). */
-  frameEntriesMax?: number;
-  frameBytesMax?: number;
-  framesInFlightMax?: number;
-  bytesInFlightMax?: number;
-}
-
-/** What the next frame (or unary call) sends: its request, the last lsn it carries and its size. */
-interface Shipment {
-  request: shardV1.AppendEntriesRequest;
-  lastLsn: bigint;
-  sizeBytes: number;
-  /** Read back from the log (not memory). */
-  fromLog?: boolean;
-}
-
-export interface ReplicationStatus {
-  ackedLsn: bigint;
-  caughtUp: boolean;
-  lastError: string;
-  lagMs: number;
-  /** The identity of the follower log that ackedLsn is about ('' before its first answer). */
-  followerId: string;
-  /** A snapshot install to the follower is under way. */
-  installing: boolean;
-  /**
-   * The follower's log (same identity) ended before what it had already
-   * confirmed: an old copy of its disk was restored. Entries this primary
-   * acknowledged are missing there until it catches up again, so it may not
-   * be promoted meanwhile (the supervisor takes the pair out of sync).
-   */
-  followerLostEntries: boolean;
-  /**
-   * Its follower holds entries of this primary's epoch past where this log
-   * ends: this log lost entries it wrote (an old copy of its disk, restored
-   * under the same identity). It must serve nothing: the follower has more.
-   */
-  followerAhead: boolean;
-}
-
-/** The clocks a replicator reads (injected by tests). */
-export interface ReplicatorClocks {
-  /** Lag, holds and install durations: never the wall clock (a step would make the lag negative, or hours long). */
-  monotonicNow?: MonotonicClock;
-  /** The node's log clock (steadyWallClock): which keys a snapshot carries, as entries were stamped. */
-  logClock?: () => number;
-}
-
-/** A snapshot install in progress: a fixed view of our log, sent chunk by chunk. */
-interface Install {
-  view: LogView;
-  chunks: Generator<SnapshotChunk>;
-  next: IteratorResult<SnapshotChunk>;
-  snapshotId: string;
-  chunkIndex: number;
-  startedMs: number;
-}
-
-/** Snapshot chunks get longer than appends: the follower writes a whole chunk in one transaction. */
-const installCallTimeoutMinMs = 10_000;
-/** How long after an install its snapshot stays unfolded for a follower that is still rebuilding its memory. */
-const installedHoldMs = 60_000;
-const noColumns = Buffer.alloc(0);
+export type { ReplicationStatus, ReplicatorClocks, ReplicatorSettings } from './replicator-types.ts';
 
 export class Replicator {
-  private client: shardV1.ShardNodeClient | undefined;
-  private clientPeer = '';
-  /**
-   * A snapshot chunk was sent on this client and no call on it has been
-   * answered since: the chunk may still sit in the connection's send buffer,
-   * and a chunk 0 delivered late would empty the follower, so this
-   * connection is not abandoned for a new one (see failed()). Appends are
-   * safe to deliver late: log matching.
-   */
-  private clientHoldsUnansweredChunk = false;
+  /** The connection to the follower. */
+  private readonly channel: FollowerChannel;
   /** What the follower last told us; undefined until this session's first answer. */
   private followerLastLsn: bigint | undefined;
   private followerLastEpoch = 0n;
@@ -169,14 +70,12 @@ export class Replicator {
   private stream: ReplicationStream | undefined;
   /** False once the peer answered that it has no ReplicateStream (a node of an older wire version): unary from then on. */
   private peerStreams = true;
-  private deadlineTimer: NodeJS.Timeout | undefined;
-  /** When the stream last answered a frame (monotonic). */
-  private lastAnswerMs = 0;
+  /** The deadline of the oldest frame in flight on the stream. */
+  private readonly deadline: FrameDeadline;
   /** Frames on the stream up to this seq were sent behind a refused one: nothing is sent until they are answered. */
   private refusedThroughSeq = 0;
   private retryTimer: NodeJS.Timeout | undefined;
-  /** A Set, not an array: a waiter that times out leaves in O(1) (a silent follower times them all out at once). */
-  private waiters = new Set<Waiter>();
+  private readonly waiters = new AckWaiters();
   private lastError = '';
   private install: Install | undefined;
   /** After an install: the snapshot's lsn, kept unfolded until the follower answers again (or a while passes). */
@@ -185,10 +84,10 @@ export class Replicator {
   private readonly unconfirmed = new Fifo<{ lsn: bigint; committedMs: number }>();
   private sessionKey = '';
   private stopped = false;
-  /** This primary's newest commits, shipped without reading the log back. */
-  private readonly recent: RecentEntries;
+  /** What the follower is sent next, and the commits kept in memory to send it. */
+  private readonly shipments: Shipments;
   /** Entries shipped from memory and read back from the log (exported by housekeeping as tally_replication_entries_shipped_total). */
-  readonly shipped = { fromMemory: 0, fromLog: 0 };
+  readonly shipped: Shipments['shipped'];
 
   constructor(
     private readonly log: ShardLog,
@@ -200,7 +99,15 @@ export class Replicator {
   ) {
     this.monotonicNow = clocks.monotonicNow ?? monotonicNowMs;
     this.logClock = clocks.logClock ?? steadyWallClock();
-    this.recent = new RecentEntries(settings);
+    this.channel = new FollowerChannel(settings.channelCredentials);
+    this.shipments = new Shipments(log, settings);
+    this.shipped = this.shipments.shipped;
+    this.deadline = new FrameDeadline(
+      settings.callTimeoutMs,
+      this.monotonicNow,
+      () => this.stream?.oldest(),
+      () => this.onStalled(),
+    );
   }
 
   private readonly monotonicNow: MonotonicClock;
@@ -223,7 +130,7 @@ export class Replicator {
       this.followerAheadLsn = undefined;
       this.abortInstall();
       this.abandonStream();
-      this.recent.forget();
+      this.shipments.recent.forget();
     } else if (this.syncWasRequired && !role.syncRequired && this.matched) {
       // The supervisor stopped requiring the follower: it saw it gone, silent
       // or replaced. Ask it where its log ends again rather than trust the
@@ -234,15 +141,14 @@ export class Replicator {
       this.matched = false;
     }
     this.syncWasRequired = role.role === 'primary' && role.syncRequired;
-    if (role.role !== 'primary') this.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
+    if (role.role !== 'primary') this.waiters.rejectAll(new TallyError(ErrorCode.unavailable, 'no longer primary'));
     // The router no longer asks for the follower (its directory already says
     // so): what waits on it is committed here, and that is the promise now.
-    else if (!role.syncRequired) this.resolveUpTo(this.log.lastLsn);
-    if (this.clientPeer !== role.peer) {
+    else if (!role.syncRequired) this.waiters.resolveUpTo(this.log.lastLsn);
+    if (this.channel.peer !== role.peer) {
       this.abandonStream();
-      this.client?.close();
-      this.client = undefined;
-      this.clientPeer = role.peer;
+      this.channel.close();
+      this.channel.peer = role.peer;
       this.peerStreams = true;
     }
     this.kick();
@@ -253,35 +159,9 @@ export class Replicator {
     // Bounded: one entry per commit; a follower away for long is measured by its oldest.
     if (this.unconfirmed.length < replicationUnconfirmedCommitsMax)
       this.unconfirmed.push({ lsn: lastLsn, committedMs: this.monotonicNow() });
-    this.recent.remember(this.log.takeCommitWire(), lastLsn - BigInt(rows.length) + 1n, lastLsn, epoch, this.ackedLsn);
+    this.shipments.recent.remember(this.log.takeCommitWire(), lastLsn - BigInt(rows.length) + 1n, lastLsn, epoch, this.ackedLsn);
     void atMs;
     this.kick();
-  }
-
-  /** The epoch of the entry at lsn: from memory when it holds it, else as the log tells. */
-  private epochAt(lsn: bigint): bigint | undefined {
-    if (lsn === this.log.lastLsn) return this.log.lastEpoch;
-    return this.recent.epochAt(lsn) ?? this.log.entryEpoch(lsn);
-  }
-
-  private get frameBytesMax(): number {
-    return Math.min(this.settings.frameBytesMax ?? replicationFrameBytesMax, nodeCallBytesMax);
-  }
-
-  /** Up to about batchEntriesMax entries from fromLsn on, as stored: from memory when it holds fromLsn, else read from the log (catch-up). */
-  private wireFrom(fromLsn: bigint): { records: Buffer; entryCount: number; lastLsn: bigint; fromLog: boolean } {
-    const bytesMax = this.frameBytesMax;
-    // A unary call (a follower before streams) carries what it always did; a frame, more: one fsync each on the follower.
-    const entriesMax = this.peerStreams ? (this.settings.frameEntriesMax ?? replicationFrameEntriesMax) : this.settings.batchEntriesMax;
-    const run = this.recent.from(fromLsn, entriesMax, bytesMax, this.log.lastLsn);
-    if (run !== undefined && run.sizeBytes <= bytesMax) {
-      this.shipped.fromMemory += run.entryCount;
-      const records = run.parts.length === 1 ? run.parts[0]! : Buffer.concat(run.parts, run.sizeBytes);
-      return { records, entryCount: run.entryCount, lastLsn: run.lastLsn, fromLog: false };
-    }
-    const read = this.log.readWireFrom(fromLsn, entriesMax, bytesMax);
-    this.shipped.fromLog += read.entryCount;
-    return { records: read.bytes, entryCount: read.entryCount, lastLsn: read.lastLsn, fromLog: true };
   }
 
   /**
@@ -304,24 +184,9 @@ export class Replicator {
   /** Resolves once the follower has committed everything up to lsn; rejects after timeoutMs. */
   waitForAck(lsn: bigint, timeoutMs: number): Promise<void> {
     if (this.matched && this.ackedLsn >= lsn) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        lsn,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          reject(
-            new TallyError(
-              ErrorCode.unavailable,
-              `follower did not confirm lsn ${lsn} within ${timeoutMs} ms${this.lastError ? ` (${this.lastError})` : ''}`,
-            ),
-          );
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-      this.kick();
-    });
+    const acked = this.waiters.wait(lsn, timeoutMs, () => this.lastError);
+    this.kick();
+    return acked;
   }
 
   status(): ReplicationStatus {
@@ -371,28 +236,8 @@ export class Replicator {
     clearTimeout(this.retryTimer);
     this.abandonStream();
     this.abortInstall();
-    this.rejectAll(new TallyError(ErrorCode.unavailable, 'node is shutting down'));
-    this.client?.close();
-  }
-
-  private rejectAll(error: TallyError): void {
-    const waiters = this.waiters;
-    this.waiters = new Set();
-    for (const waiter of waiters) {
-      clearTimeout(waiter.timer);
-      waiter.reject(error);
-    }
-  }
-
-  private resolveUpTo(lsn: bigint): void {
-    // Waiters are not in lsn order: a flush of duplicates waits on an older original.
-    for (const waiter of this.waiters) {
-      if (waiter.lsn > lsn) continue;
-      // Deleting the entry just visited is safe in a Set's for-of.
-      this.waiters.delete(waiter);
-      clearTimeout(waiter.timer);
-      waiter.resolve();
-    }
+    this.waiters.rejectAll(new TallyError(ErrorCode.unavailable, 'node is shutting down'));
+    this.channel.close();
   }
 
   private kick(): void {
@@ -417,7 +262,14 @@ export class Replicator {
       // the next one, so the follower writes (and fsyncs) fewer, larger
       // frames. Further behind, frames go back to back.
       if (frames > 0 && this.log.lastLsn - this.shippedLsn()! < BigInt(this.settings.batchEntriesMax)) return;
-      const shipment = this.nextRequest(role);
+      const shipment = this.shipments.next(role, {
+        lastLsn: this.followerLastLsn,
+        lastEpoch: this.followerLastEpoch,
+        matched: this.matched,
+        truncateRefused: this.truncateRefused,
+        shippedLsn: this.shippedLsn(),
+        streams: this.peerStreams,
+      });
       if (shipment === 'install') {
         if (frames === 0 && this.startInstall(role)) this.sendChunk(role);
         return;
@@ -441,69 +293,11 @@ export class Replicator {
     return this.stream?.newest()?.lastLsn ?? this.followerLastLsn;
   }
 
-  /** The next AppendEntries; 'install' when only a snapshot can bring the follower level; undefined when it has everything. */
-  private nextRequest(role: RoleState): Shipment | 'install' | undefined {
-    const base = {
-      protocol: shardProtocolStamp,
-      epoch: role.epoch.toString(),
-      truncate: false,
-      truncateAfterLsn: '0',
-      entryCount: 0,
-      columns: noColumns,
-      records: noColumns,
-      recordsCrc32: 0,
-      prevLsn: '0',
-      prevEpoch: '0',
-    };
-    // First contact in this session: an empty append, answered with the follower's position.
-    if (this.followerLastLsn === undefined) return { request: base, lastLsn: 0n, sizeBytes: 0 };
-    let prevLsn: bigint;
-    let truncate = false;
-    if (this.matched) {
-      prevLsn = this.shippedLsn()!;
-      if (prevLsn >= this.log.lastLsn) return undefined;
-    } else if (
-      !this.truncateRefused &&
-      this.followerLastEpoch < role.epoch &&
-      this.followerLastLsn > role.epochStartLsn &&
-      this.log.entryEpoch(role.epochStartLsn) !== undefined
-    ) {
-      // The follower holds entries written by an older epoch past the point
-      // where this epoch began: a deposed primary's tail that was never
-      // acknowledged. It drops them (if its log matches ours up to that
-      // point) and takes ours instead.
-      truncate = true;
-      prevLsn = role.epochStartLsn;
-    } else {
-      return 'install';
-    }
-    const prevEpoch = this.epochAt(prevLsn);
-    // Entries after prevLsn are folded away here: the log alone cannot bring the follower level.
-    if (prevEpoch === undefined || prevLsn < this.log.checkpointLsn) return 'install';
-    const wire =
-      prevLsn < this.log.lastLsn ? this.wireFrom(prevLsn + 1n) : { records: noColumns, entryCount: 0, lastLsn: prevLsn, fromLog: false };
-    return {
-      request: {
-        ...base,
-        truncate,
-        truncateAfterLsn: truncate ? prevLsn.toString() : '0',
-        prevLsn: prevLsn.toString(),
-        prevEpoch: prevEpoch.toString(),
-        entryCount: wire.entryCount,
-        records: wire.records,
-        recordsCrc32: bytesChecksum(wire.records),
-      },
-      lastLsn: wire.lastLsn,
-      sizeBytes: wire.records.length,
-      fromLog: wire.fromLog,
-    };
-  }
-
   /** Sends a frame on the stream, opening one first when there is none. */
   private sendFrame(shipment: Shipment, role: RoleState): void {
     if (this.stream === undefined || !this.stream.usable) {
       this.abandonStream();
-      const client = this.rpc(role.peer);
+      const client = this.channel.to(role.peer);
       const stream: ReplicationStream = new ReplicationStream(client.ReplicateStream(), {
         onAnswer: (frame, answer) => {
           if (stream === this.stream) this.onFrameAnswer(frame, answer, client);
@@ -522,7 +316,7 @@ export class Replicator {
       sentMs: this.monotonicNow(),
       truncate: shipment.request.truncate === true,
     });
-    this.armDeadline();
+    this.deadline.arm();
   }
 
   private onFrameAnswer(
@@ -530,15 +324,14 @@ export class Replicator {
     answer: { response: shardV1.AppendEntriesResponse__Output } | { error: ServiceError },
     client: shardV1.ShardNodeClient,
   ): void {
-    this.lastAnswerMs = this.monotonicNow();
-    this.armDeadline();
+    this.deadline.answered();
     if (this.role().role !== 'primary') return;
     if ('error' in answer) {
       this.abandonStream();
       this.failed(answer.error);
       return;
     }
-    this.answeredOn(client);
+    this.channel.answeredOn(client);
     const response = answer.response;
     if (frame.truncate && !response.ok && frame.seq > this.refusedThroughSeq) this.truncateRefused = true;
     // A frame behind a refused one still tells where the follower's log ends.
@@ -554,12 +347,11 @@ export class Replicator {
   private onStreamBroken(error: ServiceError): void {
     this.stream = undefined;
     this.refusedThroughSeq = 0;
-    clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = undefined;
+    this.deadline.clear();
     if (error.code === status.UNIMPLEMENTED) {
       // A follower of a wire version before streams: unary calls from now on (until the peer changes).
       this.peerStreams = false;
-      this.logger?.info('follower has no replication stream: unary AppendEntries', { follower: this.clientPeer });
+      this.logger?.info('follower has no replication stream: unary AppendEntries', { follower: this.channel.peer });
       this.followerLastLsn = undefined;
       this.matched = false;
       this.kick();
@@ -568,39 +360,8 @@ export class Replicator {
     this.failed(error);
   }
 
-  /**
-   * When the oldest frame in flight began to wait: when it was sent, or when
-   * the frame ahead of it was answered (the follower handles them one by
-   * one, so a frame queued behind others is not late for having waited).
-   */
-  private waitingSinceMs(oldest: FrameInFlight): number {
-    return Math.max(oldest.sentMs, this.lastAnswerMs);
-  }
-
-  /** Watches the oldest frame in flight: no answer within callTimeoutMs of its turn, its stream (and connection) is abandoned. */
-  private armDeadline(): void {
-    if (this.deadlineTimer !== undefined) return;
-    const oldest = this.stream?.oldest();
-    if (oldest === undefined) return;
-    const remainingMs = Math.max(1, this.waitingSinceMs(oldest) + this.settings.callTimeoutMs - this.monotonicNow());
-    this.deadlineTimer = setTimeout(() => setImmediate(() => this.checkDeadline()), remainingMs);
-    this.deadlineTimer.unref();
-  }
-
-  /**
-   * Run after the event loop's poll phase (setImmediate), not in its timers
-   * phase: when this process was busy past the deadline (a checkpoint round,
-   * a long commit), answers that arrived meanwhile are read first, so a
-   * frame is abandoned only when the follower truly has not answered.
-   */
-  private checkDeadline(): void {
-    this.deadlineTimer = undefined;
-    const stalled = this.stream?.oldest();
-    if (stalled === undefined) return;
-    if (this.monotonicNow() - this.waitingSinceMs(stalled) < this.settings.callTimeoutMs) {
-      this.armDeadline();
-      return;
-    }
+  /** The oldest frame's deadline passed unanswered: its stream and connection are abandoned. */
+  private onStalled(): void {
     this.abandonStream();
     this.failed(
       Object.assign(new Error('replication frame unanswered'), {
@@ -616,30 +377,14 @@ export class Replicator {
     const stream = this.stream;
     this.stream = undefined;
     this.refusedThroughSeq = 0;
-    clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = undefined;
+    this.deadline.clear();
     stream?.cancel();
-  }
-
-  private rpc(peer: string): shardV1.ShardNodeClient {
-    if (this.client === undefined || this.clientPeer !== peer) {
-      this.client?.close();
-      // A connection of its own (no subchannel shared with another client in
-      // this process): when it is abandoned, the next one is new.
-      this.client = new ShardNodeClient(peer, this.settings.channelCredentials ?? credentials.createInsecure(), {
-        ...clientChannelOptions,
-        'grpc.use_local_subchannel_pool': 1,
-      });
-      this.clientPeer = peer;
-      this.clientHoldsUnansweredChunk = false;
-    }
-    return this.client;
   }
 
   private send(request: shardV1.AppendEntriesRequest, role: RoleState): void {
     this.inFlight = true;
     const session = this.sessionKey;
-    const client = this.rpc(role.peer);
+    const client = this.channel.to(role.peer);
     client.AppendEntries(
       request,
       { deadline: deadlineIn(this.settings.callTimeoutMs) },
@@ -650,17 +395,12 @@ export class Replicator {
           this.failed(error);
           return;
         }
-        this.answeredOn(client);
+        this.channel.answeredOn(client);
         if (request.truncate && !response.ok) this.truncateRefused = true;
         this.onPosition(response);
         setImmediate(() => this.kick());
       },
     );
-  }
-
-  /** An answer on a connection: whatever was sent on it before has reached the follower (one stream of bytes, handled in order). */
-  private answeredOn(client: shardV1.ShardNodeClient): void {
-    if (client === this.client) this.clientHoldsUnansweredChunk = false;
   }
 
   /** A reply belongs to the session it was sent in (role, epoch and peer); one from an older session only frees the way for the next call. */
@@ -672,14 +412,13 @@ export class Replicator {
 
   private failed(error: ServiceError | null): void {
     this.lastError = error ? `${status[error.code] ?? error.code}: ${error.details}` : 'empty response';
-    if (error?.code === status.DEADLINE_EXCEEDED && !this.clientHoldsUnansweredChunk) {
+    if (error?.code === status.DEADLINE_EXCEEDED && !this.channel.holdsUnansweredChunk) {
       // A call that ran out its deadline may sit on a connection whose
       // packets were silently dropped: TCP retransmits on a backoff that
       // doubles (seconds after a partition of seconds) and grpc-js keeps the
       // connection until keepalive gives up on it, so the follower would stay
       // behind long after the network healed. The next call opens a new one.
-      this.client?.close();
-      this.client = undefined;
+      this.channel.close();
     }
     this.followerLastLsn = undefined;
     this.matched = false;
@@ -689,7 +428,7 @@ export class Replicator {
       // waiting here may be acknowledged.
       // (UNAVAILABLE, not FAILED_PRECONDITION: these entries are committed
       // here, so to the caller their outcome is unknown.)
-      this.rejectAll(new TallyError(ErrorCode.unavailable, `deposed: ${error.details}`));
+      this.waiters.rejectAll(new TallyError(ErrorCode.unavailable, `deposed: ${error.details}`));
     }
     this.retryLater();
   }
@@ -736,7 +475,7 @@ export class Replicator {
     this.followerLastEpoch = lastEpoch;
     // Log matching: equal epochs at the same lsn mean equal logs up to there
     // (one primary per epoch writes each lsn once).
-    this.matched = lastLsn <= this.log.lastLsn && this.epochAt(lastLsn) === lastEpoch;
+    this.matched = lastLsn <= this.log.lastLsn && this.shipments.epochAt(lastLsn) === lastEpoch;
     if (!this.matched) {
       this.lastError = `follower log (lsn ${lastLsn}, epoch ${lastEpoch}) does not match this primary's`;
       return;
@@ -755,8 +494,8 @@ export class Replicator {
       this.unconfirmed.shift();
     }
     this.onAcked(this.log.lastLsn - this.ackedLsn);
-    this.recent.trim(this.ackedLsn);
-    this.resolveUpTo(this.ackedLsn);
+    this.shipments.recent.trim(this.ackedLsn);
+    this.waiters.resolveUpTo(this.ackedLsn);
   }
 
   /** Opens a view of our log and reads its first chunk; false (and a retry later) when the log cannot be read. */
@@ -764,8 +503,7 @@ export class Replicator {
     let view: LogView | undefined;
     try {
       view = this.log.openView();
-      const chunks = view.snapshotChunks(nodeCallBytesMax, this.logClock() - this.settings.dedupWindowMs);
-      this.install = { view, chunks, next: chunks.next(), snapshotId: randomUUID(), chunkIndex: 0, startedMs: this.monotonicNow() };
+      this.install = openInstall(view, this.logClock() - this.settings.dedupWindowMs, this.monotonicNow());
     } catch (error) {
       if (this.install === undefined) view?.close();
       this.installFailed(error);
@@ -794,42 +532,24 @@ export class Replicator {
     const install = this.install;
     if (install === undefined) return;
     this.install = undefined;
-    try {
-      install.chunks.return(undefined);
-    } finally {
-      install.view.close();
-    }
+    closeInstall(install);
   }
 
   private sendChunk(role: RoleState): void {
     const install = this.install!;
-    const chunk = install.next.value as SnapshotChunk;
+    let chunk: ReturnType<typeof nextChunkRequest>;
     try {
-      install.next = install.chunks.next();
+      chunk = nextChunkRequest(install, role.epoch);
     } catch (error) {
       this.installFailed(error);
       return;
     }
-    const done = install.next.done === true;
-    const request: shardV1.InstallSnapshotRequest = {
-      protocol: shardProtocolStamp,
-      epoch: role.epoch.toString(),
-      snapshotId: install.snapshotId,
-      chunkIndex: install.chunkIndex,
-      snapshotLsn: install.view.checkpointLsn.toString(),
-      snapshotEpoch: install.view.checkpointEpoch.toString(),
-      shards: chunk.shards.map(([shardId, total]) => ({ shardId, total: total.toString() })),
-      parts: chunk.parts,
-      keys: chunk.keys.map(entryToWire),
-      done,
-      chunkCrc32: chunkChecksum(chunk),
-      chunkChecked: true,
-    };
+    const { request, done } = chunk;
     this.inFlight = true;
     const session = this.sessionKey;
     const timeoutMs = Math.max(this.settings.callTimeoutMs, installCallTimeoutMinMs);
-    const client = this.rpc(role.peer);
-    this.clientHoldsUnansweredChunk = true;
+    const client = this.channel.to(role.peer);
+    this.channel.holdsUnansweredChunk = true;
     client.InstallSnapshot(
       request,
       { deadline: deadlineIn(timeoutMs) },
@@ -843,7 +563,7 @@ export class Replicator {
           this.failed(error);
           return;
         }
-        this.answeredOn(client);
+        this.channel.answeredOn(client);
         install.chunkIndex++;
         if (done) {
           const snapshotLsn = install.view.checkpointLsn;
@@ -869,13 +589,4 @@ export class Replicator {
     }, this.settings.retryDelayMs);
     this.retryTimer.unref();
   }
-}
-
-/** The request for a follower before streams: its records as entry columns (with their checksum), which it decodes. */
-function withColumns(request: shardV1.AppendEntriesRequest): shardV1.AppendEntriesRequest {
-  const prevLsn = BigInt(String(request.prevLsn ?? '0'));
-  const records = request.records as Buffer;
-  const entries = records.length === 0 ? [] : entriesOfWire(decodeCommitWire(records, prevLsn + 1n, request.entryCount ?? 0));
-  const columns = encodeEntryColumns(entries);
-  return { ...request, records: noColumns, recordsCrc32: 0, columns, columnsCrc32: bytesChecksum(columns), columnsChecked: true };
 }

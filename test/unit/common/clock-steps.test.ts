@@ -10,7 +10,7 @@ import { CounterExpiry, type CounterDeleter } from '../../../src/router/counters
 import type { PairAddresses } from '../../../src/router/directory/contract.ts';
 import { SqliteDirectory } from '../../../src/router/directory/sqlite/store.ts';
 import { DedupIndex } from '../../../src/node/state/dedup-index.ts';
-import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../../src/node/group-commit.ts';
+import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../../src/node/write/group-commit.ts';
 import { NodeMemory } from '../../../src/node/state/node-memory.ts';
 import type { RoleState } from '../../../src/node/state/node-role.ts';
 import { Replicator } from '../../../src/node/replication/replicator.ts';

@@ -56,4 +56,14 @@ describe('router import layers', () => {
     ]);
     expect(await layerErrors('src/node/replication/probe.ts', "export { ShardLog } from '../log/index.ts';\n")).toEqual([]);
   });
+
+  it('keeps the node’s write path below its handlers, and reached only through its surface', async () => {
+    expect(await layerErrors('src/node/write/probe.ts', "export { NodeContext } from '../handlers/index.ts';\n")).toEqual([
+      'node/write may not import node/handlers: write may use log, state, replication (eslint/import-layers.js)',
+    ]);
+    expect(await layerErrors('src/node/handlers/probe.ts', "export { GroupCommitter } from '../write/group-commit.ts';\n")).toEqual([
+      'import write/ through its surface, src/node/write/index.ts',
+    ]);
+    expect(await layerErrors('src/node/handlers/probe.ts', "export { GroupCommitter } from '../write/index.ts';\n")).toEqual([]);
+  });
 });

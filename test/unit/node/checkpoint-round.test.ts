@@ -5,7 +5,7 @@
 // one write however many slices it read them in.
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { Checkpointer } from '../../../src/node/checkpointer.ts';
+import { Checkpointer } from '../../../src/node/write/checkpointer.ts';
 import type { LogEntry, ShardLog } from '../../../src/node/log/index.ts';
 import type { NodeState } from '../../../src/node/state/index.ts';
 import type { Replicator } from '../../../src/node/replication/index.ts';

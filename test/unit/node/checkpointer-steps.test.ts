@@ -4,7 +4,7 @@
 // is the same however the fold is cut into steps. The clock is injected and
 // charges each log call a fixed cost, so no test measures real time.
 import { describe, expect, it } from 'vitest';
-import { Checkpointer, type CheckpointSettings } from '../../../src/node/checkpointer.ts';
+import { Checkpointer, type CheckpointSettings } from '../../../src/node/write/checkpointer.ts';
 import type { ShardLog } from '../../../src/node/log/index.ts';
 import type { NodeState } from '../../../src/node/state/index.ts';
 import type { Replicator } from '../../../src/node/replication/index.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { GroupCommitter, type ApplyEntry, type CommitHooks, type CommitResult } from '../../../src/node/group-commit.ts';
+import { GroupCommitter, type ApplyEntry, type CommitHooks, type CommitResult } from '../../../src/node/write/group-commit.ts';
 import { ShardLog } from '../../../src/node/log/index.ts';
 import { ShardTotals } from '../../../src/node/state/shard-totals.ts';
 import { NodeMemory, checkpointFolder } from '../../../src/node/state/node-memory.ts';

@@ -21,8 +21,8 @@ import {
   type DecodedFrame,
   type shardV1,
 } from '../../../src/common/index.ts';
-import { withLeanReadShardsResponse } from '../../../src/node/read-shards-codec.ts';
-import { FrameStreams, serveFrames, type FrameAnswer } from '../../../src/node/frame-streams.ts';
+import { withLeanReadShardsResponse } from '../../../src/node/handlers/read-shards-codec.ts';
+import { FrameStreams, serveFrames, type FrameAnswer } from '../../../src/node/handlers/frame-streams.ts';
 import { SequenceTable } from '../../../src/router/nodes/sequence-table.ts';
 import { nodeCallError } from '../../../src/router/nodes/node-sender.ts';
 import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { shardNodeServiceDefinition } from '../../../src/common/proto.ts';
-import { encodeReadShardsResponse, withLeanReadShardsResponse } from '../../../src/node/read-shards-codec.ts';
+import { encodeReadShardsResponse, withLeanReadShardsResponse } from '../../../src/node/handlers/read-shards-codec.ts';
 import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';
 
 const reference = shardNodeServiceDefinition.ReadShards!;

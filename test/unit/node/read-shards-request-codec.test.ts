@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { shardNodeServiceDefinition } from '../../../src/common/proto.ts';
 import { decodeReadShardsFrame, decodeReadShardsRequest } from '../../../src/common/counter-codec-read.ts';
-import { withLeanReadShardsResponse } from '../../../src/node/read-shards-codec.ts';
+import { withLeanReadShardsResponse } from '../../../src/node/handlers/read-shards-codec.ts';
 import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
 
 const unary = shardNodeServiceDefinition.ReadShards!;

@@ -4,7 +4,7 @@
 // checkpoint and a replay agree wherever the fold stops, across reopen.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../../src/node/group-commit.ts';
+import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../../src/node/write/group-commit.ts';
 import { type ShardLog, EntryKind, encodeGeneration, type LogEntry } from '../../../src/node/log/index.ts';
 import { NodeMemory, encodeWindowSetting } from '../../../src/node/state/node-memory.ts';
 import { DedupIndex } from '../../../src/node/state/dedup-index.ts';

@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { GroupCommitter, type CommitHooks } from '../../../src/node/group-commit.ts';
+import { GroupCommitter, type CommitHooks } from '../../../src/node/write/group-commit.ts';
 import { type ShardLog, EntryKind, type LogEntry } from '../../../src/node/log/index.ts';
 import { NodeMemory, encodeWindowSetting } from '../../../src/node/state/node-memory.ts';
 import { DedupIndex } from '../../../src/node/state/dedup-index.ts';

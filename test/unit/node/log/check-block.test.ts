@@ -2,7 +2,7 @@
 // valid blocks, the same blocks cut, extended and with bytes flipped
 // (seeded), and totals one past int64 either way.
 import { describe, expect, it } from 'vitest';
-import { checkBlock, decodeBlock, encodeBlock } from '../../../../src/node/log/checkpoint-blocks.ts';
+import { checkBlock, decodeBlock, encodeBlock } from '../../../../src/node/log/checkpoint/checkpoint-blocks.ts';
 import { INT64_MAX, INT64_MIN } from '../../../../src/common/limits.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';
 

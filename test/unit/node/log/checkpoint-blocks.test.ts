@@ -15,7 +15,7 @@ import {
   indexBlock,
   mergeBlockBytes,
   totalInBlock,
-} from '../../../../src/node/log/checkpoint-blocks.ts';
+} from '../../../../src/node/log/checkpoint/checkpoint-blocks.ts';
 import { checkpointFolder } from '../../../../src/node/state/node-memory.ts';
 import { INT64_MAX, INT64_MIN } from '../../../../src/common/limits.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EntryKind, ShardLog, ShardLogError, type LogEntry, type StoredEntry } from '../../../../src/node/log/index.ts';
 import { recordChecksum } from '../../../../src/node/log/checksums.ts';
-import { decodeRecord, encodeRecord } from '../../../../src/node/log/commit-records.ts';
+import { decodeRecord, encodeRecord } from '../../../../src/node/log/records/commit-records.ts';
 import { checkpointFolder } from '../../../../src/node/state/node-memory.ts';
 import { INT64_MAX, INT64_MIN } from '../../../../src/common/limits.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';

@@ -1,7 +1,7 @@
 // Unit tests for the columnar AppendEntries block: every kind round-trips,
 // and a block that is cut, padded or holds an invalid entry is refused whole.
 import { describe, expect, it } from 'vitest';
-import { decodeEntryColumns, encodeEntryColumns, columnsBytes } from '../../../../src/node/log/entry-columns.ts';
+import { decodeEntryColumns, encodeEntryColumns, columnsBytes } from '../../../../src/node/log/records/entry-columns.ts';
 import { EntryKind, encodeGeneration, type StoredEntry } from '../../../../src/node/log/index.ts';
 import { encodeWindowSetting } from '../../../../src/node/state/node-memory.ts';
 import { packRegisterChanges } from '../../../../src/sketch/index.ts';

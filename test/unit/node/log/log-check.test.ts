@@ -9,8 +9,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ShardLog, type LogEntry } from '../../../../src/node/log/index.ts';
-import { checkLogAtStart, isDamagedLog, logProblem, markLogCorrupt } from '../../../../src/node/log/log-check.ts';
-import { readWalLayout } from '../../../../src/node/log/wal-frames.ts';
+import { checkLogAtStart, isDamagedLog, logProblem, markLogCorrupt } from '../../../../src/node/log/check/log-check.ts';
+import { readWalLayout } from '../../../../src/node/log/check/wal-frames.ts';
 import { useTempLogs } from '../../../helpers/temp-log.ts';
 
 function entries(count: number, from = 0): LogEntry[] {

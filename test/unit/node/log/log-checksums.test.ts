@@ -8,7 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ShardLog, ShardLogError, type StoredEntry } from '../../../../src/node/log/index.ts';
-import { logProblem } from '../../../../src/node/log/log-check.ts';
+import { logProblem } from '../../../../src/node/log/check/log-check.ts';
 import { checkpointFolder } from '../../../../src/node/state/node-memory.ts';
 import { plainEntry, windowConfigEntry } from '../../../helpers/log-entries.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';

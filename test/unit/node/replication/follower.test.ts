@@ -19,7 +19,7 @@ import { NodeMemory, checkpointFolder, encodeWindowSetting } from '../../../../s
 import { DedupIndex } from '../../../../src/node/state/dedup-index.ts';
 import { rebuildMemory } from '../../../../src/node/state/recovery.ts';
 import { createFollower } from '../../../../src/node/replication/follower.ts';
-import { encodeEntryColumns } from '../../../../src/node/log/entry-columns.ts';
+import { encodeEntryColumns } from '../../../../src/node/log/records/entry-columns.ts';
 import { createNodeMetrics } from '../../../../src/node/node-metrics.ts';
 import type { NodeState } from '../../../../src/node/state/node-state.ts';
 import { packRegisterChanges } from '../../../../src/sketch/index.ts';

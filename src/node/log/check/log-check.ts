@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { readWalLayout } from './wal-frames.ts';
-import { ShardLogError } from './log-entry.ts';
+import { ShardLogError } from '../records/log-entry.ts';
 
 /** A node that finds its log corrupt while running exits with this code, so whatever restarts it runs the checks again. */
 export const logCorruptExitCode = 3;

@@ -4,15 +4,16 @@
 // division: the node's largest cost per page), and each bigint total into a
 // string, a Long and a varint. The codecs live with the other lean codecs
 // (common/counter-codec-read.ts and -write.ts, the same varint reader and
-// writer, held equal to protobufjs); this wires them in. Same bytes on the
-// wire: any router reads the answers and writes the requests as before.
+// writer, held equal to protobufjs); this wires them in. The bytes on the
+// wire are protobuf's: any router, lean or not, reads the answers and writes
+// the requests.
 import assert from 'node:assert';
-import { encodeReadShardsResponse } from '../common/counter-codec-write.ts';
-import { decodeReadShardsFrame, decodeReadShardsRequest } from '../common/counter-codec-read.ts';
-import { encodeReadShardsAnswerFrame, type ReadShardsAnswerFrame } from '../common/shard-frames.ts';
+import { encodeReadShardsResponse } from '../../common/counter-codec-write.ts';
+import { decodeReadShardsFrame, decodeReadShardsRequest } from '../../common/counter-codec-read.ts';
+import { encodeReadShardsAnswerFrame, type ReadShardsAnswerFrame } from '../../common/shard-frames.ts';
 
-export { encodeReadShardsResponse, type ReadShardsAnswer } from '../common/counter-codec-write.ts';
-export type { LeanReadShardsFrame, LeanReadShardsRequest } from '../common/counter-codec-read.ts';
+export { encodeReadShardsResponse, type ReadShardsAnswer } from '../../common/counter-codec-write.ts';
+export type { LeanReadShardsFrame, LeanReadShardsRequest } from '../../common/counter-codec-read.ts';
 
 /**
  * A copy of tally.shard.v1.ShardNode's definition whose ReadShards reads

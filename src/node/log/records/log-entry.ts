@@ -2,10 +2,11 @@
 // again after a read) and how it maps to and from a row of the log table.
 // Pure: it opens no database and keeps no state; the store runs the SQL.
 import assert from 'node:assert/strict';
-import { INT64_MAX, INT64_MIN, UINT64_MAX, decodeComponent } from '../../common/index.ts';
-import { unpackRegisterChanges } from '../../sketch/index.ts';
-import { validateWindowConfig } from '../../window/index.ts';
-import { rowChecksum, verifyChecksum } from './checksums.ts';
+import { INT64_MAX, INT64_MIN, UINT64_MAX, decodeComponent } from '../../../common/index.ts';
+import { unpackRegisterChanges } from '../../../sketch/index.ts';
+import { validateWindowConfig } from '../../../window/index.ts';
+import { rowChecksum, verifyChecksum } from '../checksums.ts';
+import { ShardLogError } from './log-error.ts';
 
 /** What a log row records. Every kind changes at most one shard. */
 export const EntryKind = {
@@ -71,10 +72,7 @@ export interface StoredEntry extends LogEntry {
   atMs: number;
 }
 
-/** The log cannot be trusted: a row that could not have been written, a gap, a schema this node does not read. */
-export class ShardLogError extends Error {
-  override name = 'ShardLogError';
-}
+export { ShardLogError };
 
 /** Why an entry is malformed, or undefined when it is fine. Checked before a write and after a read. */
 export function entryProblem(entry: LogEntry & { atMs?: number }): string | undefined {

@@ -5,7 +5,7 @@
 // StoredEntry objects a row gives; ShardLog writes. It never reads keyed or
 // other-kind entries from a record: those stay log rows.
 import type Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN } from '../../common/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../common/index.ts';
 import {
   EntryKind,
   ShardLogError,
@@ -16,9 +16,9 @@ import {
   type RawRow,
   type StoredEntry,
 } from './log-entry.ts';
-import { rowsOf } from './log-statements.ts';
+import { rowsOf } from '../log-statements.ts';
 import { writeZigzag } from './varint.ts';
-import { recordChecksum, verifyChecksum } from './checksums.ts';
+import { recordChecksum, verifyChecksum } from '../checksums.ts';
 
 /** Where wireAfter writes (a CommitWireWriter): declared here so this file does not import the wire's. */
 export interface CommitWireSink {

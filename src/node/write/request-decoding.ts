@@ -13,10 +13,10 @@ import {
   type RegionComponent,
   type shardV1,
   type WindowSetting,
-} from '../common/index.ts';
-import type { GroupOutcome, ApplyEntry } from './group-commit.ts';
-import { unpackRegisterChanges } from '../sketch/index.ts';
-import { validateWindowConfig } from '../window/index.ts';
+} from '../../common/index.ts';
+import type { GroupOutcome, ApplyEntry } from './apply-entry.ts';
+import { unpackRegisterChanges } from '../../sketch/index.ts';
+import { validateWindowConfig } from '../../window/index.ts';
 
 export function parseShardId(value: string | number | bigint): number {
   const id = Number(value);

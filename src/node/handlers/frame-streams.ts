@@ -15,7 +15,7 @@ import {
   toServiceError,
   type DecodedFrame,
   type shardV1,
-} from '../common/index.ts';
+} from '../../common/index.ts';
 
 export interface FrameAnswer<Response> {
   seq: number;

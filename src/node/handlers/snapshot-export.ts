@@ -17,10 +17,10 @@ import {
   toServiceError,
   type Logger,
   type shardV1,
-} from '../common/index.ts';
-import { bytesChecksum, chunkChecksum, encodeEntryColumns, type ShardLog } from './log/index.ts';
-import type { NodeState } from './state/index.ts';
-import { entryToWire, entryWireBytes } from './replication/index.ts';
+} from '../../common/index.ts';
+import { bytesChecksum, chunkChecksum, encodeEntryColumns, type ShardLog } from '../log/index.ts';
+import type { NodeState } from '../state/index.ts';
+import { entryToWire, entryWireBytes } from '../replication/index.ts';
 
 /** Entries read from the view at a time; the pieces sent are bounded by bytes. */
 const tailReadEntries = 1024;

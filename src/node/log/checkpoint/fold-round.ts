@@ -6,7 +6,7 @@
 // increment on a Zipf workload over 200,000 counters), written once per round
 // they are rewritten once. ShardLog reads and commits a round; this is only
 // its state.
-import type { CheckpointState } from './log-types.ts';
+import type { CheckpointState } from '../log-types.ts';
 import type { IndexedBlock } from './checkpoint-blocks.ts';
 
 export class FoldRound {
