@@ -11,13 +11,23 @@ import { ErrorReason } from '../common/error-details.ts';
 import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
 import type { LeanReadManyResponse } from '../common/counter-codec.ts';
 import type { counterV1 } from './counter-proto.ts';
-import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
-import type { ReadPageRequest } from './read-stream.ts';
-import { resendAfter, type CallClass } from './resend-rule.ts';
-import { refuseTokenInTheClear, routerAddressesOf } from './router-addresses.ts';
-import { RouterSet, aborted, adminMethods, counterMethods, throwIfAborted, type Rpc } from './router-set.ts';
-import { CallAuth } from './call-auth.ts';
-import { ConnectionWatch, type ConnectionState } from './connection-state.ts';
+import { IncrementCoalescer, type CoalescedItem, type ReadPageRequest } from './streams/index.ts';
+import {
+  CallAuth,
+  ConnectionWatch,
+  RouterSet,
+  aborted,
+  adminMethods,
+  counterMethods,
+  refuseTokenInTheClear,
+  resendAfter,
+  routerAddressesOf,
+  throwIfAborted,
+  type CallClass,
+  type Rpc,
+} from './connection/index.ts';
+// The public type from its own file: the packed declarations then reach no further than it.
+import type { ConnectionState } from './connection/connection-state.ts';
 
 import {
   fromDescribeResponse,

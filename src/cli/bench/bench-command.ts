@@ -1,11 +1,11 @@
 // `tally bench`: its options, the run, and the summary it prints.
 import { runBench, runWorker, newRunId, type BenchOptions, type BenchSummary } from './bench.ts';
 import { usesPopulation, workloads, type Workload } from './bench-workload.ts';
-import { batchItemsMax, readManyCountersMax } from '../common/limits.ts';
-import { monotonicNowMs } from '../common/clock.ts';
-import { UsageError, parseWholeNumber } from './args.ts';
-import { print } from './format.ts';
-import { routerAddresses, securityOptions } from './connection.ts';
+import { batchItemsMax, readManyCountersMax } from '../../common/limits.ts';
+import { monotonicNowMs } from '../../common/clock.ts';
+import { UsageError, parseWholeNumber } from '../args.ts';
+import { print } from '../format.ts';
+import { routerAddresses, securityOptions } from '../connection.ts';
 
 export function benchOptions(flags: Map<string, string>, router: string): BenchOptions {
   const workloadText = flags.get('workload') ?? 'hot';

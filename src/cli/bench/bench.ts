@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createTallyClient, TallyError, type IncrementItem, type TallyClient } from '../client/index.ts';
+import { createTallyClient, TallyError, type IncrementItem, type TallyClient } from '../../client/index.ts';
 import { LatencyHistogram } from './bench-histogram.ts';
 import {
   CheckSample,
@@ -26,7 +26,7 @@ import {
   type Workload,
 } from './bench-workload.ts';
 import { SeededRandom } from './bench-zipf.ts';
-import { monotonicNowMs } from '../common/clock.ts';
+import { monotonicNowMs } from '../../common/clock.ts';
 
 export interface BenchOptions {
   /** The routers, comma-separated as --router takes them. */
@@ -268,7 +268,7 @@ function headNames(names: CounterNames, population: number): (index: number) => 
 const benchPath = fileURLToPath(import.meta.url);
 const workerEntryArgs = benchPath.endsWith('.ts')
   ? ['--import', 'tsx', '--no-deprecation', path.join(path.dirname(benchPath), 'cli.ts')]
-  : [path.resolve(path.dirname(benchPath), '../../bin/tally.mjs')];
+  : [path.resolve(path.dirname(benchPath), '../../../bin/tally.mjs')];
 
 /** Runs one worker process per --procs, each reporting progress lines and a final result line. */
 async function runProcesses(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult[]> {

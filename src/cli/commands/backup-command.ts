@@ -3,9 +3,9 @@
 // through a router (online); verify reads files only; restore writes a new
 // cluster's data directories (or etcd) before its processes start.
 import { credentials } from '@grpc/grpc-js';
-import { routerAddresses, securityOptions } from './connection.ts';
-import { parseWholeNumber } from './args.ts';
-import { plural } from './format.ts';
+import { routerAddresses, securityOptions } from '../connection.ts';
+import { parseWholeNumber } from '../args.ts';
+import { plural } from '../format.ts';
 
 /** One backup or restore command; a usage mistake comes back through usageError (exit 2). */
 export async function backupCommand(
@@ -16,7 +16,7 @@ export async function backupCommand(
   print: (json: unknown, text: string) => void,
 ): Promise<void> {
   // Loaded here: no other command needs the node's log or the router's directory code.
-  const { restoreBackup, takeBackup, verifyBackup } = await import('../backup/index.ts');
+  const { restoreBackup, takeBackup, verifyBackup } = await import('../../backup/index.ts');
   if (command === 'backup' && args[0] === 'verify') {
     const from = flags.get('from');
     if (args.length !== 1 || from === undefined) throw usageError('expected: tally backup verify --from DIR');
@@ -53,7 +53,7 @@ export async function backupCommand(
   if (args.length !== 0 || from === undefined || nodeDirs === undefined) throw usageError(`expected: ${shape}`);
   if ((flags.get('data-dir') === undefined) === (flags.get('etcd') === undefined))
     throw usageError(`name one store, --data-dir or --etcd: ${shape}`);
-  const { parseEtcdEndpoints } = await import('../router/index.ts');
+  const { parseEtcdEndpoints } = await import('../../router/index.ts');
   const summary = await restoreBackup({
     from,
     store:

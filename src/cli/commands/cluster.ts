@@ -1,13 +1,13 @@
 // The CLI's cluster commands: status, pairs and nodes, the checks that
 // recompute from the logs (reconcile, rebuild: exit 3 on drift), health,
 // top, and the offline directory transfer. One spec each (command-spec.ts).
-import { UsageError, expectArgs, parseWholeNumber } from './args.ts';
-import type { CommandSpec } from './command-spec.ts';
-import { clientOf } from './commands-counters.ts';
-import { checkHealth, routerAddresses, securityOptions } from './connection.ts';
+import { UsageError, expectArgs, parseWholeNumber } from '../args.ts';
+import type { CommandSpec } from '../command-spec.ts';
+import { clientOf } from './counters.ts';
+import { checkHealth, routerAddresses, securityOptions } from '../connection.ts';
 import { backupCommand } from './backup-command.ts';
 import { directoryCommand } from './directory-transfer.ts';
-import { plural, print } from './format.ts';
+import { plural, print } from '../format.ts';
 import { runTop } from './top.ts';
 
 /** The exit code of a check that found drift: reconcile, rebuild, recount, a failed bench check. */

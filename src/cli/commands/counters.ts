@@ -1,11 +1,11 @@
 // The CLI's counter commands: increments, reads, listing, sizing, clearing,
 // deleting and per-counter settings, each one spec (command-spec.ts) with its
 // flags and its run. Output goes through print (readable, or --json).
-import type { ConfigureOptions, ReadResult, TallyClient } from '../client/index.ts';
-import { listPageSizeMax, memberPartitionsMax } from '../common/limits.ts';
-import { UsageError, expectArgs, parseAmount, parseDurationMs, parseMember, parseWholeNumber } from './args.ts';
-import type { CommandContext, CommandSpec } from './command-spec.ts';
-import { configureLine, formatDuration, kindNote, plural, print, ttlNote } from './format.ts';
+import type { ConfigureOptions, ReadResult, TallyClient } from '../../client/index.ts';
+import { listPageSizeMax, memberPartitionsMax } from '../../common/limits.ts';
+import { UsageError, expectArgs, parseAmount, parseDurationMs, parseMember, parseWholeNumber } from '../args.ts';
+import type { CommandContext, CommandSpec } from '../command-spec.ts';
+import { configureLine, formatDuration, kindNote, plural, print, ttlNote } from '../format.ts';
 
 /** The client of a command that calls routers (its spec leaves router at its default, true). */
 export function clientOf(context: CommandContext): TallyClient {

@@ -5,7 +5,7 @@
 // writes one JSON document to stdout or --file; import reads one from stdin
 // or --file into an empty store, keeping every shard id, epoch and identity.
 import fs from 'node:fs';
-import { ErrorCode, TallyError } from '../common/index.ts';
+import { ErrorCode, TallyError } from '../../common/index.ts';
 
 export interface DirectoryStoreFlags {
   dataDir: string | undefined;
@@ -37,7 +37,7 @@ export async function directoryCommand(
   if ((flags.dataDir === undefined) === (flags.etcd === undefined)) throw usageError(`name one store, --data-dir or --etcd: ${shape}`);
   if (flags.etcdPrefix !== undefined && flags.etcd === undefined) throw usageError('--etcd-prefix goes with --etcd');
   // Loaded here: no other command needs the router's directory code.
-  const { openDirectoryTransfer, parseEtcdEndpoints, validateSnapshot } = await import('../router/index.ts');
+  const { openDirectoryTransfer, parseEtcdEndpoints, validateSnapshot } = await import('../../router/index.ts');
   if ((flags.etcdTlsCert === undefined) !== (flags.etcdTlsKey === undefined))
     throw usageError('--etcd-tls-cert and --etcd-tls-key go together');
   if (flags.etcdTlsCert !== undefined && flags.etcdTlsCa === undefined) throw usageError('--etcd-tls-cert needs --etcd-tls-ca');

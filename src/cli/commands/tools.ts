@@ -1,12 +1,12 @@
 // The CLI's long-running tools: bench (load with a latency summary), and the
 // outbox relay and its recount, whose settings are the relay's own reader's
 // (the flags listed here are read from it, so they cannot drift apart).
-import type { SettingHelp } from '../common/config.ts';
-import { postgresSettingsHelp, recountCommand, relayCommand, relaySettingsHelp } from '../relay/index.ts';
-import { UsageError, expectArgs } from './args.ts';
-import { bench } from './bench-command.ts';
-import type { CommandSpec, FlagSpec } from './command-spec.ts';
-import { clientOf } from './commands-counters.ts';
+import type { SettingHelp } from '../../common/config.ts';
+import { postgresSettingsHelp, recountCommand, relayCommand, relaySettingsHelp } from '../../relay/index.ts';
+import { UsageError, expectArgs } from '../args.ts';
+import { bench } from '../bench/index.ts';
+import type { CommandSpec, FlagSpec } from '../command-spec.ts';
+import { clientOf } from './counters.ts';
 
 /** A settings reader's flags as the CLI lists them: the value's shape, its environment key and default. */
 function flagsOfSettings(settings: readonly SettingHelp[]): Record<string, FlagSpec> {

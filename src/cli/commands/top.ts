@@ -2,7 +2,7 @@
 // shard) and the nodes below, refreshed every interval. A live screen on a
 // TTY (q or Ctrl-C quits); plain periodic blocks of lines otherwise; with
 // --json one JSON object per refresh, one per line.
-import type { TallyClient, HotCounter, ClusterStatus } from '../client/index.ts';
+import type { TallyClient, HotCounter, ClusterStatus } from '../../client/index.ts';
 
 const bars = ' ▁▂▃▄▅▆▇█';
 

@@ -5,16 +5,16 @@
 // of its unanswered batches of unknown outcome (unless the router said it
 // read nothing), for the coalescer's resend rule.
 import { status, type ClientDuplexStream } from '@grpc/grpc-js';
-import { monotonicNowMs } from '../common/clock.ts';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, fromServiceError } from '../common/errors.ts';
-import { ErrorReason, decodeStatusDetails } from '../common/error-details.ts';
+import { monotonicNowMs } from '../../common/clock.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, fromServiceError } from '../../common/errors.ts';
+import { ErrorReason, decodeStatusDetails } from '../../common/error-details.ts';
 import type {
   IncrementStreamRequestInput,
   LeanIncrementStreamError,
   LeanIncrementStreamResponse,
   LeanIncrementResponse,
-} from '../common/counter-codec.ts';
-import { incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../common/client-limits.ts';
+} from '../../common/counter-codec.ts';
+import { incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../../common/client-limits.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 
 export type IncrementStreamCall = ClientDuplexStream<IncrementStreamRequestInput, LeanIncrementStreamResponse>;

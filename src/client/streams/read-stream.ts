@@ -5,16 +5,16 @@
 // changes nothing, so a page left unanswered by a failed stream is simply
 // not read (NOT_APPLIED), for the caller's resend rule.
 import { status, type ClientDuplexStream } from '@grpc/grpc-js';
-import { monotonicNowMs } from '../common/clock.ts';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, fromServiceError } from '../common/errors.ts';
-import { ErrorReason, decodeStatusDetails } from '../common/error-details.ts';
+import { monotonicNowMs } from '../../common/clock.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, fromServiceError } from '../../common/errors.ts';
+import { ErrorReason, decodeStatusDetails } from '../../common/error-details.ts';
 import type {
   LeanIncrementStreamError,
   LeanReadResponse,
   LeanReadStreamResponse,
   ReadStreamRequestInput,
-} from '../common/counter-codec.ts';
-import { readStreamLifetimeMs, readStreamPagesInFlightMax } from '../common/client-limits.ts';
+} from '../../common/counter-codec.ts';
+import { readStreamLifetimeMs, readStreamPagesInFlightMax } from '../../common/client-limits.ts';
 
 export type ReadStreamCall = ClientDuplexStream<ReadStreamRequestInput, LeanReadStreamResponse>;
 

@@ -2,8 +2,8 @@
 // `--create-table`), the relay's own tables beside it, and the startup check
 // that a user's table has the columns the relay reads. No row traffic here.
 import type pg from 'pg';
-import { formatTableName, type OutboxTables, type TableName } from './config.ts';
-import { RelayError, RelayErrorCode } from './relay-error.ts';
+import { formatTableName, type OutboxTables, type TableName } from '../config.ts';
+import { RelayError, RelayErrorCode } from '../relay-error.ts';
 
 /** A validated table name, quoted for SQL (config.ts allows only [a-z0-9_] identifiers). */
 export function sqlName(table: TableName): string {

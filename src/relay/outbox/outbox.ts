@@ -2,9 +2,9 @@
 // the shared advisory lock), stamp first sends, and finish a batch (archive
 // or delete, dead letters) in the claiming transaction. Sends nothing to Tally.
 import pg from 'pg';
-import type { PostgresSettings } from './config.ts';
+import type { PostgresSettings } from '../config.ts';
 import { outboxLockKey, prepareTables, sqlName } from './outbox-schema.ts';
-import { RelayError, RelayErrorCode, describeUrl, oneLine } from './relay-error.ts';
+import { RelayError, RelayErrorCode, describeUrl, oneLine } from '../relay-error.ts';
 import type { IdentityFinding } from './outbox-identity.ts';
 import type { OutboxRow } from './row-check.ts';
 
