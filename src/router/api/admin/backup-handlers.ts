@@ -13,9 +13,9 @@ import {
   type counterV1,
   type Logger,
   type shardV1,
-} from '../../common/index.ts';
-import type { Directory } from '../directory/index.ts';
-import type { NodePool } from '../nodes/index.ts';
+} from '../../../common/index.ts';
+import type { Directory } from '../../directory/index.ts';
+import type { NodePool } from '../../nodes/index.ts';
 
 const streamSnapshotPath = '/tally.shard.v1.ShardNode/StreamSnapshot';
 /** A directory export's piece: well inside a message. */

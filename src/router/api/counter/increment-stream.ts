@@ -16,7 +16,7 @@ import {
   type IncrementResponseInput,
   type IncrementStreamResponseInput,
   type Uint64Value,
-} from '../../common/index.ts';
+} from '../../../common/index.ts';
 
 /** IncrementBatch's handler body: validates, applies, counts; throws the error the unary call fails with. */
 export type ApplyBatch = (request: IncrementColumns, call: { readonly cancelled: boolean }) => Promise<readonly IncrementResponseInput[]>;

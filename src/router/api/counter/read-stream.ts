@@ -17,7 +17,7 @@ import {
   type ReadManyResponseInput,
   type ReadStreamResponseInput,
   type Uint64Value,
-} from '../../common/index.ts';
+} from '../../../common/index.ts';
 
 /** ReadMany's handler body: validates, reads, counts; throws the error the unary call fails with. */
 export type ReadPage = (request: LeanReadManyRequest, call: { readonly cancelled: boolean }) => Promise<ReadManyResponseInput>;
