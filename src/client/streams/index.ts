@@ -1,7 +1,9 @@
 // The client's batching and its two long-lived streams: the increment
-// coalescer (many callers' items in one call), the IncrementStream and
-// ReadStream senders over one stream session each. What travels is
-// counter.v1; which router a stream goes to is the connection's choice.
+// coalescer (many callers' items in one call), and the IncrementStream and
+// ReadStream senders, each a StreamSender (stream-sender.ts: sequence
+// numbers, units in flight, stream replacement) of its own kind. What
+// travels is counter.v1; which router a stream goes to is the connection's
+// choice.
 export {
   IncrementCoalescer,
   type CoalescedItem,
@@ -11,3 +13,4 @@ export {
 } from './increment-coalescer.ts';
 export { IncrementStreamSender, StreamUnsupported, type IncrementStreamCall, type OpenIncrementStream } from './increment-stream.ts';
 export { ReadStreamSender, ReadStreamUnsupported, type OpenReadStream, type ReadPageRequest, type ReadStreamCall } from './read-stream.ts';
+export { StreamSender, type ClientStreamKind, type StreamAnswer } from './stream-sender.ts';
