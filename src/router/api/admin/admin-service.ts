@@ -81,6 +81,28 @@ function describeCounter(
   };
 }
 
+/** A membership rebuild's report, as the wire carries it (int64s as decimal strings). */
+function rebuildResponseOf(name: string, result: Awaited<ReturnType<MembershipPath['rebuild']>>): counterV1.RebuildResponse__Output {
+  return {
+    counter: name,
+    members: result.members.toString(),
+    storedCount: result.storedCount.toString(),
+    drift: result.drift.toString(),
+    repaired: result.repaired,
+    partitions: result.partitions.map((check) => ({
+      partition: check.partition,
+      shardId: String(check.shardId),
+      pair: check.pairIndex,
+      members: check.members.toString(),
+      storedCount: check.storedCount.toString(),
+      drift: check.drift.toString(),
+      repaired: check.repaired.toString(),
+      followerChecked: check.followerDrift !== undefined,
+      followerDrift: (check.followerDrift ?? 0n).toString(),
+    })),
+  };
+}
+
 /** Describe, Configure, Rebuild, ListCounters, Hot, SetShards and DeleteCounter: one counter's administration. */
 function createCounterAdminHandlers(deps: AdminServiceDeps) {
   const { directory, heat, metrics, logger } = deps;
@@ -113,24 +135,7 @@ function createCounterAdminHandlers(deps: AdminServiceDeps) {
         drift: result.drift,
         repaired: result.repaired,
       });
-      return {
-        counter: name,
-        members: result.members.toString(),
-        storedCount: result.storedCount.toString(),
-        drift: result.drift.toString(),
-        repaired: result.repaired,
-        partitions: result.partitions.map((check) => ({
-          partition: check.partition,
-          shardId: String(check.shardId),
-          pair: check.pairIndex,
-          members: check.members.toString(),
-          storedCount: check.storedCount.toString(),
-          drift: check.drift.toString(),
-          repaired: check.repaired.toString(),
-          followerChecked: check.followerDrift !== undefined,
-          followerDrift: (check.followerDrift ?? 0n).toString(),
-        })),
-      };
+      return rebuildResponseOf(name, result);
     }),
 
     ListCounters: handler<counterV1.ListCountersRequest__Output, counterV1.ListCountersResponse__Output>((request) =>
