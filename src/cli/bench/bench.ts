@@ -267,8 +267,8 @@ function headNames(names: CounterNames, population: number): (index: number) => 
 // (tests and development), so a test never drives a stale build.
 const benchPath = fileURLToPath(import.meta.url);
 const workerEntryArgs = benchPath.endsWith('.ts')
-  ? ['--import', 'tsx', '--no-deprecation', path.join(path.dirname(benchPath), 'cli.ts')]
-  : [path.resolve(path.dirname(benchPath), '../../../bin/tally.mjs')];
+  ? ['--import', 'tsx', '--no-deprecation', path.join(path.dirname(benchPath), '..', 'cli.ts')]
+  : [path.resolve(path.dirname(benchPath), '../../../../bin/tally.mjs')];
 
 /** Runs one worker process per --procs, each reporting progress lines and a final result line. */
 async function runProcesses(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult[]> {
