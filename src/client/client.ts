@@ -51,6 +51,7 @@ import type {
   IncrementResult,
   Consistency,
   ReadOptions,
+  ReadScope,
   ReadResult,
   CounterDescription,
   WindowReadResult,
@@ -274,8 +275,12 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   }
 
   /** The estimated number of distinct members in the union of the named distinct counters. */
-  async countDistinct(counters: string | readonly string[], settings?: CallSettings): Promise<DistinctCount> {
-    const request: counterV1.CountDistinctRequest = { counters: typeof counters === 'string' ? [counters] : [...counters] };
+  /** `scope: 'global'`: the union over every region (docs/regions.md). */
+  async countDistinct(counters: string | readonly string[], settings?: CallSettings & { scope?: ReadScope }): Promise<DistinctCount> {
+    const request: counterV1.CountDistinctRequest = {
+      counters: typeof counters === 'string' ? [counters] : [...counters],
+      ...(settings?.scope === 'global' ? { scope: 'SCOPE_GLOBAL' as const } : {}),
+    };
     const response = await this.calls.read(counterMethods.CountDistinct, request, settings);
     return { estimate: Number(response.estimate), standardError: response.standardError, shards: response.shards };
   }

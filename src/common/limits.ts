@@ -413,6 +413,10 @@ export const peerRegionsMax = 16;
 export const peerRegionAddressesMax = 8;
 /** Components in one batch between regions: a batch is one message and one durable write per shard group. */
 export const regionBatchComponentsMax = 512;
+/** Bytes of a distinct counter's sketch in a component: a dense HyperLogLog serializes to 12,289. */
+export const regionSketchBytesMax = 16_384;
+/** Component bytes in one batch between regions: sketches are large, and a batch is one gRPC message. */
+export const regionBatchBytesMax = 1_048_576;
 /** Default interval between a publisher's rounds of reading changed counters. */
 export const regionPublishIntervalMsDefault = 500;
 /** Wait before a dead link to a peer region is tried again (doubled up to regionReconnectMaxMs). */

@@ -4,6 +4,7 @@
 // ReadComponents answer) and the router. Pure: no I/O.
 import assert from 'node:assert/strict';
 import { INT64_MAX, INT64_MIN, UINT64_MAX } from './client-limits.ts';
+import { regionSketchBytesMax } from './limits.ts';
 import { isRegionName } from './region-config.ts';
 
 /**
@@ -29,6 +30,12 @@ export interface RegionComponent {
    * (docs/regions.md, clear across regions).
    */
   generation: number;
+  /**
+   * A distinct counter's HyperLogLog registers in the origin at that version
+   * (a serialized sketch); absent for a total counter. Regions merge them by
+   * register maximum.
+   */
+  sketch?: Buffer;
 }
 
 export const zeroVersion: ComponentVersion = { term: 0n, round: 0n };
@@ -62,20 +69,25 @@ export function componentProblem(component: RegionComponent): string | undefined
   if (component.total > INT64_MAX || component.total < INT64_MIN) return 'total out of range';
   if (!Number.isSafeInteger(component.asOfUnixMs) || component.asOfUnixMs < 0) return 'as-of time invalid';
   if (!Number.isSafeInteger(component.generation) || component.generation < 0) return 'generation invalid';
+  if (component.sketch !== undefined && (component.sketch.length === 0 || component.sketch.length > regionSketchBytesMax))
+    return `sketch of ${component.sketch.length} bytes (1..${regionSketchBytesMax})`;
   return undefined;
 }
 
-// Record layout: u8 origin length, origin (ASCII), u64 term, u64 round, i64 total, u64 as-of ms, u64 generation.
+// Record layout: u8 origin length, origin (ASCII), u64 term, u64 round, i64 total, u64 as-of ms, u64 generation;
+// with the sketch flag set in the length byte, then u32 sketch length and the sketch. Origins are at most 32
+// bytes, so records written before the flag existed never have it set and read unchanged.
 const fixedBytes = 1 + 8 + 8 + 8 + 8 + 8;
+const sketchFlag = 0x80;
 
 function recordBytes(component: RegionComponent): number {
-  return fixedBytes + component.origin.length;
+  return fixedBytes + component.origin.length + (component.sketch === undefined ? 0 : 4 + component.sketch.length);
 }
 
 function writeRecord(component: RegionComponent, target: Buffer, offset: number): number {
   const problem = componentProblem(component);
   assert.ok(problem === undefined, `region component invalid: ${problem}`);
-  target.writeUInt8(component.origin.length, offset);
+  target.writeUInt8(component.origin.length | (component.sketch === undefined ? 0 : sketchFlag), offset);
   let at = offset + 1;
   at += target.write(component.origin, at, 'latin1');
   target.writeBigUInt64BE(component.version.term, at);
@@ -83,7 +95,10 @@ function writeRecord(component: RegionComponent, target: Buffer, offset: number)
   target.writeBigInt64BE(component.total, at + 16);
   target.writeBigUInt64BE(BigInt(component.asOfUnixMs), at + 24);
   target.writeBigUInt64BE(BigInt(component.generation), at + 32);
-  return at + 40;
+  if (component.sketch === undefined) return at + 40;
+  target.writeUInt32BE(component.sketch.length, at + 40);
+  component.sketch.copy(target, at + 44);
+  return at + 44 + component.sketch.length;
 }
 
 /** One component as a record (a log entry's payload). */
@@ -107,8 +122,9 @@ export function unpackComponents(data: Buffer): RegionComponent[] {
   const components: RegionComponent[] = [];
   let offset = 0;
   while (offset < data.length) {
-    const originBytes = data.readUInt8(offset);
-    const end = offset + 1 + originBytes + 40;
+    const lengthByte = data.readUInt8(offset);
+    const originBytes = lengthByte & ~sketchFlag;
+    let end = offset + 1 + originBytes + 40;
     if (end > data.length) throw new Error(`region component record at byte ${offset} is cut short`);
     const origin = data.toString('latin1', offset + 1, offset + 1 + originBytes);
     const at = offset + 1 + originBytes;
@@ -119,6 +135,13 @@ export function unpackComponents(data: Buffer): RegionComponent[] {
       asOfUnixMs: Number(data.readBigUInt64BE(at + 24)),
       generation: Number(data.readBigUInt64BE(at + 32)),
     };
+    if ((lengthByte & sketchFlag) !== 0) {
+      if (end + 4 > data.length) throw new Error(`region component record at byte ${offset} is cut short`);
+      const sketchBytes = data.readUInt32BE(end);
+      if (end + 4 + sketchBytes > data.length) throw new Error(`region component record at byte ${offset} is cut short`);
+      component.sketch = Buffer.from(data.subarray(end + 4, end + 4 + sketchBytes));
+      end += 4 + sketchBytes;
+    }
     const problem = componentProblem(component);
     if (problem !== undefined) throw new Error(`region component record at byte ${offset}: ${problem}`);
     components.push(component);

@@ -127,7 +127,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   // With several routers each knows only the writes made through it, so none
   // can tell a counter is idle: TTL (set and swept) only on the embedded store.
   const ttlSupported = etcd === undefined;
-  const regions = openRegions(config, { election, directory, pool, reads, registry, logger, tls, lifecycle });
+  const regions = openRegions(config, { election, directory, pool, reads, distinct, registry, logger, tls, lifecycle });
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const duties = new SupervisorDuties(
     election,
@@ -153,6 +153,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
     heat,
     metrics,
     globalReads: regions.globalReader,
+    ...(regions.globalDistinct === undefined ? {} : { globalDistinct: regions.globalDistinct }),
     onWritten: (counter) => regions.publisher.markWritten(counter),
   });
   const counterDefinition = guardMalformed(withColumnDecoders(withLeanCodecs(counterServiceDefinition)), requestBytesMaxOf);
@@ -209,13 +210,14 @@ function openRegions(
     directory: Directory;
     pool: NodePool;
     reads: ReadPath;
+    distinct: DistinctPath;
     registry: ReturnType<typeof createMetricsRegistry>;
     logger: Logger;
     tls: ReturnType<typeof loadTls> | undefined;
     lifecycle: CounterLifecycle;
   },
 ) {
-  const { election, directory, pool, reads, registry, logger, tls, lifecycle } = parts;
+  const { election, directory, pool, reads, distinct, registry, logger, tls, lifecycle } = parts;
   // Regions: the publisher is a supervisor duty, so one router per region publishes.
   const termSource: TermSource =
     election instanceof EtcdSupervisorElection
@@ -238,6 +240,7 @@ function openRegions(
       logger,
       termSource,
       clearUpTo: clearUpToOf(directory, lifecycle, (name) => regions.publisher.markWritten(name)),
+      sketches: distinct,
     },
   );
   return regions;

@@ -210,9 +210,9 @@ export const counterCommands: CommandSpec[] = [
   },
   {
     name: 'distinct',
-    synopsis: 'add <counter> <member>... | count <counter>...',
+    synopsis: 'add <counter> <member>... | count [--global] <counter>...',
     summary: "add members (any text) to a distinct counter; or the estimated distinct members of counters' union, ± its standard error",
-    flags: {},
+    flags: { global: { help: "the union over every region: this region's sketches and each peer's last received ones (docs/regions.md)" } },
     async run(context) {
       const { args, json } = context;
       const client = clientOf(context);
@@ -228,7 +228,7 @@ export const counterCommands: CommandSpec[] = [
       }
       if (action === 'count' && counter !== undefined) {
         const counters = [counter, ...rest];
-        const count = await client.countDistinct(counters);
+        const count = await client.countDistinct(counters, { scope: scopeOf(context.flags) });
         const name = counters.length === 1 ? counter : `union of ${counters.join(', ')}`;
         print(
           json,

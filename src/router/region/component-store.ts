@@ -21,8 +21,10 @@ import { readPairWithFallback } from '../read/index.ts';
 const emptyKey = Buffer.alloc(0);
 
 /** Why a component cannot be held for a counter of this region: undefined when it can. */
-export function componentRefusal(counter: CounterInfo): string | undefined {
-  if (counter.kind !== 'total') return `counter "${counter.name}" is a ${counter.kind} counter here: only totals count across regions`;
+export function componentRefusal(counter: CounterInfo, component?: RegionComponent): string | undefined {
+  const kind = component?.sketch === undefined ? 'total' : 'distinct';
+  if (counter.kind !== kind || counter.window.bucketMs > 0)
+    return `counter "${counter.name}" is a ${counter.window.bucketMs > 0 ? 'windowed' : counter.kind} counter here, the peer's a ${kind} counter: only totals and distinct counters count across regions, each as its own kind`;
   return undefined;
 }
 
@@ -45,8 +47,8 @@ export class ComponentStore {
    */
   async store(counterName: string, component: RegionComponent): Promise<boolean> {
     validateCounterName(counterName);
-    const counter = await this.directory.getOrCreate(counterName);
-    const refusal = componentRefusal(counter);
+    const counter = await this.directory.getOrCreate(counterName, component.sketch === undefined ? 'total' : 'distinct');
+    const refusal = componentRefusal(counter, component);
     if (refusal !== undefined) throw new TallyError(ErrorCode.failedPrecondition, refusal);
     // The origin cleared the counter: this region clears its own at its own cut, before it answers.
     if (component.generation > counter.generation) await this.clearUpTo(counterName, component.generation);

@@ -50,7 +50,7 @@ export function refuseGlobalRead(counter: CounterInfo | undefined): void {
   if (counter.kind !== 'total')
     throw new TallyError(
       ErrorCode.failedPrecondition,
-      `counter "${counter.name}" is a ${counter.kind} counter: only totals are read with SCOPE_GLOBAL`,
+      `counter "${counter.name}" is a ${counter.kind} counter: only totals are read with SCOPE_GLOBAL (a distinct counter with CountDistinct, scope SCOPE_GLOBAL)`,
     );
 }
 

@@ -7,3 +7,4 @@ export { RegionPublisher, isPublishable } from './region-publisher.ts';
 export { RegionReceiver } from './region-receiver.ts';
 export { ComponentStore, type ClearUpTo } from './component-store.ts';
 export { PeerLink } from './peer-link.ts';
+export { GlobalDistinctReader, type GlobalDistinctCount } from './global-distinct.ts';

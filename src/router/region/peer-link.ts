@@ -12,6 +12,7 @@ import {
   maxVersion,
   monotonicNowMs,
   regionAnswerTimeoutMs,
+  regionBatchBytesMax,
   regionBatchComponentsMax,
   regionReconnectMaxMs,
   regionReconnectMinMs,
@@ -53,7 +54,28 @@ function wireOfVersion(version: ComponentVersion): regionV1.ComponentVersion {
 
 /** Bytes a component takes on the wire, for the bytes metric (close enough: name plus fixed fields). */
 export function componentWireBytes(counter: string, component: RegionComponent): number {
-  return Buffer.byteLength(counter) + component.origin.length + 40;
+  return Buffer.byteLength(counter) + component.origin.length + 40 + (component.sketch?.length ?? 0);
+}
+
+/** How many of `ordered` fit in one batch: regionBatchComponentsMax, and regionBatchBytesMax once sketches ride along (at least one). */
+export function batchLength(ordered: readonly { counter: string; component: RegionComponent }[]): number {
+  let bytes = 0;
+  const most = Math.min(ordered.length, regionBatchComponentsMax);
+  for (let length = 0; length < most; length++) {
+    bytes += componentWireBytes(ordered[length]!.counter, ordered[length]!.component);
+    if (bytes > regionBatchBytesMax && length > 0) return length;
+  }
+  return most;
+}
+
+/**
+ * A TLS handshake that failed over a certificate (another CA, another role):
+ * its cause is configuration, as a wrong token's is, so the link says
+ * `refused` rather than `down` and retries at the longest backoff.
+ */
+export function isCertificateRefusal(error: Partial<ServiceError>): boolean {
+  if (error.code !== status.UNAVAILABLE) return false;
+  return /certificate|CERT_|SSL routines|alert (bad|unknown|handshake)/i.test(`${error.details ?? error.message ?? ''}`);
 }
 
 export class PeerLink {
@@ -228,7 +250,7 @@ export class PeerLink {
       this.pump();
       return;
     }
-    const batch = ordered.slice(0, regionBatchComponentsMax);
+    const batch = ordered.slice(0, batchLength(ordered));
     // Every pending component up to the watermark is in this batch: all of them when it holds every
     // pending one; otherwise everything older than the first left out.
     const next = ordered[batch.length]?.component.version;
@@ -254,6 +276,7 @@ export class PeerLink {
         version: wireOfVersion(component.version),
         asOfUnixMs: String(component.asOfUnixMs),
         generation: String(component.generation),
+        ...(component.sketch === undefined ? {} : { sketch: component.sketch }),
       };
     });
     this.metrics.bytes.inc({ peer: this.peerName, direction: 'sent' }, bytes);
@@ -262,7 +285,10 @@ export class PeerLink {
 
   private failed(error: Partial<ServiceError>): void {
     const refused =
-      error.code === status.FAILED_PRECONDITION || error.code === status.UNAUTHENTICATED || error.code === status.PERMISSION_DENIED;
+      error.code === status.FAILED_PRECONDITION ||
+      error.code === status.UNAUTHENTICATED ||
+      error.code === status.PERMISSION_DENIED ||
+      isCertificateRefusal(error);
     const wasUp = this.state === 'up';
     this.metrics.errors.inc({ peer: this.peerName, reason: refused ? 'refused' : wasUp ? 'stream' : 'connect' });
     this.closeStream();

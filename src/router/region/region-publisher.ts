@@ -17,6 +17,7 @@ import type { CounterInfo } from '../directory/index.ts';
 import type { TotalRead } from '../read/index.ts';
 import type { PeerLink, PublishedTable } from './peer-link.ts';
 import type { TermSource } from './publish-term.ts';
+import { publishesSketch, readSketches, type SketchReads } from './sketch-source.ts';
 
 /** Counters read per exact ReadMany of a round. */
 const roundReadBatchMax = 256;
@@ -30,7 +31,7 @@ export interface PublisherReads {
   readExact(names: readonly string[]): Promise<TotalRead[]>;
 }
 
-/** Window and membership counters stay in their region; distinct counts do not cross yet. */
+/** Totals; distinct counters publish their sketch (sketch-source.ts); window and membership counters stay in their region. */
 export function isPublishable(counter: CounterInfo): boolean {
   return counter.kind === 'total' && counter.window.bucketMs === 0;
 }
@@ -53,6 +54,8 @@ export class RegionPublisher implements PublishedTable {
     private readonly termSource: TermSource,
     private readonly logger: Logger,
     publishIntervalMs: number,
+    /** Distinct counters' sketches; without it they stay in their region. */
+    private readonly sketches?: SketchReads,
   ) {
     this.task = new IntervalTask({ name: 'region publisher round', intervalMs: publishIntervalMs, logger }, () => this.runRound());
   }
@@ -118,15 +121,21 @@ export class RegionPublisher implements PublishedTable {
     const written = this.dirty;
     this.dirty = new Set();
     const names: string[] = [];
+    const sketchNames: string[] = [];
     if (sweep) {
-      for (const counter of this.directory.liveCounters()) if (isPublishable(counter)) names.push(counter.name);
+      for (const counter of this.directory.liveCounters()) {
+        if (isPublishable(counter)) names.push(counter.name);
+        else if (publishesSketch(counter)) sketchNames.push(counter.name);
+      }
     } else {
       for (const name of written) {
         const counter = this.directory.get(name);
         if (counter !== undefined && isPublishable(counter)) names.push(name);
+        else if (counter !== undefined && publishesSketch(counter)) sketchNames.push(name);
       }
     }
     const changed: string[] = [];
+    if (!(await this.publishSketches(sketchNames, version, roundAsOfUnixMs, changed))) return;
     for (let start = 0; start < names.length; start += roundReadBatchMax) {
       let reads: TotalRead[];
       try {
@@ -156,5 +165,33 @@ export class RegionPublisher implements PublishedTable {
     // Offered even when empty: the round is whole, so the links' watermark may pass it.
     for (const link of this.links) link.offer(changed, version, roundAsOfUnixMs);
     this.lastRoundMs = monotonicNowMs();
+  }
+
+  /** The round's distinct counters: each sketch that changed becomes a component. False when publishing stopped meanwhile. */
+  private async publishSketches(
+    names: readonly string[],
+    version: ComponentVersion,
+    asOfUnixMs: number,
+    changed: string[],
+  ): Promise<boolean> {
+    if (this.sketches === undefined || names.length === 0) return true;
+    const { sketches, retry, firstError } = await readSketches(names, this.directory, this.sketches);
+    if (!this.active) return false;
+    if (firstError !== undefined) this.logger.debug('region publisher sketch read failed', { error: firstError.message });
+    for (const name of retry) this.dirty.add(name);
+    for (const read of sketches) {
+      const held = this.table.get(read.counter);
+      if (held?.sketch !== undefined && held.generation === read.generation && held.sketch.equals(read.sketch)) continue;
+      this.table.set(read.counter, {
+        origin: this.region,
+        version,
+        total: read.estimate,
+        asOfUnixMs,
+        generation: read.generation,
+        sketch: read.sketch,
+      });
+      changed.push(read.counter);
+    }
+    return true;
   }
 }

@@ -21,6 +21,7 @@ import {
   type RegionComponent,
   type regionV1,
 } from '../../common/index.ts';
+import { HllSketch } from '../../sketch/index.ts';
 import type { ComponentStore } from './component-store.ts';
 import { componentWireBytes } from './peer-link.ts';
 import type { RegionMetrics } from './region-metrics.ts';
@@ -138,8 +139,9 @@ export class RegionReceiver {
         total: BigInt(each.total),
         asOfUnixMs: Number(each.asOfUnixMs),
         generation: Number(each.generation),
+        ...(each.sketch.length > 0 ? { sketch: Buffer.from(each.sketch) } : {}),
       };
-      const problem = componentProblem(component);
+      const problem = componentProblem(component) ?? sketchProblem(component.sketch);
       if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `component of "${each.counter}": ${problem}`);
       return { counter: each.counter, component };
     });
@@ -177,6 +179,17 @@ export class RegionReceiver {
     });
     this.metrics.lagSeconds.set({ peer: origin }, 0);
     return refused;
+  }
+}
+
+/** Why a component's sketch is no sketch a node could have stored, or undefined. */
+function sketchProblem(sketch: Buffer | undefined): string | undefined {
+  if (sketch === undefined) return undefined;
+  try {
+    HllSketch.deserialize(sketch);
+    return undefined;
+  } catch (error) {
+    return `sketch malformed: ${(error as Error).message}`;
   }
 }
 

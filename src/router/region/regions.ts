@@ -8,12 +8,14 @@ import type { Directory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import type { ReadPath } from '../read/index.ts';
 import { ComponentStore, type ClearUpTo } from './component-store.ts';
+import { GlobalDistinctReader } from './global-distinct.ts';
 import { GlobalReader } from './global-reader.ts';
 import { PeerLink } from './peer-link.ts';
 import type { TermSource } from './publish-term.ts';
 import { createRegionMetrics } from './region-metrics.ts';
 import { RegionPublisher } from './region-publisher.ts';
 import { RegionReceiver } from './region-receiver.ts';
+import type { SketchReads } from './sketch-source.ts';
 
 export interface RegionSettings {
   region: string;
@@ -30,6 +32,8 @@ export interface Regions {
   readonly publisher: RegionPublisher;
   readonly receiver: RegionReceiver;
   readonly globalReader: GlobalReader;
+  /** CountDistinct with SCOPE_GLOBAL; undefined when the router was built without distinct reads. */
+  readonly globalDistinct: GlobalDistinctReader | undefined;
   /** Each peer region as tally status shows it. */
   peerStatus(): counterV1.PeerRegionStatus__Output[];
   start(): void;
@@ -46,6 +50,8 @@ export function createRegions(
     logger: Logger;
     termSource: TermSource;
     clearUpTo: ClearUpTo;
+    /** Distinct counters' unions: published and read globally by register maximum. */
+    sketches?: SketchReads;
   },
 ): Regions {
   const metrics = createRegionMetrics(parts.registry);
@@ -59,6 +65,7 @@ export function createRegions(
     parts.termSource,
     parts.logger,
     settings.regionPublishIntervalMs,
+    parts.sketches,
   );
   for (const peer of settings.peerRegions)
     links.push(
@@ -92,6 +99,7 @@ export function createRegions(
     publisher,
     receiver,
     globalReader,
+    globalDistinct: parts.sketches === undefined ? undefined : new GlobalDistinctReader(parts.directory, parts.sketches, store),
     peerStatus() {
       // Only the supervising router publishes: the others' links are on standby.
       return links.map((link) => ({

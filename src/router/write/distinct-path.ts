@@ -81,6 +81,12 @@ export class DistinctPath {
 
   /** The estimated cardinality of the union of the named counters (never written: empty). */
   async count(names: readonly string[]): Promise<DistinctCount> {
+    const { union, shardCount } = await this.union(names);
+    return { estimate: union.estimate(), standardError: hllStandardError, shardCount };
+  }
+
+  /** The union of the named counters' sketches in this region (never written: empty), and how many shard sketches it merged. */
+  async union(names: readonly string[]): Promise<{ union: HllSketch; shardCount: number }> {
     const distinctNames = [...new Set(names)];
     await this.directory.readBarrier(distinctNames);
     for (const name of distinctNames) {
@@ -90,12 +96,11 @@ export class DistinctPath {
     }
     // A pair's shards merge into one sketch, whatever counter they belong to: a
     // clear overtaking any of them makes the whole union be read again (rare).
-    const { union, shardCount } = await rereadOvertaken(
+    return rereadOvertaken(
       distinctNames,
       () => this.readUnion(distinctNames),
       (into, again) => Object.assign(into, again),
     );
-    return { estimate: union.estimate(), standardError: hllStandardError, shardCount };
   }
 
   /** The union of the counters' sketches: one ReadSketches call per node pair, merged on the node. */

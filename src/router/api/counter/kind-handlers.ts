@@ -16,9 +16,10 @@ import { validateCounterNames, validateMemberList } from '../validation.ts';
 import { handler } from '../handler.ts';
 import type { CounterLifecycle } from '../../counters/index.ts';
 import type { RouterMetrics } from '../../metrics/index.ts';
+import type { GlobalDistinctReader } from '../../region/index.ts';
 import type { HeatTracker } from '../../sizing/index.ts';
 import type { DistinctPath, MembershipPath } from '../../write/index.ts';
-import type { TimedRead } from './read-handlers.ts';
+import { validateScope, type TimedRead } from './read-handlers.ts';
 
 /** What the kinds' handlers are handed to. */
 export interface KindDeps {
@@ -27,6 +28,8 @@ export interface KindDeps {
   lifecycle: CounterLifecycle;
   heat: HeatTracker;
   metrics: RouterMetrics;
+  /** CountDistinct with SCOPE_GLOBAL (docs/regions.md); absent: refused. */
+  globalDistinct?: Pick<GlobalDistinctReader, 'count'>;
   /** Told the counters a write or clear went to once its outcome is known (the region publisher reads them next). */
   onWritten?: (counter: string) => void;
 }
@@ -47,7 +50,7 @@ export function createKindHandlers(deps: KindDeps, timedRead: TimedRead) {
             `member ${index} has ${member.length} bytes; the limit is ${distinctMemberBytesMax}`,
           );
       });
-      const { registersChanged, shardIndex } = await deps.distinct.add(name, members);
+      const { registersChanged, shardIndex } = await deps.distinct.add(name, members).finally(() => deps.onWritten?.(name));
       metrics.distinctMembersAdded.inc(members.length);
       // One write to one shard: heat sizes distinct counters like totals.
       heat.record(name, 1, shardIndex);
@@ -56,7 +59,13 @@ export function createKindHandlers(deps: KindDeps, timedRead: TimedRead) {
 
     CountDistinct: handler<counterV1.CountDistinctRequest__Output, counterV1.CountDistinctResponse__Output>(async (request) => {
       const names = validateCounterNames(request.counters, countDistinctCountersMax, 'CountDistinct');
-      const { estimate, standardError, shardCount } = await timedRead('distinct', () => deps.distinct.count(names));
+      const global = validateScope(request.scope) === 'SCOPE_GLOBAL';
+      const globalDistinct = deps.globalDistinct;
+      if (global && globalDistinct === undefined)
+        throw new TallyError(ErrorCode.failedPrecondition, 'this router cannot read distinct counters with SCOPE_GLOBAL');
+      const { estimate, standardError, shardCount } = global
+        ? await timedRead('global_distinct', () => globalDistinct!.count(names))
+        : await timedRead('distinct', () => deps.distinct.count(names));
       return { estimate: String(estimate), standardError, shards: shardCount };
     }, changesNothing),
 

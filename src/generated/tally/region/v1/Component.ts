@@ -20,6 +20,12 @@ export interface Component {
    * to this one (docs/regions.md: clear across regions).
    */
   'generation'?: (number | string | Long);
+  /**
+   * A distinct counter's HyperLogLog registers in the origin (a serialized
+   * sketch, as nodes store it); empty for a total counter. Regions merge
+   * them by register maximum.
+   */
+  'sketch'?: (Buffer | Uint8Array | string);
 }
 
 /**
@@ -39,4 +45,10 @@ export interface Component__Output {
    * to this one (docs/regions.md: clear across regions).
    */
   'generation': (string);
+  /**
+   * A distinct counter's HyperLogLog registers in the origin (a serialized
+   * sketch, as nodes store it); empty for a total counter. Regions merge
+   * them by register maximum.
+   */
+  'sketch': (Buffer);
 }
