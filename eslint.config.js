@@ -78,4 +78,29 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Size: a file is at most 600 lines as wc -l counts them (comments and blank lines included, so the lint and a
+    // reader's count agree); a hand-written function at most 100, blank lines and comments aside. Generated code is ignored above.
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 600, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
+  {
+    // TEMPORARY: files over the size limits that other engineers are splitting now. lead: remove after merging nodeshape and wire.
+    files: [
+      'src/common/counter-codec-read.ts',
+      'src/common/counter-codec-write.ts',
+      'src/node/group-commit.ts',
+      'src/node/log/log-statements.ts',
+      'src/node/log/shard-log.ts',
+      'src/node/main.ts',
+      'src/node/node-metrics.ts',
+      'src/node/node-service.ts',
+      'src/node/replication/follower.ts',
+      'src/node/replication/replicator.ts',
+    ],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
 );

@@ -1,5 +1,5 @@
 // The load compare.sh drives against Redis and PostgreSQL: the same counter
-// names, seeded draws and check sample as `tally bench` (src/cli/bench-workload.ts),
+// names, seeded draws and check sample as `tally bench` (src/cli/bench/bench-workload.ts),
 // so the systems see the same key distribution. Redis is spoken to in RESP over
 // a socket (no client package); PostgreSQL through `pg`.
 //   node --import tsx bench/compare-load.mts <redis|postgres> <create|increment|page> --target ADDR
@@ -26,9 +26,17 @@ import net from 'node:net';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { LatencyHistogram } from '../src/cli/bench-histogram.ts';
-import { CheckSample, CounterNames, SampleTallies, indexPicker, processSeed, untilDue, type Workload } from '../src/cli/bench-workload.ts';
-import { SeededRandom } from '../src/cli/bench-zipf.ts';
+import {
+  CheckSample,
+  CounterNames,
+  LatencyHistogram,
+  SampleTallies,
+  SeededRandom,
+  indexPicker,
+  processSeed,
+  untilDue,
+  type Workload,
+} from '../src/cli/bench/index.ts';
 import { monotonicNowMs } from '../src/common/clock.ts';
 
 type System = 'redis' | 'postgres';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import * as common from '../../src/common/index.ts';
 import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
 import { ReadPath } from '../../src/router/read/read-path.ts';
-import { createCounterService } from '../../src/router/api/counter-service.ts';
+import { createCounterService } from '../../src/router/api/index.ts';
 import { createRouterMetrics } from '../../src/router/metrics/router-metrics.ts';
 import { CounterServiceClient } from '../../src/client/counter-proto.ts';
 import type { NodePool } from '../../src/router/nodes/node-pool.ts';

@@ -19,7 +19,7 @@ import { HeatTracker } from '../../src/router/sizing/heat.ts';
 import { SizingPolicy } from '../../src/router/sizing/sizing-policy.ts';
 import { createRouterMetrics } from '../../src/router/metrics/router-metrics.ts';
 import type { NodePool } from '../../src/router/nodes/node-pool.ts';
-import { createCounterService, type CounterServiceDeps } from '../../src/router/api/counter-service.ts';
+import { createCounterService, type CounterServiceDeps } from '../../src/router/api/index.ts';
 import * as codecs from '../../src/common/counter-codec.ts';
 import { counterServiceDefinition } from '../../src/common/proto.ts';
 

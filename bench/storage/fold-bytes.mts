@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { ShardLog, type LogEntry } from '../../src/node/log/index.ts';
 import { checkpointFolder } from '../../src/node/state/node-memory.ts';
 import { checkpointMergeBlocksMax, checkpointSliceRows } from '../../src/common/limits.ts';
-import { SeededRandom, ZipfSampler } from '../../src/cli/bench-zipf.ts';
+import { SeededRandom, ZipfSampler } from '../../src/cli/bench/index.ts';
 
 const args = new Map<string, string>();
 for (let index = 2; index < process.argv.length; index += 2) args.set(process.argv[index]!.replace(/^--/, ''), process.argv[index + 1]!);

@@ -20,7 +20,7 @@ import { checkpointFolder, type NodeState } from '../../src/node/state/index.ts'
 import { Checkpointer } from '../../src/node/write/checkpointer.ts';
 import type { Replicator } from '../../src/node/replication/index.ts';
 import { checkpointMergeBlocksMax, checkpointSliceRows, checkpointStepMs } from '../../src/common/limits.ts';
-import { SeededRandom, ZipfSampler } from '../../src/cli/bench-zipf.ts';
+import { SeededRandom, ZipfSampler } from '../../src/cli/bench/index.ts';
 
 const args = new Map<string, string>();
 for (let index = 2; index < process.argv.length; index += 2) args.set(process.argv[index]!.replace(/^--/, ''), process.argv[index + 1]!);

@@ -23,7 +23,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CounterNames } from '../../src/cli/bench-workload.ts';
+import { CounterNames } from '../../src/cli/bench/index.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { RegionCluster } from '../../test/helpers/region-hosts/index.ts';
 import { pause } from '../../test/helpers/pause.ts';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { createTallyClient, TallyError, type TallyClient } from '../client/index.ts';
 import { UsageError, parseWholeNumber } from './args.ts';
 import { commandHelp, mainHelp, parseCommandLine, type ParsedCommandLine } from './command-spec.ts';
-import { commands } from './commands.ts';
+import { commands } from './commands/index.ts';
 import { routerAddresses, securityOptions } from './connection.ts';
 
 /** The version of the package the CLI ships in (package.json beside src/ and dist/). */

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { deadlineIn } from '../common/clock.ts';
-import { parseRouterList } from '../client/router-addresses.ts';
+import { parseRouterList } from '../client/connection/index.ts';
 import { UsageError } from './args.ts';
 
 /** The routers of --router, else TALLY_ROUTER, else the local default; a malformed list is a usage error. */

@@ -7,7 +7,16 @@
 // surface). Everything else goes through the client library.
 export { UsageError } from './args.ts';
 export { commandHelp, flagsOf, parseCommandLine } from './command-spec.ts';
-export { commands } from './commands.ts';
-export { CheckSample, CounterNames, SampleTallies, indexPicker, processSeed, type Workload } from './bench-workload.ts';
-export { SeededRandom, ZipfSampler, harmonicNumber } from './bench-zipf.ts';
-export { LatencyHistogram } from './bench-histogram.ts';
+export { commands } from './commands/index.ts';
+export {
+  CheckSample,
+  CounterNames,
+  LatencyHistogram,
+  SampleTallies,
+  SeededRandom,
+  ZipfSampler,
+  harmonicNumber,
+  indexPicker,
+  processSeed,
+  type Workload,
+} from './bench/index.ts';

@@ -11,17 +11,30 @@ import { ErrorReason } from '../common/error-details.ts';
 import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
 import type { LeanReadManyResponse } from '../common/counter-codec.ts';
 import type { counterV1 } from './counter-proto.ts';
-import { IncrementCoalescer, type CoalescedItem } from './increment-coalescer.ts';
-import type { ReadPageRequest } from './read-stream.ts';
-import { resendAfter, type CallClass } from './resend-rule.ts';
-import { refuseTokenInTheClear, routerAddressesOf } from './router-addresses.ts';
-import { RouterSet, aborted, adminMethods, counterMethods, throwIfAborted, type Rpc } from './router-set.ts';
-import { CallAuth } from './call-auth.ts';
-import { ConnectionWatch, type ConnectionState } from './connection-state.ts';
+import { IncrementCoalescer, type CoalescedItem, type ReadPageRequest } from './streams/index.ts';
+import {
+  CallAuth,
+  ConnectionWatch,
+  RouterSet,
+  CallRunner,
+  aborted,
+  classOfWrite,
+  adminMethods,
+  counterMethods,
+  refuseTokenInTheClear,
+  routerAddressesOf,
+  throwIfAborted,
+  type Rpc,
+} from './connection/index.ts';
+// The public type from its own file: the packed declarations then reach no further than it.
+import type { ConnectionState } from './connection/connection-state.ts';
 
 import {
+  fromClusterStatusResponse,
   fromDescribeResponse,
   fromReadResponse,
+  fromRebuildResponse,
+  fromReconcileResponse,
   pairStatusOf,
   refuseUnsafeNumber,
   toWireAmount,
@@ -58,9 +71,6 @@ import type {
   ClusterStatus,
 } from './types.ts';
 
-const backoffBaseMs = 100;
-const backoffMaxMs = 1_000;
-
 const increment: Rpc<counterV1.IncrementRequest, counterV1.IncrementResponse__Output> = {
   service: 'counter',
   method: counterMethods.Increment,
@@ -69,10 +79,6 @@ const incrementBatch: Rpc<counterV1.IncrementBatchRequest, counterV1.IncrementBa
   service: 'counter',
   method: counterMethods.IncrementBatch,
 };
-
-function classOfWrite(keyed: boolean): CallClass {
-  return keyed ? 'keyed' : 'unkeyed';
-}
 
 /** The events of a TallyClient: 'state' with the connection state each time it changes. */
 export interface TallyClientEvents {
@@ -83,9 +89,8 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   private readonly routers: RouterSet;
   private readonly connection: ConnectionWatch;
   private readonly addresses: readonly string[];
-  private readonly deadlineMs: number;
-  private readonly attemptTimeoutMs: number;
-  private readonly attemptsMax: number;
+  /** Every call's attempts, by its class's resend rule, within its deadline. */
+  private readonly calls: CallRunner;
   private readonly coalescer: IncrementCoalescer | undefined;
   /** incrementBatch() sends each call as a batch on the router's IncrementStream (incrementBatchOnStream). */
   private readonly batchesOnStream: boolean;
@@ -113,9 +118,11 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     (this as EventEmitter).on('newListener', (event: string | symbol) => {
       if (event === 'state') this.connection.start(false);
     });
-    this.deadlineMs = options.deadlineMs ?? 5_000;
-    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
-    this.attemptsMax = options.attemptsMax ?? 12;
+    this.calls = new CallRunner(this.routers, {
+      deadlineMs: options.deadlineMs ?? 5_000,
+      attemptTimeoutMs: options.attemptTimeoutMs ?? 2_000,
+      attemptsMax: options.attemptsMax ?? 12,
+    });
     this.batchesOnStream = options.incrementBatchOnStream === true;
     this.pagesOnStream = options.readStream !== false;
     this.coalescer =
@@ -134,126 +141,11 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
               },
             },
             {
-              attemptsMax: this.attemptsMax,
-              attemptTimeoutMs: this.attemptTimeoutMs,
-              retryAfterMs: (failure, attempt, deadline, keyed) => this.retryAfterMs(failure, attempt, deadline, keyed),
+              attemptsMax: this.calls.attemptsMax,
+              attemptTimeoutMs: this.calls.attemptTimeoutMs,
+              retryAfterMs: (failure, attempt, deadline, keyed) => this.calls.retryAfterMs(failure, attempt, deadline, keyed),
             },
           );
-  }
-
-  /** A read: asked of each router at most once while the outcome is unknown (resend-rule), within the deadline. */
-  private async readCall<Request, Response>(
-    method: Rpc<Request, Response>['method'],
-    request: NoInfer<Request>,
-    settings?: CallSettings,
-  ): Promise<Response> {
-    return this.untilAnswered('read', { service: 'counter', method }, request, settings);
-  }
-
-  /** readCall's loop for a page on a ReadStream: the same resend rule as a unary ReadMany. */
-  private async untilStreamRead(page: ReadPageRequest, settings?: CallSettings): Promise<LeanReadManyResponse> {
-    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
-    const tried = new Set<number>();
-    for (;;) {
-      try {
-        return await this.routers.attemptStreamRead(page, deadline, tried, settings?.signal);
-      } catch (error) {
-        const failure = error as TallyError;
-        const resend = resendAfter('read', { sent: true, grpcCode: failure.grpcCode });
-        if (resend !== 'anotherRouter' || !this.routers.untried(tried) || monotonicNowMs() >= deadline) throw error;
-      }
-    }
-  }
-
-  /** An AdminService call: moves to another router only when it was not sent at all. */
-  private async adminCall<Request, Response>(
-    method: Rpc<Request, Response>['method'],
-    request: NoInfer<Request>,
-    settings?: CallSettings,
-  ): Promise<Response> {
-    return this.untilAnswered('admin', { service: 'admin', method }, request, settings);
-  }
-
-  private async untilAnswered<Request, Response>(
-    callClass: CallClass,
-    rpc: Rpc<Request, Response>,
-    request: Request,
-    settings?: CallSettings,
-  ): Promise<Response> {
-    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
-    const tried = new Set<number>();
-    for (;;) {
-      try {
-        return await this.routers.attempt(callClass, rpc, request, deadline, tried, settings?.signal);
-      } catch (error) {
-        const failure = error as TallyError;
-        const resend = resendAfter(callClass, { sent: true, grpcCode: failure.grpcCode });
-        if (resend !== 'anotherRouter' || !this.routers.untried(tried) || monotonicNowMs() >= deadline) throw error;
-      }
-    }
-  }
-
-  /**
-   * A write on CounterService: calls until an attempt succeeds, fails for
-   * good, or the deadline passes. Only requests whose every increment is
-   * keyed are sent again after a failure that may have applied: the key
-   * makes a repeat harmless, through any router; without it a repeat could
-   * count twice (resend-rule).
-   */
-  private async writeCall<Request, Response>(
-    method: Rpc<Request, Response>['method'],
-    request: NoInfer<Request>,
-    keyed: boolean,
-    settings?: CallSettings,
-  ): Promise<Response> {
-    const callClass = classOfWrite(keyed);
-    return this.untilWritten(keyed, settings, (attemptDeadline) =>
-      this.routers.attempt(callClass, { service: 'counter', method }, request, attemptDeadline, new Set(), settings?.signal),
-    );
-  }
-
-  /** writeCall's loop of attempts, whatever carries each attempt (a unary call, a batch on an IncrementStream). */
-  private async untilWritten<Response>(
-    keyed: boolean,
-    settings: CallSettings | undefined,
-    attemptOnce: (attemptDeadline: number) => Promise<Response>,
-  ): Promise<Response> {
-    const deadline = monotonicNowMs() + (settings?.deadlineMs ?? this.deadlineMs);
-    for (let attempt = 1; ; attempt++) {
-      const remainingMs = deadline - monotonicNowMs();
-      const attemptDeadline =
-        keyed && attempt < this.attemptsMax ? monotonicNowMs() + Math.min(remainingMs, this.attemptTimeoutMs) : deadline;
-      try {
-        throwIfAborted(settings?.signal);
-        return await attemptOnce(attemptDeadline);
-      } catch (error) {
-        const backoffMs = this.retryAfterMs(error as TallyError, attempt, deadline, keyed);
-        if (backoffMs === undefined) throw error;
-        await backOff(backoffMs, settings?.signal);
-      }
-    }
-  }
-
-  /**
-   * The backoff before attempt + 1 of a write that failed, or undefined when
-   * it is not retried (resend-rule: keyed writes after an unknown outcome,
-   * any write the router certainly did not apply). At least the router's
-   * RetryInfo delay when it gave one.
-   */
-  private retryAfterMs(failure: TallyError, attempt: number, deadline: number, keyed = true): number | undefined {
-    // Full jitter: a crowd of clients retrying after one failover does not return in step.
-    const jitterMs = Math.random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
-    const backoffMs = Math.max(jitterMs, failure.retryAfterMs ?? 0);
-    const retry =
-      resendAfter(classOfWrite(keyed), {
-        sent: true,
-        grpcCode: failure.grpcCode,
-        notApplied: failure.certainlyNotApplied,
-        retryAfterMs: failure.retryAfterMs,
-      }) === 'again' &&
-      attempt < this.attemptsMax &&
-      monotonicNowMs() + backoffMs < deadline - 10;
-    return retry ? backoffMs : undefined;
   }
 
   /**
@@ -277,7 +169,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
         amount: toWireAmount(validateAmount(amount)),
         idempotencyKey: validateIdempotencyKey(toWireKey(options?.idempotencyKey)),
       };
-      return this.coalescer.add(item, monotonicNowMs() + (options?.deadlineMs ?? this.deadlineMs));
+      return this.coalescer.add(item, monotonicNowMs() + (options?.deadlineMs ?? this.calls.deadlineMs));
     }
     const idempotencyKey = toWireKey(options?.idempotencyKey);
     const request: counterV1.IncrementRequest = {
@@ -286,7 +178,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       idempotencyKey,
       ...(options?.returnTotal === true ? { returnTotal: true } : {}),
     };
-    const response = await this.writeCall(counterMethods.Increment, request, idempotencyKey.length > 0, options);
+    const response = await this.calls.write(counterMethods.Increment, request, idempotencyKey.length > 0, options);
     return {
       applied: response.applied,
       shard: response.shard,
@@ -304,10 +196,10 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     const wireItems = items.map(wireItemOf);
     const keyed = wireItems.length > 0 && wireItems.every((item) => item.idempotencyKey.length > 0);
     const response = this.batchesOnStream
-      ? await this.untilWritten(keyed, settings, (attemptDeadline) =>
+      ? await this.calls.untilWritten(keyed, settings, (attemptDeadline) =>
           this.routers.attemptStreamBatch(classOfWrite(keyed), wireItems, attemptDeadline, new Set()),
         )
-      : await this.writeCall(counterMethods.IncrementBatch, { items: wireItems }, keyed, settings);
+      : await this.calls.write(counterMethods.IncrementBatch, { items: wireItems }, keyed, settings);
     return resultsOf(response.results);
   }
 
@@ -317,7 +209,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
       ...(options?.scope === 'global' ? { scope: 'SCOPE_GLOBAL' as const } : {}),
     };
-    return fromReadResponse(await this.readCall(counterMethods.Read, request, options));
+    return fromReadResponse(await this.calls.read(counterMethods.Read, request, options));
   }
 
   async readMany(counters: readonly string[], options?: ReadOptions): Promise<ReadResult[]> {
@@ -331,9 +223,9 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       // Overlapping pages share one stream: a message on it costs both sides far less than a unary call.
       const response =
         this.pagesOnStream && this.readManyInFlight > 1
-          ? await this.untilStreamRead(request, options)
+          ? await this.calls.streamRead(request, options)
           : // Decoded by the lean codec (counter-proto.ts): int64s as numbers or bigints, not the generated type's strings.
-            ((await this.readCall(counterMethods.ReadMany, request, options)) as unknown as LeanReadManyResponse);
+            ((await this.calls.read(counterMethods.ReadMany, request, options)) as unknown as LeanReadManyResponse);
       return response.values.map(fromReadResponse);
     } finally {
       this.readManyInFlight--;
@@ -341,7 +233,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   }
 
   async describe(counter: string, settings?: CallSettings): Promise<CounterDescription> {
-    return fromDescribeResponse(await this.adminCall(adminMethods.Describe, { counter }, settings));
+    return fromDescribeResponse(await this.calls.admin(adminMethods.Describe, { counter }, settings));
   }
 
   /**
@@ -361,7 +253,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       membershipPartitions: options.membershipPartitions ?? 0,
       ttl,
     };
-    return fromDescribeResponse(await this.adminCall(adminMethods.Configure, request, settings));
+    return fromDescribeResponse(await this.calls.admin(adminMethods.Configure, request, settings));
   }
 
   /**
@@ -378,7 +270,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       counter,
       members: members.map((member) => (typeof member === 'string' ? Buffer.from(member, 'utf8') : Buffer.from(member))),
     };
-    const response = await this.writeCall(counterMethods.AddDistinct, request, true, settings);
+    const response = await this.calls.write(counterMethods.AddDistinct, request, true, settings);
     return { registersChanged: response.registersChanged };
   }
 
@@ -389,7 +281,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       counters: typeof counters === 'string' ? [counters] : [...counters],
       ...(settings?.scope === 'global' ? { scope: 'SCOPE_GLOBAL' as const } : {}),
     };
-    const response = await this.readCall(counterMethods.CountDistinct, request, settings);
+    const response = await this.calls.read(counterMethods.CountDistinct, request, settings);
     return { estimate: Number(response.estimate), standardError: response.standardError, shards: response.shards };
   }
 
@@ -400,7 +292,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
       lastMs: String(lastMs),
       consistency: options?.consistency === 'cached' ? 'CACHED' : 'EXACT',
     };
-    const response = await this.readCall(counterMethods.ReadWindow, request, options);
+    const response = await this.calls.read(counterMethods.ReadWindow, request, options);
     return {
       counter: response.counter,
       total: BigInt(response.total),
@@ -429,7 +321,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     settings?: CallSettings,
   ): Promise<{ changed: boolean; count: bigint | undefined }> {
     const request: counterV1.SetMemberRequest = { counter, member: toWireMember(member), present };
-    const response = await this.writeCall(counterMethods.SetMember, request, true, settings);
+    const response = await this.calls.write(counterMethods.SetMember, request, true, settings);
     // undefined: the flip is done, but the count could not be read right then.
     return { changed: response.changed, count: response.countUnavailable === true ? undefined : BigInt(response.count) };
   }
@@ -437,38 +329,22 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   /** Whether each member is present in a membership counter. */
   async isMember(counter: string, members: readonly MemberId[], settings?: CallSettings): Promise<boolean[]> {
     const request: counterV1.IsMemberRequest = { counter, members: members.map(toWireMember) };
-    return (await this.readCall(counterMethods.IsMember, request, settings)).present;
+    return (await this.calls.read(counterMethods.IsMember, request, settings)).present;
   }
 
   /** Recomputes a membership counter's count from its bitmaps; repairs drift only with repair: true. */
   async rebuild(counter: string, options?: CallSettings & { repair?: boolean }): Promise<RebuildReport> {
-    const response = await this.adminCall(
+    const response = await this.calls.admin(
       adminMethods.Rebuild,
       { counter, repair: options?.repair === true },
       { deadlineMs: 60_000, ...options },
     );
-    return {
-      counter: response.counter,
-      members: BigInt(response.members),
-      storedCount: BigInt(response.storedCount),
-      drift: BigInt(response.drift),
-      repaired: response.repaired,
-      partitions: response.partitions.map((partition) => ({
-        partition: partition.partition,
-        shardId: Number(partition.shardId),
-        pair: partition.pair,
-        members: BigInt(partition.members),
-        storedCount: BigInt(partition.storedCount),
-        drift: BigInt(partition.drift),
-        repaired: BigInt(partition.repaired),
-        followerDrift: partition.followerChecked ? BigInt(partition.followerDrift) : undefined,
-      })),
-    };
+    return fromRebuildResponse(response);
   }
 
   /** The hottest counters now, hottest first, and how many counters have measurable heat. */
   async hot(limit = 20, settings?: CallSettings): Promise<{ counters: HotCounter[]; tracked: number }> {
-    const response = await this.adminCall(adminMethods.Hot, { limit }, settings);
+    const response = await this.calls.admin(adminMethods.Hot, { limit }, settings);
     return { counters: response.counters, tracked: Number(response.tracked) };
   }
 
@@ -486,7 +362,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
     // A lone surrogate would reach the router as U+FFFD and list other names: refused here.
     const prefix = validateCounterPrefix(options.prefix ?? '');
     const request: counterV1.ListCountersRequest = { prefix, pageToken: options.pageToken ?? '', pageSize };
-    const response = await this.adminCall(adminMethods.ListCounters, request, settings);
+    const response = await this.calls.admin(adminMethods.ListCounters, request, settings);
     return {
       counters: response.counters.map((counter) => ({
         name: counter.name,
@@ -513,49 +389,13 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   }
 
   async setShards(counter: string, shards: number, settings?: CallSettings): Promise<{ previousShards: number; shards: number }> {
-    const response = await this.adminCall(adminMethods.SetShards, { counter, shards }, settings);
+    const response = await this.calls.admin(adminMethods.SetShards, { counter, shards }, settings);
     return { previousShards: response.previousShards, shards: response.shards };
   }
 
   async clusterStatus(settings?: CallSettings): Promise<ClusterStatus> {
-    const response = await this.adminCall(adminMethods.ClusterStatus, {}, settings);
-    return {
-      counters: Number(response.counters),
-      nodes: response.nodes.map((node) => ({
-        address: node.address,
-        role: node.role,
-        pair: node.pair,
-        health: node.health,
-        lastLsn: BigInt(node.lastLsn),
-        pid: node.pid,
-        shardCount: Number(node.shardCount),
-        replicationLagEntries: BigInt(node.replicationLagEntries),
-        replicationLagMs: Number(node.replicationLagMs),
-        epoch: Number(node.epoch),
-        inSync: node.inSync,
-        nodeId: node.nodeId,
-        installing: node.installing,
-        error: node.error,
-        zone: node.zone ?? '',
-        replicationAddress: node.replicationAddress ?? '',
-        protocolVersion: node.protocolVersion ?? 0,
-      })),
-      pairs: response.pairs.map(pairStatusOf),
-      directoryStore: response.directoryStore,
-      routers: response.routers,
-      supervisor: response.supervisor,
-      router: response.router,
-      dedupWindowMs: Number(response.dedupWindowMs ?? 0),
-      region: response.region ?? '',
-      peerRegions: (response.peerRegions ?? []).map((peer) => ({
-        region: peer.region,
-        link: peer.link,
-        address: peer.address,
-        componentsPending: Number(peer.componentsPending),
-        lagSeconds: peer.lagSeconds,
-        error: peer.error,
-      })),
-    };
+    const response = await this.calls.admin(adminMethods.ClusterStatus, {}, settings);
+    return fromClusterStatusResponse(response);
   }
 
   /**
@@ -563,13 +403,13 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    * growth place shards on it from now on; nothing moves. Admin only.
    */
   async addPair(primary: string, follower: string, settings?: CallSettings): Promise<PairStatus> {
-    const response = await this.adminCall(adminMethods.AddPair, { primary, follower }, settings);
+    const response = await this.calls.admin(adminMethods.AddPair, { primary, follower }, settings);
     return pairStatusOf(response.pair!);
   }
 
   /** Stops (undrain: resumes) placing new shards on a pair; its shards stay and serve. Admin only. */
   async drainPair(pair: number, options: { undrain?: boolean } = {}, settings?: CallSettings): Promise<PairStatus> {
-    const response = await this.adminCall(adminMethods.DrainPair, { pair, undrain: options.undrain ?? false }, settings);
+    const response = await this.calls.admin(adminMethods.DrainPair, { pair, undrain: options.undrain ?? false }, settings);
     return pairStatusOf(response.pair!);
   }
 
@@ -579,7 +419,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    * to sync by itself. A primary's slot cannot move (fail it over first).
    */
   async replaceNode(address: string, newAddress: string, settings?: CallSettings): Promise<NodeReplacement> {
-    const response = await this.adminCall(adminMethods.ReplaceNode, { address, newAddress }, settings);
+    const response = await this.calls.admin(adminMethods.ReplaceNode, { address, newAddress }, settings);
     return { pair: response.pair, primary: response.primary, follower: response.follower, epoch: Number(response.epoch) };
   }
 
@@ -595,7 +435,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    */
   async clear(counter: string, options?: IncrementOptions): Promise<ClearResult> {
     const idempotencyKey = toWireKey(options?.idempotencyKey);
-    const response = await this.writeCall(counterMethods.Clear, { counter, idempotencyKey }, idempotencyKey.length > 0, options);
+    const response = await this.calls.write(counterMethods.Clear, { counter, idempotencyKey }, idempotencyKey.length > 0, options);
     return {
       counter: response.counter,
       generation: Number(response.generation),
@@ -614,36 +454,14 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
    * the same name and delete that.
    */
   async deleteCounter(counter: string, settings?: CallSettings): Promise<CounterDeletion> {
-    const response = await this.adminCall(adminMethods.DeleteCounter, { counter }, settings);
+    const response = await this.calls.admin(adminMethods.DeleteCounter, { counter }, settings);
     return { counter: response.counter, shards: response.shards, shardsPending: response.shardsPending };
   }
 
   /** Recomputes shards from their logs and reports drift (all shards, or one counter's). Never repairs. */
   async reconcile(counter?: string, settings?: CallSettings): Promise<ReconcileReport> {
-    const response = await this.adminCall(adminMethods.Reconcile, { counter: counter ?? '' }, { deadlineMs: 60_000, ...settings });
-    return {
-      pairs: response.pairs.map((pair) => ({
-        pair: pair.pair,
-        primaryLsn: BigInt(pair.primaryLsn),
-        followerLsn: BigInt(pair.followerLsn),
-        followerChecked: pair.followerChecked,
-        note: pair.note,
-      })),
-      shards: response.shards.map((shard) => ({
-        pair: shard.pair,
-        shardId: Number(shard.shardId),
-        counter: shard.counter,
-        primaryMemory: BigInt(shard.primaryMemory),
-        primaryLog: BigInt(shard.primaryLog),
-        followerMemory: BigInt(shard.followerMemory),
-        followerLog: BigInt(shard.followerLog),
-        primaryDrift: BigInt(shard.primaryDrift),
-        followerDrift: BigInt(shard.followerDrift),
-        replicaDrift: BigInt(shard.replicaDrift),
-      })),
-      shardsChecked: Number(response.shardsChecked),
-      shardsDrifting: Number(response.shardsDrifting),
-    };
+    const response = await this.calls.admin(adminMethods.Reconcile, { counter: counter ?? '' }, { deadlineMs: 60_000, ...settings });
+    return fromReconcileResponse(response);
   }
 
   /**
@@ -663,7 +481,7 @@ export class TallyClient extends EventEmitter<TallyClientEvents> {
   async ready(settings?: CallSettings): Promise<void> {
     if (this.closed) throw closedError();
     throwIfAborted(settings?.signal);
-    const waitMs = settings?.deadlineMs ?? this.deadlineMs;
+    const waitMs = settings?.deadlineMs ?? this.calls.deadlineMs;
     this.connection.start(true);
     if (this.connection.state === 'ready') return;
     await new Promise<void>((resolve, reject) => {
@@ -723,23 +541,4 @@ function resultsOf(results: readonly { applied: boolean; shard: number; total?: 
 
 function closedError(): TallyError {
   return new TallyError(ErrorCode.failedPrecondition, 'the client is closed (close() was called): create a new one');
-}
-
-/** The pause before a keyed retry; an abort ends it at once. */
-function backOff(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted === true) {
-      reject(aborted(signal));
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(aborted(signal!));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -11,7 +11,7 @@ export type {
   TallyClientEvents,
 } from './client.ts';
 /** 'idle', 'connecting', 'ready' (some router connected), 'transient_failure' (every router failing) or 'closed'. */
-export type { ConnectionState } from './connection-state.ts';
+export type { ConnectionState } from './connection/connection-state.ts';
 export type {
   /** Options for createTallyClient: the router address (or several: addresses), a default deadline, retries, TLS, a token or a credentials callback, channelOptions, and coalesce (default false). */
   TallyClientOptions,

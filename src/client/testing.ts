@@ -8,7 +8,7 @@ import { ErrorCode, TallyError, grpcStatusOf, reasonOf } from '../common/errors.
 import { batchItemsMax, INT64_MAX, INT64_MIN, listPageSizeMax, readManyCountersMax, shardsPerCounterMax } from '../common/client-limits.ts';
 import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
 import type { TallyClient, TallyClientEvents } from './client.ts';
-import type { ConnectionState } from './connection-state.ts';
+import type { ConnectionState } from './connection/connection-state.ts';
 import { refuseUnsafeNumber, toWireAmount, toWireKey } from './wire.ts';
 import type {
   CallSettings,

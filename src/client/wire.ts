@@ -1,5 +1,5 @@
 // Between the client's shapes and the wire's: int64s, keys, members and TTLs
-// out; reads, descriptions and pair statuses in.
+// out; reads, descriptions, pair statuses and the admin reports in.
 import { randomBytes } from 'node:crypto';
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
@@ -8,7 +8,16 @@ import { parseInt64, toWireInt64, parseMemberId } from '../common/validate.ts';
 import type { LeanReadResponse } from '../common/counter-codec.ts';
 import type { counterV1 } from './counter-proto.ts';
 
-import type { CounterDescription, Int64Input, MemberId, PairStatus, ReadResult } from './types.ts';
+import type {
+  ClusterStatus,
+  CounterDescription,
+  Int64Input,
+  MemberId,
+  PairStatus,
+  ReadResult,
+  RebuildReport,
+  ReconcileReport,
+} from './types.ts';
 
 export function pairStatusOf(pair: counterV1.PairStatus__Output): PairStatus {
   return {
@@ -116,5 +125,91 @@ export function fromDescribeResponse(response: counterV1.DescribeResponse__Outpu
     ttlMs: Number(response.config?.ttlMs ?? 0),
     ttlFrom: response.config?.ttlFrom ?? 'none',
     idleMs: Number(response.config?.idleMs ?? 0),
+  };
+}
+
+export function fromRebuildResponse(response: counterV1.RebuildResponse__Output): RebuildReport {
+  return {
+    counter: response.counter,
+    members: BigInt(response.members),
+    storedCount: BigInt(response.storedCount),
+    drift: BigInt(response.drift),
+    repaired: response.repaired,
+    partitions: response.partitions.map((partition) => ({
+      partition: partition.partition,
+      shardId: Number(partition.shardId),
+      pair: partition.pair,
+      members: BigInt(partition.members),
+      storedCount: BigInt(partition.storedCount),
+      drift: BigInt(partition.drift),
+      repaired: BigInt(partition.repaired),
+      followerDrift: partition.followerChecked ? BigInt(partition.followerDrift) : undefined,
+    })),
+  };
+}
+
+export function fromClusterStatusResponse(response: counterV1.ClusterStatusResponse__Output): ClusterStatus {
+  return {
+    counters: Number(response.counters),
+    nodes: response.nodes.map((node) => ({
+      address: node.address,
+      role: node.role,
+      pair: node.pair,
+      health: node.health,
+      lastLsn: BigInt(node.lastLsn),
+      pid: node.pid,
+      shardCount: Number(node.shardCount),
+      replicationLagEntries: BigInt(node.replicationLagEntries),
+      replicationLagMs: Number(node.replicationLagMs),
+      epoch: Number(node.epoch),
+      inSync: node.inSync,
+      nodeId: node.nodeId,
+      installing: node.installing,
+      error: node.error,
+      zone: node.zone ?? '',
+      replicationAddress: node.replicationAddress ?? '',
+      protocolVersion: node.protocolVersion ?? 0,
+    })),
+    pairs: response.pairs.map(pairStatusOf),
+    directoryStore: response.directoryStore,
+    routers: response.routers,
+    supervisor: response.supervisor,
+    router: response.router,
+    dedupWindowMs: Number(response.dedupWindowMs ?? 0),
+    region: response.region ?? '',
+    peerRegions: (response.peerRegions ?? []).map((peer) => ({
+      region: peer.region,
+      link: peer.link,
+      address: peer.address,
+      componentsPending: Number(peer.componentsPending),
+      lagSeconds: peer.lagSeconds,
+      error: peer.error,
+    })),
+  };
+}
+
+export function fromReconcileResponse(response: counterV1.ReconcileResponse__Output): ReconcileReport {
+  return {
+    pairs: response.pairs.map((pair) => ({
+      pair: pair.pair,
+      primaryLsn: BigInt(pair.primaryLsn),
+      followerLsn: BigInt(pair.followerLsn),
+      followerChecked: pair.followerChecked,
+      note: pair.note,
+    })),
+    shards: response.shards.map((shard) => ({
+      pair: shard.pair,
+      shardId: Number(shard.shardId),
+      counter: shard.counter,
+      primaryMemory: BigInt(shard.primaryMemory),
+      primaryLog: BigInt(shard.primaryLog),
+      followerMemory: BigInt(shard.followerMemory),
+      followerLog: BigInt(shard.followerLog),
+      primaryDrift: BigInt(shard.primaryDrift),
+      followerDrift: BigInt(shard.followerDrift),
+      replicaDrift: BigInt(shard.replicaDrift),
+    })),
+    shardsChecked: Number(response.shardsChecked),
+    shardsDrifting: Number(response.shardsDrifting),
   };
 }

@@ -3,12 +3,12 @@
 // signals, and the one-shot tools. Output only; the rules live beside it.
 import { ConfigError, ConfigReader, createLogger, startMetricsServer } from '../common/index.ts';
 import { formatTableName, parsePostgresSettings, parseRelayConfig, type PostgresSettings } from './config.ts';
-import { Outbox, connectPostgres } from './outbox.ts';
-import { createTables } from './outbox-schema.ts';
+import { Outbox, connectPostgres } from './outbox/index.ts';
+import { createTables } from './outbox/index.ts';
 import { recount, type RecountClient, type RecountReport } from './recount.ts';
 import { RelayError, RelayErrorCode } from './relay-error.ts';
 import { Relay, type RelayClient } from './relay.ts';
-import { resendLimitMs } from './row-check.ts';
+import { resendLimitMs } from './outbox/index.ts';
 
 /** Makes the CLI's usage error (exit 2) from a message. */
 export type UsageErrorOf = (message: string) => Error;

@@ -11,10 +11,10 @@ export {
   type RelayConfig,
   type PostgresSettings,
 } from './config.ts';
-export { outboxTableDdl } from './outbox-schema.ts';
-export { rowKey, rowProblem, splitSendable, resendLimitMs, isBeyondWindow, capOf, type OutboxRow } from './row-check.ts';
+export { outboxTableDdl } from './outbox/index.ts';
+export { rowKey, rowProblem, splitSendable, resendLimitMs, isBeyondWindow, capOf, type OutboxRow } from './outbox/index.ts';
 export { sendRows, type IncrementSender, type SendOutcome } from './send-rows.ts';
 export { repairKey, type RecountReport } from './recount.ts';
 export { RelayError, RelayErrorCode } from './relay-error.ts';
 export { windowRefusal, type RelayClient } from './relay.ts';
-export { identityChange, idReuseMessage, type OutboxIdentity, type IdentityFinding } from './outbox-identity.ts';
+export { identityChange, idReuseMessage, type OutboxIdentity, type IdentityFinding } from './outbox/index.ts';

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { ReadResult } from '../client/index.ts';
 import { readManyCountersMax } from '../common/index.ts';
-import type { Outbox } from './outbox.ts';
-import { isBeyondWindow, splitSendable, type OutboxRow } from './row-check.ts';
+import type { Outbox } from './outbox/index.ts';
+import { isBeyondWindow, splitSendable, type OutboxRow } from './outbox/index.ts';
 import { sendRows, type IncrementSender } from './send-rows.ts';
 
 /** What a recount reads besides sending: a role interface over the client. */

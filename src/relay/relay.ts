@@ -4,12 +4,12 @@
 // keys; it never re-sends a row whose first send may be past the dedup window.
 import { ErrorCode, TallyError, monotonicNowMs, type Logger } from '../common/index.ts';
 import { formatTableName, type RelayConfig } from './config.ts';
-import { Outbox, type DeadRow } from './outbox.ts';
-import { idReuseMessage, identityChange } from './outbox-identity.ts';
+import { Outbox, type DeadRow } from './outbox/index.ts';
+import { idReuseMessage, identityChange } from './outbox/index.ts';
 import { RelayError, RelayErrorCode, oneLine } from './relay-error.ts';
 import { RelayMetrics } from './relay-metrics.ts';
 import { reconcile, type RecountClient } from './recount.ts';
-import { isBeyondWindow, resendLimitMs, splitSendable, type OutboxRow } from './row-check.ts';
+import { isBeyondWindow, resendLimitMs, splitSendable, type OutboxRow } from './outbox/index.ts';
 import { sendRows } from './send-rows.ts';
 import { testHook } from './test-hook.ts';
 

@@ -3,8 +3,8 @@
 // halves of it, down to single rows, so the refused rows are found and the
 // rest still count. Touches no database.
 import type { CallSettings, IncrementItem, IncrementOptions, IncrementResult } from '../client/index.ts';
-import type { DeadRow } from './outbox.ts';
-import { capOf, isRowRefusal, rowKey, type OutboxRow } from './row-check.ts';
+import type { DeadRow } from './outbox/index.ts';
+import { capOf, isRowRefusal, rowKey, type OutboxRow } from './outbox/index.ts';
 
 /** The two calls the relay makes (a role interface: tests fake it in a few lines). */
 export interface IncrementSender {

@@ -42,10 +42,10 @@ import {
   withLeanCodecs,
 } from '../common/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
-import { createAdminService, createCounterService, refusalOf, tokensOf } from './api/index.ts';
-import { createHttpMetrics, startConnectPort, type ConnectPort } from './http/index.ts';
+import { createAdminService, createCounterService, refusalOf, tokensOf, type Tokens } from './api/index.ts';
+import { createHttpMetrics, startConnectPort, type ConnectPort, type ConnectPortOptions } from './http/index.ts';
 import type { RouterConfig } from './config.ts';
-import { CounterExpiry, CounterLifecycle } from './counters/index.ts';
+import { CounterExpiry, CounterLifecycle, type RouterView } from './counters/index.ts';
 import { EtcdDirectory, SqliteDirectory, openEtcdClient, type Directory, type PairInfo } from './directory/index.ts';
 import { createRouterMetrics, type RouterMetrics } from './metrics/index.ts';
 import { NodePool, type SenderObserver } from './nodes/index.ts';
@@ -94,18 +94,7 @@ async function openStores(config: RouterConfig, logger: Logger, dataClock: () =>
 }
 
 export async function buildRouter(config: RouterConfig, logger: Logger): Promise<Router> {
-  if (config.allowUnauthenticated)
-    logger.warn(
-      '--allow-unauthenticated: anyone who reaches this port may call every service, AdminService included, unless tokens are set',
-      {
-        listen: config.listenAddress,
-        tokens: config.adminToken !== undefined || config.clientToken !== undefined,
-      },
-    );
-  if (config.tls === undefined && config.insecure)
-    logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
-      listen: config.listenAddress,
-    });
+  warnOfOpenAccess(config, logger);
   const registry = createMetricsRegistry({ process: 'router' });
   const metrics = createRouterMetrics(registry);
   registerDataDirFreeBytes(registry, config.dataDir);
@@ -118,24 +107,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   const { etcd, election, directory } = await openStores(config, logger, dataClock);
   for (const warning of directory.warnings) logger.warn(warning);
 
-  // Apply calls carry the epoch of the pair the address is primary of.
-  const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
-  // onUnreachable is set once supervision exists (below): the pool is built first, supervision on it.
-  const nodeEvents: SenderObserver = {
-    onCall(items) {
-      metrics.nodeCalls.inc({ kind: 'apply' });
-      metrics.nodeCallItems.observe(items);
-    },
-    onStrayAnswer() {
-      metrics.nodeStreamStrayAnswers.inc();
-    },
-    onAbandoned(_address, why) {
-      metrics.nodeStreamsAbandoned.inc({ why });
-    },
-  };
-  const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, nodeEvents, channelCredentialsOf(tls), {
-    streams: config.nodeStreams === 'on',
-  });
+  const { pool, nodeEvents } = openNodePool(config, directory, metrics, tls);
   const increments = new IncrementPath(directory, pool, config.dedupWindowMs, config.failoverWaitMs, Math.random, dataClock);
   const reads = new ReadPath(directory, pool, metrics, logger, config);
   const distinct = new DistinctPath(directory, pool, await loadMemberHasher(), config.readTimeoutMs);
@@ -145,65 +117,17 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
     readTimeoutMs: config.readTimeoutMs,
   });
   const heat = new HeatTracker(config.heatHalfLifeMs, monotonicNowMs, undefined, config.heatCountersMax);
-  const autoscaler = new Autoscaler(
-    directory,
-    heat,
-    new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax }),
-    metrics,
-    logger,
-    {
-      intervalMs: config.autoscaleIntervalMs,
-      topK: config.topK,
-      skewMinIncrements: 100,
-      counterLabels: config.metricsCounterLabels === 'on',
-    },
-  );
+  const autoscaler = createAutoscaler(config, directory, heat, metrics, logger);
   // Counters deleted (by DeleteCounter or TTL) leave the directory at once; their drops go to the nodes until confirmed.
   const lifecycle = new CounterLifecycle(directory, pool, reads, heat, metrics, logger, {
     failoverWaitMs: config.failoverWaitMs,
     dedupWindowMs: config.dedupWindowMs,
   });
-  // TTL expiry deletes through the lifecycle, which counts tally_counters_deleted_total{cause="ttl"}.
-  const expiry = new CounterExpiry(
-    directory,
-    lifecycle,
-    {
-      defaultTtlMs: config.counterTtlMs,
-      sweepIntervalMs: expirySweepIntervalMs,
-      checksPerSweep: expiryChecksPerSweep,
-      deletesPerSweep: Math.max(1, Math.floor((expiryDeletesPerSecondMax * expirySweepIntervalMs) / 1_000)),
-    },
-    { onExpired: () => {} },
-    logger,
-  );
+  const expiry = createExpiry(config, directory, lifecycle, logger);
   // With several routers each knows only the writes made through it, so none
   // can tell a counter is idle: TTL (set and swept) only on the embedded store.
   const ttlSupported = etcd === undefined;
-  // Regions: the publisher is a supervisor duty, so one router per region publishes.
-  const termSource: TermSource =
-    election instanceof EtcdSupervisorElection
-      ? revisionTermSource(() => election.leaderFence()?.createRevision)
-      : fileTermSource(config.dataDir);
-  const regions = createRegions(
-    {
-      region: config.region,
-      peerRegions: config.peerRegions,
-      regionPublishIntervalMs: config.regionPublishIntervalMs,
-      readTimeoutMs: config.readTimeoutMs,
-      tls,
-      adminToken: config.adminToken,
-    },
-    {
-      directory,
-      pool,
-      reads,
-      registry,
-      logger,
-      termSource,
-      clearUpTo: clearUpToOf(directory, lifecycle, (name) => regions.publisher.markWritten(name)),
-      sketches: distinct,
-    },
-  );
+  const regions = openRegions(config, { election, directory, pool, reads, distinct, registry, logger, tls, lifecycle });
   const supervisor = new PairSupervisor(directory, pool, metrics, logger, config);
   const duties = new SupervisorDuties(
     election,
@@ -248,21 +172,126 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
     autoscaler,
     lifecycle,
     counterTtlMs: config.counterTtlMs,
-    routerView: {
-      directoryStore: etcd === undefined ? 'sqlite' : 'etcd',
-      routerId: config.routerId,
-      routers: () => (etcd === undefined ? [config.routerId] : [...directory.liveRouterIds()].sort()),
-      supervisor: () => election.leaderId ?? '',
-      dedupWindowMs: config.dedupWindowMs,
-      region: config.region,
-      peerRegions: () => regions.peerStatus(),
-    },
+    routerView: routerViewOf(config, etcd !== undefined, directory, election, regions),
     ttlSupported,
     onPairAdded: (pair: PairInfo) => duties.checkPairOf(pair.primary),
   });
   const adminDefinition = guardMalformed(adminServiceDefinition, requestBytesMaxOf);
   server.server.addService(adminDefinition, adminService.grpc);
   server.server.addService(regionLinkServiceDefinition, { Exchange: regions.receiver.exchange.bind(regions.receiver) });
+  return routerLifecycle({
+    config,
+    logger,
+    registry,
+    metrics,
+    tls,
+    server,
+    tokens,
+    inFlight,
+    counter: { handlers: counterService.handlers, definition: counterDefinition },
+    admin: { handlers: adminService.handlers, definition: adminDefinition },
+    etcd,
+    directory,
+    pool,
+    reads,
+    windows,
+    autoscaler,
+    expiry,
+    duties,
+    regions,
+  });
+}
+
+/** This region's publisher, receiver and global reads. */
+function openRegions(
+  config: RouterConfig,
+  parts: {
+    election: SupervisorElection;
+    directory: Directory;
+    pool: NodePool;
+    reads: ReadPath;
+    distinct: DistinctPath;
+    registry: ReturnType<typeof createMetricsRegistry>;
+    logger: Logger;
+    tls: ReturnType<typeof loadTls> | undefined;
+    lifecycle: CounterLifecycle;
+  },
+) {
+  const { election, directory, pool, reads, distinct, registry, logger, tls, lifecycle } = parts;
+  // Regions: the publisher is a supervisor duty, so one router per region publishes.
+  const termSource: TermSource =
+    election instanceof EtcdSupervisorElection
+      ? revisionTermSource(() => election.leaderFence()?.createRevision)
+      : fileTermSource(config.dataDir);
+  const regions = createRegions(
+    {
+      region: config.region,
+      peerRegions: config.peerRegions,
+      regionPublishIntervalMs: config.regionPublishIntervalMs,
+      readTimeoutMs: config.readTimeoutMs,
+      tls,
+      adminToken: config.adminToken,
+    },
+    {
+      directory,
+      pool,
+      reads,
+      registry,
+      logger,
+      termSource,
+      clearUpTo: clearUpToOf(directory, lifecycle, (name) => regions.publisher.markWritten(name)),
+      sketches: distinct,
+    },
+  );
+  return regions;
+}
+
+/** This router, the others sharing its directory, and the supervisor, as ClusterStatus shows them. */
+function routerViewOf(
+  config: RouterConfig,
+  onEtcd: boolean,
+  directory: Directory,
+  election: SupervisorElection,
+  regions: { peerStatus: NonNullable<RouterView['peerRegions']> },
+): RouterView {
+  return {
+    directoryStore: !onEtcd ? 'sqlite' : 'etcd',
+    routerId: config.routerId,
+    routers: () => (!onEtcd ? [config.routerId] : [...directory.liveRouterIds()].sort()),
+    supervisor: () => election.leaderId ?? '',
+    dedupWindowMs: config.dedupWindowMs,
+    region: config.region,
+    peerRegions: () => regions.peerStatus(),
+  };
+}
+
+/** What start() and stop() bring up and down, in order. */
+type RouterParts = {
+  config: RouterConfig;
+  logger: Logger;
+  registry: ReturnType<typeof createMetricsRegistry>;
+  metrics: RouterMetrics;
+  tls: ReturnType<typeof loadTls> | undefined;
+  server: ReturnType<typeof createServer>;
+  tokens: Tokens;
+  inFlight: InFlightLimits & { count: InFlightCount };
+  counter: ConnectPortOptions['services']['counter'];
+  admin: ConnectPortOptions['services']['admin'];
+  etcd: Awaited<ReturnType<typeof openStores>>['etcd'];
+  directory: Directory;
+  pool: NodePool;
+  reads: ReadPath;
+  windows: WindowReader;
+  autoscaler: Autoscaler;
+  expiry: CounterExpiry;
+  duties: SupervisorDuties;
+  regions: ReturnType<typeof createRegions>;
+};
+
+/** start() binds and serves; stop() drains and closes in the reverse order. */
+function routerLifecycle(parts: RouterParts): Router {
+  const { config, logger, registry, metrics, tls, server, tokens, inFlight, counter, admin, etcd, directory, pool } = parts;
+  const { reads, windows, autoscaler, expiry, duties, regions } = parts;
   const httpMetrics = createHttpMetrics(registry, { rpcStatus: metrics.rpcStatus, callsRefused: metrics.callsRefused });
   let httpPort: ConnectPort | undefined;
   const setGauges = (): void => {
@@ -287,10 +316,7 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
               tls,
               requireClientCert: config.tlsRequireClientCert,
               corsOrigins: config.httpCorsOrigins,
-              services: {
-                counter: { handlers: counterService.handlers, definition: counterDefinition },
-                admin: { handlers: adminService.handlers, definition: adminDefinition },
-              },
+              services: { counter, admin },
               tokens,
               inFlight,
               deadlineMaxMs: config.callDeadlineMaxMs,
@@ -329,6 +355,83 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
       await metricsServer?.close();
     },
   };
+}
+
+/** Warnings of a port anyone may call: no authentication asked, or plaintext beyond loopback. */
+function warnOfOpenAccess(config: RouterConfig, logger: Logger): void {
+  if (config.allowUnauthenticated)
+    logger.warn(
+      '--allow-unauthenticated: anyone who reaches this port may call every service, AdminService included, unless tokens are set',
+      {
+        listen: config.listenAddress,
+        tokens: config.adminToken !== undefined || config.clientToken !== undefined,
+      },
+    );
+  if (config.tls === undefined && config.insecure)
+    logger.warn('plaintext on a non-loopback address (--insecure): anyone who can reach this port can call it', {
+      listen: config.listenAddress,
+    });
+}
+
+/** The node pool, its calls counted in metrics; nodeEvents.onUnreachable is set once supervision exists. */
+function openNodePool(config: RouterConfig, directory: Directory, metrics: RouterMetrics, tls: ReturnType<typeof loadTls> | undefined) {
+  // Apply calls carry the epoch of the pair the address is primary of.
+  const epochByAddress = (address: string): bigint => directory.allPairs().find((pair) => pair.primary === address)?.epoch ?? 0n;
+  // onUnreachable is set once supervision exists (below): the pool is built first, supervision on it.
+  const nodeEvents: SenderObserver = {
+    onCall(items) {
+      metrics.nodeCalls.inc({ kind: 'apply' });
+      metrics.nodeCallItems.observe(items);
+    },
+    onStrayAnswer() {
+      metrics.nodeStreamStrayAnswers.inc();
+    },
+    onAbandoned(_address, why) {
+      metrics.nodeStreamsAbandoned.inc({ why });
+    },
+  };
+  const pool = new NodePool(config.nodeCallTimeoutMs, epochByAddress, nodeEvents, channelCredentialsOf(tls), {
+    streams: config.nodeStreams === 'on',
+  });
+  return { pool, nodeEvents };
+}
+
+function createAutoscaler(
+  config: RouterConfig,
+  directory: Directory,
+  heat: HeatTracker,
+  metrics: RouterMetrics,
+  logger: Logger,
+): Autoscaler {
+  return new Autoscaler(
+    directory,
+    heat,
+    new SizingPolicy({ ...defaultSizing, shardCeilingPerSec: config.shardCeilingPerSec, shardsMax: config.shardsMax }),
+    metrics,
+    logger,
+    {
+      intervalMs: config.autoscaleIntervalMs,
+      topK: config.topK,
+      skewMinIncrements: 100,
+      counterLabels: config.metricsCounterLabels === 'on',
+    },
+  );
+}
+
+function createExpiry(config: RouterConfig, directory: Directory, lifecycle: CounterLifecycle, logger: Logger): CounterExpiry {
+  // TTL expiry deletes through the lifecycle, which counts tally_counters_deleted_total{cause="ttl"}.
+  return new CounterExpiry(
+    directory,
+    lifecycle,
+    {
+      defaultTtlMs: config.counterTtlMs,
+      sweepIntervalMs: expirySweepIntervalMs,
+      checksPerSweep: expiryChecksPerSweep,
+      deletesPerSweep: Math.max(1, Math.floor((expiryDeletesPerSecondMax * expirySweepIntervalMs) / 1_000)),
+    },
+    { onExpired: () => {} },
+    logger,
+  );
 }
 
 /**

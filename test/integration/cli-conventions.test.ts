@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { childrenFromDist, nodeMainPath, repoRoot, routerMainPath } from '../../src/cluster/managed-process.ts';
-import { commands } from '../../src/cli/commands.ts';
+import { commands } from '../../src/cli/commands/index.ts';
 import { flagsOf } from '../../src/cli/command-spec.ts';
 import { relaySettingsHelp } from '../../src/relay/index.ts';
 import { tally, type CliResult } from '../helpers/cli.ts';

@@ -119,7 +119,7 @@ describe('client package', () => {
       expect(files.filter((file) => /shard/.test(file))).toEqual([]);
       expect(files.filter((file) => file.endsWith('.d.ts')).sort()).toEqual([
         'dist/client/client.d.ts',
-        'dist/client/connection-state.d.ts',
+        'dist/client/connection/connection-state.d.ts',
         'dist/client/index.d.ts',
         'dist/client/testing.d.ts',
         'dist/client/types.d.ts',

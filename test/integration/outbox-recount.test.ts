@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, TallyError } from '../../src/common/index.ts';
 import type { IncrementOptions } from '../../src/client/index.ts';
 import { parseRelayConfig } from '../../src/relay/index.ts';
-import { Outbox } from '../../src/relay/outbox.ts';
+import { Outbox } from '../../src/relay/outbox/outbox.ts';
 import { recount } from '../../src/relay/recount.ts';
 import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { tally, type CliResult } from '../helpers/cli.ts';

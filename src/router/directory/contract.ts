@@ -4,9 +4,7 @@
 // share it). Reads come from memory, synchronously, on the hot path; every
 // change is a Promise that resolves once it is durable in the store and
 // visible in this router's memory. A directory never talks to nodes.
-import type { CounterColumns } from './counter-table.ts';
 import { ErrorCode, TallyError, countersMax, isZoneName, parseAddress, shardsTotalMax, type WindowSetting } from '../../common/index.ts';
-import type { DirectorySnapshot } from './snapshot.ts';
 
 export interface PairInfo {
   pairIndex: number;
@@ -413,4 +411,71 @@ export interface Directory {
   /** Ids of the live routers sharing this directory (etcd presence keys), for status; empty for the embedded store. */
   liveRouterIds(): readonly string[];
   close(): Promise<void>;
+}
+
+/**
+ * Routing facts by counter slot, as columns: what the write path reads per
+ * item without a handle per counter (CounterTable holds them).
+ */
+export interface CounterColumns {
+  shardCountOf(slot: number): number;
+  writableShardCountOf(slot: number): number;
+  shardIdOf(slot: number, shardIndex: number): number;
+  pairIndexOf(slot: number, shardIndex: number): number;
+  generationOf(slot: number): number;
+  windowOf(slot: number): WindowSetting;
+  growthsOf(slot: number): readonly Growth[];
+}
+
+// The whole directory as one JSON document (tally directory export|import); snapshot.ts reads and checks it.
+export const snapshotFormat = 'tally-directory';
+export const snapshotVersion = 1;
+
+export interface SnapshotPair {
+  pairIndex: number;
+  primary: string;
+  follower: string;
+  /** Decimal: epochs and lsns are int64. */
+  epoch: string;
+  inSync: boolean;
+  primaryId: string;
+  followerId: string;
+  ackedLsn: string;
+  legacy: boolean;
+  replaced: boolean;
+  addedOnline: boolean;
+  draining: boolean;
+  /** Decimal; absent in exports from before versions (read as 0). */
+  configVersion?: string;
+  /** What each member advertised (zone, replication address); absent in exports from before zones ({}). */
+  advertised?: Record<string, AdvertisedNode>;
+}
+
+/** A counter as the export and the etcd store both write it. */
+export interface CounterRecord {
+  kind: CounterKind;
+  window: WindowSetting;
+  createdMs: number;
+  autoscale: boolean;
+  generation: number;
+  ttlMs: number | null;
+  /** [shardId, pairIndex] per shard, in shard index order. */
+  shards: [number, number][];
+  writableShardCount: number;
+  growths: Growth[];
+}
+
+export interface SnapshotCounter extends CounterRecord {
+  name: string;
+}
+
+export interface DirectorySnapshot {
+  format: typeof snapshotFormat;
+  version: typeof snapshotVersion;
+  exportedMs: number;
+  /** Every shard id below it may have been used: the importing store gives out ids from here. */
+  shardIdNext: number;
+  pairs: SnapshotPair[];
+  counters: SnapshotCounter[];
+  shardTasks: ShardTask[];
 }

@@ -6,7 +6,7 @@
 // rules stay in DirectoryModel.
 import assert from 'node:assert';
 import type { WindowSetting } from '../../common/index.ts';
-import { counterKinds, type CounterKind, type Growth, type ShardInfo } from './contract.ts';
+import { counterKinds, type CounterColumns, type CounterKind, type Growth, type ShardInfo } from './contract.ts';
 
 /** The columns a counter is created with (its shards follow with addShard). */
 export interface CounterRow {
@@ -18,12 +18,6 @@ export interface CounterRow {
   ttlMs: number | null;
   lastWriteMonotonicMs: number;
 }
-
-/** What the write path reads of a counter by slot (Directory.resolveSlots). */
-export type CounterColumns = Pick<
-  CounterTable,
-  'shardCountOf' | 'writableShardCountOf' | 'shardIdOf' | 'pairIndexOf' | 'generationOf' | 'windowOf' | 'growthsOf'
->;
 
 const initialCapacity = 1_024;
 const autoscaleBit = 0b100;
@@ -41,7 +35,7 @@ const largeShardId = uint32Max;
  */
 export const slotReuseDelayMs = 10 * 60_000;
 
-export class CounterTable {
+export class CounterTable implements CounterColumns {
   private readonly slotOfName = new Map<string, number>();
   /** Slots never used yet start at `highWater`; freed ones wait in `freed` (oldest first) until reusable. */
   private highWater = 0;

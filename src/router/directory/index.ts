@@ -21,7 +21,7 @@ export {
 } from './contract.ts';
 export * from './roles.ts';
 export { plainCounter, sameCounter } from './counter-view.ts';
-export type { CounterColumns } from './counter-table.ts';
+export type { CounterColumns } from './contract.ts';
 export { EtcdDirectory, etcdClientOptions, openEtcdClient, type EtcdTlsFiles, type PairUpdateFence } from './etcd/index.ts';
 export { SqliteDirectory } from './sqlite/index.ts';
 export { openDirectoryTransfer, type DirectoryLocation, type DirectoryTransfer } from './transfer.ts';

@@ -32,7 +32,8 @@ import {
 import { choosePairs, zoneWarningOf } from './placement.ts';
 import { snapshotCounterOf, snapshotPairOf, type SnapshotCounter, type SnapshotPair } from './snapshot.ts';
 import { ShardTaskTable } from './shard-task-table.ts';
-import { CounterTable, type CounterColumns } from './counter-table.ts';
+import { CounterTable } from './counter-table.ts';
+import type { CounterColumns } from './contract.ts';
 import { CounterView, plainCounter, sameCounter } from './counter-view.ts';
 
 /** The fields a counter is created with; the store adds its shards. */

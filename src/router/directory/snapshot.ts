@@ -5,70 +5,28 @@
 // and generation, the drops and clears still owed, and the next shard id
 // (an id is never given out twice, not even after a move). Recent clear
 // keys are left behind: a keyed clear retried across a move clears again.
-import { ErrorCode, TallyError, type WindowSetting } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../common/index.ts';
 import {
   advertisedOfMembers,
   advertisedProblem,
   counterKinds,
-  type AdvertisedNode,
   type CounterInfo,
-  type CounterKind,
-  type Growth,
   type PairInfo,
-  type ShardTask,
+  type DirectorySnapshot,
+  type SnapshotCounter,
+  type SnapshotPair,
+  snapshotFormat,
+  snapshotVersion,
 } from './contract.ts';
 
-export const snapshotFormat = 'tally-directory';
-export const snapshotVersion = 1;
-
-export interface SnapshotPair {
-  pairIndex: number;
-  primary: string;
-  follower: string;
-  /** Decimal: epochs and lsns are int64. */
-  epoch: string;
-  inSync: boolean;
-  primaryId: string;
-  followerId: string;
-  ackedLsn: string;
-  legacy: boolean;
-  replaced: boolean;
-  addedOnline: boolean;
-  draining: boolean;
-  /** Decimal; absent in exports from before versions (read as 0). */
-  configVersion?: string;
-  /** What each member advertised (zone, replication address); absent in exports from before zones ({}). */
-  advertised?: Record<string, AdvertisedNode>;
-}
-
-/** A counter as the export and the etcd store both write it. */
-export interface CounterRecord {
-  kind: CounterKind;
-  window: WindowSetting;
-  createdMs: number;
-  autoscale: boolean;
-  generation: number;
-  ttlMs: number | null;
-  /** [shardId, pairIndex] per shard, in shard index order. */
-  shards: [number, number][];
-  writableShardCount: number;
-  growths: Growth[];
-}
-
-export interface SnapshotCounter extends CounterRecord {
-  name: string;
-}
-
-export interface DirectorySnapshot {
-  format: typeof snapshotFormat;
-  version: typeof snapshotVersion;
-  exportedMs: number;
-  /** Every shard id below it may have been used: the importing store gives out ids from here. */
-  shardIdNext: number;
-  pairs: SnapshotPair[];
-  counters: SnapshotCounter[];
-  shardTasks: ShardTask[];
-}
+export {
+  snapshotFormat,
+  snapshotVersion,
+  type CounterRecord,
+  type DirectorySnapshot,
+  type SnapshotCounter,
+  type SnapshotPair,
+} from './contract.ts';
 
 export function snapshotPairOf(pair: PairInfo): SnapshotPair {
   return {

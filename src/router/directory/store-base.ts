@@ -3,7 +3,7 @@
 // committed changes to. A store extends it and adds its changes.
 import type { CounterInfo, Directory, PairInfo, ShardTask } from './contract.ts';
 import type { DirectoryModel } from './model.ts';
-import type { CounterColumns } from './counter-table.ts';
+import type { CounterColumns } from './contract.ts';
 
 export abstract class ModelBackedDirectory implements Pick<
   Directory,

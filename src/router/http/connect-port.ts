@@ -385,6 +385,103 @@ function applyCors(
   return 'answered';
 }
 
+/**
+ * The check every call passes before its handler, with its headers only:
+ * the bearer token, the caps on calls in flight, and the declared body size.
+ * A call let through counts in flight until its response closes.
+ */
+function requestGateOf(options: ConnectPortOptions): (context: HandlerContext) => void {
+  const { tokens, inFlight, metrics } = options;
+  return (context) => {
+    const record = context.values.get(callRecordKey);
+    const path = `/${context.service.typeName}/${context.method.name}`;
+    const refusal = refusalOfAuthorization(tokens, path, context.requestHeader.get('authorization') ?? undefined);
+    if (refusal !== undefined) {
+      metrics.callsRefused.inc({ reason: refusal.code === status.PERMISSION_DENIED ? 'permission_denied' : 'unauthenticated' });
+      if (record !== undefined) record.code = refusal.code;
+      throw refusalError(refusal);
+    }
+    const large = inFlight.isLarge(path);
+    const busy = busyRefusal(inFlight, inFlight.count, large);
+    if (busy !== undefined) {
+      inFlight.onRefused?.(path);
+      if (record !== undefined) record.code = busy.code;
+      throw refusalError(busy);
+    }
+    const length = Number(context.requestHeader.get('content-length') ?? 0);
+    const bytesMax = options.requestBytesMaxOf(context.method.name);
+    if (length > bytesMax * jsonBytesPerProtoByte + 1024) {
+      const error = connectErrorOf(
+        new TallyError(
+          ErrorCode.resourceExhausted,
+          `${context.method.name} request of ${length} bytes; the limit for ${context.method.name} is ${bytesMax} bytes`,
+        ),
+      );
+      if (record !== undefined) record.code = error.code;
+      throw error;
+    }
+    inFlight.count.calls++;
+    if (large) inFlight.count.largeCalls++;
+    inFlight.onInFlight?.(inFlight.count.calls);
+    if (record !== undefined) record.large = large;
+  };
+}
+
+/** The unary methods' codecs by path (for the binary precheck), and every path the two services serve (metric labels). */
+function pathsOf(services: ConnectPortOptions['services']): {
+  codecByPath: Map<string, ServiceDefinition[string]>;
+  knownPaths: Set<string>;
+} {
+  const codecByPath = new Map<string, ServiceDefinition[string]>();
+  for (const [service, { definition }] of [
+    [CounterService, services.counter],
+    [AdminService, services.admin],
+  ] as const)
+    for (const method of service.methods) {
+      const codec = definition[method.name];
+      if (method.methodKind === 'unary' && codec !== undefined) codecByPath.set(`/${service.typeName}/${method.name}`, codec);
+    }
+  const knownPaths = new Set(
+    [CounterService, AdminService].flatMap((service) => service.methods.map((method) => `/${service.typeName}/${method.name}`)),
+  );
+  return { codecByPath, knownPaths };
+}
+
+/** The HTTP/1.1 (or, with TLS, HTTP/2 with HTTP/1.1 allowed) server, listening; its HTTP/2 sessions tracked for close. */
+async function listen(
+  options: ConnectPortOptions,
+  listener: (request: http.IncomingMessage | http2.Http2ServerRequest, response: http.ServerResponse | http2.Http2ServerResponse) => void,
+): Promise<{ server: http.Server | http2.Http2SecureServer; sessions: Set<http2.ServerHttp2Session> }> {
+  const server: http.Server | http2.Http2SecureServer =
+    options.tls === undefined
+      ? http.createServer(listener)
+      : http2.createSecureServer(
+          {
+            key: options.tls.key,
+            cert: options.tls.cert,
+            ca: options.tls.ca,
+            allowHTTP1: true,
+            requestCert: options.requireClientCert,
+            rejectUnauthorized: options.requireClientCert,
+          },
+          listener,
+        );
+  // HTTP/2 sessions outlive their calls: closed (GOAWAY, calls in flight finish) when the port closes.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (session: http2.ServerHttp2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return { server, sessions };
+}
+
 export async function startConnectPort(options: ConnectPortOptions): Promise<ConnectPort> {
   const { tokens, inFlight, metrics } = options;
   const adapter = connectNodeAdapter({
@@ -403,54 +500,11 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
     // Every field written, defaults too: a shell reading .shard or .total finds 0, not nothing.
     jsonOptions: { ignoreUnknownFields: false, alwaysEmitImplicit: true },
     contextValues: (request) => createContextValues().set(callRecordKey, records.get(request as object)),
-    requestGate(context) {
-      const record = context.values.get(callRecordKey);
-      const path = `/${context.service.typeName}/${context.method.name}`;
-      const refusal = refusalOfAuthorization(tokens, path, context.requestHeader.get('authorization') ?? undefined);
-      if (refusal !== undefined) {
-        metrics.callsRefused.inc({ reason: refusal.code === status.PERMISSION_DENIED ? 'permission_denied' : 'unauthenticated' });
-        if (record !== undefined) record.code = refusal.code;
-        throw refusalError(refusal);
-      }
-      const large = inFlight.isLarge(path);
-      const busy = busyRefusal(inFlight, inFlight.count, large);
-      if (busy !== undefined) {
-        inFlight.onRefused?.(path);
-        if (record !== undefined) record.code = busy.code;
-        throw refusalError(busy);
-      }
-      const length = Number(context.requestHeader.get('content-length') ?? 0);
-      const bytesMax = options.requestBytesMaxOf(context.method.name);
-      if (length > bytesMax * jsonBytesPerProtoByte + 1024) {
-        const error = connectErrorOf(
-          new TallyError(
-            ErrorCode.resourceExhausted,
-            `${context.method.name} request of ${length} bytes; the limit for ${context.method.name} is ${bytesMax} bytes`,
-          ),
-        );
-        if (record !== undefined) record.code = error.code;
-        throw error;
-      }
-      inFlight.count.calls++;
-      if (large) inFlight.count.largeCalls++;
-      inFlight.onInFlight?.(inFlight.count.calls);
-      if (record !== undefined) record.large = large;
-    },
+    requestGate: requestGateOf(options),
   });
 
   const records = new WeakMap<object, CallRecord>();
-  const codecByPath = new Map<string, ServiceDefinition[string]>();
-  for (const [service, { definition }] of [
-    [CounterService, options.services.counter],
-    [AdminService, options.services.admin],
-  ] as const)
-    for (const method of service.methods) {
-      const codec = definition[method.name];
-      if (method.methodKind === 'unary' && codec !== undefined) codecByPath.set(`/${service.typeName}/${method.name}`, codec);
-    }
-  const knownPaths = new Set(
-    [CounterService, AdminService].flatMap((service) => service.methods.map((method) => `/${service.typeName}/${method.name}`)),
-  );
+  const { codecByPath, knownPaths } = pathsOf(options.services);
   const finish = (record: CallRecord, response: http.ServerResponse | http2.Http2ServerResponse): void => {
     if (record.large !== undefined) {
       inFlight.count.calls--;
@@ -503,33 +557,7 @@ export async function startConnectPort(options: ConnectPortOptions): Promise<Con
     );
   };
 
-  const server: http.Server | http2.Http2SecureServer =
-    options.tls === undefined
-      ? http.createServer(listener)
-      : http2.createSecureServer(
-          {
-            key: options.tls.key,
-            cert: options.tls.cert,
-            ca: options.tls.ca,
-            allowHTTP1: true,
-            requestCert: options.requireClientCert,
-            rejectUnauthorized: options.requireClientCert,
-          },
-          listener,
-        );
-  // HTTP/2 sessions outlive their calls: closed (GOAWAY, calls in flight finish) when the port closes.
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (session: http2.ServerHttp2Session) => {
-    sessions.add(session);
-    session.once('close', () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const { server, sessions } = await listen(options, listener);
   const port = (server.address() as AddressInfo).port;
   options.logger.info('http port', { host: options.host, port, tls: options.tls !== undefined, corsOrigins: options.corsOrigins });
   return {

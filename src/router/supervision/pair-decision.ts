@@ -191,6 +191,22 @@ export function decidePair(
     actions.push({ kind: 'assignPrimary', syncRequired: pair.inSync });
   }
 
+  return followerActions(pair, ps, fs, follower, settings, actions);
+}
+
+/**
+ * decidePair's second half, with the primary known to hold the pair's
+ * history: the follower slot's identity, role and sync, after the primary's
+ * actions already chosen.
+ */
+function followerActions(
+  pair: PairInfo,
+  ps: NodeStatusView,
+  fs: NodeStatusView | undefined,
+  follower: NodeView,
+  settings: DecisionSettings,
+  actions: PairAction[],
+): PairAction[] {
   if (fs === undefined) {
     if (pair.inSync && (follower.refused || follower.silentMs >= settings.followerTimeoutMs)) {
       actions.push({

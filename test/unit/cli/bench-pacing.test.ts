@@ -2,7 +2,7 @@
 // compare.sh drives against Redis and PostgreSQL, so both systems see calls
 // spread the same way and timed from the same moment.
 import { describe, expect, it } from 'vitest';
-import { untilDue } from '../../../src/cli/bench-workload.ts';
+import { untilDue } from '../../../src/cli/bench/bench-workload.ts';
 import { monotonicNowMs } from '../../../src/common/clock.ts';
 
 describe('untilDue', () => {

@@ -2,7 +2,7 @@
 // 1/(k^s H(n, s)) within a few standard errors, draws stay in 1..n, and a seed
 // reproduces its sequence (bench/compare-load.mts relies on that).
 import { describe, expect, it } from 'vitest';
-import { SeededRandom, ZipfSampler, harmonicNumber } from '../../../src/cli/bench-zipf.ts';
+import { SeededRandom, ZipfSampler, harmonicNumber } from '../../../src/cli/bench/bench-zipf.ts';
 
 /** Draws `draws` ranks and counts ranks 1..shown, with everything above in one tail bucket. */
 function histogram(sampler: ZipfSampler, draws: number, shown: number): number[] {

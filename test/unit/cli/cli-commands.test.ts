@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TallyClient } from '../../../src/client/index.ts';
 import { UsageError } from '../../../src/cli/args.ts';
 import { commandHelp, flagsOf, parseCommandLine } from '../../../src/cli/command-spec.ts';
-import { commands } from '../../../src/cli/commands.ts';
+import { commands } from '../../../src/cli/commands/index.ts';
 
 function commandNamed(name: string): (typeof commands)[number] {
   return commands.find((command) => command.name === name)!;

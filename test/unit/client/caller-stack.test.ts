@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Metadata, credentials, connectivityState, type ServiceError } from '@grpc/grpc-js';
 import { withoutCallerStack, type shardV1 } from '../../../src/common/index.ts';
-import { CallAuth } from '../../../src/client/call-auth.ts';
-import { RouterSet, type Rpc } from '../../../src/client/router-set.ts';
+import { CallAuth } from '../../../src/client/connection/call-auth.ts';
+import { RouterSet, type Rpc } from '../../../src/client/connection/router-set.ts';
 import { NodeSender } from '../../../src/router/nodes/node-sender.ts';
 
 const limitBefore = Error.stackTraceLimit;

@@ -13,7 +13,7 @@ import {
 } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTallyClient, TallyError, type ConnectionState, type TallyClient } from '../../../src/client/index.ts';
-import { libraryChannelDefaults } from '../../../src/client/channel-defaults.ts';
+import { libraryChannelDefaults } from '../../../src/client/connection/channel-defaults.ts';
 import { CounterServiceClient } from '../../../src/client/counter-proto.ts';
 import { waitFor } from '../../helpers/cluster.ts';
 

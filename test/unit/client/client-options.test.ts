@@ -5,7 +5,7 @@ import { Server, ServerCredentials, status, type ServiceError, type UntypedServi
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTallyClient, TallyError, type TallyClient } from '../../../src/client/index.ts';
 import { CounterServiceClient, counterLoaderOptions, serviceConfig } from '../../../src/client/counter-proto.ts';
-import { routerAddressesOf } from '../../../src/client/router-addresses.ts';
+import { routerAddressesOf } from '../../../src/client/connection/router-addresses.ts';
 import { protoLoaderOptions } from '../../../src/common/proto.ts';
 import { pause } from '../../helpers/pause.ts';
 

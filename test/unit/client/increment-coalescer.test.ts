@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, reasonOf } from '../../../src/common/errors.ts';
 import { ErrorReason } from '../../../src/common/error-details.ts';
-import { IncrementCoalescer, type CoalescedItem, type CoalescerTransport } from '../../../src/client/increment-coalescer.ts';
+import { IncrementCoalescer, type CoalescedItem, type CoalescerTransport } from '../../../src/client/streams/increment-coalescer.ts';
 import { newCountersPerCallMax } from '../../../src/common/limits.ts';
 
 interface Sent {

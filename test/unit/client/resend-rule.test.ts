@@ -5,9 +5,9 @@
 // (test/integration/router-addresses.test.ts, test/chaos/router-loss.test.ts).
 import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { resendAfter, type CallClass } from '../../../src/client/resend-rule.ts';
-import { RouterRotation } from '../../../src/client/router-rotation.ts';
-import { parseRouterList, routerAddressesOf } from '../../../src/client/router-addresses.ts';
+import { resendAfter, type CallClass } from '../../../src/client/connection/resend-rule.ts';
+import { RouterRotation } from '../../../src/client/connection/router-rotation.ts';
+import { parseRouterList, routerAddressesOf } from '../../../src/client/connection/router-addresses.ts';
 import { routerAddressesMax, routerAvoidMsMax, routerAvoidMsMin } from '../../../src/common/limits.ts';
 import { codeOf } from '../../helpers/rejection.ts';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { shardNodeServiceDefinition, type shardV1 } from '../../../src/common/proto.ts';
 import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';
-import { NodeGroup, addInt64 } from '../../../src/router/write/increment-path.ts';
+import { NodeGroup, addInt64 } from '../../../src/router/write/node-group.ts';
 import { decodeGroup } from '../../../src/node/write/request-decoding.ts';
 import type { ApplyEntry, GroupOutcome } from '../../../src/node/write/group-commit.ts';
 import { randomInt, seededRandom } from '../../helpers/seeded-random.ts';

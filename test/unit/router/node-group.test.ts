@@ -3,7 +3,7 @@
 // the call for a counter with one shard), a sum that would leave int64 split
 // into two records, a sum of zero not sent, keyed items kept one each.
 import { describe, expect, it } from 'vitest';
-import { NodeGroup } from '../../../src/router/write/increment-path.ts';
+import { NodeGroup } from '../../../src/router/write/node-group.ts';
 import type { OutgoingGroup } from '../../../src/router/nodes/node-sender.ts';
 import { INT64_MAX } from '../../../src/common/limits.ts';
 

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { status, type Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
-import { createReadStreamHandler, type ReadPage } from '../../../src/router/api/read-stream.ts';
+import { createReadStreamHandler, type ReadPage } from '../../../src/router/api/counter/read-stream.ts';
 import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../src/common/index.ts';
 import type { LeanReadStreamRequest, ReadStreamResponseInput } from '../../../src/common/index.ts';
 

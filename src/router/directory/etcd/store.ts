@@ -14,9 +14,9 @@
 // UNAVAILABLE and `fresh` tells the router to refuse writes and exact reads
 // (others may have acted on a change it has not applied, their wait for its
 // acknowledgement given up). It renews its lease only while its watch is
-// connected, so a router that cannot follow the directory cannot hold
-// growth back for longer than the TTL.
+// connected: a router that cannot follow the directory holds growth back no longer than the TTL.
 import assert from 'node:assert';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3, IRequestOp, Namespace } from 'etcd3';
 import {
   ErrorCode,
@@ -82,8 +82,6 @@ export interface EtcdDirectoryOptions {
   /** Compares every pair update must pass as well (see PairUpdateFence). */
   pairUpdateFence?: PairUpdateFence;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class EtcdDirectory extends ModelBackedDirectory implements Directory {
   private readonly client: Etcd3;

@@ -1,7 +1,7 @@
 // Unit tests for hashKey, which sends a keyed increment (and its retries) to
 // one shard: its values must never change, and must spread keys evenly.
 import { describe, expect, it } from 'vitest';
-import { hashKey } from '../../../../src/router/write/increment-path.ts';
+import { hashKey } from '../../../../src/router/write/node-group.ts';
 import { randomInt, seededRandom } from '../../../helpers/seeded-random.ts';
 
 /** Pearson's chi-square statistic of bucket counts against a uniform spread. */
