@@ -29,7 +29,7 @@ import pg from 'pg';
 import { LatencyHistogram } from '../src/cli/bench-histogram.ts';
 import { CheckSample, CounterNames, SampleTallies, indexPicker, processSeed, untilDue, type Workload } from '../src/cli/bench-workload.ts';
 import { SeededRandom } from '../src/cli/bench-zipf.ts';
-import { monotonicNowMs } from '../src/common/clock.ts';
+import { monotonicNowMs } from '../src/wire/index.ts';
 
 type System = 'redis' | 'postgres';
 type Mode = 'create' | 'increment' | 'page';

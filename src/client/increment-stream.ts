@@ -5,16 +5,23 @@
 // of its unanswered batches of unknown outcome (unless the router said it
 // read nothing), for the coalescer's resend rule.
 import { status, type ClientDuplexStream } from '@grpc/grpc-js';
-import { monotonicNowMs } from '../common/clock.ts';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, fromServiceError } from '../common/errors.ts';
-import { ErrorReason, decodeStatusDetails } from '../common/error-details.ts';
+import {
+  monotonicNowMs,
+  ErrorCode,
+  TallyError,
+  errorCodeOfGrpcStatus,
+  fromServiceError,
+  ErrorReason,
+  decodeStatusDetails,
+  incrementStreamLifetimeMs,
+  streamBatchesInFlightMax,
+} from '../wire/index.ts';
 import type {
   IncrementStreamRequestInput,
   LeanIncrementStreamError,
   LeanIncrementStreamResponse,
   LeanIncrementResponse,
-} from '../common/counter-codec.ts';
-import { incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../common/client-limits.ts';
+} from '../wire/index.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 
 export type IncrementStreamCall = ClientDuplexStream<IncrementStreamRequestInput, LeanIncrementStreamResponse>;

@@ -5,16 +5,18 @@
 // changes nothing, so a page left unanswered by a failed stream is simply
 // not read (NOT_APPLIED), for the caller's resend rule.
 import { status, type ClientDuplexStream } from '@grpc/grpc-js';
-import { monotonicNowMs } from '../common/clock.ts';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, fromServiceError } from '../common/errors.ts';
-import { ErrorReason, decodeStatusDetails } from '../common/error-details.ts';
-import type {
-  LeanIncrementStreamError,
-  LeanReadResponse,
-  LeanReadStreamResponse,
-  ReadStreamRequestInput,
-} from '../common/counter-codec.ts';
-import { readStreamLifetimeMs, readStreamPagesInFlightMax } from '../common/client-limits.ts';
+import {
+  monotonicNowMs,
+  ErrorCode,
+  TallyError,
+  errorCodeOfGrpcStatus,
+  fromServiceError,
+  ErrorReason,
+  decodeStatusDetails,
+  readStreamLifetimeMs,
+  readStreamPagesInFlightMax,
+} from '../wire/index.ts';
+import type { LeanIncrementStreamError, LeanReadResponse, LeanReadStreamResponse, ReadStreamRequestInput } from '../wire/index.ts';
 
 export type ReadStreamCall = ClientDuplexStream<ReadStreamRequestInput, LeanReadStreamResponse>;
 

@@ -13,16 +13,21 @@ import {
   type Metadata,
   type requestCallback,
 } from '@grpc/grpc-js';
-import { withoutCallerStack } from '../common/caller-stack.ts';
-import { deadlineIn, monotonicNowMs } from '../common/clock.ts';
-import { ErrorCode, TallyError, fromServiceError } from '../common/errors.ts';
-import { ErrorReason } from '../common/error-details.ts';
-import { routerConnectWaitMsMax } from '../common/client-limits.ts';
+import {
+  withoutCallerStack,
+  deadlineIn,
+  monotonicNowMs,
+  ErrorCode,
+  TallyError,
+  fromServiceError,
+  ErrorReason,
+  routerConnectWaitMsMax,
+} from '../wire/index.ts';
 import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from './counter-proto.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 import { IncrementStreamSender, StreamUnsupported, type IncrementStreamCall } from './increment-stream.ts';
 import { ReadStreamSender, ReadStreamUnsupported, type ReadPageRequest, type ReadStreamCall } from './read-stream.ts';
-import type { LeanReadManyResponse } from '../common/counter-codec.ts';
+import type { LeanReadManyResponse } from '../wire/index.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { RouterRotation } from './router-rotation.ts';
 import { connectionFailure } from './connection-failure.ts';

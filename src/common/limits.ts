@@ -1,9 +1,9 @@
 // Every bound in Tally, in one place. Processes and the client import these;
 // nothing else hard-codes a limit.
-// The bounds the client library needs live in client-limits.ts (the client
-// package ships that file, never this one) and are re-exported here.
-export * from './client-limits.ts';
-import { messageBytesMax, counterNameBytesMax, idempotencyKeyBytesMax, batchItemsMax, readManyCountersMax } from './client-limits.ts';
+// The bounds the client library shares with the servers live in
+// src/wire/checks/client-limits.ts (the client package ships that file,
+// never this one).
+import { messageBytesMax, counterNameBytesMax, idempotencyKeyBytesMax, batchItemsMax, readManyCountersMax } from '../wire/index.ts';
 
 /**
  * Default cap on the counters one router's directory holds (--counters-max).
@@ -405,8 +405,6 @@ export const backupPairStreamTimeoutMs = 55_000;
 
 // Regions (docs/regions.md)
 
-/** Bytes of a region name (--region): a metric label value and a log record field. */
-export const regionNameBytesMax = 32;
 /** Peer regions one cluster exchanges components with: every publisher keeps a stream to each. */
 export const peerRegionsMax = 16;
 /** Router addresses --peer-regions may give one peer region. */

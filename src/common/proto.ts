@@ -7,30 +7,24 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { loadPackageDefinition, type GrpcObject, type ServiceDefinition } from '@grpc/grpc-js';
+import { protoLoaderOptions } from '../wire/index.ts';
 import type { ProtoGrpcType as CounterProto } from '../generated/counter.ts';
 import type { ProtoGrpcType as ShardProto } from '../generated/shard.ts';
 import type { ProtoGrpcType as RegionProto } from '../generated/region.ts';
 
 const protoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
 
-// scripts/gen-proto-types.sh gives the type generator the same options: change both together.
-export const protoLoaderOptions: protoLoader.Options = {
-  keepCase: false,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-  includeDirs: [protoDir],
-};
+// The options every loader of Tally's protos shares, reading from proto/.
+const loadOptions: protoLoader.Options = { ...protoLoaderOptions, includeDirs: [protoDir] };
 
 /** The generated message types, one namespace per package (src/generated: npm run proto:gen). */
 export type * as counterV1 from '../generated/counter-v1.ts';
 export type * as shardV1 from '../generated/tally-shard-v1.ts';
 export type * as regionV1 from '../generated/tally-region-v1.ts';
 
-export const counterPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), protoLoaderOptions);
-export const shardPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'shard.proto'), protoLoaderOptions);
-export const regionPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'region.proto'), protoLoaderOptions);
+export const counterPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), loadOptions);
+export const shardPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'shard.proto'), loadOptions);
+export const regionPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'region.proto'), loadOptions);
 
 /**
  * The client constructor of the service at dottedPath, typed as the generated

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { ServerCredentials, credentials, type ChannelCredentials } from '@grpc/grpc-js';
 import { ConfigError, type ConfigReader } from './config.ts';
-import { isLoopbackHost } from './address.ts';
+import { isLoopbackHost } from '../wire/index.ts';
 import { checkServerRole } from './peer-role.ts';
 
 export interface TlsFiles {

@@ -7,15 +7,8 @@
 // brings to one shard share one log row (see RowMerger): rows track hot shards.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  TallyError,
-  encodeComponent,
-  isInt64,
-  steadyWallClock,
-  type RegionComponent,
-  type WindowSetting,
-} from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, steadyWallClock, type WindowSetting } from '../wire/index.ts';
+import { encodeComponent, type RegionComponent } from '../wire/internal/index.ts';
 import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from './log/index.ts';
 import { type RoleState, DedupIndex, encodeWindowSetting, type NodeMemory } from './state/index.ts';
 import { packRegisterChanges } from '../sketch/index.ts';

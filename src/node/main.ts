@@ -32,9 +32,8 @@ import {
   shardNodeCallerRoles,
   isShardNodeStream,
   droppedShardTombstoneMs,
-  steadyWallClock,
-  monotonicNowMs,
 } from '../common/index.ts';
+import { steadyWallClock, monotonicNowMs } from '../wire/index.ts';
 import { parseNodeConfig } from './config.ts';
 import { ShardLog, logFileOf, checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log/index.ts';
 import { NodeMemory, checkpointFolder, rebuildMemory, type NodeState, DedupIndex, loadRole } from './state/index.ts';
@@ -45,7 +44,7 @@ import { Replicator } from './replication/index.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { LogScrubber } from './scrubber.ts';
 import { Housekeeping } from './housekeeping.ts';
-import { withLeanReadShardsResponse } from './read-shards-codec.ts';
+import { withLeanReadShardsResponse } from '../wire/internal/index.ts';
 import { FrameStreams } from './frame-streams.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';

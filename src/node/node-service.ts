@@ -5,20 +5,9 @@
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import type { handleUnaryCall } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  TallyError,
-  isInt64,
-  unary,
-  applyItemsPerCallMax,
-  peerProtocolOf,
-  shardProtocolRefusal,
-  shardProtocolStamp,
-  toServiceError,
-  type Logger,
-  type shardV1,
-  packComponents,
-} from '../common/index.ts';
+import { ErrorCode, TallyError, isInt64, toServiceError } from '../wire/index.ts';
+import { unary, applyItemsPerCallMax, type Logger, type shardV1 } from '../common/index.ts';
+import { peerProtocolOf, shardProtocolRefusal, shardProtocolStamp, packComponents } from '../wire/internal/index.ts';
 import type { GroupCommitter, ApplyEntry } from './group-commit.ts';
 import {
   type DedupIndex,
@@ -36,7 +25,7 @@ import { HllSketch } from '../sketch/index.ts';
 import type { NodeMetrics } from './node-metrics.ts';
 import { type Replicator, createFollower } from './replication/index.ts';
 import { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';
-import type { LeanReadShardsRequest, ReadShardsAnswer } from './read-shards-codec.ts';
+import type { LeanReadShardsRequest, ReadShardsAnswer } from '../wire/internal/index.ts';
 import { serveFrames, type FrameStreams } from './frame-streams.ts';
 import { createSnapshotExport } from './snapshot-export.ts';
 

@@ -7,7 +7,6 @@ import {
   parseFlags,
   isLogLevel,
   pairsMax,
-  shardsPerCounterMax,
   memberPartitionsMax,
   routerCallsInFlightMax,
   routerLargeCallsInFlightMax,
@@ -33,6 +32,7 @@ import {
   type MetricsPort,
   type TlsFiles,
 } from '../common/index.ts';
+import { shardsPerCounterMax } from '../wire/index.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { PairAddresses } from './directory/index.ts';

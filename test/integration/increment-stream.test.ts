@@ -7,17 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, credentials, status, type ClientDuplexStream } from '@grpc/grpc-js';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { CounterServiceClient } from '../../src/client/counter-proto.ts';
+import { ErrorReason, decodeStatusDetails } from '../../src/common/index.ts';
 import {
-  ErrorReason,
   batchItemsMax,
   decodeIncrementStreamResponse,
-  decodeStatusDetails,
   encodeIncrementStreamRequest,
   streamBatchesInFlightMax,
   type IncrementRequestInput,
   type IncrementStreamRequestInput,
   type LeanIncrementStreamResponse,
-} from '../../src/common/index.ts';
+} from '../../src/wire/index.ts';
 import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
 import { startRouterProxy } from '../helpers/router-proxy.ts';

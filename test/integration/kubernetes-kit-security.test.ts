@@ -12,7 +12,7 @@ import tls, { type PeerCertificate } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
-import { peerRoleOf } from '../../src/common/peer-role.ts';
+import { peerRoleOf } from '../../src/common/index.ts';
 import {
   containersOf,
   isPinnedImage,

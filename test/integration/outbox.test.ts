@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
-import { ErrorCode, TallyError } from '../../src/common/index.ts';
+import { ErrorCode, TallyError } from '../../src/wire/index.ts';
 import type { IncrementOptions } from '../../src/client/index.ts';
 import { parseRelayConfig } from '../../src/relay/index.ts';
 import { Outbox } from '../../src/relay/outbox.ts';

@@ -10,16 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, credentials, status, type ClientDuplexStream } from '@grpc/grpc-js';
 import { createTallyClient, TallyError, type TallyClient } from '../../src/client/index.ts';
 import { CounterServiceClient } from '../../src/client/counter-proto.ts';
+import { ErrorReason, decodeStatusDetails } from '../../src/common/index.ts';
 import {
-  ErrorReason,
   counterNameBytesMax,
   decodeReadStreamResponse,
-  decodeStatusDetails,
   encodeReadStreamRequest,
   readManyCountersMax,
   type LeanReadStreamResponse,
   type ReadStreamRequestInput,
-} from '../../src/common/index.ts';
+} from '../../src/wire/index.ts';
 import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startRouterProxy } from '../helpers/router-proxy.ts';
 

@@ -1,5 +1,6 @@
 // A log entry as the node wire carries it (a snapshot's keys).
-import { toWireInt64, type shardV1 } from '../../common/index.ts';
+import { toWireInt64 } from '../../wire/index.ts';
+import { type shardV1 } from '../../common/index.ts';
 import type { StoredEntry } from '../log/index.ts';
 
 /** A snapshot's keyed entry. Numbers where exact: cheaper to encode than decimal strings. */

@@ -19,10 +19,16 @@ import { randomUUID } from 'node:crypto';
 import { credentials, status, type ServiceError, type ChannelCredentials } from '@grpc/grpc-js';
 import {
   ErrorCode,
-  Fifo,
   TallyError,
+  clientChannelOptions,
+  deadlineIn,
+  monotonicNowMs,
+  steadyWallClock,
+  type MonotonicClock,
+} from '../../wire/index.ts';
+import {
+  Fifo,
   ShardNodeClient,
-  shardProtocolStamp,
   nodeCallBytesMax,
   replicationUnconfirmedCommitsMax,
   replicationFrameBytesMax,
@@ -31,14 +37,10 @@ import {
   replicationBytesInFlightMax,
   catchUpTrailEntriesMax,
   catchUpPaceMaxMs,
-  clientChannelOptions,
-  deadlineIn,
-  monotonicNowMs,
-  steadyWallClock,
   type Logger,
-  type MonotonicClock,
   type shardV1,
 } from '../../common/index.ts';
+import { shardProtocolStamp } from '../../wire/internal/index.ts';
 import {
   type ShardLog,
   type LogEntry,

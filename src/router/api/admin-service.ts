@@ -2,16 +2,8 @@
 // configuration, listing, sizing, cluster status, reconciliation and the
 // directory's pair changes. Nothing changes before the whole request has
 // been validated.
-import {
-  ErrorCode,
-  TallyError,
-  validateCounterName,
-  monotonicNowMs,
-  type Logger,
-  type counterV1,
-  hotCountersListedMax,
-  validateNodeAddress,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError, validateCounterName, monotonicNowMs, validateNodeAddress } from '../../wire/index.ts';
+import { type Logger, type counterV1, hotCountersListedMax } from '../../common/index.ts';
 import { type MembershipPath } from '../write/index.ts';
 import {
   reconcile,

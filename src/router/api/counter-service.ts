@@ -7,22 +7,24 @@ import {
   batchItemsMax,
   readManyCountersMax,
   readStreamPagesInFlightMax,
-  routerReadStreamPagesInFlightMax,
-  routerStreamBatchesInFlightMax,
   streamBatchesInFlightMax,
   validateCounterName,
   validateIdempotencyKey,
-  type counterV1,
   type IncrementColumns,
   type LeanIncrementRequest,
   type LeanReadManyRequest,
   type ReadManyResponseInput,
   type ReadResponseInput,
-  distinctMemberBytesMax,
-  countDistinctCountersMax,
   parseInt64,
   parseMemberId,
   encodeRegionPart,
+} from '../../wire/index.ts';
+import {
+  routerReadStreamPagesInFlightMax,
+  routerStreamBatchesInFlightMax,
+  type counterV1,
+  distinctMemberBytesMax,
+  countDistinctCountersMax,
 } from '../../common/index.ts';
 import { type AppliedBatch, type DistinctPath, type MembershipPath, type IncrementPath, columnsOf } from '../write/index.ts';
 import { type WindowReader, type ReadPath, type TotalRead } from '../read/index.ts';

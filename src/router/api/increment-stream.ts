@@ -5,10 +5,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import {
   ErrorCode,
-  ErrorReason,
   TallyError,
-  busyRetryDelayMs,
-  malformedRefusalOf,
   toServiceError,
   toStatusParts,
   withReason,
@@ -16,7 +13,8 @@ import {
   type IncrementResponseInput,
   type IncrementStreamResponseInput,
   type Uint64Value,
-} from '../../common/index.ts';
+} from '../../wire/index.ts';
+import { ErrorReason, busyRetryDelayMs, malformedRefusalOf } from '../../common/index.ts';
 
 /** IncrementBatch's handler body: validates, applies, counts; throws the error the unary call fails with. */
 export type ApplyBatch = (request: IncrementColumns, call: { readonly cancelled: boolean }) => Promise<readonly IncrementResponseInput[]>;

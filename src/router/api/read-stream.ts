@@ -6,10 +6,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import {
   ErrorCode,
-  ErrorReason,
   TallyError,
-  busyRetryDelayMs,
-  malformedRefusalOf,
   toServiceError,
   toStatusParts,
   type LeanReadManyRequest,
@@ -17,7 +14,8 @@ import {
   type ReadManyResponseInput,
   type ReadStreamResponseInput,
   type Uint64Value,
-} from '../../common/index.ts';
+} from '../../wire/index.ts';
+import { ErrorReason, busyRetryDelayMs, malformedRefusalOf } from '../../common/index.ts';
 
 /** ReadMany's handler body: validates, reads, counts; throws the error the unary call fails with. */
 export type ReadPage = (request: LeanReadManyRequest, call: { readonly cancelled: boolean }) => Promise<ReadManyResponseInput>;

@@ -5,7 +5,8 @@
 // change is a Promise that resolves once it is durable in the store and
 // visible in this router's memory. A directory never talks to nodes.
 import type { CounterColumns } from './counter-table.ts';
-import { ErrorCode, TallyError, countersMax, isZoneName, parseAddress, shardsTotalMax, type WindowSetting } from '../../common/index.ts';
+import { ErrorCode, TallyError, type WindowSetting } from '../../wire/index.ts';
+import { countersMax, isZoneName, parseAddress, shardsTotalMax } from '../../common/index.ts';
 import type { DirectorySnapshot } from './snapshot.ts';
 
 export interface PairInfo {

@@ -6,21 +6,16 @@
 // the node keeps the newest version, so a duplicate, reordered, replayed or
 // late batch changes nothing it should not.
 import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, monotonicNowMs, toServiceError } from '../../wire/index.ts';
 import {
-  ErrorCode,
-  TallyError,
   componentProblem,
   compareVersions,
   maxVersion,
-  monotonicNowMs,
-  regionBatchComponentsMax,
-  toServiceError,
   zeroVersion,
   type ComponentVersion,
-  type Logger,
   type RegionComponent,
-  type regionV1,
-} from '../../common/index.ts';
+} from '../../wire/internal/index.ts';
+import { regionBatchComponentsMax, type Logger, type regionV1 } from '../../common/index.ts';
 import type { ComponentStore } from './component-store.ts';
 import { componentWireBytes } from './peer-link.ts';
 import type { RegionMetrics } from './region-metrics.ts';

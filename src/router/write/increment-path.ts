@@ -10,18 +10,17 @@
 import { status } from '@grpc/grpc-js';
 import {
   ErrorCode,
-  ErrorReason,
   TallyError,
   errorCodeOfGrpcStatus,
-  unavailableRetryDelayMs,
   withReason,
   INT64_MAX,
   INT64_MIN,
   steadyWallClock,
   type IncrementColumns,
   type WindowSetting,
-  type shardV1,
-} from '../../common/index.ts';
+} from '../../wire/index.ts';
+import { ErrorReason, unavailableRetryDelayMs, type shardV1 } from '../../common/index.ts';
+import { packedIncrementsSize, writePackedIncrement } from '../../wire/internal/index.ts';
 import type { CounterColumns, IncrementDirectory } from '../directory/index.ts';
 import { type NodePool, NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from '../nodes/index.ts';
 
@@ -82,8 +81,6 @@ export function addInt64(a: number | bigint, b: number | bigint): number | bigin
   if (sum > INT64_MAX || sum < INT64_MIN) return undefined;
   return sum <= safeIntegerMax && sum >= -safeIntegerMax ? Number(sum) : sum;
 }
-
-const twoTo32 = 2 ** 32;
 
 /**
  * What one call sends one node: one atomic group. Plain (unkeyed) increments
@@ -180,23 +177,12 @@ export class NodeGroup {
     const increments: shardV1.PackedIncrements[] = new Array(runs.length);
     for (let runIndex = 0; runIndex < runs.length; runIndex++) {
       const { window, generation, positions } = runs[runIndex]!;
-      const buffer = Buffer.allocUnsafe(positions.length * 16);
+      const buffer = Buffer.allocUnsafe(packedIncrementsSize(positions.length));
       let incrementCount = 0;
       for (let index = 0; index < positions.length; index++) {
         const position = positions[index]!;
-        const shardId = this.sumShardIds[position]!;
-        const amount = this.sumAmounts[position]!;
-        const offset = index * 16;
         incrementCount += this.sumCounts[position]!;
-        buffer.writeUInt32LE(shardId % twoTo32, offset);
-        buffer.writeUInt32LE(Math.floor(shardId / twoTo32), offset + 4);
-        if (typeof amount === 'number') {
-          const high = Math.floor(amount / twoTo32);
-          buffer.writeUInt32LE(amount - high * twoTo32, offset + 8);
-          buffer.writeInt32LE(high, offset + 12);
-        } else {
-          buffer.writeBigInt64LE(amount, offset + 8);
-        }
+        writePackedIncrement(buffer, index, this.sumShardIds[position]!, this.sumAmounts[position]!);
       }
       const packed: shardV1.PackedIncrements = { records: buffer, incrementCount };
       // Absent means none (0, 0) and costs nothing on the wire.
@@ -212,7 +198,7 @@ export class NodeGroup {
       increments,
       itemCount: records + this.items.length,
       incrementCount: this.plainIndexes.length + this.items.length,
-      sizeBytes: records * 16 + itemsWireBytes(this.items),
+      sizeBytes: packedIncrementsSize(records) + itemsWireBytes(this.items),
     };
   }
 }

@@ -2,7 +2,7 @@
 // router to nodes, replication). Imports only grpc-js and limits: the client
 // package ships this file, so no server code may come in through it.
 import type { ChannelOptions } from '@grpc/grpc-js';
-import { messageBytesMax } from './client-limits.ts';
+import { messageBytesMax } from '../checks/client-limits.ts';
 
 /** Channel options for every Tally client: fail fast, reconnect quickly. */
 export const clientChannelOptions: ChannelOptions = {

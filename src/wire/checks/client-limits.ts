@@ -111,3 +111,6 @@ export const readStreamPagesInFlightMax = 32;
 
 /** How long a client keeps sending on one ReadStream before it opens the next: as incrementStreamLifetimeMs, inside the server's ceiling on any call. */
 export const readStreamLifetimeMs = 30_000;
+
+/** Bytes of a region name (--region; the region of a ReadResponse's part): a metric label value and a log record field. */
+export const regionNameBytesMax = 32;

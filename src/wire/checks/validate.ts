@@ -1,8 +1,16 @@
 // Input validation shared by the router and the client: names, keys, amounts,
 // node addresses.
 // Every failure is a TallyError with the code docs/guarantees.md names (G7).
-import { ErrorCode, TallyError } from './errors.ts';
-import { counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax, INT64_MAX, INT64_MIN, UINT64_MAX } from './client-limits.ts';
+import { ErrorCode, TallyError } from '../errors/errors.ts';
+import {
+  counterNameBytesMax,
+  idempotencyKeyBytesMax,
+  nodeAddressBytesMax,
+  regionNameBytesMax,
+  INT64_MAX,
+  INT64_MIN,
+  UINT64_MAX,
+} from './client-limits.ts';
 import { splitHostPort } from './address.ts';
 
 // C0 and C1 control characters and DEL: matching them is the point.
@@ -128,4 +136,12 @@ export function validateNodeAddress(value: string, field: string): string {
   if (host === undefined) throw new TallyError(ErrorCode.invalidArgument, `${field} must be host:port, got "${value}"`);
   if (host === '' || /[\s/]/.test(host)) throw new TallyError(ErrorCode.invalidArgument, `${field} must name a host, got "${value}"`);
   return value;
+}
+
+/** Lower-case letters, digits and '-', starting with a letter: safe in metric labels, hostnames and file names. */
+const regionPattern = /^[a-z][a-z0-9-]*$/;
+
+/** Whether `name` can name a region. */
+export function isRegionName(name: string): boolean {
+  return name.length >= 1 && name.length <= regionNameBytesMax && regionPattern.test(name);
 }

@@ -7,12 +7,12 @@
 // writer, held equal to protobufjs); this wires them in. Same bytes on the
 // wire: any router reads the answers and writes the requests as before.
 import assert from 'node:assert';
-import { encodeReadShardsResponse } from '../common/counter-codec-write.ts';
-import { decodeReadShardsFrame, decodeReadShardsRequest } from '../common/counter-codec-read.ts';
-import { encodeReadShardsAnswerFrame, type ReadShardsAnswerFrame } from '../common/shard-frames.ts';
+import { encodeReadShardsResponse } from '../codecs/counter-codec-write.ts';
+import { decodeReadShardsFrame, decodeReadShardsRequest } from '../codecs/counter-codec-read.ts';
+import { encodeReadShardsAnswerFrame, type ReadShardsAnswerFrame } from './shard-frames.ts';
 
-export { encodeReadShardsResponse, type ReadShardsAnswer } from '../common/counter-codec-write.ts';
-export type { LeanReadShardsFrame, LeanReadShardsRequest } from '../common/counter-codec-read.ts';
+export { encodeReadShardsResponse, type ReadShardsAnswer } from '../codecs/counter-codec-write.ts';
+export type { LeanReadShardsFrame, LeanReadShardsRequest } from '../codecs/counter-codec-read.ts';
 
 /**
  * A copy of tally.shard.v1.ShardNode's definition whose ReadShards reads

@@ -3,8 +3,8 @@
 // (a REGION_COMPONENT entry's payload, the 'regions' checkpoint part, the
 // ReadComponents answer) and the router. Pure: no I/O.
 import assert from 'node:assert/strict';
-import { INT64_MAX, INT64_MIN, UINT64_MAX } from './client-limits.ts';
-import { isRegionName } from './region-config.ts';
+import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../checks/client-limits.ts';
+import { isRegionName } from '../index.ts';
 
 /**
  * The order of one origin's components of one counter: term first, then

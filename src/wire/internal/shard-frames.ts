@@ -3,10 +3,10 @@
 // frame's status travels in its answer and back to a ServiceError, and the
 // lean writer of a ReadShards answer frame. No stream plumbing here.
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { TallyError, ErrorCode, grpcStatusOf, reasonOf, statusMetadata, storageError } from './errors.ts';
-import { ErrorReason } from './error-details.ts';
-import { encodeReadShardsResponse, type ReadShardsAnswer } from './counter-codec-write.ts';
-import type { shardV1 } from './proto.ts';
+import { TallyError, ErrorCode, grpcStatusOf, reasonOf, statusMetadata, storageError } from '../errors/errors.ts';
+import { ErrorReason } from '../errors/error-details.ts';
+import { encodeReadShardsResponse, type ReadShardsAnswer } from '../codecs/counter-codec-write.ts';
+import type { shardV1 } from '../../common/index.ts';
 
 /** Frame sequence numbers are uint32 on the wire, from 1; a stream that would pass this is replaced by a new one. */
 export const frameSeqMax = 0xffff_ffff;

@@ -4,8 +4,8 @@
 // replication lag, the dedup window and the node's steady wall clock must
 // not notice the step. No sleeps: every clock is a variable.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { steadyWallClock } from '../../../src/common/clock.ts';
-import { createLogger } from '../../../src/common/logger.ts';
+import { steadyWallClock } from '../../../src/wire/index.ts';
+import { createLogger } from '../../../src/common/index.ts';
 import { CounterExpiry, type CounterDeleter } from '../../../src/router/counters/expiry.ts';
 import type { PairAddresses } from '../../../src/router/directory/contract.ts';
 import { SqliteDirectory } from '../../../src/router/directory/sqlite/store.ts';

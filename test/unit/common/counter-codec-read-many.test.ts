@@ -7,7 +7,7 @@
 // request INVALID_ARGUMENT "malformed request: <that text>" (guardMalformed).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { counterServiceDefinition } from '../../../src/common/proto.ts';
+import { counterServiceDefinition } from '../../../src/common/index.ts';
 import {
   decodeReadManyRequest,
   decodeReadManyResponse,
@@ -16,9 +16,10 @@ import {
   leanCounterCodecs,
   withLeanCodecs,
   type LeanReadResponse,
-} from '../../../src/common/counter-codec.ts';
+  INT64_MAX,
+  INT64_MIN,
+} from '../../../src/wire/index.ts';
 import { CounterServiceClient as ClientCounterService } from '../../../src/client/counter-proto.ts';
-import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';
 import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
 
 const reference = counterServiceDefinition.ReadMany!;

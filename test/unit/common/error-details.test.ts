@@ -7,8 +7,17 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { type Metadata, status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, fromServiceError, reasonOf, toServiceError } from '../../../src/common/errors.ts';
-import { ErrorReason, decodeStatusDetails, errorDomain, statusDetailsKey } from '../../../src/common/error-details.ts';
+import {
+  ErrorCode,
+  TallyError,
+  fromServiceError,
+  reasonOf,
+  toServiceError,
+  ErrorReason,
+  decodeStatusDetails,
+  errorDomain,
+  statusDetailsKey,
+} from '../../../src/wire/index.ts';
 import { SqliteDirectory as Directory } from '../../../src/router/directory/sqlite/store.ts';
 import { IncrementPath } from '../../../src/router/write/increment-path.ts';
 import { NotAppliedError } from '../../../src/router/nodes/node-sender.ts';

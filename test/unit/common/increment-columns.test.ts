@@ -15,8 +15,9 @@ import {
   encodeIncrementStreamRequest,
   type IncrementColumns,
   type LeanIncrementRequest,
-} from '../../../src/common/counter-codec.ts';
-import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';
+  INT64_MAX,
+  INT64_MIN,
+} from '../../../src/wire/index.ts';
 import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
 
 interface Row {

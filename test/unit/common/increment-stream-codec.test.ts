@@ -5,7 +5,7 @@
 // both, or read the same by both.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { counterServiceDefinition } from '../../../src/common/proto.ts';
+import { counterServiceDefinition } from '../../../src/common/index.ts';
 import {
   decodeIncrementStreamRequest,
   decodeIncrementStreamResponse,
@@ -13,8 +13,8 @@ import {
   encodeIncrementStreamRequest,
   encodeIncrementStreamResponse,
   type LeanIncrementRequest,
-} from '../../../src/common/counter-codec.ts';
-import { encodeStatusDetails } from '../../../src/common/error-details.ts';
+  encodeStatusDetails,
+} from '../../../src/wire/index.ts';
 import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
 
 const reference = counterServiceDefinition.IncrementStream!;

@@ -9,9 +9,13 @@ import {
   validateCounterName,
   validateIdempotencyKey,
   validateNodeAddress,
-} from '../../../src/common/validate.ts';
-import { TallyError } from '../../../src/common/errors.ts';
-import { INT64_MAX, INT64_MIN, counterNameBytesMax, idempotencyKeyBytesMax, nodeAddressBytesMax } from '../../../src/common/limits.ts';
+  TallyError,
+  INT64_MAX,
+  INT64_MIN,
+  counterNameBytesMax,
+  idempotencyKeyBytesMax,
+  nodeAddressBytesMax,
+} from '../../../src/wire/index.ts';
 import { codeOf } from '../../helpers/rejection.ts';
 
 describe('validate: counter names', () => {

@@ -6,26 +6,20 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, INT64_MAX, INT64_MIN } from '../../../src/wire/index.ts';
+import { ErrorReason, guardMalformed, malformedRefusalOf, shardNodeServiceDefinition, type shardV1 } from '../../../src/common/index.ts';
 import {
-  ErrorCode,
-  ErrorReason,
-  TallyError,
   checkFrame,
   frameErrorOf,
   frameSeqMax,
-  guardMalformed,
-  malformedRefusalOf,
   serviceErrorOfFrame,
-  shardNodeServiceDefinition,
   shardProtocolStamp,
   type DecodedFrame,
-  type shardV1,
-} from '../../../src/common/index.ts';
-import { withLeanReadShardsResponse } from '../../../src/node/read-shards-codec.ts';
+  withLeanReadShardsResponse,
+} from '../../../src/wire/internal/index.ts';
 import { FrameStreams, serveFrames, type FrameAnswer } from '../../../src/node/frame-streams.ts';
 import { SequenceTable } from '../../../src/router/nodes/sequence-table.ts';
 import { nodeCallError } from '../../../src/router/nodes/node-sender.ts';
-import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';
 
 const guarded = guardMalformed(withLeanReadShardsResponse(shardNodeServiceDefinition));
 const applyStream = guarded.ApplyStream!;

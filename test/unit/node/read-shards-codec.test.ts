@@ -5,9 +5,9 @@
 // uint64, unicode roles and node ids, defaults left out.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { shardNodeServiceDefinition } from '../../../src/common/proto.ts';
-import { encodeReadShardsResponse, withLeanReadShardsResponse } from '../../../src/node/read-shards-codec.ts';
-import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';
+import { shardNodeServiceDefinition } from '../../../src/common/index.ts';
+import { encodeReadShardsResponse, withLeanReadShardsResponse } from '../../../src/wire/internal/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../src/wire/index.ts';
 
 const reference = shardNodeServiceDefinition.ReadShards!;
 const uint64Max = 2n ** 64n - 1n;

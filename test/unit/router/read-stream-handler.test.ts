@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { status, type Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { createReadStreamHandler, type ReadPage } from '../../../src/router/api/read-stream.ts';
 import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../src/common/index.ts';
-import type { LeanReadStreamRequest, ReadStreamResponseInput } from '../../../src/common/index.ts';
+import type { LeanReadStreamRequest, ReadStreamResponseInput } from '../../../src/wire/index.ts';
 
 class ScriptedStream extends EventEmitter {
   cancelled = false;

@@ -21,6 +21,12 @@ import type { Etcd3, IRequestOp, Namespace } from 'etcd3';
 import {
   ErrorCode,
   TallyError,
+  monotonicNowMs,
+  newCountersPerCallMax,
+  type MonotonicClock,
+  type WindowSetting,
+} from '../../../wire/index.ts';
+import {
   clearKeysPerCounterMax,
   directoryWatchApplyTimeoutMs,
   etcdCallTimeoutMs,
@@ -28,11 +34,7 @@ import {
   etcdTxnOpsMax,
   etcdWatchReconnectMaxMs,
   etcdWatchReconnectMinMs,
-  monotonicNowMs,
-  newCountersPerCallMax,
   type Logger,
-  type MonotonicClock,
-  type WindowSetting,
 } from '../../../common/index.ts';
 import {
   defaultDirectoryLimits,

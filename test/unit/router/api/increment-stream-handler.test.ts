@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { status, type Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { createIncrementStreamHandler, type ApplyBatch } from '../../../../src/router/api/increment-stream.ts';
 import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../../src/common/index.ts';
-import type { IncrementStreamResponseInput, IncrementColumns } from '../../../../src/common/index.ts';
+import type { IncrementStreamResponseInput, IncrementColumns } from '../../../../src/wire/index.ts';
 
 class ScriptedStream extends EventEmitter {
   cancelled = false;
