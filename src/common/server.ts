@@ -14,8 +14,8 @@ import {
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
-import { messageBytesMax, sessionMemoryMaxMiB, streamsPerConnectionMax } from './limits.ts';
-import { toServiceError, TallyError, ErrorCode } from '../wire/index.ts';
+import { messageBytesMax, toServiceError, TallyError, ErrorCode } from '../wire/index.ts';
+import { sessionMemoryMaxMiB, streamsPerConnectionMax } from './limits.ts';
 import { stopWithParent } from './config.ts';
 import type { Logger } from './logger.ts';
 

@@ -3,8 +3,8 @@
 // its seq once that settles, in whatever order. A frame is never acted on
 // unless it can be answered, and never answered twice.
 import type { ServerDuplexStream, handleBidiStreamingCall } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, toServiceError } from '../wire/index.ts';
-import { ErrorReason, busyRetryDelayMs, malformedRefusalOf, nodeStreamFramesInProgressMax, type shardV1 } from '../common/index.ts';
+import { ErrorCode, TallyError, toServiceError, ErrorReason } from '../wire/index.ts';
+import { busyRetryDelayMs, malformedRefusalOf, nodeStreamFramesInProgressMax, type shardV1 } from '../common/index.ts';
 import { checkFrame, frameErrorOf, type DecodedFrame } from '../wire/internal/index.ts';
 
 export interface FrameAnswer<Response> {

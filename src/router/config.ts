@@ -11,7 +11,6 @@ import {
   routerCallsInFlightMax,
   routerLargeCallsInFlightMax,
   callDeadlineMaxMs,
-  isLoopbackHost,
   countersMax,
   shardsTotalMax,
   heatCountersMax,
@@ -32,7 +31,7 @@ import {
   type MetricsPort,
   type TlsFiles,
 } from '../common/index.ts';
-import { shardsPerCounterMax } from '../wire/index.ts';
+import { isLoopbackHost, shardsPerCounterMax } from '../wire/index.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { PairAddresses } from './directory/index.ts';

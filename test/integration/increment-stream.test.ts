@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, credentials, status, type ClientDuplexStream } from '@grpc/grpc-js';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { CounterServiceClient } from '../../src/client/counter-proto.ts';
-import { ErrorReason, decodeStatusDetails } from '../../src/common/index.ts';
 import {
+  ErrorReason,
+  decodeStatusDetails,
   batchItemsMax,
   decodeIncrementStreamResponse,
   encodeIncrementStreamRequest,

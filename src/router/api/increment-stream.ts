@@ -13,8 +13,9 @@ import {
   type IncrementResponseInput,
   type IncrementStreamResponseInput,
   type Uint64Value,
+  ErrorReason,
 } from '../../wire/index.ts';
-import { ErrorReason, busyRetryDelayMs, malformedRefusalOf } from '../../common/index.ts';
+import { busyRetryDelayMs, malformedRefusalOf } from '../../common/index.ts';
 
 /** IncrementBatch's handler body: validates, applies, counts; throws the error the unary call fails with. */
 export type ApplyBatch = (request: IncrementColumns, call: { readonly cancelled: boolean }) => Promise<readonly IncrementResponseInput[]>;

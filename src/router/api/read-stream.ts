@@ -14,8 +14,9 @@ import {
   type ReadManyResponseInput,
   type ReadStreamResponseInput,
   type Uint64Value,
+  ErrorReason,
 } from '../../wire/index.ts';
-import { ErrorReason, busyRetryDelayMs, malformedRefusalOf } from '../../common/index.ts';
+import { busyRetryDelayMs, malformedRefusalOf } from '../../common/index.ts';
 
 /** ReadMany's handler body: validates, reads, counts; throws the error the unary call fails with. */
 export type ReadPage = (request: LeanReadManyRequest, call: { readonly cancelled: boolean }) => Promise<ReadManyResponseInput>;

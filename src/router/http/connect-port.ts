@@ -14,10 +14,9 @@ import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { Code, ConnectError, cors, createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { status, type ServiceDefinition } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, deadlineIn, messageBytesMax, toStatusParts } from '../../wire/index.ts';
+import { ErrorCode, TallyError, deadlineIn, messageBytesMax, toStatusParts, decodeStatusDetails } from '../../wire/index.ts';
 import {
   busyRefusal,
-  decodeStatusDetails,
   malformedRefusalOf,
   type InFlightCount,
   type InFlightLimits,

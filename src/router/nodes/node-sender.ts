@@ -3,9 +3,8 @@
 // callers costs a few node calls, not one each. Each caller's group is
 // acknowledged on its own once the node has committed it.
 import { status, connectivityState, type ServiceError } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, deadlineIn, errorCodeOfGrpcStatus, withoutCallerStack } from '../../wire/index.ts';
+import { ErrorCode, TallyError, deadlineIn, errorCodeOfGrpcStatus, withoutCallerStack, ErrorReason } from '../../wire/index.ts';
 import {
-  ErrorReason,
   Fifo,
   busyRetryDelayMs,
   applyItemsPerCallMax,

@@ -18,8 +18,9 @@ import {
   steadyWallClock,
   type IncrementColumns,
   type WindowSetting,
+  ErrorReason,
 } from '../../wire/index.ts';
-import { ErrorReason, unavailableRetryDelayMs, type shardV1 } from '../../common/index.ts';
+import { unavailableRetryDelayMs, type shardV1 } from '../../common/index.ts';
 import { packedIncrementsSize, writePackedIncrement } from '../../wire/internal/index.ts';
 import type { CounterColumns, IncrementDirectory } from '../directory/index.ts';
 import { type NodePool, NotAppliedError, itemsWireBytes, type ApplyItem, type OutgoingGroup } from '../nodes/index.ts';

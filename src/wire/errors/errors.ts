@@ -108,8 +108,8 @@ export function errorCodeOfGrpcStatus(grpcStatus: number): ErrorCode {
 
 /**
  * The SQLite result code of a better-sqlite3 SqliteError ('SQLITE_FULL',
- * 'SQLITE_IOERR_FSYNC', ...), recognised by its shape: common must not load
- * the native module, since the client imports common.
+ * 'SQLITE_IOERR_FSYNC', ...), recognised by its shape: wire must not load
+ * the native module, since the client imports wire.
  */
 function sqliteCodeOf(error: unknown): string | undefined {
   if (!(error instanceof Error) || error.name !== 'SqliteError') return undefined;

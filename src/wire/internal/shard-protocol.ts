@@ -2,7 +2,7 @@
 // the one rule both ends apply to it: a router and a node (or two nodes) one
 // release apart either understand each other or refuse with a status naming
 // both versions. Pure: no gRPC here.
-import type { shardV1 } from '../../common/index.ts';
+import type * as shardV1 from '../../generated/tally-shard-v1.ts';
 
 /**
  * current: rises with every change to shard.proto a peer must know about

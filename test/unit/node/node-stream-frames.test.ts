@@ -6,8 +6,8 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, INT64_MAX, INT64_MIN } from '../../../src/wire/index.ts';
-import { ErrorReason, guardMalformed, malformedRefusalOf, shardNodeServiceDefinition, type shardV1 } from '../../../src/common/index.ts';
+import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, ErrorReason } from '../../../src/wire/index.ts';
+import { guardMalformed, malformedRefusalOf, shardNodeServiceDefinition, type shardV1 } from '../../../src/common/index.ts';
 import {
   checkFrame,
   frameErrorOf,

@@ -2,8 +2,15 @@
 // edge, its configuration, and the per-row fallback when Tally refuses a
 // batch (against a fake sender: no database, no cluster).
 import { describe, expect, it } from 'vitest';
-import { CapName, capRefusalDetails } from '../../../src/common/index.ts';
-import { ErrorCode, TallyError, fromServiceError, idempotencyKeyBytesMax, toServiceError } from '../../../src/wire/index.ts';
+import {
+  CapName,
+  capRefusalDetails,
+  ErrorCode,
+  TallyError,
+  fromServiceError,
+  idempotencyKeyBytesMax,
+  toServiceError,
+} from '../../../src/wire/index.ts';
 import {
   isBeyondWindow,
   parseRelayConfig,

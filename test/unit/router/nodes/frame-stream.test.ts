@@ -6,8 +6,7 @@
 // holds frames back by count and bytes.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { ErrorReason } from '../../../../src/common/index.ts';
-import { TallyError, ErrorCode } from '../../../../src/wire/index.ts';
+import { ErrorReason, TallyError, ErrorCode } from '../../../../src/wire/index.ts';
 import { frameErrorOf } from '../../../../src/wire/internal/index.ts';
 import {
   FrameStream,
