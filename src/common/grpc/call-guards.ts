@@ -2,8 +2,8 @@
 // is read or decoded: a refused call costs a header parse, not a 4 MiB
 // decode. grpc-js keeps a call's stream paused until the handler asks to
 // read; a call ended here never asks, and its data frames are discarded.
-import { statusMetadata } from '../wire/index.ts';
-import { busyRetryDelayMs } from './limits.ts';
+import { statusMetadata } from '../../wire/index.ts';
+import { busyRetryDelayMs } from '../limits.ts';
 import {
   ServerInterceptingCall,
   ServerListenerBuilder,

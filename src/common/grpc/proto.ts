@@ -7,20 +7,20 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { loadPackageDefinition, type GrpcObject, type ServiceDefinition } from '@grpc/grpc-js';
-import { protoLoaderOptions } from '../wire/index.ts';
-import type { ProtoGrpcType as CounterProto } from '../generated/counter.ts';
-import type { ProtoGrpcType as ShardProto } from '../generated/shard.ts';
-import type { ProtoGrpcType as RegionProto } from '../generated/region.ts';
+import { protoLoaderOptions } from '../../wire/index.ts';
+import type { ProtoGrpcType as CounterProto } from '../../generated/counter.ts';
+import type { ProtoGrpcType as ShardProto } from '../../generated/shard.ts';
+import type { ProtoGrpcType as RegionProto } from '../../generated/region.ts';
 
-const protoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../proto');
+const protoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../proto');
 
 // The options every loader of Tally's protos shares, reading from proto/.
 const loadOptions: protoLoader.Options = { ...protoLoaderOptions, includeDirs: [protoDir] };
 
 /** The generated message types, one namespace per package (src/generated: npm run proto:gen). */
-export type * as counterV1 from '../generated/counter-v1.ts';
-export type * as shardV1 from '../generated/tally-shard-v1.ts';
-export type * as regionV1 from '../generated/tally-region-v1.ts';
+export type * as counterV1 from '../../generated/counter-v1.ts';
+export type * as shardV1 from '../../generated/tally-shard-v1.ts';
+export type * as regionV1 from '../../generated/tally-region-v1.ts';
 
 export const counterPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'counter.proto'), loadOptions);
 export const shardPackageDefinition = protoLoader.loadSync(path.join(protoDir, 'shard.proto'), loadOptions);

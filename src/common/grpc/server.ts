@@ -14,10 +14,10 @@ import {
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
-import { messageBytesMax, toServiceError, TallyError, ErrorCode } from '../wire/index.ts';
-import { sessionMemoryMaxMiB, streamsPerConnectionMax } from './limits.ts';
-import { stopWithParent } from './config.ts';
-import type { Logger } from './logger.ts';
+import { messageBytesMax, toServiceError, TallyError, ErrorCode } from '../../wire/index.ts';
+import { sessionMemoryMaxMiB, streamsPerConnectionMax } from '../limits.ts';
+import { stopWithParent } from '../config.ts';
+import type { Logger } from '../logger.ts';
 
 export const serverOptions: ChannelOptions = {
   'grpc.max_concurrent_streams': streamsPerConnectionMax,

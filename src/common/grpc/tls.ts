@@ -5,8 +5,8 @@
 // certificate may do is its role (peer-role.ts), not merely its CA.
 import fs from 'node:fs';
 import { ServerCredentials, credentials, type ChannelCredentials } from '@grpc/grpc-js';
-import { ConfigError, type ConfigReader } from './config.ts';
-import { isLoopbackHost } from '../wire/index.ts';
+import { ConfigError, type ConfigReader } from '../config.ts';
+import { isLoopbackHost } from '../../wire/index.ts';
 import { checkServerRole } from './peer-role.ts';
 
 export interface TlsFiles {
