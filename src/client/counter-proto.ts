@@ -19,7 +19,7 @@ const definition = protoLoader.fromJSON(counterDescriptor, protoLoaderOptions);
 // ReadMany, the call per feed page, encode and decode with the lean codec (no
 // Long, string or message object per item); every other call keeps
 // proto-loader's. Same bytes on the wire for any router to read
-// (test/unit/common/counter-codec.test.ts, counter-codec-read-many.test.ts).
+// (test/unit/wire/codecs/counter-codec.test.ts, counter-codec-read-many.test.ts).
 const counterServiceKey = 'counter.v1.CounterService';
 definition[counterServiceKey] = withLeanCodecs(definition[counterServiceKey]!);
 const counterPackage = (loadPackageDefinition(definition) as GrpcObject & { counter: { v1: Record<string, unknown> } }).counter.v1;

@@ -2,7 +2,6 @@
 // one Buffer written front to back, with no Long, Writer operation or message
 // object per item. Empty fields (proto3 defaults) are left out, so the bytes
 // may differ from protobufjs's while every decoder reads the same message.
-import assert from 'node:assert';
 import type {
   IncrementBatchRequestInput,
   IncrementBatchResponseInput,
@@ -19,13 +18,24 @@ import type {
   ReadStreamResponseInput,
   ReadResponseInput,
 } from './counter-codec.ts';
-
-/** A placeholder for the buffer being written between messages. */
-const noBytes: Buffer = Buffer.alloc(0);
-const twoTo32 = 4294967296;
-/** The halves of the int64 setInt64Halves last converted. */
-let varintLow = 0;
-let varintHigh = 0;
+import {
+  noBytes,
+  varint32Size,
+  varint64Size,
+  utf8Size,
+  writeVarint32,
+  writeVarint64,
+  writeName,
+  writeBytes,
+  finishWriting,
+  startWriting,
+  writeByte,
+  writeUtf8,
+  varintLow,
+  varintHigh,
+  setInt64Halves,
+  setUint64Halves,
+} from './proto-writer.ts';
 
 /** Per item of the message being encoded: the amount's halves and the name's UTF-8 size. */
 let itemLows = new Uint32Array(128);
@@ -40,105 +50,10 @@ function reserveItems(count: number): void {
   itemNameBytes = new Int32Array(capacity);
 }
 
-function varint32Size(value: number): number {
-  return value < 128 ? 1 : value < 16384 ? 2 : value < 2097152 ? 3 : value < 268435456 ? 4 : 5;
-}
-
-/** protobufjs LongBits#length. */
-function varint64Size(low: number, high: number): number {
-  if (high === 0) return varint32Size(low);
-  const part1 = ((low >>> 28) | (high << 4)) >>> 0;
-  const part2 = high >>> 24;
-  if (part2 !== 0) return part2 < 128 ? 9 : 10;
-  return part1 < 16384 ? (part1 < 128 ? 5 : 6) : part1 < 2097152 ? 7 : 8;
-}
-
-const safeMax = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** The halves (two's complement) of an int64 given as the encoders take it, into varintLow/varintHigh. */
-function setInt64Halves(amount: Int64Input | null | undefined): void {
-  // A total is a bigint, nearly always small: as a number it costs no bigint arithmetic.
-  if (typeof amount === 'bigint' && amount <= safeMax && amount >= -safeMax) amount = Number(amount);
-  if (amount === undefined || amount === null) {
-    varintLow = 0;
-    varintHigh = 0;
-  } else if (typeof amount === 'number' && Number.isSafeInteger(amount)) {
-    const negative = amount < 0;
-    const magnitude = negative ? -amount : amount;
-    let low = magnitude >>> 0;
-    let high = ((magnitude - low) / twoTo32) >>> 0;
-    if (negative) {
-      high = ~high >>> 0;
-      low = ~low >>> 0;
-      if (++low > 0xffffffff) {
-        low = 0;
-        high = (high + 1) >>> 0;
-      }
-    }
-    varintLow = low;
-    varintHigh = high;
-  } else if (typeof amount === 'object') {
-    varintLow = amount.low >>> 0;
-    varintHigh = amount.high >>> 0;
-  } else {
-    const bits = BigInt.asUintN(64, int64BigintOf(amount));
-    varintLow = Number(bits & 0xffffffffn);
-    varintHigh = Number(bits >> 32n);
-  }
-}
-
-function int64BigintOf(amount: number | bigint | string): bigint {
-  if (typeof amount === 'bigint') return amount;
-  if (typeof amount === 'string' && /^[+-]?\d{1,20}$/.test(amount)) return BigInt(amount);
-  if (typeof amount === 'number' && Number.isInteger(amount) && Math.abs(amount) < 2 ** 63) return BigInt(amount);
-  throw new TypeError(`int64 expected, got ${typeof amount} ${String(amount).slice(0, 40)}`);
-}
-
 function keyBytesOf(key: IncrementRequestInput['idempotencyKey']): Uint8Array {
   if (key === undefined || key === null) return noBytes;
   // proto-loader's serializer reads a string key as base64.
   return typeof key === 'string' ? Buffer.from(key, 'base64') : key;
-}
-
-/** UTF-8 size of a name; ASCII is counted here, anything else by Node. */
-function utf8Size(text: string): number {
-  const length = text.length;
-  if (length > 64) return Buffer.byteLength(text, 'utf8');
-  for (let index = 0; index < length; index++) if (text.charCodeAt(index) >= 0x80) return Buffer.byteLength(text, 'utf8');
-  return length;
-}
-
-let out: Buffer = noBytes;
-let outPos = 0;
-
-function writeVarint32(value: number): void {
-  while (value > 127) {
-    out[outPos++] = (value & 127) | 128;
-    value >>>= 7;
-  }
-  out[outPos++] = value;
-}
-
-function writeVarint64(low: number, high: number): void {
-  while (high !== 0) {
-    out[outPos++] = (low & 127) | 128;
-    low = ((low >>> 7) | (high << 25)) >>> 0;
-    high >>>= 7;
-  }
-  writeVarint32(low);
-}
-
-function writeName(text: string, sizeBytes: number): void {
-  if (sizeBytes === text.length && sizeBytes <= 64) {
-    for (let index = 0; index < sizeBytes; index++) out[outPos++] = text.charCodeAt(index);
-    return;
-  }
-  outPos += out.write(text, outPos, sizeBytes, 'utf8');
-}
-
-function writeBytes(bytes: Uint8Array): void {
-  out.set(bytes, outPos);
-  outPos += bytes.length;
 }
 
 function nameOf(item: IncrementRequestInput): string {
@@ -165,39 +80,31 @@ function incrementRequestSize(item: IncrementRequestInput, index: number): numbe
 function writeIncrementRequest(item: IncrementRequestInput, index: number): void {
   const nameBytes = itemNameBytes[index]!;
   if (nameBytes > 0) {
-    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeByte(0x0a); // field 1, length-delimited
     writeVarint32(nameBytes);
     writeName(nameOf(item), nameBytes);
   }
   const low = itemLows[index]!;
   const high = itemHighs[index]!;
   if ((low | high) !== 0) {
-    out[outPos++] = 0x10; // field 2, varint
+    writeByte(0x10); // field 2, varint
     writeVarint64(low, high);
   }
   const key = keyBytesOf(item.idempotencyKey);
   if (key.length > 0) {
-    out[outPos++] = 0x1a; // field 3, length-delimited
+    writeByte(0x1a); // field 3, length-delimited
     writeVarint32(key.length);
     writeBytes(key);
   }
   if (item.returnTotal === true) {
-    out[outPos++] = 0x20; // field 4, varint
-    out[outPos++] = 1;
+    writeByte(0x20); // field 4, varint
+    writeByte(1);
   }
-}
-
-function finishWriting(sizeBytes: number): Buffer {
-  assert.equal(outPos, sizeBytes, 'counter codec: bytes written differ from the size computed');
-  const written = out;
-  out = noBytes;
-  return written;
 }
 
 export function encodeIncrementRequest(request: IncrementRequestInput): Buffer {
   const sizeBytes = incrementRequestSize(request, 0);
-  out = Buffer.allocUnsafe(sizeBytes);
-  outPos = 0;
+  startWriting(sizeBytes);
   writeIncrementRequest(request, 0);
   return finishWriting(sizeBytes);
 }
@@ -219,7 +126,7 @@ function sequenceFieldSize(sequence: Uint64Value | null | undefined): number {
 }
 
 function writeSequenceField(): void {
-  out[outPos++] = 0x10; // field 2, varint
+  writeByte(0x10); // field 2, varint
   writeVarint64(varintLow, varintHigh);
 }
 
@@ -237,10 +144,9 @@ function encodeItems(request: IncrementBatchRequestInput, sequence: Uint64Value 
   // Last: setInt64Halves (the items' sizes) shares varintLow/varintHigh.
   const sequenceBytes = sequenceFieldSize(sequence);
   sizeBytes += sequenceBytes;
-  out = Buffer.allocUnsafe(sizeBytes);
-  outPos = 0;
+  startWriting(sizeBytes);
   for (let index = 0; index < count; index++) {
-    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeByte(0x0a); // field 1, length-delimited
     writeVarint32(itemSizes[index]!);
     writeIncrementRequest(items[index]!, index);
   }
@@ -260,26 +166,25 @@ function incrementResponseSize(response: IncrementResponseInput): number {
 
 function writeIncrementResponse(response: IncrementResponseInput): void {
   if (response.applied) {
-    out[outPos++] = 0x08; // field 1, varint
-    out[outPos++] = 1;
+    writeByte(0x08); // field 1, varint
+    writeByte(1);
   }
   const shard = (response.shard ?? 0) >>> 0;
   if (shard !== 0) {
-    out[outPos++] = 0x10; // field 2, varint
+    writeByte(0x10); // field 2, varint
     writeVarint32(shard);
   }
   // In a oneof (presence): written when set, 0 too. Its halves again: sizing the other results reused them.
   if (response.total !== undefined && response.total !== null) {
     setInt64Halves(response.total);
-    out[outPos++] = 0x18; // field 3, varint
+    writeByte(0x18); // field 3, varint
     writeVarint64(varintLow, varintHigh);
   }
 }
 
 export function encodeIncrementResponse(response: IncrementResponseInput): Buffer {
   const sizeBytes = incrementResponseSize(response);
-  out = Buffer.allocUnsafe(sizeBytes);
-  outPos = 0;
+  startWriting(sizeBytes);
   writeIncrementResponse(response);
   return finishWriting(sizeBytes);
 }
@@ -306,22 +211,22 @@ function streamErrorSize(error: IncrementStreamErrorInput, messageBytes: number,
 function writeStreamError(error: IncrementStreamErrorInput, messageBytes: number, reasonBytes: number): void {
   const code = error.code | 0;
   if (code !== 0) {
-    out[outPos++] = 0x08; // field 1, varint
+    writeByte(0x08); // field 1, varint
     if (code < 0) writeVarint64(code >>> 0, 0xffffffff);
     else writeVarint32(code);
   }
   if (messageBytes > 0) {
-    out[outPos++] = 0x12; // field 2, length-delimited
+    writeByte(0x12); // field 2, length-delimited
     writeVarint32(messageBytes);
-    outPos += out.write(error.message, outPos, messageBytes, 'utf8');
+    writeUtf8(error.message, messageBytes);
   }
   if (reasonBytes > 0) {
-    out[outPos++] = 0x1a; // field 3, length-delimited
+    writeByte(0x1a); // field 3, length-delimited
     writeVarint32(reasonBytes);
-    outPos += out.write(error.reason, outPos, reasonBytes, 'utf8');
+    writeUtf8(error.reason, reasonBytes);
   }
   if (error.statusDetails.length > 0) {
-    out[outPos++] = 0x22; // field 4, length-delimited
+    writeByte(0x22); // field 4, length-delimited
     writeVarint32(error.statusDetails.length);
     writeBytes(error.statusDetails);
   }
@@ -349,10 +254,9 @@ function encodeResults(
     errorBytes = streamErrorSize(error, messageBytes, reasonBytes);
     sizeBytes += 1 + varint32Size(errorBytes) + errorBytes;
   }
-  out = Buffer.allocUnsafe(sizeBytes);
-  outPos = 0;
+  startWriting(sizeBytes);
   for (const result of results) {
-    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeByte(0x0a); // field 1, length-delimited
     writeVarint32(incrementResponseSize(result));
     writeIncrementResponse(result);
   }
@@ -362,7 +266,7 @@ function encodeResults(
     writeSequenceField();
   }
   if (error !== undefined && error !== null) {
-    out[outPos++] = 0x1a; // field 3, length-delimited
+    writeByte(0x1a); // field 3, length-delimited
     writeVarint32(errorBytes);
     writeStreamError(error, messageBytes, reasonBytes);
   }
@@ -416,34 +320,33 @@ function writeInt64Field(tag: number, slot: number): void {
   const low = valueLows[slot]!;
   const high = valueHighs[slot]!;
   if ((low | high) === 0) return;
-  out[outPos++] = tag;
+  writeByte(tag);
   writeVarint64(low, high);
 }
 
 function writeReadResponse(value: ReadResponseInput, index: number): void {
   const nameBytes = valueNameBytes[index]!;
   if (nameBytes > 0) {
-    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeByte(0x0a); // field 1, length-delimited
     writeVarint32(nameBytes);
     writeName(textOf(value.counter), nameBytes);
   }
   writeInt64Field(0x10, index * 3); // field 2, varint
   if (value.exact) {
-    out[outPos++] = 0x18; // field 3, varint
-    out[outPos++] = 1;
+    writeByte(0x18); // field 3, varint
+    writeByte(1);
   }
   writeInt64Field(0x20, index * 3 + 1); // field 4, varint
   writeInt64Field(0x28, index * 3 + 2); // field 5, varint
   const shards = (value.shards ?? 0) >>> 0;
   if (shards !== 0) {
-    out[outPos++] = 0x30; // field 6, varint
+    writeByte(0x30); // field 6, varint
     writeVarint32(shards);
   }
   for (const part of value.regionParts ?? []) {
-    out[outPos++] = 0x3a; // field 7, length-delimited
+    writeByte(0x3a); // field 7, length-delimited
     writeVarint32(part.length);
-    out.set(part, outPos);
-    outPos += part.length;
+    writeBytes(part);
   }
 }
 
@@ -486,20 +389,19 @@ function encodeValues(
     errorBytes = streamErrorSize(error, messageBytes, reasonBytes);
     sizeBytes += 1 + varint32Size(errorBytes) + errorBytes;
   }
-  out = Buffer.allocUnsafe(sizeBytes);
-  outPos = 0;
+  startWriting(sizeBytes);
   for (let index = 0; index < count; index++) {
-    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeByte(0x0a); // field 1, length-delimited
     writeVarint32(valueSizes[index]!);
     writeReadResponse(values[index]!, index);
   }
   if (sequenceBytes > 0) {
     sequenceFieldSize(sequence);
-    out[outPos++] = readStreamSequenceTag;
+    writeByte(readStreamSequenceTag);
     writeVarint64(varintLow, varintHigh);
   }
   if (error !== undefined && error !== null) {
-    out[outPos++] = readStreamErrorTag;
+    writeByte(readStreamErrorTag);
     writeVarint32(errorBytes);
     writeStreamError(error, messageBytes, reasonBytes);
   }
@@ -543,137 +445,28 @@ function encodeNames(request: ReadManyRequestInput, sequence: Uint64Value | null
   if (scope !== 0) sizeBytes += 1 + (scope < 0 ? 10 : varint32Size(scope));
   const sequenceBytes = sequenceFieldSize(sequence);
   sizeBytes += sequenceBytes;
-  out = Buffer.allocUnsafe(sizeBytes);
-  outPos = 0;
+  startWriting(sizeBytes);
   for (let index = 0; index < count; index++) {
     const nameBytes = valueNameBytes[index]!;
-    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeByte(0x0a); // field 1, length-delimited
     writeVarint32(nameBytes);
     writeName(textOf(counters[index]), nameBytes);
   }
   if (consistency !== 0) {
-    out[outPos++] = 0x10; // field 2, varint
+    writeByte(0x10); // field 2, varint
     if (consistency < 0) writeVarint64(consistency >>> 0, 0xffffffff);
     else writeVarint32(consistency);
   }
   if (scope !== 0) {
-    out[outPos++] = 0x18; // field 3, varint
+    writeByte(0x18); // field 3, varint
     if (scope < 0) writeVarint64(scope >>> 0, 0xffffffff);
     else writeVarint32(scope);
   }
   if (sequenceBytes > 0) {
     // Its halves again: a negative consistency's or scope's varint reused them.
     sequenceFieldSize(sequence);
-    out[outPos++] = readStreamSequenceTag;
+    writeByte(readStreamSequenceTag);
     writeVarint64(varintLow, varintHigh);
-  }
-  return finishWriting(sizeBytes);
-}
-
-// ReadShards (shard.proto), the node's answer to a router's read: written with
-// the same primitives, the totals' zigzag halves kept in valueLows/valueHighs.
-
-/** A tally.shard.v1.ReadShardsResponse as a node answers it: int64s as bigints (node/read-shards-codec.ts wires it). */
-export interface ReadShardsAnswer {
-  /** sint64 each. */
-  totals: readonly bigint[];
-  /** uint64. */
-  lsn: bigint;
-  role: string;
-  /** uint64. */
-  epoch: bigint;
-  nodeId: string;
-  newerGenerationIndexes: readonly number[];
-}
-
-/** |value| below this zigzags to a safe integer (2|n| + 1 <= 2^53 - 1). */
-const zigzagSafeMax = 2n ** 52n - 1n;
-const uint64Max = 2n ** 64n - 1n;
-
-/** The halves of a uint64 given as a bigint, into varintLow/varintHigh. */
-function setUint64Halves(value: bigint): void {
-  assert(value >= 0n && value <= uint64Max, `uint64 out of range: ${value}`);
-  if (value <= safeMax) {
-    const small = Number(value);
-    varintLow = small >>> 0;
-    varintHigh = (small - varintLow) / twoTo32;
-    return;
-  }
-  varintLow = Number(value & 0xffffffffn);
-  varintHigh = Number(value >> 32n);
-}
-
-/** The halves of a sint64's zigzag form, into varintLow/varintHigh. */
-function setSint64Halves(value: bigint): void {
-  if (value <= zigzagSafeMax && value >= -zigzagSafeMax) {
-    const small = Number(value);
-    const zigzag = small >= 0 ? small * 2 : -small * 2 - 1;
-    varintLow = zigzag >>> 0;
-    varintHigh = (zigzag - varintLow) / twoTo32;
-    return;
-  }
-  setUint64Halves(BigInt.asUintN(64, (value << 1n) ^ (value >> 63n)));
-}
-
-/**
- * Fields in number order, each left out when it is its default (proto3), the
- * repeated scalars packed (what protobufjs writes for proto3).
- */
-export function encodeReadShardsResponse(answer: ReadShardsAnswer): Buffer {
-  const count = answer.totals.length;
-  reserveValues(count);
-  let totalsBytes = 0;
-  for (let index = 0; index < count; index++) {
-    setSint64Halves(answer.totals[index]!);
-    valueLows[index] = varintLow;
-    valueHighs[index] = varintHigh;
-    totalsBytes += varint64Size(varintLow, varintHigh);
-  }
-  setUint64Halves(answer.lsn);
-  const [lsnLow, lsnHigh] = [varintLow, varintHigh];
-  setUint64Halves(answer.epoch);
-  const [epochLow, epochHigh] = [varintLow, varintHigh];
-  const roleBytes = utf8Size(answer.role);
-  const nodeIdBytes = utf8Size(answer.nodeId);
-  const indexes = answer.newerGenerationIndexes;
-  let indexesBytes = 0;
-  for (const index of indexes) indexesBytes += varint32Size(index >>> 0);
-  let sizeBytes = 0;
-  if (count > 0) sizeBytes += 1 + varint32Size(totalsBytes) + totalsBytes;
-  if ((lsnLow | lsnHigh) !== 0) sizeBytes += 1 + varint64Size(lsnLow, lsnHigh);
-  if (roleBytes > 0) sizeBytes += 1 + varint32Size(roleBytes) + roleBytes;
-  if ((epochLow | epochHigh) !== 0) sizeBytes += 1 + varint64Size(epochLow, epochHigh);
-  if (nodeIdBytes > 0) sizeBytes += 1 + varint32Size(nodeIdBytes) + nodeIdBytes;
-  if (indexes.length > 0) sizeBytes += 1 + varint32Size(indexesBytes) + indexesBytes;
-  out = Buffer.allocUnsafe(sizeBytes);
-  outPos = 0;
-  if (count > 0) {
-    out[outPos++] = 0x0a; // field 1 (totals), packed
-    writeVarint32(totalsBytes);
-    for (let index = 0; index < count; index++) writeVarint64(valueLows[index]!, valueHighs[index]!);
-  }
-  if ((lsnLow | lsnHigh) !== 0) {
-    out[outPos++] = 0x10; // field 2, varint
-    writeVarint64(lsnLow, lsnHigh);
-  }
-  if (roleBytes > 0) {
-    out[outPos++] = 0x1a; // field 3
-    writeVarint32(roleBytes);
-    writeName(answer.role, roleBytes);
-  }
-  if ((epochLow | epochHigh) !== 0) {
-    out[outPos++] = 0x20; // field 4, varint
-    writeVarint64(epochLow, epochHigh);
-  }
-  if (nodeIdBytes > 0) {
-    out[outPos++] = 0x2a; // field 5
-    writeVarint32(nodeIdBytes);
-    writeName(answer.nodeId, nodeIdBytes);
-  }
-  if (indexes.length > 0) {
-    out[outPos++] = 0x32; // field 6 (newer_generation_indexes), packed
-    writeVarint32(indexesBytes);
-    for (const index of indexes) writeVarint32(index >>> 0);
   }
   return finishWriting(sizeBytes);
 }

@@ -2,17 +2,22 @@
 // cold counters asks one pair for ~50 shard totals, and proto-loader would
 // turn each uint64 shard id into a Long and then a decimal string (Long
 // division: the node's largest cost per page), and each bigint total into a
-// string, a Long and a varint. The codecs live with the other lean codecs
-// (common/counter-codec-read.ts and -write.ts, the same varint reader and
-// writer, held equal to protobufjs); this wires them in. Same bytes on the
-// wire: any router reads the answers and writes the requests as before.
+// string, a Long and a varint. The messages are read and written in
+// read-shards-messages.ts, on the lean codecs' reader and writer (held equal
+// to protobufjs); this wires them in. Same bytes on the wire: any router reads
+// the answers and writes the requests.
 import assert from 'node:assert';
-import { encodeReadShardsResponse } from '../codecs/counter-codec-write.ts';
-import { decodeReadShardsFrame, decodeReadShardsRequest } from '../codecs/counter-codec-read.ts';
+import { decodeReadShardsFrame, decodeReadShardsRequest, encodeReadShardsResponse } from './read-shards-messages.ts';
 import { encodeReadShardsAnswerFrame, type ReadShardsAnswerFrame } from './shard-frames.ts';
 
-export { encodeReadShardsResponse, type ReadShardsAnswer } from '../codecs/counter-codec-write.ts';
-export type { LeanReadShardsFrame, LeanReadShardsRequest } from '../codecs/counter-codec-read.ts';
+export {
+  decodeReadShardsFrame,
+  decodeReadShardsRequest,
+  encodeReadShardsResponse,
+  type LeanReadShardsFrame,
+  type LeanReadShardsRequest,
+  type ReadShardsAnswer,
+} from './read-shards-messages.ts';
 
 /**
  * A copy of tally.shard.v1.ShardNode's definition whose ReadShards reads

@@ -5,7 +5,7 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { TallyError, ErrorCode, grpcStatusOf, reasonOf, statusMetadata, storageError } from '../errors/errors.ts';
 import { ErrorReason } from '../errors/error-details.ts';
-import { encodeReadShardsResponse, type ReadShardsAnswer } from '../codecs/counter-codec-write.ts';
+import { encodeReadShardsResponse, type ReadShardsAnswer } from './read-shards-messages.ts';
 import type * as shardV1 from '../../generated/tally-shard-v1.ts';
 
 /** Frame sequence numbers are uint32 on the wire, from 1; a stream that would pass this is replaced by a new one. */

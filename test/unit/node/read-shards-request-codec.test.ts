@@ -8,8 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { shardNodeServiceDefinition } from '../../../src/common/index.ts';
-import { decodeReadShardsFrame, decodeReadShardsRequest } from '../../../src/wire/codecs/counter-codec-read.ts';
-import { withLeanReadShardsResponse } from '../../../src/wire/internal/index.ts';
+import { decodeReadShardsFrame, decodeReadShardsRequest, withLeanReadShardsResponse } from '../../../src/wire/internal/index.ts';
 import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
 
 const unary = shardNodeServiceDefinition.ReadShards!;
