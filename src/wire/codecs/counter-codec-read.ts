@@ -236,10 +236,12 @@ const consistencyNames: readonly string[] = ['EXACT', 'CACHED'];
 /** counter.v1.Scope's names by number. */
 const scopeNames: readonly string[] = ['SCOPE_REGION', 'SCOPE_GLOBAL'];
 
-function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
+/** The fields of ReadManyRequest (1, 2, 3) and, withSequence, ReadStreamRequest's 15; others skipped. */
+function readReadRequestFields(end: number, depth: number, withSequence: boolean): LeanReadStreamRequest {
   const counters: string[] = [];
   let consistency: string | number = consistencyNames[0]!;
   let scope: string | number = scopeNames[0]!;
+  let sequence: number | bigint = 0;
   while (position() < end) {
     const tag = readUint32();
     switch (tag >>> 3) {
@@ -257,10 +259,19 @@ function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
         scope = scopeNames[value] ?? value;
         break;
       }
+      case 15:
+        if (withSequence) sequence = readUint64();
+        else skipType(tag & 7, depth);
+        break;
       default:
         skipType(tag & 7, depth);
     }
   }
+  return { counters, consistency, scope, sequence };
+}
+
+function readReadManyRequest(end: number, depth: number): LeanReadManyRequest {
+  const { counters, consistency, scope } = readReadRequestFields(end, depth, false);
   return { counters, consistency, scope };
 }
 
@@ -343,34 +354,7 @@ function readReadManyResponse(end: number, depth: number): LeanReadManyResponse 
 // ReadStream: a ReadMany's fields (1, 2, 3) with a sequence number (15) and, in a response, an error (14).
 
 function readReadStreamRequest(end: number, depth: number): LeanReadStreamRequest {
-  const counters: string[] = [];
-  let consistency: string | number = consistencyNames[0]!;
-  let scope: string | number = scopeNames[0]!;
-  let sequence: number | bigint = 0;
-  while (position() < end) {
-    const tag = readUint32();
-    switch (tag >>> 3) {
-      case 1:
-        counters.push(readString());
-        break;
-      case 2: {
-        const value = readUint32() | 0;
-        consistency = consistencyNames[value] ?? value;
-        break;
-      }
-      case 3: {
-        const value = readUint32() | 0;
-        scope = scopeNames[value] ?? value;
-        break;
-      }
-      case 15:
-        sequence = readUint64();
-        break;
-      default:
-        skipType(tag & 7, depth);
-    }
-  }
-  return { counters, consistency, scope, sequence };
+  return readReadRequestFields(end, depth, true);
 }
 
 function readReadStreamResponse(end: number, depth: number): LeanReadStreamResponse {
