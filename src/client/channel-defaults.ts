@@ -1,7 +1,7 @@
 // The channel options of the client library's connections to routers: what
 // a client needs by default behind proxies and load balancers, and the
 // caller's channelOptions over them. The routers' own channels to nodes keep
-// the repository's options (../common/client-channel.ts).
+// the repository's options (clientChannelOptions in src/wire).
 import type { ChannelOptions } from '@grpc/grpc-js';
 import { clientChannelOptions } from '../wire/index.ts';
 

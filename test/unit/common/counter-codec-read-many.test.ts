@@ -1,4 +1,4 @@
-// The lean ReadMany codec (src/common/counter-codec.ts) against the reference,
+// The lean ReadMany codec (src/wire/codecs/counter-codec.ts) against the reference,
 // proto-loader's serializers (protobufjs): random requests (unicode names,
 // empty ones, every int32 consistency) and responses (the whole int64 range in
 // each of total, as_of_unix_ms and staleness_ms) read the same whichever side

@@ -1,4 +1,4 @@
-// The lean Increment codecs (src/common/counter-codec.ts) against the
+// The lean Increment codecs (src/wire/codecs/counter-codec.ts) against the
 // reference: proto-loader's serializers (protobufjs) for the same methods.
 // Property tests over random requests (unicode names, the whole int64 range,
 // keys present, absent or empty, batches of 0..40) and random malformed bytes:

@@ -139,7 +139,7 @@ describe('validate: int64 amounts', () => {
     }
   });
 
-  // Regression test (src/common/validate.ts:50, fixed): the string pattern allows at most 20
+  // Regression test (src/wire/checks/validate.ts:50, fixed): the string pattern allows at most 20
   // digits, so a decimal integer of 21 or more digits is reported as "not an
   // integer" (invalid_argument) instead of beyond int64 (out_of_range, G7).
   it('a decimal string of 21+ digits is out_of_range, not invalid_argument', () => {
@@ -147,7 +147,7 @@ describe('validate: int64 amounts', () => {
     expect(codeOf(() => validateAmount('-100000000000000000000000'))).toBe('out_of_range');
   });
 
-  // Regression test (src/common/validate.ts:48, fixed): a JS number that is an integer beyond
+  // Regression test (src/wire/checks/validate.ts:48, fixed): a JS number that is an integer beyond
   // int64 (here 2^63 and 1e19) fails the safe-integer check and is reported as
   // "not an integer" (invalid_argument) rather than out_of_range.
   it('a number that is an integer beyond int64 is out_of_range', () => {

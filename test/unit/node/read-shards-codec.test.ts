@@ -1,4 +1,4 @@
-// The node's lean ReadShards response encoder (src/node/read-shards-codec.ts)
+// The node's lean ReadShards response encoder (src/wire/internal/read-shards-codec.ts)
 // against the reference: whatever it writes, proto-loader's decoder (what the
 // router reads with) reads to the same value as proto-loader's own encoding of
 // the same answer — every total across the sint64 range, lsn and epoch across
