@@ -17,7 +17,7 @@ export const peerRoleUriPrefix = 'spiffe://tally/';
  * Who may call each ShardNode method. The router drives the nodes (writes,
  * reads, roles, reconcile); a primary replicates to its follower. Nothing
  * else reaches ShardNode, and a method missing here is refused (a new RPC
- * must be given its callers; test/unit/common/peer-role.test.ts checks the list is
+ * must be given its callers; test/unit/common/grpc/peer-role.test.ts checks the list is
  * complete).
  */
 export const shardNodeCallerRoles: Readonly<Record<string, readonly PeerRole[]>> = {

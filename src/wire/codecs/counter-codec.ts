@@ -4,7 +4,7 @@
 // string, and one shared empty Buffer for every absent key. Reading follows
 // protobufjs 7.6 (what proto-loader decodes with) step for step: the same
 // bytes are accepted with the same values, and the same bytes are refused with
-// the same error text (test/unit/common/counter-codec.test.ts holds the two equal).
+// the same error text (test/unit/wire/codecs/counter-codec.test.ts holds the two equal).
 // Reading and writing live in counter-codec-read.ts and counter-codec-write.ts.
 // Must not import grpc-js or any server code: @tally/client ships this file.
 import assert from 'node:assert';

@@ -9,7 +9,7 @@ import {
   shardNodeCallerRoles,
   shardNodeServiceDefinition,
   subjectAltNames,
-} from '../../../src/common/index.ts';
+} from '../../../../src/common/index.ts';
 
 const withSans = (subjectaltname: string): PeerCertificate => ({ subject: { CN: 'x' }, subjectaltname }) as unknown as PeerCertificate;
 

@@ -4,11 +4,11 @@
 // they found it, also when the start throws.
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Metadata, credentials, connectivityState, type ServiceError } from '@grpc/grpc-js';
-import { withoutCallerStack } from '../../../src/wire/index.ts';
-import { type shardV1 } from '../../../src/common/index.ts';
-import { CallAuth } from '../../../src/client/call-auth.ts';
-import { RouterSet, type Rpc } from '../../../src/client/router-set.ts';
-import { NodeSender } from '../../../src/router/nodes/node-sender.ts';
+import { withoutCallerStack } from '../../../../src/wire/index.ts';
+import type { shardV1 } from '../../../../src/common/index.ts';
+import { CallAuth } from '../../../../src/client/call-auth.ts';
+import { RouterSet, type Rpc } from '../../../../src/client/router-set.ts';
+import { NodeSender } from '../../../../src/router/nodes/node-sender.ts';
 
 const limitBefore = Error.stackTraceLimit;
 afterEach(() => {

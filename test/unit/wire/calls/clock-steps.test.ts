@@ -4,18 +4,18 @@
 // replication lag, the dedup window and the node's steady wall clock must
 // not notice the step. No sleeps: every clock is a variable.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { steadyWallClock } from '../../../src/wire/index.ts';
-import { createLogger } from '../../../src/common/index.ts';
-import { CounterExpiry, type CounterDeleter } from '../../../src/router/counters/expiry.ts';
-import type { PairAddresses } from '../../../src/router/directory/contract.ts';
-import { SqliteDirectory } from '../../../src/router/directory/sqlite/store.ts';
-import { DedupIndex } from '../../../src/node/state/dedup-index.ts';
-import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../../src/node/group-commit.ts';
-import { NodeMemory } from '../../../src/node/state/node-memory.ts';
-import type { RoleState } from '../../../src/node/state/node-role.ts';
-import { Replicator } from '../../../src/node/replication/replicator.ts';
-import { ShardLog } from '../../../src/node/log/index.ts';
-import { makeTempDir, removeTempDir } from '../../helpers/temp-dir.ts';
+import { steadyWallClock } from '../../../../src/wire/index.ts';
+import { createLogger } from '../../../../src/common/index.ts';
+import { CounterExpiry, type CounterDeleter } from '../../../../src/router/counters/expiry.ts';
+import type { PairAddresses } from '../../../../src/router/directory/contract.ts';
+import { SqliteDirectory } from '../../../../src/router/directory/sqlite/store.ts';
+import { DedupIndex } from '../../../../src/node/state/dedup-index.ts';
+import { GroupCommitter, type ApplyEntry, type CommitHooks } from '../../../../src/node/group-commit.ts';
+import { NodeMemory } from '../../../../src/node/state/node-memory.ts';
+import type { RoleState } from '../../../../src/node/state/node-role.ts';
+import { Replicator } from '../../../../src/node/replication/replicator.ts';
+import { ShardLog } from '../../../../src/node/log/index.ts';
+import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 
 const hourMs = 3_600_000;
 const pairs: PairAddresses[] = [{ primary: '127.0.0.1:1', follower: '127.0.0.1:2' }];

@@ -15,8 +15,8 @@ import {
   counterNameBytesMax,
   idempotencyKeyBytesMax,
   nodeAddressBytesMax,
-} from '../../../src/wire/index.ts';
-import { codeOf } from '../../helpers/rejection.ts';
+} from '../../../../src/wire/index.ts';
+import { codeOf } from '../../../helpers/rejection.ts';
 
 describe('validate: counter names', () => {
   it('an empty or non-string counter name is invalid_argument', () => {

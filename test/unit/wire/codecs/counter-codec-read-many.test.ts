@@ -7,7 +7,7 @@
 // request INVALID_ARGUMENT "malformed request: <that text>" (guardMalformed).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { counterServiceDefinition } from '../../../src/common/index.ts';
+import { counterServiceDefinition } from '../../../../src/common/index.ts';
 import {
   decodeReadManyRequest,
   decodeReadManyResponse,
@@ -18,9 +18,9 @@ import {
   type LeanReadResponse,
   INT64_MAX,
   INT64_MIN,
-} from '../../../src/wire/index.ts';
-import { CounterServiceClient as ClientCounterService } from '../../../src/client/counter-proto.ts';
-import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
+} from '../../../../src/wire/index.ts';
+import { CounterServiceClient as ClientCounterService } from '../../../../src/client/counter-proto.ts';
+import { framedSoup, mutated, outcomeOf, wireTokens } from '../../../helpers/wire-soup.ts';
 
 const reference = counterServiceDefinition.ReadMany!;
 

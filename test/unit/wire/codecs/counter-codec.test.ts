@@ -7,7 +7,7 @@
 // refuses, the other refuses with the same error text.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { counterServiceDefinition } from '../../../src/common/index.ts';
+import { counterServiceDefinition } from '../../../../src/common/index.ts';
 import {
   decodeIncrementBatchRequest,
   decodeIncrementBatchResponse,
@@ -22,10 +22,10 @@ import {
   type LeanIncrementRequest,
   INT64_MAX,
   INT64_MIN,
-} from '../../../src/wire/index.ts';
-import { CounterServiceClient as ClientCounterService } from '../../../src/client/counter-proto.ts';
-import { toWireKey } from '../../../src/client/wire.ts';
-import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
+} from '../../../../src/wire/index.ts';
+import { CounterServiceClient as ClientCounterService } from '../../../../src/client/counter-proto.ts';
+import { toWireKey } from '../../../../src/client/wire.ts';
+import { framedSoup, mutated, outcomeOf, wireTokens } from '../../../helpers/wire-soup.ts';
 
 const reference = {
   Increment: counterServiceDefinition.Increment!,

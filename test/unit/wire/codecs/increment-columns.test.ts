@@ -17,8 +17,8 @@ import {
   type LeanIncrementRequest,
   INT64_MAX,
   INT64_MIN,
-} from '../../../src/wire/index.ts';
-import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
+} from '../../../../src/wire/index.ts';
+import { framedSoup, mutated, outcomeOf, wireTokens } from '../../../helpers/wire-soup.ts';
 
 interface Row {
   counter: string;

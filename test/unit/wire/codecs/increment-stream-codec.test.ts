@@ -5,7 +5,7 @@
 // both, or read the same by both.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { counterServiceDefinition } from '../../../src/common/index.ts';
+import { counterServiceDefinition } from '../../../../src/common/index.ts';
 import {
   decodeIncrementStreamRequest,
   decodeIncrementStreamResponse,
@@ -14,8 +14,8 @@ import {
   encodeIncrementStreamResponse,
   type LeanIncrementRequest,
   encodeStatusDetails,
-} from '../../../src/wire/index.ts';
-import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
+} from '../../../../src/wire/index.ts';
+import { framedSoup, mutated, outcomeOf, wireTokens } from '../../../helpers/wire-soup.ts';
 
 const reference = counterServiceDefinition.IncrementStream!;
 

@@ -6,7 +6,7 @@
 // refused by both, or read the same by both.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { counterServiceDefinition } from '../../../src/common/index.ts';
+import { counterServiceDefinition } from '../../../../src/common/index.ts';
 import {
   decodeReadStreamRequest,
   decodeReadStreamResponse,
@@ -14,8 +14,8 @@ import {
   encodeReadStreamRequest,
   encodeReadStreamResponse,
   encodeStatusDetails,
-} from '../../../src/wire/index.ts';
-import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
+} from '../../../../src/wire/index.ts';
+import { framedSoup, mutated, outcomeOf, wireTokens } from '../../../helpers/wire-soup.ts';
 
 const reference = counterServiceDefinition.ReadStream!;
 

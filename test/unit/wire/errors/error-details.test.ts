@@ -17,14 +17,14 @@ import {
   decodeStatusDetails,
   errorDomain,
   statusDetailsKey,
-} from '../../../src/wire/index.ts';
-import { SqliteDirectory as Directory } from '../../../src/router/directory/sqlite/store.ts';
-import { IncrementPath } from '../../../src/router/write/increment-path.ts';
-import { NotAppliedError } from '../../../src/router/nodes/node-sender.ts';
-import type { NodePool } from '../../../src/router/nodes/node-pool.ts';
-import { makeTempDir, removeTempDir } from '../../helpers/temp-dir.ts';
+} from '../../../../src/wire/index.ts';
+import { SqliteDirectory as Directory } from '../../../../src/router/directory/sqlite/store.ts';
+import { IncrementPath } from '../../../../src/router/write/increment-path.ts';
+import { NotAppliedError } from '../../../../src/router/nodes/node-sender.ts';
+import type { NodePool } from '../../../../src/router/nodes/node-pool.ts';
+import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 
-const protoDir = path.resolve(import.meta.dirname, '../../../proto');
+const protoDir = path.resolve(import.meta.dirname, '../../../../proto');
 const vendored = protobuf.loadSync([path.join(protoDir, 'google/rpc/status.proto'), path.join(protoDir, 'google/rpc/error_details.proto')]);
 
 /** The trailer's google.rpc.Status, decoded with the vendored .proto files. */

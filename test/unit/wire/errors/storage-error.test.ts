@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import Database from 'better-sqlite3';
-import { ErrorCode, TallyError, storageError, toServiceError } from '../../../src/wire/index.ts';
+import { ErrorCode, TallyError, storageError, toServiceError } from '../../../../src/wire/index.ts';
 
 const sqliteError = (code: string, message: string): Error => new Database.SqliteError(message, code);
 

@@ -6,8 +6,8 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, ErrorReason } from '../../../src/wire/index.ts';
-import { guardMalformed, malformedRefusalOf, shardNodeServiceDefinition, type shardV1 } from '../../../src/common/index.ts';
+import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, ErrorReason } from '../../../../src/wire/index.ts';
+import { guardMalformed, malformedRefusalOf, shardNodeServiceDefinition, type shardV1 } from '../../../../src/common/index.ts';
 import {
   checkFrame,
   frameErrorOf,
@@ -16,10 +16,10 @@ import {
   shardProtocolStamp,
   type DecodedFrame,
   withLeanReadShardsResponse,
-} from '../../../src/wire/internal/index.ts';
-import { FrameStreams, serveFrames, type FrameAnswer } from '../../../src/node/frame-streams.ts';
-import { SequenceTable } from '../../../src/router/nodes/sequence-table.ts';
-import { nodeCallError } from '../../../src/router/nodes/node-sender.ts';
+} from '../../../../src/wire/internal/index.ts';
+import { FrameStreams, serveFrames, type FrameAnswer } from '../../../../src/node/frame-streams.ts';
+import { SequenceTable } from '../../../../src/router/nodes/sequence-table.ts';
+import { nodeCallError } from '../../../../src/router/nodes/node-sender.ts';
 
 const guarded = guardMalformed(withLeanReadShardsResponse(shardNodeServiceDefinition));
 const applyStream = guarded.ApplyStream!;

@@ -5,9 +5,9 @@
 // uint64, unicode roles and node ids, defaults left out.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { shardNodeServiceDefinition } from '../../../src/common/index.ts';
-import { encodeReadShardsResponse, withLeanReadShardsResponse } from '../../../src/wire/internal/index.ts';
-import { INT64_MAX, INT64_MIN } from '../../../src/wire/index.ts';
+import { shardNodeServiceDefinition } from '../../../../src/common/index.ts';
+import { encodeReadShardsResponse, withLeanReadShardsResponse } from '../../../../src/wire/internal/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../../src/wire/index.ts';
 
 const reference = shardNodeServiceDefinition.ReadShards!;
 const uint64Max = 2n ** 64n - 1n;
@@ -75,7 +75,7 @@ describe('ReadShards codec: the node answers in bytes proto-loader reads as its 
   it('read-shards codec: only ReadShards (and its stream) of the definition it is given answers through the lean encoder', () => {
     const lean = withLeanReadShardsResponse(shardNodeServiceDefinition);
     expect(lean.ReadShards!.responseSerialize).toBe(encodeReadShardsResponse);
-    // Its request is read by the lean decoder too (test/unit/node/read-shards-request-codec.test.ts).
+    // Its request is read by the lean decoder too (test/unit/wire/internal/read-shards-request-codec.test.ts).
     expect(lean.ReadShards!.requestDeserialize).not.toBe(reference.requestDeserialize);
     expect(lean.ReadWindows).toBe(shardNodeServiceDefinition.ReadWindows);
     expect(reference.responseSerialize).not.toBe(encodeReadShardsResponse);

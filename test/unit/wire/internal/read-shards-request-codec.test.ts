@@ -7,9 +7,9 @@
 // definition decodes with them.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { shardNodeServiceDefinition } from '../../../src/common/index.ts';
-import { decodeReadShardsFrame, decodeReadShardsRequest, withLeanReadShardsResponse } from '../../../src/wire/internal/index.ts';
-import { framedSoup, mutated, outcomeOf, wireTokens } from '../../helpers/wire-soup.ts';
+import { shardNodeServiceDefinition } from '../../../../src/common/index.ts';
+import { decodeReadShardsFrame, decodeReadShardsRequest, withLeanReadShardsResponse } from '../../../../src/wire/internal/index.ts';
+import { framedSoup, mutated, outcomeOf, wireTokens } from '../../../helpers/wire-soup.ts';
 
 const unary = shardNodeServiceDefinition.ReadShards!;
 const stream = shardNodeServiceDefinition.ReadShardsStream!;
