@@ -5,7 +5,9 @@
 // protobufjs 7.6 (what proto-loader decodes with) step for step: the same
 // bytes are accepted with the same values, and the same bytes are refused with
 // the same error text (test/unit/wire/codecs/counter-codec.test.ts holds the two equal).
-// Reading and writing live in counter-codec-read.ts and counter-codec-write.ts.
+// Reading and writing live in counter-codec-read.ts and counter-codec-write.ts
+// (the Increment family, with the reader and writer) and their -read-many.ts
+// (ReadMany and ReadStream).
 // Must not import grpc-js or any server code: @tally/client ships this file.
 import assert from 'node:assert';
 import type { RegionPartValue } from './region-part-codec.ts';
@@ -18,11 +20,13 @@ import {
   decodeIncrementStreamColumns,
   decodeIncrementStreamRequest,
   decodeIncrementStreamResponse,
+} from './counter-codec-read.ts';
+import {
   decodeReadManyRequest,
   decodeReadManyResponse,
   decodeReadStreamRequest,
   decodeReadStreamResponse,
-} from './counter-codec-read.ts';
+} from './counter-codec-read-many.ts';
 import {
   encodeIncrementBatchRequest,
   encodeIncrementBatchResponse,
@@ -30,11 +34,13 @@ import {
   encodeIncrementResponse,
   encodeIncrementStreamRequest,
   encodeIncrementStreamResponse,
+} from './counter-codec-write.ts';
+import {
   encodeReadManyRequest,
   encodeReadManyResponse,
   encodeReadStreamRequest,
   encodeReadStreamResponse,
-} from './counter-codec-write.ts';
+} from './counter-codec-write-read-many.ts';
 
 export {
   decodeIncrementBatchColumns,

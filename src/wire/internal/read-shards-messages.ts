@@ -3,7 +3,7 @@
 // and generations as numbers, a bigint past 2^53, not a decimal string made by
 // Long arithmetic per id; packed or not, as protobufjs accepts), and the
 // node's answer as it writes it (totals zigzagged, lsn and epoch as uint64).
-import { decodeWith, position, readEmbedded, readRepeatedUint64, readUint32, skipType } from '../codecs/proto-reader.ts';
+import { decodeWith, position, readEmbedded, readRepeatedUint64, readUint32, skipType } from '../codecs/counter-codec-read.ts';
 import {
   finishWriting,
   setSint64Halves,
@@ -18,7 +18,7 @@ import {
   writeName,
   writeVarint32,
   writeVarint64,
-} from '../codecs/proto-writer.ts';
+} from '../codecs/counter-codec-write.ts';
 
 /** A tally.shard.v1.ReadShardsRequest as the node reads it. */
 export interface LeanReadShardsRequest {
