@@ -2,9 +2,10 @@
 // written front to back, with no Long, Writer operation or message object per
 // item. Empty fields (proto3 defaults) are left out, so the bytes may differ
 // from protobufjs's while every decoder reads the same message. This file
-// holds the writer and the Increment family, the hottest path, so that its
-// writes call the writer within one module; counter-codec-write-read-many.ts
-// (ReadMany and ReadStream) and src/wire/internal/read-shards-messages.ts
+// holds the writer and what servers write per call (the Increment family and
+// ReadMany's and ReadStream's answers), so that those writes call the writer
+// within one module; counter-codec-write-read-many.ts (ReadMany's and
+// ReadStream's requests, a client's) and src/wire/internal/read-shards-messages.ts
 // (shard.proto's ReadShards answer) write with the primitives exported here.
 // One message is written at a time, between startWriting and finishWriting.
 import assert from 'node:assert';
@@ -18,6 +19,9 @@ import type {
   IncrementStreamResponseInput,
   Int64Input,
   Uint64Value,
+  ReadManyResponseInput,
+  ReadStreamResponseInput,
+  ReadResponseInput,
 } from './counter-codec.ts';
 
 /** A placeholder for the buffer being written between messages. */
@@ -409,6 +413,143 @@ function encodeResults(
   }
   if (error !== undefined && error !== null) {
     out[outPos++] = 0x1a; // field 3, length-delimited
+    writeVarint32(errorBytes);
+    writeStreamError(error, messageBytes, reasonBytes);
+  }
+  return finishWriting(sizeBytes);
+}
+
+// ReadMany. Per value of the response being encoded: the name's UTF-8 size and
+// the halves of its three int64s (total, as_of_unix_ms, staleness_ms).
+export let valueNameBytes = new Int32Array(64);
+let valueSizes = new Int32Array(64);
+let valueLows = new Uint32Array(64 * 3);
+let valueHighs = new Uint32Array(64 * 3);
+
+export function reserveValues(count: number): void {
+  if (count <= valueNameBytes.length) return;
+  const capacity = Math.max(count, valueNameBytes.length * 2);
+  valueNameBytes = new Int32Array(capacity);
+  valueSizes = new Int32Array(capacity);
+  valueLows = new Uint32Array(capacity * 3);
+  valueHighs = new Uint32Array(capacity * 3);
+}
+
+export function textOf(text: string | null | undefined): string {
+  return text === undefined || text === null ? '' : typeof text === 'string' ? text : String(text);
+}
+
+/** Size of a varint field (tag included) holding the int64 at slot `slot`, 0 when it is 0 (left out). */
+function int64FieldSize(value: Int64Input | null | undefined, slot: number): number {
+  setInt64Halves(value);
+  valueLows[slot] = varintLow;
+  valueHighs[slot] = varintHigh;
+  return (varintLow | varintHigh) === 0 ? 0 : 1 + varint64Size(varintLow, varintHigh);
+}
+
+/** A ReadResponse's size without its framing; its name size and int64 halves kept at slot `index`. */
+function readResponseSize(value: ReadResponseInput, index: number): number {
+  const nameBytes = utf8Size(textOf(value.counter));
+  valueNameBytes[index] = nameBytes;
+  let sizeBytes = nameBytes > 0 ? 1 + varint32Size(nameBytes) + nameBytes : 0;
+  sizeBytes += int64FieldSize(value.total, index * 3);
+  if (value.exact) sizeBytes += 2;
+  sizeBytes += int64FieldSize(value.asOfUnixMs, index * 3 + 1);
+  sizeBytes += int64FieldSize(value.stalenessMs, index * 3 + 2);
+  const shards = (value.shards ?? 0) >>> 0;
+  if (shards !== 0) sizeBytes += 1 + varint32Size(shards);
+  for (const part of value.regionParts ?? []) sizeBytes += 1 + varint32Size(part.length) + part.length;
+  return sizeBytes;
+}
+
+function writeInt64Field(tag: number, slot: number): void {
+  const low = valueLows[slot]!;
+  const high = valueHighs[slot]!;
+  if ((low | high) === 0) return;
+  out[outPos++] = tag;
+  writeVarint64(low, high);
+}
+
+function writeReadResponse(value: ReadResponseInput, index: number): void {
+  const nameBytes = valueNameBytes[index]!;
+  if (nameBytes > 0) {
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(nameBytes);
+    writeName(textOf(value.counter), nameBytes);
+  }
+  writeInt64Field(0x10, index * 3); // field 2, varint
+  if (value.exact) {
+    out[outPos++] = 0x18; // field 3, varint
+    out[outPos++] = 1;
+  }
+  writeInt64Field(0x20, index * 3 + 1); // field 4, varint
+  writeInt64Field(0x28, index * 3 + 2); // field 5, varint
+  const shards = (value.shards ?? 0) >>> 0;
+  if (shards !== 0) {
+    out[outPos++] = 0x30; // field 6, varint
+    writeVarint32(shards);
+  }
+  for (const part of value.regionParts ?? []) {
+    out[outPos++] = 0x3a; // field 7, length-delimited
+    writeVarint32(part.length);
+    out.set(part, outPos);
+    outPos += part.length;
+  }
+}
+
+export function encodeReadManyResponse(response: ReadManyResponseInput): Buffer {
+  return encodeValues(response, undefined, undefined);
+}
+
+/** A ReadManyResponse's bytes followed by field 15, the sequence number, and field 14, the error. */
+export function encodeReadStreamResponse(response: ReadStreamResponseInput): Buffer {
+  return encodeValues(response, response.sequence, response.error);
+}
+
+/** Field 15 (a ReadStream's sequence number), varint: its tag takes one byte. */
+export const readStreamSequenceTag = 0x78;
+/** Field 14 (a ReadStream page's error), length-delimited. */
+const readStreamErrorTag = 0x72;
+
+function encodeValues(
+  response: ReadManyResponseInput,
+  sequence: Uint64Value | null | undefined,
+  error: IncrementStreamErrorInput | null | undefined,
+): Buffer {
+  const values = response.values ?? [];
+  const count = values.length;
+  reserveValues(count);
+  let sizeBytes = 0;
+  for (let index = 0; index < count; index++) {
+    const valueBytes = readResponseSize(values[index]!, index);
+    valueSizes[index] = valueBytes;
+    sizeBytes += 1 + varint32Size(valueBytes) + valueBytes;
+  }
+  const sequenceBytes = sequenceFieldSize(sequence);
+  sizeBytes += sequenceBytes;
+  let errorBytes = 0;
+  let messageBytes = 0;
+  let reasonBytes = 0;
+  if (error !== undefined && error !== null) {
+    messageBytes = Buffer.byteLength(error.message, 'utf8');
+    reasonBytes = Buffer.byteLength(error.reason, 'utf8');
+    errorBytes = streamErrorSize(error, messageBytes, reasonBytes);
+    sizeBytes += 1 + varint32Size(errorBytes) + errorBytes;
+  }
+  out = Buffer.allocUnsafe(sizeBytes);
+  outPos = 0;
+  for (let index = 0; index < count; index++) {
+    out[outPos++] = 0x0a; // field 1, length-delimited
+    writeVarint32(valueSizes[index]!);
+    writeReadResponse(values[index]!, index);
+  }
+  if (sequenceBytes > 0) {
+    sequenceFieldSize(sequence);
+    out[outPos++] = readStreamSequenceTag;
+    writeVarint64(varintLow, varintHigh);
+  }
+  if (error !== undefined && error !== null) {
+    out[outPos++] = readStreamErrorTag;
     writeVarint32(errorBytes);
     writeStreamError(error, messageBytes, reasonBytes);
   }

@@ -6,8 +6,8 @@
 // bytes are accepted with the same values, and the same bytes are refused with
 // the same error text (test/unit/wire/codecs/counter-codec.test.ts holds the two equal).
 // Reading and writing live in counter-codec-read.ts and counter-codec-write.ts
-// (the Increment family, with the reader and writer) and their -read-many.ts
-// (ReadMany and ReadStream).
+// (the reader and writer, with what a server reads and writes per call) and
+// their -read-many.ts (the rest of ReadMany and ReadStream).
 // Must not import grpc-js or any server code: @tally/client ships this file.
 import assert from 'node:assert';
 import type { RegionPartValue } from './region-part-codec.ts';
@@ -34,13 +34,10 @@ import {
   encodeIncrementResponse,
   encodeIncrementStreamRequest,
   encodeIncrementStreamResponse,
-} from './counter-codec-write.ts';
-import {
-  encodeReadManyRequest,
   encodeReadManyResponse,
-  encodeReadStreamRequest,
   encodeReadStreamResponse,
-} from './counter-codec-write-read-many.ts';
+} from './counter-codec-write.ts';
+import { encodeReadManyRequest, encodeReadStreamRequest } from './counter-codec-write-read-many.ts';
 
 export {
   decodeIncrementBatchColumns,
