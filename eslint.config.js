@@ -1,10 +1,11 @@
 // Lint rules for the whole tree. typescript-eslint's recommended rules with
 // type information, plus the module boundaries the layout promises: node and
-// router meet only over gRPC, and the client library needs nothing but common.
+// router meet only over gRPC, and the client library needs nothing but wire.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import importLayers from './eslint/import-layers.js';
+import surfaces from './eslint/surfaces.js';
 
 /** Import paths a folder may not reach, as no-restricted-imports patterns. */
 function forbidImports(folders, message) {
@@ -33,11 +34,17 @@ export default tseslint.config(
   },
   {
     files: ['src/node/**/*.ts'],
-    rules: forbidImports(['router', 'client', 'cli', 'cluster'], 'a node meets the router only over gRPC; share code through src/common'),
+    rules: forbidImports(
+      ['router', 'client', 'cli', 'cluster'],
+      'a node meets the router only over gRPC; share formats through src/wire, plumbing through src/common',
+    ),
   },
   {
     files: ['src/router/**/*.ts'],
-    rules: forbidImports(['node', 'client', 'cli', 'cluster'], 'the router meets nodes only over gRPC; share code through src/common'),
+    rules: forbidImports(
+      ['node', 'client', 'cli', 'cluster'],
+      'the router meets nodes only over gRPC; share formats through src/wire, plumbing through src/common',
+    ),
   },
   {
     // The router's rooms and layers (eslint/import-layers.js); src/ only: tests may reach a module's internals.
@@ -48,8 +55,8 @@ export default tseslint.config(
   {
     files: ['src/client/**/*.ts'],
     rules: forbidImports(
-      ['node', 'router', 'cli', 'cluster', 'window', 'sketch', 'membership'],
-      'the client library imports only src/common',
+      ['node', 'router', 'cli', 'cluster', 'window', 'sketch', 'membership', 'relay'],
+      'the client library imports only src/wire/index.ts',
     ),
   },
   {
@@ -57,7 +64,20 @@ export default tseslint.config(
     rules: forbidImports(['node', 'router', 'client', 'cli', 'cluster'], 'common is shared by every process and imports none of them'),
   },
   {
-    // G11: no safety or liveness decision rests on the wall clock (docs/guarantees.md, G11; the clocks are src/common/clock.ts).
+    files: ['src/wire/**/*.ts'],
+    rules: forbidImports(
+      ['node', 'router', 'client', 'cli', 'cluster', 'relay', 'common', 'window', 'sketch', 'membership'],
+      'wire is what the client ships and every process shares: it imports no process and no server plumbing',
+    ),
+  },
+  {
+    // The surfaces of src/wire and src/common (eslint/surfaces.js); src/ only: tests may reach a module's internals.
+    files: ['src/**/*.ts'],
+    plugins: { 'tally-surfaces': surfaces },
+    rules: { 'tally-surfaces/surfaces': 'error' },
+  },
+  {
+    // G11: no safety or liveness decision rests on the wall clock (docs/guarantees.md, G11; the clocks are src/wire/calls/clock.ts).
     files: ['src/**/*.ts'],
     rules: {
       'no-restricted-properties': [
@@ -66,7 +86,7 @@ export default tseslint.config(
           object: 'Date',
           property: 'now',
           message:
-            'durations, timeouts, idle times and lags use monotonicNowMs() (src/common/clock.ts); a timestamp that is stored or shown may read Date.now() under an eslint-disable comment saying so',
+            'durations, timeouts, idle times and lags use monotonicNowMs() (src/wire/calls/clock.ts); a timestamp that is stored or shown may read Date.now() under an eslint-disable comment saying so',
         },
       ],
       'no-restricted-syntax': [
@@ -86,10 +106,5 @@ export default tseslint.config(
       'max-lines': ['error', { max: 600, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
-  },
-  {
-    // TEMPORARY until the wire merge: the codecs over the size limits.
-    files: ['src/common/counter-codec-read.ts', 'src/common/counter-codec-write.ts'],
-    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
   },
 );

@@ -37,7 +37,7 @@ import {
   untilDue,
   type Workload,
 } from '../src/cli/bench/index.ts';
-import { monotonicNowMs } from '../src/common/clock.ts';
+import { monotonicNowMs } from '../src/wire/index.ts';
 
 type System = 'redis' | 'postgres';
 type Mode = 'create' | 'increment' | 'page';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates src/generated/: the TypeScript types of proto/*.proto, made by
 # proto-loader-gen-types with flags that match protoLoaderOptions in
-# src/common/proto.ts, plus one barrel per package, and es/counter_pb.ts
+# src/wire/calls/proto-options.ts, plus one barrel per package, and es/counter_pb.ts
 # (protoc-gen-es) for the Connect port. Never edit the output.
 #   scripts/gen-proto-types.sh           rewrite src/generated
 #   scripts/gen-proto-types.sh --check   fail if src/generated is stale

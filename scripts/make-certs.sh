@@ -17,7 +17,7 @@
 #   etcd-client.crt etcd-client.key  the routers' client certificate for etcd
 #   admin.token client.token
 # The role is the URI subject alternative name: nodes serve ShardNode only to
-# router and node certificates (src/common/peer-role.ts). The router and each
+# router and node certificates (src/common/grpc/peer-role.ts). The router and each
 # node are valid for localhost, 127.0.0.1 and their compose service name
 # (the router for both of compose's: router, router-2); a bare `host`
 # argument is added to the router and every node, `leaf=host` (e.g.

@@ -1,10 +1,11 @@
 // Encode and decode time per IncrementBatch of 100 (request and response),
 // proto-loader's serializers (protobufjs) against the lean codec
-// (src/common/counter-codec.ts), in one process: what each side of a call
+// (src/wire/codecs/counter-codec.ts), in one process: what each side of a call
 // spends on the message itself. Single-threaded CPU time per operation, so a
 // shared machine moves it less than throughput; still take the median of runs.
 //   node --import tsx bench/codecs/codec-micro.mts [--items 100] [--ms 1000] [--rounds 5]
-import { counterServiceDefinition, leanCounterCodecs } from '../../src/common/index.ts';
+import { counterServiceDefinition } from '../../src/common/index.ts';
+import { leanCounterCodecs } from '../../src/wire/index.ts';
 
 const flag = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(`--${name}`);

@@ -115,7 +115,7 @@ const shardAnswer = {
   newerGenerationIndexes: [],
 };
 const shardReference = common.shardNodeServiceDefinition.ReadShards as unknown as Codec;
-const leanShards = (await import('../../src/node/handlers/read-shards-codec.ts').catch(() => undefined)) as
+const leanShards = (await import('../../src/wire/internal/index.ts').catch(() => undefined)) as
   { encodeReadShardsResponse(answer: object): Buffer } | undefined;
 
 for (let round = 0; round < rounds; round++) {

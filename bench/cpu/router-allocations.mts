@@ -69,7 +69,7 @@ function median(values: number[]): number {
 
 /** The write path's stages, by where their code lives; the first that matches a frame's URL names it. */
 const stages: readonly (readonly [string, RegExp])[] = [
-  ['decoder', /src\/common\/counter-codec-read\.ts$/],
+  ['decoder', /src\/wire\/codecs\/(counter-codec-read|proto-reader)\.ts$/],
   ['API handlers', /src\/router\/api\//],
   ['write path', /src\/router\/write\//],
   ['heat', /src\/router\/sizing\/heat(-admission)?\.ts$/],

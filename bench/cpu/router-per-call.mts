@@ -20,8 +20,8 @@ import { SizingPolicy } from '../../src/router/sizing/sizing-policy.ts';
 import { createRouterMetrics } from '../../src/router/metrics/router-metrics.ts';
 import type { NodePool } from '../../src/router/nodes/node-pool.ts';
 import { createCounterService, type CounterServiceDeps } from '../../src/router/api/index.ts';
-import * as codecs from '../../src/common/counter-codec.ts';
-import { counterServiceDefinition } from '../../src/common/proto.ts';
+import * as codecs from '../../src/wire/codecs/counter-codec.ts';
+import { counterServiceDefinition } from '../../src/common/index.ts';
 
 const rounds = Number(process.argv[2] ?? 3);
 const counterCount = 200_000;

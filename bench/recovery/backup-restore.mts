@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { monotonicNowMs } from '../../src/common/index.ts';
+import { monotonicNowMs } from '../../src/wire/index.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { startCluster, waitForHealthy, type TestCluster } from '../../test/helpers/cluster.ts';
 import { cliNodeArgs } from '../../test/helpers/cli.ts';

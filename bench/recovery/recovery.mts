@@ -9,7 +9,7 @@ import { ShardLog } from '../../src/node/log/index.ts';
 import { NodeMemory } from '../../src/node/state/node-memory.ts';
 import { DedupIndex } from '../../src/node/state/dedup-index.ts';
 import { rebuildMemory } from '../../src/node/state/recovery.ts';
-import { checkpointSliceRows } from '../../src/common/limits.ts';
+import { checkpointSliceRows } from '../../src/common/index.ts';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-'));
 const n = Number(process.argv[2] ?? 1_000_000);
 let log = ShardLog.open(dir);

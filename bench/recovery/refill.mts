@@ -23,7 +23,8 @@ import { checkpointFolder } from '../../src/node/state/node-memory.ts';
 import { ManagedProcess } from '../../src/cluster/managed-process.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { credentials } from '@grpc/grpc-js';
-import { ShardNodeClient, clientChannelOptions, type shardV1 } from '../../src/common/index.ts';
+import { ShardNodeClient, type shardV1 } from '../../src/common/index.ts';
+import { clientChannelOptions } from '../../src/wire/index.ts';
 import { waitFor } from '../../test/helpers/cluster.ts';
 import { onePairCluster } from '../support/one-pair.mts';
 

@@ -15,7 +15,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ShardLog, type LogEntry } from '../../src/node/log/index.ts';
 import { checkpointFolder } from '../../src/node/state/node-memory.ts';
-import { checkpointMergeBlocksMax, checkpointSliceRows } from '../../src/common/limits.ts';
+import { checkpointMergeBlocksMax, checkpointSliceRows } from '../../src/common/index.ts';
 import { SeededRandom, ZipfSampler } from '../../src/cli/bench/index.ts';
 
 const args = new Map<string, string>();

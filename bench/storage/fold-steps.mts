@@ -19,7 +19,7 @@ import { ShardLog, type LogEntry } from '../../src/node/log/index.ts';
 import { checkpointFolder, type NodeState } from '../../src/node/state/index.ts';
 import { Checkpointer } from '../../src/node/write/checkpointer.ts';
 import type { Replicator } from '../../src/node/replication/index.ts';
-import { checkpointMergeBlocksMax, checkpointSliceRows, checkpointStepMs } from '../../src/common/limits.ts';
+import { checkpointMergeBlocksMax, checkpointSliceRows, checkpointStepMs } from '../../src/common/index.ts';
 import { SeededRandom, ZipfSampler } from '../../src/cli/bench/index.ts';
 
 const args = new Map<string, string>();

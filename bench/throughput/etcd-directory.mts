@@ -10,7 +10,7 @@ import { Etcd3, KVClient } from 'etcd3';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
 import { EtcdDirectory, etcdClientOptions } from '../../src/router/directory/etcd/index.ts';
 import { SqliteDirectory } from '../../src/router/directory/sqlite/store.ts';
-import { createLogger } from '../../src/common/logger.ts';
+import { createLogger } from '../../src/common/index.ts';
 import { makeTempDir, removeTempDir } from '../../test/helpers/temp-dir.ts';
 
 function flag(name: string, fallback: number): number {

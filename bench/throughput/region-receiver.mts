@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
-import { RegionLinkClient, clientChannelOptions, type regionV1 } from '../../src/common/index.ts';
+import { RegionLinkClient, type regionV1 } from '../../src/common/index.ts';
+import { clientChannelOptions } from '../../src/wire/index.ts';
 import { onePairCluster } from '../support/one-pair.mts';
 
 function flag(name: string, fallback: number): number {

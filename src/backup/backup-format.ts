@@ -8,7 +8,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ErrorCode, TallyError, shardNodeServiceDefinition, type shardV1 } from '../common/index.ts';
+import { ErrorCode, TallyError } from '../wire/index.ts';
+import { shardNodeServiceDefinition, type shardV1 } from '../common/index.ts';
 
 export const manifestFileName = 'manifest.json';
 export const directoryFileName = 'directory.json';

@@ -10,7 +10,7 @@
 // written; a failure part way removes what it wrote.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ErrorCode, TallyError } from '../common/index.ts';
+import { ErrorCode, TallyError } from '../wire/index.ts';
 import { ShardLog, logFileOf } from '../node/index.ts';
 import { openDirectoryTransfer, type DirectoryLocation } from '../router/index.ts';
 import { pairPieces, verifyBackup } from './verify-backup.ts';

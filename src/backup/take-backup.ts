@@ -8,16 +8,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Metadata, type ChannelCredentials, type ClientReadableStream } from '@grpc/grpc-js';
-import {
-  AdminServiceClient,
-  ErrorCode,
-  TallyError,
-  clientChannelOptions,
-  deadlineIn,
-  fromServiceError,
-  type counterV1,
-  type shardV1,
-} from '../common/index.ts';
+import { AdminServiceClient, type counterV1, type shardV1 } from '../common/index.ts';
+import { ErrorCode, TallyError, clientChannelOptions, deadlineIn, fromServiceError } from '../wire/index.ts';
 import {
   ChunkFileWriter,
   decodePiece,

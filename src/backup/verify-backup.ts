@@ -7,7 +7,8 @@
 // It reads only.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ErrorCode, TallyError, type shardV1 } from '../common/index.ts';
+import { ErrorCode, TallyError } from '../wire/index.ts';
+import { type shardV1 } from '../common/index.ts';
 import { bytesChecksum, chunkChecksum, decodeEntryColumns, decodeReplicated, type SnapshotChunk, type StoredEntry } from '../node/index.ts';
 import { validateSnapshot, type DirectorySnapshot } from '../router/index.ts';
 import { directoryFileName, readPieces, readManifest, sha256Of, type BackupManifest, type ManifestPair } from './backup-format.ts';

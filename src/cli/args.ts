@@ -1,6 +1,6 @@
 // The parsers that turn the CLI's argument and flag text into values or a
 // one-line usage error (command-spec.ts splits the command line).
-import { parseMemberId } from '../common/validate.ts';
+import { parseMemberId } from '../wire/index.ts';
 
 export class UsageError extends Error {}
 

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { deadlineIn } from '../common/clock.ts';
+import { deadlineIn } from '../wire/index.ts';
 import { parseRouterList } from '../client/connection/index.ts';
 import { UsageError } from './args.ts';
 

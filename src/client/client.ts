@@ -5,11 +5,17 @@ import { EventEmitter } from 'node:events';
 import { credentials } from '@grpc/grpc-js';
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
-import { monotonicNowMs } from '../common/clock.ts';
-import { ErrorCode, TallyError } from '../common/errors.ts';
-import { ErrorReason } from '../common/error-details.ts';
-import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
-import type { LeanReadManyResponse } from '../common/counter-codec.ts';
+import {
+  monotonicNowMs,
+  ErrorCode,
+  TallyError,
+  ErrorReason,
+  validateAmount,
+  validateCounterName,
+  validateCounterPrefix,
+  validateIdempotencyKey,
+} from '../wire/index.ts';
+import type { LeanReadManyResponse } from '../wire/index.ts';
 import type { counterV1 } from './counter-proto.ts';
 import { IncrementCoalescer, type CoalescedItem, type ReadPageRequest } from './streams/index.ts';
 import {

@@ -8,31 +8,18 @@
 import * as protoLoader from '@grpc/proto-loader';
 import { loadPackageDefinition, type GrpcObject } from '@grpc/grpc-js';
 import type { ProtoGrpcType as CounterProto } from '../generated/counter.ts';
-// A specific file, never ../common/index.ts (server code): no grpc-js, no server deps.
-import { withLeanCodecs } from '../common/counter-codec.ts';
+import { protoLoaderOptions, withLeanCodecs } from '../wire/index.ts';
 import { counterDescriptor, serviceConfigText } from './counter-descriptor.ts';
 
 export type * as counterV1 from '../generated/counter-v1.ts';
 
-/**
- * The options src/common/proto.ts loads with (the generated types assume
- * them; a unit test keeps the two equal): int64 as decimal strings, so no
- * amount passes through a float. No include directories: nothing is read.
- */
-export const counterLoaderOptions: protoLoader.Options = {
-  keepCase: false,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
-
-const definition = protoLoader.fromJSON(counterDescriptor, counterLoaderOptions);
+// The options every loader of Tally's protos shares (the generated types assume them).
+const definition = protoLoader.fromJSON(counterDescriptor, protoLoaderOptions);
 // Increment and IncrementBatch, the calls a service makes per event, and
 // ReadMany, the call per feed page, encode and decode with the lean codec (no
 // Long, string or message object per item); every other call keeps
 // proto-loader's. Same bytes on the wire for any router to read
-// (test/unit/common/counter-codec.test.ts, counter-codec-read-many.test.ts).
+// (test/unit/wire/codecs/counter-codec.test.ts, counter-codec-read-many.test.ts).
 const counterServiceKey = 'counter.v1.CounterService';
 definition[counterServiceKey] = withLeanCodecs(definition[counterServiceKey]!);
 const counterPackage = (loadPackageDefinition(definition) as GrpcObject & { counter: { v1: Record<string, unknown> } }).counter.v1;

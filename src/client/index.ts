@@ -74,16 +74,15 @@ export type {
   CounterPage,
 } from './types.ts';
 /** A total counter's time buckets: bucketMs wide, kept retentionMs ({0, 0}: none). */
-export type { WindowSetting } from '../common/window-setting.ts';
+export type { WindowSetting } from '../wire/index.ts';
 /**
  * The error every failed call rejects with: `code` to match on, `grpcCode` as
  * received, and the server's google.rpc details: `reason` (ErrorInfo),
  * `certainlyNotApplied` (reason NOT_APPLIED: even an unkeyed increment may be
  * sent again) and `retryAfterMs` (RetryInfo).
  */
-export { TallyError, ErrorCode } from '../common/errors.ts';
+export { TallyError, ErrorCode, ErrorReason } from '../wire/index.ts';
 /** The ErrorInfo reasons Tally sends (domain 'tally.counter.v1'): NOT_APPLIED and OUTCOME_UNKNOWN. */
-export { ErrorReason } from '../common/error-details.ts';
 
 /**
  * Creates a client for the router at options.address, or for the routers of

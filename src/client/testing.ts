@@ -4,9 +4,22 @@
 // duplicate keys, NOT_FOUND, OUT_OF_RANGE totals), asserted by one contract
 // test run against both. No network, no durability, one process.
 import { EventEmitter } from 'node:events';
-import { ErrorCode, TallyError, grpcStatusOf, reasonOf } from '../common/errors.ts';
-import { batchItemsMax, INT64_MAX, INT64_MIN, listPageSizeMax, readManyCountersMax, shardsPerCounterMax } from '../common/client-limits.ts';
-import { validateAmount, validateCounterName, validateCounterPrefix, validateIdempotencyKey } from '../common/validate.ts';
+import {
+  ErrorCode,
+  TallyError,
+  grpcStatusOf,
+  reasonOf,
+  batchItemsMax,
+  INT64_MAX,
+  INT64_MIN,
+  listPageSizeMax,
+  readManyCountersMax,
+  shardsPerCounterMax,
+  validateAmount,
+  validateCounterName,
+  validateCounterPrefix,
+  validateIdempotencyKey,
+} from '../wire/index.ts';
 import type { TallyClient, TallyClientEvents } from './client.ts';
 import type { ConnectionState } from './connection/connection-state.ts';
 import { refuseUnsafeNumber, toWireAmount, toWireKey } from './wire.ts';

@@ -3,7 +3,7 @@
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
 import type { ChannelOptions } from '@grpc/grpc-js';
-import type { WindowSetting } from '../common/window-setting.ts';
+import type { WindowSetting } from '../wire/index.ts';
 
 export interface TallyClientOptions {
   /**

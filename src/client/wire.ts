@@ -3,9 +3,8 @@
 import { randomBytes } from 'node:crypto';
 // Specific files, never ../common/index.ts: that re-exports server code
 // (pino, prom-client, health, reflection) the client package must not carry.
-import { ErrorCode, TallyError } from '../common/errors.ts';
-import { parseInt64, toWireInt64, parseMemberId } from '../common/validate.ts';
-import type { LeanReadResponse } from '../common/counter-codec.ts';
+import { ErrorCode, TallyError, parseInt64, toWireInt64, parseMemberId } from '../wire/index.ts';
+import type { LeanReadResponse } from '../wire/index.ts';
 import type { counterV1 } from './counter-proto.ts';
 
 import type {

@@ -5,7 +5,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
-import { etcdTxnOpsMax, monotonicNowMs } from '../common/index.ts';
+import { etcdTxnOpsMax } from '../common/index.ts';
+import { monotonicNowMs } from '../wire/index.ts';
 
 export interface EtcdProcessOptions {
   dataDir: string;

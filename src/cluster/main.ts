@@ -1,7 +1,8 @@
 // `npm start`: a whole local cluster (node pairs, one router or several on a
 // local etcd) as child processes. Prints where everything listens, keeps every
 // child running, and on SIGINT/SIGTERM stops routers, then nodes, then etcd.
-import { monotonicNowMs, runMain } from '../common/index.ts';
+import { monotonicNowMs } from '../wire/index.ts';
+import { runMain } from '../common/index.ts';
 import { etcdInstalled, etcdMissingMessage } from './etcd-process.ts';
 import { checkDataDirStore, parseLauncherConfig, portLayout, storePaths } from './launcher-config.ts';
 import { LocalCluster } from './local-cluster.ts';

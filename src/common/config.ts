@@ -2,7 +2,7 @@
 // `--refresh-interval-ms` mirrors the environment key TALLY_REFRESH_INTERVAL_MS;
 // a flag wins over the environment, which wins over the default.
 import path from 'node:path';
-import { splitHostPort } from './address.ts';
+import { splitHostPort } from '../wire/index.ts';
 import { zoneBytesMax } from './limits.ts';
 
 export class ConfigError extends Error {

@@ -1,9 +1,9 @@
 // Every bound in Tally, in one place. Processes and the client import these;
 // nothing else hard-codes a limit.
-// The bounds the client library needs live in client-limits.ts (the client
-// package ships that file, never this one) and are re-exported here.
-export * from './client-limits.ts';
-import { messageBytesMax, counterNameBytesMax, idempotencyKeyBytesMax, batchItemsMax, readManyCountersMax } from './client-limits.ts';
+// The bounds the client library shares with the servers live in
+// src/wire/checks/client-limits.ts (the client package ships that file,
+// never this one).
+import { messageBytesMax, counterNameBytesMax, idempotencyKeyBytesMax, batchItemsMax, readManyCountersMax } from '../wire/index.ts';
 
 /**
  * Default cap on the counters one router's directory holds (--counters-max).
@@ -405,16 +405,12 @@ export const backupPairStreamTimeoutMs = 55_000;
 
 // Regions (docs/regions.md)
 
-/** Bytes of a region name (--region): a metric label value and a log record field. */
-export const regionNameBytesMax = 32;
 /** Peer regions one cluster exchanges components with: every publisher keeps a stream to each. */
 export const peerRegionsMax = 16;
 /** Router addresses --peer-regions may give one peer region. */
 export const peerRegionAddressesMax = 8;
 /** Components in one batch between regions: a batch is one message and one durable write per shard group. */
 export const regionBatchComponentsMax = 512;
-/** Bytes of a distinct counter's sketch in a component: a dense HyperLogLog serializes to 12,289. */
-export const regionSketchBytesMax = 16_384;
 /** Component bytes in one batch between regions: sketches are large, and a batch is one gRPC message. */
 export const regionBatchBytesMax = 1_048_576;
 /** Default interval between a publisher's rounds of reading changed counters. */

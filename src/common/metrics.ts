@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { status } from '@grpc/grpc-js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { shardProtocol } from './shard-protocol.ts';
+import { shardProtocol } from '../wire/internal/index.ts';
 
 /** This release's version: package.json two folders up, from src/common and from dist/common alike. */
 function releaseVersion(): string {

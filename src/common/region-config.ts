@@ -1,15 +1,8 @@
 // Region names and the --peer-regions list: parsed the same way by every
 // process that takes them. Pure: no I/O.
 import { ConfigError, parseAddress } from './config.ts';
-import { peerRegionAddressesMax, peerRegionsMax, regionNameBytesMax } from './limits.ts';
-
-/** Lower-case letters, digits and '-', starting with a letter: safe in metric labels, hostnames and file names. */
-const regionPattern = /^[a-z][a-z0-9-]*$/;
-
-/** Whether `name` can name a region. */
-export function isRegionName(name: string): boolean {
-  return name.length >= 1 && name.length <= regionNameBytesMax && regionPattern.test(name);
-}
+import { peerRegionAddressesMax, peerRegionsMax } from './limits.ts';
+import { isRegionName, regionNameBytesMax } from '../wire/index.ts';
 
 /** A region name ('' = no region: the cluster runs alone), or a ConfigError naming `what`. */
 export function checkRegionName(name: string, what = '--region'): string {

@@ -32,11 +32,10 @@ import {
   shardNodeCallerRoles,
   isShardNodeStream,
   droppedShardTombstoneMs,
-  steadyWallClock,
-  monotonicNowMs,
   type Logger,
   type TlsMaterial,
 } from '../common/index.ts';
+import { steadyWallClock, monotonicNowMs } from '../wire/index.ts';
 import { parseNodeConfig, type NodeConfig } from './config.ts';
 import { ShardLog, logFileOf, checkLogAtStart, isDamagedLog, logCorruptExitCode, markLogCorrupt } from './log/index.ts';
 import { NodeMemory, checkpointFolder, rebuildMemory, type NodeState, DedupIndex, loadRole } from './state/index.ts';
@@ -46,7 +45,8 @@ import { createNodeService } from './node-service.ts';
 import { Replicator } from './replication/index.ts';
 import { LogScrubber } from './scrubber.ts';
 import { Housekeeping } from './housekeeping.ts';
-import { FrameStreams, withLeanReadShardsResponse } from './handlers/index.ts';
+import { FrameStreams } from './handlers/index.ts';
+import { withLeanReadShardsResponse } from '../wire/internal/index.ts';
 
 const serviceName = 'tally.shard.v1.ShardNode';
 

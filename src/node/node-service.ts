@@ -24,9 +24,8 @@ import {
   protocolRefusalOf,
   serveFrames,
   type FrameStreams,
-  type LeanReadShardsRequest,
-  type ReadShardsAnswer,
 } from './handlers/index.ts';
+import type { LeanReadShardsRequest, ReadShardsAnswer } from '../wire/internal/index.ts';
 
 export interface NodeServiceDeps {
   state: NodeState;

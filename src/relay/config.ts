@@ -6,12 +6,12 @@ import {
   ConfigError,
   ConfigReader,
   HelpRequested,
-  batchItemsMax,
   isLogLevel,
   type LogLevel,
   type MetricsPort,
   type SettingHelp,
 } from '../common/index.ts';
+import { batchItemsMax } from '../wire/index.ts';
 
 /** A table as `name` or `schema.name`: lowercase identifiers, quoted when used. */
 export interface TableName {

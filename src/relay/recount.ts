@@ -4,7 +4,7 @@
 // a crashed relay left of unknown fate are sent again (same keys) first.
 import { createHash } from 'node:crypto';
 import type { ReadResult } from '../client/index.ts';
-import { readManyCountersMax } from '../common/index.ts';
+import { readManyCountersMax } from '../wire/index.ts';
 import type { Outbox } from './outbox/index.ts';
 import { isBeyondWindow, splitSendable, type OutboxRow } from './outbox/index.ts';
 import { sendRows, type IncrementSender } from './send-rows.ts';

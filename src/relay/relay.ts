@@ -2,7 +2,8 @@
 // keyed increments, take it out of the outbox in the claiming transaction.
 // A crash anywhere leaves rows in the outbox to be sent again under the same
 // keys; it never re-sends a row whose first send may be past the dedup window.
-import { ErrorCode, TallyError, monotonicNowMs, type Logger } from '../common/index.ts';
+import { ErrorCode, TallyError, monotonicNowMs } from '../wire/index.ts';
+import { type Logger } from '../common/index.ts';
 import { formatTableName, type RelayConfig } from './config.ts';
 import { Outbox, type DeadRow } from './outbox/index.ts';
 import { idReuseMessage, identityChange } from './outbox/index.ts';

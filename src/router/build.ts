@@ -22,25 +22,20 @@ import {
   readStreamMessageBytesMax,
   listRequestBytesMax,
   loadTls,
-  monotonicNowMs,
   registerDataDirFreeBytes,
   serverCredentialsOf,
   setServing,
   shutdownServer,
   singleRequestBytesMax,
   startMetricsServer,
-  steadyWallClock,
   type InFlightCount,
   type InFlightLimits,
   type Logger,
   parseAddress,
   regionLinkServiceDefinition,
   regionClearStepsMax,
-  ErrorCode,
-  TallyError,
-  withColumnDecoders,
-  withLeanCodecs,
 } from '../common/index.ts';
+import { monotonicNowMs, steadyWallClock, ErrorCode, TallyError, withColumnDecoders, withLeanCodecs } from '../wire/index.ts';
 import { loadMemberHasher } from '../sketch/index.ts';
 import { createAdminService, createCounterService, refusalOf, tokensOf, type Tokens } from './api/index.ts';
 import { createHttpMetrics, startConnectPort, type ConnectPort, type ConnectPortOptions } from './http/index.ts';

@@ -7,12 +7,10 @@ import {
   parseFlags,
   isLogLevel,
   pairsMax,
-  shardsPerCounterMax,
   memberPartitionsMax,
   routerCallsInFlightMax,
   routerLargeCallsInFlightMax,
   callDeadlineMaxMs,
-  isLoopbackHost,
   countersMax,
   shardsTotalMax,
   heatCountersMax,
@@ -33,6 +31,7 @@ import {
   type MetricsPort,
   type TlsFiles,
 } from '../common/index.ts';
+import { isLoopbackHost, shardsPerCounterMax } from '../wire/index.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { PairAddresses } from './directory/index.ts';

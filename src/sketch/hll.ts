@@ -4,7 +4,7 @@
 // Formats and the hash seed are persisted: never change them in place.
 import assert from 'node:assert';
 import xxhash from 'xxhash-wasm';
-import { ErrorCode, TallyError } from '../common/errors.ts';
+import { ErrorCode, TallyError } from '../wire/index.ts';
 
 /** Index bits of the hash (p); Redis uses the same. */
 export const hllPrecisionBits = 14;

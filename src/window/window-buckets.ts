@@ -2,7 +2,7 @@
 // fixed time bucket, so a read can ask for "the last hour". Memory only: it
 // never reads a clock (every time is an argument) and never touches the log.
 import assert from 'node:assert/strict';
-import type { WindowSetting } from '../common/index.ts';
+import type { WindowSetting } from '../wire/index.ts';
 
 // The bounds live here, not in src/common/limits.ts, only because this module
 // was added without touching existing files; they belong there.

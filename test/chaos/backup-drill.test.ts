@@ -15,13 +15,8 @@ import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import type { TallyClient } from '../../src/client/index.ts';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { EtcdProcess } from '../../src/cluster/etcd-process.ts';
-import {
-  AdminServiceClient,
-  ShardNodeClient,
-  shardNodeServiceDefinition,
-  shardProtocolStamp,
-  type shardV1,
-} from '../../src/common/index.ts';
+import { AdminServiceClient, ShardNodeClient, shardNodeServiceDefinition, type shardV1 } from '../../src/common/index.ts';
+import { shardProtocolStamp } from '../../src/wire/internal/index.ts';
 import { startCluster, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { cliNodeArgs, tally } from '../helpers/cli.ts';
 import { Ledger, classify } from '../helpers/load.ts';

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError } from '../../src/client/index.ts';
-import { coalescedCallsInFlightMax } from '../../src/common/limits.ts';
+import { coalescedCallsInFlightMax } from '../../src/wire/index.ts';
 import { Ledger, classify } from '../helpers/load.ts';
 import { pause, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 

@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { credentials } from '@grpc/grpc-js';
-import { ShardNodeClient, compareVersions, shardProtocolStamp, unpackComponents, type RegionComponent } from '../../src/common/index.ts';
+import { ShardNodeClient } from '../../src/common/index.ts';
+import { compareVersions, shardProtocolStamp, unpackComponents, type RegionComponent } from '../../src/wire/internal/index.ts';
 import { pause, waitFor } from '../helpers/cluster.ts';
 import { startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
 

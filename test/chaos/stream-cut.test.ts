@@ -6,8 +6,7 @@
 // total must satisfy ok <= total <= ok + unknown.
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodePool } from '../../src/router/nodes/index.ts';
-import { monotonicNowMs } from '../../src/common/index.ts';
-import { TallyError } from '../../src/common/index.ts';
+import { monotonicNowMs, TallyError } from '../../src/wire/index.ts';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { startRouterProxy, startStallableProxy } from '../helpers/router-proxy.ts';
 import { pause } from '../helpers/pause.ts';

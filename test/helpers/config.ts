@@ -1,6 +1,6 @@
 // Support for the config unit tests: the ConfigError a parse throws, and the
 // environment key a setting's name mirrors.
-import { ConfigError } from '../../src/common/config.ts';
+import { ConfigError } from '../../src/common/index.ts';
 
 /** The ConfigError message `action` throws; fails the test on anything else. */
 export function configErrorOf(action: () => unknown): string {

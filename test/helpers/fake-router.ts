@@ -3,14 +3,14 @@
 // on one pair and refused by another). It keeps its own totals; it never
 // stands in for a router in a test of the router.
 import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { counterServiceDefinition } from '../../src/common/index.ts';
 import {
-  counterServiceDefinition,
   toServiceError,
   withLeanCodecs,
   type LeanIncrementBatchRequest,
   type LeanIncrementRequest,
   type TallyError,
-} from '../../src/common/index.ts';
+} from '../../src/wire/index.ts';
 
 export interface FakeRouter {
   address: string;

@@ -4,7 +4,7 @@ import type { ApplyEntry } from '../../src/node/write/group-commit.ts';
 import { EntryKind, type LogEntry } from '../../src/node/log/index.ts';
 import { encodeWindowSetting } from '../../src/node/state/index.ts';
 import { packRegisterChanges } from '../../src/sketch/index.ts';
-import type { WindowSetting } from '../../src/common/index.ts';
+import type { WindowSetting } from '../../src/wire/index.ts';
 
 export const noKey = Buffer.alloc(0);
 

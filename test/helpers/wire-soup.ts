@@ -1,7 +1,7 @@
 // Malformed protobuf input for codec property tests: wire tokens (tags of any
 // field and wire type, varints of every length, some cut), length-framed soup
 // and one-byte mutations of valid messages. Shared by the lean codecs' tests
-// (test/unit/common/counter-codec*.test.ts); it decides nothing itself.
+// (test/unit/wire/codecs/counter-codec*.test.ts); it decides nothing itself.
 import fc from 'fast-check';
 
 export const varint = (value: number): number[] => (value > 127 ? [(value & 127) | 0x80, ...varint(value >>> 7)] : [value]);

@@ -2,8 +2,8 @@
 // total nor any node's log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metadata, credentials, status } from '@grpc/grpc-js';
+import { CounterServiceClient } from '../../src/common/index.ts';
 import {
-  CounterServiceClient,
   messageBytesMax,
   batchItemsMax,
   readManyCountersMax,
@@ -11,7 +11,7 @@ import {
   decodeIncrementStreamResponse,
   encodeIncrementStreamRequest,
   type LeanIncrementStreamResponse,
-} from '../../src/common/index.ts';
+} from '../../src/wire/index.ts';
 import { TallyError, createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import type { RawRpcClient } from '../helpers/raw-client.ts';

@@ -111,27 +111,27 @@ describe('client package', () => {
       // The contract is compiled in: no proto/ to read, and no empty file (a type-only module compiles to one).
       expect(files.filter((file) => file.startsWith('proto/'))).toEqual([]);
       expect(packedFiles.filter((file) => file.size === 0).map((file) => file.path)).toEqual([]);
-      // The servers' bounds stay home: the client ships only the ones it shares.
-      expect(files).toContain('dist/common/client-limits.js');
-      expect(files).not.toContain('dist/common/limits.js');
+      // The servers' bounds and plumbing stay home: the client ships src/wire (the bounds it shares among them), never src/common.
+      expect(files).toContain('dist/wire/checks/client-limits.js');
+      expect(files.filter((file) => file.startsWith('dist/common/'))).toEqual([]);
       for (const file of ['README.md', 'LICENSE', 'package.json']) expect(files).toContain(file);
       // The public contract only: not the nodes' internal protocol, and declarations only for the public surface.
       expect(files.filter((file) => /shard/.test(file))).toEqual([]);
-      expect(files.filter((file) => file.endsWith('.d.ts')).sort()).toEqual([
+      // Declarations: the client's public files, and src/wire's, which they import through its index.ts.
+      const declarations = files.filter((file) => file.endsWith('.d.ts'));
+      expect(declarations.filter((file) => file.startsWith('dist/client/')).sort()).toEqual([
         'dist/client/client.d.ts',
         'dist/client/connection/connection-state.d.ts',
         'dist/client/index.d.ts',
         'dist/client/testing.d.ts',
         'dist/client/types.d.ts',
-        'dist/common/error-details.d.ts',
-        'dist/common/errors.d.ts',
-        'dist/common/window-setting.d.ts',
       ]);
+      expect(declarations).toContain('dist/wire/errors/errors.d.ts');
+      expect(declarations).toContain('dist/wire/checks/window-setting.d.ts');
+      expect(declarations.filter((file) => !file.startsWith('dist/client/') && !file.startsWith('dist/wire/'))).toEqual([]);
       expect(
         files.filter((file) =>
-          /^dist\/(cli|cluster|node|router|membership|sketch|window)\/|^dist\/common\/(config|index|logger|metrics|server|tls)\./.test(
-            file,
-          ),
+          /^dist\/(cli|cluster|node|router|relay|membership|sketch|window|common)\/|^dist\/wire\/internal\//.test(file),
         ),
       ).toEqual([]);
 

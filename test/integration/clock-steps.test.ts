@@ -4,7 +4,7 @@
 // lag must not notice. Needs the faketime package (fails without it).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTallyClient } from '../../src/client/index.ts';
-import { coalescedCallsInFlightMax } from '../../src/common/index.ts';
+import { coalescedCallsInFlightMax } from '../../src/wire/index.ts';
 import { makeFakeClock, type FakeClock } from '../helpers/fake-clock.ts';
 import { holdsFor, pause, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';

@@ -6,8 +6,7 @@
 // bounds are checked against what it applied.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTallyClient, TallyError, type TallyClient } from '../../src/client/index.ts';
-import { ErrorCode, ErrorReason } from '../../src/common/index.ts';
-import { TallyError as ServerError } from '../../src/common/errors.ts';
+import { ErrorCode, TallyError as ServerError, ErrorReason } from '../../src/wire/index.ts';
 import { startFakeRouter, type FakeRouter } from '../helpers/fake-router.ts';
 
 /** ok <= total <= ok + unknown, classified by the error's reason: NOT_APPLIED is failed, anything else unknown. */

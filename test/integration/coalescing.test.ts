@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { createTallyClient, TallyError, type TallyClient } from '../../src/client/index.ts';
-import { INT64_MAX } from '../../src/common/limits.ts';
+import { INT64_MAX } from '../../src/wire/index.ts';
 import { scrapeMetric, startCluster, type TestCluster } from '../helpers/cluster.ts';
 
 describe('coalescing client', () => {

@@ -93,7 +93,8 @@ describe('connect port: JSON, binary and gRPC-Web on a plaintext cluster', () =>
     await client.increment({ counter: 'connect:grpc-rt', amount: 3n });
     // The gRPC port through a raw grpc-js call: the repo's client does not ask return_total yet.
     const grpc = await import('@grpc/grpc-js');
-    const { CounterServiceClient, withLeanCodecs } = await import('../../src/common/index.ts');
+    const { CounterServiceClient } = await import('../../src/common/index.ts');
+    const { withLeanCodecs } = await import('../../src/wire/index.ts');
     const Client = grpc.makeGenericClientConstructor(withLeanCodecs(CounterServiceClient.service), 'CounterService');
     const raw = new Client(cluster.cluster.routerAddress, grpc.credentials.createInsecure()) as unknown as {
       Increment(request: object, callback: (error: Error | null, response: { total?: string }) => void): void;

@@ -5,7 +5,7 @@
 // taking increments whatever the caps.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { batchItemsMax, newCountersPerCallMax, readManyCountersMax } from '../../src/common/limits.ts';
+import { batchItemsMax, newCountersPerCallMax, readManyCountersMax } from '../../src/wire/index.ts';
 import type { TallyClient } from '../../src/client/index.ts';
 import { scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { rejection } from '../helpers/rejection.ts';

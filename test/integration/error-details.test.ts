@@ -8,7 +8,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status, type ServiceError } from '@grpc/grpc-js';
-import { CounterServiceClient } from '../../src/common/proto.ts';
+import { CounterServiceClient } from '../../src/common/index.ts';
 import { createTallyClient, type TallyClient, type TallyError } from '../../src/client/index.ts';
 import { pause, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { rejection } from '../helpers/rejection.ts';

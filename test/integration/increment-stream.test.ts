@@ -9,15 +9,15 @@ import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
 import { CounterServiceClient } from '../../src/client/counter-proto.ts';
 import {
   ErrorReason,
+  decodeStatusDetails,
   batchItemsMax,
   decodeIncrementStreamResponse,
-  decodeStatusDetails,
   encodeIncrementStreamRequest,
   streamBatchesInFlightMax,
   type IncrementRequestInput,
   type IncrementStreamRequestInput,
   type LeanIncrementStreamResponse,
-} from '../../src/common/index.ts';
+} from '../../src/wire/index.ts';
 import { startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
 import { startRouterProxy } from '../helpers/router-proxy.ts';

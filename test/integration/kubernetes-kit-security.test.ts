@@ -3,7 +3,7 @@
 // CRD's), every image is pinned, no pod carries a Kubernetes API token, the
 // network policies let exactly the needed traffic through, and in the secure
 // kits every hop is TLS with a certificate that names the host dialled and the
-// role the peer checks (Node's own host name check and src/common/peer-role.ts
+// role the peer checks (Node's own host name check and src/common/grpc/peer-role.ts
 // decide, not this file). That cert-manager issues them and a CNI enforces the
 // policies only a cluster shows (docs/kubernetes.md lists what was not run).
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import tls, { type PeerCertificate } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
-import { peerRoleOf } from '../../src/common/peer-role.ts';
+import { peerRoleOf } from '../../src/common/index.ts';
 import {
   containersOf,
   isPinnedImage,

@@ -3,7 +3,7 @@
 // background reconcile, and reused row ids refused. The relay's sending is in
 // outbox.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCode, TallyError } from '../../src/common/index.ts';
+import { ErrorCode, TallyError } from '../../src/wire/index.ts';
 import type { IncrementOptions } from '../../src/client/index.ts';
 import { parseRelayConfig } from '../../src/relay/index.ts';
 import { Outbox } from '../../src/relay/outbox/outbox.ts';

@@ -12,14 +12,14 @@ import { createTallyClient, TallyError, type TallyClient } from '../../src/clien
 import { CounterServiceClient } from '../../src/client/counter-proto.ts';
 import {
   ErrorReason,
+  decodeStatusDetails,
   counterNameBytesMax,
   decodeReadStreamResponse,
-  decodeStatusDetails,
   encodeReadStreamRequest,
   readManyCountersMax,
   type LeanReadStreamResponse,
   type ReadStreamRequestInput,
-} from '../../src/common/index.ts';
+} from '../../src/wire/index.ts';
 import { scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startRouterProxy } from '../helpers/router-proxy.ts';
 

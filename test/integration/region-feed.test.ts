@@ -6,7 +6,8 @@
 // takes back what the feed showed).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status, type ServiceError } from '@grpc/grpc-js';
-import { ShardNodeClient, decodeShardColumns, shardProtocolStamp, type shardV1 } from '../../src/common/index.ts';
+import { ShardNodeClient, type shardV1 } from '../../src/common/index.ts';
+import { decodeShardColumns, shardProtocolStamp } from '../../src/wire/internal/index.ts';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 
 function changedShards(address: string, request: Partial<shardV1.ChangedShardsRequest>): Promise<shardV1.ChangedShardsResponse__Output> {

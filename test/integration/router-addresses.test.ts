@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTallyClient, type TallyClient, type TallyClientOptions } from '../../src/client/index.ts';
-import { routerAvoidMsMin } from '../../src/common/limits.ts';
+import { routerAvoidMsMin } from '../../src/wire/index.ts';
 import { tally } from '../helpers/cli.ts';
 import { pause, startCluster, type TestCluster } from '../helpers/cluster.ts';
 import { codeOf } from '../helpers/rejection.ts';

@@ -4,7 +4,8 @@
 // Expiry itself deletes through DeleteCounter: its test is at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status } from '@grpc/grpc-js';
-import { AdminServiceClient, counterTtlMsMax, expiryDeletesPerSecondMax, newCountersPerCallMax } from '../../src/common/index.ts';
+import { AdminServiceClient, counterTtlMsMax, expiryDeletesPerSecondMax } from '../../src/common/index.ts';
+import { newCountersPerCallMax } from '../../src/wire/index.ts';
 import { startCluster, pause, scrapeMetric, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
 import { rejection } from '../helpers/rejection.ts';

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
-import { shardProtocol } from '../../src/common/index.ts';
+import { shardProtocol } from '../../src/wire/internal/index.ts';
 
 /** A TCP proxy whose target is set later (the follower's port is known once it started); counts connections. */
 async function startLateProxy(): Promise<{ address: string; target?: string; connections: number; kill(): Promise<void> }> {

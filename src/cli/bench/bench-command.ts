@@ -1,8 +1,7 @@
 // `tally bench`: its options, the run, and the summary it prints.
 import { runBench, runWorker, newRunId, type BenchOptions, type BenchSummary } from './bench.ts';
 import { usesPopulation, workloads, type Workload } from './bench-workload.ts';
-import { batchItemsMax, readManyCountersMax } from '../../common/limits.ts';
-import { monotonicNowMs } from '../../common/clock.ts';
+import { batchItemsMax, readManyCountersMax, monotonicNowMs } from '../../wire/index.ts';
 import { UsageError, parseWholeNumber } from '../args.ts';
 import { print } from '../format.ts';
 import { routerAddresses, securityOptions } from '../connection.ts';

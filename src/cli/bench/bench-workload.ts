@@ -4,8 +4,7 @@
 // check reads. Shared with bench/compare-load.mts, which drives Redis and
 // PostgreSQL with the same seeded draws. No timing decisions here.
 import assert from 'node:assert';
-import { readManyCountersMax } from '../../common/limits.ts';
-import { monotonicNowMs } from '../../common/clock.ts';
+import { readManyCountersMax, monotonicNowMs } from '../../wire/index.ts';
 import { ZipfSampler, type SeededRandom } from './bench-zipf.ts';
 
 export const workloads = ['hot', 'cold', 'mix', 'zipf', 'page'] as const;

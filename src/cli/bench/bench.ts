@@ -26,7 +26,7 @@ import {
   type Workload,
 } from './bench-workload.ts';
 import { SeededRandom } from './bench-zipf.ts';
-import { monotonicNowMs } from '../../common/clock.ts';
+import { monotonicNowMs } from '../../wire/index.ts';
 
 export interface BenchOptions {
   /** The routers, comma-separated as --router takes them. */

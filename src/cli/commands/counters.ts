@@ -2,7 +2,8 @@
 // deleting and per-counter settings, each one spec (command-spec.ts) with its
 // flags and its run. Output goes through print (readable, or --json).
 import type { ConfigureOptions, ReadResult, TallyClient } from '../../client/index.ts';
-import { listPageSizeMax, memberPartitionsMax } from '../../common/limits.ts';
+import { listPageSizeMax } from '../../wire/index.ts';
+import { memberPartitionsMax } from '../../common/index.ts';
 import { UsageError, expectArgs, parseAmount, parseDurationMs, parseMember, parseWholeNumber } from '../args.ts';
 import type { CommandContext, CommandSpec } from '../command-spec.ts';
 import { configureLine, formatDuration, kindNote, plural, print, ttlNote } from '../format.ts';

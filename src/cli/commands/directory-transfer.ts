@@ -5,7 +5,7 @@
 // writes one JSON document to stdout or --file; import reads one from stdin
 // or --file into an empty store, keeping every shard id, epoch and identity.
 import fs from 'node:fs';
-import { ErrorCode, TallyError } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
 
 export interface DirectoryStoreFlags {
   dataDir: string | undefined;

@@ -1,7 +1,7 @@
 // The CLI's long-running tools: bench (load with a latency summary), and the
 // outbox relay and its recount, whose settings are the relay's own reader's
 // (the flags listed here are read from it, so they cannot drift apart).
-import type { SettingHelp } from '../../common/config.ts';
+import type { SettingHelp } from '../../common/index.ts';
 import { postgresSettingsHelp, recountCommand, relayCommand, relaySettingsHelp } from '../../relay/index.ts';
 import { UsageError, expectArgs } from '../args.ts';
 import { bench } from '../bench/index.ts';

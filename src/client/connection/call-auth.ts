@@ -3,8 +3,7 @@
 // rotated token is used from the next call on. A callback that fails or
 // gives no usable token fails the call as UNAUTHENTICATED with nothing sent.
 import { Metadata } from '@grpc/grpc-js';
-import { ErrorCode, TallyError } from '../../common/errors.ts';
-import { ErrorReason } from '../../common/error-details.ts';
+import { ErrorCode, TallyError, ErrorReason } from '../../wire/index.ts';
 
 /** Gives the token for the next call; cache inside it if getting one is costly. */
 export type TokenProvider = () => string | Promise<string>;

@@ -2,9 +2,8 @@
 // the call fails for good, or its deadline passes. Whether a failed attempt
 // goes again, and where, is resend-rule.ts's decision; this loop only keeps
 // the deadline, the attempt bound and the backoff between keyed retries.
-import { monotonicNowMs } from '../../common/clock.ts';
-import type { TallyError } from '../../common/errors.ts';
-import type { LeanReadManyResponse } from '../../common/counter-codec.ts';
+import { monotonicNowMs } from '../../wire/index.ts';
+import type { TallyError, LeanReadManyResponse } from '../../wire/index.ts';
 import type { ReadPageRequest } from '../streams/index.ts';
 import type { CallSettings } from '../types.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';

@@ -3,7 +3,7 @@
 // caller's channelOptions over them. The routers' own channels to nodes keep
 // the repository's options (../common/client-channel.ts).
 import type { ChannelOptions } from '@grpc/grpc-js';
-import { clientChannelOptions } from '../../common/client-channel.ts';
+import { clientChannelOptions } from '../../wire/index.ts';
 
 /**
  * Defaults a proxy with grpc-go's keepalive enforcement accepts (MinTime 5

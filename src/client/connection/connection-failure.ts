@@ -3,7 +3,7 @@
 // connection refused (is the cluster running? ...)") instead of grpc-js's
 // "No connection established. Last error: ... Resolution note: ". The code,
 // gRPC status and reason stay as received; grpc-js's error is the cause.
-import { ErrorCode, TallyError } from '../../common/errors.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
 
 /** What grpc-js says when a call found no connection to send on, or no address to connect to. */
 const noConnection = /No connection established|Failed to connect|Name resolution failed|DNS resolution failed|connect E[A-Z]+/;

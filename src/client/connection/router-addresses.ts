@@ -1,9 +1,7 @@
 // The router addresses a client is given: createTallyClient's address or
 // addresses, and the CLI's --router a,b (TALLY_ROUTER). Text checks only,
 // before any channel exists: nothing here resolves a name or connects.
-import { ErrorCode, TallyError } from '../../common/errors.ts';
-import { isLoopbackHost, splitHostPort } from '../../common/address.ts';
-import { routerAddressesMax } from '../../common/client-limits.ts';
+import { ErrorCode, TallyError, isLoopbackHost, splitHostPort, routerAddressesMax } from '../../wire/index.ts';
 
 /**
  * The addresses of options.address or options.addresses (at most one of

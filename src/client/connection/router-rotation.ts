@@ -2,8 +2,7 @@
 // routers not recently failed, then the failed ones, soonest back first.
 // Bookkeeping only, with an injected clock: it holds no channel and sends nothing.
 import assert from 'node:assert';
-import { routerAvoidMsMax, routerAvoidMsMin } from '../../common/client-limits.ts';
-import { monotonicNowMs } from '../../common/clock.ts';
+import { routerAvoidMsMax, routerAvoidMsMin, monotonicNowMs } from '../../wire/index.ts';
 
 // Why round-robin per call and not one preferred router per client:
 // - it spreads each client's own load, so one busy application process (or

@@ -13,11 +13,16 @@ import {
   type Metadata,
   type requestCallback,
 } from '@grpc/grpc-js';
-import { withoutCallerStack } from '../../common/caller-stack.ts';
-import { deadlineIn, monotonicNowMs } from '../../common/clock.ts';
-import { ErrorCode, TallyError, fromServiceError } from '../../common/errors.ts';
-import { ErrorReason } from '../../common/error-details.ts';
-import { routerConnectWaitMsMax } from '../../common/client-limits.ts';
+import {
+  withoutCallerStack,
+  deadlineIn,
+  monotonicNowMs,
+  ErrorCode,
+  TallyError,
+  fromServiceError,
+  ErrorReason,
+  routerConnectWaitMsMax,
+} from '../../wire/index.ts';
 import { AdminServiceClient, CounterServiceClient, serviceConfig, type counterV1 } from '../counter-proto.ts';
 import {
   IncrementStreamSender,
@@ -29,7 +34,7 @@ import {
   type ReadPageRequest,
   type ReadStreamCall,
 } from '../streams/index.ts';
-import type { LeanReadManyResponse } from '../../common/counter-codec.ts';
+import type { LeanReadManyResponse } from '../../wire/index.ts';
 import { resendAfter, type CallClass } from './resend-rule.ts';
 import { RouterRotation } from './router-rotation.ts';
 import { connectionFailure } from './connection-failure.ts';

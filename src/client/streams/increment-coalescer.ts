@@ -6,10 +6,17 @@
 // this file must never retry what the unary path would not, and never sends
 // an unkeyed item again unless the router said NOT_APPLIED.
 import { status } from '@grpc/grpc-js';
-import { monotonicNowMs } from '../../common/clock.ts';
-import { ErrorCode, TallyError, fromServiceError } from '../../common/errors.ts';
-import { ErrorReason } from '../../common/error-details.ts';
-import { batchItemsMax, coalescedCallsInFlightMax, coalescedQueueItemsMax, newCountersPerCallMax } from '../../common/client-limits.ts';
+import {
+  monotonicNowMs,
+  ErrorCode,
+  TallyError,
+  fromServiceError,
+  ErrorReason,
+  batchItemsMax,
+  coalescedCallsInFlightMax,
+  coalescedQueueItemsMax,
+  newCountersPerCallMax,
+} from '../../wire/index.ts';
 import type { counterV1 } from '../counter-proto.ts';
 
 /** One caller's increment, validated and in wire form. */

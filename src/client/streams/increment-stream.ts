@@ -4,10 +4,8 @@
 // unknown outcome (unless the router said it read nothing), for the
 // coalescer's resend rule.
 import { status, type ClientDuplexStream } from '@grpc/grpc-js';
-import { ErrorCode, TallyError } from '../../common/errors.ts';
-import { ErrorReason } from '../../common/error-details.ts';
-import type { IncrementStreamRequestInput, LeanIncrementStreamResponse, LeanIncrementResponse } from '../../common/counter-codec.ts';
-import { incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../../common/client-limits.ts';
+import { ErrorCode, TallyError, ErrorReason, incrementStreamLifetimeMs, streamBatchesInFlightMax } from '../../wire/index.ts';
+import type { IncrementStreamRequestInput, LeanIncrementStreamResponse, LeanIncrementResponse } from '../../wire/index.ts';
 import type { CoalescedItem } from './increment-coalescer.ts';
 import { StreamSender, type ClientStreamKind } from './stream-sender.ts';
 

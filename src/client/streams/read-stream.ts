@@ -4,10 +4,8 @@
 // unanswered by a failed stream is simply not read (NOT_APPLIED), for the
 // caller's resend rule.
 import type { ClientDuplexStream } from '@grpc/grpc-js';
-import { ErrorCode, TallyError } from '../../common/errors.ts';
-import { ErrorReason } from '../../common/error-details.ts';
-import type { LeanReadResponse, LeanReadStreamResponse, ReadStreamRequestInput } from '../../common/counter-codec.ts';
-import { readStreamLifetimeMs, readStreamPagesInFlightMax } from '../../common/client-limits.ts';
+import { ErrorCode, TallyError, ErrorReason, readStreamLifetimeMs, readStreamPagesInFlightMax } from '../../wire/index.ts';
+import type { LeanReadResponse, LeanReadStreamResponse, ReadStreamRequestInput } from '../../wire/index.ts';
 import { StreamSender, type ClientStreamKind } from './stream-sender.ts';
 
 export type ReadStreamCall = ClientDuplexStream<ReadStreamRequestInput, LeanReadStreamResponse>;

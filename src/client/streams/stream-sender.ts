@@ -6,10 +6,8 @@
 // deadline passes (never sent). It decides nothing about resending: what a
 // unit's failure means is its kind's (ClientStreamKind).
 import { status, type ClientDuplexStream } from '@grpc/grpc-js';
-import { monotonicNowMs } from '../../common/clock.ts';
-import { TallyError, errorCodeOfGrpcStatus, fromServiceError } from '../../common/errors.ts';
-import { decodeStatusDetails } from '../../common/error-details.ts';
-import type { LeanIncrementStreamError } from '../../common/counter-codec.ts';
+import { monotonicNowMs, TallyError, errorCodeOfGrpcStatus, fromServiceError, decodeStatusDetails } from '../../wire/index.ts';
+import type { LeanIncrementStreamError } from '../../wire/index.ts';
 
 /** A stream's answer to one unit: its sequence number, and its results or its error. */
 export interface StreamAnswer {

@@ -3,7 +3,8 @@
 // decoded, and handed to group commit. It never answers before the commit
 // (and the follower's, while in sync), and never writes under a stale epoch.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, applyItemsPerCallMax, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
+import { applyItemsPerCallMax, type shardV1 } from '../../common/index.ts';
 import {
   decodeGroup,
   packedIncrementCount,

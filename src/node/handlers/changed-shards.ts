@@ -2,7 +2,9 @@
 // position this node gave (docs/regions.md). Values are taken in one turn and
 // answered through the node's confirmed() wait, exactly as ReadShards: an
 // answer never holds what a failover could still drop. It never writes.
-import { ErrorCode, TallyError, encodeShardColumns, regionFeedRingEntries, regionFeedShardsMax, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
+import { encodeShardColumns } from '../../wire/internal/index.ts';
+import { regionFeedRingEntries, regionFeedShardsMax, type shardV1 } from '../../common/index.ts';
 import type { ShardLog } from '../log/index.ts';
 import type { NodeMemory, NodeState } from '../state/index.ts';
 

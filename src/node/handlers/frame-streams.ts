@@ -3,19 +3,9 @@
 // its seq once that settles, in whatever order. A frame is never acted on
 // unless it can be answered, and never answered twice.
 import type { ServerDuplexStream, handleBidiStreamingCall } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  ErrorReason,
-  TallyError,
-  busyRetryDelayMs,
-  checkFrame,
-  frameErrorOf,
-  malformedRefusalOf,
-  nodeStreamFramesInProgressMax,
-  toServiceError,
-  type DecodedFrame,
-  type shardV1,
-} from '../../common/index.ts';
+import { ErrorCode, ErrorReason, TallyError, toServiceError } from '../../wire/index.ts';
+import { busyRetryDelayMs, malformedRefusalOf, nodeStreamFramesInProgressMax, type shardV1 } from '../../common/index.ts';
+import { checkFrame, frameErrorOf, type DecodedFrame } from '../../wire/internal/index.ts';
 
 export interface FrameAnswer<Response> {
   seq: number;

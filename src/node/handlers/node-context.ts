@@ -2,7 +2,7 @@
 // read waits for before it answers: readiness, a whole log, the generations
 // the router tagged a read with, and the follower's confirmation (G3). It
 // reads the node's state and never changes it.
-import { ErrorCode, TallyError } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
 import type { ShardLog } from '../log/index.ts';
 import type { NodeMemory, NodeState } from '../state/index.ts';
 

@@ -2,7 +2,9 @@
 // caller whose shard protocol this node cannot serve is refused
 // FAILED_PRECONDITION naming both versions, before the call does anything.
 import type { handleUnaryCall } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, peerProtocolOf, shardProtocolRefusal, toServiceError, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError, toServiceError } from '../../wire/index.ts';
+import { peerProtocolOf, shardProtocolRefusal } from '../../wire/internal/index.ts';
+import type { shardV1 } from '../../common/index.ts';
 
 type Versioned = { protocol?: shardV1.ProtocolVersion__Output | null } | null;
 

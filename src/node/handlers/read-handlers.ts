@@ -2,11 +2,13 @@
 // counts and region components, answered from memory at the generations the
 // router tagged them with. A read changes nothing, needs the whole log, and
 // answers only what the follower confirmed while the pair is in sync.
-import { ErrorCode, TallyError, isInt64, packComponents, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError, isInt64 } from '../../wire/index.ts';
+import { packComponents } from '../../wire/internal/index.ts';
+import type { shardV1 } from '../../common/index.ts';
 import { HllSketch } from '../../sketch/index.ts';
 import { parseShardId } from '../write/index.ts';
 import type { NodeContext } from './node-context.ts';
-import type { LeanReadShardsRequest, ReadShardsAnswer } from './read-shards-codec.ts';
+import type { LeanReadShardsRequest, ReadShardsAnswer } from '../../wire/internal/index.ts';
 
 const emptyKey = Buffer.alloc(0);
 

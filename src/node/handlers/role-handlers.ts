@@ -2,7 +2,9 @@
 // to change its role, epoch, peer or sync requirement. An order is obeyed only
 // when it is newer than the last one (refusalOf) and names this log; the new
 // role is durable before anyone hears of it.
-import { ErrorCode, TallyError, shardProtocolStamp, type Logger, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
+import { shardProtocolStamp } from '../../wire/internal/index.ts';
+import type { Logger, shardV1 } from '../../common/index.ts';
 import type { ShardLog } from '../log/index.ts';
 import type { Replicator } from '../replication/index.ts';
 import { refusalOf, saveRole, type NodeMemory, type NodeState, type Role, type RoleOrder, type RoleState } from '../state/index.ts';

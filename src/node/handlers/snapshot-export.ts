@@ -7,17 +7,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ServerWritableStream } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  TallyError,
-  nodeCallBytesMax,
-  peerProtocolOf,
-  shardProtocolRefusal,
-  shardProtocolStamp,
-  toServiceError,
-  type Logger,
-  type shardV1,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError, toServiceError } from '../../wire/index.ts';
+import { nodeCallBytesMax, type Logger, type shardV1 } from '../../common/index.ts';
+import { peerProtocolOf, shardProtocolRefusal, shardProtocolStamp } from '../../wire/internal/index.ts';
 import { bytesChecksum, chunkChecksum, encodeEntryColumns, type ShardLog } from '../log/index.ts';
 import type { NodeState } from '../state/index.ts';
 import { entryToWire, entryWireBytes } from '../replication/index.ts';

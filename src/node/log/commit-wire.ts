@@ -16,7 +16,7 @@
 // crc field: the same function over the same input as rowChecksum. A key or payload is NULL when empty (as
 // insertRow stores them).
 import zlib from 'node:zlib';
-import { ErrorCode, TallyError } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
 import { visitRecord, type RawRecord } from './records/commit-records.ts';
 import { ShardLogError, entryOfRowUnverified, type RawRow, type StoredEntry } from './records/log-entry.ts';
 

@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { INT64_MAX, replayBatchRows, storageError } from '../../common/index.ts';
+import { INT64_MAX, storageError } from '../../wire/index.ts';
+import { replayBatchRows } from '../../common/index.ts';
 import { isDamagedLog } from './check/log-check.ts';
 import { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import type { FoldRound } from './checkpoint/fold-round.ts';

@@ -2,7 +2,7 @@
 // answers, reads before they answer, SetRole before it reports sync. Each
 // waiter is resolved once the follower holds its lsn, or rejected on its
 // timeout or when the primary can no longer promise it (deposed, stopping).
-import { ErrorCode, TallyError } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
 
 interface Waiter {
   lsn: bigint;

@@ -1,6 +1,7 @@
 // A log entry as the node wire carries it (a snapshot's keys), and an
 // append as a follower before streams takes it (entry columns).
-import { toWireInt64, type shardV1 } from '../../common/index.ts';
+import { toWireInt64 } from '../../wire/index.ts';
+import type { shardV1 } from '../../common/index.ts';
 import { bytesChecksum, decodeCommitWire, encodeEntryColumns, entriesOfWire, type StoredEntry } from '../log/index.ts';
 
 const noColumns = Buffer.alloc(0);

@@ -2,7 +2,8 @@
 // address (no subchannel shared with another client in this process), so
 // that abandoning it opens a new connection. It sends nothing itself.
 import { credentials, type ChannelCredentials } from '@grpc/grpc-js';
-import { ShardNodeClient, clientChannelOptions, type shardV1 } from '../../common/index.ts';
+import { ShardNodeClient, type shardV1 } from '../../common/index.ts';
+import { clientChannelOptions } from '../../wire/index.ts';
 
 export class FollowerChannel {
   private client: shardV1.ShardNodeClient | undefined;

@@ -4,7 +4,8 @@
 // and replaces its whole state only with a snapshot sent in order by the
 // primary of its current epoch. A block of entries is written in one
 // transaction. It never decides who the primary is.
-import { ErrorCode, TallyError, monotonicNowMs, type Logger, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError, monotonicNowMs } from '../../wire/index.ts';
+import { type Logger, type shardV1 } from '../../common/index.ts';
 import { type DedupIndex, type NodeMemory, type NodeState } from '../state/index.ts';
 import {
   EntryKind,

@@ -2,7 +2,7 @@
 // callTimeoutMs of its turn, and the replicator abandons the stream (and its
 // connection) rather than wait on keepalive. It only watches: the
 // replicator decides what a stalled stream means.
-import type { MonotonicClock } from '../../common/index.ts';
+import type { MonotonicClock } from '../../wire/index.ts';
 import type { FrameInFlight } from './replicate-stream.ts';
 
 export class FrameDeadline {

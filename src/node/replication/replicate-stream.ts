@@ -5,7 +5,8 @@
 // flight (out of order, answered twice, made up) breaks the stream: nothing
 // more on it can be trusted to line up.
 import { status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
-import { frameSeqMax, serviceErrorOfFrame, type shardV1 } from '../../common/index.ts';
+import { frameSeqMax, serviceErrorOfFrame } from '../../wire/internal/index.ts';
+import { type shardV1 } from '../../common/index.ts';
 
 export interface FrameInFlight {
   seq: number;

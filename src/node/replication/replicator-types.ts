@@ -1,7 +1,7 @@
 // What a replicator is given (its settings and clocks) and what it tells of
 // itself (ReplicationStatus, shown in a node's Status). Types only.
 import type { ChannelCredentials } from '@grpc/grpc-js';
-import type { MonotonicClock } from '../../common/index.ts';
+import type { MonotonicClock } from '../../wire/index.ts';
 
 export interface ReplicatorSettings {
   batchEntriesMax: number;

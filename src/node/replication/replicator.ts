@@ -17,20 +17,15 @@
 // own to stop waiting for the follower: only the router may (SetRole with
 // syncRequired=false).
 import { status, type ServiceError } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, deadlineIn, monotonicNowMs, steadyWallClock, type MonotonicClock } from '../../wire/index.ts';
 import {
-  ErrorCode,
   Fifo,
-  TallyError,
   replicationUnconfirmedCommitsMax,
   replicationFramesInFlightMax,
   replicationBytesInFlightMax,
   catchUpTrailEntriesMax,
   catchUpPaceMaxMs,
-  deadlineIn,
-  monotonicNowMs,
-  steadyWallClock,
   type Logger,
-  type MonotonicClock,
   type shardV1,
 } from '../../common/index.ts';
 import type { LogEntry, LogView, ShardLog } from '../log/index.ts';

@@ -3,13 +3,8 @@
 // commits kept in memory as stored or, further behind, read back from the
 // log. It decides from the follower's position the replicator gives it; it
 // sends nothing and changes no replication state.
-import {
-  nodeCallBytesMax,
-  replicationFrameBytesMax,
-  replicationFrameEntriesMax,
-  shardProtocolStamp,
-  type shardV1,
-} from '../../common/index.ts';
+import { nodeCallBytesMax, replicationFrameBytesMax, replicationFrameEntriesMax, type shardV1 } from '../../common/index.ts';
+import { shardProtocolStamp } from '../../wire/internal/index.ts';
 import { bytesChecksum, type ShardLog } from '../log/index.ts';
 import type { RoleState } from '../state/index.ts';
 import { RecentEntries } from './recent-entries.ts';

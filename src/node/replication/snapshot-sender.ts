@@ -2,7 +2,8 @@
 // chunk by chunk into InstallSnapshot requests. It sends nothing itself (the
 // replicator does, one chunk at a time) and never changes the log.
 import { randomUUID } from 'node:crypto';
-import { nodeCallBytesMax, shardProtocolStamp, type shardV1 } from '../../common/index.ts';
+import { nodeCallBytesMax, type shardV1 } from '../../common/index.ts';
+import { shardProtocolStamp } from '../../wire/internal/index.ts';
 import { chunkChecksum, type LogView, type SnapshotChunk } from '../log/index.ts';
 import { entryToWire } from './entry-wire.ts';
 

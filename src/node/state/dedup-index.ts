@@ -3,7 +3,7 @@
 // every keyed row for the whole window. Fed by local commits and replicated
 // entries alike, so a promoted follower deduplicates too. It never answers
 // "unseen" for a key the window still holds, and never grows without bound.
-import { dedupKeysInMemoryMax } from '../../common/limits.ts';
+import { dedupKeysInMemoryMax } from '../../common/index.ts';
 import type { KeyRecord } from '../log/index.ts';
 
 /** A key's state at a shard: its newest log row. */

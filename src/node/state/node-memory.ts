@@ -14,8 +14,8 @@ import {
   packComponents,
   unpackComponents,
   type RegionComponent,
-  type WindowSetting,
-} from '../../common/index.ts';
+} from '../../wire/internal/index.ts';
+import { type WindowSetting } from '../../wire/index.ts';
 import { WindowBuckets } from '../../window/index.ts';
 import { ShardTotals } from './shard-totals.ts';
 import { ChangeFeed } from './change-feed.ts';

@@ -12,7 +12,7 @@
 // At most 3/4 of the slots are used, so a shard costs 16 / load bytes:
 // 21-43, about 30 on average (bench/memory/node-memory.mts measures it).
 import assert from 'node:assert/strict';
-import { isInt64 } from '../../common/index.ts';
+import { isInt64 } from '../../wire/index.ts';
 
 /** Slot id of a slot never used. Shard ids are > 0. */
 const emptyId = 0;

@@ -1,7 +1,8 @@
 // What group commit is asked and answers, per item and per group: the
 // decoded form of an Apply group's items (request-decoding.ts makes them)
 // and a group's outcome. Types only.
-import type { RegionComponent, WindowSetting } from '../../common/index.ts';
+import type { RegionComponent } from '../../wire/internal/index.ts';
+import type { WindowSetting } from '../../wire/index.ts';
 import type { LogEntry } from '../log/index.ts';
 
 /**

@@ -13,7 +13,8 @@
 // Reads and merges run in small units and hand the event loop back once a
 // step has held it for stepMs: a commit arriving meanwhile waits at most
 // about one step, not a whole fold (hundreds of ms at a million shards).
-import { IntervalTask, monotonicNowMs, steadyWallClock, type Logger } from '../../common/index.ts';
+import { IntervalTask, type Logger } from '../../common/index.ts';
+import { monotonicNowMs, steadyWallClock } from '../../wire/index.ts';
 import type { FoldRound, ShardLog } from '../log/index.ts';
 import type { NodeState } from '../state/index.ts';
 import type { Replicator } from '../replication/index.ts';

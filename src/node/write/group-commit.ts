@@ -5,7 +5,7 @@
 // Callers are answered only after the commit and, while the pair is in sync,
 // after the follower has committed it too. Unkeyed increments that one commit
 // brings to one shard share one log row (see RowMerger): rows track hot shards.
-import { ErrorCode, TallyError, isInt64, steadyWallClock } from '../../common/index.ts';
+import { ErrorCode, TallyError, isInt64, steadyWallClock } from '../../wire/index.ts';
 import { EntryKind, encodeGeneration, type ShardLog, type LogEntry } from '../log/index.ts';
 import type { DedupIndex, NodeMemory, RoleState } from '../state/index.ts';
 import type { ApplyEntry, GroupOutcome } from './apply-entry.ts';

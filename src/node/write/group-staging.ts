@@ -4,7 +4,8 @@
 // a reader sees: the committer applies the rows after the commit.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { encodeComponent, isInt64, type WindowSetting } from '../../common/index.ts';
+import { encodeComponent } from '../../wire/internal/index.ts';
+import { isInt64, type WindowSetting } from '../../wire/index.ts';
 import { EntryKind, type LogEntry } from '../log/index.ts';
 import { DedupIndex, encodeWindowSetting, type NodeMemory } from '../state/index.ts';
 import { packRegisterChanges } from '../../sketch/index.ts';

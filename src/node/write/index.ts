@@ -6,4 +6,4 @@
 export type { ApplyEntry, ApplyOp, GroupOutcome } from './apply-entry.ts';
 export { Checkpointer, type CheckpointObserver, type CheckpointSettings } from './checkpointer.ts';
 export { GroupCommitter, RowMerger, type CommitHooks, type CommitResult } from './group-commit.ts';
-export { decodeGroup, packedIncrementBytes, packedIncrementCount, parseShardId } from './request-decoding.ts';
+export { decodeGroup, packedIncrementCount, parseShardId } from './request-decoding.ts';

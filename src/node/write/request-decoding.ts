@@ -3,17 +3,17 @@
 // checked (a bad item fails its group with INVALID_ARGUMENT). Pure: never
 // touches memory, the log or the role.
 import { status } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, idempotencyKeyBytesMax, type WindowSetting } from '../../wire/index.ts';
 import {
-  ErrorCode,
-  TallyError,
-  INT64_MAX,
-  INT64_MIN,
   decodeComponent,
-  idempotencyKeyBytesMax,
   type RegionComponent,
-  type shardV1,
-  type WindowSetting,
-} from '../../common/index.ts';
+  packedIncrementBytes,
+  packedIncrementRecordCount,
+  packedShardIdText,
+  readPackedAmount,
+  readPackedShardId,
+} from '../../wire/internal/index.ts';
+import type { shardV1 } from '../../common/index.ts';
 import type { GroupOutcome, ApplyEntry } from './apply-entry.ts';
 import { unpackRegisterChanges } from '../../sketch/index.ts';
 import { validateWindowConfig } from '../../window/index.ts';
@@ -110,9 +110,6 @@ function decodeIncrement(id: number, item: shardV1.ApplyItem__Output, generation
   };
 }
 
-/** Bytes of one packed increment record (shard.proto, PackedIncrements). */
-export const packedIncrementBytes = 16;
-
 /** Packed records in a group (entries, for applyItemsPerCallMax) and the callers' increments they sum (for metrics). */
 export function packedIncrementCount(group: shardV1.ApplyGroup__Output): { records: number; increments: number } {
   let records = 0;
@@ -126,15 +123,11 @@ export function packedIncrementCount(group: shardV1.ApplyGroup__Output): { recor
   return { records, increments };
 }
 
-const twoTo32 = 2 ** 32;
-/** |high word| below this: the int64 is a safe integer, read without BigInt arithmetic. */
-const safeHighWordBound = 2 ** 21;
-
 /** One run of packed increments (shard.proto, PackedIncrements), appended to entries. */
 function decodePacked(packed: shardV1.PackedIncrements__Output, entries: ApplyEntry[]): GroupOutcome | undefined {
   const records = packed.records;
-  if (records.length % packedIncrementBytes !== 0)
-    return badItem(`packed increments of ${records.length} bytes, not a multiple of ${packedIncrementBytes}`);
+  const recordCount = packedIncrementRecordCount(records);
+  if (recordCount === undefined) return badItem(`packed increments of ${records.length} bytes, not a multiple of ${packedIncrementBytes}`);
   let window: WindowSetting | undefined;
   const bucketMs = Number(packed.windowBucketMs);
   const retentionMs = Number(packed.windowRetentionMs);
@@ -145,15 +138,10 @@ function decodePacked(packed: shardV1.PackedIncrements__Output, entries: ApplyEn
   }
   const generation = parseGeneration(packed.generation);
   if (generation === undefined) return badItem(`bad packed increments: generation ${packed.generation}`);
-  for (let offset = 0; offset < records.length; offset += packedIncrementBytes) {
-    const idHigh = records.readUInt32LE(offset + 4);
-    const id = idHigh * twoTo32 + records.readUInt32LE(offset);
-    if (idHigh >= safeHighWordBound || id === 0) return badItem(`bad packed increment: shard ${records.readBigUInt64LE(offset)}`);
-    const amountHigh = records.readInt32LE(offset + 12);
-    const amount =
-      amountHigh < safeHighWordBound && amountHigh >= -safeHighWordBound
-        ? BigInt(amountHigh * twoTo32 + records.readUInt32LE(offset + 8))
-        : records.readBigInt64LE(offset + 8);
+  for (let recordIndex = 0; recordIndex < recordCount; recordIndex++) {
+    const id = readPackedShardId(records, recordIndex);
+    if (id === undefined || id === 0) return badItem(`bad packed increment: shard ${packedShardIdText(records, recordIndex)}`);
+    const amount = readPackedAmount(records, recordIndex);
     // Every int64 fits the record; only zero is not an increment.
     if (amount === 0n) return badItem(`bad packed increment (shard ${id}, amount 0)`);
     entries.push({

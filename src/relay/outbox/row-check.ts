@@ -2,7 +2,7 @@
 // refuse it (such a row goes to the dead letters, never blocks the rest),
 // and whether it may still be sent given when it was first sent.
 import { createHash } from 'node:crypto';
-import { ErrorCode, ErrorMetadataKey, TallyError, idempotencyKeyBytesMax, validateCounterName } from '../../common/index.ts';
+import { ErrorCode, ErrorMetadataKey, TallyError, idempotencyKeyBytesMax, validateCounterName } from '../../wire/index.ts';
 
 /** A row as claimed: bigints as PostgreSQL sends int8 (decimal text), parsed. */
 export interface OutboxRow {

@@ -6,11 +6,10 @@ import {
   validateAmountNumber,
   validateCounterName,
   validateIdempotencyKey,
-  type counterV1,
   type IncrementColumns,
   type LeanIncrementRequest,
-  distinctMembersMax,
-} from '../../common/index.ts';
+} from '../../wire/index.ts';
+import { type counterV1, distinctMembersMax } from '../../common/index.ts';
 import { type ValidIncrement } from '../write/index.ts';
 
 /**

@@ -2,15 +2,8 @@
 // partitions, its time to live. Checks the whole request before anything
 // changes, then changes only the directory (nodes learn a window with the
 // next increment).
-import {
-  ErrorCode,
-  TallyError,
-  counterTtlMsMax,
-  counterTtlMsMin,
-  validateCounterName,
-  type Logger,
-  type counterV1,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError, validateCounterName } from '../../wire/index.ts';
+import { counterTtlMsMax, counterTtlMsMin, type Logger, type counterV1 } from '../../common/index.ts';
 import { validateWindowConfig } from '../../window/index.ts';
 import type { CounterInfo, CounterSettingsDirectory } from '../directory/index.ts';
 

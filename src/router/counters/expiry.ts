@@ -4,7 +4,8 @@
 // the event loop for long) and hands a bounded batch per slice to a
 // CounterDeleter. It never deletes anything itself.
 import assert from 'node:assert';
-import { IntervalTask, monotonicNowMs, type Logger, type MonotonicClock } from '../../common/index.ts';
+import { IntervalTask, type Logger } from '../../common/index.ts';
+import { monotonicNowMs, type MonotonicClock } from '../../wire/index.ts';
 import type { CounterInfo, ExpiryDirectory } from '../directory/index.ts';
 
 /** Where a counter's TTL comes from (CounterConfig.ttl_from). */

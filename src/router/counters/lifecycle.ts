@@ -8,15 +8,12 @@
 // either: readers consult the directory first and tag every shard they read
 // with the counter's generation.
 import { status } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, monotonicNowMs } from '../../wire/index.ts';
 import {
-  ErrorCode,
-  TallyError,
   IntervalTask,
   lifecycleRetryIntervalMs,
   lifecycleShardsPerCallMax,
   lifecycleTasksPerPairPerRoundMax,
-  errorCodeOfGrpcStatus,
-  monotonicNowMs,
   type Logger,
 } from '../../common/index.ts';
 import type { ClearOutcome, CounterInfo, ShardTask, LifecycleDirectory } from '../directory/index.ts';

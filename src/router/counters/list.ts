@@ -1,15 +1,8 @@
 // ListCounters: one page of the directory's counters under a prefix, in byte
 // order, resumed strictly after the last name the previous page returned.
 // Validates the whole request first; reads only the directory, never a node.
-import {
-  ErrorCode,
-  TallyError,
-  listPageSizeDefault,
-  listPageSizeMax,
-  validateCounterName,
-  validateCounterPrefix,
-  type counterV1,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError, listPageSizeMax, validateCounterName, validateCounterPrefix } from '../../wire/index.ts';
+import { listPageSizeDefault, type counterV1 } from '../../common/index.ts';
 import type { NameRange, ListingDirectory } from '../directory/index.ts';
 import { ttlInForce } from './expiry.ts';
 

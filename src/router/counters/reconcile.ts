@@ -2,7 +2,8 @@
 // reports them beside its memory; the follower's log is compared with the
 // primary's log at the follower's lsn. Drift is reported and exported as a
 // metric — never repaired here.
-import { ErrorCode, TallyError, type counterV1, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
+import { type counterV1, type shardV1 } from '../../common/index.ts';
 import type { PairInfo, ReconcileDirectory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import type { RouterMetrics } from '../metrics/index.ts';

@@ -1,7 +1,8 @@
 // ClusterStatus: every node of every pair as it answers now (health, role, log,
 // identity) beside what the directory records, and each follower's lag as its
 // primary sees it. Reads only: it never changes the directory or a role.
-import { peerProtocolOf, type counterV1 } from '../../common/index.ts';
+import { peerProtocolOf } from '../../wire/internal/index.ts';
+import { type counterV1 } from '../../common/index.ts';
 import { zoneOf, type PairInfo, type StatusDirectory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 

@@ -1,14 +1,7 @@
 // The checks and memory lookups both directory stores share, so they refuse the
 // same things with the same status and words.
-import {
-  CapName,
-  ErrorCode,
-  TallyError,
-  capRefusalDetails,
-  memberPartitionsMax,
-  newCountersPerCallMax,
-  shardsPerCounterMax,
-} from '../../common/index.ts';
+import { CapName, capRefusalDetails, ErrorCode, TallyError, newCountersPerCallMax, shardsPerCounterMax } from '../../wire/index.ts';
+import { memberPartitionsMax } from '../../common/index.ts';
 import type { CounterInfo, CounterKind, DirectoryLimits, PairAddresses, PairInfo } from './contract.ts';
 
 /**

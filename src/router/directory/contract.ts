@@ -4,7 +4,8 @@
 // share it). Reads come from memory, synchronously, on the hot path; every
 // change is a Promise that resolves once it is durable in the store and
 // visible in this router's memory. A directory never talks to nodes.
-import { ErrorCode, TallyError, countersMax, isZoneName, parseAddress, shardsTotalMax, type WindowSetting } from '../../common/index.ts';
+import { ErrorCode, TallyError, type WindowSetting } from '../../wire/index.ts';
+import { countersMax, isZoneName, parseAddress, shardsTotalMax } from '../../common/index.ts';
 
 export interface PairInfo {
   pairIndex: number;

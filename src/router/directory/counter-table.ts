@@ -5,7 +5,7 @@
 // one shard, growths, a TTL) live in side maps by slot. Pure storage: the
 // rules stay in DirectoryModel.
 import assert from 'node:assert';
-import type { WindowSetting } from '../../common/index.ts';
+import type { WindowSetting } from '../../wire/index.ts';
 import { counterKinds, type CounterColumns, type CounterKind, type Growth, type ShardInfo } from './contract.ts';
 
 /** The columns a counter is created with (its shards follow with addShard). */

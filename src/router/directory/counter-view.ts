@@ -2,7 +2,7 @@
 // CounterTable that reads the columns live, so a caller holding it across an
 // await sees a clear or a growth made meanwhile, as it did with an object.
 // It never writes: changes go through DirectoryModel.
-import { ErrorCode, TallyError, type WindowSetting } from '../../common/index.ts';
+import { ErrorCode, TallyError, type WindowSetting } from '../../wire/index.ts';
 import type { CounterInfo, CounterKind, Growth, ShardInfo } from './contract.ts';
 import type { CounterTable } from './counter-table.ts';
 

@@ -6,7 +6,7 @@
 // durable, and only then applies it here, so memory never holds what the
 // store does not. Pure: no SQL, no etcd.
 import assert from 'node:assert';
-import { ErrorCode, TallyError, type MonotonicClock, type WindowSetting } from '../../common/index.ts';
+import { ErrorCode, TallyError, type MonotonicClock, type WindowSetting } from '../../wire/index.ts';
 import {
   capWarnings,
   checkCreationCaps,

@@ -5,7 +5,7 @@
 // and generation, the drops and clears still owed, and the next shard id
 // (an id is never given out twice, not even after a move). Recent clear
 // keys are left behind: a keyed clear retried across a move clears again.
-import { ErrorCode, TallyError } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
 import {
   advertisedOfMembers,
   advertisedProblem,

@@ -14,15 +14,10 @@ import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { Code, ConnectError, cors, createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { status, type ServiceDefinition } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, deadlineIn, messageBytesMax, toStatusParts, decodeStatusDetails } from '../../wire/index.ts';
 import {
-  ErrorCode,
-  TallyError,
   busyRefusal,
-  decodeStatusDetails,
-  deadlineIn,
   malformedRefusalOf,
-  messageBytesMax,
-  toStatusParts,
   type InFlightCount,
   type InFlightLimits,
   type Logger,

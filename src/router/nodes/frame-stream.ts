@@ -4,16 +4,9 @@
 // never report a frame as not applied once it was written: a broken or
 // abandoned stream fails its frames in flight with an unknown outcome.
 import { Metadata, status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  ErrorReason,
-  Fifo,
-  TallyError,
-  busyRetryDelayMs,
-  nodeStreamFrameDeadlineMsMax,
-  serviceErrorOfFrame,
-  type shardV1,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError, ErrorReason } from '../../wire/index.ts';
+import { Fifo, busyRetryDelayMs, nodeStreamFrameDeadlineMsMax, type shardV1 } from '../../common/index.ts';
+import { serviceErrorOfFrame } from '../../wire/internal/index.ts';
 import { SequenceTable } from './sequence-table.ts';
 
 /** An answer as proto-loader decodes it: exactly one of response and error. */

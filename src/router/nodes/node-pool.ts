@@ -10,16 +10,14 @@ import {
 } from '@grpc/grpc-js';
 import {
   ShardNodeClient,
-  TallyError,
-  clientChannelOptions,
-  deadlineIn,
   nodeCallsInFlightMax,
   nodeStreamBytesInFlightMax,
   nodeStreamFramesInFlightMax,
   nodeStreamQueuedFramesMax,
-  shardProtocolStamp,
   type shardV1,
 } from '../../common/index.ts';
+import { TallyError, clientChannelOptions, deadlineIn } from '../../wire/index.ts';
+import { shardProtocolStamp } from '../../wire/internal/index.ts';
 import { NodeSender, nodeCallError, type ApplyStream, type SenderObserver } from './node-sender.ts';
 import { FrameStream, StreamUnsupportedError, frameCallOf } from './frame-stream.ts';
 

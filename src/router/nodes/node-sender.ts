@@ -3,22 +3,17 @@
 // callers costs a few node calls, not one each. Each caller's group is
 // acknowledged on its own once the node has committed it.
 import { status, connectivityState, type ServiceError } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, deadlineIn, errorCodeOfGrpcStatus, withoutCallerStack, ErrorReason } from '../../wire/index.ts';
 import {
-  ErrorCode,
-  ErrorReason,
   Fifo,
   busyRetryDelayMs,
-  TallyError,
-  deadlineIn,
-  errorCodeOfGrpcStatus,
   applyItemsPerCallMax,
   nodeCallBytesMax,
   nodeCallsInFlightMax,
   nodeQueueItemsMax,
-  shardProtocolStamp,
-  withoutCallerStack,
   type shardV1,
 } from '../../common/index.ts';
+import { shardProtocolStamp } from '../../wire/internal/index.ts';
 import { StreamUnsupportedError, type FrameStream, type FrameStreamObserver } from './frame-stream.ts';
 
 /** An item the router sends: ids and amounts as numbers where exact, other fields only where its op needs them. */

@@ -3,7 +3,7 @@
 // (answered twice, after its deadline, or never sent) finds nothing and is
 // counted, never handed to another frame's caller.
 import assert from 'node:assert/strict';
-import { frameSeqMax } from '../../common/index.ts';
+import { frameSeqMax } from '../../wire/internal/index.ts';
 
 export class SequenceTable<Entry> {
   private readonly entries = new Map<number, Entry>();

@@ -6,7 +6,8 @@
 // never a total (G3). Every shard is read at its counter's generation; a
 // counter a clear overtook during the read is read again, so a total never
 // mixes cleared and uncleared shards.
-import { ErrorCode, TallyError, clearOvertakenReadsMax, isInt64, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError, isInt64 } from '../../wire/index.ts';
+import { clearOvertakenReadsMax, type shardV1 } from '../../common/index.ts';
 import type { CounterInfo, PairInfo, ExactReadDirectory } from '../directory/index.ts';
 import { sameCounter } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';

@@ -2,7 +2,8 @@
 // totals a refresher recomputes every refreshIntervalMs. A cached total older
 // than refresh interval + read timeout is never served; the read falls back to
 // summing now (G4).
-import { IntervalTask, steadyWallClock, type Logger } from '../../common/index.ts';
+import { IntervalTask, type Logger } from '../../common/index.ts';
+import { steadyWallClock } from '../../wire/index.ts';
 import { readExact, refuseDistinctRead } from './exact-reader.ts';
 import { ReadCache } from './read-cache.ts';
 import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';

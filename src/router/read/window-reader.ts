@@ -4,7 +4,8 @@
 // refresh interval; an older one is recomputed, never served. The sums kept
 // are bounded (--cache-entries-max, least recently used out first, O(1)) and
 // only for counters that exist and have a window.
-import { ErrorCode, LruMap, TallyError, isInt64, steadyWallClock, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError, isInt64, steadyWallClock } from '../../wire/index.ts';
+import { LruMap, type shardV1 } from '../../common/index.ts';
 import { windowRange } from '../../window/index.ts';
 import type { CounterInfo, ExactReadDirectory } from '../directory/index.ts';
 import { sameCounter } from '../directory/index.ts';

@@ -4,16 +4,9 @@
 // node keeps a max-register per origin; this module only routes and reads.
 // It never decides which component is newer: the node's merge does.
 import { status } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  TallyError,
-  encodeComponent,
-  errorCodeOfGrpcStatus,
-  unpackComponents,
-  validateCounterName,
-  type RegionComponent,
-  type shardV1,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, validateCounterName } from '../../wire/index.ts';
+import { encodeComponent, unpackComponents, type RegionComponent } from '../../wire/internal/index.ts';
+import type { shardV1 } from '../../common/index.ts';
 import type { CounterInfo, Directory, KindPathDirectory } from '../directory/index.ts';
 import type { ApplyItem, NodePool } from '../nodes/index.ts';
 import { readPairWithFallback } from '../read/index.ts';

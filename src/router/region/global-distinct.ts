@@ -3,7 +3,8 @@
 // register maximum. A union is idempotent, so a member added in several
 // regions counts once, and a duplicated or late component changes nothing.
 // It never writes.
-import { ErrorCode, TallyError, type RegionComponent } from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
+import type { RegionComponent } from '../../wire/internal/index.ts';
 import { HllSketch, hllStandardError } from '../../sketch/index.ts';
 import type { CounterInfo } from '../directory/index.ts';
 import type { ComponentStore } from './component-store.ts';

@@ -3,15 +3,9 @@
 // per-counter floor keeps a peer's part from going backwards through this
 // router when a later read meets an older copy (bounded: least recently
 // read counters are forgotten). It never writes.
-import {
-  ErrorCode,
-  LruMap,
-  TallyError,
-  compareVersions,
-  mergeComponent,
-  regionFloorCountersMax,
-  type RegionComponent,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError } from '../../wire/index.ts';
+import { LruMap, regionFloorCountersMax } from '../../common/index.ts';
+import { compareVersions, mergeComponent, type RegionComponent } from '../../wire/internal/index.ts';
 import type { CounterInfo } from '../directory/index.ts';
 import type { TotalRead } from '../read/index.ts';
 import type { ComponentStore } from './component-store.ts';

@@ -8,25 +8,20 @@ import { Metadata, credentials, status, type ClientDuplexStream, type ServiceErr
 import {
   RegionLinkClient,
   checkServerRole,
-  clientChannelOptions,
-  compareVersions,
-  maxVersion,
-  monotonicNowMs,
   regionAnswerTimeoutMs,
   regionBatchBytesMax,
   regionBatchComponentsMax,
   regionLinkBatchesInFlightMax,
   regionReconnectMaxMs,
   regionReconnectMinMs,
-  zeroVersion,
-  type ComponentVersion,
   type Logger,
   type PeerRegion,
-  type RegionComponent,
   type TlsMaterial,
   type counterV1,
   type regionV1,
 } from '../../common/index.ts';
+import { clientChannelOptions, monotonicNowMs } from '../../wire/index.ts';
+import { compareVersions, maxVersion, zeroVersion, type ComponentVersion, type RegionComponent } from '../../wire/internal/index.ts';
 import type { RegionMetrics } from './region-metrics.ts';
 
 export type LinkState = 'connecting' | 'up' | 'down' | 'refused';

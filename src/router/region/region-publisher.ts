@@ -6,14 +6,9 @@
 // (G3), rounds never overlap, and the term is higher for every tenure: so a
 // later version never holds an older total. It never writes to this region's
 // counters.
-import {
-  IntervalTask,
-  monotonicNowMs,
-  regionFullSweepRounds,
-  type ComponentVersion,
-  type Logger,
-  type RegionComponent,
-} from '../../common/index.ts';
+import { IntervalTask, regionFullSweepRounds, type Logger } from '../../common/index.ts';
+import { monotonicNowMs } from '../../wire/index.ts';
+import type { ComponentVersion, RegionComponent } from '../../wire/internal/index.ts';
 import type { CounterInfo } from '../directory/index.ts';
 import type { TotalRead } from '../read/index.ts';
 import type { PeerLink, PublishedTable } from './peer-link.ts';

@@ -6,21 +6,20 @@
 // the node keeps the newest version, so a duplicate, reordered, replayed or
 // late batch changes nothing it should not.
 import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { ErrorCode, TallyError, monotonicNowMs, toServiceError } from '../../wire/index.ts';
 import {
-  ErrorCode,
-  TallyError,
   componentProblem,
   compareVersions,
   maxVersion,
-  monotonicNowMs,
+  zeroVersion,
+  type ComponentVersion,
+  type RegionComponent,
+} from '../../wire/internal/index.ts';
+import {
   regionBatchComponentsMax,
   regionReceiverBatchesStoringAtOnce,
   regionReceiverBatchesStoringMax,
-  toServiceError,
-  zeroVersion,
-  type ComponentVersion,
   type Logger,
-  type RegionComponent,
   type regionV1,
 } from '../../common/index.ts';
 import { HllSketch } from '../../sketch/index.ts';

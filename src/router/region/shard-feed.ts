@@ -5,14 +5,13 @@
 // counters are published from the shard's total; a counter with several
 // shards is named for an exact read (one cut over all its shards). It only
 // reads: it never writes to this region's nodes or directory.
+import { decodeShardColumns, type ShardColumns } from '../../wire/internal/index.ts';
 import {
-  decodeShardColumns,
   regionFeedCallsPerRoundMax,
   regionFeedShardsMax,
   regionFloorCountersMax,
   regionFullSweepRounds,
   type Logger,
-  type ShardColumns,
   type shardV1,
 } from '../../common/index.ts';
 import type { CounterInfo, PairInfo } from '../directory/index.ts';

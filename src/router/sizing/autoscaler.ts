@@ -2,15 +2,8 @@
 // says are too hot for their shards (through the same directory path as
 // SetShards: no data moves), and publishes per-counter metrics for the
 // top-K hottest only — never one series per counter.
-import {
-  ErrorCode,
-  IntervalTask,
-  TallyError,
-  hotCountersListedMax,
-  monotonicNowMs,
-  type Logger,
-  type counterV1,
-} from '../../common/index.ts';
+import { ErrorCode, TallyError, monotonicNowMs } from '../../wire/index.ts';
+import { IntervalTask, hotCountersListedMax, type Logger, type counterV1 } from '../../common/index.ts';
 import type { SizingDirectory } from '../directory/index.ts';
 import { skewOf, type HeatSample, type HeatTracker } from './heat.ts';
 import type { SizingPolicy } from './sizing-policy.ts';

@@ -7,7 +7,8 @@
 // ones sizing is for; and a full table admits a new counter only once it has
 // gathered heatAdmitIncrements lately (heat-admission.ts), so cold touches
 // do not churn it. Injected clock.
-import { LruMap, heatAdmitIncrements, heatAdmitSketchWidth, heatCountersMax, monotonicNowMs } from '../../common/index.ts';
+import { LruMap, heatAdmitIncrements, heatAdmitSketchWidth, heatCountersMax } from '../../common/index.ts';
+import { monotonicNowMs } from '../../wire/index.ts';
 import { HeatAdmission } from './heat-admission.ts';
 
 interface Heat {

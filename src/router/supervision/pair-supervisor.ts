@@ -11,15 +11,9 @@
 // Nodes are known by their log identity (pair-decision.ts has the rules).
 // A primary whose connection is refused (the process is gone) is replaced
 // at once by its in-sync follower; a silent one after failoverTimeoutMs.
-import {
-  IntervalTask,
-  monotonicNowMs,
-  peerProtocolOf,
-  shardProtocolRefusal,
-  type Logger,
-  type MonotonicClock,
-  type shardV1,
-} from '../../common/index.ts';
+import { IntervalTask, type Logger, type shardV1 } from '../../common/index.ts';
+import { monotonicNowMs, type MonotonicClock } from '../../wire/index.ts';
+import { peerProtocolOf, shardProtocolRefusal } from '../../wire/internal/index.ts';
 import { replicationAddressOf, type PairInfo, type PairUpdate, type SupervisedDirectory } from '../directory/index.ts';
 import { decidePair, type NodeStatusView, type NodeView, type PairAction } from './pair-decision.ts';
 import type { NodePool } from '../nodes/index.ts';

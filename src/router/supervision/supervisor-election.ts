@@ -27,7 +27,8 @@
 // believes. Nodes refusing stale epochs is the last line behind that.
 import { performance } from 'node:perf_hooks';
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
-import { ErrorCode, TallyError, deadlineIn, routerLeaseTtlMsMin, supervisorKeepalivesPerTtl, type Logger } from '../../common/index.ts';
+import { ErrorCode, TallyError, deadlineIn } from '../../wire/index.ts';
+import { routerLeaseTtlMsMin, supervisorKeepalivesPerTtl, type Logger } from '../../common/index.ts';
 
 export interface SupervisorElection {
   /** True while this router may supervise: act on pairs only while it holds. */

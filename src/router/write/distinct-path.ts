@@ -3,7 +3,8 @@
 // count merges every shard's sketch by register maximum, so a member seen by
 // two shards is still counted once. Adding is idempotent, so any retry is safe.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus } from '../../wire/index.ts';
+import { type shardV1 } from '../../common/index.ts';
 import { HllSketch, hllStandardError, packRegisterChanges, type MemberHasher } from '../../sketch/index.ts';
 import type { CounterInfo, ShardInfo, KindPathDirectory } from '../directory/index.ts';
 import { sameCounter } from '../directory/index.ts';

@@ -13,11 +13,11 @@ import {
   ErrorReason,
   TallyError,
   errorCodeOfGrpcStatus,
-  unavailableRetryDelayMs,
   withReason,
   steadyWallClock,
   type IncrementColumns,
-} from '../../common/index.ts';
+} from '../../wire/index.ts';
+import { unavailableRetryDelayMs } from '../../common/index.ts';
 import type { CounterColumns, IncrementDirectory } from '../directory/index.ts';
 import { NodeGroup, hashKey } from './node-group.ts';
 import { type NodePool, NotAppliedError, type ApplyItem } from '../nodes/index.ts';

@@ -4,7 +4,8 @@
 // totals. Rebuild compares each partition's bitmap with its stored count;
 // it repairs only when asked, through the log like any change.
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, type shardV1 } from '../../common/index.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus } from '../../wire/index.ts';
+import { type shardV1 } from '../../common/index.ts';
 import { partitionOf } from '../../membership/index.ts';
 import type { CounterInfo, ShardInfo, KindPathDirectory } from '../directory/index.ts';
 import { sameCounter } from '../directory/index.ts';

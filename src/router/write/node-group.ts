@@ -2,7 +2,9 @@
 // shard into packed records, keyed ones kept an item each, and the int64 sum
 // and key hash the increment path routes by. It sends nothing: the
 // increment path hands the encoded group to the node's sender.
-import { INT64_MAX, INT64_MIN, type WindowSetting, type shardV1 } from '../../common/index.ts';
+import { INT64_MAX, INT64_MIN, type WindowSetting } from '../../wire/index.ts';
+import type { shardV1 } from '../../common/index.ts';
+import { packedIncrementsSize, writePackedIncrement } from '../../wire/internal/index.ts';
 import { itemsWireBytes, type ApplyItem, type OutgoingGroup } from '../nodes/index.ts';
 
 /** FNV-1a, 32 bits: stable across processes and versions, cheap. */
@@ -37,7 +39,6 @@ interface Run {
 }
 
 /** What one round's sends report back to apply(). */
-const twoTo32 = 2 ** 32;
 
 /**
  * What one call sends one node: one atomic group. Plain (unkeyed) increments
@@ -134,23 +135,12 @@ export class NodeGroup {
     const increments: shardV1.PackedIncrements[] = new Array(runs.length);
     for (let runIndex = 0; runIndex < runs.length; runIndex++) {
       const { window, generation, positions } = runs[runIndex]!;
-      const buffer = Buffer.allocUnsafe(positions.length * 16);
+      const buffer = Buffer.allocUnsafe(packedIncrementsSize(positions.length));
       let incrementCount = 0;
       for (let index = 0; index < positions.length; index++) {
         const position = positions[index]!;
-        const shardId = this.sumShardIds[position]!;
-        const amount = this.sumAmounts[position]!;
-        const offset = index * 16;
         incrementCount += this.sumCounts[position]!;
-        buffer.writeUInt32LE(shardId % twoTo32, offset);
-        buffer.writeUInt32LE(Math.floor(shardId / twoTo32), offset + 4);
-        if (typeof amount === 'number') {
-          const high = Math.floor(amount / twoTo32);
-          buffer.writeUInt32LE(amount - high * twoTo32, offset + 8);
-          buffer.writeInt32LE(high, offset + 12);
-        } else {
-          buffer.writeBigInt64LE(amount, offset + 8);
-        }
+        writePackedIncrement(buffer, index, this.sumShardIds[position]!, this.sumAmounts[position]!);
       }
       const packed: shardV1.PackedIncrements = { records: buffer, incrementCount };
       // Absent means none (0, 0) and costs nothing on the wire.
@@ -166,7 +156,7 @@ export class NodeGroup {
       increments,
       itemCount: records + this.items.length,
       incrementCount: this.plainIndexes.length + this.items.length,
-      sizeBytes: records * 16 + itemsWireBytes(this.items),
+      sizeBytes: packedIncrementsSize(records) + itemsWireBytes(this.items),
     };
   }
 }

@@ -3,7 +3,7 @@
 // spread the same way and timed from the same moment.
 import { describe, expect, it } from 'vitest';
 import { untilDue } from '../../../src/cli/bench/bench-workload.ts';
-import { monotonicNowMs } from '../../../src/common/clock.ts';
+import { monotonicNowMs } from '../../../src/wire/index.ts';
 
 describe('untilDue', () => {
   it('spreads the loops evenly over one interval and times a late call from when it was due', async () => {

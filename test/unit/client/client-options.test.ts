@@ -4,9 +4,9 @@
 import { Server, ServerCredentials, status, type ServiceError, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTallyClient, TallyError, type TallyClient } from '../../../src/client/index.ts';
-import { CounterServiceClient, counterLoaderOptions, serviceConfig } from '../../../src/client/counter-proto.ts';
+import { CounterServiceClient, serviceConfig } from '../../../src/client/counter-proto.ts';
 import { routerAddressesOf } from '../../../src/client/connection/router-addresses.ts';
-import { protoLoaderOptions } from '../../../src/common/proto.ts';
+import { protoLoaderOptions } from '../../../src/wire/index.ts';
 import { pause } from '../../helpers/pause.ts';
 
 async function failure(call: () => Promise<unknown>): Promise<TallyError> {
@@ -134,10 +134,11 @@ describe('client options', () => {
     expect((await failure(() => tally.read('x', { signal: already }))).code).toBe('cancelled');
   });
 
-  it('loads counter.proto with the options the generated types assume (and no include directories: it reads no file)', () => {
-    const { includeDirs: commonDirs, ...commonOptions } = protoLoaderOptions;
-    expect(commonDirs).toBeDefined();
-    expect(counterLoaderOptions).toEqual(commonOptions);
+  it('loads counter.proto with the options the generated types assume: an int64 past 2^53 decodes as its exact decimal string', () => {
+    expect(protoLoaderOptions).not.toHaveProperty('includeDirs');
+    const read = CounterServiceClient.service.Read;
+    const bytes = read.responseSerialize({ counter: 'x', total: '9007199254740993', shards: 1 });
+    expect(read.responseDeserialize(bytes)).toMatchObject({ counter: 'x', total: '9007199254740993', exact: false, shards: 1 });
   });
 
   it('service config: round-robin, and every CounterService method is classified: retried by gRPC only where a repeat changes nothing', () => {

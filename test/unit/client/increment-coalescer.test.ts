@@ -2,10 +2,8 @@
 // what is sent again when a batch fails, by status, keyed and unkeyed.
 import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, TallyError, errorCodeOfGrpcStatus, reasonOf } from '../../../src/common/errors.ts';
-import { ErrorReason } from '../../../src/common/error-details.ts';
+import { ErrorCode, TallyError, errorCodeOfGrpcStatus, reasonOf, ErrorReason, newCountersPerCallMax } from '../../../src/wire/index.ts';
 import { IncrementCoalescer, type CoalescedItem, type CoalescerTransport } from '../../../src/client/streams/increment-coalescer.ts';
-import { newCountersPerCallMax } from '../../../src/common/limits.ts';
 
 interface Sent {
   counters: string[];

@@ -7,11 +7,9 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { Metadata, status } from '@grpc/grpc-js';
 import { IncrementStreamSender, StreamUnsupported, type IncrementStreamCall } from '../../../src/client/streams/increment-stream.ts';
-import { ErrorReason, encodeStatusDetails, statusDetailsKey } from '../../../src/common/error-details.ts';
-import { TallyError } from '../../../src/common/errors.ts';
+import { ErrorReason, encodeStatusDetails, statusDetailsKey, TallyError, streamBatchesInFlightMax } from '../../../src/wire/index.ts';
 import type { CoalescedItem } from '../../../src/client/streams/increment-coalescer.ts';
-import type { IncrementStreamRequestInput, LeanIncrementStreamResponse } from '../../../src/common/counter-codec.ts';
-import { streamBatchesInFlightMax } from '../../../src/common/limits.ts';
+import type { IncrementStreamRequestInput, LeanIncrementStreamResponse } from '../../../src/wire/index.ts';
 
 class ScriptedCall extends EventEmitter {
   readonly written: IncrementStreamRequestInput[] = [];

@@ -8,10 +8,8 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { Metadata, status } from '@grpc/grpc-js';
 import { ReadStreamSender, ReadStreamUnsupported, type ReadStreamCall } from '../../../src/client/streams/read-stream.ts';
-import { ErrorReason, encodeStatusDetails } from '../../../src/common/error-details.ts';
-import { TallyError } from '../../../src/common/errors.ts';
-import type { LeanReadStreamResponse, ReadStreamRequestInput } from '../../../src/common/counter-codec.ts';
-import { readStreamPagesInFlightMax } from '../../../src/common/limits.ts';
+import { ErrorReason, encodeStatusDetails, TallyError, readStreamPagesInFlightMax } from '../../../src/wire/index.ts';
+import type { LeanReadStreamResponse, ReadStreamRequestInput } from '../../../src/wire/index.ts';
 
 class ScriptedCall extends EventEmitter {
   readonly written: ReadStreamRequestInput[] = [];

@@ -8,7 +8,7 @@ import { status } from '@grpc/grpc-js';
 import { resendAfter, type CallClass } from '../../../src/client/connection/resend-rule.ts';
 import { RouterRotation } from '../../../src/client/connection/router-rotation.ts';
 import { parseRouterList, routerAddressesOf } from '../../../src/client/connection/router-addresses.ts';
-import { routerAddressesMax, routerAvoidMsMax, routerAvoidMsMin } from '../../../src/common/limits.ts';
+import { routerAddressesMax, routerAvoidMsMax, routerAvoidMsMin } from '../../../src/wire/index.ts';
 import { codeOf } from '../../helpers/rejection.ts';
 
 const classes: CallClass[] = ['read', 'keyed', 'unkeyed', 'admin'];

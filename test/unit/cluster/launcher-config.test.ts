@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { launcherRoutersMax } from '../../../src/common/limits.ts';
+import { launcherRoutersMax } from '../../../src/common/index.ts';
 import { checkDataDirStore, parseLauncherConfig, portLayout, storePaths } from '../../../src/cluster/launcher-config.ts';
 import { LocalCluster, type LocalClusterOptions } from '../../../src/cluster/local-cluster.ts';
 import { configErrorOf } from '../../helpers/config.ts';

@@ -1,7 +1,7 @@
 // Unit tests for the shared config parsing: flags, the flag > env > default
 // order, errors that name the key, and host:port addresses.
 import { describe, expect, it } from 'vitest';
-import { ConfigReader, parseAddress, parseFlags } from '../../../src/common/config.ts';
+import { ConfigReader, parseAddress, parseFlags } from '../../../src/common/index.ts';
 import { configErrorOf } from '../../helpers/config.ts';
 
 const bounds = { min: 10, max: 1_000 };

@@ -1,7 +1,7 @@
 // Unit tests for Fifo: order kept through any mix of pushes and shifts, and
 // the backing array bounded by what is queued (consumed slots are reclaimed).
 import { describe, expect, it } from 'vitest';
-import { Fifo } from '../../../src/common/fifo.ts';
+import { Fifo } from '../../../src/common/index.ts';
 import { randomInt, seededRandom } from '../../helpers/seeded-random.ts';
 
 describe('fifo', () => {

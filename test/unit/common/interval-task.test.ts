@@ -3,7 +3,7 @@
 // queued), errors logged and the loop goes on, unref'd, stop ends it.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { IntervalTask } from '../../../src/common/interval-task.ts';
+import { IntervalTask } from '../../../src/common/index.ts';
 
 function recordingLogger() {
   const errors: { msg: string; fields?: Record<string, unknown> }[] = [];

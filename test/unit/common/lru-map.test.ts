@@ -2,7 +2,7 @@
 // random operations, the bound under a flood, and O(1) shown structurally —
 // no call ever walks the entries (the slow path a plain Map's front takes).
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LruMap } from '../../../src/common/lru-map.ts';
+import { LruMap } from '../../../src/common/index.ts';
 import { randomInt, seededRandom } from '../../helpers/seeded-random.ts';
 
 /** Counts every way a Map can be walked, while the test runs. */

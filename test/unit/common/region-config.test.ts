@@ -1,15 +1,9 @@
 // --region and --peer-regions: every mistake is one line naming the flag;
 // and the RegionPart bytes the lean ReadMany encoder appends read back.
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  checkRegionName,
-  decodeRegionPart,
-  decodeComponent,
-  encodeComponent,
-  encodeRegionPart,
-  parsePeerRegions,
-} from '../../../src/common/index.ts';
+import { ConfigError, checkRegionName, parsePeerRegions } from '../../../src/common/index.ts';
+import { decodeRegionPart, encodeRegionPart } from '../../../src/wire/index.ts';
+import { decodeComponent, encodeComponent } from '../../../src/wire/internal/index.ts';
 import { parseRouterConfig } from '../../../src/router/config.ts';
 import { parseLauncherConfig } from '../../../src/cluster/launcher-config.ts';
 

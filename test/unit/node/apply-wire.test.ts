@@ -4,8 +4,8 @@
 // to int64), keyed ones stay items, and bad records fail the group alone.
 import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { shardNodeServiceDefinition, type shardV1 } from '../../../src/common/proto.ts';
-import { INT64_MAX, INT64_MIN } from '../../../src/common/limits.ts';
+import { shardNodeServiceDefinition, type shardV1 } from '../../../src/common/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../src/wire/index.ts';
 import { NodeGroup, addInt64 } from '../../../src/router/write/node-group.ts';
 import { decodeGroup } from '../../../src/node/write/request-decoding.ts';
 import type { ApplyEntry, GroupOutcome } from '../../../src/node/write/group-commit.ts';

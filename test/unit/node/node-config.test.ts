@@ -2,7 +2,7 @@
 // mirroring flags, and startup errors that name the key.
 import { describe, expect, it } from 'vitest';
 import { nodeDefaults, parseNodeConfig } from '../../../src/node/config.ts';
-import { dedupKeysInMemoryMax } from '../../../src/common/limits.ts';
+import { dedupKeysInMemoryMax } from '../../../src/common/index.ts';
 import { configErrorOf, envKeyOf } from '../../helpers/config.ts';
 
 type NodeDefaultKey = keyof typeof nodeDefaults;

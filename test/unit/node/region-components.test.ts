@@ -3,7 +3,7 @@
 // the held component is the newest published, and the log (replay,
 // checkpoint + tail, reopen) holds exactly what memory holds.
 import { describe, expect, it } from 'vitest';
-import { encodeComponent, mergeComponent, type RegionComponent } from '../../../src/common/index.ts';
+import { encodeComponent, mergeComponent, type RegionComponent } from '../../../src/wire/internal/index.ts';
 import { EntryKind, type LogEntry, type ShardLog } from '../../../src/node/log/index.ts';
 import { DedupIndex, NodeMemory, rebuildMemory } from '../../../src/node/state/index.ts';
 import { seededRandom } from '../../helpers/seeded-random.ts';

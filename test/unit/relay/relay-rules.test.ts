@@ -4,13 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   CapName,
+  capRefusalDetails,
   ErrorCode,
   TallyError,
-  capRefusalDetails,
   fromServiceError,
   idempotencyKeyBytesMax,
   toServiceError,
-} from '../../../src/common/index.ts';
+} from '../../../src/wire/index.ts';
 import {
   isBeyondWindow,
   parseRelayConfig,

@@ -13,7 +13,7 @@ import {
   packComponents,
   unpackComponents,
   type RegionComponent,
-} from '../../../src/common/index.ts';
+} from '../../../src/wire/internal/index.ts';
 import type { CounterInfo } from '../../../src/router/directory/index.ts';
 import { GlobalDistinctReader } from '../../../src/router/region/index.ts';
 import { HllSketch, hllRegisterCount, loadMemberHasher, type MemberHasher } from '../../../src/sketch/index.ts';

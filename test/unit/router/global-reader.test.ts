@@ -3,7 +3,7 @@
 // newest clear counts 0; region-local kinds are refused; a part's age comes
 // from the newest whole round its origin confirmed.
 import { describe, expect, it } from 'vitest';
-import type { RegionComponent } from '../../../src/common/index.ts';
+import type { RegionComponent } from '../../../src/wire/internal/index.ts';
 import type { CounterInfo } from '../../../src/router/directory/index.ts';
 import type { TotalRead } from '../../../src/router/read/index.ts';
 import { GlobalReader } from '../../../src/router/region/index.ts';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { NodeGroup } from '../../../src/router/write/node-group.ts';
 import type { OutgoingGroup } from '../../../src/router/nodes/node-sender.ts';
-import { INT64_MAX } from '../../../src/common/limits.ts';
+import { INT64_MAX } from '../../../src/wire/index.ts';
 
 const noWindow = { bucketMs: 0, retentionMs: 0 };
 const window = { bucketMs: 60_000, retentionMs: 3_600_000 };

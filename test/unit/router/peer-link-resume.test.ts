@@ -5,7 +5,8 @@
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, regionLinkServiceDefinition, type RegionComponent, type regionV1 } from '../../../src/common/index.ts';
+import { createLogger, regionLinkServiceDefinition, type regionV1 } from '../../../src/common/index.ts';
+import type { RegionComponent } from '../../../src/wire/internal/index.ts';
 import { PeerLink } from '../../../src/router/region/index.ts';
 import { createRegionMetrics } from '../../../src/router/region/region-metrics.ts';
 import { waitFor } from '../../helpers/cluster.ts';

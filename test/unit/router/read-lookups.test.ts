@@ -11,7 +11,7 @@ import { readExact } from '../../../src/router/read/exact-reader.ts';
 import { ReadPath } from '../../../src/router/read/read-path.ts';
 import { createRouterMetrics } from '../../../src/router/metrics/router-metrics.ts';
 import type { NodePool } from '../../../src/router/nodes/node-pool.ts';
-import type { Logger } from '../../../src/common/logger.ts';
+import type { Logger } from '../../../src/common/index.ts';
 import { makeTempDir, removeTempDir } from '../../helpers/temp-dir.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -7,8 +7,8 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { status, type Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { createReadStreamHandler, type ReadPage } from '../../../src/router/api/counter/read-stream.ts';
-import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../src/common/index.ts';
-import type { LeanReadStreamRequest, ReadStreamResponseInput } from '../../../src/common/index.ts';
+import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../src/wire/index.ts';
+import type { LeanReadStreamRequest, ReadStreamResponseInput } from '../../../src/wire/index.ts';
 
 class ScriptedStream extends EventEmitter {
   cancelled = false;

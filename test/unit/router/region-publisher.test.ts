@@ -4,11 +4,11 @@
 // no increment since still publishes (its generation); window and
 // membership counters never do.
 import { describe, expect, it } from 'vitest';
-import { regionFullSweepRounds, type ComponentVersion } from '../../../src/common/index.ts';
+import { regionFullSweepRounds, createLogger } from '../../../src/common/index.ts';
+import { type ComponentVersion } from '../../../src/wire/internal/index.ts';
 import type { CounterInfo } from '../../../src/router/directory/index.ts';
 import type { TotalRead } from '../../../src/router/read/index.ts';
 import { RegionPublisher, type PeerLink } from '../../../src/router/region/index.ts';
-import { createLogger } from '../../../src/common/index.ts';
 
 function counterOf(name: string, settings: Partial<CounterInfo> = {}): CounterInfo {
   return { name, kind: 'total', window: { bucketMs: 0, retentionMs: 0 }, generation: 0, ...settings } as unknown as CounterInfo;

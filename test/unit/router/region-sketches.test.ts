@@ -4,13 +4,8 @@
 // overtook while it was read (the next round reads it again). A batch
 // between regions stays within its byte budget once sketches ride along.
 import { describe, expect, it } from 'vitest';
-import {
-  createLogger,
-  regionBatchBytesMax,
-  regionBatchComponentsMax,
-  type ComponentVersion,
-  type RegionComponent,
-} from '../../../src/common/index.ts';
+import { createLogger, regionBatchBytesMax, regionBatchComponentsMax } from '../../../src/common/index.ts';
+import type { ComponentVersion, RegionComponent } from '../../../src/wire/internal/index.ts';
 import type { CounterInfo } from '../../../src/router/directory/index.ts';
 import { RegionPublisher, type PeerLink } from '../../../src/router/region/index.ts';
 import { batchLength } from '../../../src/router/region/peer-link.ts';

@@ -10,7 +10,7 @@ import {
   routerIdBytesMax,
   routerLeaseTtlMsMax,
   routerLeaseTtlMsMin,
-} from '../../../src/common/limits.ts';
+} from '../../../src/common/index.ts';
 import { defaultRouterId, parseEtcdEndpoints, parsePairs, parseRouterConfig, routerDefaults } from '../../../src/router/config.ts';
 import { configErrorOf, envKeyOf } from '../../helpers/config.ts';
 

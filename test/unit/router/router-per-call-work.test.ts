@@ -14,8 +14,8 @@ import { SizingPolicy } from '../../../src/router/sizing/sizing-policy.ts';
 import { createRouterMetrics } from '../../../src/router/metrics/router-metrics.ts';
 import type { NodePool } from '../../../src/router/nodes/node-pool.ts';
 import type { OutgoingGroup } from '../../../src/router/nodes/node-sender.ts';
-import type { Logger } from '../../../src/common/logger.ts';
-import { hotCountersListedMax } from '../../../src/common/limits.ts';
+import type { Logger } from '../../../src/common/index.ts';
+import { hotCountersListedMax } from '../../../src/common/index.ts';
 import { makeTempDir, removeTempDir } from '../../helpers/temp-dir.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };

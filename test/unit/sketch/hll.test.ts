@@ -3,7 +3,7 @@
 // model, and the byte formats (round trips and rejection of corrupt input).
 import { beforeAll, describe, expect, it } from 'vitest';
 import xxhash from 'xxhash-wasm';
-import { ErrorCode, TallyError } from '../../../src/common/errors.ts';
+import { ErrorCode, TallyError } from '../../../src/wire/index.ts';
 import {
   HllSketch,
   hllRankMax,

@@ -5,7 +5,7 @@
 // then the copy into the file): ~3 B a shard here against ~12 B as a B-tree
 // row per shard. This file only encodes, decodes and reads; ShardLog writes.
 import type Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN } from '../../../common/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../wire/index.ts';
 import { ShardLogError } from '../records/log-entry.ts';
 import { blockChecksum, verifyChecksum } from '../checksums.ts';
 import { rowsOf, shardIdsPerQueryMax } from '../log-statements.ts';

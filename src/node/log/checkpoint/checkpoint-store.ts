@@ -5,7 +5,7 @@
 // writes a log entry (ShardLog appends, truncates and installs).
 import assert from 'node:assert/strict';
 import type Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN } from '../../../common/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../wire/index.ts';
 import { blockChecksum, checkedPart, partChecksum } from '../checksums.ts';
 import { checkpointPartsSql, rowsOf, rowsOfShards, type prepareLogStatements } from '../log-statements.ts';
 import type { CheckpointFolder, CheckpointState, SnapshotChunk } from '../log-types.ts';

@@ -5,7 +5,7 @@
 // StoredEntry objects a row gives; ShardLog writes. It never reads keyed or
 // other-kind entries from a record: those stay log rows.
 import type Database from 'better-sqlite3';
-import { INT64_MAX, INT64_MIN } from '../../../common/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../wire/index.ts';
 import {
   EntryKind,
   ShardLogError,

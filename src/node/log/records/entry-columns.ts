@@ -3,7 +3,7 @@
 // defined). Pure: encodes and decodes, allocates one buffer per call and no
 // message object per entry. A malformed block is refused whole.
 import assert from 'node:assert/strict';
-import { ErrorCode, TallyError } from '../../../common/index.ts';
+import { ErrorCode, TallyError } from '../../../wire/index.ts';
 import { EntryKind, entryProblem, type StoredEntry } from './log-entry.ts';
 
 /** Fixed bytes per entry: shard id (f64), amount (i64), epoch (u64), commit time (f64), flags (u8). */

@@ -2,7 +2,8 @@
 // again after a read) and how it maps to and from a row of the log table.
 // Pure: it opens no database and keeps no state; the store runs the SQL.
 import assert from 'node:assert/strict';
-import { INT64_MAX, INT64_MIN, UINT64_MAX, decodeComponent } from '../../../common/index.ts';
+import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../../../wire/index.ts';
+import { decodeComponent } from '../../../wire/internal/index.ts';
 import { unpackRegisterChanges } from '../../../sketch/index.ts';
 import { validateWindowConfig } from '../../../window/index.ts';
 import { rowChecksum, verifyChecksum } from '../checksums.ts';

@@ -4,15 +4,8 @@
 // been validated. This file wires the service and holds the per-counter
 // handlers; the cluster's (pairs, nodes, status, reconcile) are in
 // pair-handlers.ts, the backup streams in backup-handlers.ts.
-import {
-  ErrorCode,
-  TallyError,
-  validateCounterName,
-  monotonicNowMs,
-  type Logger,
-  type counterV1,
-  hotCountersListedMax,
-} from '../../../common/index.ts';
+import { ErrorCode, TallyError, validateCounterName, monotonicNowMs } from '../../../wire/index.ts';
+import { type Logger, type counterV1, hotCountersListedMax } from '../../../common/index.ts';
 import { type MembershipPath } from '../../write/index.ts';
 import { configureCounter, listCounters, ttlInForce, type CounterLifecycle } from '../../counters/index.ts';
 import type { Directory, CounterInfo } from '../../directory/index.ts';

@@ -2,18 +2,9 @@
 // from its primary as the node encoded it, and the directory as a JSON
 // export. They only read: nothing in the directory or on a node changes.
 import type { ServerWritableStream, ServiceError } from '@grpc/grpc-js';
-import {
-  ErrorCode,
-  TallyError,
-  backupPairStreamTimeoutMs,
-  deadlineIn,
-  shardNodeServiceDefinition,
-  shardProtocolStamp,
-  toServiceError,
-  type counterV1,
-  type Logger,
-  type shardV1,
-} from '../../../common/index.ts';
+import { ErrorCode, TallyError, deadlineIn, toServiceError } from '../../../wire/index.ts';
+import { backupPairStreamTimeoutMs, shardNodeServiceDefinition, type counterV1, type Logger, type shardV1 } from '../../../common/index.ts';
+import { shardProtocolStamp } from '../../../wire/internal/index.ts';
 import type { Directory } from '../../directory/index.ts';
 import type { NodePool } from '../../nodes/index.ts';
 

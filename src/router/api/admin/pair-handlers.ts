@@ -2,7 +2,8 @@
 // directory's pair changes (add, drain, replace a node). Each checks its
 // input whole before the directory is asked; a pair change is logged at warn
 // and its in-sync gauge reset, since the pair must catch up again.
-import { ErrorCode, TallyError, validateCounterName, validateNodeAddress, type Logger, type counterV1 } from '../../../common/index.ts';
+import { ErrorCode, TallyError, validateCounterName, validateNodeAddress } from '../../../wire/index.ts';
+import type { Logger, counterV1 } from '../../../common/index.ts';
 import { clusterStatus, pairStatusOf, reconcile, type RouterView } from '../../counters/index.ts';
 import type { Directory, PairInfo } from '../../directory/index.ts';
 import type { RouterMetrics } from '../../metrics/index.ts';

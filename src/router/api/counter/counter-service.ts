@@ -8,12 +8,11 @@ import {
   TallyError,
   batchItemsMax,
   readStreamPagesInFlightMax,
-  routerReadStreamPagesInFlightMax,
-  routerStreamBatchesInFlightMax,
   streamBatchesInFlightMax,
   type IncrementColumns,
   type LeanIncrementRequest,
-} from '../../../common/index.ts';
+} from '../../../wire/index.ts';
+import { routerReadStreamPagesInFlightMax, routerStreamBatchesInFlightMax } from '../../../common/index.ts';
 import { type AppliedBatch, type IncrementPath, columnsOf } from '../../write/index.ts';
 import { type HeatTracker } from '../../sizing/index.ts';
 import type { RouterMetrics } from '../../metrics/index.ts';

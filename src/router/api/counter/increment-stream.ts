@@ -12,7 +12,7 @@ import {
   type IncrementColumns,
   type IncrementResponseInput,
   type IncrementStreamResponseInput,
-} from '../../../common/index.ts';
+} from '../../../wire/index.ts';
 
 /** IncrementBatch's handler body: validates, applies, counts; throws the error the unary call fails with. */
 export type ApplyBatch = (request: IncrementColumns, call: { readonly cancelled: boolean }) => Promise<readonly IncrementResponseInput[]>;

@@ -2,16 +2,8 @@
 // CountDistinct), membership (SetMember, IsMember) and Clear, each checked
 // whole before its path is asked. Heat records their writes as it does
 // increments, so distinct counters are sized like totals.
-import {
-  ErrorCode,
-  TallyError,
-  countDistinctCountersMax,
-  distinctMemberBytesMax,
-  parseMemberId,
-  validateCounterName,
-  validateIdempotencyKey,
-  type counterV1,
-} from '../../../common/index.ts';
+import { ErrorCode, TallyError, parseMemberId, validateCounterName, validateIdempotencyKey } from '../../../wire/index.ts';
+import { countDistinctCountersMax, distinctMemberBytesMax, type counterV1 } from '../../../common/index.ts';
 import { validateCounterNames, validateMemberList } from '../validation.ts';
 import { handler } from '../handler.ts';
 import type { CounterLifecycle } from '../../counters/index.ts';

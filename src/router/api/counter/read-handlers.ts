@@ -11,8 +11,8 @@ import {
   type LeanReadManyRequest,
   type ReadManyResponseInput,
   type ReadResponseInput,
-  type counterV1,
-} from '../../../common/index.ts';
+} from '../../../wire/index.ts';
+import type { counterV1 } from '../../../common/index.ts';
 import type { RouterMetrics } from '../../metrics/index.ts';
 import type { ReadPath, TotalRead, WindowReader } from '../../read/index.ts';
 import type { GlobalRead, GlobalReader, RegionPartRead } from '../../region/index.ts';

@@ -12,7 +12,7 @@ import {
   type LeanReadStreamRequest,
   type ReadManyResponseInput,
   type ReadStreamResponseInput,
-} from '../../../common/index.ts';
+} from '../../../wire/index.ts';
 
 /** ReadMany's handler body: validates, reads, counts; throws the error the unary call fails with. */
 export type ReadPage = (request: LeanReadManyRequest, call: { readonly cancelled: boolean }) => Promise<ReadManyResponseInput>;

@@ -5,7 +5,8 @@
 // router's bounds, flow control, and how the stream ends. What a unit does,
 // and what its failure means, is its kind's (StreamKind).
 import type { ServerDuplexStream, ServiceError } from '@grpc/grpc-js';
-import { ErrorCode, ErrorReason, TallyError, busyRetryDelayMs, malformedRefusalOf, type Uint64Value } from '../../../common/index.ts';
+import { ErrorCode, ErrorReason, TallyError, type Uint64Value } from '../../../wire/index.ts';
+import { busyRetryDelayMs, malformedRefusalOf } from '../../../common/index.ts';
 
 /** The units in flight over every stream of one kind on one router. */
 export interface RouterCount {

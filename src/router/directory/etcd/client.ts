@@ -2,7 +2,8 @@
 // the one mapping from etcd's failures to the statuses callers see.
 import fs from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
-import { ConfigError, ErrorCode, TallyError, etcdTxnOpsMax } from '../../../common/index.ts';
+import { ConfigError, etcdTxnOpsMax } from '../../../common/index.ts';
+import { ErrorCode, TallyError } from '../../../wire/index.ts';
 
 type HostPolicy = ReturnType<NonNullable<NonNullable<IOptions['faultHandling']>['host']>>;
 /**

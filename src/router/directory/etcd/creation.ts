@@ -3,14 +3,8 @@
 // shard ids from a block this router reserved from shard-id-next.
 import assert from 'node:assert';
 import type { IRequestOp } from 'etcd3';
-import {
-  ErrorCode,
-  TallyError,
-  directoryChangeAttemptsMax,
-  etcdTxnBytesMax,
-  newCountersPerCallMax,
-  shardIdsPerReservation,
-} from '../../../common/index.ts';
+import { ErrorCode, TallyError, newCountersPerCallMax } from '../../../wire/index.ts';
+import { directoryChangeAttemptsMax, etcdTxnBytesMax, shardIdsPerReservation } from '../../../common/index.ts';
 import type { CounterInfo, CounterKind } from '../contract.ts';
 import { staleError, storeError } from './client.ts';
 import { counterKeyPrefix, shardIdNextKey, encodeCounter, type StoredCounter } from './schema.ts';

@@ -7,7 +7,8 @@
 // growth is recorded). A growth a crashed grower left announced is
 // activated by the next setShards of the counter, or by any router's
 // periodic pass once it has been announced longer than the activation wait.
-import { ErrorCode, TallyError, directoryChangeAttemptsMax, monotonicNowMs, type Logger } from '../../../common/index.ts';
+import { ErrorCode, TallyError, monotonicNowMs } from '../../../wire/index.ts';
+import { directoryChangeAttemptsMax, type Logger } from '../../../common/index.ts';
 import type { CounterInfo } from '../contract.ts';
 import type { CounterCreation } from './creation.ts';
 import { counterKeyPrefix, encodeCounter, storedCounterOf } from './schema.ts';

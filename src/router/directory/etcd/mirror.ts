@@ -6,7 +6,8 @@
 // changes too.
 import assert from 'node:assert';
 import type { IEvent, IKeyValue } from 'etcd3';
-import { monotonicNowMs, type Logger } from '../../../common/index.ts';
+import { monotonicNowMs } from '../../../wire/index.ts';
+import { type Logger } from '../../../common/index.ts';
 import type { CounterInfo, PairInfo } from '../contract.ts';
 import type { DirectoryModel } from '../model.ts';
 import {

@@ -40,15 +40,12 @@
 // written to must be.
 import assert from 'node:assert';
 import type { Etcd3, Namespace } from 'etcd3';
+import { ErrorCode, TallyError, deadlineIn, monotonicNowMs } from '../../../wire/index.ts';
 import {
-  ErrorCode,
-  TallyError,
   currencyProofsPerLeaseTtl,
-  deadlineIn,
   etcdCallTimeoutMs,
   etcdRetryDelayMs,
   growthActivationMarginMs,
-  monotonicNowMs,
   type Logger,
 } from '../../../common/index.ts';
 

@@ -3,7 +3,8 @@
 // does not hold exist there.
 import assert from 'node:assert';
 import type { Etcd3, IKeyValue, IRequestOp, Namespace } from 'etcd3';
-import { deadlineIn, etcdCallTimeoutMs, etcdRangePageKeysMax, etcdTxnOpsMax } from '../../../common/index.ts';
+import { deadlineIn } from '../../../wire/index.ts';
+import { etcdCallTimeoutMs, etcdRangePageKeysMax, etcdTxnOpsMax } from '../../../common/index.ts';
 import type { ListedCounterRow, NameRange } from '../contract.ts';
 import { storeError } from './client.ts';
 import { counterKeyPrefix, prefixEnd, shardIdNextKey, checkCounter, parseJson } from './schema.ts';

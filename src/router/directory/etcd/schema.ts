@@ -10,7 +10,7 @@
 //   routers/<routerId>       presence, bound to the router's lease: JSON { seenRevision }
 // Other keys under the prefix (the supervisor election's) are not the directory's.
 //
-import { ErrorCode, TallyError, shardsPerCounterMax } from '../../../common/index.ts';
+import { ErrorCode, TallyError, shardsPerCounterMax } from '../../../wire/index.ts';
 import {
   advertisedProblem,
   counterKinds,

@@ -5,9 +5,7 @@
 // has brought it back (transactions.ts). It must never let a router write
 // where another's exact read would miss it: growth is announced,
 // acknowledged by every live router, then activated (growth.ts). Keys and
-// values: schema.ts. See contract.ts for the contract.
-//
-// A router whose lease keepalive has not succeeded for half the lease TTL,
+// values: schema.ts; the contract: contract.ts. A router whose lease keepalive has not succeeded for half the lease TTL,
 // or whose watch is down, or whose watch has not brought back a presence
 // write sent within the last lease TTL (it may lag behind etcd: see "Proof
 // of currency" in presence.ts), is not fresh: its changes fail
@@ -21,6 +19,12 @@ import type { Etcd3, IRequestOp, Namespace } from 'etcd3';
 import {
   ErrorCode,
   TallyError,
+  monotonicNowMs,
+  newCountersPerCallMax,
+  type MonotonicClock,
+  type WindowSetting,
+} from '../../../wire/index.ts';
+import {
   clearKeysPerCounterMax,
   directoryWatchApplyTimeoutMs,
   etcdCallTimeoutMs,
@@ -28,11 +32,7 @@ import {
   etcdTxnOpsMax,
   etcdWatchReconnectMaxMs,
   etcdWatchReconnectMinMs,
-  monotonicNowMs,
-  newCountersPerCallMax,
   type Logger,
-  type MonotonicClock,
-  type WindowSetting,
 } from '../../../common/index.ts';
 import {
   defaultDirectoryLimits,
@@ -54,8 +54,8 @@ import { ModelBackedDirectory } from '../store-base.ts';
 import { staleError, storeError } from './client.ts';
 import { CounterCreation } from './creation.ts';
 import { GrowthProtocol } from './growth.ts';
-import { counterKeyPrefix, pairKeyPrefix, prefixEnd, shardIdNextKey, taskKeyPrefix } from './schema.ts';
-import { encodeCounter, encodePair, encodeTask, samePair, storedCounterOf, type StoredCounter } from './schema.ts';
+import { counterKeyPrefix, encodeCounter, encodePair, encodeTask, pairKeyPrefix, prefixEnd } from './schema.ts';
+import { samePair, shardIdNextKey, storedCounterOf, taskKeyPrefix, type StoredCounter } from './schema.ts';
 import { EtcdMirror } from './mirror.ts';
 import { RouterPresence } from './presence.ts';
 import { EtcdTransactions, type PairUpdateFence } from './transactions.ts';

@@ -4,15 +4,8 @@
 // change back into memory. Also the waits on memory catching up.
 import assert from 'node:assert';
 import type { ComparatorBuilder, IRequestOp, ITxnResponse, Namespace } from 'etcd3';
-import {
-  ErrorCode,
-  TallyError,
-  deadlineIn,
-  directoryChangeAttemptsMax,
-  directoryWatchApplyTimeoutMs,
-  etcdCallTimeoutMs,
-  etcdTxnOpsMax,
-} from '../../../common/index.ts';
+import { ErrorCode, TallyError, deadlineIn } from '../../../wire/index.ts';
+import { directoryChangeAttemptsMax, directoryWatchApplyTimeoutMs, etcdCallTimeoutMs, etcdTxnOpsMax } from '../../../common/index.ts';
 import { storeError } from './client.ts';
 import type { EtcdMirror } from './mirror.ts';
 

@@ -2,7 +2,8 @@
 // as one document (directory-snapshot.ts), read at one revision by a
 // short-lived EtcdDirectory, or written into an empty prefix.
 import type { Etcd3, IRequestOp } from 'etcd3';
-import { ErrorCode, TallyError, createLogger, etcdTxnOpsMax } from '../../../common/index.ts';
+import { ErrorCode, TallyError } from '../../../wire/index.ts';
+import { createLogger, etcdTxnOpsMax } from '../../../common/index.ts';
 import { pairInfoOf, type DirectorySnapshot } from '../snapshot.ts';
 import {
   counterKeyPrefix,

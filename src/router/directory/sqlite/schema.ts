@@ -3,7 +3,8 @@
 // columns later releases added, added to older files on open.
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, TallyError, preparePrivateDir, preparePrivateFile, storageError } from '../../../common/index.ts';
+import { ErrorCode, TallyError, storageError } from '../../../wire/index.ts';
+import { preparePrivateDir, preparePrivateFile } from '../../../common/index.ts';
 import { parseAdvertised, type PairInfo } from '../contract.ts';
 
 export const directoryFileName = 'directory.sqlite';

@@ -6,7 +6,7 @@
 // the contract, schema.ts for the file.
 import assert from 'node:assert';
 import type Database from 'better-sqlite3';
-import { ErrorCode, TallyError, monotonicNowMs, storageError, type MonotonicClock, type WindowSetting } from '../../../common/index.ts';
+import { ErrorCode, TallyError, monotonicNowMs, storageError, type MonotonicClock, type WindowSetting } from '../../../wire/index.ts';
 import {
   counterKinds,
   defaultDirectoryLimits,

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ErrorCode, TallyError, storageError } from '../../../common/index.ts';
+import { ErrorCode, TallyError, storageError } from '../../../wire/index.ts';
 import type { PairAddresses } from '../contract.ts';
 import { pairInfoOf, type DirectorySnapshot } from '../snapshot.ts';
 import { directoryFileName, openDirectoryFile, rowOfPair, upsertPair } from './schema.ts';

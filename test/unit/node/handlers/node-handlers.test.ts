@@ -4,7 +4,8 @@
 // role saved, no total moved.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { TallyError, createMetricsRegistry, type Logger, type shardV1 } from '../../../../src/common/index.ts';
+import { TallyError } from '../../../../src/wire/index.ts';
+import { createMetricsRegistry, type Logger, type shardV1 } from '../../../../src/common/index.ts';
 import { ShardLog } from '../../../../src/node/log/index.ts';
 import { DedupIndex, NodeMemory, checkpointFolder, loadRole, type NodeState } from '../../../../src/node/state/index.ts';
 import { GroupCommitter } from '../../../../src/node/write/index.ts';

@@ -3,7 +3,7 @@
 // (seeded), and totals one past int64 either way.
 import { describe, expect, it } from 'vitest';
 import { checkBlock, decodeBlock, encodeBlock } from '../../../../src/node/log/checkpoint/checkpoint-blocks.ts';
-import { INT64_MAX, INT64_MIN } from '../../../../src/common/limits.ts';
+import { INT64_MAX, INT64_MIN } from '../../../../src/wire/index.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';
 
 const refuses = (check: () => unknown): boolean => {

@@ -17,7 +17,7 @@ import {
   totalInBlock,
 } from '../../../../src/node/log/checkpoint/checkpoint-blocks.ts';
 import { checkpointFolder } from '../../../../src/node/state/node-memory.ts';
-import { INT64_MAX, INT64_MIN } from '../../../../src/common/limits.ts';
+import { INT64_MAX, INT64_MIN } from '../../../../src/wire/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';
 import { dropEntry } from '../../../helpers/log-entries.ts';

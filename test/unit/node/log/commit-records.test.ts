@@ -13,7 +13,7 @@ import { EntryKind, ShardLog, ShardLogError, type LogEntry, type StoredEntry } f
 import { recordChecksum } from '../../../../src/node/log/checksums.ts';
 import { decodeRecord, encodeRecord } from '../../../../src/node/log/records/commit-records.ts';
 import { checkpointFolder } from '../../../../src/node/state/node-memory.ts';
-import { INT64_MAX, INT64_MIN } from '../../../../src/common/limits.ts';
+import { INT64_MAX, INT64_MIN } from '../../../../src/wire/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 import { dropEntry, plainEntry, randomDistinctEntry, windowConfigEntry } from '../../../helpers/log-entries.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';

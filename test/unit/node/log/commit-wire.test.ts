@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EntryKind, ShardLog, decodeCommitWire, type LogEntry } from '../../../../src/node/log/index.ts';
-import { ErrorCode, TallyError } from '../../../../src/common/errors.ts';
+import { ErrorCode, TallyError } from '../../../../src/wire/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 import { dropEntry, plainEntry, randomDistinctEntry, windowConfigEntry } from '../../../helpers/log-entries.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';

@@ -5,8 +5,7 @@ import { decodeEntryColumns, encodeEntryColumns, columnsBytes } from '../../../.
 import { EntryKind, encodeGeneration, type StoredEntry } from '../../../../src/node/log/index.ts';
 import { encodeWindowSetting } from '../../../../src/node/state/node-memory.ts';
 import { packRegisterChanges } from '../../../../src/sketch/index.ts';
-import { ErrorCode, TallyError } from '../../../../src/common/errors.ts';
-import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../../../../src/common/limits.ts';
+import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, UINT64_MAX } from '../../../../src/wire/index.ts';
 
 const noKey = Buffer.alloc(0);
 

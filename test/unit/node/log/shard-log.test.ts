@@ -6,8 +6,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { ShardLog, ShardLogError, type LogEntry } from '../../../../src/node/log/index.ts';
-import { INT64_MAX, INT64_MIN, replayBatchRows } from '../../../../src/common/limits.ts';
-import { ErrorCode, TallyError } from '../../../../src/common/errors.ts';
+import { INT64_MAX, INT64_MIN, ErrorCode, TallyError } from '../../../../src/wire/index.ts';
+import { replayBatchRows } from '../../../../src/common/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 
 function entry(shardId: number, amount: bigint, key = ''): LogEntry {

@@ -24,7 +24,7 @@ import { createNodeMetrics } from '../../../../src/node/node-metrics.ts';
 import type { NodeState } from '../../../../src/node/state/node-state.ts';
 import { packRegisterChanges } from '../../../../src/sketch/index.ts';
 import type { shardV1 } from '../../../../src/common/index.ts';
-import { ErrorCode, TallyError } from '../../../../src/common/errors.ts';
+import { ErrorCode, TallyError } from '../../../../src/wire/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';
 import { waitFor } from '../../../helpers/cluster.ts';

@@ -2,7 +2,7 @@
 // seeded random adds, deletes and clears, through growth, tombstone reuse,
 // rehash and shrink, with every read and the iteration compared.
 import { describe, expect, it } from 'vitest';
-import { INT64_MAX, INT64_MIN } from '../../../../src/common/index.ts';
+import { INT64_MAX, INT64_MIN } from '../../../../src/wire/index.ts';
 import { ShardTotals } from '../../../../src/node/state/shard-totals.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';
 

@@ -7,8 +7,8 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { status, type Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { createIncrementStreamHandler, type ApplyBatch } from '../../../../src/router/api/counter/increment-stream.ts';
-import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../../src/common/index.ts';
-import type { IncrementStreamResponseInput, IncrementColumns } from '../../../../src/common/index.ts';
+import { ErrorReason, decodeStatusDetails, statusDetailsKey } from '../../../../src/wire/index.ts';
+import type { IncrementStreamResponseInput, IncrementColumns } from '../../../../src/wire/index.ts';
 
 class ScriptedStream extends EventEmitter {
   cancelled = false;

@@ -3,7 +3,8 @@
 // no path; good input reaches the one path meant, with what it needs.
 import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
-import { ErrorCode, TallyError, distinctMemberBytesMax, type Logger } from '../../../../src/common/index.ts';
+import { ErrorCode, TallyError } from '../../../../src/wire/index.ts';
+import { distinctMemberBytesMax, type Logger } from '../../../../src/common/index.ts';
 import type { CallState } from '../../../../src/router/api/index.ts';
 import { createKindHandlers, createReadHandlers, type KindDeps, type ReadDeps } from '../../../../src/router/api/counter/index.ts';
 import { createPairHandlers, type PairDeps } from '../../../../src/router/api/admin/index.ts';

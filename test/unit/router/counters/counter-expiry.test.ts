@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CounterExpiry, ttlInForce, type CounterDeleter, type ExpirySettings } from '../../../../src/router/counters/expiry.ts';
 import type { ExpiryDirectory } from '../../../../src/router/directory/index.ts';
 import type { CounterInfo } from '../../../../src/router/directory/contract.ts';
-import { createLogger } from '../../../../src/common/logger.ts';
+import { createLogger } from '../../../../src/common/index.ts';
 
 /** A counter as a plain object whose idle clock a test moves (the directory's handles are read-only). */
 type HeldCounter = { -readonly [Field in keyof CounterInfo]: CounterInfo[Field] };

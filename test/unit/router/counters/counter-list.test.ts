@@ -2,7 +2,8 @@
 // and what it refuses), the end of a prefix's range, and page size bounds.
 import { describe, expect, it } from 'vitest';
 import { decodePageToken, encodePageToken, prefixEnd, validatePageSize } from '../../../../src/router/counters/list.ts';
-import { listPageSizeDefault, listPageSizeMax } from '../../../../src/common/limits.ts';
+import { listPageSizeDefault } from '../../../../src/common/index.ts';
+import { listPageSizeMax } from '../../../../src/wire/index.ts';
 import { codeOf } from '../../../helpers/rejection.ts';
 
 const byteCompare = (left: string, right: string): number => Buffer.compare(Buffer.from(left), Buffer.from(right));

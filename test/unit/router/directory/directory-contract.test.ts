@@ -11,9 +11,8 @@ import { SqliteDirectory } from '../../../../src/router/directory/sqlite/store.t
 import { EtcdDirectory, etcdClientOptions } from '../../../../src/router/directory/etcd/index.ts';
 import { EtcdProcess } from '../../../../src/cluster/etcd-process.ts';
 import type { Directory, DirectoryLimits, PairAddresses } from '../../../../src/router/directory/contract.ts';
-import { newCountersPerCallMax, shardsPerCounterMax } from '../../../../src/common/limits.ts';
-import { TallyError } from '../../../../src/common/errors.ts';
-import { createLogger } from '../../../../src/common/logger.ts';
+import { newCountersPerCallMax, shardsPerCounterMax, TallyError } from '../../../../src/wire/index.ts';
+import { createLogger } from '../../../../src/common/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 import { codeOfAsync } from '../../../helpers/rejection.ts';
 

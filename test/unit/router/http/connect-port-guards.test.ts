@@ -2,13 +2,11 @@
 // caps on calls in flight (shared with the gRPC port's count), the deadline
 // ceiling, a caller's own deadline, and a handler's status passed through.
 import { afterEach, describe, expect, it } from 'vitest';
+import { ErrorCode, TallyError, withLeanCodecs } from '../../../../src/wire/index.ts';
 import {
-  ErrorCode,
-  TallyError,
   counterServiceDefinition,
   adminServiceDefinition,
   guardMalformed,
-  withLeanCodecs,
   type InFlightCount,
   type Logger,
 } from '../../../../src/common/index.ts';

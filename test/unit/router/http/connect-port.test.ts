@@ -2,7 +2,7 @@
 // bytes protobufjs (the gRPC port's reference) writes and reads, both ways.
 import { describe, expect, it } from 'vitest';
 import { parseCorsOrigins, parseRouterConfig } from '../../../../src/router/config.ts';
-import { counterServiceDefinition } from '../../../../src/common/proto.ts';
+import { counterServiceDefinition } from '../../../../src/common/index.ts';
 import {
   decodeIncrementBatchResponse,
   decodeIncrementRequest,
@@ -12,7 +12,7 @@ import {
   encodeIncrementResponse,
   encodeIncrementStreamResponse,
   decodeIncrementStreamResponse,
-} from '../../../../src/common/counter-codec.ts';
+} from '../../../../src/wire/index.ts';
 import { configErrorOf } from '../../../helpers/config.ts';
 
 const pairs = '127.0.0.1:1,127.0.0.1:2';

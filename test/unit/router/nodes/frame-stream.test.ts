@@ -6,7 +6,8 @@
 // holds frames back by count and bytes.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { ErrorReason, TallyError, frameErrorOf, ErrorCode } from '../../../../src/common/index.ts';
+import { ErrorReason, TallyError, ErrorCode } from '../../../../src/wire/index.ts';
+import { frameErrorOf } from '../../../../src/wire/internal/index.ts';
 import {
   FrameStream,
   StreamUnsupportedError,

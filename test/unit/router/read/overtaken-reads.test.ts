@@ -4,8 +4,8 @@
 // uncleared shards.
 import { describe, expect, it } from 'vitest';
 import { overtakenCounters, rereadOvertaken } from '../../../../src/router/read/exact-reader.ts';
-import { clearOvertakenReadsMax } from '../../../../src/common/limits.ts';
-import { TallyError } from '../../../../src/common/errors.ts';
+import { clearOvertakenReadsMax } from '../../../../src/common/index.ts';
+import { TallyError } from '../../../../src/wire/index.ts';
 
 describe('overtaken reads', () => {
   it('router: only the counters a clear overtook are read again, and their new totals replace the old', async () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { readPairWithFallback, type NodeReadMeta } from '../../../../src/router/read/exact-reader.ts';
 import type { PairInfo } from '../../../../src/router/directory/index.ts';
-import { ErrorCode, TallyError } from '../../../../src/common/errors.ts';
+import { ErrorCode, TallyError } from '../../../../src/wire/index.ts';
 
 const pair = {
   pairIndex: 1,

@@ -5,7 +5,8 @@
 // clear reads as cleared; a shard the index does not know yet is read
 // exactly once the directory holds it.
 import { describe, expect, it } from 'vitest';
-import { createLogger, encodeShardColumns, type shardV1 } from '../../../../src/common/index.ts';
+import { createLogger, type shardV1 } from '../../../../src/common/index.ts';
+import { encodeShardColumns } from '../../../../src/wire/internal/index.ts';
 import type { CounterInfo, PairInfo } from '../../../../src/router/directory/index.ts';
 import { isPublishable } from '../../../../src/router/region/index.ts';
 import { ShardFeed } from '../../../../src/router/region/shard-feed.ts';

@@ -8,7 +8,7 @@ import { SqliteDirectory as Directory } from '../../../../src/router/directory/s
 import { HeatTracker } from '../../../../src/router/sizing/heat.ts';
 import { SizingPolicy } from '../../../../src/router/sizing/sizing-policy.ts';
 import { createRouterMetrics } from '../../../../src/router/metrics/router-metrics.ts';
-import type { Logger } from '../../../../src/common/logger.ts';
+import type { Logger } from '../../../../src/common/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 
 describe('autoscaler', () => {

@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { HeatTracker } from '../../../../src/router/sizing/heat.ts';
 import { HeatAdmission } from '../../../../src/router/sizing/heat-admission.ts';
-import { heatAdmitIncrements } from '../../../../src/common/limits.ts';
+import { heatAdmitIncrements } from '../../../../src/common/index.ts';
 
 class FakeClock {
   nowMs = 1_000_000;

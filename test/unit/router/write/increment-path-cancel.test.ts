@@ -4,7 +4,7 @@
 // before committing (NotAppliedError), the outcome a down primary gives; the
 // directory and the increment path are the real ones.
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../../../src/common/errors.ts';
+import { ErrorCode } from '../../../../src/wire/index.ts';
 import { SqliteDirectory as Directory } from '../../../../src/router/directory/sqlite/store.ts';
 import { IncrementPath } from '../../../../src/router/write/increment-path.ts';
 import { NotAppliedError } from '../../../../src/router/nodes/node-sender.ts';

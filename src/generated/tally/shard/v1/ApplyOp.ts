@@ -30,7 +30,7 @@ export const ApplyOp = {
   CLEAR: 'CLEAR',
   /**
    * a peer region's component of the shard's counter (payload: the
-   * region-component record of src/common/region-component.ts) kept as a
+   * region-component record of src/wire/internal/region-component.ts) kept as a
    * max-register per origin region; logged only when its version is newer
    * than the one held, applied=false otherwise.
    */
@@ -73,7 +73,7 @@ export type ApplyOp =
   | 5
   /**
    * a peer region's component of the shard's counter (payload: the
-   * region-component record of src/common/region-component.ts) kept as a
+   * region-component record of src/wire/internal/region-component.ts) kept as a
    * max-register per origin region; logged only when its version is newer
    * than the one held, applied=false otherwise.
    */

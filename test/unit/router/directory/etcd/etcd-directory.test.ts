@@ -10,9 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { EtcdDirectory, etcdClientOptions, type EtcdDirectoryOptions } from '../../../../../src/router/directory/etcd/index.ts';
 import { EtcdProcess } from '../../../../../src/cluster/etcd-process.ts';
 import type { CounterInfo, PairAddresses } from '../../../../../src/router/directory/contract.ts';
-import { growthActivationMarginMs } from '../../../../../src/common/limits.ts';
-import { TallyError } from '../../../../../src/common/errors.ts';
-import { createLogger } from '../../../../../src/common/logger.ts';
+import { growthActivationMarginMs, createLogger } from '../../../../../src/common/index.ts';
+import { TallyError } from '../../../../../src/wire/index.ts';
 import { makeTempDir, removeTempDir } from '../../../../helpers/temp-dir.ts';
 import { codeOfAsync } from '../../../../helpers/rejection.ts';
 import { waitFor } from '../../../../helpers/cluster.ts';
