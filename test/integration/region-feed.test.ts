@@ -120,7 +120,8 @@ describe('region feed (ChangedShards)', () => {
         const answer = await changedShards(followerNode.address, { feedId: last.feedId, sinceSeq: last.seq }).catch(() => undefined);
         return answer?.role === 'primary' ? answer : undefined;
       },
-      { timeoutMs: 20_000 },
+      // A failover and the promoted node's first confirmed answer: seconds alone, longer beside the suite's other chaos files.
+      { timeoutMs: 45_000, what: 'the promoted follower answering the feed as primary' },
     );
     expect(promoted.full).toBe(true);
     expect(promoted.feedId).not.toBe(last.feedId);
@@ -144,5 +145,5 @@ describe('region feed (ChangedShards)', () => {
     expect(restarted.feedId).not.toBe(before.feedId);
     const rebuilt = totalsOf(restarted);
     for (const [shardId, total] of seen) expect(rebuilt.get(shardId), `shard ${shardId}`).toBeGreaterThanOrEqual(total);
-  }, 60_000);
+  }, 120_000);
 });

@@ -268,7 +268,7 @@ function headNames(names: CounterNames, population: number): (index: number) => 
 const benchPath = fileURLToPath(import.meta.url);
 const workerEntryArgs = benchPath.endsWith('.ts')
   ? ['--import', 'tsx', '--no-deprecation', path.join(path.dirname(benchPath), '..', 'cli.ts')]
-  : [path.resolve(path.dirname(benchPath), '../../../../bin/tally.mjs')];
+  : [path.resolve(path.dirname(benchPath), '../../../bin/tally.mjs')];
 
 /** Runs one worker process per --procs, each reporting progress lines and a final result line. */
 async function runProcesses(options: BenchOptions, onProgress?: Progress): Promise<WorkerResult[]> {
