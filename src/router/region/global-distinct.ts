@@ -8,7 +8,7 @@ import type { RegionComponent } from '../../wire/internal/index.ts';
 import { HllSketch, hllStandardError } from '../../sketch/index.ts';
 import type { CounterInfo } from '../directory/index.ts';
 import type { ComponentStore } from './component-store.ts';
-import type { SketchReads } from './sketch-source.ts';
+import type { SketchReads } from './publish/index.ts';
 
 export interface GlobalDistinctCount {
   estimate: number;

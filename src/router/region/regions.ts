@@ -11,12 +11,9 @@ import { ComponentStore, type ClearUpTo } from './component-store.ts';
 import { GlobalDistinctReader } from './global-distinct.ts';
 import { GlobalReader } from './global-reader.ts';
 import { PeerLink } from './peer-link.ts';
-import type { TermSource } from './publish-term.ts';
 import { createRegionMetrics } from './region-metrics.ts';
-import { RegionPublisher, isPublishable } from './region-publisher.ts';
-import { ShardFeed } from './shard-feed.ts';
+import { RegionPublisher, ShardFeed, isPublishable, type SketchReads, type TermSource } from './publish/index.ts';
 import { RegionReceiver } from './region-receiver.ts';
-import type { SketchReads } from './sketch-source.ts';
 
 export interface RegionSettings {
   region: string;

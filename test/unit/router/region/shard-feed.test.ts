@@ -9,7 +9,7 @@ import { createLogger, type shardV1 } from '../../../../src/common/index.ts';
 import { encodeShardColumns } from '../../../../src/wire/internal/index.ts';
 import type { CounterInfo, PairInfo } from '../../../../src/router/directory/index.ts';
 import { isPublishable } from '../../../../src/router/region/index.ts';
-import { ShardFeed } from '../../../../src/router/region/shard-feed.ts';
+import { ShardFeed } from '../../../../src/router/region/publish/shard-feed.ts';
 
 function counterOf(name: string, shardIds: number[], settings: Partial<CounterInfo> = {}): CounterInfo {
   return {

@@ -6,12 +6,12 @@
 // (G3), rounds never overlap, and the term is higher for every tenure: so a
 // later version never holds an older total. It never writes to this region's
 // counters.
-import { IntervalTask, regionFullSweepRounds, type Logger } from '../../common/index.ts';
-import { monotonicNowMs } from '../../wire/index.ts';
-import type { ComponentVersion, RegionComponent } from '../../wire/internal/index.ts';
-import type { CounterInfo } from '../directory/index.ts';
-import type { TotalRead } from '../read/index.ts';
-import type { PeerLink, PublishedTable } from './peer-link.ts';
+import { IntervalTask, regionFullSweepRounds, type Logger } from '../../../common/index.ts';
+import { monotonicNowMs } from '../../../wire/index.ts';
+import type { ComponentVersion, RegionComponent } from '../../../wire/internal/index.ts';
+import type { CounterInfo } from '../../directory/index.ts';
+import type { TotalRead } from '../../read/index.ts';
+import type { PeerLink, PublishedTable } from '../peer-link.ts';
 import type { TermSource } from './publish-term.ts';
 import type { ShardFeed } from './shard-feed.ts';
 import { publishesSketch, readSketches, type SketchReads } from './sketch-source.ts';

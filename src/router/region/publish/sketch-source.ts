@@ -3,8 +3,8 @@
 // Registers only rise within a clear generation, so a later round's sketch
 // holds every register an earlier one did; a clear shows as a higher
 // generation, as for totals. It never writes.
-import type { CounterInfo } from '../directory/index.ts';
-import type { HllSketch } from '../../sketch/index.ts';
+import type { CounterInfo } from '../../directory/index.ts';
+import type { HllSketch } from '../../../sketch/index.ts';
 
 export interface SketchReads {
   union(names: readonly string[]): Promise<{ union: HllSketch; shardCount: number }>;

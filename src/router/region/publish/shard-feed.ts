@@ -5,7 +5,7 @@
 // counters are published from the shard's total; a counter with several
 // shards is named for an exact read (one cut over all its shards). It only
 // reads: it never writes to this region's nodes or directory.
-import { decodeShardColumns, type ShardColumns } from '../../wire/internal/index.ts';
+import { decodeShardColumns, type ShardColumns } from '../../../wire/internal/index.ts';
 import {
   regionFeedCallsPerRoundMax,
   regionFeedShardsMax,
@@ -13,9 +13,9 @@ import {
   regionFullSweepRounds,
   type Logger,
   type shardV1,
-} from '../../common/index.ts';
-import type { CounterInfo, PairInfo } from '../directory/index.ts';
-import { readPairWithFallback } from '../read/index.ts';
+} from '../../../common/index.ts';
+import type { CounterInfo, PairInfo } from '../../directory/index.ts';
+import { readPairWithFallback } from '../../read/index.ts';
 import { ShardIndex } from './shard-index.ts';
 
 /** Rounds between two rebuilds of the shard index that unknown shard ids ask for. */
