@@ -248,20 +248,20 @@ function createWritePath(
   return { replicator, dedup, committer };
 }
 
+/** What a started node is made of, handed to its later steps. */
+interface NodeParts {
+  log: ShardLog;
+  state: NodeState;
+  memory: NodeMemory;
+  dedup: DedupIndex;
+  replicator: Replicator;
+  metrics: NodeMetrics;
+  logger: Logger;
+  logClock: () => number;
+}
+
 /** The background tasks of a ready node: the checkpointer, the log scrubber and housekeeping, each started. */
-function startBackground(
-  config: NodeConfig,
-  deps: {
-    log: ShardLog;
-    state: NodeState;
-    memory: NodeMemory;
-    dedup: DedupIndex;
-    replicator: Replicator;
-    metrics: NodeMetrics;
-    logger: Logger;
-    logClock: () => number;
-  },
-) {
+function startBackground(config: NodeConfig, deps: NodeParts) {
   const { log, state, memory, dedup, replicator, metrics, logger, logClock } = deps;
   const checkpointer = new Checkpointer(
     log,
@@ -366,15 +366,7 @@ async function drain(
 /** Rebuilds memory from the log, then serves: from here a damaged log stops the node. */
 function becomeReady(
   config: NodeConfig,
-  deps: {
-    log: ShardLog;
-    state: NodeState;
-    memory: NodeMemory;
-    dedup: DedupIndex;
-    replicator: Replicator;
-    metrics: NodeMetrics;
-    logger: Logger;
-    logClock: () => number;
+  deps: NodeParts & {
     stopForDamage: (found: 'replay' | 'running', error: unknown) => never;
     tallyServer: ReturnType<typeof createTallyServer>;
     port: number;

@@ -17,7 +17,7 @@ export const libraryChannelDefaults: ChannelOptions = {
   'grpc.keepalive_time_ms': 300_000,
   'grpc.keepalive_timeout_ms': 20_000,
   'grpc.keepalive_permit_without_calls': 0,
-  // A router back within a second or two is found as fast as before (100 ms, x1.6 per failure); a long outage backs off to 30 s.
+  // A router back within a second or two is found within a second (from 100 ms, x1.6 per failure); a long outage backs off to 30 s.
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.min_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 30_000,
