@@ -205,7 +205,11 @@ describe('chaos: clear', () => {
       );
       expect(wide).toMatchObject({ shards: 64, shardsPending: 0 });
       expect(logRows).toBe(64n);
-      expect(nodeCalls).toBe(2);
+      // One frame per pair; the sender sends the first item it has at once and coalesces the rest
+      // behind it (two frames in flight), so a loaded machine can split a pair's clear in two.
+      // Per shard would be 64.
+      expect(nodeCalls).toBeGreaterThanOrEqual(2);
+      expect(nodeCalls).toBeLessThanOrEqual(4);
       expect(clearMs).toBeLessThan(5_000);
       expect((await client.read('wide')).total).toBe(0n);
     },
