@@ -352,8 +352,32 @@ export interface Directory {
    * NOT_FOUND when there is no such counter.
    */
   deleteCounter(name: string): Promise<CounterInfo>;
-  /** Deletes the counters that exist, in one transaction; returns those deleted. */
-  deleteCounters(names: readonly string[]): Promise<CounterInfo[]>;
+  /**
+   * Deletes the counters that exist, in one transaction; returns those
+   * deleted. With `tombstone: 'next'` (a DeleteCounter in a region that
+   * peers) each deleted name's tombstone is raised to its incarnation plus
+   * one in the same transaction, so the delete travels to the peer regions.
+   */
+  deleteCounters(names: readonly string[], options?: DeleteOptions): Promise<CounterInfo[]>;
+  /**
+   * A peer region deleted `name` up to `incarnation`: when this region's
+   * incarnation of the name is lower, its counter (if any) is deleted and
+   * the tombstone raised to `incarnation`, in one transaction; otherwise
+   * nothing changes (keyed by the incarnation it makes: receivers racing on
+   * one name delete once). Returns the counter deleted, if any, and whether
+   * the tombstone moved.
+   */
+  deleteUpTo(name: string, incarnation: number): Promise<{ deleted: CounterInfo | undefined; applied: boolean }>;
+  /** The name's tombstone: the newest delete of it this region applied (undefined: none kept). */
+  tombstone(name: string): Tombstone | undefined;
+  /** Every tombstone kept, for the region publisher. */
+  tombstones(): IterableIterator<Tombstone>;
+  /**
+   * Forgets tombstones recorded at or before `beforeMs` (the store's clock)
+   * of names with no counter: a live counter keeps its name's tombstone,
+   * which is its incarnation. Returns how many went.
+   */
+  pruneTombstones(beforeMs: number): Promise<number>;
   /**
    * Clears a counter: bumps its generation, the cut, in one transaction
    * with a clear task per shard and, when keyed, the key. A key seen within
@@ -412,6 +436,23 @@ export interface Directory {
   /** Ids of the live routers sharing this directory (etcd presence keys), for status; empty for the embedded store. */
   liveRouterIds(): readonly string[];
   close(): Promise<void>;
+}
+
+/**
+ * A deleted name, kept for the regions that peer (docs/regions.md: delete
+ * across regions): how many deletes of it this region applied, from any
+ * region, and when the newest was recorded (for retention). A counter
+ * created under the name starts at this incarnation.
+ */
+export interface Tombstone {
+  name: string;
+  incarnation: number;
+  deletedMs: number;
+}
+
+export interface DeleteOptions {
+  /** 'next': record a tombstone one incarnation past the name's current one (a DeleteCounter); absent: none (TTL expiry). */
+  tombstone?: 'next';
 }
 
 /**

@@ -15,6 +15,8 @@ export {
   type PairUpdate,
   type ShardInfo,
   type ShardTask,
+  type Tombstone,
+  type DeleteOptions,
   type AdvertisedNode,
   replicationAddressOf,
   zoneOf,

@@ -20,7 +20,15 @@ export type ListingDirectory = Pick<Directory, 'scan'>;
 /** Clear and delete, and the drops and clears owed to nodes. */
 export type LifecycleDirectory = Pick<
   Directory,
-  'get' | 'pair' | 'clearCounter' | 'deleteCounters' | 'completeShardTasks' | 'shardTask' | 'shardTasksForRound' | 'pendingShardTaskCounts'
+  | 'get'
+  | 'pair'
+  | 'clearCounter'
+  | 'deleteCounters'
+  | 'deleteUpTo'
+  | 'completeShardTasks'
+  | 'shardTask'
+  | 'shardTasksForRound'
+  | 'pendingShardTaskCounts'
 >;
 /** Growth driven by heat. */
 export type SizingDirectory = Pick<Directory, 'get' | 'setShards'>;

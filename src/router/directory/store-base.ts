@@ -1,7 +1,7 @@
 // What both stores answer from memory alike: every synchronous read of the
 // Directory contract, served by the DirectoryModel the store applies its
 // committed changes to. A store extends it and adds its changes.
-import type { CounterInfo, Directory, PairInfo, ShardTask } from './contract.ts';
+import type { CounterInfo, Directory, PairInfo, ShardTask, Tombstone } from './contract.ts';
 import type { DirectoryModel } from './model.ts';
 import type { CounterColumns } from './contract.ts';
 
@@ -23,7 +23,12 @@ export abstract class ModelBackedDirectory implements Pick<
   | 'counterCount'
   | 'shardCount'
   | 'counterColumns'
+  | 'tombstone'
+  | 'tombstones'
 > {
+  /** Tombstones by name, as committed (the store loads and changes them). */
+  protected readonly tombstoneTable = new Map<string, Tombstone>();
+
   /** Things an operator should hear about at start (logged by main). */
   readonly warnings: string[] = [];
 
@@ -31,6 +36,24 @@ export abstract class ModelBackedDirectory implements Pick<
 
   get(name: string): CounterInfo | undefined {
     return this.model.get(name);
+  }
+
+  tombstone(name: string): Tombstone | undefined {
+    return this.tombstoneTable.get(name);
+  }
+
+  tombstones(): IterableIterator<Tombstone> {
+    return this.tombstoneTable.values();
+  }
+
+  /** The tombstones a delete records, one incarnation past each name's current one. */
+  protected nextTombstones(names: readonly string[], deletedMs: number): Tombstone[] {
+    return names.map((name) => ({ name, incarnation: (this.tombstoneTable.get(name)?.incarnation ?? 0) + 1, deletedMs }));
+  }
+
+  /** Tombstones pruneTombstones may forget: recorded at or before beforeMs, of names with no counter. */
+  protected prunable(beforeMs: number): Tombstone[] {
+    return [...this.tombstoneTable.values()].filter((tombstone) => tombstone.deletedMs <= beforeMs && !this.model.has(tombstone.name));
   }
 
   /** See Directory.removedCount. */

@@ -38,6 +38,30 @@ export interface RegionComponent {
    * register maximum.
    */
   sketch?: Buffer;
+  /**
+   * How many deletes of the counter's name the origin had applied (from any
+   * region) when the total was taken; absent reads as 0. Versions and
+   * generations compare within an incarnation: a part of a lower one than
+   * the newest seen is a pre-delete part and counts as nothing.
+   */
+  incarnation?: number;
+  /** The origin deleted the name at `incarnation`: no total (0), no sketch, generation 0. */
+  tombstone?: boolean;
+}
+
+/** A component's incarnation (absent: 0). */
+export function incarnationOf(component: Pick<RegionComponent, 'incarnation'>): number {
+  return component.incarnation ?? 0;
+}
+
+/**
+ * <0, 0 or >0 as a is older than, the same as or newer than b: incarnation
+ * first (a delete starts a new count), then the version.
+ */
+export function compareComponents(a: RegionComponent, b: RegionComponent): number {
+  const incarnations = incarnationOf(a) - incarnationOf(b);
+  if (incarnations !== 0) return incarnations < 0 ? -1 : 1;
+  return compareVersions(a.version, b.version);
 }
 
 export const zeroVersion: ComponentVersion = { term: 0n, round: 0n };
@@ -60,7 +84,7 @@ export function maxVersion(a: ComponentVersion, b: ComponentVersion): ComponentV
 export function mergeComponent(held: RegionComponent | undefined, incoming: RegionComponent): RegionComponent {
   if (held === undefined) return incoming;
   assert.equal(held.origin, incoming.origin, 'components of one register share their origin');
-  return compareVersions(incoming.version, held.version) > 0 ? incoming : held;
+  return compareComponents(incoming, held) > 0 ? incoming : held;
 }
 
 /** Why a component could not have been published, or undefined when it is fine. */
@@ -73,23 +97,53 @@ export function componentProblem(component: RegionComponent): string | undefined
   if (!Number.isSafeInteger(component.generation) || component.generation < 0) return 'generation invalid';
   if (component.sketch !== undefined && (component.sketch.length === 0 || component.sketch.length > regionSketchBytesMax))
     return `sketch of ${component.sketch.length} bytes (1..${regionSketchBytesMax})`;
+  const incarnation = incarnationOf(component);
+  if (!Number.isSafeInteger(incarnation) || incarnation < 0) return 'incarnation invalid';
+  if (
+    component.tombstone === true &&
+    (incarnation < 1 || component.total !== 0n || component.sketch !== undefined || component.generation !== 0)
+  )
+    return 'a tombstone has an incarnation of at least 1 and no total, sketch or generation';
   return undefined;
 }
 
 // Record layout: u8 origin length, origin (ASCII), u64 term, u64 round, i64 total, u64 as-of ms, u64 generation;
-// with the sketch flag set in the length byte, then u32 sketch length and the sketch. Origins are at most 32
-// bytes, so records written before the flag existed never have it set and read unchanged.
+// with the sketch flag set in the length byte, then u32 sketch length and the sketch; with the incarnation flag
+// set, then u64 incarnation and u8 marks (1: tombstone). Origins are at most 32 bytes (0x20), so records written
+// before a flag existed never have it set and read unchanged; a record of incarnation 0 that is no tombstone is
+// written without the incarnation flag, byte for byte as before.
 const fixedBytes = 1 + 8 + 8 + 8 + 8 + 8;
 const sketchFlag = 0x80;
+const incarnationFlag = 0x40;
+const incarnationBytes = 8 + 1;
+const tombstoneMark = 1;
+
+function hasIncarnationPart(component: RegionComponent): boolean {
+  return incarnationOf(component) > 0 || component.tombstone === true;
+}
 
 function recordBytes(component: RegionComponent): number {
-  return fixedBytes + component.origin.length + (component.sketch === undefined ? 0 : 4 + component.sketch.length);
+  return (
+    fixedBytes +
+    component.origin.length +
+    (component.sketch === undefined ? 0 : 4 + component.sketch.length) +
+    (hasIncarnationPart(component) ? incarnationBytes : 0)
+  );
+}
+
+/** Writes the incarnation part at `at` when the component has one; returns the offset after the record. */
+function writeIncarnation(component: RegionComponent, target: Buffer, at: number): number {
+  if (!hasIncarnationPart(component)) return at;
+  target.writeBigUInt64BE(BigInt(incarnationOf(component)), at);
+  target.writeUInt8(component.tombstone === true ? tombstoneMark : 0, at + 8);
+  return at + incarnationBytes;
 }
 
 function writeRecord(component: RegionComponent, target: Buffer, offset: number): number {
   const problem = componentProblem(component);
   assert.ok(problem === undefined, `region component invalid: ${problem}`);
-  target.writeUInt8(component.origin.length | (component.sketch === undefined ? 0 : sketchFlag), offset);
+  const flags = (component.sketch === undefined ? 0 : sketchFlag) | (hasIncarnationPart(component) ? incarnationFlag : 0);
+  target.writeUInt8(component.origin.length | flags, offset);
   let at = offset + 1;
   at += target.write(component.origin, at, 'latin1');
   target.writeBigUInt64BE(component.version.term, at);
@@ -97,10 +151,10 @@ function writeRecord(component: RegionComponent, target: Buffer, offset: number)
   target.writeBigInt64BE(component.total, at + 16);
   target.writeBigUInt64BE(BigInt(component.asOfUnixMs), at + 24);
   target.writeBigUInt64BE(BigInt(component.generation), at + 32);
-  if (component.sketch === undefined) return at + 40;
+  if (component.sketch === undefined) return writeIncarnation(component, target, at + 40);
   target.writeUInt32BE(component.sketch.length, at + 40);
   component.sketch.copy(target, at + 44);
-  return at + 44 + component.sketch.length;
+  return writeIncarnation(component, target, at + 44 + component.sketch.length);
 }
 
 /** One component as a record (a log entry's payload). */
@@ -125,7 +179,7 @@ export function unpackComponents(data: Buffer): RegionComponent[] {
   let offset = 0;
   while (offset < data.length) {
     const lengthByte = data.readUInt8(offset);
-    const originBytes = lengthByte & ~sketchFlag;
+    const originBytes = lengthByte & ~(sketchFlag | incarnationFlag);
     let end = offset + 1 + originBytes + 40;
     if (end > data.length) throw new Error(`region component record at byte ${offset} is cut short`);
     const origin = data.toString('latin1', offset + 1, offset + 1 + originBytes);
@@ -143,6 +197,12 @@ export function unpackComponents(data: Buffer): RegionComponent[] {
       if (end + 4 + sketchBytes > data.length) throw new Error(`region component record at byte ${offset} is cut short`);
       component.sketch = Buffer.from(data.subarray(end + 4, end + 4 + sketchBytes));
       end += 4 + sketchBytes;
+    }
+    if ((lengthByte & incarnationFlag) !== 0) {
+      if (end + incarnationBytes > data.length) throw new Error(`region component record at byte ${offset} is cut short`);
+      component.incarnation = Number(data.readBigUInt64BE(end));
+      if ((data.readUInt8(end + 8) & tombstoneMark) !== 0) component.tombstone = true;
+      end += incarnationBytes;
     }
     const problem = componentProblem(component);
     if (problem !== undefined) throw new Error(`region component record at byte ${offset}: ${problem}`);

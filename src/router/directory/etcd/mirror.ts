@@ -8,7 +8,7 @@ import assert from 'node:assert';
 import type { IEvent, IKeyValue } from 'etcd3';
 import { monotonicNowMs } from '../../../wire/index.ts';
 import { type Logger } from '../../../common/index.ts';
-import type { CounterInfo, PairInfo } from '../contract.ts';
+import type { CounterInfo, PairInfo, Tombstone } from '../contract.ts';
 import type { DirectoryModel } from '../model.ts';
 import {
   counterKeyPrefix,
@@ -16,7 +16,9 @@ import {
   routerKeyPrefix,
   shardIdNextKey,
   taskKeyPrefix,
+  tombstoneKeyPrefix,
   checkCounter,
+  checkTombstone,
   checkPair,
   checkTask,
   extendsCounter,
@@ -48,6 +50,7 @@ export class EtcdMirror {
   /** Pairs seen before a lower index (not expected: pairs are added in order). */
   private readonly pendingPairs = new Map<number, { pair: PairInfo; modRevision: number }>();
   private readonly taskRevisions = new Map<number, number>();
+  private readonly tombstoneRevisions = new Map<string, number>();
   /** Live routers (their presence keys) and the revision each has applied. */
   readonly routers = new Map<string, { seenRevision: number; modRevision: number }>();
   shardIdNext = 1;
@@ -64,6 +67,8 @@ export class EtcdMirror {
     private readonly logger: Logger,
     /** After every batch applied: waiters and the presence acknowledgement. */
     private readonly onApplied: () => void,
+    /** The store's tombstones by name, kept as etcd holds them. */
+    private readonly tombstones: Map<string, Tombstone> = new Map(),
   ) {}
 
   record(name: string): CounterRecord | undefined {
@@ -118,6 +123,7 @@ export class EtcdMirror {
     if (relative === shardIdNextKey) return this.shardIdNextRevision === 0 ? undefined : this.shardIdNextRevision;
     if (relative.startsWith(taskKeyPrefix)) return this.taskRevisions.get(Number(relative.slice(taskKeyPrefix.length)));
     if (relative.startsWith(routerKeyPrefix)) return this.routers.get(relative.slice(routerKeyPrefix.length))?.modRevision;
+    if (relative.startsWith(tombstoneKeyPrefix)) return this.tombstoneRevisions.get(relative.slice(tombstoneKeyPrefix.length));
     return undefined;
   }
 
@@ -132,6 +138,7 @@ export class EtcdMirror {
     if (this.shardIdNextRevision > 0) yield shardIdNextKey;
     for (const shardId of this.model.shardTasks.shardIds()) yield taskKeyPrefix + shardId;
     for (const id of this.routers.keys()) yield routerKeyPrefix + id;
+    for (const name of this.tombstoneRevisions.keys()) yield tombstoneKeyPrefix + name;
   }
 
   /** Applies one key's new value (undefined: deleted). strict: a bad value throws rather than being logged and skipped. */
@@ -171,6 +178,15 @@ export class EtcdMirror {
         const value = parseJson(relative, kv.value);
         const seenRevision = isObject(value) && isCount(value.seenRevision) ? value.seenRevision : 0;
         this.routers.set(id, { seenRevision, modRevision: Number(kv.mod_revision) });
+      } else if (relative.startsWith(tombstoneKeyPrefix)) {
+        const name = relative.slice(tombstoneKeyPrefix.length);
+        if (kv === undefined) {
+          this.tombstones.delete(name);
+          this.tombstoneRevisions.delete(name);
+          return;
+        }
+        this.tombstones.set(name, { name, ...checkTombstone(name, parseJson(relative, kv.value)) });
+        this.tombstoneRevisions.set(name, Number(kv.mod_revision));
       }
       // Other keys under the prefix (the supervisor's) are not the directory's.
     } catch (error) {

@@ -25,6 +25,7 @@ import { pairInfoOf, snapshotPairOf, type CounterRecord } from '../snapshot.ts';
 export const counterKeyPrefix = 'counters/';
 export const pairKeyPrefix = 'pairs/';
 export const taskKeyPrefix = 'shard-tasks/';
+export const tombstoneKeyPrefix = 'tombstones/';
 export const routerKeyPrefix = 'routers/';
 export const shardIdNextKey = 'shard-id-next';
 
@@ -135,6 +136,18 @@ export function checkTask(shardId: number, value: unknown): StoredTask {
   if (value.kind !== 'drop' && value.kind !== 'clear') invalid(what, `kind ${String(value.kind)}`);
   if (!isCount(value.pairIndex) || !isCount(value.generation) || !isCount(value.createdMs)) invalid(what, 'fields');
   return value as unknown as StoredTask;
+}
+
+/** A tombstone's value: {incarnation, deletedMs}. */
+export function checkTombstone(name: string, value: unknown): { incarnation: number; deletedMs: number } {
+  const what = `tombstone ${name}`;
+  if (!isObject(value)) invalid(what, 'not an object');
+  if (!isCount(value.incarnation) || value.incarnation < 1 || !isCount(value.deletedMs)) invalid(what, 'fields');
+  return { incarnation: value.incarnation, deletedMs: value.deletedMs };
+}
+
+export function encodeTombstone(incarnation: number, deletedMs: number): Buffer {
+  return Buffer.from(JSON.stringify({ incarnation, deletedMs }));
 }
 
 export function parseJson(what: string, bytes: Buffer): unknown {

@@ -89,6 +89,12 @@ function createTables(db: Database.Database): void {
       PRIMARY KEY (counter, idem_key)
     );
     CREATE INDEX IF NOT EXISTS clear_keys_by_time ON clear_keys (cleared_ms);
+    -- Deleted names, for the regions that peer: how many deletes of each this region applied.
+    CREATE TABLE IF NOT EXISTS tombstones (
+      name TEXT PRIMARY KEY,
+      incarnation INTEGER NOT NULL,
+      deleted_ms INTEGER NOT NULL
+    );
   `);
 }
 

@@ -12,6 +12,8 @@ import {
   defaultDirectoryLimits,
   type ClearOutcome,
   type CounterInfo,
+  type DeleteOptions,
+  type Tombstone,
   type CounterKind,
   type Directory,
   type DirectoryLimits,
@@ -43,6 +45,7 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
     this.loadPairs(configuredPairs);
     this.loadCounters();
     this.loadShardTasks();
+    this.loadTombstones();
     this.warnings.push(...this.model.capWarnings());
   }
 
@@ -89,6 +92,15 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
       for (const pair of registered) this.statements.upsertPair.run(...rowOfPair(pair));
     })();
     for (const pair of registered) this.model.putPair(pair);
+  }
+
+  private loadTombstones(): void {
+    const rows = this.db.prepare('SELECT name, incarnation, deleted_ms FROM tombstones').all() as {
+      name: string;
+      incarnation: number;
+      deleted_ms: number;
+    }[];
+    for (const row of rows) this.tombstoneTable.set(row.name, { name: row.name, incarnation: row.incarnation, deletedMs: row.deleted_ms });
   }
 
   private loadCounters(): void {
@@ -328,10 +340,43 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
    * (AUTOINCREMENT remembers the highest ever used, in sqlite_sequence,
    * even across deletes and crashes). Names not in the directory are skipped.
    */
-  async deleteCounters(names: readonly string[]): Promise<CounterInfo[]> {
+  async deleteCounters(names: readonly string[], options: DeleteOptions = {}): Promise<CounterInfo[]> {
     const counters = [...new Set(names)].flatMap((name) => this.model.get(name) ?? []);
     if (counters.length === 0) return [];
     const createdMs = this.now();
+    const tombstones =
+      options.tombstone === 'next'
+        ? this.nextTombstones(
+            counters.map((counter) => counter.name),
+            createdMs,
+          )
+        : [];
+    this.commitDelete(counters, tombstones, createdMs);
+    return counters;
+  }
+
+  /** See Directory.deleteUpTo. */
+  async deleteUpTo(name: string, incarnation: number): Promise<{ deleted: CounterInfo | undefined; applied: boolean }> {
+    if ((this.tombstoneTable.get(name)?.incarnation ?? 0) >= incarnation) return { deleted: undefined, applied: false };
+    const counter = this.model.get(name);
+    const deletedMs = this.now();
+    this.commitDelete(counter === undefined ? [] : [counter], [{ name, incarnation, deletedMs }], deletedMs);
+    return { deleted: counter, applied: true };
+  }
+
+  /** See Directory.pruneTombstones. */
+  async pruneTombstones(beforeMs: number): Promise<number> {
+    const gone = this.prunable(beforeMs);
+    if (gone.length === 0) return 0;
+    this.transaction(() => {
+      for (const tombstone of gone) this.statements.deleteTombstone.run(tombstone.name, tombstone.incarnation);
+    })();
+    for (const tombstone of gone) this.tombstoneTable.delete(tombstone.name);
+    return gone.length;
+  }
+
+  /** One transaction: the counters' rows go, a drop per shard is owed, the tombstones are recorded; then memory. */
+  private commitDelete(counters: readonly CounterInfo[], tombstones: readonly Tombstone[], createdMs: number): void {
     const tasks: ShardTask[] = counters.flatMap((counter) =>
       counter.shards.map((shard): ShardTask => ({
         shardId: shard.shardId,
@@ -347,10 +392,11 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
         for (const statement of [deleteCounter, deleteShards, deleteGrowths, deleteClearKeys]) statement.run(name);
       // A drop replaces a clear still owed: it frees everything anyway.
       for (const task of tasks) this.upsertShardTask(task);
+      for (const tombstone of tombstones) this.statements.upsertTombstone.run(tombstone.name, tombstone.incarnation, tombstone.deletedMs);
     })();
     for (const counter of counters) this.model.removeCounter(counter.name);
     for (const task of tasks) this.model.setTask(task);
-    return counters;
+    for (const tombstone of tombstones) this.tombstoneTable.set(tombstone.name, tombstone);
   }
 
   /** Inside a transaction: the one task owed for its shard from now on. */
@@ -480,6 +526,10 @@ function prepareStatements(db: Database.Database) {
     deleteShards: db.prepare('DELETE FROM shards WHERE counter = ?'),
     deleteGrowths: db.prepare('DELETE FROM growths WHERE counter = ?'),
     deleteClearKeys: db.prepare('DELETE FROM clear_keys WHERE counter = ?'),
+    upsertTombstone: db.prepare(
+      'INSERT INTO tombstones (name, incarnation, deleted_ms) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET incarnation = excluded.incarnation, deleted_ms = excluded.deleted_ms',
+    ),
+    deleteTombstone: db.prepare('DELETE FROM tombstones WHERE name = ? AND incarnation = ?'),
     selectClearKey: db.prepare('SELECT generation FROM clear_keys WHERE counter = ? AND idem_key = ? AND cleared_ms > ?').pluck(true),
     upsertClearKey: db.prepare(
       'INSERT INTO clear_keys (counter, idem_key, generation, cleared_ms) VALUES (?, ?, ?, ?) ON CONFLICT (counter, idem_key) DO UPDATE SET generation = excluded.generation, cleared_ms = excluded.cleared_ms',

@@ -26,6 +26,18 @@ export interface Component {
    * them by register maximum.
    */
   'sketch'?: (Buffer | Uint8Array | string);
+  /**
+   * How many deletes of the counter's name the origin had applied (from any
+   * region) when the total was taken. A region whose own is lower deletes
+   * its counter first; a component of a lower incarnation than the
+   * receiver's is refused (docs/regions.md: delete across regions).
+   */
+  'incarnation'?: (number | string | Long);
+  /**
+   * The name was deleted in the origin at this incarnation: no total, no
+   * sketch; the receiver deletes its counter up to this incarnation.
+   */
+  'tombstone'?: (boolean);
 }
 
 /**
@@ -51,4 +63,16 @@ export interface Component__Output {
    * them by register maximum.
    */
   'sketch': (Buffer);
+  /**
+   * How many deletes of the counter's name the origin had applied (from any
+   * region) when the total was taken. A region whose own is lower deletes
+   * its counter first; a component of a lower incarnation than the
+   * receiver's is refused (docs/regions.md: delete across regions).
+   */
+  'incarnation': (string);
+  /**
+   * The name was deleted in the origin at this incarnation: no total, no
+   * sketch; the receiver deletes its counter up to this incarnation.
+   */
+  'tombstone': (boolean);
 }
