@@ -117,6 +117,8 @@ export async function buildRouter(config: RouterConfig, logger: Logger): Promise
   const lifecycle = new CounterLifecycle(directory, pool, reads, heat, metrics, logger, {
     failoverWaitMs: config.failoverWaitMs,
     dedupWindowMs: config.dedupWindowMs,
+    // A region's deletes travel to its peers as tombstones (docs/regions.md).
+    ...(config.region === '' ? {} : { tombstoneRetentionMs: config.regionTombstoneRetentionMs }),
   });
   const expiry = createExpiry(config, directory, lifecycle, logger);
   // With several routers each knows only the writes made through it, so none
@@ -235,9 +237,11 @@ function openRegions(
       logger,
       termSource,
       clearUpTo: clearUpToOf(directory, lifecycle, (name) => regions.publisher.markWritten(name)),
+      deleteUpTo: (name, incarnation) => lifecycle.deleteUpTo(name, incarnation),
       sketches: distinct,
     },
   );
+  lifecycle.onTombstone = (name) => regions.tombstones.mark(name);
   return regions;
 }
 

@@ -138,6 +138,8 @@ export interface RouterConfig {
   peerRegions: PeerRegion[];
   /** Interval between the region publisher's rounds of exact reads of changed counters. */
   regionPublishIntervalMs: number;
+  /** How long a deleted name's tombstone is kept (with no counter of that name) for peer regions cut off meanwhile. */
+  regionTombstoneRetentionMs: number;
 }
 
 export const routerDefaults = {
@@ -190,6 +192,7 @@ export const routerDefaults = {
   region: '',
   peerRegions: [] as PeerRegion[],
   regionPublishIntervalMs: regionPublishIntervalMsDefault,
+  regionTombstoneRetentionMs: 7 * 24 * 60 * 60 * 1000,
   // routerId has no fixed default: it is <host name>:<listen port> (defaultRouterId).
 };
 
@@ -412,6 +415,10 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     region,
     peerRegions: parsePeerRegions(reader.string('peer-regions', ''), region),
     regionPublishIntervalMs: reader.int('region-publish-interval-ms', routerDefaults.regionPublishIntervalMs, { min: 10, max: 60_000 }),
+    regionTombstoneRetentionMs: reader.int('region-tombstone-retention-ms', routerDefaults.regionTombstoneRetentionMs, {
+      min: 60_000,
+      max: 366 * 24 * 60 * 60 * 1000,
+    }),
   };
   reader.rejectUnknownFlags();
   const listenHost = parseAddress(listenAddress, '--listen').host;

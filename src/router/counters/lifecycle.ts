@@ -39,6 +39,12 @@ export interface LifecycleSettings {
   dedupWindowMs: number;
   /** How often drops and clears not yet confirmed are sent again. */
   retryIntervalMs?: number;
+  /**
+   * Set when the region peers (docs/regions.md: delete across regions): a
+   * DeleteCounter records its name's tombstone, kept this long once the name
+   * has no counter. TTL expiry stays region-local and records none.
+   */
+  tombstoneRetentionMs?: number;
 }
 
 export interface ClearResult {
@@ -53,9 +59,13 @@ export interface ClearResult {
 
 const emptyKey = Buffer.alloc(0);
 const settleStepMs = 50;
+const tombstonePruneIntervalMs = 60_000;
 
 export class CounterLifecycle implements CounterDeleter {
   private readonly retrier: IntervalTask;
+  private lastPruneMs = 0;
+  /** Called after a tombstone's commit, this region's delete or a peer's (the region publisher ships it). */
+  onTombstone: (name: string) => void = () => {};
 
   constructor(
     private readonly directory: LifecycleDirectory,
@@ -76,8 +86,19 @@ export class CounterLifecycle implements CounterDeleter {
             this.pool.isKnownDown(this.directory.pair(pairIndex).primary),
           ),
         );
+        await this.pruneTombstones();
       },
     );
+  }
+
+  /** Tombstones past retention go, at most once a minute (a slice of the retry round, which is one at a time). */
+  private async pruneTombstones(): Promise<void> {
+    const retentionMs = this.settings.tombstoneRetentionMs;
+    if (retentionMs === undefined || monotonicNowMs() - this.lastPruneMs < tombstonePruneIntervalMs) return;
+    this.lastPruneMs = monotonicNowMs();
+    // eslint-disable-next-line no-restricted-properties -- tombstones are stamped with the directory's wall clock
+    const pruned = await this.directory.pruneTombstones(Date.now() - retentionMs);
+    if (pruned > 0) this.logger.info('tombstones past retention forgotten', { tombstones: pruned });
   }
 
   start(): void {
@@ -91,10 +112,26 @@ export class CounterLifecycle implements CounterDeleter {
 
   async deleteCounter(name: string, cause: DeleteCause): Promise<DeletedCounter> {
     if (this.directory.get(name) === undefined) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
-    const deleted = await this.directory.deleteCounters([name]);
+    const tombstone = cause === 'delete' && this.settings.tombstoneRetentionMs !== undefined;
+    const deleted = await this.directory.deleteCounters([name], tombstone ? { tombstone: 'next' } : {});
     // Another router may have deleted it first: then this call found nothing to delete.
     if (deleted.length === 0) throw new TallyError(ErrorCode.notFound, `counter "${name}" does not exist`);
+    if (tombstone) this.onTombstone(name);
     return this.forgetDeleted(deleted, cause)[0]!;
+  }
+
+  /**
+   * A peer region deleted `name` up to `incarnation`: this region deletes
+   * its counter, if its own incarnation is lower, at its own cut (the
+   * directory transaction that also raises the tombstone). Keyed by the
+   * incarnation: racing receivers and resent tombstones delete once.
+   */
+  async deleteUpTo(name: string, incarnation: number): Promise<void> {
+    const { deleted, applied } = await this.directory.deleteUpTo(name, incarnation);
+    if (deleted !== undefined) this.forgetDeleted([deleted], 'delete');
+    if (!applied) return;
+    this.logger.info('counter deleted by a peer region', { counter: name, incarnation, existed: deleted !== undefined });
+    this.onTombstone(name);
   }
 
   /**

@@ -25,6 +25,7 @@ export type LifecycleDirectory = Pick<
   | 'clearCounter'
   | 'deleteCounters'
   | 'deleteUpTo'
+  | 'pruneTombstones'
   | 'completeShardTasks'
   | 'shardTask'
   | 'shardTasksForRound'

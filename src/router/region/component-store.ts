@@ -2,12 +2,15 @@
 // entry on the first shard of the counter in this region's directory, so it
 // is logged, replicated, checkpointed and snapshotted like any entry. The
 // node keeps a max-register per origin; this module only routes and reads.
-// It never decides which component is newer: the node's merge does.
+// It never decides which component is newer within an incarnation (the
+// node's merge does); across incarnations it deletes this region's counter
+// when a peer deleted it (a component of a higher incarnation) and refuses a
+// pre-delete part (a lower one).
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, validateCounterName } from '../../wire/index.ts';
-import { encodeComponent, unpackComponents, type RegionComponent } from '../../wire/internal/index.ts';
+import { encodeComponent, incarnationOf, unpackComponents, type RegionComponent } from '../../wire/internal/index.ts';
 import type { shardV1 } from '../../common/index.ts';
-import type { CounterInfo, Directory, KindPathDirectory } from '../directory/index.ts';
+import type { CounterInfo, Directory, KindPathDirectory, Tombstone } from '../directory/index.ts';
 import type { ApplyItem, NodePool } from '../nodes/index.ts';
 import { readPairWithFallback } from '../read/index.ts';
 
@@ -23,22 +26,45 @@ export function componentRefusal(counter: CounterInfo, component?: RegionCompone
 
 /** Clears this region's counter until its generation reaches `generation` (a peer region cleared it). */
 export type ClearUpTo = (name: string, generation: number) => Promise<void>;
+/** Deletes this region's counter `name` and raises its tombstone, unless its incarnation is already at least `incarnation`. */
+export type DeleteUpTo = (name: string, incarnation: number) => Promise<void>;
+
+/** A component refused for being of a lower incarnation than this region's: its counter was deleted since it was taken. */
+export function incarnationRefusal(name: string, component: RegionComponent, ownIncarnation: number): string | undefined {
+  if (incarnationOf(component) >= ownIncarnation) return undefined;
+  return `the component of "${name}" is of incarnation ${incarnationOf(component)}, this region's is ${ownIncarnation}: it was taken before a delete of the name, and counts as nothing`;
+}
+
+/** Stored: the component went to a node; deleted: a tombstone, applied in the directory alone. */
+type Placement = { address: string; item: ApplyItem } | { tombstone: true };
 
 export class ComponentStore {
   constructor(
-    private readonly directory: KindPathDirectory & Pick<Directory, 'getOrCreateMany'>,
+    private readonly directory: KindPathDirectory & Pick<Directory, 'getOrCreateMany' | 'tombstone'>,
     private readonly pool: NodePool,
     private readonly readTimeoutMs: number,
     private readonly clearUpTo: ClearUpTo,
+    private readonly deleteUpTo: DeleteUpTo = async () => {},
   ) {}
+
+  /** This region's incarnation of a name: how many deletes of it it applied (its tombstone's). */
+  incarnation(name: string): number {
+    return incarnationOfTombstone(this.directory.tombstone(name));
+  }
 
   /**
    * Creates, in one directory transaction, the counters of a batch that are
    * new here (one fsync for the batch rather than one per counter). Best
-   * effort: a name it cannot create is left to store(), which says why.
+   * effort: a name it cannot create is left to store(), which says why. Only
+   * for components of this region's incarnation of the name: a tombstone
+   * never creates a counter, and one of another incarnation is deleted
+   * for or refused first (store()).
    */
-  async prepare(counterNames: readonly string[]): Promise<void> {
-    const missing = [...new Set(counterNames)].filter((name) => this.directory.get(name) === undefined);
+  async prepare(components: readonly { counter: string; component: RegionComponent }[]): Promise<void> {
+    const creatable = components.filter(
+      ({ counter, component }) => component.tombstone !== true && incarnationOf(component) === this.incarnation(counter),
+    );
+    const missing = [...new Set(creatable.map(({ counter }) => counter))].filter((name) => this.directory.get(name) === undefined);
     if (missing.length === 0) return;
     try {
       for (const name of missing) validateCounterName(name);
@@ -55,7 +81,9 @@ export class ComponentStore {
    * stored now (the caller keeps it and the link resends it).
    */
   async store(counterName: string, component: RegionComponent): Promise<boolean> {
-    const { address, item } = await this.itemFor(counterName, component);
+    const placement = await this.itemFor(counterName, component);
+    if ('tombstone' in placement) return true;
+    const { address, item } = placement;
     const result = await this.pool.get(address).sender.send([item]);
     if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
     return result.applied?.[0] === true;
@@ -70,11 +98,11 @@ export class ComponentStore {
   async storeMany(components: readonly { counter: string; component: RegionComponent }[]): Promise<PromiseSettledResult<boolean>[]> {
     const items = await Promise.allSettled(components.map(({ counter, component }) => this.itemFor(counter, component)));
     const outcomes: PromiseSettledResult<boolean>[] = items.map((item) =>
-      item.status === 'rejected' ? item : { status: 'fulfilled', value: false },
+      item.status === 'rejected' ? item : { status: 'fulfilled', value: 'tombstone' in item.value },
     );
     const byAddress = new Map<string, number[]>();
     items.forEach((item, index) => {
-      if (item.status !== 'fulfilled') return;
+      if (item.status !== 'fulfilled' || 'tombstone' in item.value) return;
       let indexes = byAddress.get(item.value.address);
       if (indexes === undefined) byAddress.set(item.value.address, (indexes = []));
       indexes.push(index);
@@ -99,10 +127,23 @@ export class ComponentStore {
     return outcomes;
   }
 
-  /** The node item that stores the component, and the primary it goes to (clearing this region's counter first if the origin cleared it). */
-  private async itemFor(counterName: string, component: RegionComponent): Promise<{ address: string; item: ApplyItem }> {
+  /**
+   * The node item that stores the component, and the primary it goes to:
+   * this region's counter deleted first if the origin deleted it (a higher
+   * incarnation: a tombstone is then done), cleared first if the origin
+   * cleared it. A component of a lower incarnation is refused.
+   */
+  private async itemFor(counterName: string, component: RegionComponent): Promise<Placement> {
     validateCounterName(counterName);
+    const incarnation = incarnationOf(component);
+    if (incarnation > this.incarnation(counterName)) await this.deleteUpTo(counterName, incarnation);
+    const tooOld = incarnationRefusal(counterName, component, this.incarnation(counterName));
+    if (tooOld !== undefined) throw new TallyError(ErrorCode.failedPrecondition, tooOld);
+    if (component.tombstone === true) return { tombstone: true };
     const counter = await this.directory.getOrCreate(counterName, component.sketch === undefined ? 'total' : 'distinct');
+    // Deleted again meanwhile (another origin's tombstone): this part precedes that delete.
+    const deletedSince = incarnationRefusal(counterName, component, this.incarnation(counterName));
+    if (deletedSince !== undefined) throw new TallyError(ErrorCode.failedPrecondition, deletedSince);
     const refusal = componentRefusal(counter, component);
     if (refusal !== undefined) throw new TallyError(ErrorCode.failedPrecondition, refusal);
     // The origin cleared the counter: this region clears its own at its own cut, before it answers.
@@ -155,4 +196,8 @@ export class ComponentStore {
     );
     return held;
   }
+}
+
+function incarnationOfTombstone(tombstone: Tombstone | undefined): number {
+  return tombstone?.incarnation ?? 0;
 }

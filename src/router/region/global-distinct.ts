@@ -4,9 +4,9 @@
 // regions counts once, and a duplicated or late component changes nothing.
 // It never writes.
 import { ErrorCode, TallyError } from '../../wire/index.ts';
-import type { RegionComponent } from '../../wire/internal/index.ts';
+import { incarnationOf, type RegionComponent } from '../../wire/internal/index.ts';
 import { HllSketch, hllStandardError } from '../../sketch/index.ts';
-import type { CounterInfo } from '../directory/index.ts';
+import type { CounterInfo, Tombstone } from '../directory/index.ts';
 import type { ComponentStore } from './component-store.ts';
 import type { SketchReads } from './publish/index.ts';
 
@@ -20,6 +20,8 @@ export interface GlobalDistinctCount {
 export interface GlobalDistinctDirectory {
   get(name: string): CounterInfo | undefined;
   readBarrier(names: readonly string[]): Promise<void>;
+  /** The name's tombstone (the live counter's incarnation); without it every incarnation is 0. */
+  tombstone?(name: string): Tombstone | undefined;
 }
 
 /** Merges a component's sketch into `into`; INTERNAL when a node kept bytes no sketch has. */
@@ -49,15 +51,20 @@ export class GlobalDistinctReader {
           `counter "${counter.name}" is a ${counter.kind} counter, not a distinct counter`,
         );
     const held = await this.store.read(counters);
-    // Per counter, a part taken before the newest clear any region made of it is cleared away (as for totals): it counts empty.
+    // Per counter, a part taken before the newest delete or, within its incarnation, the newest clear any
+    // region made of it is deleted or cleared away (as for totals): it counts empty.
     const union = new HllSketch();
     let shardCount = 0;
     const homeNames: string[] = [];
     counters.forEach((counter, index) => {
       if (counter === undefined) return;
-      const parts = [...held[index]!.values()].filter((part) => part.sketch !== undefined);
-      const newestGeneration = parts.reduce((newest, part) => Math.max(newest, part.generation), counter.generation);
-      if (counter.generation === newestGeneration) homeNames.push(counter.name);
+      const homeIncarnation = this.directory.tombstone?.(counter.name)?.incarnation ?? 0;
+      const all = [...held[index]!.values()].filter((part) => part.sketch !== undefined);
+      const newestIncarnation = all.reduce((newest, part) => Math.max(newest, incarnationOf(part)), homeIncarnation);
+      const parts = all.filter((part) => incarnationOf(part) === newestIncarnation);
+      const homeGeneration = homeIncarnation === newestIncarnation ? counter.generation : -1;
+      const newestGeneration = parts.reduce((newest, part) => Math.max(newest, part.generation), homeGeneration);
+      if (homeGeneration === newestGeneration) homeNames.push(counter.name);
       for (const part of parts)
         if (part.generation === newestGeneration) {
           mergeSketch(union, part);

@@ -5,8 +5,8 @@
 // read counters are forgotten). It never writes.
 import { ErrorCode, TallyError } from '../../wire/index.ts';
 import { LruMap, regionFloorCountersMax } from '../../common/index.ts';
-import { compareVersions, mergeComponent, type RegionComponent } from '../../wire/internal/index.ts';
-import type { CounterInfo } from '../directory/index.ts';
+import { compareVersions, incarnationOf, mergeComponent, type RegionComponent } from '../../wire/internal/index.ts';
+import type { CounterInfo, Tombstone } from '../directory/index.ts';
 import type { TotalRead } from '../read/index.ts';
 import type { ComponentStore } from './component-store.ts';
 import type { OriginProgress } from './region-receiver.ts';
@@ -31,6 +31,8 @@ export interface GlobalReadPaths {
 export interface GlobalReadDirectory {
   get(name: string): CounterInfo | undefined;
   readBarrier(names: readonly string[]): Promise<void>;
+  /** The name's tombstone: the live counter's incarnation (none: 0). */
+  tombstone(name: string): Tombstone | undefined;
 }
 
 /** FAILED_PRECONDITION for a counter whose kind or window keeps it in its region. */
@@ -75,10 +77,18 @@ export class GlobalReader {
       const parts = [...this.withFloor(read.counter, counters[index], held[index]!).values()].sort((a, b) =>
         a.origin < b.origin ? -1 : 1,
       );
-      // A part taken before the newest clear any region has made of the counter is cleared away
-      // (its region clears it when it learns of the clear): it counts 0, as it will.
-      const newestGeneration = parts.reduce((newest, part) => Math.max(newest, part.generation), read.generation);
-      const homeTotal = read.generation < newestGeneration ? 0n : read.total;
+      // A part taken before the newest delete any region has made of the name is a pre-delete part (its
+      // region deletes it when it learns of the delete): it counts 0. So does, within the newest incarnation,
+      // a part taken before the newest clear any region has made of the counter (its region clears it when
+      // it learns of the clear).
+      const homeIncarnation = this.directory.tombstone(read.counter)?.incarnation ?? 0;
+      const newestIncarnation = parts.reduce((newest, part) => Math.max(newest, incarnationOf(part)), homeIncarnation);
+      const current = (part: { incarnation?: number }): boolean => (part.incarnation ?? 0) === newestIncarnation;
+      const newestGeneration = parts.reduce(
+        (newest, part) => (current(part) ? Math.max(newest, part.generation) : newest),
+        homeIncarnation === newestIncarnation ? read.generation : 0,
+      );
+      const homeTotal = homeIncarnation < newestIncarnation || read.generation < newestGeneration ? 0n : read.total;
       const regions: RegionPartRead[] = [
         { region: this.region, total: homeTotal, asOfUnixMs: read.asOfMs, stalenessMs: read.stalenessMs, home: true },
       ];
@@ -88,7 +98,7 @@ export class GlobalReader {
       for (const component of parts) {
         const partAsOfMs = this.asOfOf(component);
         const partStalenessMs = Math.max(0, nowMs - partAsOfMs);
-        const partTotal = component.generation < newestGeneration ? 0n : component.total;
+        const partTotal = !current(component) || component.generation < newestGeneration ? 0n : component.total;
         regions.push({ region: component.origin, total: partTotal, asOfUnixMs: partAsOfMs, stalenessMs: partStalenessMs, home: false });
         total += partTotal;
         asOfMs = Math.min(asOfMs, partAsOfMs);

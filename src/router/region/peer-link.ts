@@ -313,6 +313,8 @@ export class PeerLink {
         asOfUnixMs: String(component.asOfUnixMs),
         generation: String(component.generation),
         ...(component.sketch === undefined ? {} : { sketch: component.sketch }),
+        ...(component.incarnation === undefined ? {} : { incarnation: String(component.incarnation) }),
+        ...(component.tombstone === true ? { tombstone: true } : {}),
       };
     });
     this.metrics.bytes.inc({ peer: this.peerName, direction: 'sent' }, bytes);

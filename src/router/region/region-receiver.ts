@@ -182,6 +182,8 @@ export class RegionReceiver {
         asOfUnixMs: Number(each.asOfUnixMs),
         generation: Number(each.generation),
         ...(each.sketch.length > 0 ? { sketch: Buffer.from(each.sketch) } : {}),
+        ...(each.incarnation !== '0' ? { incarnation: Number(each.incarnation) } : {}),
+        ...(each.tombstone ? { tombstone: true } : {}),
       };
       const problem = componentProblem(component) ?? sketchProblem(component.sketch);
       if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `component of "${each.counter}": ${problem}`);
@@ -189,7 +191,7 @@ export class RegionReceiver {
     });
     let refused = 0;
     let bytes = 0;
-    await this.store.prepare(components.map(({ counter }) => counter));
+    await this.store.prepare(components);
     for (const { counter, component } of components) bytes += componentWireBytes(counter, component);
     const settled = await this.store.storeMany(components);
     const outcomes = settled.map((outcome, index) => {

@@ -7,12 +7,12 @@ import { IntervalTask, type Logger, type PeerRegion, type TlsMaterial, type coun
 import type { Directory } from '../directory/index.ts';
 import type { NodePool } from '../nodes/index.ts';
 import type { ReadPath } from '../read/index.ts';
-import { ComponentStore, type ClearUpTo } from './component-store.ts';
+import { ComponentStore, type ClearUpTo, type DeleteUpTo } from './component-store.ts';
 import { GlobalDistinctReader } from './global-distinct.ts';
 import { GlobalReader } from './global-reader.ts';
 import { PeerLink } from './peer-link.ts';
 import { createRegionMetrics } from './region-metrics.ts';
-import { RegionPublisher, ShardFeed, isPublishable, type SketchReads, type TermSource } from './publish/index.ts';
+import { RegionPublisher, ShardFeed, TombstoneSource, isPublishable, type SketchReads, type TermSource } from './publish/index.ts';
 import { RegionReceiver } from './region-receiver.ts';
 
 export interface RegionSettings {
@@ -28,6 +28,8 @@ export interface Regions {
   /** '' when the cluster runs alone (no --region). */
   readonly region: string;
   readonly publisher: RegionPublisher;
+  /** Deleted names the publisher ships as tombstones: mark() one deleted through this router. */
+  readonly tombstones: TombstoneSource;
   readonly receiver: RegionReceiver;
   readonly globalReader: GlobalReader;
   /** CountDistinct with SCOPE_GLOBAL; undefined when the router was built without distinct reads. */
@@ -48,12 +50,15 @@ export function createRegions(
     logger: Logger;
     termSource: TermSource;
     clearUpTo: ClearUpTo;
+    /** A peer region deleted a name: this region deletes its counter at its own cut. */
+    deleteUpTo: DeleteUpTo;
     /** Distinct counters' unions: published and read globally by register maximum. */
     sketches?: SketchReads;
   },
 ): Regions {
   const metrics = createRegionMetrics(parts.registry);
-  const store = new ComponentStore(parts.directory, parts.pool, settings.readTimeoutMs, parts.clearUpTo);
+  const store = new ComponentStore(parts.directory, parts.pool, settings.readTimeoutMs, parts.clearUpTo, parts.deleteUpTo);
+  const tombstones = new TombstoneSource(settings.region, parts.directory);
   const links: PeerLink[] = [];
   const publisher = new RegionPublisher(
     settings.region,
@@ -65,6 +70,7 @@ export function createRegions(
     settings.regionPublishIntervalMs,
     new ShardFeed(parts.directory, parts.pool, settings.readTimeoutMs, isPublishable, parts.logger),
     parts.sketches,
+    tombstones,
   );
   for (const peer of settings.peerRegions)
     links.push(
@@ -96,6 +102,7 @@ export function createRegions(
   return {
     region: settings.region,
     publisher,
+    tombstones,
     receiver,
     globalReader,
     globalDistinct: parts.sketches === undefined ? undefined : new GlobalDistinctReader(parts.directory, parts.sketches, store),

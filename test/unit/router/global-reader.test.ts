@@ -43,7 +43,7 @@ function readerWith(counter: CounterInfo) {
   });
   const reader = new GlobalReader(
     'eu',
-    { get: () => counter, readBarrier: async () => {} },
+    { get: () => counter, readBarrier: async () => {}, tombstone: () => undefined },
     { readExact: async (names) => names.map(homeRead), readCached: async (names) => names.map(homeRead) },
     { read: async (counters) => counters.map(() => new Map(state.held)) },
     (origin) =>

@@ -6,4 +6,5 @@
 export { RegionPublisher, isPublishable, type PublisherDirectory, type PublisherReads } from './region-publisher.ts';
 export { ShardFeed, type FeedDirectory, type FeedNodes, type FedTotal, type FeedRound } from './shard-feed.ts';
 export { publishesSketch, readSketches, type SketchRead, type SketchReads } from './sketch-source.ts';
+export { TombstoneSource, type TombstoneDirectory } from './tombstone-source.ts';
 export { fileTermSource, revisionTermSource, type TermSource } from './publish-term.ts';

@@ -8,13 +8,14 @@
 // counters.
 import { IntervalTask, regionFullSweepRounds, type Logger } from '../../../common/index.ts';
 import { monotonicNowMs } from '../../../wire/index.ts';
-import type { ComponentVersion, RegionComponent } from '../../../wire/internal/index.ts';
+import { incarnationOf, type ComponentVersion, type RegionComponent } from '../../../wire/internal/index.ts';
 import type { CounterInfo } from '../../directory/index.ts';
 import type { TotalRead } from '../../read/index.ts';
 import type { PeerLink, PublishedTable } from '../peer-link.ts';
 import type { TermSource } from './publish-term.ts';
 import type { ShardFeed } from './shard-feed.ts';
 import { publishesSketch, readSketches, type SketchReads } from './sketch-source.ts';
+import type { TombstoneSource } from './tombstone-source.ts';
 
 /** Counters read per exact ReadMany of a round. */
 const roundReadBatchMax = 256;
@@ -57,6 +58,8 @@ export class RegionPublisher implements PublishedTable {
     private readonly feed?: ShardFeed,
     /** Distinct counters' sketches; without it they stay in their region. */
     private readonly sketches?: SketchReads,
+    /** Deleted names, shipped as tombstones, and the incarnation a total was taken at; without it every incarnation is 0. */
+    private readonly tombstones?: TombstoneSource,
   ) {
     this.task = new IntervalTask({ name: 'region publisher round', intervalMs: publishIntervalMs, logger }, () => this.runRound());
   }
@@ -123,6 +126,7 @@ export class RegionPublisher implements PublishedTable {
     const written = this.dirty;
     this.dirty = new Set();
     const changed: string[] = [];
+    this.tombstones?.collect(this.table, version, roundAsOfUnixMs, changed);
     if (!(await this.publishSketches(this.sketchNames(written), version, roundAsOfUnixMs, changed))) return;
     let names: Iterable<string>;
     let complete = true;
@@ -150,7 +154,7 @@ export class RegionPublisher implements PublishedTable {
       }
       if (!this.active) return false;
       for (const read of reads)
-        if (read.source !== undefined && this.take(read.counter, read.total, read.generation, read.asOfMs, version))
+        if (read.source !== undefined && this.take(read.counter, read.total, read.generation, read.asOfMs, version, read.source))
           changed.push(read.counter);
       return true;
     };
@@ -214,8 +218,16 @@ export class RegionPublisher implements PublishedTable {
     if (firstError !== undefined) this.logger.debug('region publisher sketch read failed', { error: firstError.message });
     for (const name of retry) this.dirty.add(name);
     for (const read of sketches) {
+      const incarnation = this.incarnationOf(read.counter);
+      if (incarnation === undefined) continue;
       const held = this.table.get(read.counter);
-      if (held?.sketch !== undefined && held.generation === read.generation && held.sketch.equals(read.sketch)) continue;
+      if (
+        held?.sketch !== undefined &&
+        held.generation === read.generation &&
+        incarnationOf(held) === incarnation &&
+        held.sketch.equals(read.sketch)
+      )
+        continue;
       this.table.set(read.counter, {
         origin: this.region,
         version,
@@ -223,6 +235,7 @@ export class RegionPublisher implements PublishedTable {
         asOfUnixMs,
         generation: read.generation,
         sketch: read.sketch,
+        ...(incarnation > 0 ? { incarnation } : {}),
       });
       changed.push(read.counter);
     }
@@ -230,11 +243,25 @@ export class RegionPublisher implements PublishedTable {
   }
 
   /** Holds a counter's total read at version; true when it changed since it was last published. */
-  private take(counter: string, total: bigint, generation: number, asOfUnixMs: number, version: ComponentVersion): boolean {
+  private take(
+    counter: string,
+    total: bigint,
+    generation: number,
+    asOfUnixMs: number,
+    version: ComponentVersion,
+    source?: CounterInfo,
+  ): boolean {
+    const incarnation = this.incarnationOf(counter, source);
+    if (incarnation === undefined) return false;
     const held = this.table.get(counter);
     // A clear with no increment since still ships: the generation tells the peers to clear.
-    if (held !== undefined && held.total === total && held.generation === generation) return false;
-    this.table.set(counter, { origin: this.region, version, total, asOfUnixMs, generation });
+    if (held !== undefined && held.total === total && held.generation === generation && incarnationOf(held) === incarnation) return false;
+    this.table.set(counter, { origin: this.region, version, total, asOfUnixMs, generation, ...(incarnation > 0 ? { incarnation } : {}) });
     return true;
+  }
+
+  /** The incarnation a total of the live counter was taken at; undefined when the counter read (source) was deleted since. */
+  private incarnationOf(counter: string, source?: CounterInfo): number | undefined {
+    return this.tombstones === undefined ? 0 : this.tombstones.incarnationOf(counter, source);
   }
 }
