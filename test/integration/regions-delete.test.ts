@@ -1,0 +1,188 @@
+// Two regions on loopback (one cluster each, real processes): a
+// DeleteCounter in one region deletes the counter in every region, each at
+// its own cut, through a durable tombstone that a router restart does not
+// lose and that, resent, deletes nothing twice; a part counted after a
+// region applied the delete survives.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { performance } from 'node:perf_hooks';
+import { waitFor } from '../helpers/cluster.ts';
+import { globalRead, rawRead, startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
+
+/** One increment's outcome as its writer saw it (monotonic ms). */
+interface Sent {
+  amount: bigint;
+  sentMs: number;
+  /** When it was acknowledged; undefined: unknown outcome. */
+  ackedMs: number | undefined;
+}
+
+/** Keyed and unkeyed increments of `counter` through `region` until `until()` is false. */
+async function load(region: TestRegion, counter: string, until: () => boolean, log: Sent[]): Promise<void> {
+  let sequence = 0;
+  const writer = async (keyed: boolean): Promise<void> => {
+    while (until()) {
+      const sent: Sent = { amount: BigInt(1 + (sequence++ % 5)), sentMs: performance.now(), ackedMs: undefined };
+      log.push(sent);
+      try {
+        await region.tc.client.increment(counter, sent.amount, keyed ? {} : { idempotencyKey: null });
+        sent.ackedMs = performance.now();
+      } catch {
+        // Unknown outcome (a write routed to the deleted counter's shard is refused).
+      }
+    }
+  };
+  await Promise.all([writer(true), writer(true), writer(false), writer(false)]);
+}
+
+const sum = (sent: Sent[]): bigint => sent.reduce((total, each) => total + each.amount, 0n);
+
+/** Whether `region` holds a counter of that name (Describe). */
+async function exists(region: TestRegion, counter: string): Promise<boolean> {
+  try {
+    await region.tc.client.describe(counter);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'not_found') return false;
+    throw error;
+  }
+}
+
+/** SIGKILLs the region's router and starts it again: a new publishing term, memory gone, the directory kept. */
+async function restartRouter(region: TestRegion): Promise<void> {
+  await region.tc.cluster.router.stop('SIGKILL');
+  await region.tc.cluster.router.start();
+}
+
+/** The region's link to its one peer is up and holds nothing unacknowledged (its publisher's rounds have run since). */
+async function linkDrained(region: TestRegion): Promise<void> {
+  await waitFor(
+    async () => {
+      const peer = (await region.tc.client.clusterStatus()).peerRegions[0];
+      return peer?.link === 'up' && peer.componentsPending === 0;
+    },
+    { timeoutMs: 15_000, what: `${region.name}'s link drained` },
+  );
+}
+
+describe('regions: DeleteCounter across regions', () => {
+  let regions: TestRegion[];
+
+  beforeAll(async () => {
+    regions = await startRegions(['eu', 'us']);
+  }, 60_000);
+  afterAll(async () => {
+    await stopRegions(regions ?? []);
+  });
+
+  it('regions: a delete in one region under load in both holds the cut in each: nothing acknowledged after a region applied it is lost, nothing before it survives', async () => {
+    const [eu, us] = regions;
+    const counter = 'del:load';
+    const logs = new Map<string, Sent[]>([
+      ['eu', []],
+      ['us', []],
+    ]);
+    let loading = true;
+    const loads = Promise.all([load(eu!, counter, () => loading, logs.get('eu')!), load(us!, counter, () => loading, logs.get('us')!)]);
+    await waitFor(async () => (await globalRead(eu!, counter)).parts.has('us'), { timeoutMs: 10_000, what: "us's part in eu" });
+    // us applies the delete when eu's tombstone (or a component of incarnation 1) arrives: its own exact
+    // total drops then (increments only add). Watched from before the delete is made.
+    let usCutSeenMs = 0;
+    const watchStartMs = performance.now();
+    const watcher = (async () => {
+      let previous = -1n;
+      while (usCutSeenMs === 0 && performance.now() - watchStartMs < 10_000) {
+        const total = BigInt((await rawRead(us!, { counter })).total);
+        if (total < previous) usCutSeenMs = performance.now();
+        previous = total;
+      }
+    })();
+    const deleteStartMs = performance.now();
+    await eu!.tc.client.deleteCounter(counter);
+    const deleteDoneMs = performance.now();
+    await watcher;
+    expect(usCutSeenMs, 'us applied the delete').toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    loading = false;
+    await loads;
+    // Per region: everything sent after the region's cut was certainly made and acknowledged counts; nothing
+    // acknowledged before the delete could have begun there survives.
+    const cuts = new Map([
+      ['eu', { after: deleteDoneMs, before: deleteStartMs }],
+      ['us', { after: usCutSeenMs, before: deleteStartMs }],
+    ]);
+    const exact = new Map<string, bigint>();
+    for (const region of regions) {
+      const log = logs.get(region.name)!;
+      const { after, before } = cuts.get(region.name)!;
+      const total = BigInt((await rawRead(region, { counter })).total);
+      exact.set(region.name, total);
+      const surelyCounted = sum(log.filter((each) => each.ackedMs !== undefined && each.sentMs > after));
+      const mayCount = sum(log.filter((each) => each.ackedMs === undefined || each.ackedMs > before));
+      expect(surelyCounted, `${region.name}: increments acknowledged after its cut`).toBeGreaterThan(0n);
+      expect(total >= surelyCounted, `${region.name}: total ${total} < acknowledged after its cut ${surelyCounted}`).toBe(true);
+      expect(total <= mayCount, `${region.name}: total ${total} > sent after the delete began ${mayCount}`).toBe(true);
+      expect(total < sum(log), `${region.name}: the delete took something away`).toBe(true);
+    }
+    // Converged: every region's global read is the post-delete totals, each part its region's own.
+    const all = [...exact.values()].reduce((total, part) => total + part, 0n);
+    await waitFor(
+      async () => {
+        for (const region of regions) if ((await globalRead(region, counter)).total !== all) return false;
+        return true;
+      },
+      { timeoutMs: 10_000, what: `every region's global read at ${all}` },
+    );
+    for (const region of regions) expect((await globalRead(region, counter)).parts).toEqual(exact);
+  });
+
+  it('regions: the tombstone is durable (a restart of the deleting router before it shipped still delivers it) and, resent by a new term, deletes nothing twice: a part counted after the delete survives', async () => {
+    const [eu, us] = regions;
+    const counter = 'del:durable';
+    await eu!.tc.client.increment(counter, 3);
+    await us!.tc.client.increment(counter, 5);
+    await waitFor(async () => (await globalRead(us!, counter)).total === 8n && (await globalRead(eu!, counter)).total === 8n, {
+      timeoutMs: 10_000,
+      what: 'both regions at 8',
+    });
+    // No link either way: the delete stays in eu's directory, then eu's router loses its memory.
+    for (const region of regions) {
+      region.proxy.forwarding = false;
+      region.proxy.dropConnections();
+    }
+    await eu!.tc.client.deleteCounter(counter);
+    expect((await globalRead(eu!, counter)).total, "eu: us's pre-delete part counts as nothing").toBe(0n);
+    await restartRouter(eu!);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await exists(us!, counter), 'us cannot have heard of the delete').toBe(true);
+    // eu → us back: the restarted publisher ships the tombstone from its directory.
+    us!.proxy.forwarding = true;
+    await waitFor(async () => !(await exists(us!, counter)), { timeoutMs: 10_000, what: 'us applied the delete' });
+    expect((await globalRead(us!, counter)).total).toBe(0n);
+    // us counts again (its part of incarnation 1), unseen by eu; eu's next term resends the tombstone.
+    await us!.tc.client.increment(counter, 7);
+    await restartRouter(eu!);
+    await linkDrained(eu!);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(BigInt((await rawRead(us!, { counter })).total), 'the resent tombstone deleted nothing').toBe(7n);
+    // us → eu back: us's post-delete part re-creates the counter in eu, holding that part alone.
+    eu!.proxy.forwarding = true;
+    await waitFor(async () => (await globalRead(eu!, counter)).total === 7n, { timeoutMs: 10_000, what: "eu holds us's 7" });
+    expect((await globalRead(eu!, counter)).parts).toEqual(
+      new Map([
+        ['eu', 0n],
+        ['us', 7n],
+      ]),
+    );
+    expect((await globalRead(us!, counter)).total).toBe(7n);
+  });
+
+  it('regions: bad input — a delete of a counter that does not exist — NOT_FOUND, and nothing changes: no tombstone, the peers still count in', async () => {
+    const [eu, us] = regions;
+    const counter = 'del:unknown';
+    await expect(eu!.tc.client.deleteCounter(counter)).rejects.toMatchObject({ code: 'not_found' });
+    // Had the failed delete left a tombstone, eu would refuse us's parts (incarnation 0) as pre-delete parts.
+    await us!.tc.client.increment(counter, 2);
+    await waitFor(async () => (await globalRead(eu!, counter)).total === 2n, { timeoutMs: 10_000, what: "eu holds us's part" });
+    expect(await exists(us!, counter)).toBe(true);
+  });
+});
