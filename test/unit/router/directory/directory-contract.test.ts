@@ -810,4 +810,66 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
       expect((await open(twoPairs, lifecycleLimits)).pendingShardTaskCounts).toEqual({ drop: perPair.get(1)!, clear: 0 });
     });
   });
+
+  describe('tombstones', () => {
+    it('directory: a DeleteCounter records the name one incarnation past its last in the same transaction; a TTL delete records none; both survive a reopen', async () => {
+      const directory = await open();
+      await directory.getOrCreate('t');
+      await directory.getOrCreate('ttl');
+      expect((await directory.deleteCounters(['t'], { tombstone: 'next' })).map((counter) => counter.name)).toEqual(['t']);
+      expect(directory.get('t')).toBeUndefined();
+      expect(directory.tombstone('t')).toEqual({ name: 't', incarnation: 1, deletedMs: clockMs });
+      await directory.deleteCounters(['ttl']);
+      expect(directory.tombstone('ttl')).toBeUndefined();
+      // A counter created under the name again is of incarnation 1; deleting it makes 2.
+      await directory.getOrCreate('t');
+      clockMs += 1_000;
+      await directory.deleteCounters(['t'], { tombstone: 'next' });
+      expect(directory.tombstone('t')).toEqual({ name: 't', incarnation: 2, deletedMs: clockMs });
+      // A name with no counter: nothing deleted, no tombstone moved (bad input changes nothing).
+      expect(await directory.deleteCounters(['never'], { tombstone: 'next' })).toEqual([]);
+      expect(directory.tombstone('never')).toBeUndefined();
+      await directory.close();
+      const reopened = await open();
+      expect([...reopened.tombstones()].sort((a, b) => (a.name < b.name ? -1 : 1))).toEqual([
+        { name: 't', incarnation: 2, deletedMs: clockMs },
+      ]);
+    });
+
+    it('directory: deleteUpTo deletes the counter and raises the tombstone once per incarnation: a repeat or a lower one changes nothing, a counter created since survives', async () => {
+      const directory = await open();
+      const first = await directory.getOrCreate('u');
+      expect(await directory.deleteUpTo('u', 2)).toEqual({ deleted: first, applied: true });
+      expect(directory.get('u')).toBeUndefined();
+      expect(directory.tombstone('u')?.incarnation).toBe(2);
+      expect(directory.pendingShardTasks().map((task) => [task.shardId, task.kind])).toEqual([[first.shards[0]!.shardId, 'drop']]);
+      // Re-created at incarnation 2 (a peer's part, or an increment here): a resent or racing delete of 2 leaves it.
+      const second = await directory.getOrCreate('u');
+      expect(await directory.deleteUpTo('u', 2)).toEqual({ deleted: undefined, applied: false });
+      expect(await directory.deleteUpTo('u', 1)).toEqual({ deleted: undefined, applied: false });
+      expect(directory.get('u')?.shards[0]?.shardId).toBe(second.shards[0]!.shardId);
+      // A name this region never had: the tombstone alone.
+      expect(await directory.deleteUpTo('gone', 1)).toEqual({ deleted: undefined, applied: true });
+      expect(directory.get('gone')).toBeUndefined();
+      await directory.close();
+      const reopened = await open();
+      expect(reopened.tombstone('u')?.incarnation).toBe(2);
+      expect(reopened.tombstone('gone')?.incarnation).toBe(1);
+      expect(reopened.get('u')).toBeDefined();
+    });
+
+    it("directory: pruneTombstones forgets those past retention of names with no counter, keeps a live name's and newer ones", async () => {
+      const directory = await open();
+      await directory.deleteUpTo('old', 1);
+      await directory.deleteUpTo('live', 1);
+      await directory.getOrCreate('live');
+      const cutMs = clockMs;
+      clockMs += 10_000;
+      await directory.deleteUpTo('new', 1);
+      expect(await directory.pruneTombstones(cutMs)).toBe(1);
+      expect([...directory.tombstones()].map((tombstone) => tombstone.name).sort()).toEqual(['live', 'new']);
+      await directory.close();
+      expect([...(await open()).tombstones()].map((tombstone) => tombstone.name).sort()).toEqual(['live', 'new']);
+    });
+  });
 });
