@@ -30,7 +30,7 @@ function component(origin: string, round: bigint, total: bigint, settings: Parti
 
 /** A reader whose home total and held components the test sets before each read. */
 function readerWith(counter: CounterInfo) {
-  const state = { home: 0n, homeGeneration: 0, held: new Map<string, RegionComponent>() };
+  const state = { home: 0n, homeGeneration: 0, homeIncarnation: 0, held: new Map<string, RegionComponent>() };
   const homeRead = (name: string): TotalRead => ({
     counter: name,
     total: state.home,
@@ -43,7 +43,11 @@ function readerWith(counter: CounterInfo) {
   });
   const reader = new GlobalReader(
     'eu',
-    { get: () => counter, readBarrier: async () => {}, tombstone: () => undefined },
+    {
+      get: () => counter,
+      readBarrier: async () => {},
+      tombstone: (name: string) => (state.homeIncarnation === 0 ? undefined : { name, incarnation: state.homeIncarnation, deletedMs: 1 }),
+    },
     { readExact: async (names) => names.map(homeRead), readCached: async (names) => names.map(homeRead) },
     { read: async (counters) => counters.map(() => new Map(state.held)) },
     (origin) =>
@@ -85,6 +89,27 @@ describe('global reader', () => {
     state.held.set('ap', component('ap', 4n, 1n, { generation: 2 }));
     const [later] = await reader.read(['likes'], 'EXACT');
     expect(later!.total).toBe(1n);
+  });
+
+  it('global: a part taken before the newest delete of the name (a lower incarnation) counts 0, the home part too; within the newest incarnation clears apply', async () => {
+    const { state, reader } = readerWith(counterOf('likes'));
+    state.home = 4n;
+    state.homeIncarnation = 1;
+    // us has not applied the delete: its part, of a higher version and generation, is pre-delete.
+    state.held.set('us', component('us', 9n, 50n, { generation: 3 }));
+    state.held.set('ap', component('ap', 2n, 6n, { incarnation: 1 }));
+    const [read] = await reader.read(['likes'], 'EXACT');
+    expect(read!.total).toBe(10n);
+    expect(read!.regions.map((part) => [part.region, part.total])).toEqual([
+      ['eu', 4n],
+      ['ap', 6n],
+      ['us', 0n],
+    ]);
+    // ap applied a second delete this region has not: only ap's part counts, the home one is pre-delete.
+    state.held.set('ap', component('ap', 3n, 2n, { incarnation: 2 }));
+    const [later] = await reader.read(['likes'], 'EXACT');
+    expect(later!.total).toBe(2n);
+    expect(later!.regions[0]).toMatchObject({ region: 'eu', total: 0n });
   });
 
   it("global: a part's age is its origin's newest confirmed round when that covers it, else its own read time", async () => {
