@@ -10,7 +10,7 @@
 import { ErrorCode, TallyError, monotonicNowMs } from '../../../wire/index.ts';
 import { directoryChangeAttemptsMax, type Logger } from '../../../common/index.ts';
 import type { CounterInfo } from '../contract.ts';
-import type { CounterCreation } from './creation.ts';
+import type { CounterCreation } from './counters.ts';
 import { counterKeyPrefix, encodeCounter, storedCounterOf } from './schema.ts';
 import type { EtcdMirror } from './mirror.ts';
 import type { EtcdTransactions } from './transactions.ts';

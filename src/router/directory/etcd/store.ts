@@ -39,7 +39,6 @@ import {
   type ClearOutcome,
   type CounterInfo,
   type DeleteOptions,
-  type Tombstone,
   type CounterKind,
   type Directory,
   type DirectoryLimits,
@@ -54,18 +53,10 @@ import { DirectoryModel, newPair } from '../model.ts';
 import { snapshotFormat, snapshotVersion, type DirectorySnapshot } from '../snapshot.ts';
 import { ModelBackedDirectory } from '../store-base.ts';
 import { staleError, storeError } from './client.ts';
-import { CounterCreation } from './creation.ts';
+import { CounterCreation, EtcdDeletion } from './counters.ts';
 import { GrowthProtocol } from './growth.ts';
-import {
-  counterKeyPrefix,
-  encodeCounter,
-  encodePair,
-  encodeTask,
-  encodeTombstone,
-  pairKeyPrefix,
-  prefixEnd,
-  tombstoneKeyPrefix,
-} from './schema.ts';
+import { counterKeyPrefix, encodeCounter, encodePair, encodeTask, pairKeyPrefix, prefixEnd } from './schema.ts';
+
 import { samePair, shardIdNextKey, storedCounterOf, taskKeyPrefix, type StoredCounter } from './schema.ts';
 import { EtcdMirror } from './mirror.ts';
 import { RouterPresence } from './presence.ts';
@@ -107,6 +98,7 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
   private readonly mirror: EtcdMirror;
   private readonly txns: EtcdTransactions;
   private readonly creation: CounterCreation;
+  private readonly deletion: EtcdDeletion;
   private readonly growth: GrowthProtocol;
   private readonly presence: RouterPresence;
   private watch: PrefixWatch | undefined;
@@ -138,6 +130,15 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
     );
     const assertFresh = (): void => this.assertFresh();
     this.txns = new EtcdTransactions(this.ns, options.prefix, this.mirror, assertFresh);
+    this.deletion = new EtcdDeletion({
+      model: this.model,
+      txns: this.txns,
+      tombstones: this.tombstoneTable,
+      now: this.now,
+      nextTombstones: (names, deletedMs) => this.nextTombstones(names, deletedMs),
+      prunable: (beforeMs) => this.prunable(beforeMs),
+      awaitAcknowledged: (what) => this.awaitAcknowledged(what),
+    });
     this.creation = new CounterCreation({
       mirror: this.mirror,
       txns: this.txns,
@@ -372,57 +373,17 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
     return deleted[0]!;
   }
 
-  /**
-   * Deletes the counters that exist: each counter's key goes with a drop per
-   * shard. As many whole counters per transaction as etcdTxnOpsMax allows
-   * (one for every real delete; TTL expiry hands 50 at a time): a crash
-   * between two leaves the later ones to a later sweep. A counter re-created
-   * meanwhile (by another router) is not this call's to delete.
-   */
-  async deleteCounters(names: readonly string[], options: DeleteOptions = {}): Promise<CounterInfo[]> {
-    const targets = [...new Set(names)].flatMap((name) => this.model.get(name) ?? []);
-    const deleted: CounterInfo[] = [];
-    // A tombstone is one more operation (and one more key read) per counter.
-    const perCounterOps = options.tombstone === 'next' ? 2 : 1;
-    for (let start = 0; start < targets.length;) {
-      let end = start;
-      let ops = 0;
-      while (end < targets.length && (end === start || ops + perCounterOps + targets[end]!.shards.length <= etcdTxnOpsMax)) {
-        ops += perCounterOps + targets[end]!.shards.length;
-        end++;
-      }
-      const chunk = targets.slice(start, end);
-      start = end;
-      deleted.push(
-        ...(await this.txns.change<CounterInfo[]>('deleting counters', () => {
-          const live = chunk.filter((counter) => this.model.same(this.model.get(counter.name), counter));
-          if (live.length === 0) return { done: [] };
-          const createdMs = this.now();
-          const chunkOps: IRequestOp[] = [];
-          for (const counter of live) {
-            chunkOps.push(this.txns.remove(counterKeyPrefix + counter.name));
-            // A drop replaces a clear still owed: it frees everything anyway.
-            for (const shard of counter.shards)
-              chunkOps.push(this.putTask({ shardId: shard.shardId, pairIndex: shard.pairIndex, kind: 'drop', generation: 0, createdMs }));
-          }
-          const tombstones =
-            options.tombstone === 'next'
-              ? this.nextTombstones(
-                  live.map((counter) => counter.name),
-                  createdMs,
-                )
-              : [];
-          for (const tombstone of tombstones) chunkOps.push(this.putTombstone(tombstone));
-          const read = live.map((counter) => counterKeyPrefix + counter.name);
-          for (const tombstone of tombstones) read.push(tombstoneKeyPrefix + tombstone.name);
-          return { read, ops: chunkOps, result: () => live };
-        })),
-      );
-    }
-    // Every live router forgets them before the delete returns (or its lease
-    // lapses): none goes on reading or writing the old shards afterwards.
-    if (deleted.length > 0) await this.awaitAcknowledged(`the delete of ${deleted.length} counter(s)`);
-    return deleted;
+  /** See EtcdDeletion.deleteCounters. */
+  deleteCounters(names: readonly string[], options: DeleteOptions = {}): Promise<CounterInfo[]> {
+    return this.deletion.deleteCounters(names, options);
+  }
+
+  deleteUpTo(name: string, incarnation: number): Promise<{ deleted: CounterInfo | undefined; applied: boolean }> {
+    return this.deletion.deleteUpTo(name, incarnation);
+  }
+
+  pruneTombstones(beforeMs: number): Promise<number> {
+    return this.deletion.pruneTombstones(beforeMs);
   }
 
   /**
@@ -561,47 +522,6 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
   }
 
   // ---- Helpers ----------------------------------------------------------------
-
-  /** See Directory.deleteUpTo: one transaction read on the counter's key and the tombstone's. */
-  async deleteUpTo(name: string, incarnation: number): Promise<{ deleted: CounterInfo | undefined; applied: boolean }> {
-    const outcome = await this.txns.change<{ deleted: CounterInfo | undefined; applied: boolean }>(
-      `deleting ${name} up to ${incarnation}`,
-      () => {
-        if ((this.tombstoneTable.get(name)?.incarnation ?? 0) >= incarnation) return { done: { deleted: undefined, applied: false } };
-        const counter = this.model.get(name);
-        const deletedMs = this.now();
-        const ops: IRequestOp[] = [this.putTombstone({ name, incarnation, deletedMs })];
-        if (counter !== undefined) {
-          ops.push(this.txns.remove(counterKeyPrefix + name));
-          for (const shard of counter.shards)
-            ops.push(
-              this.putTask({ shardId: shard.shardId, pairIndex: shard.pairIndex, kind: 'drop', generation: 0, createdMs: deletedMs }),
-            );
-        }
-        return { read: [counterKeyPrefix + name, tombstoneKeyPrefix + name], ops, result: () => ({ deleted: counter, applied: true }) };
-      },
-    );
-    if (outcome.deleted !== undefined) await this.awaitAcknowledged(`the delete of ${name}`);
-    return outcome;
-  }
-
-  /** See Directory.pruneTombstones: each tombstone removed only as memory holds it (a newer delete keeps it). */
-  async pruneTombstones(beforeMs: number): Promise<number> {
-    let pruned = 0;
-    for (const stale of this.prunable(beforeMs)) {
-      const key = tombstoneKeyPrefix + stale.name;
-      pruned += await this.txns.change<number>(`pruning the tombstone of ${stale.name}`, () => {
-        const held = this.tombstoneTable.get(stale.name);
-        if (held === undefined || held.incarnation !== stale.incarnation || this.model.has(stale.name)) return { done: 0 };
-        return { read: [key, counterKeyPrefix + stale.name], ops: [this.txns.remove(key)], result: () => 1 };
-      });
-    }
-    return pruned;
-  }
-
-  private putTombstone(tombstone: Tombstone): IRequestOp {
-    return this.txns.put(tombstoneKeyPrefix + tombstone.name, encodeTombstone(tombstone.incarnation, tombstone.deletedMs));
-  }
 
   private putTask(task: ShardTask): IRequestOp {
     return this.txns.put(taskKeyPrefix + task.shardId, encodeTask(task));

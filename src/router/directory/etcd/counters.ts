@@ -1,13 +1,28 @@
-// Counter creation on etcd: calls arriving together share one transaction
-// (each call all or nothing), each new name's key compared as absent, with
-// shard ids from a block this router reserved from shard-id-next.
+// Counters created and deleted on etcd. Creation: calls arriving together
+// share one transaction (each call all or nothing), each new name's key
+// compared as absent, with shard ids from a block this router reserved from
+// shard-id-next. Deletes: counters (a drop per shard, and for a DeleteCounter
+// in a region that peers the name's tombstone, in the same transaction), a
+// peer region's delete up to an incarnation, and tombstones past retention,
+// each conditioned on the keys it read, so routers racing on one name delete
+// it once.
 import assert from 'node:assert';
 import type { IRequestOp } from 'etcd3';
 import { ErrorCode, TallyError, newCountersPerCallMax } from '../../../wire/index.ts';
-import { directoryChangeAttemptsMax, etcdTxnBytesMax, shardIdsPerReservation } from '../../../common/index.ts';
-import type { CounterInfo, CounterKind } from '../contract.ts';
+import { directoryChangeAttemptsMax, etcdTxnBytesMax, etcdTxnOpsMax, shardIdsPerReservation } from '../../../common/index.ts';
+import type { CounterInfo, CounterKind, DeleteOptions, ShardTask, Tombstone } from '../contract.ts';
+import type { DirectoryModel } from '../model.ts';
 import { staleError, storeError } from './client.ts';
-import { counterKeyPrefix, shardIdNextKey, encodeCounter, type StoredCounter } from './schema.ts';
+import {
+  counterKeyPrefix,
+  shardIdNextKey,
+  encodeCounter,
+  encodeTask,
+  encodeTombstone,
+  taskKeyPrefix,
+  tombstoneKeyPrefix,
+  type StoredCounter,
+} from './schema.ts';
 import type { EtcdMirror } from './mirror.ts';
 import type { CommitOutcome, EtcdTransactions } from './transactions.ts';
 
@@ -259,5 +274,116 @@ export class CounterCreation {
     }
     this.queue = kept;
     return { requests, read, ops };
+  }
+}
+
+export interface DeletionParts {
+  model: DirectoryModel;
+  txns: EtcdTransactions;
+  /** The store's tombstones as the watch applied them. */
+  tombstones: ReadonlyMap<string, Tombstone>;
+  now: () => number;
+  nextTombstones(names: readonly string[], deletedMs: number): Tombstone[];
+  prunable(beforeMs: number): Tombstone[];
+  /** Waits until every live router has applied the last change (or its lease lapsed). */
+  awaitAcknowledged(what: string): Promise<void>;
+}
+
+export class EtcdDeletion {
+  constructor(private readonly parts: DeletionParts) {}
+
+  /**
+   * Deletes the counters that exist: each counter's key goes with a drop per
+   * shard (and its tombstone, with `tombstone: 'next'`). As many whole
+   * counters per transaction as etcdTxnOpsMax allows (one for every real
+   * delete; TTL expiry hands 50 at a time): a crash between two leaves the
+   * later ones to a later sweep. A counter re-created meanwhile (by another
+   * router) is not this call's to delete.
+   */
+  async deleteCounters(names: readonly string[], options: DeleteOptions): Promise<CounterInfo[]> {
+    const { model, txns } = this.parts;
+    const targets = [...new Set(names)].flatMap((name) => model.get(name) ?? []);
+    const deleted: CounterInfo[] = [];
+    // A tombstone is one more operation (and one more key read) per counter.
+    const perCounterOps = options.tombstone === 'next' ? 2 : 1;
+    for (let start = 0; start < targets.length;) {
+      let end = start;
+      let ops = 0;
+      while (end < targets.length && (end === start || ops + perCounterOps + targets[end]!.shards.length <= etcdTxnOpsMax)) {
+        ops += perCounterOps + targets[end]!.shards.length;
+        end++;
+      }
+      const chunk = targets.slice(start, end);
+      start = end;
+      deleted.push(
+        ...(await txns.change<CounterInfo[]>('deleting counters', () => {
+          const live = chunk.filter((counter) => model.same(model.get(counter.name), counter));
+          if (live.length === 0) return { done: [] };
+          const createdMs = this.parts.now();
+          const chunkOps: IRequestOp[] = [];
+          for (const counter of live) chunkOps.push(txns.remove(counterKeyPrefix + counter.name), ...this.drops(counter, createdMs));
+          const tombstones =
+            options.tombstone === 'next'
+              ? this.parts.nextTombstones(
+                  live.map((counter) => counter.name),
+                  createdMs,
+                )
+              : [];
+          for (const tombstone of tombstones) chunkOps.push(this.putTombstone(tombstone));
+          const read = live.map((counter) => counterKeyPrefix + counter.name);
+          for (const tombstone of tombstones) read.push(tombstoneKeyPrefix + tombstone.name);
+          return { read, ops: chunkOps, result: () => live };
+        })),
+      );
+    }
+    // Every live router forgets them before the delete returns (or its lease
+    // lapses): none goes on reading or writing the old shards afterwards.
+    if (deleted.length > 0) await this.parts.awaitAcknowledged(`the delete of ${deleted.length} counter(s)`);
+    return deleted;
+  }
+
+  /** See Directory.deleteUpTo: one transaction read on the counter's key and the tombstone's. */
+  async deleteUpTo(name: string, incarnation: number): Promise<{ deleted: CounterInfo | undefined; applied: boolean }> {
+    const { model, txns, tombstones } = this.parts;
+    const outcome = await txns.change<{ deleted: CounterInfo | undefined; applied: boolean }>(
+      `deleting ${name} up to incarnation ${incarnation}`,
+      () => {
+        if ((tombstones.get(name)?.incarnation ?? 0) >= incarnation) return { done: { deleted: undefined, applied: false } };
+        const counter = model.get(name);
+        const deletedMs = this.parts.now();
+        const ops: IRequestOp[] = [this.putTombstone({ name, incarnation, deletedMs })];
+        if (counter !== undefined) ops.push(txns.remove(counterKeyPrefix + name), ...this.drops(counter, deletedMs));
+        return { read: [counterKeyPrefix + name, tombstoneKeyPrefix + name], ops, result: () => ({ deleted: counter, applied: true }) };
+      },
+    );
+    if (outcome.deleted !== undefined) await this.parts.awaitAcknowledged(`the delete of ${name}`);
+    return outcome;
+  }
+
+  /** See Directory.pruneTombstones: each tombstone removed only as memory holds it (a newer delete, or a counter, keeps it). */
+  async pruneTombstones(beforeMs: number): Promise<number> {
+    const { model, txns, tombstones } = this.parts;
+    let pruned = 0;
+    for (const stale of this.parts.prunable(beforeMs)) {
+      const key = tombstoneKeyPrefix + stale.name;
+      pruned += await txns.change<number>(`pruning the tombstone of ${stale.name}`, () => {
+        const held = tombstones.get(stale.name);
+        if (held === undefined || held.incarnation !== stale.incarnation || model.has(stale.name)) return { done: 0 };
+        return { read: [key, counterKeyPrefix + stale.name], ops: [txns.remove(key)], result: () => 1 };
+      });
+    }
+    return pruned;
+  }
+
+  /** A drop per shard: it replaces a clear still owed (it frees everything anyway). */
+  private drops(counter: CounterInfo, createdMs: number): IRequestOp[] {
+    return counter.shards.map((shard) => {
+      const task: ShardTask = { shardId: shard.shardId, pairIndex: shard.pairIndex, kind: 'drop', generation: 0, createdMs };
+      return this.parts.txns.put(taskKeyPrefix + task.shardId, encodeTask(task));
+    });
+  }
+
+  private putTombstone(tombstone: Tombstone): IRequestOp {
+    return this.parts.txns.put(tombstoneKeyPrefix + tombstone.name, encodeTombstone(tombstone.incarnation, tombstone.deletedMs));
   }
 }
