@@ -56,13 +56,15 @@ export class ComponentStore {
    * Creates, in one directory transaction, the counters of a batch that are
    * new here (one fsync for the batch rather than one per counter). Best
    * effort: a name it cannot create is left to store(), which says why. Only
-   * for components of this region's incarnation of the name: a tombstone
-   * never creates a counter, and one of another incarnation is deleted
-   * for or refused first (store()).
+   * totals (a distinct counter's component is created as one by store()) of
+   * this region's incarnation of the name: a tombstone never creates a
+   * counter, and one of another incarnation is deleted for or refused
+   * first (store()).
    */
   async prepare(components: readonly { counter: string; component: RegionComponent }[]): Promise<void> {
     const creatable = components.filter(
-      ({ counter, component }) => component.tombstone !== true && incarnationOf(component) === this.incarnation(counter),
+      ({ counter, component }) =>
+        component.tombstone !== true && component.sketch === undefined && incarnationOf(component) === this.incarnation(counter),
     );
     const missing = [...new Set(creatable.map(({ counter }) => counter))].filter((name) => this.directory.get(name) === undefined);
     if (missing.length === 0) return;
