@@ -420,6 +420,13 @@ export const regionReconnectMinMs = 200;
 export const regionReconnectMaxMs = 5_000;
 /** Global totals a router remembers to keep a peer's part from going backwards; the least recently read is forgotten. */
 export const regionFloorCountersMax = 100_000;
+/** Default of --region-tombstone-retention-ms: how long a deleted name's tombstone outlives its counter (7 days). */
+export const regionTombstoneRetentionMsDefault = 7 * 24 * 60 * 60 * 1000;
+/** Bounds of --region-tombstone-retention-ms: a minute, a year. */
+export const regionTombstoneRetentionMsMin = 60_000;
+export const regionTombstoneRetentionMsMax = 366 * 24 * 60 * 60 * 1000;
+/** How often a router forgets tombstones past retention. */
+export const regionTombstonePruneIntervalMs = 60_000;
 /** Clears a region makes in one go to catch up with a peer's clears of one counter; past it the component is refused. */
 export const regionClearStepsMax = 64;
 /**

@@ -26,6 +26,9 @@ import {
   checkRegionName,
   parsePeerRegions,
   regionPublishIntervalMsDefault,
+  regionTombstoneRetentionMsDefault,
+  regionTombstoneRetentionMsMin,
+  regionTombstoneRetentionMsMax,
   type PeerRegion,
   type LogLevel,
   type MetricsPort,
@@ -192,7 +195,7 @@ export const routerDefaults = {
   region: '',
   peerRegions: [] as PeerRegion[],
   regionPublishIntervalMs: regionPublishIntervalMsDefault,
-  regionTombstoneRetentionMs: 7 * 24 * 60 * 60 * 1000,
+  regionTombstoneRetentionMs: regionTombstoneRetentionMsDefault,
   // routerId has no fixed default: it is <host name>:<listen port> (defaultRouterId).
 };
 
@@ -416,8 +419,8 @@ export function parseRouterConfig(argv: readonly string[], env: NodeJS.ProcessEn
     peerRegions: parsePeerRegions(reader.string('peer-regions', ''), region),
     regionPublishIntervalMs: reader.int('region-publish-interval-ms', routerDefaults.regionPublishIntervalMs, { min: 10, max: 60_000 }),
     regionTombstoneRetentionMs: reader.int('region-tombstone-retention-ms', routerDefaults.regionTombstoneRetentionMs, {
-      min: 60_000,
-      max: 366 * 24 * 60 * 60 * 1000,
+      min: regionTombstoneRetentionMsMin,
+      max: regionTombstoneRetentionMsMax,
     }),
   };
   reader.rejectUnknownFlags();

@@ -14,6 +14,7 @@ import {
   lifecycleRetryIntervalMs,
   lifecycleShardsPerCallMax,
   lifecycleTasksPerPairPerRoundMax,
+  regionTombstonePruneIntervalMs,
   type Logger,
 } from '../../common/index.ts';
 import type { ClearOutcome, CounterInfo, ShardTask, LifecycleDirectory } from '../directory/index.ts';
@@ -59,7 +60,6 @@ export interface ClearResult {
 
 const emptyKey = Buffer.alloc(0);
 const settleStepMs = 50;
-const tombstonePruneIntervalMs = 60_000;
 
 export class CounterLifecycle implements CounterDeleter {
   private readonly retrier: IntervalTask;
@@ -94,10 +94,9 @@ export class CounterLifecycle implements CounterDeleter {
   /** Tombstones past retention go, at most once a minute (a slice of the retry round, which is one at a time). */
   private async pruneTombstones(): Promise<void> {
     const retentionMs = this.settings.tombstoneRetentionMs;
-    if (retentionMs === undefined || monotonicNowMs() - this.lastPruneMs < tombstonePruneIntervalMs) return;
+    if (retentionMs === undefined || monotonicNowMs() - this.lastPruneMs < regionTombstonePruneIntervalMs) return;
     this.lastPruneMs = monotonicNowMs();
-    // eslint-disable-next-line no-restricted-properties -- tombstones are stamped with the directory's wall clock
-    const pruned = await this.directory.pruneTombstones(Date.now() - retentionMs);
+    const pruned = await this.directory.pruneTombstones(retentionMs);
     if (pruned > 0) this.logger.info('tombstones past retention forgotten', { tombstones: pruned });
   }
 

@@ -373,11 +373,11 @@ export interface Directory {
   /** Every tombstone kept, for the region publisher. */
   tombstones(): IterableIterator<Tombstone>;
   /**
-   * Forgets tombstones recorded at or before `beforeMs` (the store's clock)
-   * of names with no counter: a live counter keeps its name's tombstone,
-   * which is its incarnation. Returns how many went.
+   * Forgets tombstones recorded `retentionMs` or more ago (the store's
+   * clock of stored times) of names with no counter: a live counter keeps
+   * its name's tombstone, which is its incarnation. Returns how many went.
    */
-  pruneTombstones(beforeMs: number): Promise<number>;
+  pruneTombstones(retentionMs: number): Promise<number>;
   /**
    * Clears a counter: bumps its generation, the cut, in one transaction
    * with a clear task per shard and, when keyed, the key. A key seen within

@@ -44,7 +44,7 @@ export class ComponentStore {
     private readonly pool: NodePool,
     private readonly readTimeoutMs: number,
     private readonly clearUpTo: ClearUpTo,
-    private readonly deleteUpTo: DeleteUpTo = async () => {},
+    private readonly deleteUpTo: DeleteUpTo,
   ) {}
 
   /** This region's incarnation of a name: how many deletes of it it applied (its tombstone's). */

@@ -382,8 +382,8 @@ export class EtcdDirectory extends ModelBackedDirectory implements Directory {
     return this.deletion.deleteUpTo(name, incarnation);
   }
 
-  pruneTombstones(beforeMs: number): Promise<number> {
-    return this.deletion.pruneTombstones(beforeMs);
+  pruneTombstones(retentionMs: number): Promise<number> {
+    return this.deletion.pruneTombstones(this.now() - retentionMs);
   }
 
   /**

@@ -365,8 +365,8 @@ export class SqliteDirectory extends ModelBackedDirectory implements Directory {
   }
 
   /** See Directory.pruneTombstones. */
-  async pruneTombstones(beforeMs: number): Promise<number> {
-    const gone = this.prunable(beforeMs);
+  async pruneTombstones(retentionMs: number): Promise<number> {
+    const gone = this.prunable(this.now() - retentionMs);
     if (gone.length === 0) return 0;
     this.transaction(() => {
       for (const tombstone of gone) this.statements.deleteTombstone.run(tombstone.name, tombstone.incarnation);

@@ -863,10 +863,9 @@ describe.each([sqliteStore(), etcdStore()])('directory contract ($name)', (store
       await directory.deleteUpTo('old', 1);
       await directory.deleteUpTo('live', 1);
       await directory.getOrCreate('live');
-      const cutMs = clockMs;
       clockMs += 10_000;
       await directory.deleteUpTo('new', 1);
-      expect(await directory.pruneTombstones(cutMs)).toBe(1);
+      expect(await directory.pruneTombstones(10_000)).toBe(1);
       expect([...directory.tombstones()].map((tombstone) => tombstone.name).sort()).toEqual(['live', 'new']);
       await directory.close();
       expect([...(await open()).tombstones()].map((tombstone) => tombstone.name).sort()).toEqual(['live', 'new']);
