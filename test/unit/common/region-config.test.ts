@@ -45,6 +45,13 @@ describe('region config', () => {
     ).toThrow('its own peer');
   });
 
+  it('config: --region-tombstone-retention-ms defaults to 7 days, takes TALLY_REGION_TOMBSTONE_RETENTION_MS, and refuses less than a minute', () => {
+    const pairs = ['--pairs', '127.0.0.1:1,127.0.0.1:2'];
+    expect(parseRouterConfig(pairs, {}).regionTombstoneRetentionMs).toBe(7 * 24 * 60 * 60 * 1000);
+    expect(parseRouterConfig(pairs, { TALLY_REGION_TOMBSTONE_RETENTION_MS: '3600000' }).regionTombstoneRetentionMs).toBe(3_600_000);
+    expect(() => parseRouterConfig([...pairs, '--region-tombstone-retention-ms', '5'], {})).toThrow('--region-tombstone-retention-ms');
+  });
+
   it('config: npm start takes --region and --peer-regions for its children, and refuses a bad list before any child starts', () => {
     const config = parseLauncherConfig(['--region', 'eu', '--peer-regions', 'us=127.0.0.1:51051'], {});
     expect([config.region, config.peerRegions]).toEqual(['eu', 'us=127.0.0.1:51051']);
