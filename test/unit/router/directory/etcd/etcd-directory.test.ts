@@ -105,6 +105,32 @@ describe('etcd directory', () => {
     expect(a.pendingShardTasks().map((task) => [task.shardId, task.kind])).toEqual([[created.shards[0]!.shardId, 'drop']]);
   });
 
+  it('a tombstone recorded through one router reaches the other through the watch; routers racing to delete a name up to one incarnation delete it once; a pruned tombstone leaves both', async () => {
+    begin();
+    const a = await openRouter('a');
+    const b = await openRouter('b');
+    const first = await a.getOrCreate('gone');
+    await a.deleteCounters(['gone'], { tombstone: 'next' });
+    await waitFor(() => b.tombstone('gone')?.incarnation === 1, { timeoutMs: 5_000, what: 'b to see the tombstone' });
+    expect(b.get('gone')).toBeUndefined();
+    // Re-created at incarnation 1, then two receivers (one per router) apply a peer's delete of incarnation 2 at once.
+    const second = await b.getOrCreate('gone');
+    expect(second.shards[0]!.shardId).not.toBe(first.shards[0]!.shardId);
+    await waitFor(() => a.get('gone'), { timeoutMs: 5_000, what: 'a to see the new counter' });
+    const outcomes = await Promise.all([a.deleteUpTo('gone', 2), b.deleteUpTo('gone', 2)]);
+    expect(outcomes.filter((outcome) => outcome.applied)).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome.deleted !== undefined).map((outcome) => outcome.deleted!.shards[0]!.shardId)).toEqual([
+      second.shards[0]!.shardId,
+    ]);
+    await waitFor(() => a.tombstone('gone')?.incarnation === 2 && b.tombstone('gone')?.incarnation === 2, {
+      timeoutMs: 5_000,
+      what: 'both at incarnation 2',
+    });
+    expect(await a.pruneTombstones(0)).toBe(1);
+    await waitFor(() => b.tombstone('gone') === undefined, { timeoutMs: 5_000, what: 'b to see the tombstone go' });
+    expect(await read('tombstones/gone')).toBeUndefined();
+  });
+
   it('2 × 300 concurrent creations of overlapping names make one counter per name and never one shard id twice, not after deletes either', async () => {
     begin();
     const a = await openRouter('a');
