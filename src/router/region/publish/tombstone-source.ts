@@ -45,15 +45,16 @@ export class TombstoneSource {
    * incarnation become components at `version` (their names pushed to
    * `changed`). Names marked since the last round every round; every
    * tombstone on the first round of a term and each regionFullSweepRounds-th
-   * (a delete through another router). A name with a live counter needs
-   * none: that counter's own components carry the incarnation.
+   * (a delete through another router). So the table never keeps a
+   * pre-delete component of a name: a counter created again under it
+   * replaces the tombstone with its own components (of that incarnation)
+   * once its total is taken.
    */
   collect(table: Map<string, RegionComponent>, version: ComponentVersion, asOfUnixMs: number, changed: string[]): void {
     const marked = this.marked;
     this.marked = new Set();
     const sweep = version.round % BigInt(regionFullSweepRounds) === 1n;
     const take = (tombstone: Tombstone): void => {
-      if (this.directory.get(tombstone.name) !== undefined) return;
       const held = table.get(tombstone.name);
       if (held !== undefined && incarnationOf(held) >= tombstone.incarnation) return;
       table.set(tombstone.name, {

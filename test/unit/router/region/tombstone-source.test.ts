@@ -1,8 +1,9 @@
 // The publisher's tombstones over a fake directory: a deleted name becomes a
 // tombstone component at its incarnation, every tombstone on a term's first
 // round (a restart resends them), one deleted through this router the next
-// round; a live counter of the name needs none; a total read from a counter
-// deleted since is not published. And the receiver's incarnation rule.
+// round; it replaces an older component of the name, never a live counter's
+// of its incarnation; a total read from a counter deleted since is not
+// published. And the receiver's incarnation rule.
 import { describe, expect, it } from 'vitest';
 import type { CounterInfo, Tombstone } from '../../../../src/router/directory/index.ts';
 import { TombstoneSource } from '../../../../src/router/region/publish/index.ts';
@@ -66,15 +67,23 @@ describe('tombstone source', () => {
     expect(resent.sort()).toEqual(['a', 'b', 'c']);
   });
 
-  it("tombstones: a name with a live counter ships none (the counter's components carry the incarnation); a total read from a counter deleted since has no incarnation", () => {
+  it("tombstones: a live counter's component of the tombstone's incarnation stands (no tombstone over it), an older one is replaced; a total read from a counter deleted since has no incarnation", () => {
     const { counters, tombstones, directory } = fakeDirectory();
     const source = new TombstoneSource('eu', directory);
     tombstones.set('a', { name: 'a', incarnation: 1, deletedMs: 1 });
+    tombstones.set('b', { name: 'b', incarnation: 1, deletedMs: 1 });
     const old = counterOf('a', 11);
     counters.set('a', counterOf('a', 12));
+    counters.set('b', counterOf('b', 14));
+    const table = new Map<string, RegionComponent>([
+      ['a', { origin: 'eu', version: round(0n), total: 3n, asOfUnixMs: 1, generation: 0, incarnation: 1 }],
+      ['b', { origin: 'eu', version: round(0n), total: 8n, asOfUnixMs: 1, generation: 0 }],
+    ]);
     const changed: string[] = [];
-    source.collect(new Map(), round(1n), 1, changed);
-    expect(changed).toEqual([]);
+    source.collect(table, round(1n), 1, changed);
+    expect(changed).toEqual(['b']);
+    expect(table.get('a')!.total).toBe(3n);
+    expect(table.get('b')).toMatchObject({ tombstone: true, incarnation: 1, total: 0n });
     expect(source.incarnationOf('a')).toBe(1);
     expect(source.incarnationOf('a', counters.get('a'))).toBe(1);
     expect(source.incarnationOf('a', old)).toBeUndefined();
