@@ -83,32 +83,37 @@ describe('regions: DeleteCounter across regions', () => {
     ]);
     let loading = true;
     const loads = Promise.all([load(eu!, counter, () => loading, logs.get('eu')!), load(us!, counter, () => loading, logs.get('us')!)]);
-    await waitFor(async () => (await globalRead(eu!, counter)).parts.has('us'), { timeoutMs: 10_000, what: "us's part in eu" });
-    // us applies the delete when eu's tombstone (or a component of incarnation 1) arrives: its own exact
-    // total drops then (increments only add). Watched from before the delete is made.
-    let usCutSeenMs = 0;
-    const watchStartMs = performance.now();
-    const watcher = (async () => {
-      let previous = -1n;
-      while (usCutSeenMs === 0 && performance.now() - watchStartMs < 10_000) {
-        const total = BigInt((await rawRead(us!, { counter })).total);
-        if (total < previous) usCutSeenMs = performance.now();
-        previous = total;
-      }
-    })();
-    const deleteStartMs = performance.now();
-    await eu!.tc.client.deleteCounter(counter);
-    const deleteDoneMs = performance.now();
-    await watcher;
-    expect(usCutSeenMs, 'us applied the delete').toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    loading = false;
-    await loads;
+    /** Monotonic ms: the delete's call in eu, and when us was first seen to have applied it. */
+    const at = { deleteStartMs: 0, deleteDoneMs: 0, usCutSeenMs: 0 };
+    // The writers stop whatever happens, so a failed check never leaves them running.
+    try {
+      await waitFor(async () => (await globalRead(eu!, counter)).parts.has('us'), { timeoutMs: 10_000, what: "us's part in eu" });
+      // us applies the delete when eu's tombstone (or a component of incarnation 1) arrives: its own exact
+      // total drops then (increments only add). Watched from before the delete is made.
+      const watchStartMs = performance.now();
+      const watcher = (async () => {
+        let previous = -1n;
+        while (at.usCutSeenMs === 0 && performance.now() - watchStartMs < 15_000) {
+          const total = BigInt((await rawRead(us!, { counter })).total);
+          if (total < previous) at.usCutSeenMs = performance.now();
+          previous = total;
+        }
+      })();
+      at.deleteStartMs = performance.now();
+      await eu!.tc.client.deleteCounter(counter);
+      at.deleteDoneMs = performance.now();
+      await watcher;
+      expect(at.usCutSeenMs, 'us applied the delete').toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+    } finally {
+      loading = false;
+      await loads;
+    }
     // Per region: everything sent after the region's cut was certainly made and acknowledged counts; nothing
     // acknowledged before the delete could have begun there survives.
     const cuts = new Map([
-      ['eu', { after: deleteDoneMs, before: deleteStartMs }],
-      ['us', { after: usCutSeenMs, before: deleteStartMs }],
+      ['eu', { after: at.deleteDoneMs, before: at.deleteStartMs }],
+      ['us', { after: at.usCutSeenMs, before: at.deleteStartMs }],
     ]);
     const exact = new Map<string, bigint>();
     for (const region of regions) {
