@@ -18,7 +18,8 @@ export interface RegionAnswer {
    */
   'region'?: (string);
   /**
-   * Components refused (unknown kind of counter, name invalid): skipped, counted.
+   * Components refused (unknown kind of counter, name invalid, taken before
+   * a delete this region applied): skipped, counted.
    */
   'refused'?: (number);
 }
@@ -38,7 +39,8 @@ export interface RegionAnswer__Output {
    */
   'region': (string);
   /**
-   * Components refused (unknown kind of counter, name invalid): skipped, counted.
+   * Components refused (unknown kind of counter, name invalid, taken before
+   * a delete this region applied): skipped, counted.
    */
   'refused': (number);
 }
