@@ -47,6 +47,16 @@ async function exists(region: TestRegion, counter: string): Promise<boolean> {
   }
 }
 
+/** The first shard id of the region's counter of that name (undefined: none). */
+async function shardIdOf(region: TestRegion, counter: string): Promise<number | undefined> {
+  try {
+    return (await region.tc.client.describe(counter)).placements[0]?.shardId;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'not_found') return undefined;
+    throw error;
+  }
+}
+
 /** SIGKILLs the region's router and starts it again: a new publishing term, memory gone, the directory kept. */
 async function restartRouter(region: TestRegion): Promise<void> {
   await region.tc.cluster.router.stop('SIGKILL');
@@ -88,14 +98,16 @@ describe('regions: DeleteCounter across regions', () => {
     // The writers stop whatever happens, so a failed check never leaves them running.
     try {
       await waitFor(async () => (await globalRead(eu!, counter)).parts.has('us'), { timeoutMs: 10_000, what: "us's part in eu" });
-      // us applies the delete when eu's tombstone (or a component of incarnation 1) arrives: its own exact
-      // total drops then (increments only add). Watched from before the delete is made.
+      // us applies the delete when eu's tombstone (or a component of incarnation 1) arrives: its counter
+      // then has another shard (or none for a moment), and its exact total drops (increments only add).
+      // Watched from before the delete is made.
+      const usShardIdBefore = await shardIdOf(us!, counter);
       const watchStartMs = performance.now();
       const watcher = (async () => {
         let previous = -1n;
         while (at.usCutSeenMs === 0 && performance.now() - watchStartMs < 15_000) {
           const total = BigInt((await rawRead(us!, { counter })).total);
-          if (total < previous) at.usCutSeenMs = performance.now();
+          if (total < previous || (await shardIdOf(us!, counter)) !== usShardIdBefore) at.usCutSeenMs = performance.now();
           previous = total;
         }
       })();
