@@ -124,13 +124,15 @@ export class CounterLifecycle implements CounterDeleter {
    * its counter, if its own incarnation is lower, at its own cut (the
    * directory transaction that also raises the tombstone). Keyed by the
    * incarnation: racing receivers and resent tombstones delete once.
+   * True when this call moved the tombstone.
    */
-  async deleteUpTo(name: string, incarnation: number): Promise<void> {
+  async deleteUpTo(name: string, incarnation: number): Promise<boolean> {
     const { deleted, applied } = await this.directory.deleteUpTo(name, incarnation);
     if (deleted !== undefined) this.forgetDeleted([deleted], 'delete');
-    if (!applied) return;
+    if (!applied) return false;
     this.logger.info('counter deleted by a peer region', { counter: name, incarnation, existed: deleted !== undefined });
     this.onTombstone(name);
+    return true;
   }
 
   /**

@@ -26,8 +26,8 @@ export function componentRefusal(counter: CounterInfo, component?: RegionCompone
 
 /** Clears this region's counter until its generation reaches `generation` (a peer region cleared it). */
 export type ClearUpTo = (name: string, generation: number) => Promise<void>;
-/** Deletes this region's counter `name` and raises its tombstone, unless its incarnation is already at least `incarnation`. */
-export type DeleteUpTo = (name: string, incarnation: number) => Promise<void>;
+/** Deletes this region's counter `name` and raises its tombstone, unless its incarnation is already at least `incarnation`; true when it did. */
+export type DeleteUpTo = (name: string, incarnation: number) => Promise<boolean>;
 
 /** A component refused for being of a lower incarnation than this region's: its counter was deleted since it was taken. */
 export function incarnationRefusal(name: string, component: RegionComponent, ownIncarnation: number): string | undefined {
@@ -35,8 +35,8 @@ export function incarnationRefusal(name: string, component: RegionComponent, own
   return `the component of "${name}" is of incarnation ${incarnationOf(component)}, this region's is ${ownIncarnation}: it was taken before a delete of the name, and counts as nothing`;
 }
 
-/** Stored: the component went to a node; deleted: a tombstone, applied in the directory alone. */
-type Placement = { address: string; item: ApplyItem } | { tombstone: true };
+/** Stored: the component goes to a node; a tombstone: applied in the directory alone (applied: it deleted up to its incarnation). */
+type Placement = { address: string; item: ApplyItem } | { tombstone: true; applied: boolean };
 
 export class ComponentStore {
   constructor(
@@ -84,7 +84,7 @@ export class ComponentStore {
    */
   async store(counterName: string, component: RegionComponent): Promise<boolean> {
     const placement = await this.itemFor(counterName, component);
-    if ('tombstone' in placement) return true;
+    if ('tombstone' in placement) return placement.applied;
     const { address, item } = placement;
     const result = await this.pool.get(address).sender.send([item]);
     if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
@@ -100,7 +100,7 @@ export class ComponentStore {
   async storeMany(components: readonly { counter: string; component: RegionComponent }[]): Promise<PromiseSettledResult<boolean>[]> {
     const items = await Promise.allSettled(components.map(({ counter, component }) => this.itemFor(counter, component)));
     const outcomes: PromiseSettledResult<boolean>[] = items.map((item) =>
-      item.status === 'rejected' ? item : { status: 'fulfilled', value: 'tombstone' in item.value },
+      item.status === 'rejected' ? item : { status: 'fulfilled', value: 'tombstone' in item.value && item.value.applied },
     );
     const byAddress = new Map<string, number[]>();
     items.forEach((item, index) => {
@@ -138,10 +138,10 @@ export class ComponentStore {
   private async itemFor(counterName: string, component: RegionComponent): Promise<Placement> {
     validateCounterName(counterName);
     const incarnation = incarnationOf(component);
-    if (incarnation > this.incarnation(counterName)) await this.deleteUpTo(counterName, incarnation);
+    const deleted = incarnation > this.incarnation(counterName) && (await this.deleteUpTo(counterName, incarnation));
     const tooOld = incarnationRefusal(counterName, component, this.incarnation(counterName));
     if (tooOld !== undefined) throw new TallyError(ErrorCode.failedPrecondition, tooOld);
-    if (component.tombstone === true) return { tombstone: true };
+    if (component.tombstone === true) return { tombstone: true, applied: deleted };
     const counter = await this.directory.getOrCreate(counterName, component.sketch === undefined ? 'total' : 'distinct');
     // Deleted again meanwhile (another origin's tombstone): this part precedes that delete.
     const deletedSince = incarnationRefusal(counterName, component, this.incarnation(counterName));
