@@ -387,7 +387,7 @@ export const checkpointFolder: CheckpointFolder = {
       scratch.apply(entry, entry.atMs);
       if (entry.atMs > logTimeMs) logTimeMs = entry.atMs;
     }
-    const shardIds = [...new Set([...state.totals.keys(), ...state.parts.keys(), ...entries.flatMap(entryShardIds)])];
+    const shardIds = [...new Set([...state.totals.keys(), ...state.parts.keys(), ...entryShardIds(entries)])];
     // Expired as of the log's own time (never later than now), so the
     // checkpoint depends on the entries folded, not on when the fold ran.
     scratch.windows.expire(Math.min(nowMs, logTimeMs), scratch.windows.shardCount);

@@ -123,7 +123,7 @@ export class CheckpointStore {
     const entries = this.log.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
     if (entries.length === 0) return 0;
     const last = entries[entries.length - 1]!;
-    const touched = [...new Set(entries.flatMap(entryShardIds))];
+    const touched = entryShardIds(entries);
     // A shard's checkpoint state is read once per round, the first time it is touched.
     const unseen = touched.filter((shardId) => !round.touched.has(shardId));
     if (unseen.length > 0) {

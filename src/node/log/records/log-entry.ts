@@ -153,10 +153,14 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
   }
 }
 
-/** The shards an entry changes: its own, or every row's of a packed component entry. */
-export function entryShardIds(entry: LogEntry): number[] {
-  if (entry.kind !== EntryKind.regionComponents) return [entry.shardId];
-  return decodePackedComponents(entry.payload!).map((row) => row.shardId);
+/** The shards some entries change, in first-seen order: each entry's own, and every row's of a packed component entry. */
+export function entryShardIds(entries: readonly LogEntry[]): number[] {
+  const shardIds = new Set<number>();
+  for (const entry of entries) {
+    if (entry.kind !== EntryKind.regionComponents) shardIds.add(entry.shardId);
+    else for (const row of decodePackedComponents(entry.payload!)) shardIds.add(row.shardId);
+  }
+  return [...shardIds];
 }
 
 /** The write side of the paired check: an entry that fails it is a bug in the caller, never written. */
