@@ -112,7 +112,9 @@ export class ComponentStore {
     components: readonly { counter: string; component: RegionComponent }[],
   ): Promise<{ settled: PromiseSettledResult<void>[]; applied: number }> {
     const items = await Promise.allSettled(components.map(({ counter, component }) => this.itemFor(counter, component)));
-    const settled: PromiseSettledResult<void>[] = items.map((item) => (item.status === 'rejected' ? item : { status: 'fulfilled', value: undefined }));
+    const settled: PromiseSettledResult<void>[] = items.map((item) =>
+      item.status === 'rejected' ? item : { status: 'fulfilled', value: undefined },
+    );
     let applied = 0;
     const byAddress = new Map<string, number[]>();
     items.forEach((item, index) => {
@@ -142,7 +144,13 @@ export class ComponentStore {
         const result = await this.pool
           .get(address)
           .sender.send(group)
-          .catch((error: unknown) => ({ code: -1, message: (error as Error).message, applied: [] as boolean[], changed: [] as string[], error }));
+          .catch((error: unknown) => ({
+            code: -1,
+            message: (error as Error).message,
+            applied: [] as boolean[],
+            changed: [] as string[],
+            error,
+          }));
         if (result.code === status.OK) {
           group.forEach((item, position) => {
             if (item.op === 'REGION_COMPONENTS') applied += Number(result.changed?.[position] ?? 0);

@@ -41,7 +41,8 @@ export function decodePackedComponents(data: Buffer): ShardComponent[] {
   if (data.length < headerBytes) throw new Error(`a packed component entry of ${data.length} bytes is cut short`);
   if (data.readUInt8(0) !== format) throw new Error(`a packed component entry of unknown format ${data.readUInt8(0)}`);
   const count = data.readUInt32BE(1);
-  if (count < 1 || count > packedComponentsMax) throw new Error(`a packed component entry says ${count} components (1..${packedComponentsMax})`);
+  if (count < 1 || count > packedComponentsMax)
+    throw new Error(`a packed component entry says ${count} components (1..${packedComponentsMax})`);
   const recordsAt = headerBytes + 8 * count;
   if (recordsAt > data.length) throw new Error(`a packed component entry of ${count} components is cut short`);
   const components = unpackComponents(data.subarray(recordsAt));

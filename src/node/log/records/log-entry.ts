@@ -136,7 +136,8 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
         return 'region components carry no amount, key or member';
       try {
         const rows = decodePackedComponents(entry.payload ?? Buffer.alloc(0));
-        if (rows[0]!.shardId !== entry.shardId) return `a packed component entry on shard ${entry.shardId} starts with shard ${rows[0]!.shardId}`;
+        if (rows[0]!.shardId !== entry.shardId)
+          return `a packed component entry on shard ${entry.shardId} starts with shard ${rows[0]!.shardId}`;
       } catch (error) {
         return `bad region components: ${(error as Error).message}`;
       }
