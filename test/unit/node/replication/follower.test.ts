@@ -116,8 +116,8 @@ function entriesOfEveryKind(
       entries.push({ shardId, amount: 0n, idempotencyKey: Buffer.from(`fence-${sequence.next++}`), fenceShardCount: 4 });
     } else if (roll < 0.79) {
       // Components of a few shards in one entry, versions in any order: each shard keeps its newest per origin.
-      const rows = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({
-        shardId: 1 + Math.floor(random() * 30),
+      const rows = Array.from({ length: 1 + Math.floor(random() * 3) }, () => ({
+        shardId: shardId + [0, 20][Math.floor(random() * 2)]!,
         component: {
           origin: random() < 0.5 ? 'eu' : 'us',
           version: { term: BigInt(1 + Math.floor(random() * 3)), round: BigInt(Math.floor(random() * 50)) },
