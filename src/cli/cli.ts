@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { createTallyClient, TallyError, type TallyClient } from '../client/index.ts';
 import { UsageError, parseWholeNumber } from './args.ts';
-import { commandHelp, mainHelp, parseCommandLine, type ParsedCommandLine } from './command-spec.ts';
+import { commandHelp, flagsOf, mainHelp, parseCommandLine, type ParsedCommandLine } from './command-spec.ts';
 import { commands } from './commands/index.ts';
 import { routerAddresses, securityOptions } from './connection.ts';
 
@@ -40,11 +40,26 @@ function helpOrVersion(parsed: ParsedCommandLine): { text: string; exitCode: num
   return undefined;
 }
 
+/**
+ * Loads what a command keeps out of start-up (CommandSpec.load) when the line
+ * may need it: it names the command (to run it or show its help), or it has a
+ * flag no command takes without loading (a flag of the loaded command's, or a
+ * usage error that must read as it would with every flag known). A counter
+ * that shares a command's name only loads a module more.
+ */
+async function loadCommandsOf(argv: readonly string[]): Promise<void> {
+  const known = new Set(['version', ...commands.flatMap((command) => Object.keys(flagsOf(command)))]);
+  const unknownFlag = argv.some((arg) => arg.startsWith('--') && arg !== '--' && !known.has(arg.slice(2).split('=')[0]!));
+  const loading = commands.filter((command) => unknownFlag || argv.includes(command.name));
+  await Promise.all(loading.map((command) => command.load?.()));
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   // --json decides how even a usage error is printed, so it is looked for before parsing.
   let json = argv.includes('--json');
   let parsed: ParsedCommandLine;
   try {
+    await loadCommandsOf(argv);
     parsed = parseCommandLine(argv, commands);
     const shown = helpOrVersion(parsed);
     if (shown !== undefined) {

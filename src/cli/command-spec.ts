@@ -30,7 +30,12 @@ export interface CommandSpec {
   flags: Readonly<Record<string, FlagSpec>>;
   /** Whether it calls routers (takes --router, TLS, token, --deadline-ms). Default true. */
   router?: boolean;
-  /** Flags it takes beyond `flags`, when another definition owns them (the relay's settings reader). */
+  /**
+   * Loads what moreFlags and run need, before the command line is parsed:
+   * a module the other commands start without.
+   */
+  load?: () => Promise<void>;
+  /** Flags it takes beyond `flags`, when another definition owns them (the relay's settings reader); read after load. */
   moreFlags?: () => Readonly<Record<string, FlagSpec>>;
   /** Lines after the flags in its --help (exit codes, a note). */
   notes?: string;

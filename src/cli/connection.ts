@@ -2,7 +2,6 @@
 // health check that dials one router directly.
 import fs from 'node:fs';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { service as healthService } from 'grpc-health-check';
 import { deadlineIn } from '../wire/index.ts';
 import { parseRouterList } from '../client/connection/index.ts';
 import { UsageError } from './args.ts';
@@ -53,12 +52,14 @@ export function securityOptions(flags: Map<string, string>): { tls?: { ca: Buffe
 }
 
 /** grpc.health.v1 Check against any process; a failed call is NOT_SERVING's cousin, UNREACHABLE. */
-export function checkHealth(
+export async function checkHealth(
   address: string,
   service: string,
   deadlineMs: number,
   security: ReturnType<typeof securityOptions>,
 ): Promise<string> {
+  // Loaded by the one command that checks health: it parses its own proto at load.
+  const { service: healthService } = await import('grpc-health-check');
   const HealthClient = makeGenericClientConstructor(healthService as never, 'Health');
   const channelCredentials =
     security.tls === undefined

@@ -54,6 +54,7 @@ describe('cli and process conventions', () => {
   it('help <command> and <command> --help / -h print the same text, listing every flag the command takes', async () => {
     for (const name of ['incr', 'relay']) {
       const command = commands.find((candidate) => candidate.name === name)!;
+      await command.load?.();
       const viaHelp = await tally(['help', name]);
       const viaFlag = await tally([name, '--help']);
       const viaShort = await tally([name, '-h']);

@@ -3,7 +3,6 @@
 // flags and its run. Output goes through print (readable, or --json).
 import type { ConfigureOptions, ReadResult, TallyClient } from '../../client/index.ts';
 import { listPageSizeMax } from '../../wire/index.ts';
-import { memberPartitionsMax } from '../../common/index.ts';
 import { UsageError, expectArgs, parseAmount, parseDurationMs, parseMember, parseWholeNumber } from '../args.ts';
 import type { CommandContext, CommandSpec } from '../command-spec.ts';
 import { configureLine, formatDuration, kindNote, plural, print, ttlNote } from '../format.ts';
@@ -204,7 +203,7 @@ export const counterCommands: CommandSpec[] = [
         1,
         'configure <counter> [--autoscale on|off] [--window-bucket D --window-retention D | --no-window] [--membership-partitions N] [--ttl D|never|default]',
       );
-      const options = configureOptions(flags);
+      const options = await configureOptions(flags);
       const description = await clientOf(context).configure(args[0]!, options);
       print(json, description, configureLine(description, options));
     },
@@ -299,7 +298,7 @@ export async function list(client: TallyClient, prefix: string, limitCount: numb
   if (pageToken !== '') process.stderr.write(`tally: stopped at --limit ${limitCount}; more counters follow\n`);
 }
 /** What configure changes; each flag is optional but at least one is needed. */
-export function configureOptions(flags: Map<string, string>): ConfigureOptions {
+export async function configureOptions(flags: Map<string, string>): Promise<ConfigureOptions> {
   const options: ConfigureOptions = {};
   const autoscale = flags.get('autoscale');
   if (autoscale !== undefined) {
@@ -322,6 +321,8 @@ export function configureOptions(flags: Map<string, string>): ConfigureOptions {
   const partitionsText = flags.get('membership-partitions');
   if (partitionsText !== undefined) {
     const partitions = parseWholeNumber(partitionsText, '--membership-partitions');
+    // The server's bound, from the server plumbing: loaded only here, so the other commands start without it.
+    const { memberPartitionsMax } = await import('../../common/index.ts');
     if (partitions < 1 || partitions > memberPartitionsMax)
       throw new UsageError(`--membership-partitions must be between 1 and ${memberPartitionsMax}, got ${partitions}`);
     options.membershipPartitions = partitions;

@@ -2,7 +2,7 @@
 // outbox relay and its recount, whose settings are the relay's own reader's
 // (the flags listed here are read from it, so they cannot drift apart).
 import type { SettingHelp } from '../../common/index.ts';
-import { postgresSettingsHelp, recountCommand, relayCommand, relaySettingsHelp } from '../../relay/index.ts';
+import type * as RelayModule from '../../relay/index.ts';
 import { UsageError, expectArgs } from '../args.ts';
 import { bench } from '../bench/index.ts';
 import type { CommandSpec, FlagSpec } from '../command-spec.ts';
@@ -24,6 +24,22 @@ function flagsOfSettings(settings: readonly SettingHelp[]): Record<string, FlagS
 }
 
 const whole = (what: string): FlagSpec => ({ value: 'N', help: what });
+
+// The relay and its settings reader bring the server plumbing and the
+// PostgreSQL driver: loaded (load) only for a command line that may need
+// them (cli.ts), so the other commands start without them.
+let relayModule: typeof RelayModule | undefined;
+async function loadRelay(): Promise<void> {
+  relayModule ??= await import('../../relay/index.ts');
+}
+function relay(): typeof RelayModule {
+  if (relayModule === undefined) throw new Error('the relay module is used before its command loaded it');
+  return relayModule;
+}
+/** The settings reader's flags; none while the relay is not loaded (a line that could use one loads it first). */
+function settingsFlags(settingsOf: (loaded: typeof RelayModule) => readonly SettingHelp[]): Record<string, FlagSpec> {
+  return relayModule === undefined ? {} : flagsOfSettings(settingsOf(relayModule));
+}
 
 export const toolCommands: CommandSpec[] = [
   {
@@ -76,9 +92,10 @@ export const toolCommands: CommandSpec[] = [
       resolve: { value: 'list|counted|resend|dead-letter', help: 'what to do with rows older than the dedup window (list shows them)' },
       rows: { value: 'IDS|all', help: 'the rows --resolve acts on: comma-separated ids, or all' },
     },
-    moreFlags: () => flagsOfSettings(relaySettingsHelp()),
+    load: loadRelay,
+    moreFlags: () => settingsFlags((loaded) => loaded.relaySettingsHelp()),
     async run(context) {
-      await relayCommand(clientOf(context), context.args, context.flags, (message) => new UsageError(message));
+      await relay().relayCommand(clientOf(context), context.args, context.flags, (message) => new UsageError(message));
     },
   },
   {
@@ -86,10 +103,11 @@ export const toolCommands: CommandSpec[] = [
     synopsis: '<counter>',
     summary: 'compare an outbox-fed counter with its archived rows and report drift; --repair applies it as one keyed correction',
     flags: { repair: { help: 'apply the drift as one keyed correction' } },
-    moreFlags: () => flagsOfSettings(postgresSettingsHelp()),
+    load: loadRelay,
+    moreFlags: () => settingsFlags((loaded) => loaded.postgresSettingsHelp()),
     notes: 'exit codes: 0 no drift left; 3 drift remains; 1 a call failed; 2 a usage error',
     async run(context) {
-      await recountCommand(clientOf(context), context.args, context.flags, (message) => new UsageError(message));
+      await relay().recountCommand(clientOf(context), context.args, context.flags, (message) => new UsageError(message));
     },
   },
 ];

@@ -15,6 +15,7 @@ export {
   encodeDroppedAt,
   encodeGeneration,
   entryProblem,
+  entryShardIds,
   type LogEntry,
   type StoredEntry,
 } from './records/index.ts';

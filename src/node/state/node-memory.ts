@@ -10,6 +10,7 @@ import { MemberSet } from '../../membership/index.ts';
 import {
   compareVersions,
   decodeComponent,
+  decodePackedComponents,
   mergeComponent,
   packComponents,
   unpackComponents,
@@ -26,6 +27,7 @@ import {
   decodeDroppedAt,
   encodeGeneration,
   decodeGeneration,
+  entryShardIds,
   type CheckpointFolder,
   type CheckpointState,
   type LogEntry,
@@ -118,6 +120,13 @@ export class NodeMemory {
     // tombstone had expired there) brings the shard back wherever it replays,
     // whether or not this copy still held the tombstone.
     if (this.tombstones.size > 0 && kind !== EntryKind.drop) this.tombstones.delete(shardId);
+    if (kind === EntryKind.regionComponents) {
+      for (const row of decodePackedComponents(entry.payload!)) {
+        if (this.tombstones.size > 0) this.tombstones.delete(row.shardId);
+        this.holdComponent(row.shardId, row.component);
+      }
+      return;
+    }
     switch (kind) {
       case EntryKind.increment:
         if (amount === 0n) return; // a key fence
@@ -168,17 +177,20 @@ export class NodeMemory {
         this.generations.set(shardId, decodeGeneration(entry.payload!));
         return;
       }
-      case EntryKind.regionComponent: {
-        const component = decodeComponent(entry.payload!);
-        let held = this.components.get(shardId);
-        if (held === undefined) this.components.set(shardId, (held = new Map()));
-        held.set(component.origin, mergeComponent(held.get(component.origin), component));
+      case EntryKind.regionComponent:
+        this.holdComponent(shardId, decodeComponent(entry.payload!));
         return;
-      }
       case EntryKind.clearedKey:
         // Only its key counts, recorded by whoever applies the row (group commit, follower, replay of keys).
         return;
     }
+  }
+
+  /** The max-register: keeps the newer of the held component and this one (the held one on a tie). */
+  private holdComponent(shardId: number, component: RegionComponent): void {
+    let held = this.components.get(shardId);
+    if (held === undefined) this.components.set(shardId, (held = new Map()));
+    held.set(component.origin, mergeComponent(held.get(component.origin), component));
   }
 
   /** Frees a shard's total, sketch and member set. */
@@ -375,7 +387,7 @@ export const checkpointFolder: CheckpointFolder = {
       scratch.apply(entry, entry.atMs);
       if (entry.atMs > logTimeMs) logTimeMs = entry.atMs;
     }
-    const shardIds = [...new Set([...state.totals.keys(), ...state.parts.keys(), ...entries.map((entry) => entry.shardId)])];
+    const shardIds = [...new Set([...state.totals.keys(), ...state.parts.keys(), ...entryShardIds(entries)])];
     // Expired as of the log's own time (never later than now), so the
     // checkpoint depends on the entries folded, not on when the fold ran.
     scratch.windows.expire(Math.min(nowMs, logTimeMs), scratch.windows.shardCount);

@@ -1,7 +1,7 @@
 // What group commit is asked and answers, per item and per group: the
 // decoded form of an Apply group's items (request-decoding.ts makes them)
 // and a group's outcome. Types only.
-import type { RegionComponent } from '../../wire/internal/index.ts';
+import type { RegionComponent, ShardComponent } from '../../wire/internal/index.ts';
 import type { WindowSetting } from '../../wire/index.ts';
 import type { LogEntry } from '../log/index.ts';
 
@@ -14,8 +14,9 @@ import type { LogEntry } from '../log/index.ts';
  *   drop          free the shard's state and keep its tombstone (its counter was deleted)
  *   clear         empty the shard and move it to `generation` (its counter was cleared)
  *   regionComponent  hold a peer region's component; logged only when its version is newer
+ *   regionComponents  regionComponent for many shards in one entry (the rows whose version is newer)
  */
-export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair' | 'drop' | 'clear' | 'regionComponent';
+export type ApplyOp = 'increment' | 'memberSet' | 'distinct' | 'memberRepair' | 'drop' | 'clear' | 'regionComponent' | 'regionComponents';
 
 export interface ApplyEntry extends LogEntry {
   op: ApplyOp;
@@ -28,6 +29,8 @@ export interface ApplyEntry extends LogEntry {
   registers?: [number, number][];
   /** regionComponent: the peer region's component. */
   component?: RegionComponent;
+  /** regionComponents: the peer regions' components, with the shard each goes to (the first is the item's shard). */
+  packed?: ShardComponent[];
   /** increment: the counter's window setting ({0, 0}: none). */
   window?: WindowSetting;
   /**

@@ -4,7 +4,7 @@
 // a reader sees: the committer applies the rows after the commit.
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { encodeComponent } from '../../wire/internal/index.ts';
+import { encodeComponent, encodePackedComponents } from '../../wire/internal/index.ts';
 import { isInt64, type WindowSetting } from '../../wire/index.ts';
 import { EntryKind, type LogEntry } from '../log/index.ts';
 import { DedupIndex, encodeWindowSetting, type NodeMemory } from '../state/index.ts';
@@ -140,6 +140,8 @@ class GroupStaging {
         return this.distinct(item);
       case 'regionComponent':
         return this.regionComponent(item);
+      case 'regionComponents':
+        return this.regionComponents(item);
       case 'memberRepair':
         return this.memberRepair(item);
       default:
@@ -226,6 +228,25 @@ class GroupStaging {
         payload: encodeComponent(item.component!),
       });
     this.answer(advances, advances ? '1' : '0');
+    return undefined;
+  }
+
+  private regionComponents(item: ApplyEntry): StagedGroup | undefined {
+    const rows = item.packed!;
+    for (const row of rows)
+      if (this.memory.isDropped(row.shardId)) return failure(status.NOT_FOUND, `shard ${row.shardId} was dropped: its counter was deleted`);
+    // Only the rows that move a register forward are logged, as one entry on the first of their shards.
+    const advancing = rows.filter((row) => this.memory.advancesComponent(row.shardId, row.component));
+    if (advancing.length > 0)
+      this.rows.push({
+        shardId: advancing[0]!.shardId,
+        amount: 0n,
+        idempotencyKey: emptyKey,
+        fenceShardCount: 0,
+        kind: EntryKind.regionComponents,
+        payload: encodePackedComponents(advancing),
+      });
+    this.answer(advancing.length > 0, String(advancing.length));
     return undefined;
   }
 

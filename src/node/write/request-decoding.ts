@@ -6,7 +6,9 @@ import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, INT64_MAX, INT64_MIN, idempotencyKeyBytesMax, type WindowSetting } from '../../wire/index.ts';
 import {
   decodeComponent,
+  decodePackedComponents,
   type RegionComponent,
+  type ShardComponent,
   packedIncrementBytes,
   packedIncrementRecordCount,
   packedShardIdText,
@@ -73,6 +75,16 @@ function decodeItem(item: shardV1.ApplyItem__Output): ApplyEntry | GroupOutcome 
         return badItem(`bad region component for shard ${id}: ${(error as Error).message}`);
       }
       return { ...base, op: 'regionComponent', component };
+    }
+    case 'REGION_COMPONENTS': {
+      let packed: ShardComponent[];
+      try {
+        packed = decodePackedComponents(item.component ?? emptyKey);
+      } catch (error) {
+        return badItem(`bad packed region components for shard ${id}: ${(error as Error).message}`);
+      }
+      if (packed[0]!.shardId !== id) return badItem(`packed region components for shard ${id} start with shard ${packed[0]!.shardId}`);
+      return { ...base, op: 'regionComponents', packed };
     }
     default:
       return badItem(`unknown op ${item.op}`);

@@ -8,7 +8,13 @@
 // pre-delete part (a lower one).
 import { status } from '@grpc/grpc-js';
 import { ErrorCode, TallyError, errorCodeOfGrpcStatus, validateCounterName } from '../../wire/index.ts';
-import { encodeComponent, incarnationOf, unpackComponents, type RegionComponent } from '../../wire/internal/index.ts';
+import {
+  encodeComponent,
+  encodePackedComponents,
+  incarnationOf,
+  unpackComponents,
+  type RegionComponent,
+} from '../../wire/internal/index.ts';
 import type { shardV1 } from '../../common/index.ts';
 import type { CounterInfo, Directory, KindPathDirectory, Tombstone } from '../directory/index.ts';
 import type { ApplyItem, NodePool } from '../nodes/index.ts';
@@ -127,6 +133,81 @@ export class ComponentStore {
       }),
     );
     return outcomes;
+  }
+
+  /**
+   * storeMany() as one packed entry per primary (REGION_COMPONENTS: one log
+   * row, written and replicated once, for all of a pair's totals; sketches
+   * stay one REGION_COMPONENT item each, in the same group). A group its
+   * node refuses (a counter deleted meanwhile, a node that does not know the
+   * packed op) is stored again one component at a time. Settles per
+   * component (fulfilled: durable here); `applied` counts the components
+   * that moved a held one forward (a tombstone: that deleted).
+   */
+  async storePacked(
+    components: readonly { counter: string; component: RegionComponent }[],
+  ): Promise<{ settled: PromiseSettledResult<void>[]; applied: number }> {
+    const items = await Promise.allSettled(components.map(({ counter, component }) => this.itemFor(counter, component)));
+    const settled: PromiseSettledResult<void>[] = items.map((item) =>
+      item.status === 'rejected' ? item : { status: 'fulfilled', value: undefined },
+    );
+    let applied = 0;
+    const byAddress = new Map<string, number[]>();
+    items.forEach((item, index) => {
+      if (item.status !== 'fulfilled') return;
+      // A tombstone is done in the directory: nothing goes to a node.
+      if ('tombstone' in item.value) {
+        if (item.value.applied) applied++;
+        return;
+      }
+      let indexes = byAddress.get(item.value.address);
+      if (indexes === undefined) byAddress.set(item.value.address, (indexes = []));
+      indexes.push(index);
+    });
+    await Promise.all(
+      [...byAddress].map(async ([address, indexes]) => {
+        const group: ApplyItem[] = [];
+        const rows: { shardId: number; component: RegionComponent }[] = [];
+        for (const index of indexes) {
+          const { item } = (items[index] as PromiseFulfilledResult<{ item: ApplyItem }>).value;
+          const { component } = components[index]!;
+          if (component.sketch === undefined) rows.push({ shardId: Number(item.shardId), component });
+          else group.push(item);
+        }
+        if (rows.length > 0)
+          group.push({
+            shardId: String(rows[0]!.shardId),
+            amount: '0',
+            idempotencyKey: emptyKey,
+            op: 'REGION_COMPONENTS',
+            component: encodePackedComponents(rows),
+          });
+        const result = await this.pool
+          .get(address)
+          .sender.send(group)
+          .catch((error: unknown) => ({
+            code: -1,
+            message: (error as Error).message,
+            applied: [] as boolean[],
+            changed: [] as string[],
+            error,
+          }));
+        if (result.code === status.OK) {
+          group.forEach((item, position) => {
+            if (item.op === 'REGION_COMPONENTS') applied += Number(result.changed?.[position] ?? 0);
+            else if (result.applied?.[position] === true) applied++;
+          });
+          return;
+        }
+        const one = await Promise.allSettled(indexes.map((index) => this.store(components[index]!.counter, components[index]!.component)));
+        indexes.forEach((index, position) => {
+          const outcome = one[position]!;
+          if (outcome.status === 'rejected') settled[index] = outcome;
+          else if (outcome.value) applied++;
+        });
+      }),
+    );
+    return { settled, applied };
   }
 
   /**

@@ -45,8 +45,14 @@ function versionOfWire(version: regionV1.ComponentVersion__Output | null | undef
   return version === null || version === undefined ? zeroVersion : { term: BigInt(version.term), round: BigInt(version.round) };
 }
 
+/** A 64-bit field for protobufjs: a number when it is exact as one (the encoder parses a decimal string digit by digit). */
+function wireInteger(value: bigint): number | string {
+  return value <= maxSafe && value >= -maxSafe ? Number(value) : value.toString();
+}
+const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
+
 function wireOfVersion(version: ComponentVersion): regionV1.ComponentVersion {
-  return { term: version.term.toString(), round: version.round.toString() };
+  return { term: wireInteger(version.term), round: wireInteger(version.round) };
 }
 
 /** Bytes a component takes on the wire, for the bytes metric (close enough: name plus fixed fields). */
@@ -90,12 +96,13 @@ export class PeerLink {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private stopped = true;
   /**
-   * Counters whose newest component the peer has not yet said is durable, to
-   * that component's version, oldest version first (a counter offered again
-   * moves to the end), so a batch is the map's head and no round sorts.
+   * Counters whose newest component is neither durable at the peer nor in a
+   * batch in flight, to that component's version, oldest version first (a
+   * counter offered again moves to the end), so a batch is the map's head:
+   * no round sorts, and a pump never walks past what is already in flight.
    */
   private pending = new Map<string, ComponentVersion>();
-  /** Pending counters in a batch in flight, to the version sent: not sent again unless a newer one is offered. */
+  /** Counters in a batch in flight, to the version sent; offered again at a newer version, they are pending too. */
   private readonly sentVersions = new Map<string, ComponentVersion>();
   /** Every component up to this version has been offered to pending (a round is offered whole), and when that round began. */
   private offeredThrough: ComponentVersion = zeroVersion;
@@ -157,8 +164,13 @@ export class PeerLink {
     }
     this.offeredThrough = maxVersion(this.offeredThrough, version);
     this.offeredAsOfUnixMs = asOfUnixMs;
-    this.metrics.componentsPending.set({ peer: this.peerName }, this.pending.size);
     this.pump();
+    this.metrics.componentsPending.set({ peer: this.peerName }, this.unacknowledged());
+  }
+
+  /** Components not yet acknowledged by the peer: pending, and in flight (a counter offered again while in flight, until its newer one is sent, counts twice). */
+  private unacknowledged(): number {
+    return this.pending.size + this.sentVersions.size;
   }
 
   status(): counterV1.PeerRegionStatus__Output {
@@ -166,7 +178,7 @@ export class PeerLink {
       region: this.peerName,
       link: this.state,
       address: this.state === 'up' ? this.currentAddress() : '',
-      componentsPending: String(this.pending.size),
+      componentsPending: String(this.unacknowledged()),
       lagSeconds: -1,
       error: this.error,
     };
@@ -246,12 +258,13 @@ export class PeerLink {
       for (const [counter, version] of batch.sent) {
         const sent = this.sentVersions.get(counter);
         if (sent !== undefined && compareVersions(sent, version) === 0) this.sentVersions.delete(counter);
-        const newest = this.table.get(counter);
-        if (newest === undefined || compareVersions(newest.version, version) <= 0) this.pending.delete(counter);
+        // Offered again meanwhile at a newer version: it stays pending for that one.
+        const waiting = this.pending.get(counter);
+        if (waiting !== undefined && compareVersions(waiting, version) <= 0) this.pending.delete(counter);
       }
     }
-    this.metrics.componentsPending.set({ peer: this.peerName }, this.pending.size);
     this.pump();
+    this.metrics.componentsPending.set({ peer: this.peerName }, this.unacknowledged());
   }
 
   /** Sends batches while fewer than regionLinkBatchesInFlightMax are unanswered: pending counters not in flight, oldest version first. */
@@ -265,7 +278,10 @@ export class PeerLink {
       let batchBytes = 0;
       for (const [counter, version] of this.pending) {
         const sent = this.sentVersions.get(counter);
-        if (sent !== undefined && compareVersions(sent, version) >= 0) continue;
+        if (sent !== undefined && compareVersions(sent, version) >= 0) {
+          gone.push(counter);
+          continue;
+        }
         const component = this.table.get(counter);
         if (component === undefined) {
           gone.push(counter);
@@ -281,6 +297,8 @@ export class PeerLink {
         batch.push({ counter, component });
       }
       for (const counter of gone) this.pending.delete(counter);
+      // In flight now: out of pending until answered (a stream that fails is resumed from the peer's hello, which re-reads the table).
+      for (const { counter } of batch) this.pending.delete(counter);
       if (batch.length === 0) {
         if (compareVersions(this.offeredThrough, this.sentWatermark) > 0) this.send([], this.offeredThrough, this.offeredAsOfUnixMs);
         return;
@@ -308,17 +326,17 @@ export class PeerLink {
       bytes += componentWireBytes(counter, component);
       return {
         counter,
-        total: component.total.toString(),
+        total: wireInteger(component.total),
         version: wireOfVersion(component.version),
-        asOfUnixMs: String(component.asOfUnixMs),
-        generation: String(component.generation),
+        asOfUnixMs: component.asOfUnixMs,
+        generation: component.generation,
         ...(component.sketch === undefined ? {} : { sketch: component.sketch }),
         ...(component.incarnation === undefined ? {} : { incarnation: String(component.incarnation) }),
         ...(component.tombstone === true ? { tombstone: true } : {}),
       };
     });
     this.metrics.bytes.inc({ peer: this.peerName, direction: 'sent' }, bytes);
-    this.call!.write({ batch: { seq: seq.toString(), components, version: wireOfVersion(watermark), asOfUnixMs: String(asOfUnixMs) } });
+    this.call!.write({ batch: { seq: seq.toString(), components, version: wireOfVersion(watermark), asOfUnixMs } });
   }
 
   private failed(error: Partial<ServiceError>): void {

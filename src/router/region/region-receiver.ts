@@ -193,20 +193,21 @@ export class RegionReceiver {
     let bytes = 0;
     await this.store.prepare(components);
     for (const { counter, component } of components) bytes += componentWireBytes(counter, component);
-    const settled = await this.store.storeMany(components);
-    const outcomes = settled.map((outcome, index) => {
-      if (outcome.status === 'fulfilled') return outcome.value;
+    // One packed log entry per primary for the batch's totals: a link catching up writes a row per batch, not per component.
+    const { settled, applied } = await this.store.storePacked(components);
+    settled.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') return;
       const error: unknown = outcome.reason;
       const code = error instanceof TallyError ? error.code : undefined;
       if (code === ErrorCode.failedPrecondition || code === ErrorCode.invalidArgument || code === ErrorCode.notFound) {
         refused++;
         this.logger.warn('region component refused', { origin, counter: components[index]!.counter, error: (error as Error).message });
-        return false;
+        return;
       }
       throw error;
     });
     this.metrics.bytes.inc({ peer: origin, direction: 'received' }, bytes);
-    this.metrics.componentsApplied.inc({ peer: origin }, outcomes.filter(Boolean).length);
+    this.metrics.componentsApplied.inc({ peer: origin }, applied);
     return refused;
   }
 

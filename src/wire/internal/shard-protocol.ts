@@ -10,7 +10,7 @@ import type * as shardV1 from '../../generated/tally-shard-v1.ts';
  * build still serves and understands; raised only when support for an older
  * peer is dropped, which is what makes a change breaking.
  */
-export const shardProtocol: Readonly<{ current: number; oldest: number }> = Object.freeze({ current: 5, oldest: 1 });
+export const shardProtocol: Readonly<{ current: number; oldest: number }> = Object.freeze({ current: 6, oldest: 1 });
 
 /** What a request carries (every request's field 100). */
 export const shardProtocolStamp: shardV1.ProtocolVersion = { current: shardProtocol.current, oldest: shardProtocol.oldest };

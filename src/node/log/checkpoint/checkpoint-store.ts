@@ -9,7 +9,7 @@ import { INT64_MAX, INT64_MIN } from '../../../wire/index.ts';
 import { blockChecksum, checkedPart, partChecksum } from '../checksums.ts';
 import { checkpointPartsSql, rowsOf, rowsOfShards, type prepareLogStatements } from '../log-statements.ts';
 import type { CheckpointFolder, CheckpointState, SnapshotChunk } from '../log-types.ts';
-import { EntryKind, ShardLogError, type StoredEntry } from '../records/log-entry.ts';
+import { EntryKind, ShardLogError, entryShardIds, type StoredEntry } from '../records/log-entry.ts';
 import {
   blockOf,
   blockRowsOf,
@@ -123,7 +123,7 @@ export class CheckpointStore {
     const entries = this.log.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
     if (entries.length === 0) return 0;
     const last = entries[entries.length - 1]!;
-    const touched = [...new Set(entries.map((entry) => entry.shardId))];
+    const touched = entryShardIds(entries);
     // A shard's checkpoint state is read once per round, the first time it is touched.
     const unseen = touched.filter((shardId) => !round.touched.has(shardId));
     if (unseen.length > 0) {

@@ -15,6 +15,7 @@ export {
   encodeDroppedAt,
   encodeGeneration,
   entryProblem,
+  entryShardIds,
   extraColumns,
   type LogEntry,
   type StoredEntry,

@@ -3,13 +3,13 @@
 // Pure: it opens no database and keeps no state; the store runs the SQL.
 import assert from 'node:assert/strict';
 import { INT64_MAX, INT64_MIN, UINT64_MAX } from '../../../wire/index.ts';
-import { decodeComponent } from '../../../wire/internal/index.ts';
+import { decodeComponent, decodePackedComponents } from '../../../wire/internal/index.ts';
 import { unpackRegisterChanges } from '../../../sketch/index.ts';
 import { validateWindowConfig } from '../../../window/index.ts';
 import { rowChecksum, verifyChecksum } from '../checksums.ts';
 import { ShardLogError } from './log-error.ts';
 
-/** What a log row records. Every kind changes at most one shard. */
+/** What a log row records. Every kind but regionComponents changes at most one shard (the row's). */
 export const EntryKind = {
   /** amount added to the shard total (or, with amount 0, a key fence). */
   increment: 0,
@@ -43,6 +43,13 @@ export const EntryKind = {
    * applies only when its version is newer than the one held.
    */
   regionComponent: 7,
+  /**
+   * Peer regions' components of many shards' counters (payload: a packed
+   * component entry, src/wire/internal/packed-components.ts), each row applied
+   * as a regionComponent entry of its shard. The row's shard is the first
+   * row's; entryShardIds names every shard it changes.
+   */
+  regionComponents: 8,
 } as const;
 export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind];
 
@@ -124,6 +131,18 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
         return `bad region component: ${(error as Error).message}`;
       }
       return undefined;
+    case EntryKind.regionComponents: {
+      if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0 || entry.member !== undefined)
+        return 'region components carry no amount, key or member';
+      try {
+        const rows = decodePackedComponents(entry.payload ?? Buffer.alloc(0));
+        if (rows[0]!.shardId !== entry.shardId)
+          return `a packed component entry on shard ${entry.shardId} starts with shard ${rows[0]!.shardId}`;
+      } catch (error) {
+        return `bad region components: ${(error as Error).message}`;
+      }
+      return undefined;
+    }
     case EntryKind.windowConfig: {
       if (entry.amount !== 0n || keyed || entry.fenceShardCount !== 0) return 'a window setting has no amount or key';
       if (entry.payload?.length !== 16) return 'a window setting needs 16 bytes';
@@ -133,6 +152,16 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
     default:
       return `unknown kind ${String(kind)}`;
   }
+}
+
+/** The shards some entries change, in first-seen order: each entry's own, and every row's of a packed component entry. */
+export function entryShardIds(entries: readonly LogEntry[]): number[] {
+  const shardIds = new Set<number>();
+  for (const entry of entries) {
+    if (entry.kind !== EntryKind.regionComponents) shardIds.add(entry.shardId);
+    else for (const row of decodePackedComponents(entry.payload!)) shardIds.add(row.shardId);
+  }
+  return [...shardIds];
 }
 
 /** The write side of the paired check: an entry that fails it is a bug in the caller, never written. */

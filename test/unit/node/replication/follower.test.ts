@@ -25,6 +25,7 @@ import type { NodeState } from '../../../../src/node/state/node-state.ts';
 import { packRegisterChanges } from '../../../../src/sketch/index.ts';
 import type { shardV1 } from '../../../../src/common/index.ts';
 import { ErrorCode, TallyError } from '../../../../src/wire/index.ts';
+import { encodePackedComponents } from '../../../../src/wire/internal/index.ts';
 import { makeTempDir, removeTempDir } from '../../../helpers/temp-dir.ts';
 import { seededRandom } from '../../../helpers/seeded-random.ts';
 import { waitFor } from '../../../helpers/cluster.ts';
@@ -63,7 +64,7 @@ function openNode(dir: string, epoch = 2n): Node {
   return { log, memory, dedup, state, follower };
 }
 
-/** Entries of every kind over a few shards: windowed totals, keys, fences, member flips, sketch registers, clears, cleared-away keys, drops. */
+/** Entries of every kind over a few shards: windowed totals, keys, fences, member flips, sketch registers, peer regions' packed components, clears, cleared-away keys, drops. */
 function entriesOfEveryKind(
   random: () => number,
   count: number,
@@ -113,6 +114,26 @@ function entriesOfEveryKind(
       });
     } else if (roll < 0.75) {
       entries.push({ shardId, amount: 0n, idempotencyKey: Buffer.from(`fence-${sequence.next++}`), fenceShardCount: 4 });
+    } else if (roll < 0.79) {
+      // Components of a few shards in one entry, versions in any order: each shard keeps its newest per origin.
+      const rows = Array.from({ length: 1 + Math.floor(random() * 3) }, () => ({
+        shardId: shardId + [0, 20][Math.floor(random() * 2)]!,
+        component: {
+          origin: random() < 0.5 ? 'eu' : 'us',
+          version: { term: BigInt(1 + Math.floor(random() * 3)), round: BigInt(Math.floor(random() * 50)) },
+          total: BigInt(Math.floor(random() * 1_000) - 100),
+          asOfUnixMs: 1_000 + sequence.next++,
+          generation: 0,
+        },
+      }));
+      entries.push({
+        shardId: rows[0]!.shardId,
+        amount: 0n,
+        idempotencyKey: Buffer.alloc(0),
+        fenceShardCount: 0,
+        kind: EntryKind.regionComponents,
+        payload: encodePackedComponents(rows),
+      });
     } else if (roll >= 0.97 && roll < 0.985) {
       // A clear of any kind of shard to its next generation, or a key cleared away.
       if (random() < 0.5) {

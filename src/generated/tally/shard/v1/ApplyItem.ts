@@ -41,7 +41,8 @@ export interface ApplyItem {
    */
   'generation'?: (number | string | Long);
   /**
-   * REGION_COMPONENT: the encoded component.
+   * REGION_COMPONENT: the encoded component. REGION_COMPONENTS: the packed
+   * component entry.
    */
   'component'?: (Buffer | Uint8Array | string);
 }
@@ -84,7 +85,8 @@ export interface ApplyItem__Output {
    */
   'generation': (string);
   /**
-   * REGION_COMPONENT: the encoded component.
+   * REGION_COMPONENT: the encoded component. REGION_COMPONENTS: the packed
+   * component entry.
    */
   'component': (Buffer);
 }

@@ -35,6 +35,15 @@ export const ApplyOp = {
    * than the one held, applied=false otherwise.
    */
   REGION_COMPONENT: 'REGION_COMPONENT',
+  /**
+   * peer regions' components of many shards' counters at once (payload: a
+   * packed component entry of src/wire/internal/packed-components.ts; shard_id
+   * is its first row's), each row kept as REGION_COMPONENT keeps one; logged
+   * as one entry holding the rows whose version is newer than the one held.
+   * applied=true when any row was; changed: how many rows were. A group with
+   * a row for a dropped shard fails whole (NOT_FOUND).
+   */
+  REGION_COMPONENTS: 'REGION_COMPONENTS',
 } as const;
 
 export type ApplyOp =
@@ -79,5 +88,15 @@ export type ApplyOp =
    */
   | 'REGION_COMPONENT'
   | 6
+  /**
+   * peer regions' components of many shards' counters at once (payload: a
+   * packed component entry of src/wire/internal/packed-components.ts; shard_id
+   * is its first row's), each row kept as REGION_COMPONENT keeps one; logged
+   * as one entry holding the rows whose version is newer than the one held.
+   * applied=true when any row was; changed: how many rows were. A group with
+   * a row for a dropped shard fails whole (NOT_FOUND).
+   */
+  | 'REGION_COMPONENTS'
+  | 7
 
 export type ApplyOp__Output = typeof ApplyOp[keyof typeof ApplyOp]

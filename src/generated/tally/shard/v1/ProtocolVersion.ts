@@ -14,7 +14,7 @@
  * version itself, StatusResponse.zone and replication_address; 3 =
  * ApplyStream and ReadShardsStream; 4 = ReplicateStream and
  * AppendEntriesRequest.records; 5 = REGION_COMPONENT, ApplyItem.component
- * and ReadComponents (regions).
+ * and ReadComponents (regions); 6 = REGION_COMPONENTS.
  */
 export interface ProtocolVersion {
   'current'?: (number);
@@ -34,7 +34,7 @@ export interface ProtocolVersion {
  * version itself, StatusResponse.zone and replication_address; 3 =
  * ApplyStream and ReadShardsStream; 4 = ReplicateStream and
  * AppendEntriesRequest.records; 5 = REGION_COMPONENT, ApplyItem.component
- * and ReadComponents (regions).
+ * and ReadComponents (regions); 6 = REGION_COMPONENTS.
  */
 export interface ProtocolVersion__Output {
   'current': (number);
