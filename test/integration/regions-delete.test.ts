@@ -57,10 +57,14 @@ async function shardIdOf(region: TestRegion, counter: string): Promise<number | 
   }
 }
 
-/** SIGKILLs the region's router and starts it again: a new publishing term, memory gone, the directory kept. */
+/**
+ * SIGKILLs the region's router and starts it again: a new publishing term, memory gone, the directory kept.
+ * Returns once the region's client reaches it again (its channel backs off after the kill).
+ */
 async function restartRouter(region: TestRegion): Promise<void> {
   await region.tc.cluster.router.stop('SIGKILL');
   await region.tc.cluster.router.start();
+  await waitFor(() => region.tc.client.clusterStatus(), { timeoutMs: 10_000, what: `${region.name}'s client back` });
 }
 
 /** The region's link to its one peer is up and holds nothing unacknowledged (its publisher's rounds have run since). */

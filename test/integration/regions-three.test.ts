@@ -43,6 +43,8 @@ describe('three regions', () => {
     expect(BigInt((await rawRead(us!, { counter })).total), "us's pre-delete part went with its delete").toBe(0n);
     // eu back: a new term resends what it holds; us deletes nothing more and every region converges on ap's part.
     await eu!.tc.cluster.router.start();
+    // eu's client channel backs off after the kill: the next test writes through it.
+    await waitFor(() => eu!.tc.client.clusterStatus(), { timeoutMs: 10_000, what: "eu's client back" });
     await us!.tc.client.increment(counter, 5);
     await waitFor(
       async () => {
