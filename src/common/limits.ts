@@ -257,8 +257,18 @@ export const hotCountersListedMax = 1_000;
  */
 export const replicationUnconfirmedCommitsMax = 100_000;
 
-/** Log entries a checkpoint fold reads per slice: the unit its steps are made of. */
+/**
+ * Rows a checkpoint fold reads per slice: the unit its steps are made of (an
+ * entry is a row, a packed component entry as many as it carries).
+ */
 export const checkpointSliceRows = 1_000;
+
+/**
+ * Region components a node logs in one packed entry: a receiving region's
+ * batch (up to 512) is logged as several, so a reader that takes the log a
+ * number of entries at a time (scrubber, reconcile, export) stays bounded.
+ */
+export const packedComponentRowsPerEntryMax = 64;
 /**
  * Event-loop time one step of a checkpoint fold holds before it yields to
  * the commits queued behind it. A fold at a million shards is hundreds of

@@ -53,7 +53,12 @@ export interface NodeServiceDeps {
 export function createNodeService(deps: NodeServiceDeps) {
   const { state, log, memory, committer, replicator, dedup, metrics, logger } = deps;
   const context = new NodeContext({ state, log, memory, replicator, replicationTimeoutMs: deps.replicationTimeoutMs });
-  const apply = createApplyHandler({ context, committer, metrics });
+  const apply = createApplyHandler({
+    context,
+    committer,
+    metrics,
+    followerHoldsPackedComponents: () => replicator.followerHoldsPackedComponents(),
+  });
   const reads = createReadHandlers(context);
   const roles = createRoleHandlers({
     state,

@@ -20,6 +20,8 @@ export interface ApplyDeps {
   context: NodeContext;
   committer: Pick<GroupCommitter, 'submit'>;
   metrics: Pick<NodeMetrics, 'incrementsApplied' | 'incrementsDeduplicated' | 'incrementsRejected'>;
+  /** Whether the follower holds packed component entries (Replicator.followerHoldsPackedComponents). */
+  followerHoldsPackedComponents: () => boolean;
 }
 
 type PackedCounts = ReturnType<typeof packedIncrementCount>;
@@ -43,12 +45,28 @@ export function createApplyHandler(deps: ApplyDeps): (request: shardV1.ApplyRequ
     if (itemCount > applyItemsPerCallMax) {
       throw new TallyError(ErrorCode.resourceExhausted, `apply of ${itemCount} items exceeds ${applyItemsPerCallMax}`);
     }
-    const decoded = request.groups.map(decodeGroup);
+    const decoded = request.groups.map(decodeGroup).map((group) => refusePackedUnheld(group, deps.followerHoldsPackedComponents));
     const valid = decoded.filter((group): group is ApplyEntry[] => Array.isArray(group));
     const { results, lsn } = valid.length > 0 ? await committer.submit(valid, epoch) : { results: [], lsn: log.lastLsn };
     const merged = itemOutcomes(decoded, results, packedCounts);
     countOutcomes(metrics, request, merged, packedCounts);
     return { results: merged, lsn: lsn.toString() };
+  };
+}
+
+/**
+ * A group with a packed component entry, refused while the follower has not
+ * said it can hold one (it is one release older, or has not answered yet):
+ * logged, the entry would stall replication. The router then stores the
+ * group's components one entry each.
+ */
+function refusePackedUnheld(group: ApplyEntry[] | GroupOutcome, followerHolds: () => boolean): ApplyEntry[] | GroupOutcome {
+  if (!Array.isArray(group) || !group.some((entry) => entry.packed !== undefined) || followerHolds()) return group;
+  return {
+    code: status.FAILED_PRECONDITION,
+    message: "packed region components refused: this pair's follower has not said it holds them (an older release, or not answering)",
+    applied: [],
+    changed: [],
   };
 }
 

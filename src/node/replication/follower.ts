@@ -6,6 +6,7 @@
 // transaction. It never decides who the primary is.
 import { ErrorCode, TallyError, monotonicNowMs } from '../../wire/index.ts';
 import { type Logger, type shardV1 } from '../../common/index.ts';
+import { shardProtocol } from '../../wire/internal/index.ts';
 import { type DedupIndex, type NodeMemory, type NodeState } from '../state/index.ts';
 import {
   EntryKind,
@@ -313,6 +314,7 @@ function position(log: ShardLog, ok: boolean): shardV1.AppendEntriesResponse__Ou
     lastEpoch: log.lastEpoch.toString(),
     nodeId: log.nodeId,
     checkpointLsn: log.checkpointLsn.toString(),
+    protocol: { current: shardProtocol.current, oldest: shardProtocol.oldest },
   };
 }
 

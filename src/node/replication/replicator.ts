@@ -28,6 +28,7 @@ import {
   type Logger,
   type shardV1,
 } from '../../common/index.ts';
+import { packedComponentsProtocol, peerProtocolOf } from '../../wire/internal/index.ts';
 import type { LogEntry, LogView, ShardLog } from '../log/index.ts';
 import type { RoleState } from '../state/index.ts';
 import { AckWaiters } from './ack-waiters.ts';
@@ -48,6 +49,8 @@ export class Replicator {
   private followerLastLsn: bigint | undefined;
   private followerLastEpoch = 0n;
   private followerId = '';
+  /** The protocol the follower last said it speaks; undefined until it answers in this process. */
+  private followerProtocol: number | undefined;
   /** Whether the last order this primary obeyed required its follower (onRoleChange notices it dropped). */
   private syncWasRequired = false;
   /** The follower's last lsn when it answered holding more of this epoch than this log: see refusal(). */
@@ -198,6 +201,15 @@ export class Replicator {
       followerLostEntries: this.lostEntriesUntilLsn !== undefined,
       followerAhead: this.followerAheadLsn !== undefined,
     };
+  }
+
+  /**
+   * Whether the follower has said it holds packed component entries: a
+   * follower one release older refuses a log with one, which would stall the
+   * pair's replication until it is upgraded.
+   */
+  followerHoldsPackedComponents(): boolean {
+    return this.followerProtocol !== undefined && this.followerProtocol >= packedComponentsProtocol;
   }
 
   /**
@@ -430,6 +442,7 @@ export class Replicator {
 
   /** Where the follower's log ends: decides what it is sent next, and what it has confirmed. */
   private onPosition(response: shardV1.AppendEntriesResponse__Output): void {
+    this.followerProtocol = peerProtocolOf(response.protocol).current;
     if (response.nodeId !== this.followerId) {
       // Another log answers at the peer's address (a new or wiped disk):
       // nothing the previous one confirmed is held by this one.

@@ -129,8 +129,9 @@ export class Checkpointer {
     this.stepStartedMs = this.monotonicMs();
     const target = this.safeLsn();
     const keepKeysSinceMs = this.now() - this.settings.dedupWindowMs;
-    // Bounded: each slice reads at least one row or stops, each round at least one slice.
-    const slicesMax = Number((target - this.log.checkpointLsn) / BigInt(this.settings.sliceRows)) + 2;
+    // Bounded: each slice reads at least one entry or stops (a slice is cut
+    // by rows, and a packed entry carries many), each round at least one slice.
+    const slicesMax = Number(target - this.log.checkpointLsn) + 2;
     let round = this.log.beginFold();
     for (let slice = 0; slice < slicesMax; slice++) {
       // The role may have changed while we yielded: recheck what is safe.

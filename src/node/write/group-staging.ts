@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { encodeComponent, encodePackedComponents } from '../../wire/internal/index.ts';
 import { isInt64, type WindowSetting } from '../../wire/index.ts';
+import { packedComponentRowsPerEntryMax } from '../../common/index.ts';
 import { EntryKind, type LogEntry } from '../log/index.ts';
 import { DedupIndex, encodeWindowSetting, type NodeMemory } from '../state/index.ts';
 import { packRegisterChanges } from '../../sketch/index.ts';
@@ -235,17 +236,22 @@ class GroupStaging {
     const rows = item.packed!;
     for (const row of rows)
       if (this.memory.isDropped(row.shardId)) return failure(status.NOT_FOUND, `shard ${row.shardId} was dropped: its counter was deleted`);
-    // Only the rows that move a register forward are logged, as one entry on the first of their shards.
+    // Only the rows that move a register forward are logged, in entries of at
+    // most packedComponentRowsPerEntryMax rows, each on the first of its shards:
+    // whatever reads the log a number of entries at a time (the scrubber, a
+    // reconcile, a backup's export) then holds the event loop a bounded time.
     const advancing = rows.filter((row) => this.memory.advancesComponent(row.shardId, row.component));
-    if (advancing.length > 0)
+    for (let at = 0; at < advancing.length; at += packedComponentRowsPerEntryMax) {
+      const chunk = advancing.slice(at, at + packedComponentRowsPerEntryMax);
       this.rows.push({
-        shardId: advancing[0]!.shardId,
+        shardId: chunk[0]!.shardId,
         amount: 0n,
         idempotencyKey: emptyKey,
         fenceShardCount: 0,
         kind: EntryKind.regionComponents,
-        payload: encodePackedComponents(advancing),
+        payload: encodePackedComponents(chunk),
       });
+    }
     this.answer(advancing.length > 0, String(advancing.length));
     return undefined;
   }

@@ -12,6 +12,12 @@ import type * as shardV1 from '../../generated/tally-shard-v1.ts';
  */
 export const shardProtocol: Readonly<{ current: number; oldest: number }> = Object.freeze({ current: 6, oldest: 1 });
 
+/**
+ * The first protocol whose nodes hold packed component entries (log kind 8):
+ * a primary logs one only while its follower has said it speaks this.
+ */
+export const packedComponentsProtocol = 6;
+
 /** What a request carries (every request's field 100). */
 export const shardProtocolStamp: shardV1.ProtocolVersion = { current: shardProtocol.current, oldest: shardProtocol.oldest };
 

@@ -249,4 +249,47 @@ describe('packed region components', () => {
     expect(() => log.append([{ ...packedEntry(rows), amount: 1n }], epoch, 1)).toThrow(/no amount/);
     expect(log.lastLsn).toBe(0n);
   });
+  it('a fold slice is cut by the rows its entries carry: packed entries of many shards do not make one slice touch thousands of shards', () => {
+    const log = open();
+    const entries = Array.from({ length: 30 }, (_, pack) =>
+      packedEntry(Array.from({ length: 200 }, (_, row) => ({ shardId: 1 + pack * 200 + row, component: component('eu', 1n, 1n, 1n) }))),
+    );
+    log.append(entries, epoch, 1_000);
+    const round = log.beginFold();
+    // 1,000 rows a slice: five entries of 200, not 30 entries' 6,000 shards.
+    expect(log.foldRead(round, log.lastLsn, 1_000, 2_000)).toBe(1_000);
+    expect(round.touched.size).toBe(1_000);
+    expect(round.lastLsn).toBe(5n);
+    // A slice smaller than one entry still reads that entry whole.
+    expect(log.foldRead(round, log.lastLsn, 10, 2_000)).toBe(200);
+    expect(round.lastLsn).toBe(6n);
+  });
+
+  it('group commit logs a packed item of many advancing rows as entries of at most 64 rows, answered as one item', async () => {
+    const log = open();
+    const memory = new NodeMemory();
+    const hooks = new Hooks();
+    const role: RoleState = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n, configVersion: 0n };
+    const committer = new GroupCommitter(
+      log,
+      memory,
+      () => role,
+      new DedupIndex(windowMs),
+      hooks,
+      () => 5_000,
+    );
+    const rows = Array.from({ length: 150 }, (_, index) => ({ shardId: 1 + index, component: component('eu', 1n, 1n, BigInt(index)) }));
+    const outcome = await committer.submit([[packedItem(rows)]], epoch);
+    expect(outcome.results[0]).toMatchObject({ code: status.OK, applied: [true], changed: ['150'] });
+    const logged = hooks.committedRows.flat();
+    expect(logged.map((row) => [row.shardId, row.payload!.readUInt32BE(1)])).toEqual([
+      [1, 64],
+      [65, 64],
+      [129, 22],
+    ]);
+    expect(held(memory, 150)).toEqual(Object.fromEntries(rows.map((row) => [`${row.shardId}/eu`, row.component.total])));
+    const rebuilt = new NodeMemory();
+    rebuildMemory(reopen(log), rebuilt, new DedupIndex(windowMs), 6_000, windowMs);
+    expect(held(rebuilt, 150)).toEqual(held(memory, 150));
+  });
 });

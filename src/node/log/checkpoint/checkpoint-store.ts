@@ -9,7 +9,7 @@ import { INT64_MAX, INT64_MIN } from '../../../wire/index.ts';
 import { blockChecksum, checkedPart, partChecksum } from '../checksums.ts';
 import { checkpointPartsSql, rowsOf, rowsOfShards, type prepareLogStatements } from '../log-statements.ts';
 import type { CheckpointFolder, CheckpointState, SnapshotChunk } from '../log-types.ts';
-import { EntryKind, ShardLogError, entryShardIds, type StoredEntry } from '../records/log-entry.ts';
+import { EntryKind, ShardLogError, entryRowCount, entryShardIds, type StoredEntry } from '../records/log-entry.ts';
 import {
   blockOf,
   blockRowsOf,
@@ -111,8 +111,9 @@ export class CheckpointStore {
   }
 
   /**
-   * Reads the next entries of the round, up to uptoLsn and at most sliceRows
-   * of them, and applies them to the round's state in memory (totals summed
+   * Reads the next entries of the round, up to uptoLsn and carrying at most
+   * sliceRows rows (a packed component entry carries many; at least one
+   * entry is read), and applies them to the round's state in memory (totals summed
    * here, every other kind through the folder). Writes nothing. Returns the
    * rows read (0 at uptoLsn, or when the round is stale).
    */
@@ -120,8 +121,12 @@ export class CheckpointStore {
   foldRead(round: FoldRound, uptoLsn: bigint, sliceRows: number, nowMs: number = Date.now()): number {
     assert.ok(round.blockChanges === undefined, 'a fold round read after its commit was prepared');
     if (this.isStale(round) || uptoLsn <= round.lastLsn) return 0;
-    const entries = this.log.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
-    if (entries.length === 0) return 0;
+    const read = this.log.entriesAfter(round.lastLsn, uptoLsn, sliceRows);
+    if (read.length === 0) return 0;
+    let rows = 0;
+    let taken = 0;
+    while (taken < read.length && (taken === 0 || rows + entryRowCount(read[taken]!) <= sliceRows)) rows += entryRowCount(read[taken++]!);
+    const entries = taken === read.length ? read : read.slice(0, taken);
     const last = entries[entries.length - 1]!;
     const touched = entryShardIds(entries);
     // A shard's checkpoint state is read once per round, the first time it is touched.
@@ -182,10 +187,10 @@ export class CheckpointStore {
       const total = round.after.totals.get(shardId);
       assert.ok(total === undefined || (total <= INT64_MAX && total >= INT64_MIN), 'a folded shard total left int64');
     }
-    round.rows += entries.length;
+    round.rows += rows;
     round.lastLsn = last.lsn;
     round.lastEpoch = last.epoch;
-    return entries.length;
+    return rows;
   }
 
   /**

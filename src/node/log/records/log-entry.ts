@@ -154,6 +154,15 @@ export function entryProblem(entry: LogEntry & { atMs?: number }): string | unde
   }
 }
 
+/**
+ * The rows an entry carries: a packed component entry's count (checked when
+ * it was written and read), 1 for every other kind. What a slice of the log
+ * costs to fold grows with rows, not entries.
+ */
+export function entryRowCount(entry: LogEntry): number {
+  return entry.kind === EntryKind.regionComponents ? entry.payload!.readUInt32BE(1) : 1;
+}
+
 /** The shards some entries change, in first-seen order: each entry's own, and every row's of a packed component entry. */
 export function entryShardIds(entries: readonly LogEntry[]): number[] {
   const shardIds = new Set<number>();

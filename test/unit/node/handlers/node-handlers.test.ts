@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TallyError } from '../../../../src/wire/index.ts';
+import { encodePackedComponents } from '../../../../src/wire/internal/index.ts';
 import { createMetricsRegistry, type Logger, type shardV1 } from '../../../../src/common/index.ts';
 import { ShardLog } from '../../../../src/node/log/index.ts';
 import { DedupIndex, NodeMemory, checkpointFolder, loadRole, type NodeState } from '../../../../src/node/state/index.ts';
@@ -107,7 +108,9 @@ describe('node handlers', () => {
     removeTempDir(dataDir);
   });
 
-  const apply = (request: shardV1.ApplyRequest__Output) => createApplyHandler({ context, committer, metrics })(request);
+  let followerHoldsPacked = true;
+  const apply = (request: shardV1.ApplyRequest__Output) =>
+    createApplyHandler({ context, committer, metrics, followerHoldsPackedComponents: () => followerHoldsPacked })(request);
 
   describe('apply', () => {
     it('commits a group and answers the lsn it reached', async () => {
@@ -129,6 +132,35 @@ describe('node handlers', () => {
       const items = Array.from({ length: 20_001 }, () => item(1, 1));
       expect(await failureOf(() => apply(applyRequest(epoch, items)))).toMatch(/^RESOURCE_EXHAUSTED: apply of 20001 items/);
       expect(log.lastLsn).toBe(0n);
+    });
+
+    it('refuses a packed component group FAILED_PRECONDITION while the follower has not said it holds one, and commits the other groups', async () => {
+      const packed = {
+        ...item(7, 0),
+        amount: '0',
+        op: 'REGION_COMPONENTS',
+        component: encodePackedComponents([
+          { shardId: 7, component: { origin: 'eu', version: { term: 1n, round: 1n }, total: 5n, generation: 0, asOfUnixMs: 1 } },
+        ]),
+      } as shardV1.ApplyItem__Output;
+      const request = (): shardV1.ApplyRequest__Output =>
+        ({
+          epoch: epoch.toString(),
+          groups: [
+            { items: [packed], increments: [] },
+            { items: [item(8, 2)], increments: [] },
+          ],
+        }) as unknown as shardV1.ApplyRequest__Output;
+      followerHoldsPacked = false;
+      const refused = await apply(request());
+      expect(refused.results.map((result) => result.code)).toEqual([status.FAILED_PRECONDITION, status.OK]);
+      expect(refused.results[0]!.message).toMatch(/follower has not said it holds them/);
+      expect(memory.totals.get(8)).toBe(2n);
+      expect(log.lastLsn).toBe(1n);
+      followerHoldsPacked = true;
+      const taken = await apply(request());
+      expect(taken.results.map((result) => result.code)).toEqual([status.OK, status.OK]);
+      expect(log.lastLsn).toBe(3n);
     });
 
     it('answers a bad item INVALID_ARGUMENT in its group and commits the other groups', async () => {
