@@ -12,7 +12,8 @@ export interface LogEntryMsg {
   'fenceShardCount'?: (number);
   /**
    * 0 increment, 1 member flip, 2 distinct registers, 3 window setting, 4 drop,
-   * 5 clear, 6 cleared-away key.
+   * 5 clear, 6 cleared-away key, 7 region component, 8 packed region
+   * components (many shards' rows in one entry).
    */
   'kind'?: (number);
   'member'?: (number | string | Long);
@@ -29,7 +30,8 @@ export interface LogEntryMsg__Output {
   'fenceShardCount': (number);
   /**
    * 0 increment, 1 member flip, 2 distinct registers, 3 window setting, 4 drop,
-   * 5 clear, 6 cleared-away key.
+   * 5 clear, 6 cleared-away key, 7 region component, 8 packed region
+   * components (many shards' rows in one entry).
    */
   'kind': (number);
   'member': (string);
