@@ -4,7 +4,7 @@
 // called is cleared away, every one made after it returned is counted, each
 // at most once); a keyed retry across a clear counts at most once; the clear
 // survives a primary SIGKILLed mid-clear and a node restarted mid-clear.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TallyClient } from '../../src/client/index.ts';
 import { pause, scrapeMetric, startCluster, waitFor, waitForHealthy, type TestCluster } from '../helpers/cluster.ts';
 import { classify, expectNoDrift } from '../helpers/load.ts';
@@ -95,19 +95,25 @@ function expectWithinCut(total: bigint, attempts: readonly Attempt[], clearStart
   expect(total, what).toBeLessThanOrEqual(after + maybe);
 }
 
-describe('chaos: clear', () => {
-  let tc: TestCluster | undefined;
-  afterEach(async () => {
+// The cases that kill no process share one cluster: each clears counters of
+// its own names and counts counters and clears from what it found at its start.
+describe('chaos: clear on a running cluster', () => {
+  let tc: TestCluster;
+  beforeAll(async () => {
+    tc = await startCluster({ pairs: 2, routerArgs, metrics: true });
+  });
+  afterAll(async () => {
     await tc?.stop();
-    tc = undefined;
   });
 
   it(
     'every kind reads 0 after it and counts again from there; a keyed clear retried clears nothing more; a keyed increment retried across a clear counts at most once',
     { timeout: 60_000 },
     async () => {
-      tc = await startCluster({ pairs: 2, metrics: true });
       const { client, cluster } = tc;
+      const countersBefore = (await client.clusterStatus()).counters;
+      // The router exports the series from its first clear.
+      const clearedBefore = await scrapeMetric(tc.routerMetricsPort, 'tally_counters_cleared_total').catch(() => 0);
       await client.increment('c:total', 1);
       await client.setShards('c:total', 8);
       await client.incrementBatch(Array.from({ length: 80 }, () => ({ counter: 'c:total', amount: 2, idempotencyKey: null })));
@@ -180,8 +186,8 @@ describe('chaos: clear', () => {
       // Bad input changes nothing.
       expect((await rejection(client.clear('nowhere'))).grpcCode).toBe(status.NOT_FOUND);
       expect((await rejection(client.clear(''))).grpcCode).toBe(status.INVALID_ARGUMENT);
-      expect((await client.clusterStatus()).counters).toBe(4);
-      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_counters_cleared_total')).toBe(7);
+      expect((await client.clusterStatus()).counters).toBe(countersBefore + 4);
+      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_counters_cleared_total')).toBe(clearedBefore + 7);
       await waitForHealthy(client);
       await expectNoDrift(client);
 
@@ -219,7 +225,6 @@ describe('chaos: clear', () => {
     'clear under concurrent keyed and unkeyed load: the total is bounded by the cut (acknowledged after the clear <= total <= that + overlapping + unknown)',
     { timeout: 90_000 },
     async () => {
-      tc = await startCluster({ pairs: 2, routerArgs });
       const { client } = tc;
       await client.increment('busy', 1);
       await client.setShards('busy', 6);
@@ -249,6 +254,14 @@ describe('chaos: clear', () => {
       await expectNoDrift(client);
     },
   );
+});
+
+describe('chaos: clear', () => {
+  let tc: TestCluster | undefined;
+  afterEach(async () => {
+    await tc?.stop();
+    tc = undefined;
+  });
 
   it(
     'clear survives its primary SIGKILLed mid-clear and a node restarted mid-clear: the cut holds through failover and replay, and the owed clears land',

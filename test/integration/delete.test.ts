@@ -3,7 +3,7 @@
 // every pair free its shards (gauges), nothing comes back after SIGKILL and
 // restart, a write routed to an old shard is refused, a pair that is down
 // gets its drops when it returns, and only an admin may delete.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, status } from '@grpc/grpc-js';
 import { ShardNodeClient, type shardV1 } from '../../src/common/index.ts';
 import { createTallyClient, type TallyClient } from '../../src/client/index.ts';
@@ -28,19 +28,28 @@ function applyAt(address: string, request: shardV1.ApplyRequest): Promise<shardV
   );
 }
 
-describe('delete', () => {
-  let tc: TestCluster | undefined;
-  afterEach(async () => {
+// The cases that kill no process share one cluster: each writes counters of
+// its own names and counts gauges and totals from what it found at its start.
+describe('delete on a running cluster', () => {
+  let tc: TestCluster;
+  beforeAll(async () => {
+    tc = await startCluster({ pairs: 2, metrics: true });
+  });
+  afterAll(async () => {
     await tc?.stop();
-    tc = undefined;
   });
 
   it(
     'every kind reads as never written at once; both nodes of every pair free the shards (gauges); the name makes a new counter at 0 with new shard ids',
     { timeout: 60_000 },
     async () => {
-      tc = await startCluster({ pairs: 2, metrics: true });
       const { client } = tc;
+      // Shards held and tombstones on every copy, from the cases before this one.
+      const sumOf = async (name: string): Promise<number> => (await perNode(tc, name)).reduce((sum, count) => sum + count, 0);
+      const heldBefore = await sumOf('tally_node_shards');
+      const droppedBefore = await sumOf('tally_node_dropped_shards');
+      // The router exports a cause's series from its first deletion of that cause.
+      const deletedBefore = await scrapeMetric(tc.routerMetricsPort, 'tally_counters_deleted_total', { cause: 'delete' }).catch(() => 0);
       await client.increment('doomed', 5, { idempotencyKey: 'first' });
       await client.setShards('doomed', 4);
       await client.incrementBatch(Array.from({ length: 40 }, () => ({ counter: 'doomed', amount: 1, idempotencyKey: null })));
@@ -57,7 +66,7 @@ describe('delete', () => {
       expect((await client.read('doomed', { consistency: 'cached' })).total).toBe(45n);
       await waitForHealthy(client);
       // Shards with a total on each copy: doomed's 4, the window's, the liked partition's, kept's.
-      const shardsHeld = async (): Promise<number> => (await perNode(tc!, 'tally_node_shards')).reduce((sum, count) => sum + count, 0);
+      const shardsHeld = async (): Promise<number> => (await sumOf('tally_node_shards')) - heldBefore;
       await waitFor(async () => (await shardsHeld()) === 2 * 7, { timeoutMs: 10_000, what: 'the shard gauges to count every shard' });
       const countersBefore = (await client.clusterStatus()).counters;
 
@@ -80,8 +89,7 @@ describe('delete', () => {
       // Every node, follower included, freed them: fewer shards held, one tombstone per dropped shard of its pair.
       await waitFor(
         async () => {
-          const dropped = await perNode(tc!, 'tally_node_dropped_shards');
-          return dropped.reduce((sum, count) => sum + count, 0) === 2 * oldIds.size;
+          return (await sumOf('tally_node_dropped_shards')) - droppedBefore === 2 * oldIds.size;
         },
         { timeoutMs: 10_000, what: 'every node to count its tombstones' },
       );
@@ -91,7 +99,7 @@ describe('delete', () => {
       expect(dropped[2]).toBe(dropped[3]);
       // Only kept's shard is left, on its pair's two nodes.
       expect(await shardsHeld()).toBe(2);
-      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_counters_deleted_total', { cause: 'delete' })).toBe(4);
+      expect(await scrapeMetric(tc.routerMetricsPort, 'tally_counters_deleted_total', { cause: 'delete' })).toBe(deletedBefore + 4);
       expect(await scrapeMetric(tc.routerMetricsPort, 'tally_shard_tasks_pending', { kind: 'drop' })).toBe(0);
 
       // The name is free: a new counter, at 0, on shard ids never used before. An old key is not remembered.
@@ -105,6 +113,32 @@ describe('delete', () => {
       expect((await client.reconcile()).shardsDrifting).toBe(0);
     },
   );
+
+  it('an unknown counter is NOT_FOUND and a bad name INVALID_ARGUMENT, changing nothing; the CLI deletes and says so', async () => {
+    const { client, cluster } = tc;
+    const countersBefore = (await client.clusterStatus()).counters;
+    await client.increment('here', 3);
+    expect((await rejection(client.deleteCounter('nowhere'))).grpcCode).toBe(status.NOT_FOUND);
+    expect((await rejection(client.deleteCounter(''))).grpcCode).toBe(status.INVALID_ARGUMENT);
+    expect((await rejection(client.deleteCounter('x'.repeat(300)))).grpcCode).toBe(status.INVALID_ARGUMENT);
+    expect((await client.read('here')).total).toBe(3n);
+    expect((await client.clusterStatus()).counters).toBe(countersBefore + 1);
+    const deleted = await tally(['delete', 'here', '--router', cluster.routerAddress]);
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout).toMatch(/deleted here \(1 shard freed\)/);
+    const again = await tally(['delete', 'here', '--router', cluster.routerAddress]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/does not exist/);
+    expect((await client.clusterStatus()).counters).toBe(countersBefore);
+  });
+});
+
+describe('delete', () => {
+  let tc: TestCluster | undefined;
+  afterEach(async () => {
+    await tc?.stop();
+    tc = undefined;
+  });
 
   it(
     'after SIGKILL and restart of every process nothing comes back, and an increment routed to an old shard is refused NOT_FOUND',
@@ -189,24 +223,6 @@ describe('delete', () => {
       expect((await client.reconcile()).shardsDrifting).toBe(0);
     },
   );
-
-  it('an unknown counter is NOT_FOUND and a bad name INVALID_ARGUMENT, changing nothing; the CLI deletes and says so', async () => {
-    tc = await startCluster({ pairs: 1 });
-    const { client, cluster } = tc;
-    await client.increment('here', 3);
-    expect((await rejection(client.deleteCounter('nowhere'))).grpcCode).toBe(status.NOT_FOUND);
-    expect((await rejection(client.deleteCounter(''))).grpcCode).toBe(status.INVALID_ARGUMENT);
-    expect((await rejection(client.deleteCounter('x'.repeat(300)))).grpcCode).toBe(status.INVALID_ARGUMENT);
-    expect((await client.read('here')).total).toBe(3n);
-    expect((await client.clusterStatus()).counters).toBe(1);
-    const deleted = await tally(['delete', 'here', '--router', cluster.routerAddress]);
-    expect(deleted.code).toBe(0);
-    expect(deleted.stdout).toMatch(/deleted here \(1 shard freed\)/);
-    const again = await tally(['delete', 'here', '--router', cluster.routerAddress]);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/does not exist/);
-    expect((await client.clusterStatus()).counters).toBe(0);
-  });
 
   it('with tokens set only the admin token may delete', { timeout: 60_000 }, async () => {
     tc = await startCluster({ pairs: 1, secure: true });

@@ -5,12 +5,12 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../src/cluster/managed-process.ts';
 import { parseNodeConfig } from '../../src/node/config.ts';
 import { parseRouterConfig } from '../../src/router/config.ts';
-import { metricsText, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
+import { metricsText, scrapeMetric, startCluster, waitFor, type TestCluster } from '../helpers/cluster.ts';
 import { startLoad } from '../helpers/load.ts';
 import { makeTempDir, removeTempDir } from '../helpers/temp-dir.ts';
 
@@ -277,71 +277,96 @@ describe('operations', () => {
     for (const name of [...nodes, 'router', 'router-2']) expect(services[name]!.healthcheck?.test, name).toContain('health');
   });
 
-  it('dashboard: every tally_ metric the Grafana dashboard queries exists on a live endpoint', async () => {
-    tc = await startCluster({ pairs: 1, metrics: true });
-    await tc.client.increment('dash', 1);
-    await tc.client.reconcile();
-    const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as {
-      panels: { targets: { expr: string }[] }[];
-    };
-    const queried = new Set(
-      dashboard.panels.flatMap((panel) =>
-        panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(tally_[a-z_]+)/g)].map((match) => match[1]!)),
-      ),
-    );
-    const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(metricsText));
-    const exported = new Set(
-      bodies.flatMap((body) =>
-        [...body.matchAll(/^# TYPE (tally_[a-z_]+) (\w+)/gm)].flatMap((match) =>
-          match[2] === 'histogram' ? [`${match[1]}_bucket`, `${match[1]}_sum`, `${match[1]}_count`] : [match[1]!],
-        ),
-      ),
-    );
-    expect(queried.size).toBeGreaterThan(15);
-    for (const name of queried) expect(exported.has(name), `${name} is queried by the dashboard but not exported`).toBe(true);
-  });
+  // Dashboard and Prometheus only read a live cluster: they share one, each
+  // counting from what the processes had counted at its start.
+  describe('on one running cluster', () => {
+    let live: TestCluster;
+    beforeAll(async () => {
+      live = await startCluster({ pairs: 1, metrics: true });
+    });
+    afterAll(async () => {
+      await live?.stop();
+    });
 
-  it(
-    'prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted',
-    { timeout: 90_000 },
-    async () => {
-      requireInstalled('prometheus', 'prometheus');
-      tc = await startCluster({ pairs: 1, metrics: true });
-      const promDir = makeTempDir('prometheus');
-      const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
-      fs.writeFileSync(
-        path.join(promDir, 'prometheus.yml'),
-        `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`,
-      );
-      const started = await startPrometheus(promDir);
-      prometheus = started.child;
-      const { port } = started;
-      const query = async (expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
-        const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
-        return ((await response.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
+    it('dashboard: every tally_ metric the Grafana dashboard queries exists on a live endpoint', async () => {
+      const tc = live;
+      await tc.client.increment('dash', 1);
+      await tc.client.reconcile();
+      const dashboard = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy/grafana/dashboards/tally.json'), 'utf8')) as {
+        panels: { targets: { expr: string }[] }[];
       };
-      for (let batch = 0; batch < 5; batch++)
-        await tc.client.incrementBatch(Array.from({ length: 100 }, () => ({ counter: 'scraped', amount: 1 })));
-      await waitFor(
-        async () => {
-          const result = await query('sum(tally_increments_accepted_total)');
-          return result.length === 1 && result[0]!.value[1] === '500';
-        },
-        { timeoutMs: 40_000, intervalMs: 500, what: 'Prometheus to see 500 accepted increments' },
+      const queried = new Set(
+        dashboard.panels.flatMap((panel) =>
+          panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(tally_[a-z_]+)/g)].map((match) => match[1]!)),
+        ),
       );
-      // Every process scraped and up (each target's first scrape may lag the others by an interval).
-      await waitFor(
-        async () => {
-          const up = await query('up');
-          return up.length === 3 && up.every((series) => series.value[1] === '1');
-        },
-        { timeoutMs: 20_000, intervalMs: 500, what: 'all three targets up' },
+      const bodies = await Promise.all([tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map(metricsText));
+      const exported = new Set(
+        bodies.flatMap((body) =>
+          [...body.matchAll(/^# TYPE (tally_[a-z_]+) (\w+)/gm)].flatMap((match) =>
+            match[2] === 'histogram' ? [`${match[1]}_bucket`, `${match[1]}_sum`, `${match[1]}_count`] : [match[1]!],
+          ),
+        ),
       );
-      const committed = await query('sum by (node) (tally_node_increments_applied_total)');
-      expect(committed.map((series) => series.value[1])).toContain('500');
-      removeTempDir(promDir);
-    },
-  );
+      expect(queried.size).toBeGreaterThan(15);
+      for (const name of queried) expect(exported.has(name), `${name} is queried by the dashboard but not exported`).toBe(true);
+    });
+
+    it(
+      'prometheus: a real Prometheus scraping a local cluster reports exactly the increments the cluster accepted',
+      { timeout: 90_000 },
+      async () => {
+        requireInstalled('prometheus', 'prometheus');
+        const tc = live;
+        const promDir = makeTempDir('prometheus');
+        const targets = [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) => `"127.0.0.1:${port}"`);
+        fs.writeFileSync(
+          path.join(promDir, 'prometheus.yml'),
+          `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tally\n    static_configs:\n      - targets: [${targets.join(', ')}]\n`,
+        );
+        const started = await startPrometheus(promDir);
+        prometheus = started.child;
+        const { port } = started;
+        const query = async (expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
+          const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
+          return ((await response.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data
+            .result;
+        };
+        // What the processes counted before this case's increments, from the cases before it.
+        const scrapedSum = async (port: number, name: string): Promise<number> => scrapeMetric(port, name).catch(() => 0);
+        const acceptedBefore = (
+          await Promise.all(
+            [tc.routerMetricsPort, ...tc.cluster.nodes.map((node) => node.metricsPort)].map((port) =>
+              scrapedSum(port, 'tally_increments_accepted_total'),
+            ),
+          )
+        ).reduce((sum, count) => sum + count, 0);
+        const appliedBefore = Math.max(
+          ...(await Promise.all(tc.cluster.nodes.map((node) => scrapedSum(node.metricsPort, 'tally_node_increments_applied_total')))),
+        );
+        for (let batch = 0; batch < 5; batch++)
+          await tc.client.incrementBatch(Array.from({ length: 100 }, () => ({ counter: 'scraped', amount: 1 })));
+        await waitFor(
+          async () => {
+            const result = await query('sum(tally_increments_accepted_total)');
+            return result.length === 1 && result[0]!.value[1] === String(acceptedBefore + 500);
+          },
+          { timeoutMs: 40_000, intervalMs: 500, what: 'Prometheus to see 500 accepted increments' },
+        );
+        // Every process scraped and up (each target's first scrape may lag the others by an interval).
+        await waitFor(
+          async () => {
+            const up = await query('up');
+            return up.length === 3 && up.every((series) => series.value[1] === '1');
+          },
+          { timeoutMs: 20_000, intervalMs: 500, what: 'all three targets up' },
+        );
+        const committed = await query('sum by (node) (tally_node_increments_applied_total)');
+        expect(committed.map((series) => series.value[1])).toContain(String(appliedBefore + 500));
+        removeTempDir(promDir);
+      },
+    );
+  });
 
   it('shutdown: SIGTERM under load drains and exits within the bound, and nothing acknowledged is lost', { timeout: 90_000 }, async () => {
     const bound = ['--shutdown-timeout-ms', '3000'];
