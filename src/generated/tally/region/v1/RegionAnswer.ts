@@ -21,6 +21,11 @@ export interface RegionAnswer {
    * Components refused (unknown kind of counter, name invalid): skipped, counted.
    */
   'refused'?: (number);
+  /**
+   * Set in the hello's answer by a receiver that reads `packed_components`;
+   * a sender sends the repeated `components` to a receiver that does not.
+   */
+  'readsPackedComponents'?: (boolean);
 }
 
 export interface RegionAnswer__Output {
@@ -41,4 +46,9 @@ export interface RegionAnswer__Output {
    * Components refused (unknown kind of counter, name invalid): skipped, counted.
    */
   'refused': (number);
+  /**
+   * Set in the hello's answer by a receiver that reads `packed_components`;
+   * a sender sends the repeated `components` to a receiver that does not.
+   */
+  'readsPackedComponents': (boolean);
 }
