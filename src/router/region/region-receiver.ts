@@ -183,7 +183,8 @@ export class RegionReceiver {
     const components = batch.packedComponents.length > 0 ? packedComponentsOf(origin, batch) : componentsOf(origin, batch);
     let refused = 0;
     let bytes = 0;
-    await this.store.prepare(components.map(({ counter }) => counter));
+    // prepare() makes total counters: a distinct counter new here is made by its own store, as the kind it is.
+    await this.store.prepare(components.flatMap(({ counter, component }) => (component.sketch === undefined ? [counter] : [])));
     for (const { counter, component } of components) bytes += componentWireBytes(counter, component);
     // One packed log entry per primary for the batch's totals: a link catching up writes a row per batch, not per component.
     const { settled, applied } = await this.store.storePacked(components);
