@@ -17,6 +17,10 @@
 // reader in us sees). Then --cut-runs linked runs where the link is cut both
 // ways (iptables DROP) for --cut-seconds under the same load: the time from
 // the heal until us's view of the head counter is under 1 s stale again.
+// Linked and cut runs first wait, after the prefill, until us holds a
+// component of every prefilled counter (the one-time initial sync of counters
+// us has never seen, reported on its own with its rate): the window then
+// measures the steady state, a peer keeping up with counters it knows.
 // Medians over runs; one JSON line with --json.
 import assert from 'node:assert';
 import { spawn } from 'node:child_process';
@@ -76,6 +80,19 @@ function parseOptions(argv: string[]): Options {
 
 const clockTicksPerSec = 100;
 
+function describeBootstrap(bootstrap: Bootstrap | undefined): string {
+  if (bootstrap === undefined) return '';
+  return (
+    `; initial sync: us held all ${bootstrap.counters.toLocaleString('en-US')} counters ${(bootstrap.sinceStartMs / 1000).toFixed(1)} s after the prefill began ` +
+    `(${(bootstrap.sincePrefillMs / 1000).toFixed(1)} s after it ended, ${Math.round(bootstrapRate(bootstrap)).toLocaleString('en-US')} counters/s)`
+  );
+}
+
+/** Counters per second of the initial sync, timed from the prefill's start (eu publishes while it creates). */
+function bootstrapRate(bootstrap: Bootstrap): number {
+  return (1000 * bootstrap.counters) / bootstrap.sinceStartMs;
+}
+
 /** User plus system CPU seconds of one process so far (/proc/<pid>/stat utime and stime). */
 function cpuSeconds(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -134,6 +151,8 @@ interface RunResult {
   euCpuUsPerIncrement: number;
   /** Linked runs: staleness of eu's part in us's global reads of the head counter, ms. */
   stalenessMs: number[];
+  /** Linked runs: the initial sync, before the window. */
+  bootstrap: Bootstrap | undefined;
 }
 
 /** Samples us's global read of a counter every 100 ms: eu's part's staleness (or undefined while absent). */
@@ -193,9 +212,23 @@ function benchArgs(options: Options, regions: RegionCluster, runId: string, seco
   ];
 }
 
-async function prefill(options: Options, regions: RegionCluster, runId: string): Promise<void> {
+/** The one-time initial sync: us learning eu's prefilled counters, none of which it has seen. */
+interface Bootstrap {
+  counters: number;
+  /** From the prefill's start (eu's publisher ships while eu creates) until us holds every counter's component. */
+  sinceStartMs: number;
+  /** From the prefill's end until then. */
+  sincePrefillMs: number;
+}
+
+async function prefill(options: Options, regions: RegionCluster, runId: string, linked: boolean): Promise<Bootstrap | undefined> {
   const namespace = regions.region('eu').client.process.host.namespace;
+  const startedMs = performance.now();
   await tallyBench(namespace, [...benchArgs(options, regions, runId, 1), '--prefill-only']).done;
+  const prefilledMs = performance.now();
+  // Polled from now, alongside the pause below, so the time it reports is when us got there.
+  const bootstrapped = linked ? awaitBootstrap(options, regions, 300_000) : undefined;
+  bootstrapped?.catch(() => undefined);
   // us reads the head counter globally: it must exist in us too (us's own part, 1, is constant).
   const created = await regions.region('us').client.increment(0, new CounterNames(runId).name(0), 1n, {
     key: `${runId}-head`,
@@ -204,12 +237,42 @@ async function prefill(options: Options, regions: RegionCluster, runId: string):
   assert.equal(created.outcome, 'ok', `us could not create the head counter: ${created.error}`);
   // The follower and (linked) the peer take in the creation before the window.
   await pause(3_000);
+  if (bootstrapped === undefined) return undefined;
+  // The measured window is the steady state: us already holds a component of every counter, so the lag and
+  // the catch-up measured in it are of counters us knows, and the initial sync is reported on its own.
+  const doneMs = await bootstrapped;
+  return { counters: options.counters, sinceStartMs: doneMs - startedMs, sincePrefillMs: doneMs - prefilledMs };
+}
+
+/** Waits until us holds every prefilled counter and eu has nothing unacknowledged for us; returns when (performance.now()). */
+async function awaitBootstrap(options: Options, regions: RegionCluster, timeoutMs: number): Promise<number> {
+  type Status = { counters?: number; peerRegions?: { region: string; componentsPending: string | number }[] };
+  const untilMs = performance.now() + timeoutMs;
+  for (;;) {
+    const [usStatus, euStatus] = (await Promise.all([
+      regions
+        .region('us')
+        .client.status(0)
+        .catch(() => undefined),
+      regions
+        .region('eu')
+        .client.status(0)
+        .catch(() => undefined),
+    ])) as (Status | undefined)[];
+    const pending = euStatus?.peerRegions?.find((peer) => peer.region === 'us')?.componentsPending;
+    if ((usStatus?.counters ?? 0) >= options.counters && pending !== undefined && Number(pending) === 0) return performance.now();
+    if (performance.now() > untilMs)
+      throw new Error(
+        `us did not learn eu's ${options.counters} counters within ${timeoutMs} ms (us holds ${usStatus?.counters}, ${pending} pending)`,
+      );
+    await pause(100);
+  }
 }
 
 async function measuredRun(options: Options, linked: boolean, index: number): Promise<RunResult> {
   return withRegions(linked, async (regions) => {
     const runId = `regions${process.pid}r${index}`;
-    await prefill(options, regions, runId);
+    const bootstrap = await prefill(options, regions, runId, linked);
     const eu = regions.region('eu');
     const pids = [eu.router, ...eu.nodes].map((one) => one.pid!);
     const phaseFile = path.join(regions.dataDir, 'phase');
@@ -238,6 +301,7 @@ async function measuredRun(options: Options, linked: boolean, index: number): Pr
       euCpuSeconds,
       euCpuUsPerIncrement: (1e6 * euCpuSeconds) / okIncrements,
       stalenessMs,
+      bootstrap,
     };
   });
 }
@@ -248,12 +312,13 @@ interface CutResult {
   catchUpMs: number;
   stalenessAtHealMs: number | undefined;
   pendingAtHeal: number | undefined;
+  bootstrap: Bootstrap | undefined;
 }
 
 async function cutRun(options: Options, index: number): Promise<CutResult> {
   return withRegions(true, async (regions) => {
     const runId = `regionscut${process.pid}r${index}`;
-    await prefill(options, regions, runId);
+    const bootstrap = await prefill(options, regions, runId, true);
     const eu = regions.region('eu');
     const warmSeconds = 10;
     const catchUpLimitSeconds = 30;
@@ -288,6 +353,7 @@ async function cutRun(options: Options, index: number): Promise<CutResult> {
       catchUpMs,
       stalenessAtHealMs,
       pendingAtHeal: pendingAtHeal === undefined ? undefined : Number(pendingAtHeal),
+      bootstrap,
     };
   });
 }
@@ -296,7 +362,7 @@ async function cutRun(options: Options, index: number): Promise<CutResult> {
 async function idleLag(options: Options, counters: number): Promise<number[]> {
   return withRegions(true, async (regions) => {
     const runId = `regionsidle${process.pid}`;
-    if (counters > 0) await prefill({ ...options, counters }, regions, runId);
+    if (counters > 0) await prefill({ ...options, counters }, regions, runId, false);
     const counter = new CounterNames(runId).name(0);
     const eu = regions.region('eu');
     const us = regions.region('us');
@@ -348,7 +414,8 @@ for (let index = 0; index < options.runs; index++) {
         `${run.euCpuUsPerIncrement.toFixed(1)} us/increment` +
         (linked
           ? `, us sees eu's head counter p50 ${percentile(run.stalenessMs, 0.5)} ms, p99 ${percentile(run.stalenessMs, 0.99)} ms stale (${run.stalenessMs.length} samples)`
-          : ''),
+          : '') +
+        describeBootstrap(run.bootstrap),
     );
   }
 }
@@ -357,7 +424,7 @@ for (let index = 0; index < options.cutRuns; index++) {
   const cut = await cutRun(options, index);
   cuts.push(cut);
   log(
-    `  cut ${cut.cutSeconds} s: caught up ${cut.catchUpMs.toFixed(0)} ms after the heal (staleness at the heal ${cut.stalenessAtHealMs} ms, ${cut.pendingAtHeal} components pending)`,
+    `  cut ${cut.cutSeconds} s: caught up ${cut.catchUpMs.toFixed(0)} ms after the heal (staleness at the heal ${cut.stalenessAtHealMs} ms, ${cut.pendingAtHeal} components pending)${describeBootstrap(cut.bootstrap)}`,
   );
 }
 const alone = runs.filter((run) => !run.linked);
@@ -372,6 +439,7 @@ const summary = {
   linkCpuShare: median(linked.map((run) => run.euCpuUsPerIncrement)) / median(alone.map((run) => run.euCpuUsPerIncrement)) - 1,
   stalenessP99Ms: linked.map((run) => percentile(run.stalenessMs, 0.99)),
   catchUpMs: cuts.map((cut) => cut.catchUpMs),
+  bootstrapMs: [...linked, ...cuts].flatMap((one) => (one.bootstrap === undefined ? [] : [one.bootstrap.sinceStartMs])),
   runs,
   cuts,
 };
@@ -384,5 +452,8 @@ else {
   );
   log(
     `component lag p99 per linked run: ${summary.stalenessP99Ms.join(', ')} ms (target <= 1000); catch-up after the cut: ${summary.catchUpMs.map((ms) => ms.toFixed(0)).join(', ')} ms (target <= 5000)`,
+  );
+  log(
+    `initial sync (before each window, not in the targets): ${summary.bootstrapMs.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ')} for ${options.counters.toLocaleString('en-US')} counters new to us`,
   );
 }

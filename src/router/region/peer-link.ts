@@ -21,7 +21,15 @@ import {
   type regionV1,
 } from '../../common/index.ts';
 import { clientChannelOptions, monotonicNowMs } from '../../wire/index.ts';
-import { compareVersions, maxVersion, zeroVersion, type ComponentVersion, type RegionComponent } from '../../wire/internal/index.ts';
+import {
+  compareVersions,
+  encodeBatchComponents,
+  maxVersion,
+  zeroVersion,
+  type ComponentVersion,
+  type CounterComponent,
+  type RegionComponent,
+} from '../../wire/internal/index.ts';
 import type { RegionMetrics } from './region-metrics.ts';
 
 export type LinkState = 'connecting' | 'up' | 'down' | 'refused';
@@ -117,6 +125,8 @@ export class PeerLink {
   private watchdog: NodeJS.Timeout | undefined;
   private nextSeq = 1n;
   private lastAnswerMs = 0;
+  /** The peer's hello answer on this stream said it reads a batch's components as columns. */
+  private peerReadsPacked = false;
 
   constructor(
     private readonly settings: PeerLinkSettings,
@@ -219,6 +229,7 @@ export class PeerLink {
     this.call = call;
     this.inFlight.clear();
     this.sentVersions.clear();
+    this.peerReadsPacked = false;
     this.lastAnswerMs = 0;
     this.sentWatermark = zeroVersion;
     call.on('data', (answer: regionV1.RegionAnswer__Output) => {
@@ -245,6 +256,7 @@ export class PeerLink {
     this.durable = maxVersion(this.durable, versionOfWire(answer.durable));
     const batch = answer.seq === '0' ? undefined : this.inFlight.get(BigInt(answer.seq));
     if (answer.seq === '0') {
+      this.peerReadsPacked = answer.readsPackedComponents === true;
       // The hello's answer: everything newer than what the peer holds is pending again, oldest first.
       const again: [string, ComponentVersion][] = [];
       for (const [counter, component] of this.table.entries())
@@ -322,9 +334,17 @@ export class PeerLink {
     for (const { counter, component } of batch) this.sentVersions.set(counter, component.version);
     this.sentWatermark = maxVersion(this.sentWatermark, watermark);
     let bytes = 0;
-    const components = batch.map(({ counter, component }) => {
-      bytes += componentWireBytes(counter, component);
-      return {
+    for (const { counter, component } of batch) bytes += componentWireBytes(counter, component);
+    this.metrics.bytes.inc({ peer: this.peerName, direction: 'sent' }, bytes);
+    this.call!.write({ batch: { seq: seq.toString(), ...this.wireComponents(batch), version: wireOfVersion(watermark), asOfUnixMs } });
+  }
+
+  /** A batch's components as the peer reads them: columns when its hello answer said so, else a message each. */
+  private wireComponents(batch: readonly CounterComponent[]): Pick<regionV1.ComponentBatch, 'components' | 'packedComponents'> {
+    if (batch.length === 0) return { components: [] };
+    if (this.peerReadsPacked) return { packedComponents: encodeBatchComponents(batch) };
+    return {
+      components: batch.map(({ counter, component }) => ({
         counter,
         total: wireInteger(component.total),
         version: wireOfVersion(component.version),
@@ -333,10 +353,8 @@ export class PeerLink {
         ...(component.sketch === undefined ? {} : { sketch: component.sketch }),
         ...(component.incarnation === undefined ? {} : { incarnation: String(component.incarnation) }),
         ...(component.tombstone === true ? { tombstone: true } : {}),
-      };
-    });
-    this.metrics.bytes.inc({ peer: this.peerName, direction: 'sent' }, bytes);
-    this.call!.write({ batch: { seq: seq.toString(), components, version: wireOfVersion(watermark), asOfUnixMs } });
+      })),
+    };
   }
 
   private failed(error: Partial<ServiceError>): void {
@@ -364,6 +382,7 @@ export class PeerLink {
     this.call = undefined;
     this.inFlight.clear();
     this.sentVersions.clear();
+    this.peerReadsPacked = false;
     call?.cancel();
     this.client?.close();
     this.client = undefined;

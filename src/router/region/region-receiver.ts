@@ -10,9 +10,11 @@ import { ErrorCode, TallyError, monotonicNowMs, toServiceError } from '../../wir
 import {
   componentProblem,
   compareVersions,
+  decodeBatchComponents,
   maxVersion,
   zeroVersion,
   type ComponentVersion,
+  type CounterComponent,
   type RegionComponent,
 } from '../../wire/internal/index.ts';
 import {
@@ -102,7 +104,13 @@ export class RegionReceiver {
             if (closed) return;
             origin = this.hello(frame);
             const progress = this.progress.get(origin);
-            call.write({ seq: '0', durable: wire(progress?.durable ?? zeroVersion), region: this.region, refused: 0 });
+            call.write({
+              seq: '0',
+              durable: wire(progress?.durable ?? zeroVersion),
+              region: this.region,
+              refused: 0,
+              readsPackedComponents: true,
+            });
           })
           .catch(fail);
         helloChecked = chain;
@@ -172,23 +180,7 @@ export class RegionReceiver {
 
   /** Makes a batch durable; returns how many components were refused (a counter that cannot hold one). */
   private async storeBatch(origin: string, batch: regionV1.ComponentBatch__Output): Promise<number> {
-    if (batch.components.length > regionBatchComponentsMax)
-      throw new TallyError(ErrorCode.invalidArgument, `a batch holds at most ${regionBatchComponentsMax} components`);
-    const components: { counter: string; component: RegionComponent }[] = batch.components.map((each) => {
-      const component: RegionComponent = {
-        origin,
-        version: versionOf(each.version),
-        total: BigInt(each.total),
-        asOfUnixMs: Number(each.asOfUnixMs),
-        generation: Number(each.generation),
-        ...(each.sketch.length > 0 ? { sketch: Buffer.from(each.sketch) } : {}),
-        ...(each.incarnation !== '0' ? { incarnation: Number(each.incarnation) } : {}),
-        ...(each.tombstone ? { tombstone: true } : {}),
-      };
-      const problem = componentProblem(component) ?? sketchProblem(component.sketch);
-      if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `component of "${each.counter}": ${problem}`);
-      return { counter: each.counter, component };
-    });
+    const components = batch.packedComponents.length > 0 ? packedComponentsOf(origin, batch) : componentsOf(origin, batch);
     let refused = 0;
     let bytes = 0;
     await this.store.prepare(components);
@@ -227,6 +219,48 @@ export class RegionReceiver {
     });
     this.metrics.lagSeconds.set({ peer: origin }, 0);
   }
+}
+
+/** A batch's components sent a message each (every sender before packed batches, and to a receiver that does not say it reads them). */
+function componentsOf(origin: string, batch: regionV1.ComponentBatch__Output): CounterComponent[] {
+  if (batch.components.length > regionBatchComponentsMax)
+    throw new TallyError(ErrorCode.invalidArgument, `a batch holds at most ${regionBatchComponentsMax} components`);
+  return batch.components.map((each) => {
+    const component: RegionComponent = {
+      origin,
+      version: versionOf(each.version),
+      total: BigInt(each.total),
+      asOfUnixMs: Number(each.asOfUnixMs),
+      generation: Number(each.generation),
+      ...(each.sketch.length > 0 ? { sketch: Buffer.from(each.sketch) } : {}),
+      ...(each.incarnation !== '0' ? { incarnation: Number(each.incarnation) } : {}),
+      ...(each.tombstone ? { tombstone: true } : {}),
+    };
+    const problem = componentProblem(component) ?? sketchProblem(component.sketch);
+    if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `component of "${each.counter}": ${problem}`);
+    return { counter: each.counter, component };
+  });
+}
+
+/** A batch's components sent as columns: every record must be the stream's origin's. */
+function packedComponentsOf(origin: string, batch: regionV1.ComponentBatch__Output): CounterComponent[] {
+  if (batch.components.length > 0)
+    throw new TallyError(ErrorCode.invalidArgument, 'a batch carries its components as messages or as columns, not both');
+  let rows: CounterComponent[];
+  try {
+    rows = decodeBatchComponents(batch.packedComponents);
+  } catch (error) {
+    throw new TallyError(ErrorCode.invalidArgument, `packed components: ${(error as Error).message}`);
+  }
+  if (rows.length > regionBatchComponentsMax)
+    throw new TallyError(ErrorCode.invalidArgument, `a batch holds at most ${regionBatchComponentsMax} components`);
+  for (const { counter, component } of rows) {
+    if (component.origin !== origin)
+      throw new TallyError(ErrorCode.invalidArgument, `component of "${counter}": origin "${component.origin}" on a stream from ${origin}`);
+    const problem = sketchProblem(component.sketch);
+    if (problem !== undefined) throw new TallyError(ErrorCode.invalidArgument, `component of "${counter}": ${problem}`);
+  }
+  return rows;
 }
 
 /** Why a component's sketch is no sketch a node could have stored, or undefined. */

@@ -22,6 +22,13 @@ export interface ComponentBatch {
    * watermark was the origin's total at that instant.
    */
   'asOfUnixMs'?: (number | string | Long);
+  /**
+   * The batch's components as columns (src/wire/internal/batch-components.ts:
+   * the counter names, then one region-component record each), instead of
+   * `components`; sent only to a receiver whose hello answer set
+   * `reads_packed_components`. A batch uses one of the two, never both.
+   */
+  'packedComponents'?: (Buffer | Uint8Array | string);
 }
 
 export interface ComponentBatch__Output {
@@ -42,4 +49,11 @@ export interface ComponentBatch__Output {
    * watermark was the origin's total at that instant.
    */
   'asOfUnixMs': (string);
+  /**
+   * The batch's components as columns (src/wire/internal/batch-components.ts:
+   * the counter names, then one region-component record each), instead of
+   * `components`; sent only to a receiver whose hello answer set
+   * `reads_packed_components`. A batch uses one of the two, never both.
+   */
+  'packedComponents': (Buffer);
 }

@@ -22,6 +22,11 @@ export interface RegionAnswer {
    * a delete this region applied): skipped, counted.
    */
   'refused'?: (number);
+  /**
+   * Set in the hello's answer by a receiver that reads `packed_components`;
+   * a sender sends the repeated `components` to a receiver that does not.
+   */
+  'readsPackedComponents'?: (boolean);
 }
 
 export interface RegionAnswer__Output {
@@ -43,4 +48,9 @@ export interface RegionAnswer__Output {
    * a delete this region applied): skipped, counted.
    */
   'refused': (number);
+  /**
+   * Set in the hello's answer by a receiver that reads `packed_components`;
+   * a sender sends the repeated `components` to a receiver that does not.
+   */
+  'readsPackedComponents': (boolean);
 }
