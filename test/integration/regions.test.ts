@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { status } from '@grpc/grpc-js';
-import { waitFor } from '../helpers/cluster.ts';
+import { scrapeMetric, waitFor } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
 import { globalRead, rawRead, rawReadMany, startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
 
@@ -85,6 +85,10 @@ describe('regions', () => {
     const status = await tally(['status', '--router', us!.tc.cluster.routerAddress]);
     expect(status.stdout).toContain('region us');
     expect(status.stdout).toMatch(/peer region eu: link (up|connecting)/);
+    // The components were logged packed: the pairs' followers said they hold packed entries.
+    const usMetrics = us!.tc.cluster.routerMetricsPort;
+    expect(await scrapeMetric(usMetrics, 'tally_region_components_applied_total', { peer: 'eu' })).toBeGreaterThan(0);
+    expect(await scrapeMetric(usMetrics, 'tally_region_components_unpacked_total', { peer: 'eu' }).catch(() => 0)).toBe(0);
   });
 
   it('regions: under keyed and unkeyed load in both, every global read lies within [home acknowledged, all acknowledged + unknown], never goes back, and converges exactly', async () => {

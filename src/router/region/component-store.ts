@@ -146,12 +146,13 @@ export class ComponentStore {
    */
   async storePacked(
     components: readonly { counter: string; component: RegionComponent }[],
-  ): Promise<{ settled: PromiseSettledResult<void>[]; applied: number }> {
+  ): Promise<{ settled: PromiseSettledResult<void>[]; applied: number; unpacked: number }> {
     const items = await Promise.allSettled(components.map(({ counter, component }) => this.itemFor(counter, component)));
     const settled: PromiseSettledResult<void>[] = items.map((item) =>
       item.status === 'rejected' ? item : { status: 'fulfilled', value: undefined },
     );
     let applied = 0;
+    let unpacked = 0;
     const byAddress = new Map<string, number[]>();
     items.forEach((item, index) => {
       if (item.status !== 'fulfilled') return;
@@ -199,6 +200,7 @@ export class ComponentStore {
           });
           return;
         }
+        unpacked += indexes.length;
         const one = await Promise.allSettled(indexes.map((index) => this.store(components[index]!.counter, components[index]!.component)));
         indexes.forEach((index, position) => {
           const outcome = one[position]!;
@@ -207,7 +209,7 @@ export class ComponentStore {
         });
       }),
     );
-    return { settled, applied };
+    return { settled, applied, unpacked };
   }
 
   /**

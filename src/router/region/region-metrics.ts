@@ -34,6 +34,12 @@ export function createRegionMetrics(registry: Registry) {
       labelNames: ['peer', 'reason'],
       registers: [registry],
     }),
+    componentsUnpacked: new Counter({
+      name: 'tally_region_components_unpacked_total',
+      help: 'Components from the peer region stored one log entry each because a primary refused their packed entry (its follower one release older or not answering, or a counter deleted meanwhile)',
+      labelNames: ['peer'],
+      registers: [registry],
+    }),
     componentsApplied: new Counter({
       name: 'tally_region_components_applied_total',
       help: 'Components from the peer region that moved a stored component forward',

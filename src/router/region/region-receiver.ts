@@ -186,7 +186,7 @@ export class RegionReceiver {
     await this.store.prepare(components);
     for (const { counter, component } of components) bytes += componentWireBytes(counter, component);
     // One packed log entry per primary for the batch's totals: a link catching up writes a row per batch, not per component.
-    const { settled, applied } = await this.store.storePacked(components);
+    const { settled, applied, unpacked } = await this.store.storePacked(components);
     settled.forEach((outcome, index) => {
       if (outcome.status === 'fulfilled') return;
       const error: unknown = outcome.reason;
@@ -200,6 +200,7 @@ export class RegionReceiver {
     });
     this.metrics.bytes.inc({ peer: origin, direction: 'received' }, bytes);
     this.metrics.componentsApplied.inc({ peer: origin }, applied);
+    if (unpacked > 0) this.metrics.componentsUnpacked.inc({ peer: origin }, unpacked);
     return refused;
   }
 
