@@ -123,8 +123,12 @@ describe('IncrementStream sender', () => {
       100,
     ]);
     expect(await good).toHaveLength(1);
-    expect(sender.send([item('b')], soon())).toBeInstanceOf(Promise);
+    // The stream goes on: the next batch is written on it (then answered, so nothing is left to fail later).
+    const next = sender.send([item('b')], soon());
     expect(calls).toHaveLength(1);
+    expect(calls[0]!.written).toHaveLength(3);
+    calls[0]!.answer({ sequence: 3, results: [{ applied: true, shard: 0 }] });
+    expect(await next).toHaveLength(1);
   });
 
   it('stream: a stream that fails leaves every unanswered batch OUTCOME_UNKNOWN, and the next batch opens a new stream', async () => {
