@@ -3,6 +3,7 @@
 // set once the peer's router has bound (routers take port 0). The proxies
 // also let a test cut a link (stop forwarding) without touching a process.
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { CounterServiceClient, type counterV1 } from '../../src/common/index.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
@@ -158,3 +159,31 @@ export async function globalRead(
     response,
   };
 }
+
+/** One increment's outcome as its writer saw it (monotonic ms). */
+export interface Sent {
+  amount: bigint;
+  sentMs: number;
+  /** When it was acknowledged; undefined: unknown outcome. */
+  ackedMs: number | undefined;
+}
+
+/** Two keyed and two unkeyed writers incrementing `counter` through `region` until `until()` is false, each outcome in `log`. */
+export async function load(region: TestRegion, counter: string, until: () => boolean, log: Sent[]): Promise<void> {
+  let sequence = 0;
+  const writer = async (keyed: boolean): Promise<void> => {
+    while (until()) {
+      const sent: Sent = { amount: BigInt(1 + (sequence++ % 5)), sentMs: performance.now(), ackedMs: undefined };
+      log.push(sent);
+      try {
+        await region.tc.client.increment(counter, sent.amount, keyed ? {} : { idempotencyKey: null });
+        sent.ackedMs = performance.now();
+      } catch {
+        // Unknown outcome (a write routed to a counter deleted meanwhile is refused, too).
+      }
+    }
+  };
+  await Promise.all([writer(true), writer(true), writer(false), writer(false)]);
+}
+
+export const sum = (sent: Sent[]): bigint => sent.reduce((total, each) => total + each.amount, 0n);

@@ -6,35 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { waitFor } from '../helpers/cluster.ts';
-import { globalRead, rawRead, startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
-
-/** One increment's outcome as its writer saw it (monotonic ms). */
-interface Sent {
-  amount: bigint;
-  sentMs: number;
-  /** When it was acknowledged; undefined: unknown outcome. */
-  ackedMs: number | undefined;
-}
-
-/** Keyed and unkeyed increments of `counter` through `region` until `until()` is false. */
-async function load(region: TestRegion, counter: string, until: () => boolean, log: Sent[]): Promise<void> {
-  let sequence = 0;
-  const writer = async (keyed: boolean): Promise<void> => {
-    while (until()) {
-      const sent: Sent = { amount: BigInt(1 + (sequence++ % 5)), sentMs: performance.now(), ackedMs: undefined };
-      log.push(sent);
-      try {
-        await region.tc.client.increment(counter, sent.amount, keyed ? {} : { idempotencyKey: null });
-        sent.ackedMs = performance.now();
-      } catch {
-        // Unknown outcome (a write routed to the deleted counter's shard is refused).
-      }
-    }
-  };
-  await Promise.all([writer(true), writer(true), writer(false), writer(false)]);
-}
-
-const sum = (sent: Sent[]): bigint => sent.reduce((total, each) => total + each.amount, 0n);
+import { globalRead, load, rawRead, startRegions, stopRegions, sum, type Sent, type TestRegion } from '../helpers/regions.ts';
 
 /** Whether `region` holds a counter of that name (Describe). */
 async function exists(region: TestRegion, counter: string): Promise<boolean> {

@@ -8,7 +8,7 @@ import type { counterV1 } from '../../src/common/index.ts';
 import { hllStandardError } from '../../src/sketch/index.ts';
 import { waitFor } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
-import { globalRead, rawRead, startRegions, stopRegions, type TestRegion } from '../helpers/regions.ts';
+import { globalRead, load, rawRead, startRegions, stopRegions, sum, type Sent, type TestRegion } from '../helpers/regions.ts';
 
 type RawCountDistinct = (
   request: counterV1.CountDistinctRequest,
@@ -27,34 +27,6 @@ async function globalDistinct(region: TestRegion, counters: string[]): Promise<n
 function members(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, index) => `${prefix}${index}`);
 }
-
-/** One increment's outcome as its writer saw it (monotonic ms). */
-interface Sent {
-  amount: bigint;
-  sentMs: number;
-  /** When it was acknowledged; undefined: unknown outcome. */
-  ackedMs: number | undefined;
-}
-
-/** Keyed and unkeyed increments of `counter` through `region` until `until()` is false. */
-async function load(region: TestRegion, counter: string, until: () => boolean, log: Sent[]): Promise<void> {
-  let sequence = 0;
-  const writer = async (keyed: boolean): Promise<void> => {
-    while (until()) {
-      const sent: Sent = { amount: BigInt(1 + (sequence++ % 5)), sentMs: performance.now(), ackedMs: undefined };
-      log.push(sent);
-      try {
-        await region.tc.client.increment(counter, sent.amount, keyed ? {} : { idempotencyKey: null });
-        sent.ackedMs = performance.now();
-      } catch {
-        // Unknown outcome.
-      }
-    }
-  };
-  await Promise.all([writer(true), writer(true), writer(false), writer(false)]);
-}
-
-const sum = (sent: Sent[]): bigint => sent.reduce((total, each) => total + each.amount, 0n);
 
 describe('regions: distinct counters and clears under load', () => {
   let regions: TestRegion[];
