@@ -6,7 +6,8 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { CounterServiceClient, type counterV1 } from '../../src/common/index.ts';
-import { startCluster, type TestCluster } from './cluster.ts';
+import { expect } from 'vitest';
+import { startCluster, waitFor, type TestCluster } from './cluster.ts';
 
 export interface RegionProxy {
   address: string;
@@ -187,3 +188,43 @@ export async function load(region: TestRegion, counter: string, until: () => boo
 }
 
 export const sum = (sent: Sent[]): bigint => sent.reduce((total, each) => total + each.amount, 0n);
+
+/**
+ * The cut of a clear or delete made under load (docs/regions.md): per
+ * region, everything sent after the region's cut (`after`) and acknowledged
+ * counts, nothing acknowledged before the operation could have begun there
+ * (`before`) survives, and something was taken away; then every region's
+ * global read converges to the regions' post-cut totals, each part its
+ * region's own. Returns those totals.
+ */
+export async function expectCutHeld(
+  regions: readonly TestRegion[],
+  counter: string,
+  logs: ReadonlyMap<string, Sent[]>,
+  cuts: ReadonlyMap<string, { after: number; before: number }>,
+  what: string,
+): Promise<Map<string, bigint>> {
+  const exact = new Map<string, bigint>();
+  for (const region of regions) {
+    const log = logs.get(region.name)!;
+    const { after, before } = cuts.get(region.name)!;
+    const total = BigInt((await rawRead(region, { counter })).total);
+    exact.set(region.name, total);
+    const surelyCounted = sum(log.filter((each) => each.ackedMs !== undefined && each.sentMs > after));
+    const mayCount = sum(log.filter((each) => each.ackedMs === undefined || each.ackedMs > before));
+    expect(surelyCounted, `${region.name}: increments acknowledged after its cut`).toBeGreaterThan(0n);
+    expect(total >= surelyCounted, `${region.name}: total ${total} < acknowledged after its cut ${surelyCounted}`).toBe(true);
+    expect(total <= mayCount, `${region.name}: total ${total} > sent after the ${what} began ${mayCount}`).toBe(true);
+    expect(total < sum(log), `${region.name}: the ${what} took something away`).toBe(true);
+  }
+  const all = [...exact.values()].reduce((total, part) => total + part, 0n);
+  await waitFor(
+    async () => {
+      for (const region of regions) if ((await globalRead(region, counter)).total !== all) return false;
+      return true;
+    },
+    { timeoutMs: 10_000, what: `every region's global read at ${all}` },
+  );
+  for (const region of regions) expect((await globalRead(region, counter)).parts).toEqual(exact);
+  return exact;
+}

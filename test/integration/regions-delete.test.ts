@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { waitFor } from '../helpers/cluster.ts';
-import { globalRead, load, rawRead, startRegions, stopRegions, sum, type Sent, type TestRegion } from '../helpers/regions.ts';
+import { expectCutHeld, globalRead, load, rawRead, startRegions, stopRegions, type Sent, type TestRegion } from '../helpers/regions.ts';
 
 /** Whether `region` holds a counter of that name (Describe). */
 async function exists(region: TestRegion, counter: string): Promise<boolean> {
@@ -103,29 +103,7 @@ describe('regions: DeleteCounter across regions', () => {
       ['eu', { after: at.deleteDoneMs, before: at.deleteStartMs }],
       ['us', { after: at.usCutSeenMs, before: at.deleteStartMs }],
     ]);
-    const exact = new Map<string, bigint>();
-    for (const region of regions) {
-      const log = logs.get(region.name)!;
-      const { after, before } = cuts.get(region.name)!;
-      const total = BigInt((await rawRead(region, { counter })).total);
-      exact.set(region.name, total);
-      const surelyCounted = sum(log.filter((each) => each.ackedMs !== undefined && each.sentMs > after));
-      const mayCount = sum(log.filter((each) => each.ackedMs === undefined || each.ackedMs > before));
-      expect(surelyCounted, `${region.name}: increments acknowledged after its cut`).toBeGreaterThan(0n);
-      expect(total >= surelyCounted, `${region.name}: total ${total} < acknowledged after its cut ${surelyCounted}`).toBe(true);
-      expect(total <= mayCount, `${region.name}: total ${total} > sent after the delete began ${mayCount}`).toBe(true);
-      expect(total < sum(log), `${region.name}: the delete took something away`).toBe(true);
-    }
-    // Converged: every region's global read is the post-delete totals, each part its region's own.
-    const all = [...exact.values()].reduce((total, part) => total + part, 0n);
-    await waitFor(
-      async () => {
-        for (const region of regions) if ((await globalRead(region, counter)).total !== all) return false;
-        return true;
-      },
-      { timeoutMs: 10_000, what: `every region's global read at ${all}` },
-    );
-    for (const region of regions) expect((await globalRead(region, counter)).parts).toEqual(exact);
+    await expectCutHeld(regions, counter, logs, cuts, 'delete');
   });
 
   it('regions: the tombstone is durable (a restart of the deleting router before it shipped still delivers it) and, resent by a new term, deletes nothing twice: a part counted after the delete survives', async () => {

@@ -8,7 +8,7 @@ import type { counterV1 } from '../../src/common/index.ts';
 import { hllStandardError } from '../../src/sketch/index.ts';
 import { waitFor } from '../helpers/cluster.ts';
 import { tally } from '../helpers/cli.ts';
-import { globalRead, load, rawRead, startRegions, stopRegions, sum, type Sent, type TestRegion } from '../helpers/regions.ts';
+import { expectCutHeld, globalRead, load, rawRead, startRegions, stopRegions, type Sent, type TestRegion } from '../helpers/regions.ts';
 
 type RawCountDistinct = (
   request: counterV1.CountDistinctRequest,
@@ -161,28 +161,7 @@ describe('regions: distinct counters and clears under load', () => {
       ['eu', { after: clearDoneMs, before: clearStartMs }],
       ['us', { after: usCutSeenMs, before: clearStartMs }],
     ]);
-    const exact = new Map<string, bigint>();
-    for (const region of regions) {
-      const log = logs.get(region.name)!;
-      const { after, before } = cuts.get(region.name)!;
-      const total = BigInt((await rawRead(region, { counter })).total);
-      exact.set(region.name, total);
-      const surelyCounted = sum(log.filter((each) => each.ackedMs !== undefined && each.sentMs > after));
-      const mayCount = sum(log.filter((each) => each.ackedMs === undefined || each.ackedMs > before));
-      expect(surelyCounted, `${region.name}: increments acknowledged after its cut`).toBeGreaterThan(0n);
-      expect(total >= surelyCounted, `${region.name}: total ${total} < acknowledged after its cut ${surelyCounted}`).toBe(true);
-      expect(total <= mayCount, `${region.name}: total ${total} > sent after the clear began ${mayCount}`).toBe(true);
-      expect(total < sum(log), `${region.name}: the clear took something away`).toBe(true);
-    }
-    const all = [...exact.values()].reduce((total, part) => total + part, 0n);
-    await waitFor(
-      async () => {
-        for (const region of regions) if ((await globalRead(region, counter)).total !== all) return false;
-        return true;
-      },
-      { timeoutMs: 10_000, what: `every region's global read at ${all}` },
-    );
-    for (const region of regions) expect((await globalRead(region, counter)).parts).toEqual(exact);
+    await expectCutHeld(regions, counter, logs, cuts, 'clear');
     // One clear per region: the next one made anywhere is the counter's second.
     expect((await us!.tc.client.clear(counter, { idempotencyKey: 'probe-generation' })).generation).toBe(2);
   });
