@@ -42,7 +42,7 @@ export function incarnationRefusal(name: string, component: RegionComponent, own
 }
 
 /** Stored: the component goes to a node; a tombstone: applied in the directory alone (applied: it deleted up to its incarnation). */
-type Placement = { address: string; item: ApplyItem } | { tombstone: true; applied: boolean };
+type Placement = { address: string; shardId: number } | { tombstone: true; applied: boolean };
 
 export class ComponentStore {
   constructor(
@@ -91,52 +91,14 @@ export class ComponentStore {
   async store(counterName: string, component: RegionComponent): Promise<boolean> {
     const placement = await this.itemFor(counterName, component);
     if ('tombstone' in placement) return placement.applied;
-    const { address, item } = placement;
-    const result = await this.pool.get(address).sender.send([item]);
+    const { address, shardId } = placement;
+    const result = await this.pool.get(address).sender.send([componentItem(shardId, component)]);
     if (result.code !== status.OK) throw new TallyError(errorCodeOfGrpcStatus(result.code), result.message);
     return result.applied?.[0] === true;
   }
 
   /**
-   * store() for many components (one per counter), as one node group per
-   * pair rather than one per component. A group its node refuses is stored
-   * again one component at a time, so a refusal is only its own component's.
-   * Settles per component as store() would.
-   */
-  async storeMany(components: readonly { counter: string; component: RegionComponent }[]): Promise<PromiseSettledResult<boolean>[]> {
-    const items = await Promise.allSettled(components.map(({ counter, component }) => this.itemFor(counter, component)));
-    const outcomes: PromiseSettledResult<boolean>[] = items.map((item) =>
-      item.status === 'rejected' ? item : { status: 'fulfilled', value: 'tombstone' in item.value && item.value.applied },
-    );
-    const byAddress = new Map<string, number[]>();
-    items.forEach((item, index) => {
-      if (item.status !== 'fulfilled' || 'tombstone' in item.value) return;
-      let indexes = byAddress.get(item.value.address);
-      if (indexes === undefined) byAddress.set(item.value.address, (indexes = []));
-      indexes.push(index);
-    });
-    await Promise.all(
-      [...byAddress].map(async ([address, indexes]) => {
-        const group = indexes.map((index) => (items[index] as PromiseFulfilledResult<{ item: ApplyItem }>).value.item);
-        const result = await this.pool
-          .get(address)
-          .sender.send(group)
-          .catch((error: unknown) => ({ code: -1, message: (error as Error).message, applied: [] as boolean[], error }));
-        if (result.code === status.OK) {
-          indexes.forEach((index, position) => (outcomes[index] = { status: 'fulfilled', value: result.applied?.[position] === true }));
-          return;
-        }
-        const settled = await Promise.allSettled(
-          indexes.map((index) => this.store(components[index]!.counter, components[index]!.component)),
-        );
-        indexes.forEach((index, position) => (outcomes[index] = settled[position]!));
-      }),
-    );
-    return outcomes;
-  }
-
-  /**
-   * storeMany() as one packed entry per primary (REGION_COMPONENTS: one log
+   * store() for many components (one per counter), as one packed entry per primary (REGION_COMPONENTS: one log
    * row, written and replicated once, for all of a pair's totals; sketches
    * stay one REGION_COMPONENT item each, in the same group). A group its
    * node refuses (a counter deleted meanwhile, a node that does not know the
@@ -170,10 +132,10 @@ export class ComponentStore {
         const group: ApplyItem[] = [];
         const rows: { shardId: number; component: RegionComponent }[] = [];
         for (const index of indexes) {
-          const { item } = (items[index] as PromiseFulfilledResult<{ item: ApplyItem }>).value;
+          const { shardId } = (items[index] as PromiseFulfilledResult<{ shardId: number }>).value;
           const { component } = components[index]!;
-          if (component.sketch === undefined) rows.push({ shardId: Number(item.shardId), component });
-          else group.push(item);
+          if (component.sketch === undefined) rows.push({ shardId, component });
+          else group.push(componentItem(shardId, component));
         }
         if (rows.length > 0)
           group.push({
@@ -234,16 +196,7 @@ export class ComponentStore {
     // The origin cleared the counter: this region clears its own at its own cut, before it answers.
     if (component.generation > counter.generation) await this.clearUpTo(counterName, component.generation);
     const shard = counter.shards[0]!;
-    return {
-      address: this.directory.pair(shard.pairIndex).primary,
-      item: {
-        shardId: String(shard.shardId),
-        amount: '0',
-        idempotencyKey: emptyKey,
-        op: 'REGION_COMPONENT',
-        component: encodeComponent(component),
-      },
-    };
+    return { address: this.directory.pair(shard.pairIndex).primary, shardId: shard.shardId };
   }
 
   /** The components held for each counter (by origin), as of a read that counts only what a failover keeps. */
@@ -285,4 +238,9 @@ export class ComponentStore {
 
 function incarnationOfTombstone(tombstone: Tombstone | undefined): number {
   return tombstone?.incarnation ?? 0;
+}
+
+/** The node item that stores one component on its shard (REGION_COMPONENT: one log entry). */
+function componentItem(shardId: number, component: RegionComponent): ApplyItem {
+  return { shardId: String(shardId), amount: '0', idempotencyKey: emptyKey, op: 'REGION_COMPONENT', component: encodeComponent(component) };
 }
