@@ -99,6 +99,27 @@ class Hooks implements CommitHooks {
 describe('packed region components', () => {
   const { open, reopen } = useTempLogs('regions-packed');
 
+  /** A primary's group commit over a fresh log, its commits recorded. */
+  const primary = () => {
+    const log = open();
+    const memory = new NodeMemory();
+    const hooks = new Hooks();
+    const role: RoleState = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n, configVersion: 0n };
+    return {
+      log,
+      memory,
+      hooks,
+      committer: new GroupCommitter(
+        log,
+        memory,
+        () => role,
+        new DedupIndex(windowMs),
+        hooks,
+        () => 5_000,
+      ),
+    };
+  };
+
   it('memory: packed rows in any order, duplicated and older, hold what one entry per component holds: the newest per shard and origin', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
       const random = seededRandom(seed);
@@ -129,18 +150,7 @@ describe('packed region components', () => {
   });
 
   it('group commit: logs one entry of only the rows that move a register forward; a redelivered or older batch logs nothing and changes nothing', async () => {
-    const log = open();
-    const memory = new NodeMemory();
-    const hooks = new Hooks();
-    const role: RoleState = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n, configVersion: 0n };
-    const committer = new GroupCommitter(
-      log,
-      memory,
-      () => role,
-      new DedupIndex(windowMs),
-      hooks,
-      () => 5_000,
-    );
+    const { log, memory, hooks, committer } = primary();
     const first = [
       { shardId: 4, component: component('eu', 2n, 5n, 40n) },
       { shardId: 9, component: component('eu', 2n, 5n, 90n) },
@@ -266,18 +276,7 @@ describe('packed region components', () => {
   });
 
   it('group commit logs a packed item of many advancing rows as entries of at most 64 rows, answered as one item', async () => {
-    const log = open();
-    const memory = new NodeMemory();
-    const hooks = new Hooks();
-    const role: RoleState = { role: 'primary', epoch, peer: 'follower:1', syncRequired: false, epochStartLsn: 0n, configVersion: 0n };
-    const committer = new GroupCommitter(
-      log,
-      memory,
-      () => role,
-      new DedupIndex(windowMs),
-      hooks,
-      () => 5_000,
-    );
+    const { log, memory, hooks, committer } = primary();
     const rows = Array.from({ length: 150 }, (_, index) => ({ shardId: 1 + index, component: component('eu', 1n, 1n, BigInt(index)) }));
     const outcome = await committer.submit([[packedItem(rows)]], epoch);
     expect(outcome.results[0]).toMatchObject({ code: status.OK, applied: [true], changed: ['150'] });
